@@ -1,0 +1,162 @@
+package sim
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+const stepExpand = "vol-expand.ValidateAndPrepare"
+
+// volumeExpand grows a smart volume in place (size with distribute equal
+// to the subvol count) or adds explicit bricks. A missing volume is a 500
+// there, unlike elsewhere.
+func volumeExpand(c *call) (int, any, error) {
+	v := c.m.Volumes[c.pv("volname")]
+	if v == nil {
+		return 0, nil, errf(http.StatusInternalServerError, msgVolumeNotFound)
+	}
+	var req wireVolExpandReq
+	if err := c.decode(&req); err != nil {
+		return 0, nil, err
+	}
+	if err := checkFlags(req.Flags); err != nil {
+		return 0, nil, err
+	}
+	if err := c.lock(v.Name); err != nil {
+		return 0, nil, err
+	}
+	if req.Size > 0 && req.Distribute == len(v.Subvols) {
+		return c.s.growInPlace(c, v, req.Size)
+	}
+	return c.s.addBricks(c, v, &req)
+}
+
+func (s *Simulator) growInPlace(c *call, v *volume, size uint64) (int, any, error) {
+	need := map[string]uint64{}
+	type grow struct {
+		b           *brick
+		usable, tot uint64
+	}
+	var grows []grow
+	for _, sv := range v.Subvols {
+		per := size / uint64(len(v.Subvols))
+		if sv.Type == typeDisperse {
+			per /= uint64(max(sv.DisperseData, 1))
+		}
+		for _, b := range sv.Bricks {
+			if b.Type == brickTypeArbiter {
+				continue
+			}
+			if b.Device == "" {
+				return 0, nil, errf(http.StatusBadRequest, msgSpaceNotSufficient)
+			}
+			u, t := brickSizes(per, v.Factor)
+			need[deviceKey(b.PeerID, b.Device)] += t
+			grows = append(grows, grow{b, u, t})
+		}
+	}
+	for k, n := range need {
+		if d := s.m.Devices[k]; d == nil || d.Free < n {
+			return 0, nil, errf(http.StatusBadRequest, msgSpaceNotSufficient)
+		}
+	}
+	for k, n := range need {
+		s.m.Devices[k].Free -= n
+	}
+	for _, g := range grows {
+		g.b.Size += g.usable
+		g.b.TotalSize += g.tot
+	}
+	v.Capacity += size
+	s.recordEventLocked("volume.expanded", map[string]string{"volume.name": v.Name})
+	return http.StatusOK, wireVolumeOf(v), nil
+}
+
+func (s *Simulator) addBricks(c *call, v *volume, req *wireVolExpandReq) (int, any, error) {
+	fail := func(msg string) (int, any, error) { return 0, nil, txnErr(c.serving.ID, stepExpand, msg) }
+	seen := map[string]bool{}
+	var nbs []*brick
+	for _, rb := range req.Bricks {
+		if !validUUID(rb.PeerID) {
+			return 0, nil, errf(http.StatusBadRequest, msgInvalidPeerID)
+		}
+		bp := cleanBrickPath(rb.Path)
+		if seen[rb.PeerID+bp] || s.m.brickInUse(rb.PeerID, bp) {
+			return 0, nil, errf(http.StatusBadRequest, msgDupBrick)
+		}
+		seen[rb.PeerID+bp] = true
+		p := s.m.Peers[rb.PeerID]
+		if p == nil {
+			return fail(msgPeerNotFound)
+		}
+		if !s.m.peerOnline(p.ID) {
+			return fail(fmt.Sprintf("node %s is probably down", p.ID))
+		}
+		bt := brickTypeBrick
+		if strings.EqualFold(rb.Type, "arbiter") {
+			bt = brickTypeArbiter
+		}
+		nbs = append(nbs, &brick{ID: s.newUUID(), PeerID: p.ID, Host: addrHost(p.PeerAddresses[0]), Path: bp, Type: bt})
+	}
+	if len(nbs) == 0 {
+		return fail(msgInvalidBrickCount)
+	}
+	first := v.Subvols[0]
+	switch {
+	case first.Type == typeReplicate && req.ReplicaCount != 0:
+		cur := first.ReplicaCount
+		switch {
+		case req.ReplicaCount < cur:
+			return fail(msgReplicaLower)
+		case req.ReplicaCount == cur:
+			return fail(msgReplicaSame)
+		}
+		add := req.ReplicaCount - cur
+		if len(nbs) != add*len(v.Subvols) {
+			return fail(msgInvalidBrickCount)
+		}
+		for i, sv := range v.Subvols {
+			for _, b := range nbs[i*add : (i+1)*add] {
+				// A new replica is empty and heals the whole set.
+				b.Missing = sv.Files
+				sv.Bricks = append(sv.Bricks, b)
+			}
+			sv.ReplicaCount = req.ReplicaCount
+		}
+	case first.Type == typeDistribute:
+		for i, b := range nbs {
+			sv := v.Subvols[i%len(v.Subvols)]
+			sv.Bricks = append(sv.Bricks, b)
+		}
+	default:
+		per := first.ReplicaCount + first.ArbiterCount
+		if first.Type == typeDisperse {
+			per = first.DisperseCount
+		}
+		if per == 0 || len(nbs)%per != 0 {
+			return fail(msgInvalidBrickCount)
+		}
+		typeName := strings.ToLower(first.Type)
+		for i := 0; i < len(nbs); i += per {
+			// GD2 does not copy the arbiter count into new subvols.
+			sv := &subvol{
+				Name: fmt.Sprintf("%s-%s-%d", v.Name, typeName, len(v.Subvols)), Type: first.Type,
+				ReplicaCount: first.ReplicaCount, DisperseCount: first.DisperseCount,
+				DisperseData: first.DisperseData, DisperseRedundancy: first.DisperseRedundancy,
+				Bricks: nbs[i : i+per],
+			}
+			v.Subvols = append(v.Subvols, sv)
+		}
+	}
+	if v.State == volStarted {
+		for _, b := range nbs {
+			s.startBrickLocked(b)
+		}
+	}
+	for _, b := range nbs {
+		s.recordEventLocked("brick.added", map[string]string{"volume.name": v.Name, "brick.id": b.ID})
+	}
+	s.recordEventLocked("volume.expanded", map[string]string{"volume.name": v.Name})
+	return http.StatusOK, wireVolumeOf(v), nil
+}

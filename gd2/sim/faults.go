@@ -1,0 +1,147 @@
+package sim
+
+import (
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"time"
+)
+
+// Faults injects failures into GD2 routes. Rates are probabilities per
+// request in [0,1]; decisions come from a generator seeded with
+// Config.Seed, so the same request sequence fails the same way every run.
+type Faults struct {
+	// ErrorRate answers 500 without running the operation (code 2 for
+	// operations on GD2's v1 transaction engine, code 1 otherwise).
+	ErrorRate float64 `json:"errorRate,omitempty"`
+	// ConflictRate answers GD2's 409 lock error without running it.
+	ConflictRate float64 `json:"conflictRate,omitempty"`
+	// HangRate runs the operation, then holds the response until the client
+	// gives up (or HangFor passes) and drops the connection, like a GD2
+	// handler outliving its 30 s write timeout.
+	HangRate float64 `json:"hangRate,omitempty"`
+	// HangFor bounds a hang; default 35 s (past GD2's write timeout).
+	HangFor time.Duration `json:"hangFor,omitempty"`
+	// Latency is added before every operation.
+	Latency time.Duration `json:"latency,omitempty"`
+	// PerOp overrides the rates for one operation name (see /endpoints).
+	PerOp map[string]OpFaults `json:"perOp,omitempty"`
+}
+
+// OpFaults are the rates for one operation.
+type OpFaults struct {
+	ErrorRate    float64       `json:"errorRate,omitempty"`
+	ConflictRate float64       `json:"conflictRate,omitempty"`
+	HangRate     float64       `json:"hangRate,omitempty"`
+	Latency      time.Duration `json:"latency,omitempty"`
+}
+
+func (f Faults) validate() error {
+	check := func(o OpFaults) error {
+		for _, r := range []float64{o.ErrorRate, o.ConflictRate, o.HangRate} {
+			if r < 0 || r > 1 {
+				return errors.New("fault rates must be within [0,1]")
+			}
+		}
+		if o.ErrorRate+o.ConflictRate+o.HangRate > 1 {
+			return errors.New("fault rates must sum to at most 1")
+		}
+		if o.Latency < 0 {
+			return errors.New("fault latency must not be negative")
+		}
+		return nil
+	}
+	if err := check(f.rates("")); err != nil {
+		return err
+	}
+	for _, o := range f.PerOp {
+		if err := check(o); err != nil {
+			return err
+		}
+	}
+	if f.HangFor < 0 {
+		return errors.New("fault hang duration must not be negative")
+	}
+	return nil
+}
+
+func (f Faults) rates(op string) OpFaults {
+	if o, ok := f.PerOp[op]; ok {
+		return o
+	}
+	return OpFaults{ErrorRate: f.ErrorRate, ConflictRate: f.ConflictRate, HangRate: f.HangRate, Latency: f.Latency}
+}
+
+type faultKind int
+
+const (
+	faultNone faultKind = iota
+	faultError
+	faultConflict
+	faultHang
+)
+
+type faultDecision struct {
+	kind    faultKind
+	latency time.Duration
+}
+
+type faultInjector struct {
+	mu  sync.Mutex
+	rng *rand.Rand
+	f   Faults
+}
+
+func newFaultInjector(seed int64, f Faults) *faultInjector {
+	return &faultInjector{rng: rand.New(rand.NewPCG(uint64(seed), 0x6661756c7473)), f: f}
+}
+
+// decide draws exactly one number per request, whatever the rates, so
+// changing one rate does not reshuffle the decisions of other requests.
+func (fi *faultInjector) decide(op string) faultDecision {
+	fi.mu.Lock()
+	defer fi.mu.Unlock()
+	o := fi.f.rates(op)
+	x := fi.rng.Float64()
+	d := faultDecision{latency: o.Latency}
+	switch {
+	case x < o.ErrorRate:
+		d.kind = faultError
+	case x < o.ErrorRate+o.ConflictRate:
+		d.kind = faultConflict
+	case x < o.ErrorRate+o.ConflictRate+o.HangRate:
+		d.kind = faultHang
+	}
+	return d
+}
+
+func (fi *faultInjector) hangFor() time.Duration {
+	fi.mu.Lock()
+	defer fi.mu.Unlock()
+	if fi.f.HangFor > 0 {
+		return fi.f.HangFor
+	}
+	return 35 * time.Second
+}
+
+func (fi *faultInjector) set(f Faults) error {
+	if err := f.validate(); err != nil {
+		return err
+	}
+	fi.mu.Lock()
+	defer fi.mu.Unlock()
+	fi.f = f
+	return nil
+}
+
+func (fi *faultInjector) get() Faults {
+	fi.mu.Lock()
+	defer fi.mu.Unlock()
+	return fi.f
+}
+
+// SetFaults replaces the fault profile at run time.
+func (s *Simulator) SetFaults(f Faults) error { return s.faults.set(f) }
+
+// CurrentFaults returns the fault profile in force.
+func (s *Simulator) CurrentFaults() Faults { return s.faults.get() }

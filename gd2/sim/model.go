@@ -1,0 +1,285 @@
+package sim
+
+import (
+	"sort"
+	"strings"
+	"time"
+)
+
+// The model is plain data with exported fields so it persists as JSON as is.
+// Everything in it is guarded by Simulator.mu.
+
+// host is one GD2 process, known by the first DNS label of its address.
+type host struct {
+	Name    string
+	Address string // host:port GD2 peers dial, e.g. "gd2-1:24008"
+	Alive   bool
+	// Partitioned hosts run but cannot reach the rest of the cluster: their
+	// peer shows offline and their bricks are unreachable.
+	Partitioned bool
+	// PeerID is the member id while the host is in the cluster, "" when it
+	// is a standalone one-node cluster of its own.
+	PeerID  string
+	PID     int
+	Devices []physDevice
+}
+
+// physDevice is a disk a host offers, whether registered in GD2 or not.
+type physDevice struct {
+	Path string
+	Size uint64
+}
+
+type peer struct {
+	ID              string
+	Name            string
+	Host            string
+	PeerAddresses   []string
+	ClientAddresses []string
+	Metadata        map[string]string
+	// Seq orders members by join time; the serving node is the alive member
+	// with the lowest Seq.
+	Seq int
+}
+
+type device struct {
+	PeerID      string
+	Path        string
+	Provisioner string
+	State       string
+	Total       uint64
+	Free        uint64
+	Extent      uint64
+}
+
+type volume struct {
+	ID   string
+	Name string
+	// Type is fixed at create: expand does not recompute it.
+	Type        string
+	Transport   string
+	State       string
+	Options     map[string]string
+	Metadata    map[string]string
+	Capacity    uint64
+	Provisioner string
+	Factor      float64
+	Subvols     []*subvol
+	Used        uint64
+	Rebalance   *rebalance
+	Created     time.Time
+}
+
+type subvol struct {
+	Name               string
+	Type               string // Distribute, Replicate, Disperse
+	ReplicaCount       int
+	ArbiterCount       int
+	DisperseCount      int
+	DisperseData       int
+	DisperseRedundancy int
+	Bricks             []*brick
+	// Files counts the entries this replica set holds: the full backlog a
+	// replacement brick starts with.
+	Files float64
+	// SplitBrain lists files in split-brain; only an admin call or a
+	// split-brain resolution op clears them.
+	SplitBrain []string
+}
+
+type brick struct {
+	ID     string
+	PeerID string
+	Host   string
+	Path   string
+	Type   string // Brick or Arbiter
+	// Planner output; empty for bricks given explicitly.
+	Device    string
+	VG        string
+	LV        string
+	Pool      string
+	Size      uint64 // usable brick size
+	TotalSize uint64 // thin pool + metadata, deducted from the device
+	Port      int
+	PID       int
+	// Missing is how many entries this brick lacks and must receive by
+	// self-heal. Heal-info reports them on the brick's healthy siblings.
+	Missing float64
+}
+
+type rebalance struct {
+	ID      string
+	Option  string
+	Started time.Time
+	Stopped bool
+	Cmd     int
+	Nodes   []string
+}
+
+type event struct {
+	ID     string
+	Name   string
+	Data   map[string]string
+	Origin string
+	Time   time.Time
+}
+
+// model is the whole simulated world; it is what persistence writes.
+type model struct {
+	ClusterID      string
+	Hosts          map[string]*host
+	Peers          map[string]*peer
+	Devices        map[string]*device // key peerid + device path
+	Volumes        map[string]*volume
+	ClusterOptions map[string]string
+	Events         []event
+	Violations     []Violation
+	Locks          map[string]bool
+	LastTick       time.Time
+	NextPort       int
+	NextSeq        int
+}
+
+func newModel() *model {
+	return &model{
+		Hosts:          map[string]*host{},
+		Peers:          map[string]*peer{},
+		Devices:        map[string]*device{},
+		Volumes:        map[string]*volume{},
+		ClusterOptions: map[string]string{},
+		Locks:          map[string]bool{},
+		NextPort:       49152,
+	}
+}
+
+func deviceKey(peerID, path string) string { return peerID + path }
+
+func (p *peer) zone() string {
+	if z := p.Metadata["_zone"]; z != "" {
+		return z
+	}
+	return p.ID
+}
+
+// peerOnline is what GD2 reports as "online": the process runs and the
+// cluster's store can see it.
+func (m *model) peerOnline(id string) bool {
+	p := m.Peers[id]
+	if p == nil {
+		return false
+	}
+	h := m.Hosts[p.Host]
+	return h != nil && h.Alive && !h.Partitioned && h.PeerID == id
+}
+
+// members returns the cluster members ordered by join order.
+func (m *model) members() []*peer {
+	out := make([]*peer, 0, len(m.Peers))
+	for _, p := range m.Peers {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	return out
+}
+
+// serving is the member that answers requests: the earliest-joined online
+// member, as if the management Service had routed to it.
+func (m *model) serving() *peer {
+	for _, p := range m.members() {
+		if m.peerOnline(p.ID) {
+			return p
+		}
+	}
+	return nil
+}
+
+func (m *model) peerHasBricks(id string) bool {
+	for _, v := range m.Volumes {
+		for _, sv := range v.Subvols {
+			for _, b := range sv.Bricks {
+				if b.PeerID == id {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func (m *model) sortedVolumes() []*volume {
+	out := make([]*volume, 0, len(m.Volumes))
+	for _, v := range m.Volumes {
+		out = append(out, v)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func (m *model) sortedDevices() []*device {
+	out := make([]*device, 0, len(m.Devices))
+	for _, d := range m.Devices {
+		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].PeerID+"/"+out[i].Path < out[j].PeerID+"/"+out[j].Path
+	})
+	return out
+}
+
+// hostName is the first DNS label of an address' host part: the identity
+// of a GD2 process (a pod's hostname) regardless of the domain used.
+func hostName(addr string) string {
+	h := addrHost(addr)
+	if i := strings.IndexByte(h, '.'); i >= 0 {
+		h = h[:i]
+	}
+	return h
+}
+
+// addrHost strips a port from host[:port] (IPv6 in brackets allowed).
+func addrHost(addr string) string {
+	if strings.HasPrefix(addr, "[") {
+		if i := strings.IndexByte(addr, ']'); i > 0 {
+			return addr[1:i]
+		}
+	}
+	if i := strings.LastIndexByte(addr, ':'); i >= 0 && strings.Count(addr, ":") == 1 {
+		return addr[:i]
+	}
+	return addr
+}
+
+// withPeerPort adds GD2's peer port when the address has none.
+func withPeerPort(addr string) string {
+	if strings.Count(addr, ":") == 1 || strings.HasPrefix(addr, "[") && strings.Contains(addr, "]:") {
+		return addr
+	}
+	if strings.Contains(addr, ":") {
+		return "[" + addr + "]:24008"
+	}
+	return addr + ":24008"
+}
+
+func devicePaths(n int) []string {
+	out := make([]string, n)
+	for i := range n {
+		out[i] = "/dev/sd" + string(rune('b'+i))
+	}
+	return out
+}
+
+func cloneMap(in map[string]string) map[string]string {
+	out := make(map[string]string, len(in))
+	for k, v := range in {
+		out[k] = v
+	}
+	return out
+}
+
+func (v *volume) bricks() []*brick {
+	var out []*brick
+	for _, sv := range v.Subvols {
+		out = append(out, sv.Bricks...)
+	}
+	return out
+}

@@ -1,0 +1,376 @@
+package sim
+
+import (
+	"net/http"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+const (
+	volCreated = "Created"
+	volStarted = "Started"
+	volStopped = "Stopped"
+
+	typeDistribute = "Distribute"
+	typeReplicate  = "Replicate"
+	typeDisperse   = "Disperse"
+
+	brickTypeBrick   = "Brick"
+	brickTypeArbiter = "Arbiter"
+)
+
+var volNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
+
+var knownFlags = map[string]bool{
+	"reuse-bricks": true, "allow-root-dir": true, "allow-mount-as-brick": true, "create-brick-dir": true,
+}
+
+func checkFlags(flags map[string]bool) error {
+	if len(flags) > len(knownFlags) {
+		return errf(http.StatusBadRequest, msgInvalidFlag)
+	}
+	for k := range flags {
+		if !knownFlags[k] {
+			return errf(http.StatusBadRequest, "%s: %s", msgInvalidFlag, k)
+		}
+	}
+	return nil
+}
+
+func sortBy[T any](xs []T, key func(T) string) {
+	sort.SliceStable(xs, func(i, j int) bool { return key(xs[i]) < key(xs[j]) })
+}
+
+// volType is GD2's volume type: the first subvol's type, "Distributed-"
+// when there are several subvols (never recomputed by expand).
+func volType(v *volume) string {
+	if len(v.Subvols) == 0 {
+		return typeDistribute
+	}
+	t := v.Subvols[0].Type
+	if t != typeDistribute && len(v.Subvols) > 1 {
+		return "Distributed-" + t
+	}
+	return t
+}
+
+func wireBrickOf(v *volume, b *brick) wireBrick {
+	return wireBrick{ID: b.ID, Path: b.Path, VolumeID: v.ID, VolumeName: v.Name, PeerID: b.PeerID, Host: b.Host, Type: b.Type}
+}
+
+func wireVolumeOf(v *volume) wireVolume {
+	w := wireVolume{
+		ID:              v.ID,
+		Name:            v.Name,
+		Type:            v.Type,
+		Transport:       v.Transport,
+		DistributeCount: len(v.Subvols),
+		Options:         cloneMap(v.Options),
+		State:           v.State,
+		Metadata:        cloneMap(v.Metadata),
+		SnapList:        []string{},
+		Capacity:        v.Capacity,
+		Subvols:         []wireSubvol{},
+	}
+	if len(v.Subvols) > 0 {
+		f := v.Subvols[0]
+		w.ReplicaCount = f.ReplicaCount
+		w.ArbiterCount = f.ArbiterCount
+		w.DisperseCount = f.DisperseCount
+		w.DisperseDataCount = f.DisperseData
+		w.DisperseRedundancyCount = f.DisperseRedundancy
+	}
+	for _, sv := range v.Subvols {
+		ws := wireSubvol{
+			Name: sv.Name, Type: sv.Type, ReplicaCount: sv.ReplicaCount, ArbiterCount: sv.ArbiterCount,
+			DisperseCount: sv.DisperseCount, DisperseDataCount: sv.DisperseData, DisperseRedundancyCount: sv.DisperseRedundancy,
+			Bricks: []wireBrick{},
+		}
+		for _, b := range sv.Bricks {
+			ws.Bricks = append(ws.Bricks, wireBrickOf(v, b))
+		}
+		w.Subvols = append(w.Subvols, ws)
+	}
+	return w
+}
+
+func (c *call) volumeArg() (*volume, error) {
+	v := c.m.Volumes[c.pv("volname")]
+	if v == nil {
+		return nil, errf(http.StatusNotFound, msgVolumeNotFound)
+	}
+	return v, nil
+}
+
+// volumeList always answers a list, [] when empty (unlike peers/devices).
+func volumeList(c *call) (int, any, error) {
+	key, value, hasKey, hasValue := listFilter(c.r)
+	out := []wireVolume{}
+	for _, v := range c.m.sortedVolumes() {
+		for range filterMatches(v.Metadata, key, value, hasKey, hasValue) {
+			out = append(out, wireVolumeOf(v))
+		}
+	}
+	return http.StatusOK, out, nil
+}
+
+func volumeGet(c *call) (int, any, error) {
+	v, err := c.volumeArg()
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, wireVolumeOf(v), nil
+}
+
+// downPeersOf lists the offline peers holding bricks of v: GD2's txn
+// engine fails when an involved node is unreachable.
+func (m *model) downPeersOf(v *volume) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, b := range v.bricks() {
+		if !seen[b.PeerID] && !m.peerOnline(b.PeerID) {
+			seen[b.PeerID] = true
+			out = append(out, b.PeerID)
+		}
+	}
+	return out
+}
+
+func nodesDownErr(ids []string) error {
+	if len(ids) == 1 {
+		return errf(http.StatusInternalServerError, "node %s is probably down", ids[0])
+	}
+	return errf(http.StatusInternalServerError, msgNodesDown)
+}
+
+func (s *Simulator) startBrickLocked(b *brick) {
+	b.Port = s.m.NextPort
+	s.m.NextPort++
+	if s.m.NextPort > 60999 {
+		s.m.NextPort = 49152
+	}
+	b.PID = s.newPID()
+}
+
+func volumeStart(c *call) (int, any, error) {
+	v, err := c.volumeArg()
+	if err != nil {
+		return 0, nil, err
+	}
+	var req wireVolStartReq
+	if err := c.decodeOptional(&req); err != nil {
+		return 0, nil, err
+	}
+	if v.State == volStarted && !req.ForceStartBricks {
+		return 0, nil, errf(http.StatusBadRequest, msgVolAlreadyStarted)
+	}
+	if err := c.lock(v.Name); err != nil {
+		return 0, nil, err
+	}
+	if down := c.m.downPeersOf(v); len(down) > 0 {
+		return 0, nil, nodesDownErr(down)
+	}
+	for _, b := range v.bricks() {
+		c.s.startBrickLocked(b)
+	}
+	v.State = volStarted
+	c.s.recordEventLocked("volume.started", map[string]string{"volume.name": v.Name})
+	return http.StatusOK, wireVolumeOf(v), nil
+}
+
+func volumeStop(c *call) (int, any, error) {
+	v, err := c.volumeArg()
+	if err != nil {
+		return 0, nil, err
+	}
+	switch v.State {
+	case volStopped:
+		return 0, nil, errf(http.StatusBadRequest, msgVolAlreadyStopped)
+	case volCreated:
+		return 0, nil, errf(http.StatusBadRequest, msgVolNotStarted)
+	}
+	if err := c.lock(v.Name); err != nil {
+		return 0, nil, err
+	}
+	if down := c.m.downPeersOf(v); len(down) > 0 {
+		return 0, nil, nodesDownErr(down)
+	}
+	for _, b := range v.bricks() {
+		b.Port, b.PID = 0, 0
+	}
+	v.State = volStopped
+	c.s.recordEventLocked("volume.stopped", map[string]string{"volume.name": v.Name})
+	return http.StatusOK, wireVolumeOf(v), nil
+}
+
+func volumeDelete(c *call) (int, any, error) {
+	v, err := c.volumeArg()
+	if err != nil {
+		return 0, nil, err
+	}
+	if v.State == volStarted {
+		return 0, nil, errf(http.StatusBadRequest, msgVolDeleteStarted)
+	}
+	if err := c.lock(v.Name); err != nil {
+		return 0, nil, err
+	}
+	if down := c.m.downPeersOf(v); len(down) > 0 {
+		return 0, nil, nodesDownErr(down)
+	}
+	for _, b := range v.bricks() {
+		c.s.releaseBrickLocked(b)
+	}
+	delete(c.m.Volumes, v.Name)
+	c.s.recordEventLocked("volume.deleted", map[string]string{"volume.name": v.Name})
+	return http.StatusNoContent, nil, nil
+}
+
+// releaseBrickLocked returns a planned brick's total size to its device.
+func (s *Simulator) releaseBrickLocked(b *brick) {
+	if b.Device == "" {
+		return
+	}
+	if d := s.m.Devices[deviceKey(b.PeerID, b.Device)]; d != nil {
+		d.Free += b.TotalSize
+		if d.Free > d.Total {
+			d.Free = d.Total
+		}
+	}
+}
+
+func volumeEdit(c *call) (int, any, error) {
+	v, err := c.volumeArg()
+	if err != nil {
+		return 0, nil, err
+	}
+	var req wireVolEditReq
+	if err := c.decode(&req); err != nil {
+		return 0, nil, err
+	}
+	for k := range req.Metadata {
+		if strings.HasPrefix(k, "_") {
+			return 0, nil, errf(http.StatusBadRequest, msgReservedKey)
+		}
+	}
+	if err := c.lock(v.Name); err != nil {
+		return 0, nil, err
+	}
+	merged := cloneMap(v.Metadata)
+	for k, val := range req.Metadata {
+		if req.DeleteMetadata {
+			delete(merged, k)
+		} else {
+			merged[k] = val
+		}
+	}
+	if metadataSize(merged) > maxMetadataSize {
+		return 0, nil, errf(http.StatusBadRequest, msgMetadataTooLarge)
+	}
+	v.Metadata = merged
+	return http.StatusOK, wireVolumeOf(v), nil
+}
+
+// cleanBrickPath makes a brick path absolute and clean, as GD2 does.
+func cleanBrickPath(p string) string {
+	if !path.IsAbs(p) {
+		p = "/" + p
+	}
+	return path.Clean(p)
+}
+
+// brickInUse finds a volume already using peer+path.
+func (m *model) brickInUse(peerID, p string) bool {
+	for _, v := range m.Volumes {
+		for _, b := range v.bricks() {
+			if b.PeerID == peerID && b.Path == p {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// volumeCapacity is the usable size: per subvol the smallest data brick
+// for replicate, data bricks × size for disperse, the brick for distribute.
+func (s *Simulator) volumeCapacity(v *volume) uint64 {
+	var total uint64
+	for _, sv := range v.Subvols {
+		var min uint64
+		var sum uint64
+		for _, b := range sv.Bricks {
+			if b.Type == brickTypeArbiter {
+				continue
+			}
+			sz := s.brickCapacity(b)
+			sum += sz
+			if min == 0 || sz < min {
+				min = sz
+			}
+		}
+		switch sv.Type {
+		case typeReplicate:
+			total += min
+		case typeDisperse:
+			total += min * uint64(max(sv.DisperseData, 1))
+		default:
+			total += sum
+		}
+	}
+	return total
+}
+
+func (s *Simulator) brickCapacity(b *brick) uint64 {
+	if b.Size > 0 {
+		return b.Size
+	}
+	return s.cfg.ManualBrickSize
+}
+
+func volumeStatus(c *call) (int, any, error) {
+	v, err := c.volumeArg()
+	if err != nil {
+		return 0, nil, err
+	}
+	if v.State != volStarted {
+		return 0, nil, errf(http.StatusBadRequest, msgVolNotStarted)
+	}
+	capacity := c.s.volumeCapacity(v)
+	used := min(v.Used, capacity)
+	return http.StatusOK, wireVolumeStatus{
+		Info:   wireVolumeOf(v),
+		Online: true,
+		Size:   wireSize{Capacity: capacity, Used: used, Free: capacity - used},
+	}, nil
+}
+
+// brickStatuses lists bricks in random order (GD2 iterates a map); bricks
+// on unreachable nodes carry only their info.
+func bricksStatus(c *call) (int, any, error) {
+	v, err := c.volumeArg()
+	if err != nil {
+		return 0, nil, err
+	}
+	out := []wireBrickStatus{}
+	for _, b := range v.bricks() {
+		st := wireBrickStatus{Info: wireBrickOf(v, b)}
+		if c.m.peerOnline(b.PeerID) {
+			st.FsType = "xfs"
+			st.MountOpts = "rw,inode64,noatime,nouuid"
+			if b.Device != "" {
+				st.Device = "/dev/mapper/" + strings.ReplaceAll(b.VG, "-", "--") + "-" + b.LV
+			} else {
+				st.Device = "/dev/root"
+			}
+			capacity := c.s.brickCapacity(b)
+			st.Size = wireSize{Capacity: capacity, Free: capacity}
+			if v.State == volStarted {
+				st.Online, st.PID, st.Port = true, b.PID, b.Port
+			}
+		}
+		out = append(out, st)
+	}
+	c.s.rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	return http.StatusOK, out, nil
+}
