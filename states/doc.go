@@ -1,4 +1,16 @@
-// Package states holds, one file per machine, the typed states of every
-// anthill machine with their documentation, the Snapshot each machine decides
-// from, and pure decision functions over it. It imports only fsm.
+// Package states holds, one file per machine, the typed states and events of
+// every anthill machine with their documentation, the Snapshot each machine
+// decides from, and pure decision functions over it. It imports only fsm.
+//
+// The split follows "gather, decide, act": the dispatcher gathers a Snapshot
+// from listers and GD2 reads (plain data, no client types), a Decide function
+// here turns it into at most one Decision, and the dispatcher runs the
+// decided event's action (package transitions) before firing the event on
+// an fsm.Machine and writing status. Decide functions never do I/O and never
+// read the clock — Snapshot.Now is the only time they know — so every branch
+// is a table test.
+//
+// The full documentation of each state and event lives in the machine's
+// Definition (and from there in docs/fsm); the Go comments on the constants
+// are short summaries of the same contract.
 package states

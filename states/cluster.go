@@ -1,0 +1,164 @@
+package states
+
+import (
+	"time"
+
+	"github.com/gluster/anthill/fsm"
+)
+
+// Cluster phases; full contract in ClusterDefinition.
+const (
+	// ClusterPending: new GlusterCluster; left by provision or delete.
+	ClusterPending fsm.State = "Pending"
+	// ClusterProvisioning: shared infrastructure and first nodes; left by converged, degrade, delete.
+	ClusterProvisioning fsm.State = "Provisioning"
+	// ClusterReady: healthy and idle; left by degrade, scale, upgrade, delete.
+	ClusterReady fsm.State = "Ready"
+	// ClusterDegraded: serving with reduced health; left by converged, scale, upgrade, delete.
+	ClusterDegraded fsm.State = "Degraded"
+	// ClusterScaling: node count changing; left by converged, degrade, delete.
+	ClusterScaling fsm.State = "Scaling"
+	// ClusterUpgrading: upgrade machine active; left by converged, degrade, delete.
+	ClusterUpgrading fsm.State = "Upgrading"
+	// ClusterDeleting: finalizer teardown, refused while Gluster PVs exist; left by finish.
+	ClusterDeleting fsm.State = "Deleting"
+	// ClusterDeleted: terminal.
+	ClusterDeleted fsm.State = "Deleted"
+)
+
+// Cluster events and steps; documented in ClusterDefinition.
+const (
+	ClusterProvision fsm.Event = "provision"
+	ClusterConverged fsm.Event = "converged"
+	ClusterDegrade   fsm.Event = "degrade"
+	ClusterScale     fsm.Event = "scale"
+	ClusterUpgrade   fsm.Event = "upgrade"
+	ClusterDelete    fsm.Event = "delete"
+	ClusterFinish    fsm.Event = "finish"
+
+	// Steps.
+	ClusterScaleNodes  fsm.Event = "scaleNodes"
+	ClusterDeleteNodes fsm.Event = "deleteNodes"
+	ClusterDeleteInfra fsm.Event = "deleteInfra"
+)
+
+// ClusterMachine is the machine name used in logs, metrics and docs.
+const ClusterMachine = "cluster"
+
+// ClusterDefinition returns the cluster machine (a fresh copy per call).
+func ClusterDefinition() *fsm.Definition {
+	return &fsm.Definition{
+		Machine: ClusterMachine,
+		Doc: "One machine per GlusterCluster, persisted in `GlusterCluster.status.phase`. It owns what every " +
+			"GD2 node needs before it starts — the cluster's one shared GD2 auth secret (GD2 would otherwise " +
+			"generate a different secret on each node), the small etcd StatefulSet GD2 keeps its state in, the " +
+			"headless Service that gives nodes stable names, and the management Service the operator talks " +
+			"to — and the set of GlusterNodes matching `spec.nodeCount`. Ready and Degraded are the steady " +
+			"phases; Scaling and Upgrading show an activity in progress, and the Degraded condition is kept " +
+			"beside every phase.",
+		Initial: ClusterPending,
+		States: []fsm.StateDoc{
+			{Name: ClusterPending, Doc: "Entered when the GlusterCluster is created. Left by `provision` at once, " +
+				"or `delete` if it is deleted first."},
+			{Name: ClusterProvisioning, Doc: "Entered by `provision`, whose action created the auth secret, the etcd " +
+				"StatefulSet and the two Services. The `scaleNodes` step creates the first GlusterNodes. Waits for " +
+				"etcd to be ready, GD2 to answer and every node to be Online. Left by `converged`, by `degrade` if " +
+				"the infrastructure is ready but some node is still not Online after the provisioning grace " +
+				"period, or by `delete`."},
+			{Name: ClusterReady, Doc: "Entered by `converged`: GD2 answers, every node is Online or in maintenance, " +
+				"no node is failed or abandoned, and every volume is Healthy. Left by `degrade`, `scale` when the " +
+				"node count differs from `spec.nodeCount`, `upgrade` when the upgrade machine becomes active, or " +
+				"`delete`."},
+			{Name: ClusterDegraded, Doc: "Entered by `degrade` when a node is Offline, Failed or Abandoned, a volume " +
+				"is not Healthy, or GD2 does not answer. The cluster keeps serving. Left by `converged`, `scale` " +
+				"(adding nodes is how lost capacity comes back), `upgrade` (the upgrade machine's own checks will " +
+				"block it if health requires), or `delete`."},
+			{Name: ClusterScaling, Doc: "Entered by `scale`. The `scaleNodes` step creates missing GlusterNodes, or " +
+				"asks surplus nodes to decommission (the node machine drains them safely). Waits until the node " +
+				"count matches, no node is still joining and no node is still leaving. Left by `converged`, " +
+				"`degrade` if the cluster is unhealthy once scaling ends, or `delete`."},
+			{Name: ClusterUpgrading, Doc: "Entered by `upgrade` while the upgrade machine is anywhere but Idle or " +
+				"Complete (including Blocked and Paused, when servers may run mixed versions). Left by " +
+				"`converged` or `degrade` when the upgrade machine is done, or by `delete`."},
+			{Name: ClusterDeleting, Doc: "Entered by `delete` when the GlusterCluster is deleted (its finalizer " +
+				"holds it). Refuses to tear anything down while PersistentVolumes provisioned from the cluster " +
+				"exist, and keeps reconciling node and heal health meanwhile. Then the `deleteNodes` step deletes " +
+				"the GlusterNodes (each drains and detaches), and the `deleteInfra` step removes the Services, " +
+				"etcd and the secret. Left by `finish` when all of it is gone."},
+			{Name: ClusterDeleted, Doc: "Entered by `finish`. Terminal; the finalizer may be released."},
+		},
+		Events: []fsm.EventDoc{
+			{Name: ClusterProvision, Doc: "Fires on a new GlusterCluster. Action: create the auth secret, the etcd StatefulSet and the headless and management Services, each only if absent."},
+			{Name: ClusterConverged, Doc: "Fires when nothing is in progress and the cluster is healthy. No action."},
+			{Name: ClusterDegrade, Doc: "Fires when nothing is in progress and the cluster is not healthy. No action."},
+			{Name: ClusterScale, Doc: "Fires when the number of GlusterNodes differs from `spec.nodeCount`. No action; the `scaleNodes` step does the work."},
+			{Name: ClusterUpgrade, Doc: "Fires when the upgrade machine becomes active. No action."},
+			{Name: ClusterDelete, Doc: "Fires when the GlusterCluster is deleted. No action."},
+			{Name: ClusterFinish, Doc: "Fires when no GlusterNode and no shared infrastructure is left. No action."},
+		},
+		Transitions: []fsm.Transition{
+			{Event: ClusterProvision, From: []fsm.State{ClusterPending}, To: ClusterProvisioning},
+			{Event: ClusterConverged, From: []fsm.State{ClusterProvisioning, ClusterDegraded, ClusterScaling, ClusterUpgrading}, To: ClusterReady},
+			{Event: ClusterDegrade, From: []fsm.State{ClusterProvisioning, ClusterReady, ClusterScaling, ClusterUpgrading}, To: ClusterDegraded},
+			{Event: ClusterScale, From: []fsm.State{ClusterReady, ClusterDegraded}, To: ClusterScaling},
+			{Event: ClusterUpgrade, From: []fsm.State{ClusterReady, ClusterDegraded}, To: ClusterUpgrading},
+			{Event: ClusterDelete, From: []fsm.State{ClusterPending, ClusterProvisioning, ClusterReady, ClusterDegraded, ClusterScaling, ClusterUpgrading}, To: ClusterDeleting},
+			{Event: ClusterFinish, From: []fsm.State{ClusterDeleting}, To: ClusterDeleted},
+		},
+		Steps: []fsm.StepDoc{
+			{Name: ClusterScaleNodes, In: []fsm.State{ClusterProvisioning, ClusterScaling}, Doc: "Create the " +
+				"missing GlusterNodes, or put a decommission request on the surplus ones, so that the count " +
+				"matches `spec.nodeCount`. Idempotent: it works from the difference it observes, and a node " +
+				"already leaving is not counted."},
+			{Name: ClusterDeleteNodes, In: []fsm.State{ClusterDeleting}, Doc: "Delete every GlusterNode of the " +
+				"cluster; each node machine drains and detaches its node before its finalizer is released."},
+			{Name: ClusterDeleteInfra, In: []fsm.State{ClusterDeleting}, Doc: "Delete the management and headless " +
+				"Services, the etcd StatefulSet and its PVCs, and the auth secret. Objects already gone count as deleted."},
+		},
+		Terminal: []fsm.State{ClusterDeleted},
+	}
+}
+
+// ClusterSnapshot is what DecideCluster needs about one GlusterCluster.
+type ClusterSnapshot struct {
+	State      fsm.State
+	StateSince time.Time
+	Now        time.Time
+
+	// Deleting: the GlusterCluster has a deletion timestamp.
+	Deleting bool
+	// InfraReady: the auth secret and both Services exist and etcd is ready.
+	InfraReady bool
+	// InfraExists: any of the shared infrastructure still exists.
+	InfraExists bool
+	// GD2Reachable: the management Service answered this sync.
+	GD2Reachable bool
+
+	// DesiredNodes: spec.nodeCount.
+	DesiredNodes int
+	// NodesTotal: GlusterNodes that count toward nodeCount — every node not
+	// deleted, not being deleted and without a decommission request.
+	NodesTotal int
+	// NodesAll: every GlusterNode of the cluster, leaving ones included.
+	NodesAll int
+	// NodesOnline / NodesMaintenance: counted nodes in those states.
+	NodesOnline      int
+	NodesMaintenance int
+	// NodesJoining: counted nodes in Pending, Provisioning or Joining.
+	NodesJoining int
+	// NodesLeaving: nodes in Draining, Detaching or Deleting.
+	NodesLeaving int
+	// NodesUnhealthy: nodes in Offline, Failed or Abandoned.
+	NodesUnhealthy int
+
+	// VolumesUnhealthy: heal machines in anything but Healthy.
+	VolumesUnhealthy int
+	// GlusterPVs: PersistentVolumes provisioned from this cluster.
+	GlusterPVs int
+	// UpgradeActive: the upgrade machine is neither Idle nor Complete.
+	UpgradeActive bool
+
+	// ProvisionGrace: how long Provisioning may wait for every node before
+	// the cluster reports Degraded instead.
+	ProvisionGrace time.Duration
+}

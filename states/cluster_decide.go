@@ -1,0 +1,106 @@
+package states
+
+import "fmt"
+
+// DecideCluster returns the one thing the cluster machine should do next.
+func DecideCluster(s ClusterSnapshot) Decision {
+	switch s.State {
+	case ClusterPending:
+		if s.Deleting {
+			return fire(ClusterDelete, ReasonDeletionRequested, "The cluster was deleted before it was provisioned.")
+		}
+		return fire(ClusterProvision, ReasonProvisioning, "Creating the auth secret, etcd and the cluster's Services.")
+
+	case ClusterProvisioning:
+		if s.Deleting {
+			return fire(ClusterDelete, ReasonDeletionRequested, "The cluster was deleted.")
+		}
+		if !s.InfraReady {
+			// Nodes are created only after etcd is ready: GD2 cannot start
+			// without its store, and would crash-loop meanwhile.
+			return wait(ReasonInfraNotReady, "Waiting for etcd and the cluster's Services.", pollShort)
+		}
+		if s.NodesTotal < s.DesiredNodes {
+			return step(ClusterScaleNodes, ReasonCreatingNodes, fmt.Sprintf("Creating GlusterNodes (%d of %d exist).", s.NodesTotal, s.DesiredNodes), pollShort)
+		}
+		if s.healthy() && s.NodesJoining == 0 {
+			return fire(ClusterConverged, ReasonConverged, fmt.Sprintf("The cluster is ready with %d nodes.", s.NodesTotal))
+		}
+		if s.Now.Sub(s.StateSince) >= s.ProvisionGrace {
+			return fire(ClusterDegrade, ReasonProvisionSlow, fmt.Sprintf("%d of %d nodes are Online after %s.", s.NodesOnline, s.NodesTotal, s.ProvisionGrace))
+		}
+		return wait(ReasonProvisioning, fmt.Sprintf("%d of %d nodes are Online.", s.NodesOnline, s.NodesTotal), pollShort)
+
+	case ClusterReady, ClusterDegraded:
+		if s.Deleting {
+			return fire(ClusterDelete, ReasonDeletionRequested, "The cluster was deleted.")
+		}
+		if s.UpgradeActive {
+			return fire(ClusterUpgrade, ReasonUpgrading, "An upgrade started.")
+		}
+		if s.NodesTotal != s.DesiredNodes {
+			return fire(ClusterScale, ReasonScaling, fmt.Sprintf("Scaling from %d to %d nodes.", s.NodesTotal, s.DesiredNodes))
+		}
+		return settle(s, ReasonSteady)
+
+	case ClusterScaling:
+		if s.Deleting {
+			return fire(ClusterDelete, ReasonDeletionRequested, "The cluster was deleted.")
+		}
+		if s.NodesTotal != s.DesiredNodes {
+			return step(ClusterScaleNodes, ReasonScaling, fmt.Sprintf("Scaling from %d to %d nodes.", s.NodesTotal, s.DesiredNodes), pollShort)
+		}
+		if s.NodesJoining > 0 || s.NodesLeaving > 0 {
+			return wait(ReasonScaling, fmt.Sprintf("Waiting for %d joining and %d leaving node(s).", s.NodesJoining, s.NodesLeaving), pollShort)
+		}
+		return settle(s, ReasonScaling)
+
+	case ClusterUpgrading:
+		if s.Deleting {
+			return fire(ClusterDelete, ReasonDeletionRequested, "The cluster was deleted.")
+		}
+		if s.UpgradeActive {
+			return wait(ReasonUpgrading, "The upgrade machine is running.", 0)
+		}
+		return settle(s, ReasonUpgrading)
+
+	case ClusterDeleting:
+		if s.GlusterPVs > 0 {
+			return wait(ReasonPVsExist, fmt.Sprintf("%d PersistentVolume(s) still use the cluster; delete them first.", s.GlusterPVs), pollLong)
+		}
+		if s.NodesAll > 0 {
+			return step(ClusterDeleteNodes, ReasonDeletingNodes, fmt.Sprintf("Deleting %d GlusterNode(s).", s.NodesAll), pollShort)
+		}
+		if s.InfraExists {
+			return step(ClusterDeleteInfra, ReasonDeletingInfra, "Deleting the Services, etcd and the auth secret.", pollShort)
+		}
+		return fire(ClusterFinish, ReasonDeletedCleanly, "Everything the cluster owned is gone.")
+
+	case ClusterDeleted:
+		return wait(ReasonSteady, "The cluster is deleted.", 0)
+	}
+	return unknownState(ClusterMachine, s.State)
+}
+
+// healthy is the Ready/Degraded criterion.
+func (s ClusterSnapshot) healthy() bool {
+	return s.GD2Reachable && s.InfraReady && s.NodesUnhealthy == 0 &&
+		s.NodesOnline+s.NodesMaintenance == s.NodesTotal && s.VolumesUnhealthy == 0
+}
+
+// settle moves an activity phase (or a steady one) to Ready or Degraded
+// according to health, or stays when already there.
+func settle(s ClusterSnapshot, reason string) Decision {
+	if s.healthy() {
+		if s.State == ClusterReady {
+			return wait(ReasonSteady, "The cluster is ready.", 0)
+		}
+		return fire(ClusterConverged, ReasonConverged, "The cluster is ready.")
+	}
+	msg := fmt.Sprintf("The cluster is degraded: GD2 reachable %t, %d of %d nodes Online, %d unhealthy node(s), %d unhealthy volume(s).",
+		s.GD2Reachable, s.NodesOnline, s.NodesTotal, s.NodesUnhealthy, s.VolumesUnhealthy)
+	if s.State == ClusterDegraded {
+		return wait(ReasonDegraded, msg, pollLong)
+	}
+	return fire(ClusterDegrade, ReasonDegraded, msg)
+}

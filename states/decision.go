@@ -1,0 +1,68 @@
+package states
+
+import (
+	"time"
+
+	"github.com/gluster/anthill/fsm"
+)
+
+// Decision is what a Decide function concludes from one Snapshot: fire one
+// transition event, run one in-state step, or wait. At most one of Event and
+// Step is set; both empty means "stay in the current state".
+type Decision struct {
+	// Event is the transition to fire, or empty.
+	Event fsm.Event
+	// Step is the in-state step to run without leaving the state, or empty.
+	Step fsm.Event
+	// Reason is a CamelCase constant, usable as a Kubernetes Event or
+	// condition reason and as a bounded metric label.
+	Reason string
+	// Message is a human sentence explaining the decision, for Events,
+	// conditions and the transition log.
+	Message string
+	// RequeueAfter asks the dispatcher to look again after this long (with
+	// AddAfter, never by sleeping). Zero means only watch events bring the
+	// object back.
+	RequeueAfter time.Duration
+}
+
+// Waiting reports whether the decision is to stay without acting.
+func (d Decision) Waiting() bool { return d.Event == "" && d.Step == "" }
+
+func fire(e fsm.Event, reason, msg string) Decision {
+	return Decision{Event: e, Reason: reason, Message: msg}
+}
+
+func step(s fsm.Event, reason, msg string, after time.Duration) Decision {
+	return Decision{Step: s, Reason: reason, Message: msg, RequeueAfter: after}
+}
+
+func wait(reason, msg string, after time.Duration) Decision {
+	return Decision{Reason: reason, Message: msg, RequeueAfter: after}
+}
+
+// Requeue intervals for waits that no watch event is guaranteed to end.
+const (
+	// pollShort is for waits on things expected to change within seconds
+	// (a pod becoming ready, a peer re-appearing after a restart).
+	pollShort = 15 * time.Second
+	// pollLong is for waits on slow processes (heal, admin action).
+	pollLong = time.Minute
+)
+
+// unknownState is returned by every Decide function for a state it does not
+// know. The dispatcher reaches this only with a definition/decision mismatch,
+// because it builds an fsm.Machine first and that refuses unknown states.
+func unknownState(machine string, s fsm.State) Decision {
+	return wait(ReasonUnknownState, "The "+machine+" machine has no decision for state "+string(s)+"; refusing to act.", 0)
+}
+
+// remaining returns how long until since+d, at least one second so that a
+// requeue never spins.
+func remaining(now, since time.Time, d time.Duration) time.Duration {
+	left := since.Add(d).Sub(now)
+	if left < time.Second {
+		return time.Second
+	}
+	return left
+}

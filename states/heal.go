@@ -1,0 +1,108 @@
+package states
+
+import (
+	"time"
+
+	"github.com/gluster/anthill/fsm"
+)
+
+// Heal states, one machine per volume; full contract in HealDefinition.
+const (
+	// HealUnknown: no trustworthy heal-info reading; left by healed, pendingFound, splitBrainFound.
+	HealUnknown fsm.State = "Unknown"
+	// HealHealthy: nothing to heal; left by pendingFound, splitBrainFound, lostContact.
+	HealHealthy fsm.State = "Healthy"
+	// HealHealPending: entries or down bricks need heal; left by startHeal, healed, splitBrainFound, lostContact.
+	HealHealPending fsm.State = "HealPending"
+	// HealHealing: heal triggered, watching progress; left by healed, healStalled, splitBrainFound, lostContact.
+	HealHealing fsm.State = "Healing"
+	// HealSplitBrain: entries in split-brain, needs the admin; left by healed or pendingFound.
+	HealSplitBrain fsm.State = "SplitBrain"
+)
+
+// Heal events; documented in HealDefinition.
+const (
+	HealHealed          fsm.Event = "healed"
+	HealPendingFound    fsm.Event = "pendingFound"
+	HealStartHeal       fsm.Event = "startHeal"
+	HealStalled         fsm.Event = "healStalled"
+	HealSplitBrainFound fsm.Event = "splitBrainFound"
+	HealLostContact     fsm.Event = "lostContact"
+)
+
+// HealMachine is the machine name used in logs, metrics and docs.
+const HealMachine = "heal"
+
+// HealDefinition returns the heal machine (a fresh copy per call).
+func HealDefinition() *fsm.Definition {
+	return &fsm.Definition{
+		Machine: HealMachine,
+		Doc: "One machine per volume, persisted in `GlusterCluster.status.volumes[].heal`. It tracks GD2's " +
+			"self-heal view of the volume (`heal-info` summary) and gates the operations that stop or move " +
+			"bricks: upgrades, drains and the PodDisruptionBudget. Volumes without redundancy (plain " +
+			"distribute) have nothing to heal and sit in Healthy. The machine has no terminal state: its " +
+			"entry is removed when the volume is.",
+		Initial: HealUnknown,
+		States: []fsm.StateDoc{
+			{Name: HealUnknown, Doc: "Initial state of a newly observed volume, and entered by `lostContact` " +
+				"when heal-info cannot be read (GD2 unreachable, volume stopped, heal-info failing). Blocks " +
+				"upgrades and drains, because nothing is known. Left by `healed`, `pendingFound` or " +
+				"`splitBrainFound` on the next good reading."},
+			{Name: HealHealthy, Doc: "Entered by `healed`: heal-info reads cleanly with no entries pending, none " +
+				"in split-brain and every brick reachable. Left by `pendingFound`, `splitBrainFound` or `lostContact`."},
+			{Name: HealHealPending, Doc: "Entered by `pendingFound` (entries pending heal, or a brick unreachable " +
+				"so copies diverge) or by `healStalled`. Left by `startHeal` once every brick is reachable, by " +
+				"`healed` if the self-heal daemon finished on its own, or by `splitBrainFound` or `lostContact`."},
+			{Name: HealHealing, Doc: "Entered by `startHeal`, whose action asked GD2 to heal the volume. Watches " +
+				"the pending count fall. Left by `healed` at zero, by `healStalled` if there is no progress for " +
+				"the stall timeout or a brick drops out, or by `splitBrainFound` or `lostContact`."},
+			{Name: HealSplitBrain, Doc: "Entered by `splitBrainFound`. Some files have conflicting copies that " +
+				"only an admin can resolve (GD2's split-brain resolution endpoints); the alert fires and upgrades " +
+				"and drains stay blocked. A lost heal-info reading does not leave this state, so the alert does " +
+				"not flap. Left by `healed` or `pendingFound` once no entries are in split-brain."},
+		},
+		Events: []fsm.EventDoc{
+			{Name: HealHealed, Doc: "Fires on a clean reading: nothing pending, nothing in split-brain, every brick reachable (or the volume has no redundancy). No action."},
+			{Name: HealPendingFound, Doc: "Fires when entries are pending heal or a brick is unreachable. No action."},
+			{Name: HealStartHeal, Doc: "Fires when entries are pending and every brick is reachable. Action: trigger an index heal of the volume."},
+			{Name: HealStalled, Doc: "Fires when a heal made no progress for the stall timeout, or a brick dropped out during it; the heal will be triggered again from HealPending. No action."},
+			{Name: HealSplitBrainFound, Doc: "Fires when any entry is in split-brain. No action; the state raises the alert."},
+			{Name: HealLostContact, Doc: "Fires when heal-info cannot be read. No action."},
+		},
+		Transitions: []fsm.Transition{
+			{Event: HealHealed, From: []fsm.State{HealUnknown, HealHealPending, HealHealing, HealSplitBrain}, To: HealHealthy},
+			{Event: HealPendingFound, From: []fsm.State{HealUnknown, HealHealthy, HealSplitBrain}, To: HealHealPending},
+			{Event: HealStartHeal, From: []fsm.State{HealHealPending}, To: HealHealing},
+			{Event: HealStalled, From: []fsm.State{HealHealing}, To: HealHealPending},
+			{Event: HealSplitBrainFound, From: []fsm.State{HealUnknown, HealHealthy, HealHealPending, HealHealing}, To: HealSplitBrain},
+			{Event: HealLostContact, From: []fsm.State{HealHealthy, HealHealPending, HealHealing}, To: HealUnknown},
+		},
+	}
+}
+
+// HealSnapshot is what DecideHeal needs about one volume.
+type HealSnapshot struct {
+	State      fsm.State
+	StateSince time.Time
+	Now        time.Time
+
+	// Redundant: the volume is replicated or dispersed, so heal applies.
+	Redundant bool
+	// Started: the volume is started (heal-info needs it).
+	Started bool
+	// HealInfoOK: the heal-info summary was read this sync. When false the
+	// counters below are meaningless.
+	HealInfoOK bool
+	// PendingEntries: sum of entries pending heal over reachable bricks.
+	PendingEntries int64
+	// SplitBrainEntries: sum of entries in split-brain over reachable bricks.
+	SplitBrainEntries int64
+	// BricksUnreachable: bricks heal-info could not reach (status not
+	// Connected, or a counter of -1).
+	BricksUnreachable int
+	// LastProgressAt: when PendingEntries last decreased while Healing
+	// (recorded in status); zero means never, and StateSince is used.
+	LastProgressAt time.Time
+	// StallTimeout: how long Healing may go without progress.
+	StallTimeout time.Duration
+}

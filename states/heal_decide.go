@@ -1,0 +1,73 @@
+package states
+
+import "fmt"
+
+// DecideHeal returns the one thing the heal machine of a volume should do next.
+func DecideHeal(s HealSnapshot) Decision {
+	switch s.State {
+	case HealUnknown, HealHealthy, HealHealPending, HealHealing, HealSplitBrain:
+	default:
+		return unknownState(HealMachine, s.State)
+	}
+
+	if !s.Redundant {
+		if s.State == HealHealthy {
+			return wait(ReasonHealNotApplicable, "The volume has no redundancy; there is nothing to heal.", 0)
+		}
+		return fire(HealHealed, ReasonHealNotApplicable, "The volume has no redundancy; there is nothing to heal.")
+	}
+
+	if !s.Started || !s.HealInfoOK {
+		reason, msg := ReasonHealInfoFailed, "Heal-info could not be read."
+		if !s.Started {
+			reason, msg = ReasonVolumeNotStarted, "The volume is not started; heal-info is unavailable."
+		}
+		switch s.State {
+		case HealHealthy, HealHealPending, HealHealing:
+			return fire(HealLostContact, reason, msg)
+		case HealSplitBrain:
+			return wait(reason, msg+" Keeping the split-brain state until a reading shows it resolved.", pollLong)
+		}
+		return wait(reason, msg, pollLong)
+	}
+
+	if s.SplitBrainEntries > 0 {
+		msg := fmt.Sprintf("%d entries are in split-brain; an admin must resolve them.", s.SplitBrainEntries)
+		if s.State == HealSplitBrain {
+			return wait(ReasonSplitBrain, msg, pollLong)
+		}
+		return fire(HealSplitBrainFound, ReasonSplitBrain, msg)
+	}
+
+	clean := s.PendingEntries == 0 && s.BricksUnreachable == 0
+	if clean {
+		if s.State == HealHealthy {
+			return wait(ReasonHealthy, "Nothing to heal.", 0)
+		}
+		return fire(HealHealed, ReasonHealComplete, "Nothing is pending heal and every brick is reachable.")
+	}
+
+	pending := fmt.Sprintf("%d entries pending heal, %d brick(s) unreachable.", s.PendingEntries, s.BricksUnreachable)
+	switch s.State {
+	case HealUnknown, HealHealthy, HealSplitBrain:
+		return fire(HealPendingFound, ReasonEntriesPending, pending)
+	case HealHealPending:
+		if s.BricksUnreachable > 0 {
+			return wait(ReasonBrickDown, pending+" Waiting for every brick before healing.", pollShort)
+		}
+		return fire(HealStartHeal, ReasonHealTriggered, pending+" Triggering heal.")
+	}
+
+	// Healing.
+	if s.BricksUnreachable > 0 {
+		return fire(HealStalled, ReasonBrickDown, pending+" A brick dropped out during heal.")
+	}
+	last := s.LastProgressAt
+	if last.IsZero() || last.Before(s.StateSince) {
+		last = s.StateSince
+	}
+	if s.StallTimeout > 0 && s.Now.Sub(last) >= s.StallTimeout {
+		return fire(HealStalled, ReasonHealStalled, fmt.Sprintf("%s No progress for %s.", pending, s.StallTimeout))
+	}
+	return wait(ReasonHealProgressing, pending, pollShort)
+}

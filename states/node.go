@@ -1,0 +1,211 @@
+package states
+
+import "github.com/gluster/anthill/fsm"
+
+// Node states. The full contract of each state (how it is entered, what it
+// waits for, which events leave it) is in NodeDefinition and docs/fsm/node.md.
+const (
+	// NodePending: new GlusterNode, nothing created; left by provision or remove.
+	NodePending fsm.State = "Pending"
+	// NodeProvisioning: PVC and pod requested; waits for both; left by join or detach.
+	NodeProvisioning fsm.State = "Provisioning"
+	// NodeJoining: peer added to GD2; waits for it to be alive; left by activate or detach.
+	NodeJoining fsm.State = "Joining"
+	// NodeOnline: serving bricks; left by peerLost, enterMaintenance, drain, upgrade.
+	NodeOnline fsm.State = "Online"
+	// NodeOffline: GD2 reports the peer not alive; left by peerRecovered, markFailed, enterMaintenance, drain.
+	NodeOffline fsm.State = "Offline"
+	// NodeMaintenance: admin hold, exempt from failure handling; left by resume or drain.
+	NodeMaintenance fsm.State = "Maintenance"
+	// NodeFailed: down past permissibleDowntime; left by drain, peerRecovered, enterMaintenance.
+	NodeFailed fsm.State = "Failed"
+	// NodeDraining: bricks moved off one at a time; left by detach, abandon, resume.
+	NodeDraining fsm.State = "Draining"
+	// NodeAbandoned: drained but the dead peer cannot be deleted; left by detach or remove.
+	NodeAbandoned fsm.State = "Abandoned"
+	// NodeDetaching: peer being deleted from GD2; left by remove.
+	NodeDetaching fsm.State = "Detaching"
+	// NodeDeleting: pod and PVC being deleted; left by finish.
+	NodeDeleting fsm.State = "Deleting"
+	// NodeDeleted: terminal; the finalizer may be released.
+	NodeDeleted fsm.State = "Deleted"
+	// NodeQuiescing: selected for upgrade, waits until stopping is safe; left by restart, abortUpgrade, peerLost.
+	NodeQuiescing fsm.State = "Quiescing"
+	// NodeRestarting: pod rolled to the target version; left by rejoin or peerLost.
+	NodeRestarting fsm.State = "Restarting"
+	// NodeRejoining: new pod ready, waits for peer and bricks; left by awaitHeal or peerLost.
+	NodeRejoining fsm.State = "Rejoining"
+	// NodeHealWait: back online, waits for heal of its replica sets; left by upgraded or peerLost.
+	NodeHealWait fsm.State = "HealWait"
+)
+
+// Node events and steps; documented in NodeDefinition.
+const (
+	NodeProvision        fsm.Event = "provision"
+	NodeJoin             fsm.Event = "join"
+	NodeActivate         fsm.Event = "activate"
+	NodePeerLost         fsm.Event = "peerLost"
+	NodePeerRecovered    fsm.Event = "peerRecovered"
+	NodeMarkFailed       fsm.Event = "markFailed"
+	NodeEnterMaintenance fsm.Event = "enterMaintenance"
+	NodeResume           fsm.Event = "resume"
+	NodeDrain            fsm.Event = "drain"
+	NodeAbandon          fsm.Event = "abandon"
+	NodeDetach           fsm.Event = "detach"
+	NodeRemove           fsm.Event = "remove"
+	NodeFinish           fsm.Event = "finish"
+	NodeUpgrade          fsm.Event = "upgrade"
+	NodeAbortUpgrade     fsm.Event = "abortUpgrade"
+	NodeRestart          fsm.Event = "restart"
+	NodeRejoin           fsm.Event = "rejoin"
+	NodeAwaitHeal        fsm.Event = "awaitHeal"
+	NodeUpgraded         fsm.Event = "upgraded"
+
+	// Steps (in-state work, no state change).
+	NodeMoveBrick      fsm.Event = "moveBrick"
+	NodeDeletePeer     fsm.Event = "deletePeer"
+	NodeDeleteWorkload fsm.Event = "deleteWorkload"
+)
+
+// NodeMachine is the machine name used in logs, metrics and docs.
+const NodeMachine = "node"
+
+// NodeDefinition returns the node machine. Each call returns a fresh copy, so
+// callers may not corrupt the shared definition.
+func NodeDefinition() *fsm.Definition {
+	return &fsm.Definition{
+		Machine: NodeMachine,
+		Doc: "One machine per GlusterNode: a Gluster server pod with its PVC, the GD2 peer it runs, " +
+			"and the devices it contributes. The state is persisted in `GlusterNode.status.state` and mirrored " +
+			"into the GD2 peer's metadata key `anthill-state` so that it is visible from either side. " +
+			"Liveness is GD2's view (`online` in the peer record, a 30-second session key), not pod " +
+			"readiness, because GD2's view is what decides whether the node's bricks serve data. " +
+			"Three safety rules shape the machine: data is only ever moved away because of an explicit " +
+			"decommission request, a GlusterNode deletion, or a failure that outlasted `permissibleDowntime` " +
+			"(a cordoned Kubernetes node, or a peer missing from a list, never triggers it); a brick is never " +
+			"moved or stopped while it holds the only healed copy of its replica set or while stopping it " +
+			"would drop its replica set below quorum; and a peer is never deleted while it has bricks.",
+		Initial: NodePending,
+		States: []fsm.StateDoc{
+			{Name: NodePending, Doc: "Entered when the GlusterNode is created. Nothing exists yet. " +
+				"Left by `provision` at once, or by `remove` if the GlusterNode is deleted first."},
+			{Name: NodeProvisioning, Doc: "Entered by `provision`, whose action created the node's PVC and pod. " +
+				"Waits for the PVC to be bound and the pod to be ready, and for GD2 to be reachable. " +
+				"Left by `join` when they are, or by `detach` if the node is deleted or decommissioned before it joined."},
+			{Name: NodeJoining, Doc: "Entered by `join`, whose action added the node as a GD2 peer (tagged with the " +
+				"GlusterNode's name and zone, so a repeated add finds it). Waits for the peer to be reported alive. " +
+				"Left by `activate`, or by `detach` if the node is deleted or decommissioned meanwhile."},
+			{Name: NodeOnline, Doc: "Entered by `activate` (devices registered), `peerRecovered`, `resume` or " +
+				"`upgraded`. The peer is alive and its devices take new bricks. Observes peer liveness, admin " +
+				"requests, deletion and upgrade selection. Left by `peerLost`, `enterMaintenance`, `drain` or " +
+				"`upgrade`. A peer that is missing from GD2's list does not leave this state."},
+			{Name: NodeOffline, Doc: "Entered by `peerLost` when GD2 reports the peer not alive. The time of entry " +
+				"starts the `permissibleDowntime` clock. Left by `peerRecovered` when the peer is alive again, " +
+				"`markFailed` when the downtime is exceeded, `enterMaintenance` on an admin request, or `drain` on " +
+				"decommission or deletion."},
+			{Name: NodeMaintenance, Doc: "Entered by `enterMaintenance` on the admin's `maintenance` request; its " +
+				"action disables the node's devices so no new bricks land on it. The node is exempt from failure " +
+				"handling however long it is down. Left by `resume` when the admin requests it and the peer is " +
+				"alive, or by `drain` on decommission or deletion."},
+			{Name: NodeFailed, Doc: "Entered by `markFailed` after the peer stayed down longer than " +
+				"`permissibleDowntime` outside maintenance. Raises the alert. Left by `drain` once rebuilding its " +
+				"bricks elsewhere is possible and safe, by `peerRecovered` if the peer comes back first, or by " +
+				"`enterMaintenance` if the admin takes the node over."},
+			{Name: NodeDraining, Doc: "Entered by `drain` (decommission request, deletion, or failure); its action " +
+				"disables the node's devices. The `moveBrick` step replaces one brick at a time onto another node; " +
+				"the next move waits until the previous replacement has healed, and a move is refused while the " +
+				"brick holds its replica set's only healed copy or stopping it would break quorum. Left by " +
+				"`detach` when no bricks remain and the peer is alive, `abandon` when no bricks remain but the " +
+				"peer is dead, or `resume` if the admin cancels a decommission."},
+			{Name: NodeAbandoned, Doc: "Entered by `abandon`: every brick was rebuilt elsewhere but the peer is dead, " +
+				"and GD2 cannot delete a peer that is not alive. Waits. Left by `detach` if the peer comes back " +
+				"(it can then be deleted), or by `remove` when the GlusterNode is deleted, accepting that the dead " +
+				"peer stays in GD2's peer list."},
+			{Name: NodeDetaching, Doc: "Entered by `detach` with no bricks on the node. The `deletePeer` step " +
+				"deletes the GD2 peer (never while it has bricks). Left by `remove` once the peer is gone from " +
+				"GD2's list."},
+			{Name: NodeDeleting, Doc: "Entered by `remove` once the node holds no bricks and has left the pool. " +
+				"The `deleteWorkload` step deletes the pod and the PVC. Left by `finish` when both are gone."},
+			{Name: NodeDeleted, Doc: "Entered by `finish`. Terminal: nothing of the node remains and the " +
+				"GlusterNode's finalizer may be released."},
+			{Name: NodeQuiescing, Doc: "Entered by `upgrade` when the upgrade machine selected this node and it " +
+				"runs an older version. Waits until stopping the node is safe: none of its bricks holds its " +
+				"replica set's only healed copy and none of its replica sets would drop below quorum. Left by " +
+				"`restart`, by `abortUpgrade` if the node is no longer selected, or by `peerLost`."},
+			{Name: NodeRestarting, Doc: "Entered by `restart`, whose action rolled the pod to the target version. " +
+				"Waits for the new pod to be ready at that version. Left by `rejoin`, or by `peerLost` if it " +
+				"takes longer than the upgrade step timeout."},
+			{Name: NodeRejoining, Doc: "Entered by `rejoin`. Waits for the GD2 peer to be alive again (same id; " +
+				"GD2 state survives a restart) and for all of the node's bricks to be online. Left by " +
+				"`awaitHeal`, or by `peerLost` if it takes longer than the upgrade step timeout."},
+			{Name: NodeHealWait, Doc: "Entered by `awaitHeal`. Waits until the replica sets the node's bricks " +
+				"belong to have no entries pending heal and none in split-brain, so that the next node may be " +
+				"stopped. Left by `upgraded`, or by `peerLost` if the peer dies."},
+		},
+		Events: []fsm.EventDoc{
+			{Name: NodeProvision, Doc: "Fires on a new GlusterNode. Action: create the node's PVC and StatefulSet if absent."},
+			{Name: NodeJoin, Doc: "Fires when the PVC is bound, the pod ready and GD2 reachable. Action: add the peer " +
+				"(or find the one already added for this GlusterNode) with its zone and anthill metadata."},
+			{Name: NodeActivate, Doc: "Fires when the new peer is alive. Action: register the node's devices " +
+				"(already registered counts as done)."},
+			{Name: NodePeerLost, Doc: "Fires when GD2 reports the peer not alive, or when a restarting node does not " +
+				"come back within the upgrade step timeout. No action."},
+			{Name: NodePeerRecovered, Doc: "Fires when the peer is alive again before the node was drained. No action."},
+			{Name: NodeMarkFailed, Doc: "Fires when the peer has been down longer than `permissibleDowntime`. No " +
+				"action; the state raises the alert."},
+			{Name: NodeEnterMaintenance, Doc: "Fires on the admin's `maintenance` request. Action: disable the " +
+				"node's devices so that no new bricks are placed on it."},
+			{Name: NodeResume, Doc: "Fires on the admin's `resume` request while the peer is alive, ending " +
+				"maintenance or cancelling a decommission. Action: re-enable the node's devices."},
+			{Name: NodeDrain, Doc: "Fires on a decommission request, on deletion of the GlusterNode, or for a " +
+				"failed node once rebuilding is possible. Action: disable the node's devices (skipped for a dead " +
+				"peer, whose devices GD2 does not place on anyway)."},
+			{Name: NodeAbandon, Doc: "Fires when a drain finished but the peer is dead and so cannot be deleted. No action."},
+			{Name: NodeDetach, Doc: "Fires when the node holds no bricks and its peer can be deleted, or when a node " +
+				"that never finished joining is deleted. No action; the `deletePeer` step does the work."},
+			{Name: NodeRemove, Doc: "Fires when the node's peer is gone (or never existed, or is abandoned and the " +
+				"GlusterNode is deleted). No action; the `deleteWorkload` step does the work."},
+			{Name: NodeFinish, Doc: "Fires when the pod and the PVC are gone. No action."},
+			{Name: NodeUpgrade, Doc: "Fires when the upgrade machine selected this node and its running version " +
+				"differs from the target. No action."},
+			{Name: NodeAbortUpgrade, Doc: "Fires when a quiescing node is no longer selected (upgrade paused, " +
+				"blocked or retargeted) or already runs the target. No action; nothing was stopped yet."},
+			{Name: NodeRestart, Doc: "Fires when stopping the node is safe. Action: roll the pod to the target version."},
+			{Name: NodeRejoin, Doc: "Fires when the new pod is ready at the target version. No action."},
+			{Name: NodeAwaitHeal, Doc: "Fires when the peer is alive and all its bricks are online. No action."},
+			{Name: NodeUpgraded, Doc: "Fires when the node's replica sets are healed. No action."},
+		},
+		Transitions: []fsm.Transition{
+			{Event: NodeProvision, From: []fsm.State{NodePending}, To: NodeProvisioning},
+			{Event: NodeJoin, From: []fsm.State{NodeProvisioning}, To: NodeJoining},
+			{Event: NodeActivate, From: []fsm.State{NodeJoining}, To: NodeOnline},
+			{Event: NodePeerLost, From: []fsm.State{NodeOnline, NodeQuiescing, NodeRestarting, NodeRejoining, NodeHealWait}, To: NodeOffline},
+			{Event: NodePeerRecovered, From: []fsm.State{NodeOffline, NodeFailed}, To: NodeOnline},
+			{Event: NodeMarkFailed, From: []fsm.State{NodeOffline}, To: NodeFailed},
+			{Event: NodeEnterMaintenance, From: []fsm.State{NodeOnline, NodeOffline, NodeFailed}, To: NodeMaintenance},
+			{Event: NodeResume, From: []fsm.State{NodeMaintenance, NodeDraining}, To: NodeOnline},
+			{Event: NodeDrain, From: []fsm.State{NodeOnline, NodeOffline, NodeMaintenance, NodeFailed}, To: NodeDraining},
+			{Event: NodeAbandon, From: []fsm.State{NodeDraining}, To: NodeAbandoned},
+			{Event: NodeDetach, From: []fsm.State{NodeProvisioning, NodeJoining, NodeDraining, NodeAbandoned}, To: NodeDetaching},
+			{Event: NodeRemove, From: []fsm.State{NodePending, NodeDetaching, NodeAbandoned}, To: NodeDeleting},
+			{Event: NodeFinish, From: []fsm.State{NodeDeleting}, To: NodeDeleted},
+			{Event: NodeUpgrade, From: []fsm.State{NodeOnline}, To: NodeQuiescing},
+			{Event: NodeAbortUpgrade, From: []fsm.State{NodeQuiescing}, To: NodeOnline},
+			{Event: NodeRestart, From: []fsm.State{NodeQuiescing}, To: NodeRestarting},
+			{Event: NodeRejoin, From: []fsm.State{NodeRestarting}, To: NodeRejoining},
+			{Event: NodeAwaitHeal, From: []fsm.State{NodeRejoining}, To: NodeHealWait},
+			{Event: NodeUpgraded, From: []fsm.State{NodeHealWait}, To: NodeOnline},
+		},
+		Steps: []fsm.StepDoc{
+			{Name: NodeMoveBrick, In: []fsm.State{NodeDraining}, Doc: "Replace one brick of the node onto another " +
+				"node (GD2 replace-brick), only when no earlier replacement is still healing and the brick is " +
+				"safe to move. Idempotent: the dispatcher re-reads the node's bricks before each step, so a move " +
+				"that already happened is not repeated."},
+			{Name: NodeDeletePeer, In: []fsm.State{NodeDetaching}, Doc: "Delete the node's GD2 peer while it is " +
+				"still listed and holds no bricks. A peer that is already gone counts as deleted."},
+			{Name: NodeDeleteWorkload, In: []fsm.State{NodeDeleting}, Doc: "Delete the node's StatefulSet and " +
+				"PVC. Objects already gone count as deleted; the step repeats until both are observed gone."},
+		},
+		Terminal: []fsm.State{NodeDeleted},
+	}
+}

@@ -1,0 +1,303 @@
+package states
+
+import (
+	"fmt"
+	"time"
+)
+
+// DecideNode returns the one thing the node machine should do next. It is
+// pure: same snapshot, same decision.
+func DecideNode(s NodeSnapshot) Decision {
+	switch s.State {
+	case NodePending:
+		if s.removalRequested() {
+			return fire(NodeRemove, ReasonDeletionRequested, "The node was removed before anything was created; deleting whatever a crashed provision left behind.")
+		}
+		return fire(NodeProvision, ReasonProvisioning, "Creating the node's PVC and pod.")
+	case NodeProvisioning:
+		return decideNodeProvisioning(s)
+	case NodeJoining:
+		return decideNodeJoining(s)
+	case NodeOnline:
+		return decideNodeOnline(s)
+	case NodeOffline:
+		return decideNodeOffline(s)
+	case NodeMaintenance:
+		return decideNodeMaintenance(s)
+	case NodeFailed:
+		return decideNodeFailed(s)
+	case NodeDraining:
+		return decideNodeDraining(s)
+	case NodeAbandoned:
+		return decideNodeAbandoned(s)
+	case NodeDetaching:
+		return decideNodeDetaching(s)
+	case NodeDeleting:
+		return decideNodeDeleting(s)
+	case NodeDeleted:
+		return wait(ReasonSteady, "The node is deleted.", 0)
+	case NodeQuiescing:
+		return decideNodeQuiescing(s)
+	case NodeRestarting:
+		return decideNodeRestarting(s)
+	case NodeRejoining:
+		return decideNodeRejoining(s)
+	case NodeHealWait:
+		return decideNodeHealWait(s)
+	}
+	return unknownState(NodeMachine, s.State)
+}
+
+func gd2Unreachable() Decision {
+	return wait(ReasonGD2Unreachable, "GD2 did not answer; not acting on stale peer information.", pollShort)
+}
+
+func decideNodeProvisioning(s NodeSnapshot) Decision {
+	if s.removalRequested() {
+		return fire(NodeDetach, ReasonDeletionRequested, "The node is being removed before it joined; removing any peer a crashed join may have added.")
+	}
+	if !s.PVCBound || !s.PodReady {
+		return wait(ReasonWaitingForPod, fmt.Sprintf("Waiting for the PVC to be bound (%t) and the pod to be ready (%t).", s.PVCBound, s.PodReady), pollShort)
+	}
+	if !s.GD2Reachable {
+		return gd2Unreachable()
+	}
+	return fire(NodeJoin, ReasonPodReady, "The pod is ready; adding it as a GD2 peer.")
+}
+
+func decideNodeJoining(s NodeSnapshot) Decision {
+	if s.removalRequested() {
+		return fire(NodeDetach, ReasonDeletionRequested, "The node is being removed before it finished joining; removing its peer.")
+	}
+	if !s.GD2Reachable {
+		return gd2Unreachable()
+	}
+	if !s.PeerKnown || !s.PeerAlive {
+		return wait(ReasonWaitingForPeer, "Waiting for GD2 to list the new peer as alive.", pollShort)
+	}
+	return fire(NodeActivate, ReasonPeerOnline, "The peer is alive; registering its devices.")
+}
+
+func decideNodeOnline(s NodeSnapshot) Decision {
+	if !s.GD2Reachable {
+		return gd2Unreachable()
+	}
+	if s.removalRequested() {
+		return fire(NodeDrain, drainReason(s), "Removal requested; moving every brick off the node before it leaves.")
+	}
+	if !s.PeerKnown {
+		return wait(ReasonPeerMissing, "The peer is missing from GD2's list; a missing entry never triggers failure handling, waiting for an admin.", pollLong)
+	}
+	if !s.PeerAlive {
+		return fire(NodePeerLost, ReasonPeerNotAlive, "GD2 reports the peer not alive.")
+	}
+	if s.Request == RequestMaintenance {
+		return fire(NodeEnterMaintenance, ReasonMaintenanceRequested, "Maintenance requested; no new bricks will be placed on the node.")
+	}
+	if s.UpgradeSelected && s.TargetVersion != "" && s.RunningVersion != s.TargetVersion {
+		return fire(NodeUpgrade, ReasonUpgradeSelected, fmt.Sprintf("Selected for upgrade from %s to %s.", s.RunningVersion, s.TargetVersion))
+	}
+	return wait(ReasonSteady, "The node is online.", 0)
+}
+
+func drainReason(s NodeSnapshot) string {
+	if s.Deleting {
+		return ReasonDeletionRequested
+	}
+	return ReasonDecommissionRequested
+}
+
+func decideNodeOffline(s NodeSnapshot) Decision {
+	if !s.GD2Reachable {
+		return gd2Unreachable()
+	}
+	if s.Request == RequestMaintenance {
+		return fire(NodeEnterMaintenance, ReasonMaintenanceRequested, "Maintenance requested; the node is exempt from failure handling while down.")
+	}
+	if s.removalRequested() {
+		return fire(NodeDrain, drainReason(s), "Removal requested for a node that is down; rebuilding its bricks elsewhere.")
+	}
+	if s.PeerKnown && s.PeerAlive {
+		return fire(NodePeerRecovered, ReasonPeerRecovered, "GD2 reports the peer alive again.")
+	}
+	since := s.DownSince
+	if since.IsZero() {
+		since = s.Now
+	}
+	if s.PeerKnown && s.Now.Sub(since) >= s.PermissibleDowntime {
+		return fire(NodeMarkFailed, ReasonDowntimeExceeded, fmt.Sprintf("The peer has been down since %s, longer than the permissible %s.", since.UTC().Format(time.RFC3339), s.PermissibleDowntime))
+	}
+	return wait(ReasonWithinDowntime, "The peer is down; waiting for it within the permissible downtime.", remaining(s.Now, since, s.PermissibleDowntime))
+}
+
+func decideNodeMaintenance(s NodeSnapshot) Decision {
+	if !s.removalRequested() && s.Request != RequestResume {
+		return wait(ReasonInMaintenance, "The node is in maintenance until the admin requests resume.", 0)
+	}
+	if !s.GD2Reachable {
+		return gd2Unreachable()
+	}
+	if s.removalRequested() {
+		return fire(NodeDrain, drainReason(s), "Removal requested during maintenance; moving every brick off the node.")
+	}
+	if !s.PeerKnown || !s.PeerAlive {
+		return wait(ReasonWaitingForPeer, "Resume requested; waiting for the peer to be alive before taking the node out of maintenance.", pollShort)
+	}
+	return fire(NodeResume, ReasonResumeRequested, "Resume requested; the node takes new bricks again.")
+}
+
+func decideNodeFailed(s NodeSnapshot) Decision {
+	if !s.GD2Reachable {
+		return gd2Unreachable()
+	}
+	if s.Request == RequestMaintenance {
+		return fire(NodeEnterMaintenance, ReasonMaintenanceRequested, "Maintenance requested; the admin has taken over the failed node.")
+	}
+	if s.PeerKnown && s.PeerAlive && !s.removalRequested() {
+		return fire(NodePeerRecovered, ReasonPeerRecovered, "The failed peer came back before its bricks were rebuilt.")
+	}
+	if s.removalRequested() {
+		return fire(NodeDrain, drainReason(s), "Removal requested for a failed node; rebuilding its bricks elsewhere.")
+	}
+	if d, blocked := drainBlocked(s); blocked {
+		return d
+	}
+	return fire(NodeDrain, ReasonNodeFailed, "The node failed; rebuilding its bricks on other nodes.")
+}
+
+// drainBlocked returns a wait decision when moving this node's bricks would
+// be unsafe or impossible right now.
+func drainBlocked(s NodeSnapshot) (Decision, bool) {
+	switch {
+	case s.SoleHealedCopies > 0:
+		return wait(ReasonSoleHealedCopy, fmt.Sprintf("%d brick(s) on the node hold the only healed copy of their replica set; not moving them until the other copies heal.", s.SoleHealedCopies), pollLong), true
+	case s.QuorumAtRisk > 0:
+		return wait(ReasonQuorumAtRisk, fmt.Sprintf("Stopping %d brick(s) on the node would drop their replica set below quorum.", s.QuorumAtRisk), pollLong), true
+	case s.DrainBlockedReason != "":
+		return wait(ReasonDrainBlocked, "Bricks cannot be moved off the node: "+s.DrainBlockedReason+".", pollLong), true
+	}
+	return Decision{}, false
+}
+
+func decideNodeDraining(s NodeSnapshot) Decision {
+	if s.Request == RequestResume && !s.Deleting && s.GD2Reachable && s.PeerKnown && s.PeerAlive {
+		return fire(NodeResume, ReasonResumeRequested, "Decommission cancelled; the node keeps the bricks it still has and takes new ones again.")
+	}
+	if !s.GD2Reachable {
+		return gd2Unreachable()
+	}
+	if s.ReplacementsHealing > 0 {
+		return wait(ReasonReplacementHealing, fmt.Sprintf("Waiting for %d replacement brick(s) to heal before moving the next one.", s.ReplacementsHealing), pollLong)
+	}
+	if s.BricksOnNode == 0 {
+		if !s.PeerKnown || s.PeerAlive {
+			return fire(NodeDetach, ReasonDrained, "Every brick has moved off the node and healed; removing its peer.")
+		}
+		return fire(NodeAbandon, ReasonDrainedPeerDead, "Every brick was rebuilt elsewhere, but the peer is dead and GD2 cannot delete it.")
+	}
+	if d, blocked := drainBlocked(s); blocked {
+		return d
+	}
+	if s.NextBrickPath == "" {
+		return wait(ReasonDrainBlocked, "No brick on the node can be placed elsewhere yet.", pollLong)
+	}
+	return step(NodeMoveBrick, ReasonMovingBrick, fmt.Sprintf("Moving brick %s of volume %s off the node (%d left).", s.NextBrickPath, s.NextBrickVolume, s.BricksOnNode), pollShort)
+}
+
+func decideNodeAbandoned(s NodeSnapshot) Decision {
+	if s.GD2Reachable && s.PeerKnown && s.PeerAlive && s.BricksOnNode == 0 {
+		return fire(NodeDetach, ReasonPeerRecovered, "The abandoned peer is alive again and holds no bricks; deleting it.")
+	}
+	if s.Deleting && s.GD2Reachable && s.BricksOnNode == 0 {
+		return fire(NodeRemove, ReasonDeletionRequested, "Deleting the drained node; its dead peer stays in GD2's list because GD2 cannot delete a peer that is not alive.")
+	}
+	return wait(ReasonAbandoned, "The node's bricks were rebuilt elsewhere; delete the GlusterNode to finish, or bring the peer back so it can be detached.", 5*pollLong)
+}
+
+func decideNodeDetaching(s NodeSnapshot) Decision {
+	if !s.GD2Reachable {
+		return gd2Unreachable()
+	}
+	if !s.PeerKnown {
+		return fire(NodeRemove, ReasonPeerDeleted, "The peer has left GD2; deleting the node's pod and PVC.")
+	}
+	if s.BricksOnNode > 0 {
+		return wait(ReasonBricksStillOnNode, fmt.Sprintf("The peer still has %d brick(s); refusing to delete it.", s.BricksOnNode), pollLong)
+	}
+	if !s.PeerAlive {
+		return wait(ReasonPeerNotAlive, "GD2 cannot delete a peer that is not alive; waiting for it to come back.", pollLong)
+	}
+	return step(NodeDeletePeer, ReasonDeletingPeer, "Deleting the node's GD2 peer.", pollShort)
+}
+
+func decideNodeDeleting(s NodeSnapshot) Decision {
+	if !s.PodExists && !s.PVCExists {
+		return fire(NodeFinish, ReasonWorkloadGone, "The node's pod and PVC are gone.")
+	}
+	if s.GD2Reachable && s.PeerKnown && s.BricksOnNode > 0 {
+		return wait(ReasonBricksStillOnNode, fmt.Sprintf("The node's peer still has %d brick(s); refusing to delete its storage.", s.BricksOnNode), pollLong)
+	}
+	return step(NodeDeleteWorkload, ReasonDeletingWorkload, "Deleting the node's pod and PVC.", pollShort)
+}
+
+func decideNodeQuiescing(s NodeSnapshot) Decision {
+	if !s.GD2Reachable {
+		return gd2Unreachable()
+	}
+	if s.PeerKnown && !s.PeerAlive {
+		return fire(NodePeerLost, ReasonPeerNotAlive, "The peer died while waiting to be upgraded.")
+	}
+	if !s.UpgradeSelected || s.RunningVersion == s.TargetVersion {
+		return fire(NodeAbortUpgrade, ReasonUpgradeDeselected, "The node is no longer to be upgraded now; nothing was stopped.")
+	}
+	if s.SoleHealedCopies > 0 {
+		return wait(ReasonSoleHealedCopy, fmt.Sprintf("%d brick(s) on the node hold the only healed copy of their replica set; waiting for heal before stopping the node.", s.SoleHealedCopies), pollLong)
+	}
+	if s.QuorumAtRisk > 0 {
+		return wait(ReasonQuorumAtRisk, fmt.Sprintf("Stopping the node would drop %d brick(s)' replica sets below quorum.", s.QuorumAtRisk), pollLong)
+	}
+	return fire(NodeRestart, ReasonSafeToStop, fmt.Sprintf("Stopping is safe; restarting the node at %s.", s.TargetVersion))
+}
+
+func stepTimedOut(s NodeSnapshot) bool {
+	return s.UpgradeStepTimeout > 0 && s.Now.Sub(s.StateSince) > s.UpgradeStepTimeout
+}
+
+func decideNodeRestarting(s NodeSnapshot) Decision {
+	if s.PodReady && s.RunningVersion == s.TargetVersion {
+		return fire(NodeRejoin, ReasonPodReady, fmt.Sprintf("The pod is ready at %s.", s.TargetVersion))
+	}
+	if stepTimedOut(s) {
+		return fire(NodePeerLost, ReasonRestartTimedOut, fmt.Sprintf("The pod did not come back at %s within %s.", s.TargetVersion, s.UpgradeStepTimeout))
+	}
+	return wait(ReasonRestarting, "Waiting for the pod to restart at the target version.", pollShort)
+}
+
+func decideNodeRejoining(s NodeSnapshot) Decision {
+	if s.GD2Reachable && s.PeerKnown && s.PeerAlive && s.BricksOffline == 0 {
+		return fire(NodeAwaitHeal, ReasonRejoined, "The peer and all its bricks are back online.")
+	}
+	if stepTimedOut(s) {
+		return fire(NodePeerLost, ReasonRestartTimedOut, fmt.Sprintf("The peer or its bricks did not come back within %s.", s.UpgradeStepTimeout))
+	}
+	if !s.GD2Reachable {
+		return gd2Unreachable()
+	}
+	return wait(ReasonBricksOffline, fmt.Sprintf("Waiting for the peer (alive: %t) and %d offline brick(s).", s.PeerAlive, s.BricksOffline), pollShort)
+}
+
+func decideNodeHealWait(s NodeSnapshot) Decision {
+	if !s.GD2Reachable {
+		return gd2Unreachable()
+	}
+	if s.PeerKnown && !s.PeerAlive {
+		return fire(NodePeerLost, ReasonPeerNotAlive, "The peer died while its replica sets were healing.")
+	}
+	if s.SplitBrainEntries > 0 {
+		return wait(ReasonSplitBrain, fmt.Sprintf("%d entries are in split-brain; an admin must resolve them.", s.SplitBrainEntries), pollLong)
+	}
+	if s.PendingHealEntries > 0 {
+		return wait(ReasonHealPending, fmt.Sprintf("%d entries are pending heal.", s.PendingHealEntries), pollShort)
+	}
+	return fire(NodeUpgraded, ReasonHealComplete, fmt.Sprintf("Healed; the node runs %s.", s.RunningVersion))
+}

@@ -1,0 +1,111 @@
+package states
+
+import (
+	"time"
+
+	"github.com/gluster/anthill/fsm"
+)
+
+// NodeRequest is the admin's pending request on a GlusterNode, read from its
+// request annotation. Requests are explicit and one-shot in effect: the
+// machine acts on a request only in the states where it means something, and
+// nothing else (a cordon, a missing list entry) stands in for one.
+type NodeRequest string
+
+const (
+	RequestNone         NodeRequest = ""
+	RequestMaintenance  NodeRequest = "maintenance"
+	RequestDecommission NodeRequest = "decommission"
+	RequestResume       NodeRequest = "resume"
+)
+
+// NodeSnapshot is everything DecideNode needs, gathered by the dispatcher
+// from listers and GD2 reads just before deciding. It holds plain data only.
+//
+// Brick counts are computed by the dispatcher from the volumes' brick lists
+// and heal-info, per replica set (a subvolume): see each field for the exact
+// meaning. A count the dispatcher could not compute must make it skip the
+// sync rather than report zero, because zero is the "safe" value.
+type NodeSnapshot struct {
+	// State is the persisted state; StateSince is when it was entered.
+	State      fsm.State
+	StateSince time.Time
+	// Now is the only clock Decide functions read.
+	Now time.Time
+
+	// Kubernetes side.
+
+	// Deleting: the GlusterNode has a deletion timestamp (finalizer held).
+	Deleting bool
+	// Request: the admin's request annotation, RequestNone if absent.
+	Request NodeRequest
+	// PVCExists / PVCBound: the node's state PVC.
+	PVCExists bool
+	PVCBound  bool
+	// PodExists / PodReady: the node's Gluster server pod.
+	PodExists bool
+	PodReady  bool
+	// RunningVersion: the Gluster version of the running pod ("" if none).
+	RunningVersion string
+	// TargetVersion: the version the cluster wants.
+	TargetVersion string
+	// UpgradeSelected: the upgrade machine is RollingServers and names this
+	// node as the one to upgrade now.
+	UpgradeSelected bool
+	// PermissibleDowntime: how long the peer may be down outside
+	// maintenance before the node is Failed.
+	PermissibleDowntime time.Duration
+	// UpgradeStepTimeout: how long Restarting and Rejoining may take.
+	UpgradeStepTimeout time.Duration
+
+	// GD2 side.
+
+	// GD2Reachable: the management API answered this sync. When false, no
+	// field below is meaningful and the decision is to wait.
+	GD2Reachable bool
+	// PeerKnown: GD2's peer list has this node's peer (matched by the
+	// anthill metadata set when it joined). PeerID is its id if known.
+	PeerKnown bool
+	PeerID    string
+	// PeerAlive: GD2 reports the peer online.
+	PeerAlive bool
+	// DownSince: when the node entered Offline (recorded in status on
+	// peerLost). Zero means unknown, and counts as "just now".
+	DownSince time.Time
+
+	// Bricks.
+
+	// BricksOnNode: bricks of any volume placed on this node's peer.
+	BricksOnNode int
+	// BricksOffline: of those, bricks whose process GD2 reports not online.
+	BricksOffline int
+	// SoleHealedCopies: bricks on this node whose replica set has no other
+	// brick that is online and fully healed; moving or stopping one could
+	// lose the only good copy of some data.
+	SoleHealedCopies int
+	// QuorumAtRisk: bricks on this node whose replica set would drop below
+	// quorum if this node's bricks stopped now. Bricks already offline do
+	// not count: stopping them changes nothing.
+	QuorumAtRisk int
+	// ReplacementsHealing: bricks this node's drain moved elsewhere that
+	// still have entries pending heal (the dispatcher tracks moves in
+	// status).
+	ReplacementsHealing int
+	// PendingHealEntries / SplitBrainEntries: heal-info totals over the
+	// replica sets that include a brick of this node.
+	PendingHealEntries int64
+	SplitBrainEntries  int64
+	// NextBrickVolume / NextBrickPath: the brick the dispatcher would move
+	// next while draining, "" if it found none it could place.
+	NextBrickVolume string
+	NextBrickPath   string
+	// DrainBlockedReason: why bricks cannot be moved off this node at all
+	// right now (no device with room in an unused zone, ...), "" if none.
+	DrainBlockedReason string
+}
+
+// removalRequested reports whether the admin asked for the node to go,
+// either by decommission request or by deleting the GlusterNode.
+func (s NodeSnapshot) removalRequested() bool {
+	return s.Deleting || s.Request == RequestDecommission
+}

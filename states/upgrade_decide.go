@@ -1,0 +1,178 @@
+package states
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// DecideUpgrade returns the one thing the upgrade machine should do next.
+func DecideUpgrade(s UpgradeSnapshot) Decision {
+	switch s.State {
+	case UpgradeIdle:
+		if s.Paused {
+			return wait(ReasonPaused, "Upgrades are paused.", 0)
+		}
+		if s.needsUpgrade() {
+			return fire(UpgradeRequest, ReasonUpgradeRequested, fmt.Sprintf("Upgrade to %s requested.", s.TargetVersion))
+		}
+		return wait(ReasonSteady, "Everything runs the cluster's version.", 0)
+
+	case UpgradeValidating:
+		if s.Paused {
+			return fire(UpgradePause, ReasonPaused, "Upgrades were paused.")
+		}
+		if !s.needsUpgrade() {
+			return fire(UpgradeCancel, ReasonNothingToUpgrade, "Every server and client already runs "+s.TargetVersion+".")
+		}
+		if reason, msg := s.validationProblem(); reason != "" {
+			return fire(UpgradeBlock, reason, msg)
+		}
+		return fire(UpgradeValidated, ReasonValidated, fmt.Sprintf("Upgrade to %s validated; rolling the servers one at a time.", s.TargetVersion))
+
+	case UpgradeRollingServers:
+		return decideRollingServers(s)
+
+	case UpgradeRollingClients:
+		if s.Paused {
+			return fire(UpgradePause, ReasonPaused, "Upgrades were paused.")
+		}
+		if s.TargetVersion != s.ActiveTarget {
+			return fire(UpgradeBlock, ReasonTargetChanged, fmt.Sprintf("The version changed from %s to %s mid-upgrade; re-validating.", s.ActiveTarget, s.TargetVersion))
+		}
+		if s.CSINodesAtTarget >= s.CSINodesTotal && (s.CSINodesTotal == 0 || s.CSIClientVersion == s.ActiveTarget) {
+			return fire(UpgradeClientsDone, ReasonClientsUpgraded, "Every CSI node plugin runs "+s.ActiveTarget+".")
+		}
+		if s.stepTimedOut() {
+			return fire(UpgradeBlock, ReasonStepTimedOut, fmt.Sprintf("CSI node plugins did not all reach %s within %s.", s.ActiveTarget, s.StepTimeout))
+		}
+		if s.CSIClientVersion != s.ActiveTarget {
+			return step(UpgradeRollClients, ReasonRollingClients, "Setting the CSI node plugin to "+s.ActiveTarget+".", pollShort)
+		}
+		return wait(ReasonRollingClients, fmt.Sprintf("%d of %d CSI node plugins run %s.", s.CSINodesAtTarget, s.CSINodesTotal, s.ActiveTarget), pollShort)
+
+	case UpgradeComplete:
+		if s.TargetVersion != s.ActiveTarget && s.needsUpgrade() && !s.Paused {
+			return fire(UpgradeRequest, ReasonUpgradeRequested, fmt.Sprintf("Upgrade to %s requested.", s.TargetVersion))
+		}
+		if s.Now.Sub(s.StateSince) >= s.CompleteHold {
+			return fire(UpgradeSettle, ReasonUpgradeComplete, "The upgrade to "+s.ActiveTarget+" is complete.")
+		}
+		return wait(ReasonUpgradeComplete, "The upgrade to "+s.ActiveTarget+" is complete.", remaining(s.Now, s.StateSince, s.CompleteHold))
+
+	case UpgradeBlocked:
+		if s.Paused {
+			return fire(UpgradePause, ReasonPaused, "Upgrades were paused.")
+		}
+		if !s.needsUpgrade() {
+			return fire(UpgradeCancel, ReasonNothingToUpgrade, "Every server and client runs "+s.TargetVersion+"; nothing left to upgrade.")
+		}
+		if s.NodesUpgrading > 0 {
+			return wait(ReasonNodeUpgrading, "Blocked; waiting for the node being upgraded to settle.", pollLong)
+		}
+		if reason, msg := s.validationProblem(); reason != "" {
+			return wait(ReasonStillBlocked, msg, pollLong)
+		}
+		return fire(UpgradeRetry, ReasonBlockCleared, "The blocking condition cleared; re-validating.")
+
+	case UpgradePaused:
+		if !s.Paused {
+			return fire(UpgradeUnpause, ReasonUnpaused, "Upgrades were unpaused; re-validating before resuming.")
+		}
+		return wait(ReasonPaused, "Upgrades are paused.", 0)
+	}
+	return unknownState(UpgradeMachine, s.State)
+}
+
+func decideRollingServers(s UpgradeSnapshot) Decision {
+	if s.Paused {
+		return fire(UpgradePause, ReasonPaused, "Upgrades were paused.")
+	}
+	if s.TargetVersion != s.ActiveTarget {
+		return fire(UpgradeBlock, ReasonTargetChanged, fmt.Sprintf("The version changed from %s to %s mid-upgrade; re-validating.", s.ActiveTarget, s.TargetVersion))
+	}
+	if s.VolumesSplitBrain > 0 {
+		return fire(UpgradeBlock, ReasonSplitBrain, fmt.Sprintf("%d volume(s) are in split-brain.", s.VolumesSplitBrain))
+	}
+	if s.NodesUpgrading == 0 && s.NodesAtTarget == s.NodesTotal && s.NodesOnline == s.NodesTotal {
+		return fire(UpgradeServersDone, ReasonServersUpgraded, fmt.Sprintf("All %d servers run %s.", s.NodesTotal, s.ActiveTarget))
+	}
+	if s.stepTimedOut() {
+		return fire(UpgradeBlock, ReasonStepTimedOut, fmt.Sprintf("The current upgrade step did not finish within %s.", s.StepTimeout))
+	}
+	if s.NodesUpgrading > 0 {
+		return wait(ReasonNodeUpgrading, "Waiting for the node being upgraded to come back Online.", pollShort)
+	}
+	if s.NodesOnline < s.NodesTotal {
+		return fire(UpgradeBlock, ReasonNodesNotOnline, fmt.Sprintf("%d of %d nodes are not Online.", s.NodesTotal-s.NodesOnline, s.NodesTotal))
+	}
+	if s.VolumesUnhealthy > 0 {
+		return wait(ReasonVolumesNotHealthy, fmt.Sprintf("Waiting for %d volume(s) to be healthy before stopping the next node.", s.VolumesUnhealthy), pollShort)
+	}
+	if s.NextNode == "" {
+		return wait(ReasonSelectingNode, "No node is ready to be upgraded yet.", pollShort)
+	}
+	return step(UpgradeSelectNextNode, ReasonSelectingNode, fmt.Sprintf("Upgrading node %s to %s (%d of %d done).", s.NextNode, s.ActiveTarget, s.NodesAtTarget, s.NodesTotal), pollShort)
+}
+
+// needsUpgrade reports whether some server or the CSI client does not run
+// the target version.
+func (s UpgradeSnapshot) needsUpgrade() bool {
+	if s.TargetVersion == "" {
+		return false
+	}
+	for _, v := range s.ServerVersions {
+		if v != s.TargetVersion {
+			return true
+		}
+	}
+	return s.CSIClientVersion != "" && s.CSIClientVersion != s.TargetVersion
+}
+
+// validationProblem runs the Validating checks and returns the first that
+// fails as (reason, message), or ("", "") if all pass.
+func (s UpgradeSnapshot) validationProblem() (string, string) {
+	if _, err := ParseVersion(s.TargetVersion); err != nil {
+		return ReasonInvalidTargetVersion, "The target version is not valid: " + err.Error() + "."
+	}
+	var bad []string
+	versions := slices.Clone(s.ServerVersions)
+	slices.Sort(versions)
+	oldest := ""
+	for _, v := range versions {
+		if err := CheckUpgradePath(v, s.TargetVersion); err != nil {
+			bad = append(bad, err.Error())
+		}
+		pv, err := ParseVersion(v)
+		if err != nil {
+			continue
+		}
+		if po, err := ParseVersion(oldest); oldest == "" || err != nil || pv.Compare(po) < 0 {
+			oldest = v
+		}
+	}
+	if len(bad) > 0 {
+		return ReasonUnsupportedPath, "Unsupported upgrade: " + strings.Join(bad, "; ") + "."
+	}
+	if s.CSIClientVersion != "" && oldest != "" {
+		c, errC := ParseVersion(s.CSIClientVersion)
+		o, _ := ParseVersion(oldest)
+		if errC != nil {
+			return ReasonClientNewerThanSrv, "The CSI client version " + s.CSIClientVersion + " cannot be compared with the servers'."
+		}
+		if c.Compare(o) > 0 {
+			return ReasonClientNewerThanSrv, fmt.Sprintf("The CSI client runs %s, newer than the oldest server (%s); clients must never be newer than servers.", s.CSIClientVersion, oldest)
+		}
+	}
+	if s.VolumesSplitBrain > 0 {
+		return ReasonSplitBrain, fmt.Sprintf("%d volume(s) are in split-brain; resolve them first.", s.VolumesSplitBrain)
+	}
+	if s.NodesOnline < s.NodesTotal || s.NodesTotal == 0 {
+		return ReasonNodesNotOnline, fmt.Sprintf("%d of %d nodes are Online; every node must be Online to upgrade.", s.NodesOnline, s.NodesTotal)
+	}
+	return "", ""
+}
+
+func (s UpgradeSnapshot) stepTimedOut() bool {
+	return s.StepTimeout > 0 && !s.StepStartedAt.IsZero() && s.Now.Sub(s.StepStartedAt) > s.StepTimeout
+}
