@@ -1,0 +1,218 @@
+package states
+
+import (
+	"testing"
+	"time"
+
+	"github.com/gluster/anthill/fsm"
+)
+
+var t0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// healthyNode is an Online node with nothing to do: the base every case
+// changes.
+func healthyNode(state fsm.State) NodeSnapshot {
+	return NodeSnapshot{
+		State: state, StateSince: t0.Add(-time.Hour), Now: t0,
+		PVCExists: true, PVCBound: true, PodExists: true, PodReady: true,
+		RunningVersion: "10.4", TargetVersion: "10.4",
+		PermissibleDowntime: 30 * time.Minute, UpgradeStepTimeout: 10 * time.Minute,
+		GD2Reachable: true, PeerKnown: true, PeerID: "6f1c", PeerAlive: true,
+		BricksOnNode: 3,
+	}
+}
+
+type nodeCase struct {
+	name      string
+	state     fsm.State
+	mutate    func(*NodeSnapshot)
+	wantEvent fsm.Event
+	wantStep  fsm.Event
+	// wantReason is checked when set.
+	wantReason string
+}
+
+func nodeCases() []nodeCase {
+	return []nodeCase{
+		// Pending.
+		{name: "a new node is provisioned at once", state: NodePending, mutate: func(s *NodeSnapshot) { s.PodExists, s.PVCExists = false, false }, wantEvent: NodeProvision},
+		{name: "a node deleted before provisioning goes straight to deleting", state: NodePending, mutate: func(s *NodeSnapshot) { s.Deleting = true }, wantEvent: NodeRemove},
+
+		// Provisioning.
+		{name: "a provisioning node waits for its PVC to bind", state: NodeProvisioning, mutate: func(s *NodeSnapshot) { s.PVCBound = false }, wantReason: ReasonWaitingForPod},
+		{name: "a provisioning node waits for its pod to be ready", state: NodeProvisioning, mutate: func(s *NodeSnapshot) { s.PodReady = false }, wantReason: ReasonWaitingForPod},
+		{name: "a provisioning node waits while GD2 is unreachable", state: NodeProvisioning, mutate: func(s *NodeSnapshot) { s.GD2Reachable = false }, wantReason: ReasonGD2Unreachable},
+		{name: "a provisioning node joins when its pod is ready", state: NodeProvisioning, wantEvent: NodeJoin},
+		{name: "a provisioning node that is decommissioned detaches any half-added peer", state: NodeProvisioning, mutate: func(s *NodeSnapshot) { s.Request = RequestDecommission }, wantEvent: NodeDetach},
+
+		// Joining.
+		{name: "a joining node activates once its peer is alive", state: NodeJoining, wantEvent: NodeActivate},
+		{name: "a joining node waits for its peer to be listed", state: NodeJoining, mutate: func(s *NodeSnapshot) { s.PeerKnown = false }, wantReason: ReasonWaitingForPeer},
+		{name: "a joining node waits for its peer to be alive", state: NodeJoining, mutate: func(s *NodeSnapshot) { s.PeerAlive = false }, wantReason: ReasonWaitingForPeer},
+		{name: "a joining node that is deleted detaches", state: NodeJoining, mutate: func(s *NodeSnapshot) { s.Deleting = true }, wantEvent: NodeDetach},
+
+		// Online.
+		{name: "an online node with nothing to do stays", state: NodeOnline, wantReason: ReasonSteady},
+		{name: "an online node goes offline when GD2 reports the peer dead", state: NodeOnline, mutate: func(s *NodeSnapshot) { s.PeerAlive = false }, wantEvent: NodePeerLost},
+		{name: "an online node missing from the peer list is left alone", state: NodeOnline, mutate: func(s *NodeSnapshot) { s.PeerKnown = false; s.PeerAlive = false }, wantReason: ReasonPeerMissing},
+		{name: "an online node does nothing while GD2 is unreachable", state: NodeOnline, mutate: func(s *NodeSnapshot) { s.GD2Reachable = false; s.PeerAlive = false }, wantReason: ReasonGD2Unreachable},
+		{name: "an online node enters maintenance on request", state: NodeOnline, mutate: func(s *NodeSnapshot) { s.Request = RequestMaintenance }, wantEvent: NodeEnterMaintenance},
+		{name: "an online node drains on a decommission request", state: NodeOnline, mutate: func(s *NodeSnapshot) { s.Request = RequestDecommission }, wantEvent: NodeDrain, wantReason: ReasonDecommissionRequested},
+		{name: "an online node drains when its GlusterNode is deleted", state: NodeOnline, mutate: func(s *NodeSnapshot) { s.Deleting = true }, wantEvent: NodeDrain, wantReason: ReasonDeletionRequested},
+		{name: "an online node selected for upgrade starts quiescing", state: NodeOnline, mutate: func(s *NodeSnapshot) { s.UpgradeSelected = true; s.TargetVersion = "11.1" }, wantEvent: NodeUpgrade},
+		{name: "an online node selected for upgrade but already at target stays", state: NodeOnline, mutate: func(s *NodeSnapshot) { s.UpgradeSelected = true }, wantReason: ReasonSteady},
+		{name: "a resume request on an online node changes nothing", state: NodeOnline, mutate: func(s *NodeSnapshot) { s.Request = RequestResume }, wantReason: ReasonSteady},
+
+		// Offline.
+		{name: "an offline node within the permissible downtime waits", state: NodeOffline, mutate: func(s *NodeSnapshot) { s.PeerAlive = false; s.DownSince = t0.Add(-10 * time.Minute) }, wantReason: ReasonWithinDowntime},
+		{name: "an offline node past the permissible downtime fails", state: NodeOffline, mutate: func(s *NodeSnapshot) { s.PeerAlive = false; s.DownSince = t0.Add(-31 * time.Minute) }, wantEvent: NodeMarkFailed},
+		{name: "an offline node without a recorded down time waits a full window", state: NodeOffline, mutate: func(s *NodeSnapshot) { s.PeerAlive = false }, wantReason: ReasonWithinDowntime},
+		{name: "an offline node whose peer disappeared from the list never fails", state: NodeOffline, mutate: func(s *NodeSnapshot) {
+			s.PeerAlive, s.PeerKnown = false, false
+			s.DownSince = t0.Add(-48 * time.Hour)
+		}, wantReason: ReasonWithinDowntime},
+		{name: "an offline node never fails while GD2 is unreachable", state: NodeOffline, mutate: func(s *NodeSnapshot) {
+			s.GD2Reachable, s.PeerAlive = false, false
+			s.DownSince = t0.Add(-48 * time.Hour)
+		}, wantReason: ReasonGD2Unreachable},
+		{name: "an offline node whose peer is back recovers", state: NodeOffline, wantEvent: NodePeerRecovered},
+		{name: "an offline node enters maintenance on request", state: NodeOffline, mutate: func(s *NodeSnapshot) { s.PeerAlive = false; s.Request = RequestMaintenance }, wantEvent: NodeEnterMaintenance},
+		{name: "an offline node drains on a decommission request", state: NodeOffline, mutate: func(s *NodeSnapshot) { s.PeerAlive = false; s.Request = RequestDecommission }, wantEvent: NodeDrain},
+
+		// Maintenance.
+		{name: "a node in maintenance stays however long it is down", state: NodeMaintenance, mutate: func(s *NodeSnapshot) {
+			s.PeerAlive = false
+			s.DownSince = t0.Add(-72 * time.Hour)
+			s.Request = RequestMaintenance
+		}, wantReason: ReasonInMaintenance},
+		{name: "a node in maintenance resumes on request when alive", state: NodeMaintenance, mutate: func(s *NodeSnapshot) { s.Request = RequestResume }, wantEvent: NodeResume},
+		{name: "a node in maintenance waits for its peer before resuming", state: NodeMaintenance, mutate: func(s *NodeSnapshot) { s.Request = RequestResume; s.PeerAlive = false }, wantReason: ReasonWaitingForPeer},
+		{name: "a node in maintenance drains on a decommission request", state: NodeMaintenance, mutate: func(s *NodeSnapshot) { s.Request = RequestDecommission }, wantEvent: NodeDrain},
+
+		// Failed.
+		{name: "a failed node drains when rebuilding is safe", state: NodeFailed, mutate: func(s *NodeSnapshot) { s.PeerAlive = false }, wantEvent: NodeDrain, wantReason: ReasonNodeFailed},
+		{name: "a failed node holding the only healed copy is not drained", state: NodeFailed, mutate: func(s *NodeSnapshot) { s.PeerAlive = false; s.SoleHealedCopies = 1 }, wantReason: ReasonSoleHealedCopy},
+		{name: "a failed node is not drained when no other node can take its bricks", state: NodeFailed, mutate: func(s *NodeSnapshot) { s.PeerAlive = false; s.DrainBlockedReason = "no device with room" }, wantReason: ReasonDrainBlocked},
+		{name: "a failed node whose peer came back recovers", state: NodeFailed, wantEvent: NodePeerRecovered},
+		{name: "a failed node enters maintenance on request", state: NodeFailed, mutate: func(s *NodeSnapshot) { s.PeerAlive = false; s.Request = RequestMaintenance }, wantEvent: NodeEnterMaintenance},
+		{name: "a failed node that is decommissioned drains even if it came back", state: NodeFailed, mutate: func(s *NodeSnapshot) { s.Request = RequestDecommission }, wantEvent: NodeDrain, wantReason: ReasonDecommissionRequested},
+
+		// Draining.
+		{name: "a draining node moves its next brick", state: NodeDraining, mutate: func(s *NodeSnapshot) { s.NextBrickVolume, s.NextBrickPath = "vol1", "/bricks/vol1/b1" }, wantStep: NodeMoveBrick},
+		{name: "a draining node waits for the previous replacement to heal", state: NodeDraining, mutate: func(s *NodeSnapshot) {
+			s.NextBrickVolume, s.NextBrickPath = "vol1", "/bricks/vol1/b1"
+			s.ReplacementsHealing = 1
+		}, wantReason: ReasonReplacementHealing},
+		{name: "a draining node never moves a brick holding the only healed copy", state: NodeDraining, mutate: func(s *NodeSnapshot) {
+			s.NextBrickVolume, s.NextBrickPath = "vol1", "/bricks/vol1/b1"
+			s.SoleHealedCopies = 2
+		}, wantReason: ReasonSoleHealedCopy},
+		{name: "a draining node never moves a brick whose replica set would lose quorum", state: NodeDraining, mutate: func(s *NodeSnapshot) {
+			s.NextBrickVolume, s.NextBrickPath = "vol1", "/bricks/vol1/b1"
+			s.QuorumAtRisk = 1
+		}, wantReason: ReasonQuorumAtRisk},
+		{name: "a draining node waits when no brick can be placed", state: NodeDraining, wantReason: ReasonDrainBlocked},
+		{name: "a drained node with a live peer detaches", state: NodeDraining, mutate: func(s *NodeSnapshot) { s.BricksOnNode = 0 }, wantEvent: NodeDetach},
+		{name: "a drained node whose last replacement is still healing waits", state: NodeDraining, mutate: func(s *NodeSnapshot) { s.BricksOnNode = 0; s.ReplacementsHealing = 1 }, wantReason: ReasonReplacementHealing},
+		{name: "a drained node with a dead peer is abandoned", state: NodeDraining, mutate: func(s *NodeSnapshot) { s.BricksOnNode = 0; s.PeerAlive = false }, wantEvent: NodeAbandon},
+		{name: "a decommission is cancelled by a resume request", state: NodeDraining, mutate: func(s *NodeSnapshot) { s.Request = RequestResume }, wantEvent: NodeResume},
+		{name: "a deleted node's drain cannot be cancelled", state: NodeDraining, mutate: func(s *NodeSnapshot) {
+			s.Request, s.Deleting = RequestResume, true
+			s.NextBrickVolume, s.NextBrickPath = "vol1", "/bricks/vol1/b1"
+		}, wantStep: NodeMoveBrick},
+		{name: "a draining node does nothing while GD2 is unreachable", state: NodeDraining, mutate: func(s *NodeSnapshot) { s.GD2Reachable = false; s.BricksOnNode = 0 }, wantReason: ReasonGD2Unreachable},
+
+		// Abandoned.
+		{name: "an abandoned node waits for deletion or its peer", state: NodeAbandoned, mutate: func(s *NodeSnapshot) { s.BricksOnNode = 0; s.PeerAlive = false }, wantReason: ReasonAbandoned},
+		{name: "an abandoned node whose peer came back detaches it", state: NodeAbandoned, mutate: func(s *NodeSnapshot) { s.BricksOnNode = 0 }, wantEvent: NodeDetach},
+		{name: "an abandoned node that is deleted removes its workload", state: NodeAbandoned, mutate: func(s *NodeSnapshot) { s.BricksOnNode = 0; s.PeerAlive = false; s.Deleting = true }, wantEvent: NodeRemove},
+		{name: "an abandoned node is not removed while GD2 cannot confirm it has no bricks", state: NodeAbandoned, mutate: func(s *NodeSnapshot) {
+			s.BricksOnNode = 0
+			s.PeerAlive, s.GD2Reachable, s.Deleting = false, false, true
+		}, wantReason: ReasonAbandoned},
+
+		// Detaching.
+		{name: "a detaching node deletes its peer", state: NodeDetaching, mutate: func(s *NodeSnapshot) { s.BricksOnNode = 0 }, wantStep: NodeDeletePeer},
+		{name: "a detaching node never deletes a peer with bricks", state: NodeDetaching, wantReason: ReasonBricksStillOnNode},
+		{name: "a detaching node waits for a dead peer it cannot delete", state: NodeDetaching, mutate: func(s *NodeSnapshot) { s.BricksOnNode = 0; s.PeerAlive = false }, wantReason: ReasonPeerNotAlive},
+		{name: "a detached node removes its workload", state: NodeDetaching, mutate: func(s *NodeSnapshot) { s.BricksOnNode = 0; s.PeerKnown = false }, wantEvent: NodeRemove},
+
+		// Deleting.
+		{name: "a deleting node deletes its pod and PVC", state: NodeDeleting, mutate: func(s *NodeSnapshot) { s.BricksOnNode = 0; s.PeerKnown = false }, wantStep: NodeDeleteWorkload},
+		{name: "a deleting node refuses while its peer still has bricks", state: NodeDeleting, wantReason: ReasonBricksStillOnNode},
+		{name: "a deleting node finishes when the pod and PVC are gone", state: NodeDeleting, mutate: func(s *NodeSnapshot) { s.PodExists, s.PVCExists = false, false }, wantEvent: NodeFinish},
+
+		// Deleted.
+		{name: "a deleted node does nothing", state: NodeDeleted, wantReason: ReasonSteady},
+
+		// Upgrade sub-states.
+		{name: "a quiescing node restarts when stopping is safe", state: NodeQuiescing, mutate: func(s *NodeSnapshot) { s.UpgradeSelected = true; s.TargetVersion = "11.1" }, wantEvent: NodeRestart},
+		{name: "a quiescing node waits while it holds the only healed copy", state: NodeQuiescing, mutate: func(s *NodeSnapshot) {
+			s.UpgradeSelected, s.TargetVersion, s.SoleHealedCopies = true, "11.1", 1
+		}, wantReason: ReasonSoleHealedCopy},
+		{name: "a quiescing node waits while stopping it would break quorum", state: NodeQuiescing, mutate: func(s *NodeSnapshot) {
+			s.UpgradeSelected, s.TargetVersion, s.QuorumAtRisk = true, "11.1", 1
+		}, wantReason: ReasonQuorumAtRisk},
+		{name: "a quiescing node no longer selected returns online", state: NodeQuiescing, mutate: func(s *NodeSnapshot) { s.TargetVersion = "11.1" }, wantEvent: NodeAbortUpgrade},
+		{name: "a quiescing node whose peer dies goes offline", state: NodeQuiescing, mutate: func(s *NodeSnapshot) {
+			s.UpgradeSelected, s.TargetVersion, s.PeerAlive = true, "11.1", false
+		}, wantEvent: NodePeerLost},
+		{name: "a restarting node rejoins when its pod is ready at the target", state: NodeRestarting, wantEvent: NodeRejoin},
+		{name: "a restarting node waits for the new pod", state: NodeRestarting, mutate: func(s *NodeSnapshot) {
+			s.PodReady, s.TargetVersion = false, "11.1"
+			s.StateSince = t0.Add(-time.Minute)
+		}, wantReason: ReasonRestarting},
+		{name: "a restarting node that outlasts the step timeout goes offline", state: NodeRestarting, mutate: func(s *NodeSnapshot) { s.PodReady = false }, wantEvent: NodePeerLost, wantReason: ReasonRestartTimedOut},
+		{name: "a rejoining node waits for its bricks", state: NodeRejoining, mutate: func(s *NodeSnapshot) {
+			s.BricksOffline = 1
+			s.StateSince = t0.Add(-time.Minute)
+		}, wantReason: ReasonBricksOffline},
+		{name: "a rejoining node awaits heal once its peer and bricks are back", state: NodeRejoining, wantEvent: NodeAwaitHeal},
+		{name: "a rejoining node that outlasts the step timeout goes offline", state: NodeRejoining, mutate: func(s *NodeSnapshot) { s.PeerAlive = false }, wantEvent: NodePeerLost},
+		{name: "a node waiting for heal waits while entries are pending", state: NodeHealWait, mutate: func(s *NodeSnapshot) { s.PendingHealEntries = 12 }, wantReason: ReasonHealPending},
+		{name: "a node waiting for heal waits on split-brain", state: NodeHealWait, mutate: func(s *NodeSnapshot) { s.SplitBrainEntries = 1 }, wantReason: ReasonSplitBrain},
+		{name: "a node waiting for heal is upgraded when healed", state: NodeHealWait, wantEvent: NodeUpgraded},
+		{name: "a node waiting for heal whose peer dies goes offline", state: NodeHealWait, mutate: func(s *NodeSnapshot) { s.PeerAlive = false }, wantEvent: NodePeerLost},
+
+		// Unknown.
+		{name: "an unknown state is never acted on", state: "Exploded", wantReason: ReasonUnknownState},
+	}
+}
+
+func TestDecideNode(t *testing.T) {
+	def := NodeDefinition()
+	var seen []decisionCase
+	for _, tc := range nodeCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			s := healthyNode(tc.state)
+			if tc.mutate != nil {
+				tc.mutate(&s)
+			}
+			got := DecideNode(s)
+			if got.Event != tc.wantEvent || got.Step != tc.wantStep {
+				t.Fatalf("DecideNode() = event %q step %q (%s: %s), want event %q step %q",
+					got.Event, got.Step, got.Reason, got.Message, tc.wantEvent, tc.wantStep)
+			}
+			if tc.wantReason != "" && got.Reason != tc.wantReason {
+				t.Errorf("Reason = %q, want %q (%s)", got.Reason, tc.wantReason, got.Message)
+			}
+			if def.HasState(tc.state) {
+				checkDecisionIsAllowed(t, def, tc.state, got)
+			}
+			seen = append(seen, decisionCase{name: tc.name, state: tc.state, got: got})
+		})
+	}
+	checkCoverage(t, def, seen)
+}
+
+func TestDecideNodeIsPure(t *testing.T) {
+	for _, tc := range nodeCases() {
+		s := healthyNode(tc.state)
+		if tc.mutate != nil {
+			tc.mutate(&s)
+		}
+		if a, b := DecideNode(s), DecideNode(s); a != b {
+			t.Errorf("%s: two calls disagree: %+v vs %+v", tc.name, a, b)
+		}
+	}
+}

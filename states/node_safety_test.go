@@ -1,0 +1,97 @@
+package states
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// randomNode returns an arbitrary, possibly contradictory snapshot: the
+// safety rules must hold whatever the dispatcher feeds in.
+func randomNode(r *rand.Rand) NodeSnapshot {
+	def := NodeDefinition()
+	b := func() bool { return r.IntN(2) == 0 }
+	n := func() int { return r.IntN(3) }
+	reqs := []NodeRequest{RequestNone, RequestMaintenance, RequestDecommission, RequestResume}
+	vers := []string{"10.4", "11.1"}
+	s := NodeSnapshot{
+		State:      def.States[r.IntN(len(def.States))].Name,
+		Now:        t0,
+		StateSince: t0.Add(-time.Duration(r.IntN(40)) * time.Minute),
+		Deleting:   b(), Request: reqs[r.IntN(len(reqs))],
+		PVCExists: b(), PVCBound: b(), PodExists: b(), PodReady: b(),
+		RunningVersion: vers[r.IntN(2)], TargetVersion: vers[r.IntN(2)], UpgradeSelected: b(),
+		PermissibleDowntime: 30 * time.Minute, UpgradeStepTimeout: 10 * time.Minute,
+		GD2Reachable: b(), PeerKnown: b(), PeerAlive: b(),
+		BricksOnNode: n(), BricksOffline: n(), SoleHealedCopies: n(), QuorumAtRisk: n(),
+		ReplacementsHealing: n(), PendingHealEntries: int64(n()), SplitBrainEntries: int64(n()),
+	}
+	if b() {
+		s.DownSince = t0.Add(-time.Duration(r.IntN(60)) * time.Minute)
+	}
+	if b() {
+		s.NextBrickVolume, s.NextBrickPath = "vol1", "/bricks/vol1"
+	}
+	if r.IntN(4) == 0 {
+		s.DrainBlockedReason = "no room"
+	}
+	return s
+}
+
+func TestDecideNodeNeverBreaksTheSafetyRules(t *testing.T) {
+	def := NodeDefinition()
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 50000 {
+		s := randomNode(r)
+		d := DecideNode(s)
+		checkDecisionIsAllowed(t, def, s.State, d)
+		fail := func(rule string) { t.Fatalf("%s\nsnapshot: %+v\ndecision: %+v", rule, s, d) }
+
+		switch d.Step {
+		case NodeMoveBrick:
+			if s.SoleHealedCopies > 0 || s.QuorumAtRisk > 0 || s.ReplacementsHealing > 0 || !s.GD2Reachable || s.DrainBlockedReason != "" {
+				fail("a brick was moved while unsafe or blind")
+			}
+		case NodeDeletePeer:
+			if s.BricksOnNode > 0 || !s.GD2Reachable {
+				fail("a peer with bricks, or an unverified one, was deleted")
+			}
+		case NodeDeleteWorkload:
+			if s.GD2Reachable && s.PeerKnown && s.BricksOnNode > 0 {
+				fail("the storage of a node whose peer has bricks was deleted")
+			}
+		}
+
+		switch d.Event {
+		case NodeDrain:
+			explicit := s.Deleting || s.Request == RequestDecommission
+			failedSafe := s.State == NodeFailed && s.SoleHealedCopies == 0 && s.QuorumAtRisk == 0 && s.DrainBlockedReason == ""
+			if !explicit && !failedSafe {
+				fail("a drain started without an explicit request or a safe failure")
+			}
+			if !s.GD2Reachable {
+				fail("a drain started while GD2 was unreachable")
+			}
+		case NodeMarkFailed:
+			since := s.DownSince
+			if since.IsZero() {
+				since = s.Now
+			}
+			if !s.GD2Reachable || !s.PeerKnown || s.PeerAlive || s.Request == RequestMaintenance || s.Now.Sub(since) < s.PermissibleDowntime {
+				fail("a node was failed without GD2 reporting it down past the permissible downtime")
+			}
+		case NodeDetach, NodeAbandon:
+			if s.State == NodeDraining && (s.BricksOnNode > 0 || s.ReplacementsHealing > 0) {
+				fail("a drain ended with bricks left or replacements still healing")
+			}
+		case NodeRestart:
+			if s.SoleHealedCopies > 0 || s.QuorumAtRisk > 0 || !s.UpgradeSelected {
+				fail("a node was stopped for upgrade while unsafe or unselected")
+			}
+		case NodeRemove:
+			if s.State == NodeAbandoned && (!s.Deleting || !s.GD2Reachable || s.BricksOnNode > 0) {
+				fail("an abandoned node was removed without deletion or with bricks")
+			}
+		}
+	}
+}
