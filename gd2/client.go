@@ -176,7 +176,7 @@ func (c *Client) do(ctx context.Context, req request) error {
 		if err == nil {
 			return nil
 		}
-		if attempt >= c.retry.MaxAttempts || !retryable(ctx, req.method, err) {
+		if attempt >= c.retry.MaxAttempts || !retryable(req.method, err) {
 			return err
 		}
 		if werr := c.retry.wait(ctx, attempt); werr != nil {

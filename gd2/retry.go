@@ -49,6 +49,9 @@ func (p RetryPolicy) delay(attempt int) time.Duration {
 
 // wait sleeps before the next attempt or returns the context's error.
 func (p RetryPolicy) wait(ctx context.Context, attempt int) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	t := time.NewTimer(p.delay(attempt))
 	defer t.Stop()
 	select {
@@ -66,10 +69,7 @@ func (p RetryPolicy) wait(ctx context.Context, attempt int) error {
 //
 // A mutating call that timed out or got a 5xx may have taken effect, so it
 // is never repeated blindly; the caller re-reads state and decides.
-func retryable(ctx context.Context, method string, err error) bool {
-	if ctx.Err() != nil {
-		return false
-	}
+func retryable(method string, err error) bool {
 	var apiErr *APIError
 	if errors.As(err, &apiErr) {
 		if errors.Is(apiErr, ErrLockBusy) {
