@@ -33,9 +33,12 @@ func TestRetryPolicyRetriesOnlyWhereItIsSafe(t *testing.T) {
 			wantTries: 2,
 		},
 		{
-			name:      "a GET gives up after the attempt limit and returns the last error",
-			answers:   []scripted{jsonAnswer(500, envelope("heal info operation failed"))},
-			call:      func(ctx context.Context, c *Client) error { _, err := c.HealInfo(ctx, "vol1", HealInfoSummary); return err },
+			name:    "a GET gives up after the attempt limit and returns the last error",
+			answers: []scripted{jsonAnswer(500, envelope("heal info operation failed"))},
+			call: func(ctx context.Context, c *Client) error {
+				_, err := c.HealInfo(ctx, "vol1", HealInfoSummary)
+				return err
+			},
 			wantTries: 4, wantErr: ErrBadRequest, // placeholder, replaced below
 		},
 		{
@@ -69,9 +72,12 @@ func TestRetryPolicyRetriesOnlyWhereItIsSafe(t *testing.T) {
 			wantTries: 2,
 		},
 		{
-			name:      "a POST refused because the peer exists is not retried",
-			answers:   []scripted{jsonAnswer(409, envelope("Peer exists with given addresses (ID: p1)"))},
-			call:      func(ctx context.Context, c *Client) error { _, err := c.AddPeer(ctx, PeerAddRequest{Addresses: []string{"h"}}); return err },
+			name:    "a POST refused because the peer exists is not retried",
+			answers: []scripted{jsonAnswer(409, envelope("Peer exists with given addresses (ID: p1)"))},
+			call: func(ctx context.Context, c *Client) error {
+				_, err := c.AddPeer(ctx, PeerAddRequest{Addresses: []string{"h"}})
+				return err
+			},
 			wantTries: 1, wantErr: ErrAlreadyExists,
 		},
 		{
