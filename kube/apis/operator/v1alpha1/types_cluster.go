@@ -1,0 +1,527 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// GlusterCluster is one Gluster trusted storage pool, managed through
+// glusterd2. In manual and automatic mode anthill runs the servers itself,
+// one GlusterNode per server, placed by nodeTemplates; in external mode it
+// only manages an existing pool reached at spec.external.nodes.
+//
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Namespaced,shortName=gc,categories=gluster
+// +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.spec.mode`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Online",type=integer,JSONPath=`.status.nodes.online`
+// +kubebuilder:printcolumn:name="Nodes",type=integer,JSONPath=`.status.nodes.total`
+// +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.spec.gluster.version`
+// +kubebuilder:printcolumn:name="Upgrade",type=string,JSONPath=`.status.upgrade.state`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type GlusterCluster struct {
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard object metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the desired shape of the cluster.
+	Spec GlusterClusterSpec `json:"spec"`
+
+	// status is the observed state of the cluster, written by the operator
+	// through the status subresource.
+	// +optional
+	Status GlusterClusterStatus `json:"status,omitempty"`
+}
+
+// GlusterClusterList is a list of GlusterCluster objects.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:object:root=true
+type GlusterClusterList struct {
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard list metadata.
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	// items are the GlusterCluster objects.
+	Items []GlusterCluster `json:"items"`
+}
+
+// ClusterMode says who creates and scales the Gluster servers.
+// +kubebuilder:validation:Enum=manual;automatic;external
+type ClusterMode string
+
+const (
+	// ClusterModeManual runs exactly nodeTemplates[].nodes servers per
+	// template.
+	ClusterModeManual ClusterMode = "manual"
+	// ClusterModeAutomatic scales each template between minNodes and
+	// maxNodes on free capacity.
+	ClusterModeAutomatic ClusterMode = "automatic"
+	// ClusterModeExternal runs no servers: the pool already exists outside
+	// this Kubernetes cluster.
+	ClusterModeExternal ClusterMode = "external"
+)
+
+// GlusterDriver is a kind of volume the cluster provides through CSI.
+// +kubebuilder:validation:Enum=file;block
+type GlusterDriver string
+
+const (
+	// GlusterDriverFile provides Gluster file volumes (ReadWriteMany).
+	GlusterDriverFile GlusterDriver = "file"
+	// GlusterDriverBlock provides gluster-block volumes (ReadWriteOnce).
+	GlusterDriverBlock GlusterDriver = "block"
+)
+
+// GlusterClusterSpec is the desired shape of a GlusterCluster.
+//
+// +kubebuilder:validation:XValidation:rule="self.mode == 'external' || (has(self.nodeTemplates) && size(self.nodeTemplates) > 0)",message="spec.nodeTemplates must have at least one template unless spec.mode is external",fieldPath=".nodeTemplates"
+// +kubebuilder:validation:XValidation:rule="self.mode != 'external' || !has(self.nodeTemplates) || size(self.nodeTemplates) == 0",message="spec.nodeTemplates must be empty when spec.mode is external: anthill runs no servers for an external cluster",fieldPath=".nodeTemplates"
+// +kubebuilder:validation:XValidation:rule="self.mode != 'manual' || !has(self.nodeTemplates) || self.nodeTemplates.all(t, has(t.nodes))",message="spec.nodeTemplates[].nodes is required in every template when spec.mode is manual",fieldPath=".nodeTemplates"
+// +kubebuilder:validation:XValidation:rule="self.mode != 'automatic' || !has(self.nodeTemplates) || self.nodeTemplates.all(t, has(t.minNodes) && has(t.maxNodes))",message="spec.nodeTemplates[].minNodes and maxNodes are required in every template when spec.mode is automatic",fieldPath=".nodeTemplates"
+// +kubebuilder:validation:XValidation:rule="self.mode != 'external' || has(self.external)",message="spec.external.nodes must list the addresses of the pool when spec.mode is external",fieldPath=".external"
+// +kubebuilder:validation:XValidation:rule="self.mode == 'external' || !has(self.external)",message="spec.external may be set only when spec.mode is external",fieldPath=".external"
+// +kubebuilder:validation:XValidation:rule="self.mode == 'external' || (has(self.gluster) && has(self.gluster.image))",message="spec.gluster.image is required unless spec.mode is external",fieldPath=".gluster"
+// +kubebuilder:validation:XValidation:rule="!has(self.csi) || !has(self.csi.version) || !has(self.gluster) || !has(self.gluster.version) || !isSemver(self.csi.version, true) || !isSemver(self.gluster.version, true) || semver(self.csi.version, true).compareTo(semver(self.gluster.version, true)) <= 0",message="spec.csi.version must not be newer than spec.gluster.version: CSI clients may not run ahead of the servers",fieldPath=".csi.version"
+type GlusterClusterSpec struct {
+	// mode says who creates and scales the Gluster servers: manual (a fixed
+	// count per node template), automatic (scaled on free capacity between
+	// minNodes and maxNodes) or external (an existing pool outside this
+	// cluster; see external). A cluster cannot change to or from external.
+	// +kubebuilder:default=manual
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf || (self != 'external' && oldSelf != 'external')",message="spec.mode cannot change to or from external"
+	// +optional
+	Mode ClusterMode `json:"mode,omitempty"`
+
+	// nodeTemplates describe the Gluster servers to run, usually one
+	// template per failure zone. Each GlusterNode the operator creates names
+	// the template it came from. Required unless mode is external.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	NodeTemplates []NodeTemplate `json:"nodeTemplates,omitempty"`
+
+	// gluster selects the Gluster server software. Changing version starts a
+	// rolling upgrade.
+	// +optional
+	Gluster *GlusterServerSpec `json:"gluster,omitempty"`
+
+	// csi selects the CSI drivers that give pods access to the cluster's
+	// volumes.
+	// +optional
+	CSI *CSISpec `json:"csi,omitempty"`
+
+	// drivers are the kinds of volume the cluster provides: file, block or
+	// both. Empty means file.
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=2
+	// +optional
+	Drivers []GlusterDriver `json:"drivers,omitempty"`
+
+	// caSecretRef names a Secret holding the CA certificate (key ca.crt) that
+	// signs the servers' TLS certificates. Unset means plain HTTP inside the
+	// cluster network.
+	// +optional
+	CASecretRef *SecretReference `json:"caSecretRef,omitempty"`
+
+	// clusterOptions are Gluster cluster-wide options (as in "gluster volume
+	// set all"), applied through GD2 on every change.
+	// +kubebuilder:validation:MaxProperties=64
+	// +optional
+	ClusterOptions map[string]string `json:"clusterOptions,omitempty"`
+
+	// upgradePolicy controls rolling upgrades of the servers.
+	// +kubebuilder:default={}
+	// +optional
+	UpgradePolicy *UpgradePolicy `json:"upgradePolicy,omitempty"`
+
+	// failurePolicy controls when an unreachable server is declared failed
+	// and its bricks are moved elsewhere.
+	// +kubebuilder:default={}
+	// +optional
+	FailurePolicy *FailurePolicy `json:"failurePolicy,omitempty"`
+
+	// paused stops every change the operator would make to the cluster
+	// (scaling, upgrades, failure handling); health is still observed and
+	// reported.
+	// +optional
+	Paused bool `json:"paused,omitempty"`
+
+	// external describes an existing pool. Required when mode is external,
+	// forbidden otherwise.
+	// +optional
+	External *ExternalSpec `json:"external,omitempty"`
+
+	// management overrides how the operator reaches the GD2 REST API. Unset
+	// means the cluster's management Service.
+	// +optional
+	Management *ManagementSpec `json:"management,omitempty"`
+}
+
+// NodeTemplate describes a group of Gluster servers that share placement
+// and storage, usually all servers of one failure zone.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.nodes) || (!has(self.minNodes) && !has(self.maxNodes))",message="nodeTemplates[].nodes (manual count) and minNodes/maxNodes (automatic range) are mutually exclusive"
+// +kubebuilder:validation:XValidation:rule="!has(self.minNodes) || !has(self.maxNodes) || self.minNodes <= self.maxNodes",message="nodeTemplates[].minNodes must not be greater than maxNodes",fieldPath=".minNodes"
+// +kubebuilder:validation:XValidation:rule="!has(self.freeStorageMin) || !has(self.freeStorageMax) || !isQuantity(string(self.freeStorageMin)) || !isQuantity(string(self.freeStorageMax)) || quantity(string(self.freeStorageMin)).isLessThan(quantity(string(self.freeStorageMax)))",message="nodeTemplates[].freeStorageMin must be less than freeStorageMax",fieldPath=".freeStorageMin"
+type NodeTemplate struct {
+	// name identifies the template within the cluster and is part of the
+	// names of its nodes. It must be a DNS label.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="nodeTemplates[].name must be a DNS label: lowercase letters, digits and '-', starting and ending with a letter or digit"
+	Name string `json:"name"`
+
+	// zone is the failure zone of the template's servers, matched against
+	// the topology.kubernetes.io/zone label of Kubernetes nodes. It must be
+	// a DNS label and cannot change.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="nodeTemplates[].zone must be a DNS label: lowercase letters, digits and '-', starting and ending with a letter or digit"
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="nodeTemplates[].zone is immutable"
+	Zone string `json:"zone"`
+
+	// nodes is the fixed number of servers in manual mode. Mutually
+	// exclusive with minNodes and maxNodes.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=128
+	// +optional
+	Nodes *int32 `json:"nodes,omitempty"`
+
+	// minNodes is the least number of servers in automatic mode.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=128
+	// +optional
+	MinNodes *int32 `json:"minNodes,omitempty"`
+
+	// maxNodes is the largest number of servers in automatic mode.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=128
+	// +optional
+	MaxNodes *int32 `json:"maxNodes,omitempty"`
+
+	// maxStorage caps the raw capacity of the template's servers in
+	// automatic mode; no server is added past it.
+	// +optional
+	MaxStorage *resource.Quantity `json:"maxStorage,omitempty"`
+
+	// freeStorageMin is the free capacity below which automatic mode adds a
+	// server.
+	// +optional
+	FreeStorageMin *resource.Quantity `json:"freeStorageMin,omitempty"`
+
+	// freeStorageMax is the free capacity above which automatic mode removes
+	// a server. It must exceed freeStorageMin.
+	// +optional
+	FreeStorageMax *resource.Quantity `json:"freeStorageMax,omitempty"`
+
+	// nodeAffinity further restricts which Kubernetes nodes may run the
+	// template's servers, in addition to the zone.
+	// +optional
+	NodeAffinity *corev1.NodeAffinity `json:"nodeAffinity,omitempty"`
+
+	// tolerations let the template's servers run on tainted Kubernetes
+	// nodes, for example nodes dedicated to storage.
+	// +listType=atomic
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// storage is the brick storage each server gets.
+	Storage TemplateStorage `json:"storage"`
+
+	// vdo puts a VDO (deduplication and compression) layer under each
+	// brick.
+	// +optional
+	VDO bool `json:"vdo,omitempty"`
+}
+
+// TemplateStorage describes the PersistentVolumeClaims that back each
+// server's bricks: deviceCount claims of capacity each.
+type TemplateStorage struct {
+	// storageClassName is the StorageClass of the claims. Unset means the
+	// default StorageClass. The class should provide block-mode volumes.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	StorageClassName *string `json:"storageClassName,omitempty"`
+
+	// capacity is the size of each claim. It must be positive.
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).isGreaterThan(quantity('0'))",message="storage.capacity must be a positive quantity such as 500Gi"
+	Capacity resource.Quantity `json:"capacity"`
+
+	// deviceCount is the number of claims, each one a GD2 device, per
+	// server.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=16
+	// +optional
+	DeviceCount int32 `json:"deviceCount,omitempty"`
+}
+
+// GlusterServerSpec selects the Gluster server software.
+type GlusterServerSpec struct {
+	// image is the container image of the Gluster server (glusterd2 and
+	// the brick processes). Required unless the cluster mode is external.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// version is the Gluster version the image runs, as a semantic version
+	// (4.1.0, v4.1). Changing it starts a rolling upgrade. Unset means the
+	// operator reads the version from the running servers and never
+	// upgrades.
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="isSemver(self, true)",message="gluster.version must be a semantic version such as 4.1.0 or v4.1"
+	// +optional
+	Version string `json:"version,omitempty"`
+}
+
+// CSISpec selects the CSI drivers.
+type CSISpec struct {
+	// fileImage is the container image of the Gluster file CSI driver.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	FileImage string `json:"fileImage,omitempty"`
+
+	// blockImage is the container image of the gluster-block CSI driver.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	BlockImage string `json:"blockImage,omitempty"`
+
+	// version is the Gluster client version in the CSI images, as a
+	// semantic version. It may not be newer than gluster.version; upgrades
+	// roll the servers first, then the clients.
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="isSemver(self, true)",message="csi.version must be a semantic version such as 4.1.0 or v4.1"
+	// +optional
+	Version string `json:"version,omitempty"`
+}
+
+// UpgradePolicy controls rolling upgrades.
+type UpgradePolicy struct {
+	// maxParallel is the largest number of servers restarted at the same
+	// time. Servers whose bricks share a replica set are never restarted
+	// together, whatever this number.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=16
+	// +optional
+	MaxParallel int32 `json:"maxParallel,omitempty"`
+
+	// perZone restricts each parallel step to one server per zone at a
+	// time, so that at most one zone is ever degraded by the upgrade.
+	// +optional
+	PerZone bool `json:"perZone,omitempty"`
+
+	// healTimeout is how long an upgraded server may take to heal before
+	// the upgrade is blocked for an administrator, as a duration (1h30m).
+	// +kubebuilder:default="1h"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') && duration(self) > duration('0s')",message="upgradePolicy.healTimeout must be a positive duration such as 45m or 1h30m"
+	// +optional
+	HealTimeout *metav1.Duration `json:"healTimeout,omitempty"`
+}
+
+// FailurePolicy controls failure handling.
+type FailurePolicy struct {
+	// permissibleDowntime is how long a server may stay offline, outside
+	// maintenance, before it is declared failed and its bricks are rebuilt
+	// on other servers, as a duration (30m, 2h).
+	// +kubebuilder:default="30m"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') && duration(self) > duration('0s')",message="failurePolicy.permissibleDowntime must be a positive duration such as 30m or 2h"
+	// +optional
+	PermissibleDowntime *metav1.Duration `json:"permissibleDowntime,omitempty"`
+}
+
+// ExternalSpec describes a Gluster pool that runs outside this Kubernetes
+// cluster.
+type ExternalSpec struct {
+	// nodes are the servers of the pool. The operator talks to GD2 on them
+	// and gives their addresses to the CSI drivers.
+	// +listType=map
+	// +listMapKey=address
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=128
+	Nodes []ExternalNode `json:"nodes"`
+}
+
+// ExternalNode is one server of an external pool.
+type ExternalNode struct {
+	// address is the server's host name or IP address.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="isIP(self) || self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="external.nodes[].address must be a host name or an IP address"
+	Address string `json:"address"`
+
+	// zone is the failure zone of the server, if known.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	Zone string `json:"zone,omitempty"`
+}
+
+// ManagementSpec overrides how the operator reaches GD2.
+type ManagementSpec struct {
+	// endpoint is the base URL of the GD2 REST API, for an operator that
+	// runs outside the cluster network and for tests.
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHost() != ''",message="management.endpoint must be an absolute http or https URL"
+	// +optional
+	Endpoint string `json:"endpoint,omitempty"`
+
+	// authSecretRef names the Secret holding the GD2 shared secret (key
+	// secret) used to sign requests. Unset means the secret the operator
+	// created for the cluster.
+	// +optional
+	AuthSecretRef *SecretReference `json:"authSecretRef,omitempty"`
+}
+
+// ClusterPhase is the state of the cluster machine.
+type ClusterPhase string
+
+// GlusterClusterStatus is the observed state of a GlusterCluster.
+type GlusterClusterStatus struct {
+	// observedGeneration is the spec generation this status reflects.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// phase is the state of the cluster machine: Pending, Provisioning,
+	// Ready, Degraded, Scaling, Upgrading, Deleting.
+	// +optional
+	Phase ClusterPhase `json:"phase,omitempty"`
+
+	// conditions are the latest observations of the cluster: Ready,
+	// Progressing, Degraded.
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// nodes counts the cluster's servers.
+	// +optional
+	Nodes NodeCounts `json:"nodes,omitempty"`
+
+	// volumes is the heal state of each volume.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=1024
+	// +optional
+	Volumes []VolumeStatus `json:"volumes,omitempty"`
+
+	// upgrade is the state of the rolling upgrade machine.
+	// +optional
+	Upgrade *UpgradeStatus `json:"upgrade,omitempty"`
+
+	// capacity is the raw capacity of the cluster's devices.
+	// +optional
+	Capacity *CapacityStatus `json:"capacity,omitempty"`
+
+	// history holds the latest transitions of the cluster machine, oldest
+	// first.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=20
+	// +optional
+	History []TransitionRecord `json:"history,omitempty"`
+}
+
+// NodeCounts counts servers.
+type NodeCounts struct {
+	// desired is the number of servers the spec asks for.
+	// +optional
+	Desired int32 `json:"desired,omitempty"`
+
+	// total is the number of GlusterNodes of the cluster.
+	// +optional
+	Total int32 `json:"total,omitempty"`
+
+	// online is the number of GlusterNodes in state Online.
+	// +optional
+	Online int32 `json:"online,omitempty"`
+}
+
+// VolumeStatus is the heal state of one volume.
+type VolumeStatus struct {
+	// name is the Gluster volume name.
+	Name string `json:"name"`
+
+	// state is the state of the volume's heal machine: Healthy,
+	// HealPending, Healing, SplitBrain, Unknown.
+	// +optional
+	State string `json:"state,omitempty"`
+
+	// pendingEntries is the number of entries waiting to heal, summed over
+	// bricks.
+	// +optional
+	PendingEntries int64 `json:"pendingEntries,omitempty"`
+
+	// splitBrainEntries is the number of entries in split brain, summed
+	// over bricks.
+	// +optional
+	SplitBrainEntries int64 `json:"splitBrainEntries,omitempty"`
+
+	// lastTransitionTime is when state last changed.
+	// +optional
+	LastTransitionTime *metav1.Time `json:"lastTransitionTime,omitempty"`
+
+	// message is a human-readable detail of the state.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// UpgradeStatus is the state of a rolling upgrade.
+type UpgradeStatus struct {
+	// state is the state of the upgrade machine: Idle, Validating,
+	// RollingServers, RollingClients, Complete, Blocked, Paused.
+	// +optional
+	State string `json:"state,omitempty"`
+
+	// fromVersion is the version the upgrade started from.
+	// +optional
+	FromVersion string `json:"fromVersion,omitempty"`
+
+	// toVersion is the version the upgrade moves to.
+	// +optional
+	ToVersion string `json:"toVersion,omitempty"`
+
+	// currentNode is the GlusterNode being upgraded now.
+	// +optional
+	CurrentNode string `json:"currentNode,omitempty"`
+
+	// startTime is when the upgrade started.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+
+	// message says why the upgrade waits or is blocked.
+	// +optional
+	Message string `json:"message,omitempty"`
+
+	// history holds the latest transitions of the upgrade machine, oldest
+	// first.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=20
+	// +optional
+	History []TransitionRecord `json:"history,omitempty"`
+}
+
+// CapacityStatus is the raw capacity of a cluster.
+type CapacityStatus struct {
+	// total is the size of all devices registered in GD2.
+	// +optional
+	Total *resource.Quantity `json:"total,omitempty"`
+
+	// free is the unallocated part of total.
+	// +optional
+	Free *resource.Quantity `json:"free,omitempty"`
+}

@@ -1,0 +1,209 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// GlusterNode is one Gluster server of a GlusterCluster: a GD2 peer with its
+// devices. The operator creates one per server from the cluster's node
+// templates; its status.state is the node state machine's persisted cursor.
+//
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Namespaced,shortName=gn,categories=gluster
+// +kubebuilder:printcolumn:name="Cluster",type=string,JSONPath=`.spec.cluster`
+// +kubebuilder:printcolumn:name="Zone",type=string,JSONPath=`.spec.zone`
+// +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.state`
+// +kubebuilder:printcolumn:name="Desired",type=string,JSONPath=`.spec.desiredState`,priority=1
+// +kubebuilder:printcolumn:name="Peer",type=string,JSONPath=`.status.peerID`
+// +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.status.version`,priority=1
+// +kubebuilder:printcolumn:name="Address",type=string,JSONPath=`.status.address`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type GlusterNode struct {
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard object metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the desired state of the server.
+	Spec GlusterNodeSpec `json:"spec"`
+
+	// status is the observed state of the server, written by the operator
+	// through the status subresource.
+	// +optional
+	Status GlusterNodeStatus `json:"status,omitempty"`
+}
+
+// GlusterNodeList is a list of GlusterNode objects.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:object:root=true
+type GlusterNodeList struct {
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard list metadata.
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	// items are the GlusterNode objects.
+	Items []GlusterNode `json:"items"`
+}
+
+// NodeDesiredState is what the administrator wants a server to do.
+// +kubebuilder:validation:Enum=enabled;disabled
+type NodeDesiredState string
+
+const (
+	// NodeEnabled runs the server and lets it hold bricks.
+	NodeEnabled NodeDesiredState = "enabled"
+	// NodeDisabled keeps the server's bricks but places no new ones on it.
+	NodeDisabled NodeDesiredState = "disabled"
+)
+
+// GlusterNodeSpec is the desired state of a GlusterNode.
+type GlusterNodeSpec struct {
+	// cluster is the name of the GlusterCluster, in the same namespace, that
+	// the server belongs to. It cannot change.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.cluster is immutable"
+	Cluster string `json:"cluster"`
+
+	// zone is the failure zone of the server, a DNS label. It cannot
+	// change: moving a server to another zone means a new node.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="spec.zone must be a DNS label: lowercase letters, digits and '-', starting and ending with a letter or digit"
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.zone is immutable"
+	Zone string `json:"zone"`
+
+	// template is the name of the cluster's node template the server was
+	// made from. Empty for a server added by hand.
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="spec.template must be a DNS label, the name of a node template"
+	// +optional
+	Template string `json:"template,omitempty"`
+
+	// desiredState is enabled (serve and accept new bricks) or disabled
+	// (serve existing bricks, accept no new ones). Decommission and
+	// maintenance are separate, one-shot requests made by annotation.
+	// +kubebuilder:default=enabled
+	// +optional
+	DesiredState NodeDesiredState `json:"desiredState,omitempty"`
+
+	// storage is the server's brick storage: host block devices, or
+	// PersistentVolumeClaims the operator creates. Unset for a server whose
+	// devices are managed outside anthill.
+	// +optional
+	Storage *NodeStorage `json:"storage,omitempty"`
+
+	// externalAddress is the address of a server that runs outside this
+	// Kubernetes cluster. Set means the operator runs no pod for it.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="isIP(self) || self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="spec.externalAddress must be a host name or an IP address"
+	// +optional
+	ExternalAddress string `json:"externalAddress,omitempty"`
+
+	// nodeAffinity restricts which Kubernetes nodes may run the server, in
+	// addition to the zone.
+	// +optional
+	NodeAffinity *corev1.NodeAffinity `json:"nodeAffinity,omitempty"`
+
+	// tolerations let the server run on tainted Kubernetes nodes.
+	// +listType=atomic
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+}
+
+// NodeStorage is a server's brick storage: either devices, or the
+// PersistentVolumeClaim fields (capacity, deviceCount, storageClassName).
+//
+// +kubebuilder:validation:XValidation:rule="has(self.devices) != has(self.capacity)",message="spec.storage must set exactly one of devices (host block devices) or capacity (PersistentVolumeClaims)"
+// +kubebuilder:validation:XValidation:rule="!has(self.devices) || (!has(self.storageClassName) && !has(self.deviceCount))",message="spec.storage.storageClassName and spec.storage.deviceCount apply only to PersistentVolumeClaims, not to spec.storage.devices"
+type NodeStorage struct {
+	// devices are paths of raw block devices on the Kubernetes node, such as
+	// /dev/sdb, each registered as a GD2 device.
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=256
+	// +kubebuilder:validation:items:Pattern=`^/dev/`
+	// +optional
+	Devices []string `json:"devices,omitempty"`
+
+	// storageClassName is the StorageClass of the claims. Unset means the
+	// default StorageClass.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	StorageClassName *string `json:"storageClassName,omitempty"`
+
+	// capacity is the size of each claim. It must be positive.
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).isGreaterThan(quantity('0'))",message="spec.storage.capacity must be a positive quantity such as 500Gi"
+	// +optional
+	Capacity *resource.Quantity `json:"capacity,omitempty"`
+
+	// deviceCount is the number of claims, each one a GD2 device. Unset
+	// means 1.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=16
+	// +optional
+	DeviceCount *int32 `json:"deviceCount,omitempty"`
+
+	// vdo puts a VDO (deduplication and compression) layer under each
+	// brick.
+	// +optional
+	VDO bool `json:"vdo,omitempty"`
+}
+
+// GlusterNodeStatus is the observed state of a GlusterNode.
+type GlusterNodeStatus struct {
+	// observedGeneration is the spec generation this status reflects.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// state is the state of the node machine: Pending, Provisioning,
+	// Joining, Online, Offline, Maintenance, Failed, Draining, Detaching,
+	// Deleting, Deleted, or an upgrade step (Quiescing, Restarting,
+	// Rejoining, HealWait).
+	// +optional
+	State string `json:"state,omitempty"`
+
+	// lastTransitionTime is when state last changed.
+	// +optional
+	LastTransitionTime *metav1.Time `json:"lastTransitionTime,omitempty"`
+
+	// message is a human-readable detail of the state: what the machine
+	// waits for, or why it is stuck.
+	// +optional
+	Message string `json:"message,omitempty"`
+
+	// peerID is the server's GD2 peer ID, once it has joined.
+	// +optional
+	PeerID string `json:"peerID,omitempty"`
+
+	// version is the Gluster version the server runs.
+	// +optional
+	Version string `json:"version,omitempty"`
+
+	// address is the address other peers and clients reach the server at.
+	// +optional
+	Address string `json:"address,omitempty"`
+
+	// conditions are the latest observations of the server: Ready,
+	// Progressing, Degraded.
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// history holds the latest transitions of the node machine, oldest
+	// first.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=20
+	// +optional
+	History []TransitionRecord `json:"history,omitempty"`
+}
