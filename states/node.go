@@ -65,6 +65,7 @@ const (
 	NodeMoveBrick      fsm.Event = "moveBrick"
 	NodeDeletePeer     fsm.Event = "deletePeer"
 	NodeDeleteWorkload fsm.Event = "deleteWorkload"
+	NodeDisableDevices fsm.Event = "disableDevices"
 )
 
 // NodeMachine is the machine name used in logs, metrics and docs.
@@ -105,14 +106,16 @@ func NodeDefinition() *fsm.Definition {
 				"decommission or deletion."},
 			{Name: NodeMaintenance, Doc: "Entered by `enterMaintenance` on the admin's `maintenance` request; its " +
 				"action disables the node's devices so no new bricks land on it. The node is exempt from failure " +
-				"handling however long it is down. Left by `resume` when the admin requests it and the peer is " +
-				"alive, or by `drain` on decommission or deletion."},
+				"handling however long it is down. If the peer was down when maintenance began, or its devices " +
+				"were re-enabled by hand, the `disableDevices` step disables them once it is alive. Left by " +
+				"`resume` when the admin requests it and the peer is alive, or by `drain` on decommission or deletion."},
 			{Name: NodeFailed, Doc: "Entered by `markFailed` after the peer stayed down longer than " +
 				"`permissibleDowntime` outside maintenance. Raises the alert. Left by `drain` once rebuilding its " +
 				"bricks elsewhere is possible and safe, by `peerRecovered` if the peer comes back first, or by " +
 				"`enterMaintenance` if the admin takes the node over."},
 			{Name: NodeDraining, Doc: "Entered by `drain` (decommission request, deletion, or failure); its action " +
-				"disables the node's devices. The `moveBrick` step replaces one brick at a time onto another node; " +
+				"disables the node's devices, and the `disableDevices` step repeats that whenever the peer is alive " +
+				"with a device enabled. The `moveBrick` step replaces one brick at a time onto another node; " +
 				"the next move waits until the previous replacement has healed, and a move is refused while the " +
 				"brick holds its replica set's only healed copy or stopping it would break quorum. Left by " +
 				"`detach` when no bricks remain and the peer is alive, `abandon` when no bricks remain but the " +
@@ -203,6 +206,10 @@ func NodeDefinition() *fsm.Definition {
 				"that already happened is not repeated."},
 			{Name: NodeDeletePeer, In: []fsm.State{NodeDetaching}, Doc: "Delete the node's GD2 peer while it is " +
 				"still listed and holds no bricks. A peer that is already gone counts as deleted."},
+			{Name: NodeDisableDevices, In: []fsm.State{NodeMaintenance, NodeDraining}, Doc: "Disable every " +
+				"device of the node in GD2 so that no new brick is placed on it. Runs only while the peer is alive " +
+				"(GD2 places nothing on a dead peer anyway) and some device is still enabled; disabling a " +
+				"disabled device is a no-op."},
 			{Name: NodeDeleteWorkload, In: []fsm.State{NodeDeleting}, Doc: "Delete the node's StatefulSet and " +
 				"PVC. Objects already gone count as deleted; the step repeats until both are observed gone."},
 		},

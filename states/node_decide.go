@@ -132,6 +132,9 @@ func decideNodeOffline(s NodeSnapshot) Decision {
 
 func decideNodeMaintenance(s NodeSnapshot) Decision {
 	if !s.removalRequested() && s.Request != RequestResume {
+		if s.GD2Reachable && s.PeerKnown && s.PeerAlive && s.DevicesEnabled > 0 {
+			return step(NodeDisableDevices, ReasonInMaintenance, fmt.Sprintf("Disabling %d device(s) so that no new bricks land on a node in maintenance.", s.DevicesEnabled), pollShort)
+		}
 		return wait(ReasonInMaintenance, "The node is in maintenance until the admin requests resume.", 0)
 	}
 	if !s.GD2Reachable {
@@ -185,6 +188,9 @@ func decideNodeDraining(s NodeSnapshot) Decision {
 	}
 	if !s.GD2Reachable {
 		return gd2Unreachable()
+	}
+	if s.PeerKnown && s.PeerAlive && s.DevicesEnabled > 0 {
+		return step(NodeDisableDevices, ReasonDecommissionRequested, fmt.Sprintf("Disabling %d device(s) so that no new bricks land on a draining node.", s.DevicesEnabled), pollShort)
 	}
 	if s.ReplacementsHealing > 0 {
 		return wait(ReasonReplacementHealing, fmt.Sprintf("Waiting for %d replacement brick(s) to heal before moving the next one.", s.ReplacementsHealing), pollLong)

@@ -85,6 +85,8 @@ func nodeCases() []nodeCase {
 			s.DownSince = t0.Add(-72 * time.Hour)
 			s.Request = RequestMaintenance
 		}, wantReason: ReasonInMaintenance},
+		{name: "a node in maintenance disables devices that are enabled", state: NodeMaintenance, mutate: func(s *NodeSnapshot) { s.DevicesEnabled = 2 }, wantStep: NodeDisableDevices},
+		{name: "a node in maintenance leaves a dead peer's devices alone", state: NodeMaintenance, mutate: func(s *NodeSnapshot) { s.DevicesEnabled, s.PeerAlive = 2, false }, wantReason: ReasonInMaintenance},
 		{name: "a node in maintenance resumes on request when alive", state: NodeMaintenance, mutate: func(s *NodeSnapshot) { s.Request = RequestResume }, wantEvent: NodeResume},
 		{name: "a node in maintenance waits for its peer before resuming", state: NodeMaintenance, mutate: func(s *NodeSnapshot) { s.Request = RequestResume; s.PeerAlive = false }, wantReason: ReasonWaitingForPeer},
 		{name: "a node in maintenance drains on a decommission request", state: NodeMaintenance, mutate: func(s *NodeSnapshot) { s.Request = RequestDecommission }, wantEvent: NodeDrain},
@@ -99,6 +101,10 @@ func nodeCases() []nodeCase {
 
 		// Draining.
 		{name: "a draining node moves its next brick", state: NodeDraining, mutate: func(s *NodeSnapshot) { s.NextBrickVolume, s.NextBrickPath = "vol1", "/bricks/vol1/b1" }, wantStep: NodeMoveBrick},
+		{name: "a draining node disables its devices before moving bricks", state: NodeDraining, mutate: func(s *NodeSnapshot) {
+			s.NextBrickVolume, s.NextBrickPath = "vol1", "/bricks/vol1/b1"
+			s.DevicesEnabled = 1
+		}, wantStep: NodeDisableDevices},
 		{name: "a draining node waits for the previous replacement to heal", state: NodeDraining, mutate: func(s *NodeSnapshot) {
 			s.NextBrickVolume, s.NextBrickPath = "vol1", "/bricks/vol1/b1"
 			s.ReplacementsHealing = 1

@@ -23,7 +23,8 @@ func randomNode(r *rand.Rand) NodeSnapshot {
 		RunningVersion: vers[r.IntN(2)], TargetVersion: vers[r.IntN(2)], UpgradeSelected: b(),
 		PermissibleDowntime: 30 * time.Minute, UpgradeStepTimeout: 10 * time.Minute,
 		GD2Reachable: b(), PeerKnown: b(), PeerAlive: b(),
-		BricksOnNode: n(), BricksOffline: n(), SoleHealedCopies: n(), QuorumAtRisk: n(),
+		DevicesEnabled: n(),
+		BricksOnNode:   n(), BricksOffline: n(), SoleHealedCopies: n(), QuorumAtRisk: n(),
 		ReplacementsHealing: n(), PendingHealEntries: int64(n()), SplitBrainEntries: int64(n()),
 	}
 	if b() {
@@ -51,6 +52,10 @@ func TestDecideNodeNeverBreaksTheSafetyRules(t *testing.T) {
 		case NodeMoveBrick:
 			if s.SoleHealedCopies > 0 || s.QuorumAtRisk > 0 || s.ReplacementsHealing > 0 || !s.GD2Reachable || s.DrainBlockedReason != "" {
 				fail("a brick was moved while unsafe or blind")
+			}
+		case NodeDisableDevices:
+			if !s.PeerAlive || s.DevicesEnabled == 0 {
+				fail("devices of a dead peer, or none, were disabled")
 			}
 		case NodeDeletePeer:
 			if s.BricksOnNode > 0 || !s.GD2Reachable {

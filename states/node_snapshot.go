@@ -69,6 +69,8 @@ type NodeSnapshot struct {
 	PeerID    string
 	// PeerAlive: GD2 reports the peer online.
 	PeerAlive bool
+	// DevicesEnabled: the node's devices GD2 lists with state enabled.
+	DevicesEnabled int
 	// DownSince: when the node entered Offline (recorded in status on
 	// peerLost). Zero means unknown, and counts as "just now".
 	DownSince time.Time

@@ -1,0 +1,90 @@
+package transitions
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gluster/anthill/fsm"
+	"github.com/gluster/anthill/states"
+)
+
+// ClusterAction runs the side effect of one cluster or upgrade event or
+// step; both machines act on the GlusterCluster.
+type ClusterAction func(ctx context.Context, ops Ops, c ClusterTarget) error
+
+var clusterActions = map[fsm.Event]ClusterAction{
+	states.ClusterProvision:   ensureClusterInfra,
+	states.ClusterScaleNodes:  scaleNodes,
+	states.ClusterDeleteNodes: deleteNodes,
+	states.ClusterDeleteInfra: deleteClusterInfra,
+}
+
+var upgradeActions = map[fsm.Event]ClusterAction{
+	states.UpgradeSelectNextNode: selectNextNode,
+	states.UpgradeRollClients:    rollClients,
+}
+
+// ClusterActionFor returns the action of cluster event or step e, if any.
+func ClusterActionFor(e fsm.Event) (ClusterAction, bool) {
+	a, ok := clusterActions[e]
+	return a, ok
+}
+
+// UpgradeActionFor returns the action of upgrade event or step e, if any.
+func UpgradeActionFor(e fsm.Event) (ClusterAction, bool) {
+	a, ok := upgradeActions[e]
+	return a, ok
+}
+
+func key(c ClusterTarget) string { return c.Namespace + "/" + c.Name }
+
+func ensureClusterInfra(ctx context.Context, ops Ops, c ClusterTarget) error {
+	if err := ops.Kube.EnsureClusterInfra(ctx, c); err != nil {
+		return fmt.Errorf("ensure infrastructure of cluster %s: %w", key(c), err)
+	}
+	return nil
+}
+
+func scaleNodes(ctx context.Context, ops Ops, c ClusterTarget) error {
+	if c.DesiredNodes < 0 {
+		return fmt.Errorf("scale cluster %s: negative node count %d", key(c), c.DesiredNodes)
+	}
+	if err := ops.Kube.ScaleNodes(ctx, c, c.DesiredNodes); err != nil {
+		return fmt.Errorf("scale cluster %s to %d nodes: %w", key(c), c.DesiredNodes, err)
+	}
+	return nil
+}
+
+func deleteNodes(ctx context.Context, ops Ops, c ClusterTarget) error {
+	if err := ops.Kube.DeleteNodes(ctx, c); err != nil {
+		return fmt.Errorf("delete nodes of cluster %s: %w", key(c), err)
+	}
+	return nil
+}
+
+func deleteClusterInfra(ctx context.Context, ops Ops, c ClusterTarget) error {
+	if err := ops.Kube.DeleteClusterInfra(ctx, c); err != nil {
+		return fmt.Errorf("delete infrastructure of cluster %s: %w", key(c), err)
+	}
+	return nil
+}
+
+func selectNextNode(ctx context.Context, ops Ops, c ClusterTarget) error {
+	if c.NextNode == "" || c.TargetVersion == "" {
+		return fmt.Errorf("select next node of cluster %s: node %q, version %q", key(c), c.NextNode, c.TargetVersion)
+	}
+	if err := ops.Kube.SelectNodeForUpgrade(ctx, c, c.NextNode, c.TargetVersion); err != nil {
+		return fmt.Errorf("select node %s of cluster %s for %s: %w", c.NextNode, key(c), c.TargetVersion, err)
+	}
+	return nil
+}
+
+func rollClients(ctx context.Context, ops Ops, c ClusterTarget) error {
+	if c.TargetVersion == "" {
+		return fmt.Errorf("roll CSI clients of cluster %s: no target version", key(c))
+	}
+	if err := ops.Kube.SetCSIVersion(ctx, c, c.TargetVersion); err != nil {
+		return fmt.Errorf("roll CSI clients of cluster %s to %s: %w", key(c), c.TargetVersion, err)
+	}
+	return nil
+}

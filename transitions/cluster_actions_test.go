@@ -1,0 +1,54 @@
+package transitions
+
+import (
+	"context"
+	"testing"
+
+	"github.com/gluster/anthill/states"
+)
+
+func TestClusterUpgradeAndHealActionsAreIdempotent(t *testing.T) {
+	c := ClusterTarget{Namespace: "storage", Name: "gluster", DesiredNodes: 3, NextNode: "gluster-a-0", TargetVersion: "11.1"}
+	type run func(w *world) error
+	var runs = map[string]run{}
+	for _, e := range Registered()[states.ClusterMachine] {
+		a, _ := ClusterActionFor(e)
+		runs["cluster/"+string(e)] = func(w *world) error { return a(context.Background(), w.ops(), c) }
+	}
+	for _, e := range Registered()[states.UpgradeMachine] {
+		a, _ := UpgradeActionFor(e)
+		runs["upgrade/"+string(e)] = func(w *world) error { return a(context.Background(), w.ops(), c) }
+	}
+	for _, e := range Registered()[states.HealMachine] {
+		a, _ := HealActionFor(e)
+		runs["heal/"+string(e)] = func(w *world) error {
+			return a(context.Background(), w.ops(), VolumeTarget{Cluster: "gluster", Volume: "vol1"})
+		}
+	}
+	for name, r := range runs {
+		t.Run(name, func(t *testing.T) {
+			w := newWorld()
+			if err := r(w); err != nil {
+				t.Fatalf("first run: %v", err)
+			}
+			after := w.snapshot()
+			if err := r(w); err != nil {
+				t.Fatalf("second run: %v", err)
+			}
+			if w.snapshot() != after {
+				t.Errorf("second run changed the world:\n%s\n%s", after, w.snapshot())
+			}
+		})
+	}
+}
+
+func TestUpgradeStepsRefuseIncompleteTargets(t *testing.T) {
+	sel, _ := UpgradeActionFor(states.UpgradeSelectNextNode)
+	if err := sel(context.Background(), newWorld().ops(), ClusterTarget{Name: "g", TargetVersion: "11.1"}); err == nil {
+		t.Error("selectNextNode without a node should fail")
+	}
+	roll, _ := UpgradeActionFor(states.UpgradeRollClients)
+	if err := roll(context.Background(), newWorld().ops(), ClusterTarget{Name: "g"}); err == nil {
+		t.Error("rollClients without a version should fail")
+	}
+}

@@ -1,0 +1,29 @@
+package transitions
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gluster/anthill/fsm"
+	"github.com/gluster/anthill/states"
+)
+
+// HealAction runs the side effect of one heal event.
+type HealAction func(ctx context.Context, ops Ops, v VolumeTarget) error
+
+var healActions = map[fsm.Event]HealAction{
+	states.HealStartHeal: startHeal,
+}
+
+// HealActionFor returns the action of heal event e, if it has one.
+func HealActionFor(e fsm.Event) (HealAction, bool) {
+	a, ok := healActions[e]
+	return a, ok
+}
+
+func startHeal(ctx context.Context, ops Ops, v VolumeTarget) error {
+	if err := ops.GD2.TriggerHeal(ctx, v.Volume); err != nil {
+		return fmt.Errorf("trigger heal of volume %q: %w", v.Volume, err)
+	}
+	return nil
+}

@@ -1,0 +1,155 @@
+package transitions
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/gluster/anthill/fsm"
+	"github.com/gluster/anthill/states"
+)
+
+func nodeTarget() NodeTarget {
+	return NodeTarget{
+		Namespace: "storage", Name: "gluster-a-0", Cluster: "gluster",
+		Address: "gluster-a-0.gluster.storage.svc", Zone: "a",
+		Devices: []string{"/dev/vdb", "/dev/vdc"}, PeerAlive: true, TargetVersion: "11.1",
+	}
+}
+
+// joined returns a world in which the node has joined, registered its
+// devices and holds one brick, and the target pointing at it.
+func joined(t *testing.T) (*world, NodeTarget) {
+	t.Helper()
+	w := newWorld()
+	n := nodeTarget()
+	res, err := joinNode(context.Background(), w.ops(), n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.PeerID = res.PeerID
+	if _, err := activateNode(context.Background(), w.ops(), n); err != nil {
+		t.Fatal(err)
+	}
+	w.bricks["vol1:/bricks/vol1/b1"] = n.PeerID
+	n.MoveVolume, n.MovePath = "vol1", "/bricks/vol1/b1"
+	return w, n
+}
+
+// Every node action is run twice, as after a crash between the action and
+// the status write; the second run must change nothing.
+func TestEveryNodeActionIsIdempotent(t *testing.T) {
+	for _, e := range Registered()[states.NodeMachine] {
+		t.Run(string(e), func(t *testing.T) {
+			w, n := joined(t)
+			if e == states.NodeDeletePeer {
+				delete(w.bricks, "vol1:/bricks/vol1/b1")
+			}
+			act, _ := NodeActionFor(e)
+			first, err := act(context.Background(), w.ops(), n)
+			if err != nil {
+				t.Fatalf("first run: %v", err)
+			}
+			after := w.snapshot()
+			second, err := act(context.Background(), w.ops(), n)
+			if err != nil {
+				t.Fatalf("second run: %v", err)
+			}
+			if w.snapshot() != after {
+				t.Errorf("second run changed the world:\n%s\n%s", after, w.snapshot())
+			}
+			if first != second {
+				t.Errorf("results differ: %+v vs %+v", first, second)
+			}
+		})
+	}
+}
+
+func TestJoinTagsThePeerAndReturnsItsNewID(t *testing.T) {
+	w := newWorld()
+	res, err := joinNode(context.Background(), w.ops(), nodeTarget())
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := w.peers[res.PeerID]
+	if md == nil || md[MetaNode] != "storage/gluster-a-0" || md[MetaCluster] != "gluster" || md["_zone"] != "a" {
+		t.Errorf("peer %q metadata = %v", res.PeerID, md)
+	}
+}
+
+func TestMoveBrickNeverReplacesABrickThatAlreadyMoved(t *testing.T) {
+	w, n := joined(t)
+	w.bricks["vol1:/bricks/vol1/b1"] = "peer-elsewhere"
+	if _, err := moveBrick(context.Background(), w.ops(), n); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range w.calls {
+		if c == "ReplaceBrick" {
+			t.Fatal("replace-brick was called for a brick no longer on the node; GD2 would have moved another brick")
+		}
+	}
+}
+
+func TestDisablingDevicesSkipsADeadPeer(t *testing.T) {
+	w, n := joined(t)
+	n.PeerAlive = false
+	w.calls = nil
+	if _, err := disableNodeDevices(context.Background(), w.ops(), n); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.calls) != 0 {
+		t.Errorf("calls = %v, want none for a dead peer", w.calls)
+	}
+}
+
+func TestActionsNeedingAPeerRefuseWithoutOne(t *testing.T) {
+	for _, e := range []fsm.Event{states.NodeActivate, states.NodeMoveBrick, states.NodeDeletePeer, states.NodeResume} {
+		act, _ := NodeActionFor(e)
+		n := nodeTarget()
+		n.MoveVolume, n.MovePath = "vol1", "/b"
+		if _, err := act(context.Background(), newWorld().ops(), n); !errors.Is(err, ErrNoPeerID) {
+			t.Errorf("%s without a peer id: error = %v, want ErrNoPeerID", e, err)
+		}
+	}
+}
+
+func TestNodeActionErrorsAreWrappedWithContext(t *testing.T) {
+	boom := errors.New("boom")
+	tests := []struct {
+		event  fsm.Event
+		method string
+	}{
+		{states.NodeProvision, "EnsureNodeWorkload"},
+		{states.NodeJoin, "AddPeer"},
+		{states.NodeActivate, "RegisterDevice"},
+		{states.NodeDrain, "SetDeviceEnabled"},
+		{states.NodeRestart, "RollNodeWorkload"},
+		{states.NodeMoveBrick, "ReplaceBrick"},
+		{states.NodeMoveBrick, "BrickOnPeer"},
+		{states.NodeDeleteWorkload, "DeleteNodeWorkload"},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.event)+" "+tt.method, func(t *testing.T) {
+			w, n := joined(t)
+			w.fail[tt.method] = boom
+			act, _ := NodeActionFor(tt.event)
+			_, err := act(context.Background(), w.ops(), n)
+			if !errors.Is(err, boom) || err.Error() == boom.Error() {
+				t.Errorf("error = %v, want boom wrapped with context", err)
+			}
+		})
+	}
+}
+
+func TestMirrorNodeStateWritesTheStateKey(t *testing.T) {
+	w, n := joined(t)
+	if err := MirrorNodeState(context.Background(), w, n.PeerID, states.NodeOnline); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.peers[n.PeerID][MetaState]; got != "Online" {
+		t.Errorf("%s = %q, want Online", MetaState, got)
+	}
+	if err := MirrorNodeState(context.Background(), w, "", states.NodeOnline); err != nil {
+		t.Errorf("mirroring without a peer should be a no-op, got %v", err)
+	}
+}

@@ -1,0 +1,105 @@
+package transitions
+
+import "context"
+
+// NodeKube is what node actions need from Kubernetes.
+type NodeKube interface {
+	// EnsureNodeWorkload creates the node's PVC and StatefulSet if they do
+	// not exist. Existing objects are left as they are (AlreadyExists is
+	// success); it never deletes or recreates anything.
+	EnsureNodeWorkload(ctx context.Context, n NodeTarget) error
+	// RollNodeWorkload sets the node's StatefulSet to run version and makes
+	// sure the pod is replaced by one running it. A pod already running
+	// version is left alone, so a repeated call does not restart it again.
+	RollNodeWorkload(ctx context.Context, n NodeTarget, version string) error
+	// DeleteNodeWorkload deletes the node's StatefulSet and PVC. Objects
+	// already gone (NotFound) are success.
+	DeleteNodeWorkload(ctx context.Context, n NodeTarget) error
+}
+
+// NodeGD2 is what node actions need from GD2.
+type NodeGD2 interface {
+	// AddPeer adds the peer at address with zone and metadata, and returns
+	// its id (GD2 gives a joining peer a new id). If a peer already carries
+	// metadata[MetaNode] with the same value, it returns that peer's id and
+	// adds nothing: a join repeated after a crash must not fail or add twice.
+	AddPeer(ctx context.Context, address, zone string, metadata map[string]string) (peerID string, err error)
+	// RegisterDevice registers device on the peer. "device already exists"
+	// is success.
+	RegisterDevice(ctx context.Context, peerID, device string) error
+	// SetDeviceEnabled sets the device's state to enabled or disabled.
+	// Setting the state it already has is success.
+	SetDeviceEnabled(ctx context.Context, peerID, device string, enabled bool) error
+	// SetPeerMetadata merges md into the peer's metadata. GD2 cannot delete
+	// metadata keys, so anthill only ever overwrites its own keys.
+	SetPeerMetadata(ctx context.Context, peerID string, md map[string]string) error
+	// BrickOnPeer reports whether volume has a brick at path on the peer.
+	BrickOnPeer(ctx context.Context, volume, peerID, path string) (bool, error)
+	// ReplaceBrick replaces the brick at path on the peer with a new brick
+	// GD2 allocates on another node. It is NOT idempotent in GD2 (a
+	// missing source brick silently falls back to another brick of the
+	// volume), so callers must check BrickOnPeer immediately before.
+	ReplaceBrick(ctx context.Context, volume, srcPeerID, path string) error
+	// DeletePeer removes the peer from the pool. A peer that is already gone
+	// (404) is success.
+	DeletePeer(ctx context.Context, peerID string) error
+}
+
+// HealGD2 is what heal actions need from GD2.
+type HealGD2 interface {
+	// TriggerHeal starts an index heal of the volume. Triggering a heal that
+	// is already running is success.
+	TriggerHeal(ctx context.Context, volume string) error
+}
+
+// ClusterKube is what cluster actions need from Kubernetes.
+type ClusterKube interface {
+	// EnsureClusterInfra creates, each only if absent, the cluster's GD2 auth
+	// secret, the etcd StatefulSet, the headless Service and the management
+	// Service. It never regenerates an existing secret: every node must keep
+	// sharing the one it started with.
+	EnsureClusterInfra(ctx context.Context, c ClusterTarget) error
+	// ScaleNodes makes the number of GlusterNodes that count toward the
+	// cluster equal desired: it creates missing ones, or sets a decommission
+	// request on surplus ones. It works from the difference it observes, so
+	// repeating it changes nothing once the count matches.
+	ScaleNodes(ctx context.Context, c ClusterTarget, desired int) error
+	// DeleteNodes deletes every GlusterNode of the cluster. NotFound and
+	// already-deleting objects are success.
+	DeleteNodes(ctx context.Context, c ClusterTarget) error
+	// DeleteClusterInfra deletes what EnsureClusterInfra created, and the
+	// etcd PVCs. NotFound is success.
+	DeleteClusterInfra(ctx context.Context, c ClusterTarget) error
+}
+
+// UpgradeKube is what upgrade actions need from Kubernetes.
+type UpgradeKube interface {
+	// SelectNodeForUpgrade records node as the one being upgraded to version
+	// and when that step started. Selecting the selected node is a no-op
+	// (the start time is kept).
+	SelectNodeForUpgrade(ctx context.Context, c ClusterTarget, node, version string) error
+	// SetCSIVersion sets the CSI node plugin DaemonSet to version. Setting
+	// the version it has is a no-op.
+	SetCSIVersion(ctx context.Context, c ClusterTarget, version string) error
+}
+
+// KubeOps is everything the actions need from Kubernetes; the dispatcher
+// implements it.
+type KubeOps interface {
+	NodeKube
+	ClusterKube
+	UpgradeKube
+}
+
+// GD2Ops is everything the actions need from GD2; the dispatcher implements
+// it with a GD2 client bound to one cluster.
+type GD2Ops interface {
+	NodeGD2
+	HealGD2
+}
+
+// Ops bundles the two sides an action may call.
+type Ops struct {
+	Kube KubeOps
+	GD2  GD2Ops
+}

@@ -1,0 +1,66 @@
+package transitions
+
+import "github.com/gluster/anthill/fsm"
+
+// Peer metadata keys anthill owns. They carry no leading "_" (GD2 reserves
+// those) and stay small: GD2 caps a peer's metadata at 4 KiB.
+const (
+	// MetaNode identifies the GlusterNode ("namespace/name") a peer belongs
+	// to; AddPeer uses it to find a peer added before a crash.
+	MetaNode = "anthill-node"
+	// MetaCluster names the GlusterCluster.
+	MetaCluster = "anthill-cluster"
+	// MetaState mirrors the node machine's state.
+	MetaState = "anthill-state"
+)
+
+// NodeTarget is the node an action works on, filled by the dispatcher from
+// the GlusterNode, its status and the snapshot it decided from.
+type NodeTarget struct {
+	Namespace string
+	Name      string
+	Cluster   string
+	// Address is the stable host[:port] the peer is added with (the pod's
+	// name in the cluster's headless Service).
+	Address string
+	Zone    string
+	// Devices are the block devices the node contributes.
+	Devices []string
+	// PeerID is the GD2 peer id recorded in status, "" before join.
+	PeerID    string
+	PeerAlive bool
+	// TargetVersion is the version to roll to (restart).
+	TargetVersion string
+	// MoveVolume and MovePath name the brick moveBrick moves.
+	MoveVolume string
+	MovePath   string
+}
+
+// NodeKey is the value of MetaNode for this node.
+func (n NodeTarget) NodeKey() string { return n.Namespace + "/" + n.Name }
+
+// NodeResult is what a node action learned that status must record.
+type NodeResult struct {
+	// PeerID is set by join.
+	PeerID string
+}
+
+// VolumeTarget is the volume a heal action works on.
+type VolumeTarget struct {
+	Cluster string
+	Volume  string
+}
+
+// ClusterTarget is the GlusterCluster a cluster or upgrade action works on.
+type ClusterTarget struct {
+	Namespace string
+	Name      string
+	// DesiredNodes is spec.nodeCount (scaleNodes).
+	DesiredNodes int
+	// NextNode and TargetVersion are for the upgrade steps.
+	NextNode      string
+	TargetVersion string
+}
+
+// nodeState is the mirrored state value for a node state.
+func nodeState(s fsm.State) map[string]string { return map[string]string{MetaState: string(s)} }
