@@ -268,7 +268,7 @@ func apiPath(segments ...string) (string, error) {
 }
 
 // apiPathTail is apiPath plus a tail that may contain slashes (a device path
-// such as dev/sdb, an option name such as cluster/replicate.self-heal-daemon).
+// such as dev/sdb).
 // A leading slash on the tail is dropped: GD2 routes devices by the path
 // without it.
 func apiPathTail(tail string, segments ...string) (string, error) {

@@ -83,10 +83,12 @@ func (c *Client) VolumeOptions(ctx context.Context, name string) ([]VolumeOption
 	return out, err
 }
 
-// VolumeOption returns one option, e.g. cluster/replicate.self-heal-daemon.
+// VolumeOption returns one option. GD2 routes the name as a single path
+// segment, so use a slash-free spelling such as replicate.self-heal-daemon;
+// a name with a slash is refused with ErrInvalidArgument.
 func (c *Client) VolumeOption(ctx context.Context, name, option string) (*VolumeOption, error) {
 	var out VolumeOption
-	p, perr := apiPathTail(option, "volumes", name, "options")
+	p, perr := apiPath("volumes", name, "options", option)
 	if err := c.do(ctx, request{op: OpVolumesOptionsGet, method: http.MethodGet, path: p, pathErr: perr, out: &out}); err != nil {
 		return nil, err
 	}
