@@ -33,6 +33,11 @@ build() {
 
 build etcd etcd go.etcd.io/etcd/server/v3
 build kwok kwok sigs.k8s.io/kwok/cmd/kwok
+stages="${bin}/kwok-stages.yaml"
+if [[ ! -s "${stages}" || "${bin}/.kwok.stamp" -nt "${stages}" ]]; then
+	(cd "${root}/tools/kwok" && GOFLAGS=-mod=mod go run ./stages) > "${stages}.tmp"
+	mv "${stages}.tmp" "${stages}"
+fi
 build kube kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver "${ldflags}"
 build kube kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager "${ldflags}"
 build kube kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler "${ldflags}"

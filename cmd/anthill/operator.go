@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/gluster/anthill/kube"
+)
+
+func init() {
+	register("operator", command{summary: "run the anthill operator", run: runOperator})
+}
+
+func runOperator(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("operator", flag.ContinueOnError)
+	var cfg kube.OperatorConfig
+	fs.StringVar(&cfg.Kubeconfig, "kubeconfig", "", "kubeconfig file; empty means in-cluster configuration")
+	fs.StringVar(&cfg.MetricsAddress, "metrics-address", ":8080", "address serving /healthz, /readyz and /metrics")
+	fs.IntVar(&cfg.Workers, "workers", 4, "dispatcher workers (machines advanced in parallel)")
+	fs.DurationVar(&cfg.ResyncPeriod, "resync", 10*time.Minute, "informer resync period")
+	fs.BoolVar(&cfg.LeaderElect, "leader-elect", false, "elect a leader on a Lease before acting (set when running more than one replica)")
+	fs.StringVar(&cfg.LeaseNamespace, "leader-election-namespace", "anthill-system", "namespace of the leader-election Lease")
+	fs.StringVar(&cfg.LeaseName, "leader-election-name", "anthill-operator", "name of the leader-election Lease")
+	fs.StringVar(&cfg.Identity, "identity", "", "leader-election identity; default the host name")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %v", fs.Args())
+	}
+	if cfg.Workers < 1 {
+		return fmt.Errorf("--workers must be at least 1, got %d", cfg.Workers)
+	}
+	if cfg.ResyncPeriod <= 0 {
+		return fmt.Errorf("--resync must be positive, got %s", cfg.ResyncPeriod)
+	}
+	log, err := kube.NewLogger(*logLevel)
+	if err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	defer func() { _ = log.Sync() }()
+	log.Info("anthill operator starting", zap.String("version", version))
+	err = kube.RunOperator(ctx, cfg, log)
+	if ctx.Err() != nil {
+		log.Info("anthill operator stopped")
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,121 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// process is one control-plane program the framework started. Its output
+// goes to <dir>/<name>.log so a failing test can point at it.
+type process struct {
+	name    string
+	cmd     *exec.Cmd
+	logPath string
+	done    chan struct{}
+	err     error
+}
+
+func startProcess(dir, bin, name string, args ...string) (*process, error) {
+	logPath := filepath.Join(dir, name+".log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Dir = dir
+	// Own process group, so Stop can signal the program and anything it
+	// forks; Pdeathsig kills it if the test binary dies without cleaning up.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	p := &process{name: name, cmd: cmd, logPath: logPath, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		logf.Close()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// exited reports whether the process has ended, with its wait error.
+func (p *process) exited() (bool, error) {
+	select {
+	case <-p.done:
+		return true, p.err
+	default:
+		return false, nil
+	}
+}
+
+// stop sends SIGTERM to the process group, then SIGKILL after grace.
+func (p *process) stop(grace time.Duration) {
+	if done, _ := p.exited(); done {
+		return
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(grace):
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+	}
+}
+
+// freePorts returns n distinct loopback ports that were free a moment ago.
+// All listeners stay open until every port is chosen, so the ports differ.
+func freePorts(n int) ([]int, error) {
+	ls := make([]net.Listener, 0, n)
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// poll calls fn every interval until it returns true, returns an error, or
+// ctx ends. It is the framework's only way to wait: bounded, no fixed sleeps.
+func poll(ctx context.Context, interval time.Duration, fn func(context.Context) (bool, error)) error {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	var last error
+	for {
+		ok, err := fn(ctx)
+		if ok {
+			return nil
+		}
+		last = err
+		select {
+		case <-ctx.Done():
+			if last != nil {
+				return fmt.Errorf("%w (last error: %v)", ctx.Err(), last)
+			}
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+var errExited = errors.New("process exited")
+
+func itoa(i int) string { return strconv.Itoa(i) }

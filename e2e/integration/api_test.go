@@ -1,0 +1,905 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/client/clientset/versioned"
+	"github.com/gluster/anthill/kube/client/informers/externalversions"
+)
+
+// This file tests the operator.gluster.org API as the API server serves it
+// from the CRDs in manifests/crds: schema, defaults, CEL rules, the status
+// subresource, the generated clientset and informers, and the samples.
+
+const apiTimeout = time.Minute
+
+func operatorClient(t *testing.T) versioned.Interface {
+	t.Helper()
+	cs, err := versioned.NewForConfig(env.RestConfig)
+	if err != nil {
+		t.Fatalf("operator clientset: %v", err)
+	}
+	return cs
+}
+
+// validCluster is a manual-mode cluster with one server in each of three
+// zones that every rule accepts; the rejection cases each break one thing.
+func validCluster(ns, name string) *operatorv1alpha1.GlusterCluster {
+	c := &operatorv1alpha1.GlusterCluster{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: operatorv1alpha1.GlusterClusterSpec{
+			Mode: operatorv1alpha1.ClusterModeManual,
+			Gluster: &operatorv1alpha1.GlusterServerSpec{
+				Image:   "registry.invalid/gluster/glusterd2:4.1.0",
+				Version: "4.1.0",
+			},
+			CSI: &operatorv1alpha1.CSISpec{
+				FileImage: "registry.invalid/gluster/csi-file:4.1.0",
+				Version:   "4.1.0",
+			},
+		},
+	}
+	for z := 1; z <= 3; z++ {
+		zone := "zone-" + strconv.Itoa(z)
+		c.Spec.NodeTemplates = append(c.Spec.NodeTemplates, operatorv1alpha1.NodeTemplate{
+			Name:    zone,
+			Zone:    zone,
+			Nodes:   ptr.To[int32](1),
+			Storage: operatorv1alpha1.TemplateStorage{Capacity: resource.MustParse("100Gi")},
+		})
+	}
+	return c
+}
+
+// validNode is a server with PVC storage that every rule accepts.
+func validNode(ns, name string) *operatorv1alpha1.GlusterNode {
+	return &operatorv1alpha1.GlusterNode{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: operatorv1alpha1.GlusterNodeSpec{
+			Cluster:  "gluster",
+			Zone:     "zone-1",
+			Template: "zone-1",
+			Storage: &operatorv1alpha1.NodeStorage{
+				Capacity:    ptr.To(resource.MustParse("100Gi")),
+				DeviceCount: ptr.To[int32](2),
+			},
+		},
+	}
+}
+
+func TestAPICRDsEstablished(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
+	defer cancel()
+	client, err := apiextensionsclient.NewForConfig(env.RestConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]struct {
+		kind      string
+		shortName string
+	}{
+		"glusterclusters.operator.gluster.org": {"GlusterCluster", "gc"},
+		"glusternodes.operator.gluster.org":    {"GlusterNode", "gn"},
+	}
+	for name, w := range want {
+		crd, err := client.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("get CRD %s: %v", name, err)
+		}
+		established := false
+		for _, c := range crd.Status.Conditions {
+			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+				established = true
+			}
+		}
+		if !established {
+			t.Errorf("CRD %s is not Established: %+v", name, crd.Status.Conditions)
+		}
+		if crd.Spec.Scope != apiextensionsv1.NamespaceScoped {
+			t.Errorf("CRD %s scope = %s, want Namespaced", name, crd.Spec.Scope)
+		}
+		if crd.Spec.Names.Kind != w.kind || !contains(crd.Spec.Names.ShortNames, w.shortName) || !contains(crd.Spec.Names.Categories, "gluster") {
+			t.Errorf("CRD %s names = %+v, want kind %s, short name %s, category gluster", name, crd.Spec.Names, w.kind, w.shortName)
+		}
+		if len(crd.Spec.Versions) != 1 || crd.Spec.Versions[0].Name != "v1alpha1" {
+			t.Fatalf("CRD %s versions = %d, want only v1alpha1", name, len(crd.Spec.Versions))
+		}
+		v := crd.Spec.Versions[0]
+		if v.Subresources == nil || v.Subresources.Status == nil {
+			t.Errorf("CRD %s has no status subresource", name)
+		}
+		if len(v.AdditionalPrinterColumns) == 0 {
+			t.Errorf("CRD %s has no printer columns", name)
+		}
+		// Every field must explain itself in kubectl explain.
+		var undocumented []string
+		for prop, s := range v.Schema.OpenAPIV3Schema.Properties {
+			if prop == "metadata" {
+				continue // standard object metadata, documented by Kubernetes
+			}
+			undocumented = append(undocumented, undocumentedFields(prop, s)...)
+		}
+		if len(undocumented) > 0 {
+			sort.Strings(undocumented)
+			t.Errorf("CRD %s has fields without a description:\n  %s", name, strings.Join(undocumented, "\n  "))
+		}
+	}
+}
+
+func undocumentedFields(path string, s apiextensionsv1.JSONSchemaProps) []string {
+	var out []string
+	if s.Description == "" {
+		out = append(out, path)
+	}
+	for name, p := range s.Properties {
+		out = append(out, undocumentedFields(path+"."+name, p)...)
+	}
+	if s.Items != nil && s.Items.Schema != nil {
+		for name, p := range s.Items.Schema.Properties {
+			out = append(out, undocumentedFields(path+"[]."+name, p)...)
+		}
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func TestAPIGlusterClusterRoundTrip(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
+	defer cancel()
+	ns := env.Namespace(t)
+	cs := operatorClient(t).OperatorV1alpha1().GlusterClusters(ns)
+
+	// Every spec field set, so that defaulting changes nothing and the
+	// object must come back exactly as sent.
+	want := validCluster(ns, "full")
+	want.Spec.Mode = operatorv1alpha1.ClusterModeAutomatic
+	for i := range want.Spec.NodeTemplates {
+		tmpl := &want.Spec.NodeTemplates[i]
+		tmpl.Nodes = nil
+		tmpl.MinNodes = ptr.To[int32](1)
+		tmpl.MaxNodes = ptr.To[int32](4)
+		tmpl.MaxStorage = ptr.To(resource.MustParse("10Ti"))
+		tmpl.FreeStorageMin = ptr.To(resource.MustParse("500Gi"))
+		tmpl.FreeStorageMax = ptr.To(resource.MustParse("2Ti"))
+		tmpl.Storage.StorageClassName = ptr.To("fast-block")
+		tmpl.Storage.DeviceCount = 2
+		tmpl.VDO = true
+		tmpl.Tolerations = []corev1.Toleration{{Key: "storage", Operator: "Exists", Effect: "NoSchedule"}}
+		tmpl.NodeAffinity = storageNodeAffinity()
+	}
+	want.Spec.CSI.BlockImage = "registry.invalid/gluster/csi-block:4.1.0"
+	want.Spec.Drivers = []operatorv1alpha1.GlusterDriver{operatorv1alpha1.GlusterDriverFile, operatorv1alpha1.GlusterDriverBlock}
+	want.Spec.CASecretRef = &operatorv1alpha1.SecretReference{Name: "gluster-ca", Key: "ca.crt"}
+	want.Spec.ClusterOptions = map[string]string{"cluster.brick-multiplex": "on"}
+	want.Spec.UpgradePolicy = &operatorv1alpha1.UpgradePolicy{MaxParallel: 2, PerZone: true, HealTimeout: &metav1.Duration{Duration: 90 * time.Minute}}
+	want.Spec.FailurePolicy = &operatorv1alpha1.FailurePolicy{PermissibleDowntime: &metav1.Duration{Duration: 45 * time.Minute}}
+	want.Spec.Paused = true
+	want.Spec.Management = &operatorv1alpha1.ManagementSpec{
+		Endpoint:      "https://gd2.gluster.svc:24007",
+		AuthSecretRef: &operatorv1alpha1.SecretReference{Name: "gluster-gd2", Key: "secret"},
+	}
+
+	created, err := cs.Create(ctx, want, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	got, err := cs.Get(ctx, created.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("get: %v", err)
+	}
+	assertSameSpec(t, "after create", want.Spec, got.Spec)
+	if got.Generation != 1 {
+		t.Errorf("generation after create = %d, want 1", got.Generation)
+	}
+
+	got.Spec.NodeTemplates[0].MaxNodes = ptr.To[int32](6)
+	got.Spec.ClusterOptions["cluster.max-bricks-per-process"] = "250"
+	got.Spec.Gluster.Version = "4.2.0"
+	updated, err := cs.Update(ctx, got, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatalf("update: %v", err)
+	}
+	again, err := cs.Get(ctx, updated.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("get after update: %v", err)
+	}
+	assertSameSpec(t, "after update", got.Spec, again.Spec)
+	if again.Generation != 2 {
+		t.Errorf("generation after a spec update = %d, want 2", again.Generation)
+	}
+}
+
+func TestAPIGlusterNodeRoundTrip(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
+	defer cancel()
+	ns := env.Namespace(t)
+	cs := operatorClient(t).OperatorV1alpha1().GlusterNodes(ns)
+
+	want := validNode(ns, "gluster-zone-1-0")
+	want.Spec.DesiredState = operatorv1alpha1.NodeEnabled
+	want.Spec.Storage.StorageClassName = ptr.To("fast-block")
+	want.Spec.Storage.VDO = true
+	want.Spec.NodeAffinity = storageNodeAffinity()
+	want.Spec.Tolerations = []corev1.Toleration{{Key: "storage", Operator: "Exists", Effect: "NoSchedule"}}
+
+	created, err := cs.Create(ctx, want, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	got, err := cs.Get(ctx, created.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("get: %v", err)
+	}
+	assertSameSpec(t, "after create", want.Spec, got.Spec)
+
+	got.Spec.DesiredState = operatorv1alpha1.NodeDisabled
+	got.Spec.Storage.DeviceCount = ptr.To[int32](3)
+	if _, err := cs.Update(ctx, got, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("update: %v", err)
+	}
+	again, err := cs.Get(ctx, got.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("get after update: %v", err)
+	}
+	assertSameSpec(t, "after update", got.Spec, again.Spec)
+
+	// An external server: no storage, an address instead.
+	ext := validNode(ns, "external-0")
+	ext.Spec.Storage = nil
+	ext.Spec.ExternalAddress = "gluster-1.storage.example.com"
+	if _, err := cs.Create(ctx, ext, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create external node: %v", err)
+	}
+}
+
+func TestAPIDefaults(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
+	defer cancel()
+	ns := env.Namespace(t)
+	client := operatorClient(t).OperatorV1alpha1()
+
+	minimal := validCluster(ns, "minimal")
+	minimal.Spec.Mode = ""
+	minimal.Spec.CSI = nil
+	c, err := client.GlusterClusters(ns).Create(ctx, minimal, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	if c.Spec.Mode != operatorv1alpha1.ClusterModeManual {
+		t.Errorf("spec.mode = %q, want manual", c.Spec.Mode)
+	}
+	if p := c.Spec.FailurePolicy; p == nil || p.PermissibleDowntime == nil || p.PermissibleDowntime.Duration != 30*time.Minute {
+		t.Errorf("spec.failurePolicy = %+v, want permissibleDowntime 30m", p)
+	}
+	if p := c.Spec.UpgradePolicy; p == nil || p.MaxParallel != 1 || p.HealTimeout == nil || p.HealTimeout.Duration != time.Hour {
+		t.Errorf("spec.upgradePolicy = %+v, want maxParallel 1 and healTimeout 1h", p)
+	}
+	for _, tmpl := range c.Spec.NodeTemplates {
+		if tmpl.Storage.DeviceCount != 1 {
+			t.Errorf("spec.nodeTemplates[%s].storage.deviceCount = %d, want 1", tmpl.Name, tmpl.Storage.DeviceCount)
+		}
+	}
+
+	node := validNode(ns, "n")
+	n, err := client.GlusterNodes(ns).Create(ctx, node, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create node: %v", err)
+	}
+	if n.Spec.DesiredState != operatorv1alpha1.NodeEnabled {
+		t.Errorf("spec.desiredState = %q, want enabled", n.Spec.DesiredState)
+	}
+}
+
+// TestAPIStatusSubresource checks that status is written only through the
+// status subresource, and spec only through the main resource, so that the
+// operator and an admin never overwrite each other's half.
+func TestAPIStatusSubresource(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
+	defer cancel()
+	ns := env.Namespace(t)
+	client := operatorClient(t).OperatorV1alpha1()
+	now := metav1.NewTime(time.Now().Truncate(time.Second))
+
+	t.Run("GlusterCluster", func(t *testing.T) {
+		cs := client.GlusterClusters(ns)
+		obj := validCluster(ns, "status")
+		obj.Status.Phase = "Ready"
+		created, err := cs.Create(ctx, obj, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("create: %v", err)
+		}
+		if created.Status.Phase != "" {
+			t.Errorf("create stored status.phase %q; status must be ignored on create", created.Status.Phase)
+		}
+
+		created.Spec.Paused = true
+		created.Status.Phase = "Ready"
+		updated, err := cs.Update(ctx, created, metav1.UpdateOptions{})
+		if err != nil {
+			t.Fatalf("update: %v", err)
+		}
+		if !updated.Spec.Paused {
+			t.Errorf("update lost the spec change")
+		}
+		if updated.Status.Phase != "" {
+			t.Errorf("update of the main resource stored status.phase %q; it must be ignored", updated.Status.Phase)
+		}
+
+		updated.Status = operatorv1alpha1.GlusterClusterStatus{
+			ObservedGeneration: updated.Generation,
+			Phase:              "Ready",
+			Conditions: []metav1.Condition{{
+				Type: operatorv1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: "AllNodesOnline",
+				Message: "3 of 3 nodes online", LastTransitionTime: now, ObservedGeneration: updated.Generation,
+			}},
+			Nodes:    operatorv1alpha1.NodeCounts{Desired: 3, Total: 3, Online: 3},
+			Volumes:  []operatorv1alpha1.VolumeStatus{{Name: "pv-1", State: "Healthy", LastTransitionTime: &now}},
+			Upgrade:  &operatorv1alpha1.UpgradeStatus{State: "Idle", FromVersion: "4.1.0", ToVersion: "4.1.0"},
+			Capacity: &operatorv1alpha1.CapacityStatus{Total: ptr.To(resource.MustParse("300Gi")), Free: ptr.To(resource.MustParse("250Gi"))},
+			History:  history(3, now),
+		}
+		updated.Spec.Paused = false
+		written, err := cs.UpdateStatus(ctx, updated, metav1.UpdateOptions{})
+		if err != nil {
+			t.Fatalf("update status: %v", err)
+		}
+		got, err := cs.Get(ctx, written.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("get: %v", err)
+		}
+		if !apiequality.Semantic.DeepEqual(got.Status, updated.Status) {
+			t.Errorf("status after UpdateStatus:\n got %s\nwant %s", toJSON(got.Status), toJSON(updated.Status))
+		}
+		if !got.Spec.Paused {
+			t.Errorf("UpdateStatus changed spec.paused; spec must be ignored on the status subresource")
+		}
+		if got.Generation != 2 {
+			t.Errorf("generation = %d, want 2: one spec update, status updates do not count", got.Generation)
+		}
+
+		got.Status.History = history(operatorv1alpha1.MaxHistory+1, now)
+		_, err = cs.UpdateStatus(ctx, got, metav1.UpdateOptions{})
+		expectInvalid(t, "status.history longer than MaxHistory", err, "status.history")
+	})
+
+	t.Run("GlusterNode", func(t *testing.T) {
+		cs := client.GlusterNodes(ns)
+		created, err := cs.Create(ctx, validNode(ns, "status"), metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("create: %v", err)
+		}
+		created.Status.State = "Online"
+		updated, err := cs.Update(ctx, created, metav1.UpdateOptions{})
+		if err != nil {
+			t.Fatalf("update: %v", err)
+		}
+		if updated.Status.State != "" {
+			t.Errorf("update of the main resource stored status.state %q; it must be ignored", updated.Status.State)
+		}
+
+		updated.Status = operatorv1alpha1.GlusterNodeStatus{
+			ObservedGeneration: updated.Generation,
+			State:              "Online",
+			LastTransitionTime: &now,
+			Message:            "peer alive",
+			PeerID:             "5f0c2d1e-8b5a-4a53-9d62-2f3c1f6f1a10",
+			Version:            "4.1.0",
+			Address:            "gluster-zone-1-0.gluster.svc",
+			Conditions: []metav1.Condition{{
+				Type: operatorv1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: "PeerOnline", LastTransitionTime: now,
+			}},
+			History: history(operatorv1alpha1.MaxHistory, now),
+		}
+		written, err := cs.UpdateStatus(ctx, updated, metav1.UpdateOptions{})
+		if err != nil {
+			t.Fatalf("update status: %v", err)
+		}
+		if !apiequality.Semantic.DeepEqual(written.Status, updated.Status) {
+			t.Errorf("status after UpdateStatus:\n got %s\nwant %s", toJSON(written.Status), toJSON(updated.Status))
+		}
+
+		written.Status.Conditions = append(written.Status.Conditions, written.Status.Conditions[0])
+		_, err = cs.UpdateStatus(ctx, written, metav1.UpdateOptions{})
+		expectInvalid(t, "two conditions of the same type", err, "status.conditions")
+	})
+}
+
+// TestAPIInformerSeesObjects checks the generated informers and listers
+// against the served resources.
+func TestAPIInformerSeesObjects(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
+	defer cancel()
+	ns := env.Namespace(t)
+	client := operatorClient(t)
+	if _, err := client.OperatorV1alpha1().GlusterClusters(ns).Create(ctx, validCluster(ns, "gluster"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.OperatorV1alpha1().GlusterNodes(ns).Create(ctx, validNode(ns, "gluster-zone-1-0"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	factory := externalversions.NewSharedInformerFactoryWithOptions(client, 0, externalversions.WithNamespace(ns))
+	clusters := factory.Operator().V1alpha1().GlusterClusters()
+	nodes := factory.Operator().V1alpha1().GlusterNodes()
+	clusters.Informer()
+	nodes.Informer()
+	factory.Start(ctx.Done())
+	defer factory.Shutdown()
+	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			t.Fatalf("informer for %v did not sync", typ)
+		}
+	}
+
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		cl, err := clusters.Lister().GlusterClusters(ns).List(labels.Everything())
+		if err != nil {
+			return false, err
+		}
+		n, err := nodes.Lister().GlusterNodes(ns).Get("gluster-zone-1-0")
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return len(cl) == 1 && n.Spec.Cluster == "gluster", err
+	})
+	if err != nil {
+		t.Fatalf("listers did not see the created objects: %v", err)
+	}
+}
+
+// TestAPIRejectsInvalidObjects checks that the API server itself rejects
+// each invalid object, with a message that names the offending field. Each
+// case starts from validCluster or validNode, edits the JSON form, and either
+// creates it or (update cases) updates a stored valid object with it.
+func TestAPIRejectsInvalidObjects(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*apiTimeout)
+	defer cancel()
+	ns := env.Namespace(t)
+	client := operatorClient(t)
+
+	automatic := []op{set("spec.mode", "automatic")}
+	for i := 0; i < 3; i++ {
+		tmpl := "spec.nodeTemplates[" + strconv.Itoa(i) + "]."
+		automatic = append(automatic, del(tmpl+"nodes"), set(tmpl+"minNodes", 1), set(tmpl+"maxNodes", 3))
+	}
+	external := []op{
+		set("spec.mode", "external"),
+		del("spec.nodeTemplates"),
+		set("spec.external", map[string]any{"nodes": []any{map[string]any{"address": "192.0.2.10"}}}),
+	}
+
+	cases := []rejection{
+		// GlusterCluster, on create.
+		{name: "a template sets both a manual count and an automatic range", resource: clusters,
+			ops: []op{set("spec.nodeTemplates[0].minNodes", 1)}, field: "minNodes"},
+		{name: "a template's minNodes exceeds its maxNodes", resource: clusters,
+			ops: append(clone(automatic), set("spec.nodeTemplates[0].minNodes", 4)), field: "spec.nodeTemplates[0].minNodes"},
+		{name: "a template's freeStorageMin is not below its freeStorageMax", resource: clusters,
+			ops:   append(clone(automatic), set("spec.nodeTemplates[0].freeStorageMin", "2Ti"), set("spec.nodeTemplates[0].freeStorageMax", "1Ti")),
+			field: "spec.nodeTemplates[0].freeStorageMin"},
+		{name: "the mode is unknown", resource: clusters,
+			ops: []op{set("spec.mode", "hybrid")}, field: "spec.mode"},
+		{name: "external mode lists no addresses", resource: clusters,
+			ops: []op{set("spec.mode", "external"), del("spec.nodeTemplates")}, field: "spec.external"},
+		{name: "external mode has an empty address list", resource: clusters,
+			ops: append(clone(external), set("spec.external.nodes", []any{})), field: "spec.external.nodes"},
+		{name: "external mode also has node templates", resource: clusters,
+			ops:   append(clone(external), set("spec.nodeTemplates", []any{map[string]any{"name": "a", "zone": "a", "storage": map[string]any{"capacity": "1Gi"}}})),
+			field: "spec.nodeTemplates"},
+		{name: "manual mode lists external addresses", resource: clusters,
+			ops: []op{set("spec.external", map[string]any{"nodes": []any{map[string]any{"address": "192.0.2.10"}}})}, field: "spec.external"},
+		{name: "an external address is neither a host name nor an IP address", resource: clusters,
+			ops: append(clone(external), set("spec.external.nodes[0].address", "gluster 1!")), field: "spec.external.nodes[0].address"},
+		{name: "manual mode has a template without a node count", resource: clusters,
+			ops: []op{del("spec.nodeTemplates[1].nodes")}, field: "spec.nodeTemplates[].nodes"},
+		{name: "automatic mode has a template without minNodes and maxNodes", resource: clusters,
+			ops: append(clone(automatic), del("spec.nodeTemplates[2].minNodes"), del("spec.nodeTemplates[2].maxNodes")), field: "minNodes"},
+		{name: "a node count is above the maximum", resource: clusters,
+			ops: []op{set("spec.nodeTemplates[0].nodes", 1000)}, field: "spec.nodeTemplates[0].nodes"},
+		{name: "a manual or automatic cluster has no node templates", resource: clusters,
+			ops: []op{del("spec.nodeTemplates")}, field: "spec.nodeTemplates"},
+		{name: "a zone is not a DNS label", resource: clusters,
+			ops: []op{set("spec.nodeTemplates[0].zone", "Zone_A")}, field: "spec.nodeTemplates[0].zone"},
+		{name: "a template name is not a DNS label", resource: clusters,
+			ops: []op{set("spec.nodeTemplates[0].name", "zone.1")}, field: "spec.nodeTemplates[0].name"},
+		{name: "two templates have the same name", resource: clusters,
+			ops: []op{set("spec.nodeTemplates[1].name", "zone-1")}, field: "spec.nodeTemplates[1]"},
+		{name: "a template's capacity is zero", resource: clusters,
+			ops: []op{set("spec.nodeTemplates[0].storage.capacity", "0")}, field: "spec.nodeTemplates[0].storage.capacity"},
+		{name: "a template's capacity is negative", resource: clusters,
+			ops: []op{set("spec.nodeTemplates[0].storage.capacity", "-100Gi")}, field: "spec.nodeTemplates[0].storage.capacity"},
+		{name: "a template's capacity is not a quantity", resource: clusters,
+			ops: []op{set("spec.nodeTemplates[0].storage.capacity", "lots")}, field: "spec.nodeTemplates[0].storage.capacity"},
+		{name: "a template asks for no devices", resource: clusters,
+			ops: []op{set("spec.nodeTemplates[0].storage.deviceCount", 0)}, field: "spec.nodeTemplates[0].storage.deviceCount"},
+		{name: "permissibleDowntime is not a duration", resource: clusters,
+			ops: []op{set("spec.failurePolicy.permissibleDowntime", "half an hour")}, field: "spec.failurePolicy.permissibleDowntime"},
+		{name: "permissibleDowntime is zero", resource: clusters,
+			ops: []op{set("spec.failurePolicy.permissibleDowntime", "0s")}, field: "spec.failurePolicy.permissibleDowntime"},
+		{name: "healTimeout is not a duration", resource: clusters,
+			ops: []op{set("spec.upgradePolicy.healTimeout", "1d")}, field: "spec.upgradePolicy.healTimeout"},
+		{name: "maxParallel is below one", resource: clusters,
+			ops: []op{set("spec.upgradePolicy.maxParallel", 0)}, field: "spec.upgradePolicy.maxParallel"},
+		{name: "the server image is empty", resource: clusters,
+			ops: []op{set("spec.gluster.image", "")}, field: "spec.gluster.image"},
+		{name: "the server image is missing outside external mode", resource: clusters,
+			ops: []op{del("spec.gluster.image")}, field: "spec.gluster.image"},
+		{name: "the server version is not a semantic version", resource: clusters,
+			ops: []op{set("spec.gluster.version", "four-one")}, field: "spec.gluster.version"},
+		{name: "the CSI client version is newer than the server version", resource: clusters,
+			ops: []op{set("spec.csi.version", "v5.0")}, field: "spec.csi.version"},
+		{name: "a CSI image is empty", resource: clusters,
+			ops: []op{set("spec.csi.fileImage", "")}, field: "spec.csi.fileImage"},
+		{name: "a driver is unknown", resource: clusters,
+			ops: []op{set("spec.drivers", []any{"file", "nfs"})}, field: "spec.drivers[1]"},
+		{name: "a driver is listed twice", resource: clusters,
+			ops: []op{set("spec.drivers", []any{"file", "file"})}, field: "spec.drivers[1]"},
+		{name: "the management endpoint is not a URL", resource: clusters,
+			ops: []op{set("spec.management.endpoint", "gd2.gluster.svc:24007")}, field: "spec.management.endpoint"},
+		{name: "the management endpoint is not http or https", resource: clusters,
+			ops: []op{set("spec.management.endpoint", "ftp://gd2.gluster.svc/")}, field: "spec.management.endpoint"},
+		{name: "the CA secret reference has no name", resource: clusters,
+			ops: []op{set("spec.caSecretRef", map[string]any{"key": "ca.crt"})}, field: "spec.caSecretRef.name"},
+
+		// GlusterCluster, on update.
+		{name: "the mode changes from manual to external", resource: clusters, update: true,
+			ops: external, field: "spec.mode"},
+		{name: "a template's zone changes", resource: clusters, update: true,
+			ops: []op{set("spec.nodeTemplates[0].zone", "zone-9")}, field: "spec.nodeTemplates[0].zone"},
+
+		// GlusterNode, on create.
+		{name: "a node names no cluster", resource: nodes,
+			ops: []op{set("spec.cluster", "")}, field: "spec.cluster"},
+		{name: "a node's zone is not a DNS label", resource: nodes,
+			ops: []op{set("spec.zone", "-zone-1")}, field: "spec.zone"},
+		{name: "a node's template is not a DNS label", resource: nodes,
+			ops: []op{set("spec.template", "Zone 1")}, field: "spec.template"},
+		{name: "a node's desiredState is unknown", resource: nodes,
+			ops: []op{set("spec.desiredState", "maintenance")}, field: "spec.desiredState"},
+		{name: "a node has both host devices and claims", resource: nodes,
+			ops: []op{set("spec.storage.devices", []any{"/dev/sdb"})}, field: "spec.storage"},
+		{name: "a node's storage has neither host devices nor claims", resource: nodes,
+			ops: []op{set("spec.storage", map[string]any{"vdo": true})}, field: "spec.storage"},
+		{name: "a node's host device is not under /dev", resource: nodes,
+			ops: []op{set("spec.storage", map[string]any{"devices": []any{"sdb"}})}, field: "spec.storage.devices[0]"},
+		{name: "a node's claim capacity is zero", resource: nodes,
+			ops: []op{set("spec.storage.capacity", "0Gi")}, field: "spec.storage.capacity"},
+		{name: "a node's external address is not an address", resource: nodes,
+			ops: []op{set("spec.externalAddress", "http://gluster-1/")}, field: "spec.externalAddress"},
+
+		// GlusterNode, on update.
+		{name: "a node's cluster changes", resource: nodes, update: true,
+			ops: []op{set("spec.cluster", "other")}, field: "spec.cluster"},
+		{name: "a node's zone changes", resource: nodes, update: true,
+			ops: []op{set("spec.zone", "zone-2")}, field: "spec.zone"},
+	}
+
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			name := fmt.Sprintf("reject-%02d", i)
+			err := c.run(ctx, client, ns, name)
+			expectInvalid(t, c.name, err, c.field)
+		})
+	}
+}
+
+const (
+	clusters = operatorv1alpha1.GlusterClusterResource
+	nodes    = operatorv1alpha1.GlusterNodeResource
+)
+
+// rejection is one object the API server must refuse.
+type rejection struct {
+	name     string // what is wrong, as a sentence
+	resource string // clusters or nodes
+	update   bool   // store a valid object first, then update it with ops applied
+	ops      []op   // edits to the valid object's JSON form
+	field    string // the API server's message must contain this
+}
+
+func (c rejection) run(ctx context.Context, client versioned.Interface, ns, name string) error {
+	var valid any
+	var kind string
+	switch c.resource {
+	case clusters:
+		valid, kind = validCluster(ns, name), "GlusterCluster"
+	case nodes:
+		valid, kind = validNode(ns, name), "GlusterNode"
+	default:
+		return fmt.Errorf("unknown resource %q", c.resource)
+	}
+	rest := client.OperatorV1alpha1().RESTClient()
+	obj, err := toMap(valid)
+	if err != nil {
+		return err
+	}
+	obj["apiVersion"] = operatorv1alpha1.SchemeGroupVersion.String()
+	obj["kind"] = kind
+
+	if c.update {
+		var stored map[string]any
+		body, _ := json.Marshal(obj)
+		raw, err := rest.Post().Namespace(ns).Resource(c.resource).SetHeader("Content-Type", "application/json").Body(body).Do(ctx).Raw()
+		if err != nil {
+			return fmt.Errorf("create the valid object to update: %w", err)
+		}
+		if err := json.Unmarshal(raw, &stored); err != nil {
+			return err
+		}
+		if err := applyOps(stored, c.ops); err != nil {
+			return err
+		}
+		body, _ = json.Marshal(stored)
+		return rest.Put().Namespace(ns).Resource(c.resource).Name(name).SetHeader("Content-Type", "application/json").Body(body).Do(ctx).Error()
+	}
+	if err := applyOps(obj, c.ops); err != nil {
+		return err
+	}
+	body, _ := json.Marshal(obj)
+	return rest.Post().Namespace(ns).Resource(c.resource).SetHeader("Content-Type", "application/json").Body(body).Do(ctx).Error()
+}
+
+// expectInvalid fails unless err is the API server's 422 Invalid and its
+// message names field. It logs the message: the exact wording users see is
+// part of what this test documents.
+func expectInvalid(t *testing.T, what string, err error, field string) {
+	t.Helper()
+	if err == nil {
+		t.Errorf("%s: accepted, want rejected", what)
+		return
+	}
+	t.Logf("%s\n    rejected: %v", what, err)
+	if !apierrors.IsInvalid(err) {
+		t.Errorf("%s: error is not Invalid (422): %v", what, err)
+		return
+	}
+	if !strings.Contains(err.Error(), field) {
+		t.Errorf("%s: message does not name %q: %v", what, field, err)
+	}
+}
+
+// TestAPISamplesAccepted creates every object in manifests/samples.
+func TestAPISamplesAccepted(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
+	defer cancel()
+	ns := env.Namespace(t)
+	client := operatorClient(t).OperatorV1alpha1()
+
+	files, err := filepath.Glob(filepath.Join("..", "..", "manifests", "samples", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("no samples found in manifests/samples")
+	}
+	seen := map[string]int{}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, doc := range splitYAML(raw) {
+			var meta metav1.TypeMeta
+			if err := yaml.Unmarshal(doc, &meta); err != nil {
+				t.Fatalf("%s document %d: %v", f, i, err)
+			}
+			var name string
+			switch meta.Kind {
+			case "GlusterCluster":
+				obj := &operatorv1alpha1.GlusterCluster{}
+				if err := yaml.UnmarshalStrict(doc, obj); err != nil {
+					t.Fatalf("%s: %v", f, err)
+				}
+				created, err := client.GlusterClusters(ns).Create(ctx, obj, metav1.CreateOptions{})
+				if err != nil {
+					t.Errorf("%s: rejected: %v", f, err)
+					continue
+				}
+				name = created.Name
+			case "GlusterNode":
+				obj := &operatorv1alpha1.GlusterNode{}
+				if err := yaml.UnmarshalStrict(doc, obj); err != nil {
+					t.Fatalf("%s: %v", f, err)
+				}
+				created, err := client.GlusterNodes(ns).Create(ctx, obj, metav1.CreateOptions{})
+				if err != nil {
+					t.Errorf("%s: rejected: %v", f, err)
+					continue
+				}
+				name = created.Name
+			default:
+				t.Errorf("%s document %d: unexpected kind %q", f, i, meta.Kind)
+				continue
+			}
+			seen[meta.Kind]++
+			t.Logf("%s: %s %s accepted", filepath.Base(f), meta.Kind, name)
+		}
+	}
+	if seen["GlusterCluster"] < 2 || seen["GlusterNode"] < 1 {
+		t.Errorf("samples cover %v; want at least two GlusterClusters and one GlusterNode", seen)
+	}
+}
+
+func splitYAML(raw []byte) [][]byte {
+	var docs [][]byte
+	for _, d := range bytes.Split(raw, []byte("\n---")) {
+		if len(bytes.TrimSpace(stripComments(d))) > 0 {
+			docs = append(docs, d)
+		}
+	}
+	return docs
+}
+
+func stripComments(doc []byte) []byte {
+	var out [][]byte
+	for _, line := range bytes.Split(doc, []byte("\n")) {
+		if !bytes.HasPrefix(bytes.TrimSpace(line), []byte("#")) {
+			out = append(out, line)
+		}
+	}
+	return bytes.Join(out, []byte("\n"))
+}
+
+// op edits one field of an object's JSON form: it sets the value at a path
+// such as spec.nodeTemplates[0].minNodes, or removes the field when remove
+// is true.
+type op struct {
+	path   string
+	value  any
+	remove bool
+}
+
+func set(path string, value any) op { return op{path: path, value: value} }
+func del(path string) op            { return op{path: path, remove: true} }
+
+func clone(ops []op) []op { return append([]op(nil), ops...) }
+
+func applyOps(obj map[string]any, ops []op) error {
+	for _, o := range ops {
+		if err := applyOp(obj, o); err != nil {
+			return fmt.Errorf("%s: %w", o.path, err)
+		}
+	}
+	return nil
+}
+
+func applyOp(obj map[string]any, o op) error {
+	segs := strings.Split(o.path, ".")
+	cur := obj
+	for i, seg := range segs {
+		key, index, hasIndex, err := parseSegment(seg)
+		if err != nil {
+			return err
+		}
+		last := i == len(segs)-1
+		if !hasIndex {
+			if last {
+				if o.remove {
+					delete(cur, key)
+				} else {
+					cur[key] = o.value
+				}
+				return nil
+			}
+			next, ok := cur[key].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				cur[key] = next
+			}
+			cur = next
+			continue
+		}
+		list, ok := cur[key].([]any)
+		if !ok || index >= len(list) {
+			return fmt.Errorf("no element %d in %s", index, key)
+		}
+		if last {
+			if o.remove {
+				cur[key] = append(list[:index:index], list[index+1:]...)
+			} else {
+				list[index] = o.value
+			}
+			return nil
+		}
+		next, ok := list[index].(map[string]any)
+		if !ok {
+			return fmt.Errorf("element %d of %s is not an object", index, key)
+		}
+		cur = next
+	}
+	return nil
+}
+
+func parseSegment(seg string) (key string, index int, hasIndex bool, err error) {
+	open := strings.IndexByte(seg, '[')
+	if open < 0 {
+		return seg, 0, false, nil
+	}
+	if !strings.HasSuffix(seg, "]") {
+		return "", 0, false, fmt.Errorf("bad path segment %q", seg)
+	}
+	index, err = strconv.Atoi(seg[open+1 : len(seg)-1])
+	return seg[:open], index, true, err
+}
+
+func toMap(v any) (map[string]any, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	return m, json.Unmarshal(raw, &m)
+}
+
+func toJSON(v any) string {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("%+v", v)
+	}
+	return string(raw)
+}
+
+func assertSameSpec(t *testing.T, when string, want, got any) {
+	t.Helper()
+	if !apiequality.Semantic.DeepEqual(want, got) {
+		t.Errorf("spec %s differs from what was sent:\n got %s\nwant %s", when, toJSON(got), toJSON(want))
+	}
+}
+
+// history returns n transition records, oldest first.
+func history(n int, at metav1.Time) []operatorv1alpha1.TransitionRecord {
+	out := make([]operatorv1alpha1.TransitionRecord, n)
+	for i := range out {
+		out[i] = operatorv1alpha1.TransitionRecord{
+			Time: at, Machine: "Node", From: "Online", To: "Offline", Event: "peerLost", Reason: "PeerNotAlive",
+		}
+		if i%2 == 1 {
+			out[i].From, out[i].To, out[i].Event, out[i].Reason = "Offline", "Online", "peerSeen", "PeerAlive"
+		}
+	}
+	return out
+}
+
+// storageNodeAffinity requires Kubernetes nodes labelled for storage.
+func storageNodeAffinity() *corev1.NodeAffinity {
+	return &corev1.NodeAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+			NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+				MatchExpressions: []corev1.NodeSelectorRequirement{{
+					Key: "node-role.example.com/storage", Operator: corev1.NodeSelectorOpExists,
+				}},
+			}},
+		},
+	}
+}

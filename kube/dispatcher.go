@@ -1,0 +1,184 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+	"k8s.io/apimachinery/pkg/api/meta"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+)
+
+// Key names one machine instance: the machine kind and the namespaced name
+// of the object whose status persists it. The dispatcher has one queue of
+// Keys for every machine, so one object is never synced by two workers at
+// once.
+type Key struct {
+	Machine   string
+	Namespace string
+	Name      string
+}
+
+func (k Key) String() string { return k.Machine + "/" + k.Namespace + "/" + k.Name }
+
+// Result is what a sync asks of the dispatcher afterwards.
+type Result struct {
+	// RequeueAfter > 0 syncs the key again after this long (a wait); zero
+	// means wait for the next informer event.
+	RequeueAfter time.Duration
+	// Requeue syncs again at once with rate limiting (one transition was
+	// committed and the machine may have more to do).
+	Requeue bool
+}
+
+// Syncer advances one machine kind by at most one transition per call.
+type Syncer interface {
+	Sync(ctx context.Context, key Key) (Result, error)
+}
+
+// DispatcherConfig wires a Dispatcher.
+type DispatcherConfig struct {
+	Kube    kubernetes.Interface
+	Rest    *rest.Config
+	Factory informers.SharedInformerFactory
+	Workers int
+	Metrics *Metrics
+	Log     *zap.Logger
+}
+
+// Dispatcher is the single informer-driven loop that advances every machine.
+// Informer handlers only enqueue keys; workers pop a key, call the machine's
+// Syncer, and requeue as the Result says. Nothing in a worker sleeps.
+type Dispatcher struct {
+	cfg     DispatcherConfig
+	queue   workqueue.TypedRateLimitingInterface[Key]
+	syncers map[string]Syncer
+	synced  []cache.InformerSynced
+	log     *zap.Logger
+}
+
+// NewDispatcher creates the queue and registers the informers every machine
+// needs.
+func NewDispatcher(cfg DispatcherConfig) (*Dispatcher, error) {
+	if cfg.Workers < 1 {
+		return nil, fmt.Errorf("workers must be at least 1, got %d", cfg.Workers)
+	}
+	d := &Dispatcher{
+		cfg: cfg,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.DefaultTypedControllerRateLimiter[Key](),
+			workqueue.TypedRateLimitingQueueConfig[Key]{Name: "anthill"}),
+		syncers: map[string]Syncer{},
+		log:     cfg.Log,
+	}
+	return d, nil
+}
+
+// Register adds a machine's Syncer. It must be called before Run.
+func (d *Dispatcher) Register(machine string, s Syncer) { d.syncers[machine] = s }
+
+// Watch registers informer handlers that map each object of inf to zero or
+// more keys. Handlers resolve tombstones and never do I/O.
+func (d *Dispatcher) Watch(inf cache.SharedIndexInformer, keys func(obj any) []Key) error {
+	enqueue := func(obj any) {
+		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = t.Obj
+		}
+		for _, k := range keys(obj) {
+			d.queue.Add(k)
+		}
+	}
+	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: enqueue,
+		UpdateFunc: func(oldObj, newObj any) {
+			// Resyncs and our own status-only writes arrive as updates with
+			// an unchanged generation; those matter only for objects without
+			// a generation (pods, PVCs), whose status is what we watch.
+			if om, err := meta.Accessor(oldObj); err == nil {
+				if nm, err := meta.Accessor(newObj); err == nil && om.GetResourceVersion() == nm.GetResourceVersion() {
+					return
+				}
+			}
+			enqueue(newObj)
+		},
+		DeleteFunc: enqueue,
+	})
+	if err != nil {
+		return err
+	}
+	d.synced = append(d.synced, inf.HasSynced)
+	return nil
+}
+
+// Enqueue adds a key directly (CLI requests, tests).
+func (d *Dispatcher) Enqueue(k Key) { d.queue.Add(k) }
+
+// WaitForSync blocks until every watched informer has synced.
+func (d *Dispatcher) WaitForSync(ctx context.Context) error {
+	if !cache.WaitForCacheSync(ctx.Done(), d.synced...) {
+		return errors.New("informers did not sync before shutdown")
+	}
+	return nil
+}
+
+// Run starts the workers and blocks until ctx ends; then it shuts the
+// queue down and waits for in-flight syncs to return.
+func (d *Dispatcher) Run(ctx context.Context) {
+	defer utilruntime.HandleCrash()
+	d.log.Info("dispatcher started", zap.Int(LogWorkers, d.cfg.Workers))
+	var wg sync.WaitGroup
+	for range d.cfg.Workers {
+		wg.Go(func() {
+			for d.processNext(ctx) {
+			}
+		})
+	}
+	<-ctx.Done()
+	d.queue.ShutDownWithDrain()
+	wg.Wait()
+	d.log.Info("dispatcher stopped")
+}
+
+func (d *Dispatcher) processNext(ctx context.Context) bool {
+	key, quit := d.queue.Get()
+	if quit {
+		return false
+	}
+	defer d.queue.Done(key)
+	s, ok := d.syncers[key.Machine]
+	if !ok {
+		d.queue.Forget(key)
+		return true
+	}
+	start := time.Now()
+	res, err := s.Sync(ctx, key)
+	if d.cfg.Metrics != nil {
+		d.cfg.Metrics.SyncDuration.WithLabelValues(key.Machine).Observe(time.Since(start).Seconds())
+	}
+	switch {
+	case err != nil:
+		class := ErrorClass(err)
+		if d.cfg.Metrics != nil {
+			d.cfg.Metrics.SyncErrors.WithLabelValues(key.Machine, class).Inc()
+		}
+		d.log.Info("sync failed; retrying with backoff", zap.String(LogKey, key.String()), zap.String("class", class), zap.Error(err))
+		d.queue.AddRateLimited(key)
+	case res.Requeue:
+		d.queue.Forget(key)
+		d.queue.Add(key)
+	case res.RequeueAfter > 0:
+		d.queue.Forget(key)
+		d.queue.AddAfter(key, res.RequeueAfter)
+	default:
+		d.queue.Forget(key)
+	}
+	return true
+}

@@ -1,0 +1,66 @@
+package kube
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Metrics are the operator's Prometheus metrics, registered on one injected
+// registry. Every label is bounded: machine, state and event names come from
+// the machine definitions, operations from a constant set, codes from HTTP.
+type Metrics struct {
+	Registry *prometheus.Registry
+
+	// Transitions counts committed transitions.
+	Transitions *prometheus.CounterVec
+	// SyncDuration observes one dispatcher sync.
+	SyncDuration *prometheus.HistogramVec
+	// SyncErrors counts syncs that ended in an error, by machine and error
+	// class (transient, conflict, permanent) — never by message.
+	SyncErrors *prometheus.CounterVec
+	// GD2Requests and GD2Duration observe the GD2 client.
+	GD2Requests *prometheus.CounterVec
+	GD2Duration *prometheus.HistogramVec
+}
+
+// NewMetrics builds and registers the metrics on a fresh registry that also
+// carries the Go and process collectors.
+func NewMetrics() *Metrics {
+	reg := prometheus.NewRegistry()
+	m := &Metrics{
+		Registry: reg,
+		Transitions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "anthill_fsm_transitions_total",
+			Help: "State-machine transitions committed, by machine, source state, target state and event.",
+		}, []string{"machine", "from", "to", "event"}),
+		SyncDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "anthill_dispatcher_sync_duration_seconds",
+			Help:    "Time one dispatcher sync took, by machine.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 15),
+		}, []string{"machine"}),
+		SyncErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "anthill_dispatcher_sync_errors_total",
+			Help: "Dispatcher syncs that failed, by machine and error class.",
+		}, []string{"machine", "class"}),
+		GD2Requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "anthill_gd2_requests_total",
+			Help: "GD2 REST requests, by operation and HTTP status code (0 = no response).",
+		}, []string{"operation", "code"}),
+		GD2Duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "anthill_gd2_request_duration_seconds",
+			Help:    "GD2 REST request latency, by operation.",
+			Buckets: prometheus.ExponentialBuckets(0.002, 2, 14),
+		}, []string{"operation"}),
+	}
+	reg.MustRegister(m.Transitions, m.SyncDuration, m.SyncErrors, m.GD2Requests, m.GD2Duration,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// ObserveGD2 records one GD2 request; it matches the GD2 client's observer hook.
+func (m *Metrics) ObserveGD2(operation string, code int, d time.Duration) {
+	m.GD2Requests.WithLabelValues(operation, itoa(code)).Inc()
+	m.GD2Duration.WithLabelValues(operation).Observe(d.Seconds())
+}

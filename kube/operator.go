@@ -1,0 +1,141 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+)
+
+// OperatorConfig is everything `anthill operator` takes from its flags.
+type OperatorConfig struct {
+	// Kubeconfig is a kubeconfig path; empty means in-cluster.
+	Kubeconfig string
+	// MetricsAddress serves /healthz, /readyz and /metrics.
+	MetricsAddress string
+	// Workers is the number of dispatcher workers.
+	Workers int
+	// ResyncPeriod re-lists every informer this often.
+	ResyncPeriod time.Duration
+	// LeaderElect enables leader election on a Lease named LeaseName in
+	// LeaseNamespace; identity defaults to the host name.
+	LeaderElect    bool
+	LeaseNamespace string
+	LeaseName      string
+	Identity       string
+}
+
+// RestConfig loads a kubeconfig file, or the in-cluster configuration when
+// path is empty.
+func RestConfig(path string) (*rest.Config, error) {
+	if path == "" {
+		cfg, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, fmt.Errorf("in-cluster config (pass --kubeconfig when running outside a cluster): %w", err)
+		}
+		return cfg, nil
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig %s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// RunOperator runs the operator until ctx ends: it serves health and
+// metrics at once, starts the informers, reports ready when they have
+// synced, and — as leader, when leader election is on — runs the
+// dispatcher. Losing the lease ends the run with an error so the process
+// restarts clean instead of acting on a stale view.
+func RunOperator(ctx context.Context, cfg OperatorConfig, log *zap.Logger) error {
+	rc, err := RestConfig(cfg.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	rc.UserAgent = "anthill-operator"
+	kc, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return err
+	}
+	metrics := NewMetrics()
+	srv, err := NewServer(cfg.MetricsAddress, metrics, log)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.MetricsAddress, err)
+	}
+	log.Info("serving health and metrics", zap.String(LogAddress, srv.Addr()))
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	var srvErr error
+	wg.Go(func() {
+		if err := srv.Run(ctx); err != nil {
+			srvErr = err
+			cancel()
+		}
+	})
+	defer wg.Wait()
+
+	factory := informers.NewSharedInformerFactory(kc, cfg.ResyncPeriod)
+	d, err := NewDispatcher(DispatcherConfig{Kube: kc, Rest: rc, Factory: factory, Workers: cfg.Workers, Metrics: metrics, Log: log})
+	if err != nil {
+		return err
+	}
+	factory.Start(ctx.Done())
+	if err := d.WaitForSync(ctx); err != nil {
+		return err
+	}
+	srv.SetReady(true)
+	log.Info("informers synced")
+
+	run := func(ctx context.Context) { d.Run(ctx) }
+	if !cfg.LeaderElect {
+		run(ctx)
+		return errors.Join(srvErr, context.Cause(ctx))
+	}
+	id := cfg.Identity
+	if id == "" {
+		if id, err = os.Hostname(); err != nil {
+			return err
+		}
+	}
+	lock := &resourcelock.LeaseLock{
+		LeaseMeta:  metav1ObjectMeta(cfg.LeaseNamespace, cfg.LeaseName),
+		Client:     kc.CoordinationV1(),
+		LockConfig: resourcelock.ResourceLockConfig{Identity: id},
+	}
+	var lost bool
+	leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
+		Lock:            lock,
+		ReleaseOnCancel: true,
+		LeaseDuration:   15 * time.Second,
+		RenewDeadline:   10 * time.Second,
+		RetryPeriod:     2 * time.Second,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(ctx context.Context) {
+				log.Info("leading", zap.String(LogIdentity, id))
+				run(ctx)
+			},
+			OnStoppedLeading: func() {
+				if ctx.Err() == nil {
+					lost = true
+				}
+				cancel()
+			},
+		},
+	})
+	if lost {
+		return errors.New("lost the leader lease")
+	}
+	return srvErr
+}
