@@ -164,7 +164,7 @@ var classifiers = map[error]func(*APIError) bool{
 	ErrSelfHealDisabled: func(e *APIError) bool { return e.hasMessage("self heal option is disabled") },
 	ErrNoCapacity: func(e *APIError) bool {
 		return e.hasMessage("no space available", "no devices registered", "space not sufficient",
-			"no volume groups are available", "new brick could not be parsed")
+			"no volume groups are available", "new brick could not be parsed", "insufficient free space")
 	},
 	ErrRebalanceNotStarted: func(e *APIError) bool { return e.hasMessage("rebalance not started") },
 	ErrInvalidOption:       func(e *APIError) bool { return e.hasMessage("invalid global option", "invalid option") },
