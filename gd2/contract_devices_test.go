@@ -145,8 +145,10 @@ func TestContractDevices(t *testing.T) {
 		},
 		{
 			name: "editing an unregistered device is 500",
-			call: func(t *testing.T, e *env) error { return e.c.EditDevice(bg, e.peers[0].ID, "/dev/sdz", gd2.DeviceEnabled) },
-			op:   gd2.OpDevicesEdit, status: 500, want: errPlain,
+			call: func(t *testing.T, e *env) error {
+				return e.c.EditDevice(bg, e.peers[0].ID, "/dev/sdz", gd2.DeviceEnabled)
+			},
+			op: gd2.OpDevicesEdit, status: 500, want: errPlain,
 		},
 	})
 }
@@ -175,8 +177,12 @@ func TestContractRebalanceAndClusterOptions(t *testing.T) {
 			op: gd2.OpRebalanceStart, status: 200,
 		},
 		{
-			name:  "a rebalance completes after its duration on the simulator's clock",
-			setup: func(t *testing.T, e *env) { twoSubvols(t, e); _, err := e.c.StartRebalance(bg, "vol2", gd2.RebalanceFixLayout); e.must(err, "start") },
+			name: "a rebalance completes after its duration on the simulator's clock",
+			setup: func(t *testing.T, e *env) {
+				twoSubvols(t, e)
+				_, err := e.c.StartRebalance(bg, "vol2", gd2.RebalanceFixLayout)
+				e.must(err, "start")
+			},
 			call: func(t *testing.T, e *env) error {
 				e.clock.Step(time.Minute)
 				st, err := e.c.RebalanceStatus(bg, "vol2")
@@ -192,8 +198,12 @@ func TestContractRebalanceAndClusterOptions(t *testing.T) {
 			op: gd2.OpRebalanceStatus, status: 200,
 		},
 		{
-			name:  "stopping a running rebalance answers 200",
-			setup: func(t *testing.T, e *env) { twoSubvols(t, e); _, err := e.c.StartRebalance(bg, "vol2", ""); e.must(err, "start") },
+			name: "stopping a running rebalance answers 200",
+			setup: func(t *testing.T, e *env) {
+				twoSubvols(t, e)
+				_, err := e.c.StartRebalance(bg, "vol2", "")
+				e.must(err, "start")
+			},
 			call: func(t *testing.T, e *env) error {
 				info, err := e.c.StopRebalance(bg, "vol2")
 				if err == nil && info.Volname != "vol2" {

@@ -381,8 +381,11 @@ func TestContractPeers(t *testing.T) {
 		},
 		{
 			name: "editing a peer by a malformed id is 400",
-			call: func(t *testing.T, e *env) error { _, err := e.c.EditPeer(bg, "zzz", gd2.PeerEditRequest{Zone: "z"}); return err },
-			op:   gd2.OpPeersEdit, status: 400, want: gd2.ErrBadRequest,
+			call: func(t *testing.T, e *env) error {
+				_, err := e.c.EditPeer(bg, "zzz", gd2.PeerEditRequest{Zone: "z"})
+				return err
+			},
+			op: gd2.OpPeersEdit, status: 400, want: gd2.ErrBadRequest,
 		},
 		{
 			name: "editing a peer with a reserved underscore key is 400",

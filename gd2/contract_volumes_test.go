@@ -152,8 +152,11 @@ func TestContractVolumes(t *testing.T) {
 			op: gd2.OpVolumesCreate, status: 500, want: gd2.ErrNoCapacity,
 		},
 		{
-			name:  "creating a size-based volume skips disabled devices",
-			setup: func(t *testing.T, e *env) { e.addDevices(); e.must(e.c.EditDevice(bg, e.peers[0].ID, "/dev/sdb", gd2.DeviceDisabled), "disable") },
+			name: "creating a size-based volume skips disabled devices",
+			setup: func(t *testing.T, e *env) {
+				e.addDevices()
+				e.must(e.c.EditDevice(bg, e.peers[0].ID, "/dev/sdb", gd2.DeviceDisabled), "disable")
+			},
 			call: func(t *testing.T, e *env) error {
 				_, err := e.c.CreateVolume(bg, gd2.VolumeCreateRequest{Name: "pv1", Size: GiB, Replica: 3})
 				return err
