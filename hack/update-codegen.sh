@@ -81,7 +81,9 @@ echo "codegen: informers" >&2
 	"${pkgs[@]}"
 
 echo "codegen: CRDs" >&2
-rm -f manifests/crds/*.yaml
+# Only controller-gen's own files: manifests/crds also holds hand-written
+# files such as its kustomization.
+grep -l --null '^    controller-gen.kubebuilder.io/version:' manifests/crds/*.yaml 2>/dev/null | xargs -0 rm -f
 "${bin}/controller-gen" \
 	crd \
 	paths=./kube/apis/... \

@@ -5,7 +5,8 @@ package manifests
 import "embed"
 
 // CRDs holds the generated CustomResourceDefinitions, one file per resource,
-// as crds/<group>_<plural>.yaml.
+// as crds/<group>_<plural>.yaml (the directory's kustomization is not
+// embedded).
 //
-//go:embed crds/*.yaml
+//go:embed crds/operator.gluster.org_*.yaml
 var CRDs embed.FS

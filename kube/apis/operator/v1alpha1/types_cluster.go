@@ -210,16 +210,22 @@ type NodeTemplate struct {
 	// maxStorage caps the raw capacity of the template's servers in
 	// automatic mode; no server is added past it.
 	// +optional
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:MaxLength=64
 	MaxStorage *resource.Quantity `json:"maxStorage,omitempty"`
 
 	// freeStorageMin is the free capacity below which automatic mode adds a
 	// server.
 	// +optional
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:MaxLength=64
 	FreeStorageMin *resource.Quantity `json:"freeStorageMin,omitempty"`
 
 	// freeStorageMax is the free capacity above which automatic mode removes
 	// a server. It must exceed freeStorageMin.
 	// +optional
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:MaxLength=64
 	FreeStorageMax *resource.Quantity `json:"freeStorageMax,omitempty"`
 
 	// nodeAffinity further restricts which Kubernetes nodes may run the
@@ -253,6 +259,8 @@ type TemplateStorage struct {
 
 	// capacity is the size of each claim. It must be positive.
 	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).isGreaterThan(quantity('0'))",message="storage.capacity must be a positive quantity such as 500Gi"
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:MaxLength=64
 	Capacity resource.Quantity `json:"capacity"`
 
 	// deviceCount is the number of claims, each one a GD2 device, per

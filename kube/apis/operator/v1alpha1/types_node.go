@@ -143,6 +143,8 @@ type NodeStorage struct {
 	// capacity is the size of each claim. It must be positive.
 	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).isGreaterThan(quantity('0'))",message="spec.storage.capacity must be a positive quantity such as 500Gi"
 	// +optional
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:MaxLength=64
 	Capacity *resource.Quantity `json:"capacity,omitempty"`
 
 	// deviceCount is the number of claims, each one a GD2 device. Unset
