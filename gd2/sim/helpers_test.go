@@ -144,3 +144,18 @@ func (h *harness) volume(name string) wireVolume {
 	h.must(200, "GET", "/v1/volumes/"+name, nil).decode(h.t, &v)
 	return v
 }
+
+func newServer(t *testing.T, s *Simulator) *httptest.Server {
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func jsonBody(t *testing.T, v any) io.Reader {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.NewReader(b)
+}
