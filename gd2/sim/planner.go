@@ -22,6 +22,7 @@ const (
 	loopMaxBrick  = 100 * gib
 	defaultAvgFSz = 64 << 10
 	brickRunDir   = "/var/run/glusterd2"
+	maxSubvols    = 4096
 )
 
 // planRequest is what the planner needs from a create request.
@@ -197,6 +198,11 @@ func plan(r planRequest, cands []candidate) ([]plannedSubvol, error) {
 		perSubvol = shape.Replica + shape.Arbiter
 	case typeDisperse:
 		perSubvol = shape.DisperseCount
+	}
+	// No cluster fits thousands of subvols; refusing early keeps a hostile
+	// request from allocating without bound.
+	if n > maxSubvols {
+		return nil, errf(http.StatusInternalServerError, msgNoSpace)
 	}
 	usedZones := map[string]bool{}
 	out := make([]plannedSubvol, 0, n)
