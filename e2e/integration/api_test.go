@@ -454,8 +454,14 @@ func TestAPIInformerSeesObjects(t *testing.T) {
 	nodes := factory.Operator().V1alpha1().GlusterNodes()
 	clusters.Informer()
 	nodes.Informer()
-	factory.Start(ctx.Done())
-	defer factory.Shutdown()
+	stop := make(chan struct{})
+	defer func() {
+		// Shutdown waits for the informers, which stop only once stop is
+		// closed.
+		close(stop)
+		factory.Shutdown()
+	}()
+	factory.Start(stop)
 	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
 		if !ok {
 			t.Fatalf("informer for %v did not sync", typ)
