@@ -814,7 +814,7 @@ func applyOp(obj map[string]any, o op) error {
 				if o.remove {
 					delete(cur, key)
 				} else {
-					cur[key] = o.value
+					cur[key] = copyJSON(o.value)
 				}
 				return nil
 			}
@@ -834,7 +834,7 @@ func applyOp(obj map[string]any, o op) error {
 			if o.remove {
 				cur[key] = append(list[:index:index], list[index+1:]...)
 			} else {
-				list[index] = o.value
+				list[index] = copyJSON(o.value)
 			}
 			return nil
 		}
@@ -857,6 +857,20 @@ func parseSegment(seg string) (key string, index int, hasIndex bool, err error) 
 	}
 	index, err = strconv.Atoi(seg[open+1 : len(seg)-1])
 	return seg[:open], index, true, err
+}
+
+// copyJSON returns a deep copy of a JSON-like value, so that objects edited
+// by one case never share maps or slices with another case's ops.
+func copyJSON(v any) any {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	var out any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		panic(err)
+	}
+	return out
 }
 
 func toMap(v any) (map[string]any, error) {
