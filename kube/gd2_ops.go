@@ -1,0 +1,288 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/gluster/anthill/gd2"
+	"github.com/gluster/anthill/transitions"
+)
+
+// PeerMetaZone records, on a peer anthill moved out of its zone to drain it
+// (see GD2Ops.ReplaceBrick), the zone it had before. Like the keys in
+// transitions it has no leading "_" (GD2 reserves those).
+const PeerMetaZone = "anthill-zone"
+
+// DrainZoneSuffix is appended to a draining peer's zone so that GD2's
+// planner may place its replacement bricks in the zone it leaves.
+const DrainZoneSuffix = "-draining"
+
+// ErrNoPlacement means GD2 found nowhere to put a replacement brick: no
+// registered, enabled device with room in a zone the brick's replica set
+// does not already use. Adding a node (or a device) to a suitable zone
+// unblocks it; repeating the call as it is will not.
+var ErrNoPlacement = errors.New("no device can take the replacement brick")
+
+// GD2Ops implements transitions.GD2Ops with a GD2 client bound to one
+// cluster's management endpoint.
+type GD2Ops struct {
+	Client *gd2.Client
+}
+
+var _ transitions.GD2Ops = (*GD2Ops)(nil)
+
+// AddPeer returns the peer already tagged with metadata[MetaNode] if there
+// is one, so that a join repeated after a crash adds nothing. Otherwise it
+// adds the peer. If GD2 answers that a peer with that address exists (the
+// node's GD2 is already a member: the first pod bootstraps the pool with
+// itself, without anthill's metadata), it adopts that peer by writing the
+// zone and metadata onto it, unless it is tagged for another node.
+func (g *GD2Ops) AddPeer(ctx context.Context, address, zone string, metadata map[string]string) (string, error) {
+	key := metadata[transitions.MetaNode]
+	if key != "" {
+		id, err := g.peerTaggedFor(ctx, key)
+		if err != nil {
+			return "", fmt.Errorf("find peer of node %s: %w", key, err)
+		}
+		if id != "" {
+			return id, nil
+		}
+	}
+	p, err := g.Client.AddPeer(ctx, gd2.PeerAddRequest{Addresses: []string{address}, Zone: zone, Metadata: metadata})
+	if err == nil {
+		return p.ID, nil
+	}
+	if !errors.Is(err, gd2.ErrAlreadyExists) {
+		return "", fmt.Errorf("add peer %q for node %s: %w", address, key, err)
+	}
+	id, err := g.adoptPeer(ctx, address, zone, metadata)
+	if err != nil {
+		return "", fmt.Errorf("adopt existing peer %q for node %s: %w", address, key, err)
+	}
+	return id, nil
+}
+
+// peerTaggedFor returns the id of the peer whose MetaNode is key, "" if
+// none.
+func (g *GD2Ops) peerTaggedFor(ctx context.Context, key string) (string, error) {
+	peers, err := g.Client.ListPeers(ctx, gd2.Filter{Key: transitions.MetaNode, Value: key})
+	if err != nil {
+		return "", err
+	}
+	for _, p := range peers {
+		// The filter already matched; checking again guards against a
+		// server that ignores the query.
+		if p.Metadata[transitions.MetaNode] == key {
+			return p.ID, nil
+		}
+	}
+	return "", nil
+}
+
+func (g *GD2Ops) adoptPeer(ctx context.Context, address, zone string, metadata map[string]string) (string, error) {
+	peers, err := g.Client.ListPeers(ctx, gd2.Filter{})
+	if err != nil {
+		return "", err
+	}
+	want := peerHost(address)
+	for _, p := range peers {
+		if !peerHasHost(p, want) {
+			continue
+		}
+		if owner := p.Metadata[transitions.MetaNode]; owner != "" && owner != metadata[transitions.MetaNode] {
+			return "", fmt.Errorf("peer %s at that address belongs to node %s", p.ID, owner)
+		}
+		if _, err := g.Client.EditPeer(ctx, p.ID, gd2.PeerEditRequest{Zone: zone, Metadata: metadata}); err != nil {
+			return "", fmt.Errorf("tag peer %s: %w", p.ID, err)
+		}
+		return p.ID, nil
+	}
+	return "", errors.New("GD2 reports the address in use but lists no peer with it")
+}
+
+// peerHost is the host part of a peer address, lowercased: GD2 adds the
+// peer port itself when it is missing.
+func peerHost(address string) string {
+	h := address
+	if i := strings.LastIndexByte(h, ':'); i >= 0 && !strings.Contains(h[i+1:], "]") {
+		h = h[:i]
+	}
+	return strings.ToLower(strings.Trim(h, "[]"))
+}
+
+func peerHasHost(p gd2.Peer, host string) bool {
+	for _, a := range p.PeerAddresses {
+		if peerHost(a) == host {
+			return true
+		}
+	}
+	return strings.EqualFold(p.Name, host) || strings.EqualFold(p.Name, strings.SplitN(host, ".", 2)[0])
+}
+
+// RegisterDevice registers device on the peer; a device GD2 already has is
+// success.
+func (g *GD2Ops) RegisterDevice(ctx context.Context, peerID, device string) error {
+	_, err := g.Client.AddDevice(ctx, peerID, gd2.DeviceAddRequest{Device: device})
+	if err != nil && !errors.Is(err, gd2.ErrAlreadyExists) {
+		return fmt.Errorf("register device %q on peer %s: %w", device, peerID, err)
+	}
+	return nil
+}
+
+// SetDeviceEnabled sets the device's state. GD2 accepts setting the state a
+// device already has, so the call is idempotent as it stands.
+func (g *GD2Ops) SetDeviceEnabled(ctx context.Context, peerID, device string, enabled bool) error {
+	state := gd2.DeviceDisabled
+	if enabled {
+		state = gd2.DeviceEnabled
+	}
+	if err := g.Client.EditDevice(ctx, peerID, device, state); err != nil {
+		return fmt.Errorf("set device %q on peer %s %s: %w", device, peerID, state, err)
+	}
+	return nil
+}
+
+// SetPeerMetadata merges md into the peer's metadata.
+func (g *GD2Ops) SetPeerMetadata(ctx context.Context, peerID string, md map[string]string) error {
+	if _, err := g.Client.EditPeer(ctx, peerID, gd2.PeerEditRequest{Metadata: md}); err != nil {
+		return fmt.Errorf("set metadata of peer %s: %w", peerID, err)
+	}
+	return nil
+}
+
+// BrickOnPeer reports whether volume has a brick at path on the peer. A
+// volume that no longer exists has no brick anywhere.
+func (g *GD2Ops) BrickOnPeer(ctx context.Context, volume, peerID, brickPath string) (bool, error) {
+	v, err := g.Client.GetVolume(ctx, volume)
+	if errors.Is(err, gd2.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("get volume %s: %w", volume, err)
+	}
+	_, found := findBrick(v, peerID, brickPath)
+	return found, nil
+}
+
+func findBrick(v *gd2.Volume, peerID, brickPath string) (gd2.BrickInfo, bool) {
+	want := path.Clean(brickPath)
+	for _, b := range v.Bricks() {
+		if b.PeerID == peerID && path.Clean(b.Path) == want {
+			return b, true
+		}
+	}
+	return gd2.BrickInfo{}, false
+}
+
+// ReplaceBrick moves the brick at brickPath on srcPeerID to a device GD2's
+// planner picks on another peer.
+//
+// It is not idempotent and never retried blindly: GD2 does not check the
+// source brick and would replace another brick of the volume. The caller
+// checks BrickOnPeer immediately before; this method repeats the request
+// only after a planner refusal, which GD2 answers before changing anything.
+//
+// Placement: the planner puts the new brick in a zone that no brick of the
+// replica set uses, counting the source brick's own zone. In the usual
+// layout (replica 3 over 3 zones, a replacement node in the leaving node's
+// zone) nothing fits. So when the planner refuses, the source peer is moved
+// to zone "<zone>-draining" (its old zone kept under PeerMetaZone) and the
+// request repeated once; RestorePeerZone undoes the move if the drain is
+// cancelled. Only the brick's own replica set is considered
+// (subvolume-zones-overlap), as replica sets of a distributed volume
+// normally share zones.
+//
+// A replacement whose follow-up read failed did happen; that is success,
+// and the next sync re-reads the placement.
+func (g *GD2Ops) ReplaceBrick(ctx context.Context, volume, srcPeerID, brickPath string) error {
+	req := gd2.ReplaceBrickRequest{
+		SrcPeerID:          srcPeerID,
+		SrcBrickPath:       brickPath,
+		ExcludePeers:       []string{srcPeerID},
+		SubvolZonesOverlap: true,
+	}
+	_, err := g.Client.ReplaceBrick(ctx, volume, req)
+	if errors.Is(err, gd2.ErrNoCapacity) {
+		moved, zerr := g.moveOutOfZone(ctx, srcPeerID)
+		if zerr != nil {
+			return fmt.Errorf("replace brick %s:%s on peer %s: %w: %w (and moving the peer out of its zone failed: %v)",
+				volume, brickPath, srcPeerID, ErrNoPlacement, err, zerr)
+		}
+		if moved {
+			_, err = g.Client.ReplaceBrick(ctx, volume, req)
+		}
+	}
+	switch {
+	case err == nil, errors.Is(err, gd2.ErrRefreshFailed):
+		return nil
+	case errors.Is(err, gd2.ErrNoCapacity):
+		return fmt.Errorf("replace brick %s:%s on peer %s: %w: %w", volume, brickPath, srcPeerID, ErrNoPlacement, err)
+	default:
+		return fmt.Errorf("replace brick %s:%s on peer %s: %w", volume, brickPath, srcPeerID, err)
+	}
+}
+
+// moveOutOfZone gives the peer zone "<zone>-draining", recording the old
+// zone. It reports false when the peer had already been moved.
+func (g *GD2Ops) moveOutOfZone(ctx context.Context, peerID string) (bool, error) {
+	p, err := g.Client.GetPeer(ctx, peerID)
+	if err != nil {
+		return false, err
+	}
+	zone := p.Zone()
+	if strings.HasSuffix(zone, DrainZoneSuffix) {
+		return false, nil
+	}
+	md := map[string]string{PeerMetaZone: zone}
+	if _, err := g.Client.EditPeer(ctx, peerID, gd2.PeerEditRequest{Zone: zone + DrainZoneSuffix, Metadata: md}); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// RestorePeerZone puts a peer that ReplaceBrick moved out of its zone back
+// into it (for a drain that is cancelled by a resume request). A peer that
+// was never moved is left alone.
+func (g *GD2Ops) RestorePeerZone(ctx context.Context, peerID string) error {
+	p, err := g.Client.GetPeer(ctx, peerID)
+	if err != nil {
+		return fmt.Errorf("restore zone of peer %s: %w", peerID, err)
+	}
+	orig := p.Metadata[PeerMetaZone]
+	if orig == "" || !strings.HasSuffix(p.Zone(), DrainZoneSuffix) {
+		return nil
+	}
+	if _, err := g.Client.EditPeer(ctx, peerID, gd2.PeerEditRequest{Zone: orig}); err != nil {
+		return fmt.Errorf("restore zone %q of peer %s: %w", orig, peerID, err)
+	}
+	return nil
+}
+
+// DeletePeer removes the peer from the pool; a peer already gone is
+// success. GD2's refusals (bricks left, peer dead, serving peer) are
+// returned for the caller to classify with errors.Is.
+func (g *GD2Ops) DeletePeer(ctx context.Context, peerID string) error {
+	err := g.Client.DeletePeer(ctx, peerID)
+	if err != nil && !errors.Is(err, gd2.ErrNotFound) {
+		return fmt.Errorf("delete peer %s: %w", peerID, err)
+	}
+	return nil
+}
+
+// TriggerHeal starts an index heal of volume. GD2 confirms a trigger while
+// the self-heal daemon is already draining; an answer saying a heal is
+// already in progress is treated the same way.
+func (g *GD2Ops) TriggerHeal(ctx context.Context, volume string) error {
+	err := g.Client.Heal(ctx, volume, gd2.HealIndex)
+	if err == nil {
+		return nil
+	}
+	msg := strings.ToLower(err.Error())
+	if strings.Contains(msg, "already in progress") || strings.Contains(msg, "already running") {
+		return nil
+	}
+	return fmt.Errorf("trigger heal of volume %s: %w", volume, err)
+}

@@ -1,0 +1,715 @@
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/client/clientset/versioned"
+	"github.com/gluster/anthill/states"
+	"github.com/gluster/anthill/transitions"
+)
+
+// nodeNameSuffixLen is the length of the random suffix of a GlusterNode
+// name made by ScaleNodes.
+const nodeNameSuffixLen = 5
+
+// createAttempts bounds the retries of a GlusterNode create whose random
+// name collided with an existing node.
+const createAttempts = 3
+
+// KubeOps implements transitions.KubeOps against the Kubernetes API. It
+// reads live objects from the API server, not from listers: an action must
+// act on the state as it is now, not as an informer last saw it.
+type KubeOps struct {
+	Client  kubernetes.Interface
+	Anthill versioned.Interface
+	// Clock stamps status.upgrade.startTime; nil means the real clock.
+	Clock clock.PassiveClock
+	// NameSuffix returns the random suffix of a new GlusterNode name; nil
+	// means 5 random lowercase alphanumerics.
+	NameSuffix func() string
+}
+
+var _ transitions.KubeOps = (*KubeOps)(nil)
+
+func (o *KubeOps) now() metav1.Time {
+	if o.Clock == nil {
+		return metav1.Now()
+	}
+	return metav1.NewTime(o.Clock.Now())
+}
+
+func (o *KubeOps) suffix() string {
+	if o.NameSuffix == nil {
+		return utilrand.String(nodeNameSuffixLen)
+	}
+	return o.NameSuffix()
+}
+
+// ignoreExists makes AlreadyExists success: every create here is
+// create-if-absent and never replaces what is there.
+func ignoreExists(err error) error {
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
+}
+
+// ignoreNotFound makes NotFound success: every delete here is idempotent.
+func ignoreNotFound(err error) error {
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+func (o *KubeOps) getCluster(ctx context.Context, namespace, name string) (*operatorv1alpha1.GlusterCluster, error) {
+	c, err := o.Anthill.OperatorV1alpha1().GlusterClusters(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("get GlusterCluster %s/%s: %w", namespace, name, err)
+	}
+	return c, nil
+}
+
+func clusterVersion(c *operatorv1alpha1.GlusterCluster) string {
+	if c.Spec.Gluster == nil {
+		return ""
+	}
+	return c.Spec.Gluster.Version
+}
+
+// EnsureNodeWorkload creates the node's StatefulSet if absent; the
+// StatefulSet controller creates the brick PVCs from its claim templates.
+// A node with an external address runs no pod, so there is nothing to do.
+func (o *KubeOps) EnsureNodeWorkload(ctx context.Context, n transitions.NodeTarget) error {
+	node, err := o.Anthill.OperatorV1alpha1().GlusterNodes(n.Namespace).Get(ctx, n.Name, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("get GlusterNode %s: %w", n.NodeKey(), err)
+	}
+	if node.Spec.ExternalAddress != "" {
+		return nil
+	}
+	c, err := o.getCluster(ctx, n.Namespace, node.Spec.Cluster)
+	if err != nil {
+		return err
+	}
+	sts := NodeStatefulSet(c, node, clusterVersion(c))
+	_, err = o.Client.AppsV1().StatefulSets(n.Namespace).Create(ctx, sts, metav1.CreateOptions{})
+	if err := ignoreExists(err); err != nil {
+		return fmt.Errorf("create StatefulSet %s/%s: %w", n.Namespace, sts.Name, err)
+	}
+	return nil
+}
+
+// RollNodeWorkload points the node's StatefulSet at version, then deletes
+// the pod if it still runs another version. The StatefulSet uses OnDelete,
+// so deleting the pod is what restarts it, and the version annotation on the
+// live pod tells whether that already happened. The delete carries the
+// pod's UID as a precondition so that a pod recreated in between is never
+// deleted by mistake.
+func (o *KubeOps) RollNodeWorkload(ctx context.Context, n transitions.NodeTarget, version string) error {
+	c, err := o.getCluster(ctx, n.Namespace, n.Cluster)
+	if err != nil {
+		return err
+	}
+	var image string
+	if c.Spec.Gluster != nil {
+		image = GlusterImage(c.Spec.Gluster.Image, version)
+	}
+	stsName := NodeStatefulSetName(n.Name)
+	stsClient := o.Client.AppsV1().StatefulSets(n.Namespace)
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		sts, err := stsClient.Get(ctx, stsName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if !setPodTemplateVersion(&sts.Spec.Template, containerGD2, image, version) {
+			return nil
+		}
+		_, err = stsClient.Update(ctx, sts, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("set StatefulSet %s/%s to version %s: %w", n.Namespace, stsName, version, err)
+	}
+
+	podName := NodePodName(n.Name)
+	pod, err := o.Client.CoreV1().Pods(n.Namespace).Get(ctx, podName, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		// The StatefulSet controller will create it from the new template.
+		return nil
+	case err != nil:
+		return fmt.Errorf("get pod %s/%s: %w", n.Namespace, podName, err)
+	}
+	if pod.DeletionTimestamp != nil || pod.Annotations[AnnotationVersion] == version {
+		return nil
+	}
+	err = o.Client.CoreV1().Pods(n.Namespace).Delete(ctx, podName, metav1.DeleteOptions{
+		Preconditions: &metav1.Preconditions{UID: &pod.UID},
+	})
+	// Conflict: the UID precondition failed, a new pod already replaced
+	// the one we saw.
+	if err := ignoreNotFound(err); err != nil && !apierrors.IsConflict(err) {
+		return fmt.Errorf("delete pod %s/%s to restart it at %s: %w", n.Namespace, podName, version, err)
+	}
+	return nil
+}
+
+// setPodTemplateVersion sets the version annotation and, when image is not
+// empty, the image of container name. It reports whether anything changed.
+func setPodTemplateVersion(t *corev1.PodTemplateSpec, container, image, version string) bool {
+	changed := false
+	if t.Annotations[AnnotationVersion] != version {
+		if t.Annotations == nil {
+			t.Annotations = map[string]string{}
+		}
+		t.Annotations[AnnotationVersion] = version
+		changed = true
+	}
+	if image == "" {
+		return changed
+	}
+	for i := range t.Spec.Containers {
+		if t.Spec.Containers[i].Name == container && t.Spec.Containers[i].Image != image {
+			t.Spec.Containers[i].Image = image
+			changed = true
+		}
+	}
+	return changed
+}
+
+// DeleteNodeWorkload deletes the node's StatefulSet, then its brick PVCs:
+// those labelled for the node, and those named after its claim templates
+// (in case a label was lost). The PVC protection finalizer keeps a claim
+// until the pod using it is gone.
+func (o *KubeOps) DeleteNodeWorkload(ctx context.Context, n transitions.NodeTarget) error {
+	stsName := NodeStatefulSetName(n.Name)
+	err := o.Client.AppsV1().StatefulSets(n.Namespace).Delete(ctx, stsName, metav1.DeleteOptions{
+		PropagationPolicy: ptr.To(metav1.DeletePropagationBackground),
+	})
+	if err := ignoreNotFound(err); err != nil {
+		return fmt.Errorf("delete StatefulSet %s/%s: %w", n.Namespace, stsName, err)
+	}
+	sel := labels.SelectorFromSet(labels.Set{LabelCluster: n.Cluster, LabelNode: n.Name})
+	names := make([]string, 0, len(n.Devices))
+	for i := range n.Devices {
+		names = append(names, BrickClaimName(n.Name, i))
+	}
+	if err := o.deleteClaims(ctx, n.Namespace, sel, names); err != nil {
+		return fmt.Errorf("delete PVCs of node %s: %w", n.NodeKey(), err)
+	}
+	return nil
+}
+
+// deleteClaims deletes the PVCs matching sel and those named in names.
+func (o *KubeOps) deleteClaims(ctx context.Context, namespace string, sel labels.Selector, names []string) error {
+	pvcs := o.Client.CoreV1().PersistentVolumeClaims(namespace)
+	list, err := pvcs.List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+	if err != nil {
+		return fmt.Errorf("list PVCs %q: %w", sel, err)
+	}
+	seen := map[string]bool{}
+	for _, pvc := range list.Items {
+		seen[pvc.Name] = true
+		if pvc.DeletionTimestamp != nil {
+			continue
+		}
+		if err := ignoreNotFound(pvcs.Delete(ctx, pvc.Name, metav1.DeleteOptions{})); err != nil {
+			return fmt.Errorf("delete PVC %s: %w", pvc.Name, err)
+		}
+	}
+	for _, name := range names {
+		if seen[name] {
+			continue
+		}
+		if err := ignoreNotFound(pvcs.Delete(ctx, name, metav1.DeleteOptions{})); err != nil {
+			return fmt.Errorf("delete PVC %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// EnsureClusterInfra creates, each only if absent, the GD2 auth secret (not
+// when the admin supplies one through spec.management.authSecretRef), the
+// etcd Service and StatefulSet, the headless Service and the management
+// Service. An external cluster runs none of these.
+func (o *KubeOps) EnsureClusterInfra(ctx context.Context, ct transitions.ClusterTarget) error {
+	c, err := o.getCluster(ctx, ct.Namespace, ct.Name)
+	if err != nil {
+		return err
+	}
+	if c.Spec.Mode == operatorv1alpha1.ClusterModeExternal {
+		return nil
+	}
+	if err := o.ensureAuthSecret(ctx, c); err != nil {
+		return err
+	}
+	core := o.Client.CoreV1().Services(c.Namespace)
+	for _, svc := range []*corev1.Service{EtcdService(c), HeadlessService(c), ManagementService(c)} {
+		if _, err := core.Create(ctx, svc, metav1.CreateOptions{}); ignoreExists(err) != nil {
+			return fmt.Errorf("create Service %s/%s: %w", c.Namespace, svc.Name, err)
+		}
+	}
+	etcd := EtcdStatefulSet(c)
+	if _, err := o.Client.AppsV1().StatefulSets(c.Namespace).Create(ctx, etcd, metav1.CreateOptions{}); ignoreExists(err) != nil {
+		return fmt.Errorf("create StatefulSet %s/%s: %w", c.Namespace, etcd.Name, err)
+	}
+	return nil
+}
+
+// ensureAuthSecret creates the cluster's GD2 auth secret once. An existing
+// Secret is never read back, compared or rewritten: every node must keep
+// the secret it started with, and a second writer that raced us to the
+// create wins (AlreadyExists), which is just as good.
+func (o *KubeOps) ensureAuthSecret(ctx context.Context, c *operatorv1alpha1.GlusterCluster) error {
+	name, _ := AuthSecretRef(c)
+	if name != AuthSecretName(c.Name) {
+		return nil
+	}
+	secrets := o.Client.CoreV1().Secrets(c.Namespace)
+	_, err := secrets.Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case err == nil:
+		return nil
+	case !apierrors.IsNotFound(err):
+		return fmt.Errorf("get Secret %s/%s: %w", c.Namespace, name, err)
+	}
+	value, err := NewAuthSecretValue()
+	if err != nil {
+		return err
+	}
+	if _, err := secrets.Create(ctx, AuthSecret(c, value), metav1.CreateOptions{}); ignoreExists(err) != nil {
+		return fmt.Errorf("create Secret %s/%s: %w", c.Namespace, name, err)
+	}
+	return nil
+}
+
+// ScaleNodes makes each node template's count of GlusterNodes right.
+//
+// ClusterTarget carries only a total, so the per-template targets come from
+// the live cluster: in manual mode they are nodeTemplates[].nodes (the live
+// spec wins over desired, which may be a sync old); in automatic mode
+// desired is spread over the templates, each kept within minNodes..maxNodes,
+// adding to the least-populated zone first (see templateTargets).
+//
+// Nodes that count are the cluster's GlusterNodes that are not leaving: not
+// being deleted, not asked to decommission, not Draining or beyond. A node
+// whose template is no longer in the spec, or a node added by hand, is
+// never chosen for removal: a node missing from a list must not lose its
+// data.
+//
+// Scale-down sets the decommission request on the surplus nodes of a
+// template, least-used first. KubeOps cannot see GD2's brick placement, so
+// least-used is approximated: nodes that never reached Online (state empty,
+// Pending, Provisioning, Joining) hold no bricks and go first; then the
+// newest, which have had the least time to receive bricks; names break ties.
+func (o *KubeOps) ScaleNodes(ctx context.Context, ct transitions.ClusterTarget, desired int) error {
+	c, err := o.getCluster(ctx, ct.Namespace, ct.Name)
+	if err != nil {
+		return err
+	}
+	if c.Spec.Mode == operatorv1alpha1.ClusterModeExternal {
+		return nil
+	}
+	nodes, err := o.clusterNodes(ctx, c.Namespace, c.Name)
+	if err != nil {
+		return err
+	}
+	byTemplate := map[string][]*operatorv1alpha1.GlusterNode{}
+	for i := range nodes {
+		n := &nodes[i]
+		if NodeCounts(n) {
+			byTemplate[n.Spec.Template] = append(byTemplate[n.Spec.Template], n)
+		}
+	}
+	current := make([]int, len(c.Spec.NodeTemplates))
+	for i, t := range c.Spec.NodeTemplates {
+		current[i] = len(byTemplate[t.Name])
+	}
+	targets := templateTargets(c, desired, current)
+	for i := range c.Spec.NodeTemplates {
+		t := &c.Spec.NodeTemplates[i]
+		members := byTemplate[t.Name]
+		for range targets[i] - len(members) {
+			if err := o.createNode(ctx, c, t); err != nil {
+				return err
+			}
+		}
+		if surplus := len(members) - targets[i]; surplus > 0 {
+			for _, n := range ScaleDownOrder(members)[:surplus] {
+				if err := o.requestDecommission(ctx, n); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// leavingStates are node states in which a node no longer counts toward the
+// cluster: it is being emptied or removed.
+var leavingStates = map[string]bool{
+	string(states.NodeDraining):  true,
+	string(states.NodeAbandoned): true,
+	string(states.NodeDetaching): true,
+	string(states.NodeDeleting):  true,
+	string(states.NodeDeleted):   true,
+}
+
+// notYetOnlineStates hold no bricks yet: the first to go on scale-down.
+var notYetOnlineStates = map[string]bool{
+	"":                              true,
+	string(states.NodePending):      true,
+	string(states.NodeProvisioning): true,
+	string(states.NodeJoining):      true,
+}
+
+// NodeCounts reports whether n counts toward its cluster's size: it is not
+// being deleted, carries no decommission request, and is not leaving.
+func NodeCounts(n *operatorv1alpha1.GlusterNode) bool {
+	return n.DeletionTimestamp == nil &&
+		n.Annotations[AnnotationRequest] != RequestDecommission &&
+		!leavingStates[n.Status.State]
+}
+
+// ScaleDownOrder returns nodes ordered for removal, first to go first:
+// never-Online nodes before the rest, then newest first, then by name
+// (descending, so that the order is total and stable).
+func ScaleDownOrder(nodes []*operatorv1alpha1.GlusterNode) []*operatorv1alpha1.GlusterNode {
+	out := append([]*operatorv1alpha1.GlusterNode(nil), nodes...)
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if ai, bi := notYetOnlineStates[a.Status.State], notYetOnlineStates[b.Status.State]; ai != bi {
+			return ai
+		}
+		if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+			return b.CreationTimestamp.Before(&a.CreationTimestamp)
+		}
+		return a.Name > b.Name
+	})
+	return out
+}
+
+// templateTargets is the number of nodes each template of c should have.
+// Manual mode: nodeTemplates[].nodes. Automatic mode: every template starts
+// at minNodes, then the rest of desired goes one node at a time to the
+// template below maxNodes whose zone has the fewest nodes so far (ties: the
+// template that has more nodes now, so nothing is shuffled, then spec
+// order). The zones' counts thus differ by at most one wherever the bounds
+// allow, and scaling down takes from the largest zone first.
+func templateTargets(c *operatorv1alpha1.GlusterCluster, desired int, current []int) []int {
+	ts := c.Spec.NodeTemplates
+	out := make([]int, len(ts))
+	if c.Spec.Mode != operatorv1alpha1.ClusterModeAutomatic {
+		for i, t := range ts {
+			out[i] = int(ptr.Deref(t.Nodes, 0))
+		}
+		return out
+	}
+	zoneCount := map[string]int{}
+	remaining := desired
+	for i, t := range ts {
+		out[i] = int(ptr.Deref(t.MinNodes, 0))
+		zoneCount[t.Zone] += out[i]
+		remaining -= out[i]
+	}
+	for ; remaining > 0; remaining-- {
+		best := -1
+		for i, t := range ts {
+			if t.MaxNodes != nil && out[i] >= int(*t.MaxNodes) {
+				continue
+			}
+			if best < 0 {
+				best = i
+				continue
+			}
+			bz, iz := zoneCount[ts[best].Zone], zoneCount[t.Zone]
+			if iz < bz || (iz == bz && current[i] > current[best]) {
+				best = i
+			}
+		}
+		if best < 0 {
+			break // every template is at its maximum
+		}
+		out[best]++
+		zoneCount[ts[best].Zone]++
+	}
+	return out
+}
+
+// clusterNodes lists the GlusterNodes whose spec.cluster is cluster. It
+// filters on the spec, not a label, so that nodes added by hand count too.
+func (o *KubeOps) clusterNodes(ctx context.Context, namespace, cluster string) ([]operatorv1alpha1.GlusterNode, error) {
+	list, err := o.Anthill.OperatorV1alpha1().GlusterNodes(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list GlusterNodes in %s: %w", namespace, err)
+	}
+	var out []operatorv1alpha1.GlusterNode
+	for _, n := range list.Items {
+		if n.Spec.Cluster == cluster {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// NodeFromTemplate is a new GlusterNode of c made from template t, named
+// <cluster>-<template>-<suffix>. It carries the node finalizer from birth,
+// so a node deleted before its first sync is still drained and detached.
+func NodeFromTemplate(c *operatorv1alpha1.GlusterCluster, t *operatorv1alpha1.NodeTemplate, suffix string) *operatorv1alpha1.GlusterNode {
+	count := t.Storage.DeviceCount
+	if count <= 0 {
+		count = defaultDeviceCount
+	}
+	n := &operatorv1alpha1.GlusterNode{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      c.Name + "-" + t.Name + "-" + suffix,
+			Namespace: c.Namespace,
+			Labels: map[string]string{
+				LabelCluster:   c.Name,
+				LabelComponent: ComponentGlusterNode,
+				LabelManagedBy: ManagedByAnthill,
+			},
+			Finalizers:      []string{FinalizerNode},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(c, glusterClusterKind)},
+		},
+		Spec: operatorv1alpha1.GlusterNodeSpec{
+			Cluster:      c.Name,
+			Zone:         t.Zone,
+			Template:     t.Name,
+			DesiredState: operatorv1alpha1.NodeEnabled,
+			Storage: &operatorv1alpha1.NodeStorage{
+				Capacity:    ptr.To(t.Storage.Capacity.DeepCopy()),
+				DeviceCount: ptr.To(count),
+				VDO:         t.VDO,
+			},
+		},
+	}
+	if t.Storage.StorageClassName != nil {
+		n.Spec.Storage.StorageClassName = ptr.To(*t.Storage.StorageClassName)
+	}
+	if t.NodeAffinity != nil {
+		n.Spec.NodeAffinity = t.NodeAffinity.DeepCopy()
+	}
+	for _, tol := range t.Tolerations {
+		n.Spec.Tolerations = append(n.Spec.Tolerations, *tol.DeepCopy())
+	}
+	return n
+}
+
+func (o *KubeOps) createNode(ctx context.Context, c *operatorv1alpha1.GlusterCluster, t *operatorv1alpha1.NodeTemplate) error {
+	nodes := o.Anthill.OperatorV1alpha1().GlusterNodes(c.Namespace)
+	var err error
+	for range createAttempts {
+		n := NodeFromTemplate(c, t, o.suffix())
+		_, err = nodes.Create(ctx, n, metav1.CreateOptions{})
+		if !apierrors.IsAlreadyExists(err) {
+			break
+		}
+		// A random name collided: draw another.
+	}
+	if err != nil {
+		return fmt.Errorf("create GlusterNode for template %q of %s/%s: %w", t.Name, c.Namespace, c.Name, err)
+	}
+	return nil
+}
+
+// requestDecommission sets the decommission request with a merge patch, so
+// it neither races other writers of the object nor needs a resourceVersion.
+func (o *KubeOps) requestDecommission(ctx context.Context, n *operatorv1alpha1.GlusterNode) error {
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"annotations": map[string]string{AnnotationRequest: RequestDecommission}},
+	})
+	if err != nil {
+		return fmt.Errorf("encode decommission request: %w", err)
+	}
+	_, err = o.Anthill.OperatorV1alpha1().GlusterNodes(n.Namespace).Patch(ctx, n.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	if err != nil {
+		return fmt.Errorf("request decommission of GlusterNode %s/%s: %w", n.Namespace, n.Name, err)
+	}
+	return nil
+}
+
+// DeleteNodes deletes every GlusterNode of the cluster; their finalizers
+// keep each one until its machine has drained and removed it.
+func (o *KubeOps) DeleteNodes(ctx context.Context, ct transitions.ClusterTarget) error {
+	nodes, err := o.clusterNodes(ctx, ct.Namespace, ct.Name)
+	if err != nil {
+		return err
+	}
+	client := o.Anthill.OperatorV1alpha1().GlusterNodes(ct.Namespace)
+	for _, n := range nodes {
+		if n.DeletionTimestamp != nil {
+			continue
+		}
+		if err := ignoreNotFound(client.Delete(ctx, n.Name, metav1.DeleteOptions{})); err != nil {
+			return fmt.Errorf("delete GlusterNode %s/%s: %w", n.Namespace, n.Name, err)
+		}
+	}
+	return nil
+}
+
+// DeleteClusterInfra deletes what EnsureClusterInfra created and etcd's
+// PVC. It works from names alone, so it also completes after the
+// GlusterCluster is gone. The auth secret is deleted only if anthill made
+// it: an admin's Secret that happens to carry the same name is left alone.
+func (o *KubeOps) DeleteClusterInfra(ctx context.Context, ct transitions.ClusterTarget) error {
+	ns := ct.Namespace
+	etcd := EtcdName(ct.Name)
+	err := o.Client.AppsV1().StatefulSets(ns).Delete(ctx, etcd, metav1.DeleteOptions{
+		PropagationPolicy: ptr.To(metav1.DeletePropagationBackground),
+	})
+	if err := ignoreNotFound(err); err != nil {
+		return fmt.Errorf("delete StatefulSet %s/%s: %w", ns, etcd, err)
+	}
+	for _, name := range []string{etcd, HeadlessServiceName(ct.Name), ManagementServiceName(ct.Name)} {
+		if err := ignoreNotFound(o.Client.CoreV1().Services(ns).Delete(ctx, name, metav1.DeleteOptions{})); err != nil {
+			return fmt.Errorf("delete Service %s/%s: %w", ns, name, err)
+		}
+	}
+	if err := o.deleteOwnAuthSecret(ctx, ns, ct.Name); err != nil {
+		return err
+	}
+	sel := labels.SelectorFromSet(labels.Set{LabelCluster: ct.Name, LabelComponent: ComponentEtcd})
+	if err := o.deleteClaims(ctx, ns, sel, []string{EtcdDataClaimName(ct.Name)}); err != nil {
+		return fmt.Errorf("delete etcd PVCs of cluster %s/%s: %w", ns, ct.Name, err)
+	}
+	return nil
+}
+
+func (o *KubeOps) deleteOwnAuthSecret(ctx context.Context, ns, cluster string) error {
+	name := AuthSecretName(cluster)
+	secrets := o.Client.CoreV1().Secrets(ns)
+	s, err := secrets.Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("get Secret %s/%s: %w", ns, name, err)
+	}
+	if s.Labels[LabelManagedBy] != ManagedByAnthill || s.Labels[LabelCluster] != cluster {
+		return nil
+	}
+	err = secrets.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &s.UID}})
+	if err := ignoreNotFound(err); err != nil {
+		return fmt.Errorf("delete Secret %s/%s: %w", ns, name, err)
+	}
+	return nil
+}
+
+// SelectNodeForUpgrade records node and version in status.upgrade
+// (currentNode, toVersion) and stamps startTime with the start of this
+// step. Re-selecting the selected node at the same version writes nothing,
+// so the start time is kept.
+func (o *KubeOps) SelectNodeForUpgrade(ctx context.Context, ct transitions.ClusterTarget, node, version string) error {
+	clusters := o.Anthill.OperatorV1alpha1().GlusterClusters(ct.Namespace)
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		c, err := clusters.Get(ctx, ct.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		u := c.Status.Upgrade
+		if u != nil && u.CurrentNode == node && u.ToVersion == version {
+			return nil
+		}
+		if u == nil {
+			u = &operatorv1alpha1.UpgradeStatus{}
+			c.Status.Upgrade = u
+		}
+		u.CurrentNode, u.ToVersion = node, version
+		now := o.now()
+		u.StartTime = &now
+		_, err = clusters.UpdateStatus(ctx, c, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("record node %s for upgrade of %s/%s to %s: %w", node, ct.Namespace, ct.Name, version, err)
+	}
+	return nil
+}
+
+// SetCSIVersion sets the cluster's CSI node plugin DaemonSet to version:
+// the version annotation on its pod template, and the tag of every
+// container running one of the cluster's untagged CSI images. No DaemonSet
+// means no CSI driver is deployed, which is success: the upgrade machine
+// then sees no CSI pods to wait for.
+func (o *KubeOps) SetCSIVersion(ctx context.Context, ct transitions.ClusterTarget, version string) error {
+	c, err := o.getCluster(ctx, ct.Namespace, ct.Name)
+	if err != nil {
+		return err
+	}
+	images := map[string]string{} // container image without tag → image at version
+	if csi := c.Spec.CSI; csi != nil {
+		for _, img := range []string{csi.FileImage, csi.BlockImage} {
+			if img != "" {
+				images[imageRepo(img)] = GlusterImage(img, version)
+			}
+		}
+	}
+	name := CSINodeDaemonSetName(ct.Name)
+	dsClient := o.Client.AppsV1().DaemonSets(ct.Namespace)
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		ds, err := dsClient.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if !setDaemonSetVersion(ds, images, version) {
+			return nil
+		}
+		_, err = dsClient.Update(ctx, ds, metav1.UpdateOptions{})
+		return err
+	})
+	if err := ignoreNotFound(err); err != nil {
+		return fmt.Errorf("set DaemonSet %s/%s to version %s: %w", ct.Namespace, name, version, err)
+	}
+	return nil
+}
+
+func setDaemonSetVersion(ds *appsv1.DaemonSet, images map[string]string, version string) bool {
+	t := &ds.Spec.Template
+	changed := false
+	if t.Annotations[AnnotationVersion] != version {
+		if t.Annotations == nil {
+			t.Annotations = map[string]string{}
+		}
+		t.Annotations[AnnotationVersion] = version
+		changed = true
+	}
+	for i := range t.Spec.Containers {
+		ctr := &t.Spec.Containers[i]
+		if img, ok := images[imageRepo(ctr.Image)]; ok && ctr.Image != img {
+			ctr.Image = img
+			changed = true
+		}
+	}
+	return changed
+}
+
+// imageRepo is image without its tag or digest.
+func imageRepo(image string) string {
+	if at := strings.IndexByte(image, '@'); at >= 0 {
+		image = image[:at]
+	}
+	slash := strings.LastIndexByte(image, '/')
+	if colon := strings.LastIndexByte(image, ':'); colon > slash {
+		image = image[:colon]
+	}
+	return image
+}
