@@ -17,4 +17,5 @@ const (
 	LogAddress   = "address"
 	LogIdentity  = "identity"
 	LogDuration  = "duration"
+	LogSubject   = "subject"
 )
