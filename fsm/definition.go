@@ -148,9 +148,16 @@ type edge struct {
 	To    State
 }
 
-// edges flattens the transitions and sorts them by from, then event, then
-// to, so that every renderer's output is deterministic.
+// edges flattens the transitions and sorts them by the declaration order of
+// their source state, then by event, then by the declaration order of the
+// target. States are declared along the happy path, so diagrams read (and
+// lay out) in that order; the output does not depend on the order the
+// transitions are declared in, and is stable for golden files.
 func (d *Definition) edges() []edge {
+	rank := make(map[State]int, len(d.States))
+	for i, s := range d.States {
+		rank[s.Name] = i
+	}
 	var out []edge
 	for _, t := range d.Transitions {
 		for _, f := range t.From {
@@ -158,14 +165,13 @@ func (d *Definition) edges() []edge {
 		}
 	}
 	slices.SortFunc(out, func(a, b edge) int {
-		switch {
-		case a.From != b.From:
-			return cmp.Compare(a.From, b.From)
-		case a.Event != b.Event:
-			return cmp.Compare(a.Event, b.Event)
-		default:
-			return cmp.Compare(a.To, b.To)
-		}
+		return cmp.Or(
+			cmp.Compare(rank[a.From], rank[b.From]),
+			cmp.Compare(a.From, b.From),
+			cmp.Compare(a.Event, b.Event),
+			cmp.Compare(rank[a.To], rank[b.To]),
+			cmp.Compare(a.To, b.To),
+		)
 	})
 	return out
 }

@@ -8,7 +8,7 @@ import (
 // Graphviz renders d as a dot digraph: an invisible start point leading to
 // the initial state, every state in declaration order (so that dot lays the
 // happy path out first), terminal states drawn as double octagons, and edges
-// sorted by from, event and to for stable output.
+// ordered by source state, event and target for stable output.
 func Graphviz(d *Definition) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "digraph %q {\n", d.Machine)

@@ -7,8 +7,9 @@ import (
 
 // Mermaid renders d as a Mermaid stateDiagram-v2. The start marker points at
 // the initial state (not at some machine's current state), terminal states
-// point at the end marker, and edges are sorted by from, event and to so the
-// output is byte-for-byte stable and can be compared as a golden file.
+// point at the end marker, and edges are ordered by source state (in
+// declaration order), event and target so the output is byte-for-byte
+// stable and can be compared as a golden file.
 // State and event names cannot contain spaces (Validate enforces this),
 // which Mermaid would otherwise misparse.
 func Mermaid(d *Definition) string {
