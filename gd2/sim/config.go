@@ -107,7 +107,7 @@ func (c *Config) withDefaults() (Config, error) {
 	if out.Clock == nil {
 		out.Clock = clock.RealClock{}
 	}
-	if err := out.Faults.validate(); err != nil {
+	if err := out.Faults.Validate(); err != nil {
 		return out, err
 	}
 	return out, nil

@@ -36,7 +36,8 @@ type OpFaults struct {
 	Latency      time.Duration `json:"latency,omitempty"`
 }
 
-func (f Faults) validate() error {
+// Validate checks rates are probabilities summing to at most 1.
+func (f Faults) Validate() error {
 	check := func(o OpFaults) error {
 		for _, r := range []float64{o.ErrorRate, o.ConflictRate, o.HangRate} {
 			if r < 0 || r > 1 {
@@ -125,7 +126,7 @@ func (fi *faultInjector) hangFor() time.Duration {
 }
 
 func (fi *faultInjector) set(f Faults) error {
-	if err := f.validate(); err != nil {
+	if err := f.Validate(); err != nil {
 		return err
 	}
 	fi.mu.Lock()

@@ -1,0 +1,99 @@
+package kubelink
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/gluster/anthill/gd2/sim"
+)
+
+// HostSink receives host liveness; *sim.Simulator implements it.
+type HostSink interface {
+	UpsertHost(sim.HostSpec) error
+}
+
+// Options selects the pods that are GD2 hosts.
+type Options struct {
+	Namespace string // "" = all namespaces
+	Selector  string // label selector, e.g. "app.kubernetes.io/name=glusterfs"
+	Resync    time.Duration
+	// OnError reports a failed update (nil = ignored); the next informer
+	// event or resync retries it.
+	OnError func(error)
+}
+
+// HostFromPod maps a pod to the host it runs: the name is the pod's
+// spec.hostname (or its name), the address the stable DNS name a
+// headless Service gives it, and it is alive only while Ready and not
+// being deleted.
+func HostFromPod(p *corev1.Pod) sim.HostSpec {
+	name := p.Spec.Hostname
+	if name == "" {
+		name = p.Name
+	}
+	addr := name
+	if p.Spec.Subdomain != "" {
+		addr = fmt.Sprintf("%s.%s.%s.svc", name, p.Spec.Subdomain, p.Namespace)
+	}
+	return sim.HostSpec{Name: name, Address: addr + ":24008", Alive: p.DeletionTimestamp == nil && podReady(p)}
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// Run watches pods until ctx ends, feeding every change to sink.
+func Run(ctx context.Context, cs kubernetes.Interface, sink HostSink, opts Options) error {
+	report := func(err error) {
+		if err != nil && opts.OnError != nil {
+			opts.OnError(err)
+		}
+	}
+	f := informers.NewSharedInformerFactoryWithOptions(cs, opts.Resync,
+		informers.WithNamespace(opts.Namespace),
+		informers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = opts.Selector }))
+	inf := f.Core().V1().Pods().Informer()
+	upsert := func(obj any) {
+		if p, ok := obj.(*corev1.Pod); ok {
+			report(sink.UpsertHost(HostFromPod(p)))
+		}
+	}
+	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    upsert,
+		UpdateFunc: func(_, obj any) { upsert(obj) },
+		DeleteFunc: func(obj any) {
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			if p, ok := obj.(*corev1.Pod); ok {
+				// The pod is gone but the host keeps its identity (its state
+				// lives on a volume): it is down until a pod returns.
+				h := HostFromPod(p)
+				h.Alive = false
+				report(sink.UpsertHost(h))
+			}
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("watch gd2 pods: %w", err)
+	}
+	f.Start(ctx.Done())
+	defer f.Shutdown()
+	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		return ctx.Err()
+	}
+	<-ctx.Done()
+	return nil
+}
