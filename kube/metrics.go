@@ -5,6 +5,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/gluster/anthill/gd2"
 )
 
 // Metrics are the operator's Prometheus metrics, registered on one injected
@@ -59,8 +61,9 @@ func NewMetrics() *Metrics {
 	return m
 }
 
-// ObserveGD2 records one GD2 request; it matches the GD2 client's observer hook.
-func (m *Metrics) ObserveGD2(operation string, code int, d time.Duration) {
-	m.GD2Requests.WithLabelValues(operation, itoa(code)).Inc()
-	m.GD2Duration.WithLabelValues(operation).Observe(d.Seconds())
+// ObserveRequest records one GD2 request attempt; Metrics is the GD2
+// client's gd2.Observer.
+func (m *Metrics) ObserveRequest(op gd2.Operation, code int, d time.Duration) {
+	m.GD2Requests.WithLabelValues(string(op), itoa(code)).Inc()
+	m.GD2Duration.WithLabelValues(string(op)).Observe(d.Seconds())
 }

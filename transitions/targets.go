@@ -31,10 +31,20 @@ type NodeTarget struct {
 	PeerAlive bool
 	// TargetVersion is the version to roll to (restart).
 	TargetVersion string
-	// MoveVolume and MovePath name the brick moveBrick moves.
+	// MoveVolume and MovePath name the brick moveBrick moves; MoveZones
+	// are the zones the replacement may go to, the node's own zone first
+	// when it has room (computed from live GD2 device and peer lists).
 	MoveVolume string
 	MovePath   string
+	MoveZones  []string
 }
+
+// DrainingZone is the GD2 zone a node's peer is moved to while its bricks
+// are moved off it. GD2's replace-brick never places the new brick in a
+// zone that any brick of the volume uses, the source brick's own zone
+// included; moving the leaving peer to a zone of its own frees its original
+// zone for the replacement, so a brick can stay in its failure domain.
+func DrainingZone(zone string) string { return zone + "-draining" }
 
 // NodeKey is the value of MetaNode for this node.
 func (n NodeTarget) NodeKey() string { return n.Namespace + "/" + n.Name }

@@ -208,4 +208,31 @@ type GlusterNodeStatus struct {
 	// +kubebuilder:validation:MaxItems=20
 	// +optional
 	History []TransitionRecord `json:"history,omitempty"`
+
+	// downSince is when the node's GD2 peer was first seen not alive in the
+	// current outage. It is set when the node goes Offline and cleared when
+	// the peer recovers; permissibleDowntime is measured from it, so an
+	// operator restart does not reset the clock.
+	// +optional
+	DownSince *metav1.Time `json:"downSince,omitempty"`
+
+	// movedBricks lists the bricks this node's drain has already moved to
+	// other nodes (volume and path; replace-brick keeps the path). The drain
+	// waits until each one's replica set is healthy before moving the next,
+	// and the list survives operator restarts so no brick is moved twice.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=4096
+	// +optional
+	MovedBricks []BrickRef `json:"movedBricks,omitempty"`
+}
+
+// BrickRef names one brick of a volume by its path, which replace-brick
+// keeps when it moves the brick to another node.
+type BrickRef struct {
+	// volume is the GD2 volume name.
+	// +kubebuilder:validation:MaxLength=256
+	Volume string `json:"volume"`
+	// path is the brick's path on its node.
+	// +kubebuilder:validation:MaxLength=4096
+	Path string `json:"path"`
 }

@@ -1,0 +1,79 @@
+package kube
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	corev1listers "k8s.io/client-go/listers/core/v1"
+
+	"github.com/gluster/anthill/gd2"
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+)
+
+// GD2Clients hands out one GD2 client per GlusterCluster, built from the
+// cluster's management endpoint and its auth secret. A client is rebuilt
+// when either changes, so rotating the secret or moving the endpoint takes
+// effect on the next sync.
+type GD2Clients struct {
+	Secrets corev1listers.SecretLister
+	Metrics *Metrics
+	// Timeout bounds each GD2 call.
+	Timeout time.Duration
+
+	mu    sync.Mutex
+	cache map[string]gd2Entry
+}
+
+type gd2Entry struct {
+	endpoint, secretVersion string
+	client                  *gd2.Client
+}
+
+// ErrNoAuthSecret means the cluster's GD2 auth secret does not exist yet
+// (cluster provisioning creates it).
+type ErrNoAuthSecret struct{ Namespace, Name string }
+
+func (e *ErrNoAuthSecret) Error() string {
+	return fmt.Sprintf("GD2 auth secret %s/%s not found", e.Namespace, e.Name)
+}
+
+// For returns the GD2 client of c.
+func (g *GD2Clients) For(c *operatorv1alpha1.GlusterCluster) (*gd2.Client, error) {
+	name, key := AuthSecretRef(c)
+	sec, err := g.Secrets.Secrets(c.Namespace).Get(name)
+	if err != nil {
+		return nil, &ErrNoAuthSecret{Namespace: c.Namespace, Name: name}
+	}
+	secret := string(sec.Data[key])
+	if secret == "" {
+		return nil, fmt.Errorf("GD2 auth secret %s/%s has no key %q", c.Namespace, name, key)
+	}
+	endpoint := ManagementEndpoint(c)
+	id := c.Namespace + "/" + c.Name
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if e, ok := g.cache[id]; ok && e.endpoint == endpoint && e.secretVersion == sec.ResourceVersion {
+		return e.client, nil
+	}
+	opts := gd2.Options{Endpoint: endpoint, Secret: secret, Timeout: g.Timeout}
+	if g.Metrics != nil {
+		opts.Observer = g.Metrics
+	}
+	cl, err := gd2.New(opts)
+	if err != nil {
+		return nil, fmt.Errorf("GD2 client for %s: %w", endpoint, err)
+	}
+	if g.cache == nil {
+		g.cache = map[string]gd2Entry{}
+	}
+	g.cache[id] = gd2Entry{endpoint: endpoint, secretVersion: sec.ResourceVersion, client: cl}
+	return cl, nil
+}
+
+// Forget drops the client of a deleted cluster.
+func (g *GD2Clients) Forget(namespace, name string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.cache, namespace+"/"+name)
+}

@@ -1,0 +1,292 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/gluster/anthill/fsm"
+	"github.com/gluster/anthill/gd2"
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/states"
+	"github.com/gluster/anthill/transitions"
+)
+
+// DefaultPermissibleDowntime applies when a cluster sets no failure policy:
+// long enough to ride out a node reboot or a kernel upgrade, short enough
+// that a dead node's replica sets do not run degraded for a whole shift.
+const DefaultPermissibleDowntime = 30 * time.Minute
+
+// DefaultUpgradeStepTimeout bounds Restarting and Rejoining of one node.
+const DefaultUpgradeStepTimeout = 15 * time.Minute
+
+// nodeView is what one sync learned about a node, beyond the snapshot: the
+// objects and GD2 records the action target is built from.
+type nodeView struct {
+	peer     *gd2.Peer
+	peers    []gd2.Peer
+	analysis PeerBricks
+	// placeZones is where the next brick may go (MoveZones).
+	placeZones []string
+}
+
+// gd2Reads are the GD2 calls one node sync makes. They are all reads.
+type gd2Reads interface {
+	ListPeers(ctx context.Context, f gd2.Filter) ([]gd2.Peer, error)
+	ListAllDevices(ctx context.Context) ([]gd2.Device, error)
+	ListVolumes(ctx context.Context, f gd2.Filter) ([]gd2.Volume, error)
+	BricksStatus(ctx context.Context, volume string) ([]gd2.BrickStatus, error)
+	HealInfo(ctx context.Context, volume string, kind gd2.HealInfoKind) ([]gd2.BrickHealInfo, error)
+}
+
+// nodeSnapshot gathers a NodeSnapshot from listers and live GD2 reads. A GD2
+// failure makes GD2Reachable false (the decision then waits); it is not an
+// error. An error means the snapshot could not be trusted at all.
+func (s *NodeSyncer) nodeSnapshot(ctx context.Context, node *operatorv1alpha1.GlusterNode, cluster *operatorv1alpha1.GlusterCluster, state fsm.State, gc gd2Reads) (states.NodeSnapshot, nodeView, error) {
+	now := s.Clock.Now()
+	snap := states.NodeSnapshot{
+		State:               state,
+		Now:                 now,
+		Deleting:            node.DeletionTimestamp != nil,
+		Request:             states.NodeRequest(node.Annotations[AnnotationRequest]),
+		TargetVersion:       clusterVersion(cluster),
+		PermissibleDowntime: DefaultPermissibleDowntime,
+		UpgradeStepTimeout:  DefaultUpgradeStepTimeout,
+	}
+	if t := node.Status.LastTransitionTime; t != nil {
+		snap.StateSince = t.Time
+	}
+	if d := node.Status.DownSince; d != nil {
+		snap.DownSince = d.Time
+	}
+	if fp := cluster.Spec.FailurePolicy; fp != nil && fp.PermissibleDowntime != nil {
+		snap.PermissibleDowntime = fp.PermissibleDowntime.Duration
+	}
+	if up := cluster.Status.Upgrade; up != nil {
+		snap.UpgradeSelected = up.State == string(states.UpgradeRollingServers) && up.CurrentNode == node.Name
+		if up.ToVersion != "" {
+			snap.TargetVersion = up.ToVersion
+		}
+	}
+	if err := s.kubeSide(node, &snap); err != nil {
+		return snap, nodeView{}, err
+	}
+	var view nodeView
+	if gc == nil {
+		return snap, view, nil
+	}
+	if err := s.gd2Side(ctx, node, gc, &snap, &view); err != nil {
+		if errors.Is(err, context.Canceled) {
+			return snap, view, err
+		}
+		// Any GD2 failure makes the whole GD2 side unknown: counts gathered
+		// halfway would read as "zero bricks", the unsafe answer.
+		s.log(node).Debug("GD2 read failed; deciding without GD2")
+		snap.GD2Reachable = false
+		snap.PeerKnown, snap.PeerAlive, snap.PeerID = false, false, ""
+		clearBrickCounts(&snap)
+		view = nodeView{}
+	}
+	return snap, view, nil
+}
+
+func clearBrickCounts(s *states.NodeSnapshot) {
+	s.DevicesEnabled, s.BricksOnNode, s.BricksOffline, s.SoleHealedCopies, s.QuorumAtRisk = 0, 0, 0, 0, 0
+	s.ReplacementsHealing, s.PendingHealEntries, s.SplitBrainEntries = 0, 0, 0
+	s.NextBrickVolume, s.NextBrickPath, s.DrainBlockedReason = "", "", ""
+}
+
+// kubeSide fills the pod and PVC facts from the listers.
+func (s *NodeSyncer) kubeSide(node *operatorv1alpha1.GlusterNode, snap *states.NodeSnapshot) error {
+	if node.Spec.ExternalAddress != "" {
+		// An external node runs no pod and has no claims: treat its
+		// workload as present and ready, GD2 liveness decides the rest.
+		snap.PodExists, snap.PodReady, snap.PVCExists, snap.PVCBound = true, true, true, true
+		snap.RunningVersion = snap.TargetVersion
+		return nil
+	}
+	pod, err := s.Pods.Pods(node.Namespace).Get(NodePodName(node.Name))
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return err
+	default:
+		snap.PodExists = pod.DeletionTimestamp == nil
+		snap.PodReady = snap.PodExists && podReady(pod)
+		if snap.PodReady {
+			snap.RunningVersion = pod.Annotations[AnnotationVersion]
+		}
+	}
+	devices := NodeDevicePaths(node)
+	bound := 0
+	for i := range devices {
+		pvc, err := s.PVCs.PersistentVolumeClaims(node.Namespace).Get(BrickClaimName(node.Name, i))
+		switch {
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			return err
+		}
+		snap.PVCExists = true
+		if pvc.Status.Phase == corev1.ClaimBound {
+			bound++
+		}
+	}
+	snap.PVCBound = bound == len(devices)
+	return nil
+}
+
+func podReady(p *corev1.Pod) bool {
+	if p.Status.Phase != corev1.PodRunning {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// gd2Side reads peers, devices, volumes, brick status and heal-info.
+func (s *NodeSyncer) gd2Side(ctx context.Context, node *operatorv1alpha1.GlusterNode, gc gd2Reads, snap *states.NodeSnapshot, view *nodeView) error {
+	peers, err := gc.ListPeers(ctx, gd2.Filter{})
+	if err != nil {
+		return fmt.Errorf("list peers: %w", err)
+	}
+	snap.GD2Reachable = true
+	view.peers = peers
+	key := node.Namespace + "/" + node.Name
+	for i := range peers {
+		p := &peers[i]
+		if p.Metadata[transitions.MetaNode] == key || (node.Status.PeerID != "" && p.ID == node.Status.PeerID) {
+			view.peer = p
+			break
+		}
+	}
+	if view.peer == nil {
+		return nil
+	}
+	p := view.peer
+	snap.PeerKnown, snap.PeerID, snap.PeerAlive = true, p.ID, p.Online
+
+	devices, err := gc.ListAllDevices(ctx)
+	if err != nil {
+		return fmt.Errorf("list devices: %w", err)
+	}
+	for _, d := range devices {
+		if d.PeerID == p.ID && d.State == gd2.DeviceEnabled {
+			snap.DevicesEnabled++
+		}
+	}
+	vols, err := gc.ListVolumes(ctx, gd2.Filter{})
+	if err != nil {
+		return fmt.Errorf("list volumes: %w", err)
+	}
+	moved := movedRefs(node)
+	var views []volumeView
+	byName := map[string]volumeView{}
+	for _, v := range vols {
+		if !volumeConcerns(v, p.ID, moved) {
+			continue
+		}
+		vv, err := readVolume(ctx, gc, v)
+		if err != nil {
+			return err
+		}
+		views = append(views, vv)
+		byName[v.Name] = vv
+	}
+	a := analyzePeer(p.ID, views, moved)
+	view.analysis = a
+	snap.BricksOnNode, snap.BricksOffline = a.OnPeer, a.Offline
+	snap.SoleHealedCopies, snap.QuorumAtRisk = a.SoleHealedCopies, a.QuorumAtRisk
+	snap.ReplacementsHealing = a.Unhealed
+	snap.PendingHealEntries, snap.SplitBrainEntries = a.PendingHealEntries, a.SplitBrainEntries
+	excluded := s.excludedPeers(node, peers)
+	var reasons []string
+	for _, b := range a.Movable {
+		zones, reason := placement(b, byName[b.Volume], p.ID, peers, devices, node.Spec.Zone, excluded)
+		if reason != "" {
+			reasons = append(reasons, reason)
+			continue
+		}
+		snap.NextBrickVolume, snap.NextBrickPath = b.Volume, b.Path
+		view.placeZones = zones
+		break
+	}
+	if snap.NextBrickPath == "" && len(reasons) > 0 {
+		snap.DrainBlockedReason = reasons[0]
+	}
+	return nil
+}
+
+// excludedPeers are peers that must not receive a moved brick: peers of
+// nodes that are leaving or in maintenance. Their devices are disabled too,
+// but a disable that has not happened yet must not let a brick land there.
+func (s *NodeSyncer) excludedPeers(node *operatorv1alpha1.GlusterNode, peers []gd2.Peer) map[string]bool {
+	out := map[string]bool{}
+	for _, p := range peers {
+		switch fsm.State(p.Metadata[transitions.MetaState]) {
+		case states.NodeMaintenance, states.NodeDraining, states.NodeDetaching, states.NodeDeleting,
+			states.NodeFailed, states.NodeAbandoned, states.NodeOffline:
+			out[p.ID] = true
+		}
+	}
+	return out
+}
+
+func movedRefs(node *operatorv1alpha1.GlusterNode) []BrickRef {
+	out := make([]BrickRef, 0, len(node.Status.MovedBricks))
+	for _, m := range node.Status.MovedBricks {
+		out = append(out, BrickRef{Volume: m.Volume, Path: m.Path})
+	}
+	return out
+}
+
+// volumeConcerns: the volume has a brick on peer, or a brick this node moved.
+func volumeConcerns(v gd2.Volume, peer string, moved []BrickRef) bool {
+	for _, b := range v.Bricks() {
+		if b.PeerID == peer {
+			return true
+		}
+		for _, m := range moved {
+			if m.Volume == v.Name && m.Path == b.Path {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// readVolume reads brick status and heal-info of a started volume.
+func readVolume(ctx context.Context, gc gd2Reads, v gd2.Volume) (volumeView, error) {
+	if v.State != gd2.VolumeStarted {
+		return buildVolumeView(v, nil, nil), nil
+	}
+	st, err := gc.BricksStatus(ctx, v.Name)
+	if err != nil {
+		return volumeView{}, fmt.Errorf("bricks status of %s: %w", v.Name, err)
+	}
+	var heal []gd2.BrickHealInfo
+	if redundant(v) {
+		heal, err = gc.HealInfo(ctx, v.Name, gd2.HealInfoSummary)
+		if err != nil {
+			return volumeView{}, fmt.Errorf("heal info of %s: %w", v.Name, err)
+		}
+	}
+	return buildVolumeView(v, st, heal), nil
+}
+
+func redundant(v gd2.Volume) bool {
+	for _, sv := range v.Subvols {
+		if sv.Type == gd2.SubvolReplicate || sv.Type == gd2.SubvolDisperse {
+			return true
+		}
+	}
+	return false
+}

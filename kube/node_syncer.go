@@ -1,0 +1,283 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"go.uber.org/zap"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1listers "k8s.io/client-go/listers/core/v1"
+	"k8s.io/utils/clock"
+
+	"github.com/gluster/anthill/fsm"
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/client/clientset/versioned"
+	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
+	"github.com/gluster/anthill/states"
+	"github.com/gluster/anthill/transitions"
+)
+
+// NodeSyncer advances the node machine of one GlusterNode per sync.
+type NodeSyncer struct {
+	Nodes    listers.GlusterNodeLister
+	Clusters listers.GlusterClusterLister
+	Pods     corev1listers.PodLister
+	PVCs     corev1listers.PersistentVolumeClaimLister
+	Anthill  versioned.Interface
+	Kube     transitions.KubeOps
+	GD2      *GD2Clients
+	Log      *TransitionLog
+	Clock    clock.Clock
+}
+
+var nodeDef = states.NodeDefinition()
+
+func (s *NodeSyncer) log(node *operatorv1alpha1.GlusterNode) *zap.Logger {
+	return s.Log.Log.With(zap.String(LogMachine, states.NodeMachine), zap.String(LogNamespace, node.Namespace), zap.String(LogName, node.Name))
+}
+
+// Sync runs one decision for the node named by key.
+func (s *NodeSyncer) Sync(ctx context.Context, key Key) (Result, error) {
+	cached, err := s.Nodes.GlusterNodes(key.Namespace).Get(key.Name)
+	if apierrors.IsNotFound(err) {
+		return Result{}, nil
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	node := cached.DeepCopy()
+	state := fsm.State(node.Status.State)
+	if state == "" {
+		state = nodeDef.Initial
+	}
+	if state == states.NodeDeleted {
+		return Result{}, s.dropFinalizer(ctx, node)
+	}
+	// The finalizer goes on before anything is created, so deleting the
+	// GlusterNode always passes through the drain.
+	if node.DeletionTimestamp == nil && !slices.Contains(node.Finalizers, FinalizerNode) {
+		node.Finalizers = append(node.Finalizers, FinalizerNode)
+		_, err := s.Anthill.OperatorV1alpha1().GlusterNodes(node.Namespace).Update(ctx, node, metav1.UpdateOptions{})
+		return Result{Requeue: err == nil}, err
+	}
+	m, err := nodeDef.NewMachine(state)
+	if err != nil {
+		return Result{}, s.unknownState(ctx, node, err)
+	}
+	cluster, err := s.Clusters.GlusterClusters(node.Namespace).Get(node.Spec.Cluster)
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			return s.wait(ctx, node, "ClusterNotFound", fmt.Sprintf("GlusterCluster %q does not exist.", node.Spec.Cluster), pollWait)
+		}
+		return Result{}, err
+	}
+	var reads gd2Reads
+	var ops transitions.GD2Ops
+	if gc, err := s.GD2.For(cluster); err == nil {
+		reads, ops = gc, &GD2Ops{Client: gc}
+	} else {
+		s.log(node).Debug("no GD2 client yet", zap.Error(err))
+	}
+	snap, view, err := s.nodeSnapshot(ctx, node, cluster, state, reads)
+	if err != nil {
+		return Result{}, err
+	}
+	if view.peer != nil && ops != nil && view.peer.Metadata[transitions.MetaState] != string(state) {
+		s.mirror(ctx, node, ops, view.peer.ID, state)
+	}
+	d := states.DecideNode(snap)
+	target := s.target(node, snap, view)
+	all := transitions.Ops{Kube: s.Kube, GD2: ops}
+	switch {
+	case d.Event != "":
+		if !m.Can(d.Event) {
+			return Result{}, &PermanentError{Err: fmt.Errorf("decision %s is not allowed in state %s", d.Event, state)}
+		}
+		res, err := s.runAction(ctx, d.Event, all, target)
+		if err != nil {
+			return s.actionFailed(ctx, node, d, err)
+		}
+		tr, err := m.Fire(ctx, d.Event)
+		if err != nil {
+			return Result{}, err
+		}
+		return s.commit(ctx, node, tr, d, res, snap, view, ops)
+	case d.Step != "":
+		if !m.CanStep(d.Step) {
+			return Result{}, &PermanentError{Err: fmt.Errorf("step %s is not allowed in state %s", d.Step, state)}
+		}
+		if _, err := s.runAction(ctx, d.Step, all, target); err != nil {
+			return s.actionFailed(ctx, node, d, err)
+		}
+		if d.Step == states.NodeMoveBrick {
+			ref := operatorv1alpha1.BrickRef{Volume: target.MoveVolume, Path: target.MovePath}
+			if !slices.Contains(node.Status.MovedBricks, ref) {
+				node.Status.MovedBricks = append(node.Status.MovedBricks, ref)
+			}
+		}
+		return s.wait(ctx, node, d.Reason, d.Message, d.RequeueAfter)
+	default:
+		return s.wait(ctx, node, d.Reason, d.Message, d.RequeueAfter)
+	}
+}
+
+// runAction runs the action of event or step e, if it has one. Actions that
+// need GD2 fail cleanly when the cluster has no GD2 client yet.
+func (s *NodeSyncer) runAction(ctx context.Context, e fsm.Event, ops transitions.Ops, n transitions.NodeTarget) (transitions.NodeResult, error) {
+	a, ok := transitions.NodeActionFor(e)
+	if !ok {
+		return transitions.NodeResult{}, nil
+	}
+	if ops.GD2 == nil {
+		ops.GD2 = noGD2{}
+	}
+	return a(ctx, ops, n)
+}
+
+// target builds the action target from the node, its snapshot and view.
+func (s *NodeSyncer) target(node *operatorv1alpha1.GlusterNode, snap states.NodeSnapshot, view nodeView) transitions.NodeTarget {
+	t := transitions.NodeTarget{
+		Namespace: node.Namespace, Name: node.Name, Cluster: node.Spec.Cluster,
+		Address: NodeAddress(node), Zone: node.Spec.Zone, Devices: NodeDevicePaths(node),
+		PeerID: snap.PeerID, PeerAlive: snap.PeerAlive, TargetVersion: snap.TargetVersion,
+		MoveVolume: snap.NextBrickVolume, MovePath: snap.NextBrickPath, MoveZones: view.placeZones,
+	}
+	if t.PeerID == "" {
+		t.PeerID = node.Status.PeerID
+	}
+	return t
+}
+
+// commit persists transition tr in status with one write, then announces it.
+func (s *NodeSyncer) commit(ctx context.Context, node *operatorv1alpha1.GlusterNode, tr fsm.Transition, d states.Decision, res transitions.NodeResult, snap states.NodeSnapshot, view nodeView, ops transitions.GD2Ops) (Result, error) {
+	now := s.Clock.Now()
+	st := &node.Status
+	from := tr.From[0]
+	st.State = string(tr.To)
+	st.LastTransitionTime = &metav1.Time{Time: now}
+	st.Message = d.Message
+	st.ObservedGeneration = node.Generation
+	if res.PeerID != "" {
+		st.PeerID = res.PeerID
+	}
+	st.Address = NodeAddress(node)
+	switch tr.To {
+	case states.NodeOffline:
+		if st.DownSince == nil {
+			st.DownSince = &metav1.Time{Time: now}
+		}
+	case states.NodeOnline:
+		st.DownSince = nil
+		st.MovedBricks = nil
+		if snap.RunningVersion != "" {
+			st.Version = snap.RunningVersion
+		}
+	case states.NodeDetaching, states.NodeDeleting, states.NodeDeleted:
+		st.DownSince = nil
+	}
+	c := Committed{
+		Machine: states.NodeMachine, Namespace: node.Namespace, Name: node.Name,
+		From: from, To: tr.To, Event: tr.Event, Reason: d.Reason, Message: d.Message, Time: now,
+	}
+	st.History = AppendHistory(st.History, c.Record())
+	setNodeConditions(node, tr.To, d, now)
+	updated, err := s.Anthill.OperatorV1alpha1().GlusterNodes(node.Namespace).UpdateStatus(ctx, node, metav1.UpdateOptions{})
+	if err != nil {
+		return Result{}, fmt.Errorf("persist transition %s -> %s: %w", from, tr.To, err)
+	}
+	s.Log.Announce(updated, c)
+	if view.peer != nil && ops != nil && tr.To != states.NodeDeleted {
+		s.mirror(ctx, node, ops, view.peer.ID, tr.To)
+	}
+	if tr.To == states.NodeDeleted {
+		return Result{}, s.dropFinalizer(ctx, updated)
+	}
+	return Result{Requeue: true}, nil
+}
+
+// mirror writes the state into the peer's metadata; a failure is logged
+// and repaired by the next sync, which compares the mirrored value.
+func (s *NodeSyncer) mirror(ctx context.Context, node *operatorv1alpha1.GlusterNode, ops transitions.GD2Ops, peerID string, st fsm.State) {
+	if err := transitions.MirrorNodeState(ctx, ops, peerID, st); err != nil {
+		s.log(node).Info("mirroring state into GD2 failed; retrying next sync", zap.Error(err))
+	}
+}
+
+// wait records why the machine stays put (message and conditions) — written
+// only when something changed, so a steady node causes no writes — and
+// requeues after the decision's wait.
+func (s *NodeSyncer) wait(ctx context.Context, node *operatorv1alpha1.GlusterNode, reason, message string, after time.Duration) (Result, error) {
+	before := node.Status.DeepCopy()
+	node.Status.Message = message
+	node.Status.ObservedGeneration = node.Generation
+	state := fsm.State(node.Status.State)
+	if state == "" {
+		state = nodeDef.Initial
+		node.Status.State = string(state)
+	}
+	setNodeConditions(node, state, states.Decision{Reason: reason, Message: message}, s.Clock.Now())
+	if !equality.Semantic.DeepEqual(before, &node.Status) {
+		if _, err := s.Anthill.OperatorV1alpha1().GlusterNodes(node.Namespace).UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
+			return Result{}, err
+		}
+	}
+	return Result{RequeueAfter: after}, nil
+}
+
+// actionFailed leaves the state unchanged, says why in a condition and a
+// Warning Event, and returns the error so the dispatcher backs off.
+func (s *NodeSyncer) actionFailed(ctx context.Context, node *operatorv1alpha1.GlusterNode, d states.Decision, err error) (Result, error) {
+	what := d.Event
+	if what == "" {
+		what = d.Step
+	}
+	msg := fmt.Sprintf("%s failed: %v", what, err)
+	s.Log.Warn(node, ReasonActionFailed, msg)
+	apimeta.SetStatusCondition(&node.Status.Conditions, metav1.Condition{
+		Type: operatorv1alpha1.ConditionProgressing, Status: metav1.ConditionFalse, Reason: ReasonActionFailed,
+		Message: truncate(msg, 1024), ObservedGeneration: node.Generation,
+	})
+	if _, uerr := s.Anthill.OperatorV1alpha1().GlusterNodes(node.Namespace).UpdateStatus(ctx, node, metav1.UpdateOptions{}); uerr != nil {
+		return Result{}, errors.Join(err, uerr)
+	}
+	return Result{}, err
+}
+
+// unknownState surfaces a persisted state the machine does not know: it is
+// never reset, an admin must look.
+func (s *NodeSyncer) unknownState(ctx context.Context, node *operatorv1alpha1.GlusterNode, err error) error {
+	msg := err.Error()
+	s.Log.Warn(node, states.ReasonUnknownState, msg)
+	apimeta.SetStatusCondition(&node.Status.Conditions, metav1.Condition{
+		Type: operatorv1alpha1.ConditionDegraded, Status: metav1.ConditionTrue, Reason: states.ReasonUnknownState,
+		Message: truncate(msg, 1024), ObservedGeneration: node.Generation,
+	})
+	_, uerr := s.Anthill.OperatorV1alpha1().GlusterNodes(node.Namespace).UpdateStatus(ctx, node, metav1.UpdateOptions{})
+	return errors.Join(&PermanentError{Err: err}, uerr)
+}
+
+func (s *NodeSyncer) dropFinalizer(ctx context.Context, node *operatorv1alpha1.GlusterNode) error {
+	if !slices.Contains(node.Finalizers, FinalizerNode) {
+		return nil
+	}
+	node = node.DeepCopy()
+	node.Finalizers = slices.DeleteFunc(node.Finalizers, func(f string) bool { return f == FinalizerNode })
+	_, err := s.Anthill.OperatorV1alpha1().GlusterNodes(node.Namespace).Update(ctx, node, metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}
