@@ -183,7 +183,8 @@ func findBrick(v *gd2.Volume, peerID, brickPath string) (gd2.BrickInfo, bool) {
 // It is not idempotent and never retried blindly: GD2 does not check the
 // source brick and would replace another brick of the volume. The caller
 // checks BrickOnPeer immediately before; this method repeats the request
-// only after a planner refusal, which GD2 answers before changing anything.
+// only after a planner refusal (which GD2 answers before changing
+// anything), and only once it has re-read that the brick is still there.
 //
 // Placement: the planner puts the new brick in a zone that no brick of the
 // replica set uses, counting the source brick's own zone. In the usual
@@ -212,7 +213,7 @@ func (g *GD2Ops) ReplaceBrick(ctx context.Context, volume, srcPeerID, brickPath 
 				volume, brickPath, srcPeerID, ErrNoPlacement, err, zerr)
 		}
 		if moved {
-			_, err = g.Client.ReplaceBrick(ctx, volume, req)
+			err = g.replaceAgain(ctx, volume, srcPeerID, brickPath, req)
 		}
 	}
 	switch {
@@ -223,6 +224,21 @@ func (g *GD2Ops) ReplaceBrick(ctx context.Context, volume, srcPeerID, brickPath 
 	default:
 		return fmt.Errorf("replace brick %s:%s on peer %s: %w", volume, brickPath, srcPeerID, err)
 	}
+}
+
+// replaceAgain repeats a refused replacement, but only after re-reading
+// that the source brick is still where it was: GD2 would otherwise replace
+// another brick of the volume. A brick that is gone needs no move.
+func (g *GD2Ops) replaceAgain(ctx context.Context, volume, srcPeerID, brickPath string, req gd2.ReplaceBrickRequest) error {
+	v, err := g.Client.GetVolume(ctx, volume)
+	if err != nil {
+		return err
+	}
+	if _, ok := findBrick(v, srcPeerID, brickPath); !ok {
+		return nil
+	}
+	_, err = g.Client.ReplaceBrick(ctx, volume, req)
+	return err
 }
 
 // moveOutOfZone gives the peer zone "<zone>-draining", recording the old
