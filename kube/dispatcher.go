@@ -10,9 +10,7 @@ import (
 	"go.uber.org/zap"
 	"k8s.io/apimachinery/pkg/api/meta"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 )
@@ -47,8 +45,6 @@ type Syncer interface {
 // DispatcherConfig wires a Dispatcher.
 type DispatcherConfig struct {
 	Kube    kubernetes.Interface
-	Rest    *rest.Config
-	Factory informers.SharedInformerFactory
 	Workers int
 	Metrics *Metrics
 	Log     *zap.Logger

@@ -1,11 +1,14 @@
 package kube
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"time"
 
-	corev1listers "k8s.io/client-go/listers/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/gluster/anthill/gd2"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
@@ -16,7 +19,10 @@ import (
 // when either changes, so rotating the secret or moving the endpoint takes
 // effect on the next sync.
 type GD2Clients struct {
-	Secrets corev1listers.SecretLister
+	// Secrets is read live on every call: the auth secret may be one the
+	// admin supplied (not labelled by anthill, so not in any informer), and
+	// a rotated secret must be used at once.
+	Secrets typedcorev1.SecretsGetter
 	Metrics *Metrics
 	// Timeout bounds each GD2 call.
 	Timeout time.Duration
@@ -39,11 +45,14 @@ func (e *ErrNoAuthSecret) Error() string {
 }
 
 // For returns the GD2 client of c.
-func (g *GD2Clients) For(c *operatorv1alpha1.GlusterCluster) (*gd2.Client, error) {
+func (g *GD2Clients) For(ctx context.Context, c *operatorv1alpha1.GlusterCluster) (*gd2.Client, error) {
 	name, key := AuthSecretRef(c)
-	sec, err := g.Secrets.Secrets(c.Namespace).Get(name)
-	if err != nil {
+	sec, err := g.Secrets.Secrets(c.Namespace).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
 		return nil, &ErrNoAuthSecret{Namespace: c.Namespace, Name: name}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read GD2 auth secret %s/%s: %w", c.Namespace, name, err)
 	}
 	secret := string(sec.Data[key])
 	if secret == "" {

@@ -79,7 +79,7 @@ func (s *NodeSyncer) Sync(ctx context.Context, key Key) (Result, error) {
 	}
 	var reads gd2Reads
 	var ops transitions.GD2Ops
-	if gc, err := s.GD2.For(cluster); err == nil {
+	if gc, err := s.GD2.For(ctx, cluster); err == nil {
 		reads, ops = gc, &GD2Ops{Client: gc}
 	} else {
 		s.log(node).Debug("no GD2 client yet", zap.Error(err))

@@ -9,12 +9,13 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
+
+	"github.com/gluster/anthill/kube/client/clientset/versioned"
 )
 
 // OperatorConfig is everything `anthill operator` takes from its flags.
@@ -33,6 +34,8 @@ type OperatorConfig struct {
 	LeaseNamespace string
 	LeaseName      string
 	Identity       string
+	// GD2Timeout bounds each GD2 request.
+	GD2Timeout time.Duration
 }
 
 // RestConfig loads a kubeconfig file, or the in-cluster configuration when
@@ -86,12 +89,20 @@ func RunOperator(ctx context.Context, cfg OperatorConfig, log *zap.Logger) error
 	})
 	defer wg.Wait()
 
-	factory := informers.NewSharedInformerFactory(kc, cfg.ResyncPeriod)
-	d, err := NewDispatcher(DispatcherConfig{Kube: kc, Rest: rc, Factory: factory, Workers: cfg.Workers, Metrics: metrics, Log: log})
+	ac, err := versioned.NewForConfig(rc)
 	if err != nil {
 		return err
 	}
-	factory.Start(ctx.Done())
+	machines, err := Wire(WireConfig{
+		Kube: kc, Anthill: ac, Resync: cfg.ResyncPeriod, Workers: cfg.Workers,
+		Metrics: metrics, Log: log, GD2Timeout: cfg.GD2Timeout,
+	})
+	if err != nil {
+		return err
+	}
+	defer machines.Shutdown()
+	d := machines.Dispatcher
+	machines.Start(ctx.Done())
 	if err := d.WaitForSync(ctx); err != nil {
 		return err
 	}

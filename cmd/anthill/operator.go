@@ -26,6 +26,7 @@ func runOperator(ctx context.Context, args []string) error {
 	fs.StringVar(&cfg.LeaseNamespace, "leader-election-namespace", "anthill-system", "namespace of the leader-election Lease")
 	fs.StringVar(&cfg.LeaseName, "leader-election-name", "anthill-operator", "name of the leader-election Lease")
 	fs.StringVar(&cfg.Identity, "identity", "", "leader-election identity; default the host name")
+	fs.DurationVar(&cfg.GD2Timeout, "gd2-timeout", 30*time.Second, "timeout of one GD2 request")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return err

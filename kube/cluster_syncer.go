@@ -1,0 +1,329 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"go.uber.org/zap"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	appsv1listers "k8s.io/client-go/listers/apps/v1"
+	corev1listers "k8s.io/client-go/listers/core/v1"
+	"k8s.io/utils/clock"
+
+	"github.com/gluster/anthill/fsm"
+	"github.com/gluster/anthill/gd2"
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/client/clientset/versioned"
+	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
+	"github.com/gluster/anthill/states"
+	"github.com/gluster/anthill/transitions"
+)
+
+// DefaultProvisionGrace is how long a new cluster may take to bring every
+// node Online before it reports Degraded instead of Provisioning.
+const DefaultProvisionGrace = 10 * time.Minute
+
+// ClusterSyncer advances the cluster machine of one GlusterCluster per sync.
+type ClusterSyncer struct {
+	Clusters     listers.GlusterClusterLister
+	Nodes        listers.GlusterNodeLister
+	Secrets      corev1listers.SecretLister
+	Services     corev1listers.ServiceLister
+	StatefulSets appsv1listers.StatefulSetLister
+	PVs          corev1listers.PersistentVolumeLister
+	Anthill      versioned.Interface
+	Kube         transitions.KubeOps
+	GD2          *GD2Clients
+	Log          *TransitionLog
+	Clock        clock.Clock
+}
+
+var clusterDef = states.ClusterDefinition()
+
+// Sync runs one decision for the cluster named by key.
+func (s *ClusterSyncer) Sync(ctx context.Context, key Key) (Result, error) {
+	cached, err := s.Clusters.GlusterClusters(key.Namespace).Get(key.Name)
+	if apierrors.IsNotFound(err) {
+		s.GD2.Forget(key.Namespace, key.Name)
+		return Result{}, nil
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	c := cached.DeepCopy()
+	state := fsm.State(c.Status.Phase)
+	if state == "" {
+		state = clusterDef.Initial
+	}
+	if state == states.ClusterDeleted {
+		return Result{}, s.dropFinalizer(ctx, c)
+	}
+	if c.DeletionTimestamp == nil && !slices.Contains(c.Finalizers, FinalizerCluster) {
+		c.Finalizers = append(c.Finalizers, FinalizerCluster)
+		_, err := s.Anthill.OperatorV1alpha1().GlusterClusters(c.Namespace).Update(ctx, c, metav1.UpdateOptions{})
+		return Result{Requeue: err == nil}, err
+	}
+	m, err := clusterDef.NewMachine(state)
+	if err != nil {
+		s.Log.Warn(c, states.ReasonUnknownState, err.Error())
+		return Result{}, &PermanentError{Err: err}
+	}
+	snap, err := s.snapshot(ctx, c, state)
+	if err != nil {
+		return Result{}, err
+	}
+	d := states.DecideCluster(snap)
+	target := transitions.ClusterTarget{Namespace: c.Namespace, Name: c.Name, DesiredNodes: snap.DesiredNodes}
+	ops := transitions.Ops{Kube: s.Kube, GD2: noGD2{}}
+	run := func(e fsm.Event) error {
+		if a, ok := transitions.ClusterActionFor(e); ok {
+			return a(ctx, ops, target)
+		}
+		return nil
+	}
+	switch {
+	case d.Event != "":
+		if !m.Can(d.Event) {
+			return Result{}, &PermanentError{Err: fmt.Errorf("decision %s is not allowed in phase %s", d.Event, state)}
+		}
+		if err := run(d.Event); err != nil {
+			s.Log.Warn(c, ReasonActionFailed, fmt.Sprintf("%s failed: %v", d.Event, err))
+			return Result{}, err
+		}
+		tr, err := m.Fire(ctx, d.Event)
+		if err != nil {
+			return Result{}, err
+		}
+		return s.commit(ctx, c, tr, d, snap)
+	case d.Step != "":
+		if !m.CanStep(d.Step) {
+			return Result{}, &PermanentError{Err: fmt.Errorf("step %s is not allowed in phase %s", d.Step, state)}
+		}
+		if err := run(d.Step); err != nil {
+			s.Log.Warn(c, ReasonActionFailed, fmt.Sprintf("%s failed: %v", d.Step, err))
+			return Result{}, err
+		}
+	}
+	return s.wait(ctx, c, state, d, snap)
+}
+
+// snapshot gathers the cluster's facts from listers and one GD2 read.
+func (s *ClusterSyncer) snapshot(ctx context.Context, c *operatorv1alpha1.GlusterCluster, state fsm.State) (states.ClusterSnapshot, error) {
+	snap := states.ClusterSnapshot{
+		State: state, Now: s.Clock.Now(), Deleting: c.DeletionTimestamp != nil,
+		DesiredNodes: desiredNodes(c), ProvisionGrace: DefaultProvisionGrace,
+	}
+	if t := lastTransition(c.Status.History); t != nil {
+		snap.StateSince = t.Time
+	} else {
+		snap.StateSince = c.CreationTimestamp.Time
+	}
+	infraReady, infraExists, err := s.infra(c)
+	if err != nil {
+		return snap, err
+	}
+	snap.InfraReady, snap.InfraExists = infraReady, infraExists
+	nodes, err := s.Nodes.GlusterNodes(c.Namespace).List(labels.Everything())
+	if err != nil {
+		return snap, err
+	}
+	for _, n := range nodes {
+		if n.Spec.Cluster != c.Name {
+			continue
+		}
+		snap.NodesAll++
+		st := fsm.State(n.Status.State)
+		switch st {
+		case states.NodeDraining, states.NodeDetaching, states.NodeDeleting:
+			snap.NodesLeaving++
+		}
+		if !NodeCounts(n) {
+			continue
+		}
+		snap.NodesTotal++
+		switch st {
+		case states.NodeOnline, states.NodeQuiescing, states.NodeRestarting, states.NodeRejoining, states.NodeHealWait:
+			snap.NodesOnline++
+		case states.NodeMaintenance:
+			snap.NodesMaintenance++
+		case "", states.NodePending, states.NodeProvisioning, states.NodeJoining:
+			snap.NodesJoining++
+		case states.NodeOffline, states.NodeFailed, states.NodeAbandoned:
+			snap.NodesUnhealthy++
+		}
+	}
+	for _, v := range c.Status.Volumes {
+		if v.State != string(states.HealHealthy) {
+			snap.VolumesUnhealthy++
+		}
+	}
+	pvs, err := s.PVs.List(labels.SelectorFromSet(labels.Set{LabelCluster: c.Name}))
+	if err != nil {
+		return snap, err
+	}
+	// PersistentVolumes are cluster-scoped; the CSI provisioner labels
+	// each one with the GlusterCluster it was carved from.
+	snap.GlusterPVs = len(pvs)
+	if up := c.Status.Upgrade; up != nil {
+		snap.UpgradeActive = up.State != "" && up.State != string(states.UpgradeIdle) && up.State != string(states.UpgradeComplete)
+	}
+	if gc, err := s.GD2.For(ctx, c); err == nil {
+		_, err := gc.ListPeers(ctx, gd2.Filter{})
+		snap.GD2Reachable = err == nil
+	}
+	return snap, nil
+}
+
+// infra reports whether the shared infrastructure is ready, and whether any
+// of it still exists (for deletion).
+func (s *ClusterSyncer) infra(c *operatorv1alpha1.GlusterCluster) (ready, exists bool, err error) {
+	if c.Spec.Mode == operatorv1alpha1.ClusterModeExternal {
+		return true, false, nil
+	}
+	ready = true
+	secretName, _ := AuthSecretRef(c)
+	if _, err := s.Secrets.Secrets(c.Namespace).Get(secretName); err == nil {
+		exists = exists || secretName == AuthSecretName(c.Name)
+	} else if apierrors.IsNotFound(err) {
+		ready = false
+	} else {
+		return false, false, err
+	}
+	for _, name := range []string{HeadlessServiceName(c.Name), ManagementServiceName(c.Name), EtcdName(c.Name)} {
+		if _, err := s.Services.Services(c.Namespace).Get(name); err == nil {
+			exists = true
+		} else if apierrors.IsNotFound(err) {
+			ready = false
+		} else {
+			return false, false, err
+		}
+	}
+	sts, err := s.StatefulSets.StatefulSets(c.Namespace).Get(EtcdName(c.Name))
+	switch {
+	case apierrors.IsNotFound(err):
+		ready = false
+	case err != nil:
+		return false, false, err
+	default:
+		exists = true
+		ready = ready && sts.Status.ReadyReplicas >= 1
+	}
+	return ready, exists, nil
+}
+
+// desiredNodes is the node count the spec asks for: the sum of the
+// templates' fixed counts (manual), or of their minimums (automatic, until
+// the autoscaler decides more).
+func desiredNodes(c *operatorv1alpha1.GlusterCluster) int {
+	n := 0
+	for _, t := range c.Spec.NodeTemplates {
+		switch {
+		case t.Nodes != nil:
+			n += int(*t.Nodes)
+		case t.MinNodes != nil:
+			n += int(*t.MinNodes)
+		}
+	}
+	return n
+}
+
+func lastTransition(h []operatorv1alpha1.TransitionRecord) *metav1.Time {
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].Machine == "" || h[i].Machine == states.ClusterMachine {
+			return &h[i].Time
+		}
+	}
+	return nil
+}
+
+func (s *ClusterSyncer) commit(ctx context.Context, c *operatorv1alpha1.GlusterCluster, tr fsm.Transition, d states.Decision, snap states.ClusterSnapshot) (Result, error) {
+	now := s.Clock.Now()
+	cm := Committed{
+		Machine: states.ClusterMachine, Namespace: c.Namespace, Name: c.Name,
+		From: tr.From[0], To: tr.To, Event: tr.Event, Reason: d.Reason, Message: d.Message, Time: now,
+	}
+	c.Status.Phase = operatorv1alpha1.ClusterPhase(tr.To)
+	c.Status.History = AppendHistory(c.Status.History, cm.Record())
+	s.fillStatus(c, tr.To, d, snap, now)
+	updated, err := s.Anthill.OperatorV1alpha1().GlusterClusters(c.Namespace).UpdateStatus(ctx, c, metav1.UpdateOptions{})
+	if err != nil {
+		return Result{}, fmt.Errorf("persist transition %s -> %s: %w", cm.From, cm.To, err)
+	}
+	s.Log.Announce(updated, cm)
+	if tr.To == states.ClusterDeleted {
+		s.GD2.Forget(c.Namespace, c.Name)
+		return Result{}, s.dropFinalizer(ctx, updated)
+	}
+	return Result{Requeue: true}, nil
+}
+
+// wait writes status only if something a user can see changed.
+func (s *ClusterSyncer) wait(ctx context.Context, c *operatorv1alpha1.GlusterCluster, state fsm.State, d states.Decision, snap states.ClusterSnapshot) (Result, error) {
+	before := c.Status.DeepCopy()
+	if c.Status.Phase == "" {
+		c.Status.Phase = operatorv1alpha1.ClusterPhase(state)
+	}
+	s.fillStatus(c, state, d, snap, s.Clock.Now())
+	if !equality.Semantic.DeepEqual(before, &c.Status) {
+		if _, err := s.Anthill.OperatorV1alpha1().GlusterClusters(c.Namespace).UpdateStatus(ctx, c, metav1.UpdateOptions{}); err != nil {
+			return Result{}, err
+		}
+	}
+	after := d.RequeueAfter
+	if after == 0 {
+		// Node transitions re-enqueue the cluster, but a cluster must also
+		// notice GD2 becoming unreachable without any Kubernetes event.
+		after = pollWait
+	}
+	return Result{RequeueAfter: after}, nil
+}
+
+func (s *ClusterSyncer) fillStatus(c *operatorv1alpha1.GlusterCluster, st fsm.State, d states.Decision, snap states.ClusterSnapshot, now time.Time) {
+	c.Status.ObservedGeneration = c.Generation
+	c.Status.Nodes = operatorv1alpha1.NodeCounts{Desired: int32(snap.DesiredNodes), Total: int32(snap.NodesTotal), Online: int32(snap.NodesOnline)}
+	ready, progressing, degraded := metav1.ConditionFalse, metav1.ConditionFalse, metav1.ConditionFalse
+	switch st {
+	case states.ClusterReady:
+		ready = metav1.ConditionTrue
+	case states.ClusterDegraded:
+		degraded = metav1.ConditionTrue
+	case states.ClusterDeleted:
+	default:
+		progressing = metav1.ConditionTrue
+	}
+	reason := d.Reason
+	if reason == "" {
+		reason = ReasonSettled
+	}
+	for _, cond := range []metav1.Condition{
+		{Type: operatorv1alpha1.ConditionReady, Status: ready},
+		{Type: operatorv1alpha1.ConditionProgressing, Status: progressing},
+		{Type: operatorv1alpha1.ConditionDegraded, Status: degraded},
+	} {
+		cond.Reason, cond.Message, cond.ObservedGeneration = reason, truncate(d.Message, 1024), c.Generation
+		cond.LastTransitionTime = metav1.NewTime(now)
+		apimeta.SetStatusCondition(&c.Status.Conditions, cond)
+	}
+}
+
+func (s *ClusterSyncer) dropFinalizer(ctx context.Context, c *operatorv1alpha1.GlusterCluster) error {
+	if !slices.Contains(c.Finalizers, FinalizerCluster) {
+		return nil
+	}
+	c = c.DeepCopy()
+	c.Finalizers = slices.DeleteFunc(c.Finalizers, func(f string) bool { return f == FinalizerCluster })
+	_, err := s.Anthill.OperatorV1alpha1().GlusterClusters(c.Namespace).Update(ctx, c, metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		s.Log.Log.Info("removing finalizer failed", zap.String(LogName, c.Name), zap.Error(err))
+	}
+	return err
+}

@@ -1,0 +1,92 @@
+package kube
+
+import (
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/labels"
+
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
+	"github.com/gluster/anthill/states"
+)
+
+// Key constructors for the machines the dispatcher runs.
+
+func nodeKey(namespace, name string) Key {
+	return Key{Machine: states.NodeMachine, Namespace: namespace, Name: name}
+}
+
+func clusterKey(namespace, name string) Key {
+	return Key{Machine: states.ClusterMachine, Namespace: namespace, Name: name}
+}
+
+// keyMapper turns informer objects into the machine keys they concern. It
+// reads only listers (no I/O), as informer handlers must.
+type keyMapper struct {
+	nodes    listers.GlusterNodeLister
+	clusters listers.GlusterClusterLister
+}
+
+// forCluster: a cluster's own machine, and its nodes (whose decisions read
+// the cluster's spec and upgrade status).
+func (k keyMapper) forCluster(obj any) []Key {
+	c, ok := obj.(*operatorv1alpha1.GlusterCluster)
+	if !ok {
+		return nil
+	}
+	keys := []Key{clusterKey(c.Namespace, c.Name)}
+	nodes, _ := k.nodes.GlusterNodes(c.Namespace).List(labels.Everything())
+	for _, n := range nodes {
+		if n.Spec.Cluster == c.Name {
+			keys = append(keys, nodeKey(n.Namespace, n.Name))
+		}
+	}
+	return keys
+}
+
+// forNode: the node's machine and its cluster's (which counts nodes).
+func (k keyMapper) forNode(obj any) []Key {
+	n, ok := obj.(*operatorv1alpha1.GlusterNode)
+	if !ok {
+		return nil
+	}
+	return []Key{nodeKey(n.Namespace, n.Name), clusterKey(n.Namespace, n.Spec.Cluster)}
+}
+
+// forLabelled maps a namespaced object the operator created (pods,
+// StatefulSets, PVCs, Secrets, Services) through its labels: a node's
+// objects to the node, shared infrastructure to the cluster.
+func (k keyMapper) forLabelled(obj any) []Key {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil
+	}
+	l := m.GetLabels()
+	if n := l[LabelNode]; n != "" {
+		return []Key{nodeKey(m.GetNamespace(), n)}
+	}
+	if c := l[LabelCluster]; c != "" {
+		return []Key{clusterKey(m.GetNamespace(), c)}
+	}
+	return nil
+}
+
+// forPV maps a cluster-scoped PersistentVolume to every GlusterCluster of
+// the name on its cluster label (a deletion may be waiting for it).
+func (k keyMapper) forPV(obj any) []Key {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil
+	}
+	name := m.GetLabels()[LabelCluster]
+	if name == "" {
+		return nil
+	}
+	cs, _ := k.clusters.List(labels.Everything())
+	var keys []Key
+	for _, c := range cs {
+		if c.Name == name {
+			keys = append(keys, clusterKey(c.Namespace, c.Name))
+		}
+	}
+	return keys
+}
