@@ -16,10 +16,6 @@ import (
 // transitions it has no leading "_" (GD2 reserves those).
 const PeerMetaZone = "anthill-zone"
 
-// DrainZoneSuffix is appended to a draining peer's zone so that GD2's
-// planner may place its replacement bricks in the zone it leaves.
-const DrainZoneSuffix = "-draining"
-
 // ErrNoPlacement means GD2 found nowhere to put a replacement brick: no
 // registered, enabled device with room in a zone the brick's replica set
 // does not already use. Adding a node (or a device) to a suitable zone
@@ -190,7 +186,7 @@ func findBrick(v *gd2.Volume, peerID, brickPath string) (gd2.BrickInfo, bool) {
 // replica set uses, counting the source brick's own zone. In the usual
 // layout (replica 3 over 3 zones, a replacement node in the leaving node's
 // zone) nothing fits. So when the planner refuses, the source peer is moved
-// to zone "<zone>-draining" (its old zone kept under PeerMetaZone) and the
+// to transitions.DrainingZone(zone) (the old zone kept under PeerMetaZone) and the
 // request repeated once; RestorePeerZone undoes the move if the drain is
 // cancelled. Only the brick's own replica set is considered
 // (subvolume-zones-overlap), as replica sets of a distributed volume
@@ -241,19 +237,20 @@ func (g *GD2Ops) replaceAgain(ctx context.Context, volume, srcPeerID, brickPath 
 	return err
 }
 
-// moveOutOfZone gives the peer zone "<zone>-draining", recording the old
-// zone. It reports false when the peer had already been moved.
+// moveOutOfZone moves the peer to transitions.DrainingZone of its zone,
+// recording the old zone. It reports false when the peer is already in a
+// draining zone, so a repeat never stacks suffixes.
 func (g *GD2Ops) moveOutOfZone(ctx context.Context, peerID string) (bool, error) {
 	p, err := g.Client.GetPeer(ctx, peerID)
 	if err != nil {
 		return false, err
 	}
 	zone := p.Zone()
-	if strings.HasSuffix(zone, DrainZoneSuffix) {
+	if strings.HasSuffix(zone, transitions.DrainingZone("")) {
 		return false, nil
 	}
 	md := map[string]string{PeerMetaZone: zone}
-	if _, err := g.Client.EditPeer(ctx, peerID, gd2.PeerEditRequest{Zone: zone + DrainZoneSuffix, Metadata: md}); err != nil {
+	if _, err := g.Client.EditPeer(ctx, peerID, gd2.PeerEditRequest{Zone: transitions.DrainingZone(zone), Metadata: md}); err != nil {
 		return false, err
 	}
 	return true, nil
@@ -268,7 +265,7 @@ func (g *GD2Ops) RestorePeerZone(ctx context.Context, peerID string) error {
 		return fmt.Errorf("restore zone of peer %s: %w", peerID, err)
 	}
 	orig := p.Metadata[PeerMetaZone]
-	if orig == "" || !strings.HasSuffix(p.Zone(), DrainZoneSuffix) {
+	if orig == "" || p.Zone() != transitions.DrainingZone(orig) {
 		return nil
 	}
 	if _, err := g.Client.EditPeer(ctx, peerID, gd2.PeerEditRequest{Zone: orig}); err != nil {

@@ -204,7 +204,7 @@ func TestGD2OpsBrickOnPeerBeforeAndAfterReplaceBrick(t *testing.T) {
 	}
 	p, err := f.c.GetPeer(fxCtx, victim.ID)
 	fxMust(t, err, "get victim")
-	if p.Zone() != "zone-1"+DrainZoneSuffix || p.Metadata[PeerMetaZone] != "zone-1" {
+	if p.Zone() != transitions.DrainingZone("zone-1") || p.Metadata[PeerMetaZone] != "zone-1" {
 		t.Errorf("victim zone %q, recorded %q", p.Zone(), p.Metadata[PeerMetaZone])
 	}
 	fxMust(t, f.ops.RestorePeerZone(fxCtx, victim.ID), "restore zone")
