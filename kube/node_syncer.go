@@ -146,7 +146,7 @@ func (s *NodeSyncer) target(node *operatorv1alpha1.GlusterNode, snap states.Node
 		Namespace: node.Namespace, Name: node.Name, Cluster: node.Spec.Cluster,
 		Address: NodeAddress(node), Zone: node.Spec.Zone, Devices: NodeDevicePaths(node),
 		PeerID: snap.PeerID, PeerAlive: snap.PeerAlive, TargetVersion: snap.TargetVersion,
-		MoveVolume: snap.NextBrickVolume, MovePath: snap.NextBrickPath, MoveZones: view.placeZones,
+		MoveVolume: snap.NextBrickVolume, MovePath: snap.NextBrickPath,
 	}
 	if t.PeerID == "" {
 		t.PeerID = node.Status.PeerID

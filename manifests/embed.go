@@ -10,3 +10,9 @@ import "embed"
 //
 //go:embed crds/operator.gluster.org_*.yaml
 var CRDs embed.FS
+
+// Samples holds the sample resources users start from; the sandbox and the
+// end-to-end tests create their clusters from these same files.
+//
+//go:embed samples/*.yaml
+var Samples embed.FS

@@ -148,6 +148,12 @@ func (w *world) ReplaceBrick(_ context.Context, volume, src, path string) error 
 	return nil
 }
 
+// RestorePeerZone records the call; the fake never moves peers between
+// zones, so there is nothing to restore.
+func (w *world) RestorePeerZone(_ context.Context, peerID string) error {
+	return w.call("RestorePeerZone")
+}
+
 func (w *world) DeletePeer(_ context.Context, peerID string) error {
 	if err := w.call("DeletePeer"); err != nil {
 		return err

@@ -77,7 +77,15 @@ func disableNodeDevices(ctx context.Context, ops Ops, n NodeTarget) (NodeResult,
 	return NodeResult{}, setNodeDevices(ctx, ops, n, false)
 }
 
+// enableNodeDevices ends maintenance or a cancelled drain: the peer goes
+// back to its own zone (a drain may have moved it out) and its devices take
+// new bricks again.
 func enableNodeDevices(ctx context.Context, ops Ops, n NodeTarget) (NodeResult, error) {
+	if n.PeerID != "" {
+		if err := ops.GD2.RestorePeerZone(ctx, n.PeerID); err != nil {
+			return NodeResult{}, fmt.Errorf("restore zone of node %s: %w", n.NodeKey(), err)
+		}
+	}
 	return NodeResult{}, setNodeDevices(ctx, ops, n, true)
 }
 

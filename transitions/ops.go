@@ -40,6 +40,10 @@ type NodeGD2 interface {
 	// missing source brick silently falls back to another brick of the
 	// volume), so callers must check BrickOnPeer immediately before.
 	ReplaceBrick(ctx context.Context, volume, srcPeerID, path string) error
+	// RestorePeerZone moves a peer that a drain moved to its draining zone
+	// (see DrainingZone) back to its own zone. A peer in its own zone is
+	// left alone, so repeating it changes nothing.
+	RestorePeerZone(ctx context.Context, peerID string) error
 	// DeletePeer removes the peer from the pool. A peer that is already gone
 	// (404) is success.
 	DeletePeer(ctx context.Context, peerID string) error

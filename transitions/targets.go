@@ -31,12 +31,9 @@ type NodeTarget struct {
 	PeerAlive bool
 	// TargetVersion is the version to roll to (restart).
 	TargetVersion string
-	// MoveVolume and MovePath name the brick moveBrick moves; MoveZones
-	// are the zones the replacement may go to, the node's own zone first
-	// when it has room (computed from live GD2 device and peer lists).
+	// MoveVolume and MovePath name the brick moveBrick moves.
 	MoveVolume string
 	MovePath   string
-	MoveZones  []string
 }
 
 // DrainingZone is the GD2 zone a node's peer is moved to while its bricks

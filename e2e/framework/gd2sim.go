@@ -1,0 +1,100 @@
+package framework
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gluster/anthill/gd2/sim"
+	"github.com/gluster/anthill/gd2/sim/kubelink"
+)
+
+// GlusterPodSelector selects the Gluster server pods anthill runs; the GD2
+// simulator treats each Ready one as a live GD2 host.
+const GlusterPodSelector = "app.kubernetes.io/component=gluster-node"
+
+// GD2Sim is a GD2 simulator serving real HTTP on loopback, linked to the
+// control plane's pods: a host exists and is alive while its pod is Ready.
+type GD2Sim struct {
+	*sim.Simulator
+	// URL is the base URL of the simulated management endpoint.
+	URL string
+	// Secret is the GD2 auth secret (64 hex characters).
+	Secret string
+
+	srv    *http.Server
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	once   sync.Once
+}
+
+// SimOptions adjust the simulator; zero values take the simulator's
+// defaults.
+type SimOptions struct {
+	Seed                int64
+	WriteRate, HealRate float64
+	DevicesPerPeer      int
+	DeviceSize          uint64
+	StatePath           string
+	// Addr is the listen address; default a free loopback port.
+	Addr string
+}
+
+// StartGD2Sim starts a simulator linked to cp's pods (all namespaces).
+func (cp *ControlPlane) StartGD2Sim(ctx context.Context, o SimOptions) (*GD2Sim, error) {
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return nil, err
+	}
+	secret := hex.EncodeToString(raw)
+	s, err := sim.New(sim.Config{
+		Secret: secret, Seed: o.Seed, WriteRate: o.WriteRate, HealRate: o.HealRate,
+		DevicesPerPeer: o.DevicesPerPeer, DeviceSize: o.DeviceSize, StatePath: o.StatePath, StrictHosts: true,
+	})
+	if err != nil {
+		return nil, err
+	}
+	addr := o.Addr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	g := &GD2Sim{Simulator: s, URL: "http://" + ln.Addr().String(), Secret: secret,
+		srv: &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second}}
+	lctx, cancel := context.WithCancel(context.Background())
+	g.cancel = cancel
+	g.wg.Go(func() { _ = g.srv.Serve(ln) })
+	g.wg.Go(func() {
+		err := kubelink.Run(lctx, cp.Client, s, kubelink.Options{Selector: GlusterPodSelector, OnError: func(err error) { cp.logf("gd2sim link: %v", err) }})
+		if err != nil && !errors.Is(err, context.Canceled) {
+			cp.logf("gd2sim link stopped: %v", err)
+		}
+	})
+	cp.logf("GD2 simulator at %s", g.URL)
+	return g, nil
+}
+
+// Stop stops the HTTP server, the pod link and the simulator.
+func (g *GD2Sim) Stop() {
+	g.once.Do(func() {
+		g.cancel()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = g.srv.Shutdown(ctx)
+		g.wg.Wait()
+		_ = g.Simulator.Close()
+	})
+}
+
+// String describes the simulator for logs.
+func (g *GD2Sim) String() string { return fmt.Sprintf("gd2sim(%s)", g.URL) }

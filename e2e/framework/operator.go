@@ -1,0 +1,128 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// BuildAnthill builds the anthill binary into dir and returns its path, so
+// end-to-end tests run the operator exactly as it ships.
+func BuildAnthill(ctx context.Context, moduleRoot, dir string) (string, error) {
+	out := filepath.Join(dir, "anthill")
+	cmd := exec.CommandContext(ctx, "go", "build", "-race", "-o", out, "./cmd/anthill")
+	cmd.Dir = moduleRoot
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build anthill: %w\n%s", err, b)
+	}
+	return out, nil
+}
+
+// Operator is the anthill operator running as a child process against a
+// control plane. Tests kill it with SIGKILL mid-flight and start it again.
+type Operator struct {
+	bin, kubeconfig, dir string
+	args                 []string
+	mu                   sync.Mutex
+	proc                 *process
+	runs                 int
+}
+
+// StartOperator runs `anthill operator` with cp's kubeconfig plus args.
+// Its JSON log goes to <cp.Dir>/operator-<n>.log, one file per run.
+func (cp *ControlPlane) StartOperator(bin string, args ...string) (*Operator, error) {
+	o := &Operator{bin: bin, kubeconfig: cp.Kubeconfig, dir: cp.Dir, args: args}
+	return o, o.Start()
+}
+
+// Start starts a new run of the operator (after Kill or Stop).
+func (o *Operator) Start() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.proc != nil {
+		if done, _ := o.proc.exited(); !done {
+			return fmt.Errorf("operator already running")
+		}
+	}
+	o.runs++
+	args := append([]string{"operator", "--kubeconfig=" + o.kubeconfig, "--metrics-address=127.0.0.1:0", "--log-level=debug"}, o.args...)
+	p, err := startProcess(o.dir, o.bin, fmt.Sprintf("operator-%d", o.runs), args...)
+	if err != nil {
+		return err
+	}
+	o.proc = p
+	return nil
+}
+
+// Kill ends the operator with SIGKILL, as a node failure or OOM would:
+// nothing gets to clean up.
+func (o *Operator) Kill() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.proc == nil {
+		return
+	}
+	_ = syscall.Kill(-o.proc.cmd.Process.Pid, syscall.SIGKILL)
+	<-o.proc.done
+}
+
+// Stop ends the operator gracefully.
+func (o *Operator) Stop() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.proc != nil {
+		o.proc.stop(10 * time.Second)
+	}
+}
+
+// Exited reports whether the current run has ended, with its error.
+func (o *Operator) Exited() (bool, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.proc == nil {
+		return true, nil
+	}
+	return o.proc.exited()
+}
+
+// LogPaths lists the log file of every run so far.
+func (o *Operator) LogPaths() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []string
+	for i := 1; i <= o.runs; i++ {
+		out = append(out, filepath.Join(o.dir, fmt.Sprintf("operator-%d.log", i)))
+	}
+	return out
+}
+
+// Logs returns the concatenated logs of every run.
+func (o *Operator) Logs() string {
+	var s string
+	for _, p := range o.LogPaths() {
+		b, _ := os.ReadFile(p)
+		s += string(b)
+	}
+	return s
+}
+
+// WaitExit waits for the current run to end or ctx to expire.
+func (o *Operator) WaitExit(ctx context.Context) error {
+	o.mu.Lock()
+	p := o.proc
+	o.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	select {
+	case <-p.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

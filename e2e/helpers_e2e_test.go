@@ -1,0 +1,190 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gluster/anthill/e2e/framework"
+	"github.com/gluster/anthill/gd2"
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+)
+
+// gd2Client talks to the simulator as the operator does.
+func gd2Client(t *testing.T) *gd2.Client {
+	t.Helper()
+	c, err := gd2.New(gd2.Options{Endpoint: gd2sim.URL, Secret: gd2sim.Secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// createCluster creates the sample cluster in ns with perTemplate nodes per
+// zone, pointing at the simulator.
+func createCluster(t *testing.T, ns, name string, perTemplate int32) *operatorv1alpha1.GlusterCluster {
+	t.Helper()
+	ctx := context.Background()
+	if err := env.CreateSimAuthSecret(ctx, ns, name, gd2sim); err != nil {
+		t.Fatal(err)
+	}
+	c, err := framework.SampleCluster(ns, name, gd2sim, perTemplate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err = anthill.OperatorV1alpha1().GlusterClusters(ns).Create(ctx, c, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// nodeStates is "name=State" for every node of the cluster, sorted.
+func nodeStates(ctx context.Context, ns, cluster string) (map[string]operatorv1alpha1.GlusterNode, string, error) {
+	nodes, err := framework.ClusterNodes(ctx, anthill, ns, cluster)
+	if err != nil {
+		return nil, "", err
+	}
+	byName := map[string]operatorv1alpha1.GlusterNode{}
+	var parts []string
+	for _, n := range nodes {
+		byName[n.Name] = n
+		parts = append(parts, n.Name+"="+n.Status.State)
+	}
+	sort.Strings(parts)
+	return byName, strings.Join(parts, " "), nil
+}
+
+// waitNodes waits until the cluster has exactly want nodes, all Online, and
+// the cluster is Ready.
+func waitNodes(t *testing.T, ns, cluster string, want int, timeout time.Duration) map[string]operatorv1alpha1.GlusterNode {
+	t.Helper()
+	var nodes map[string]operatorv1alpha1.GlusterNode
+	err := framework.WaitFor(context.Background(), timeout, func(ctx context.Context) (bool, error) {
+		var desc string
+		var err error
+		nodes, desc, err = nodeStates(ctx, ns, cluster)
+		if err != nil {
+			return false, err
+		}
+		c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, cluster, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		online := 0
+		for _, n := range nodes {
+			if n.Status.State == "Online" {
+				online++
+			}
+		}
+		if len(nodes) == want && online == want && c.Status.Phase == "Ready" {
+			return true, nil
+		}
+		return false, fmt.Errorf("cluster %s, nodes: %s", c.Status.Phase, desc)
+	})
+	if err != nil {
+		t.Fatalf("waiting for %d Online nodes and a Ready cluster: %v", want, err)
+	}
+	return nodes
+}
+
+// waitNodeState waits until node reaches state (or is gone when state is "").
+func waitNodeState(t *testing.T, ns, name, state string, timeout time.Duration) *operatorv1alpha1.GlusterNode {
+	t.Helper()
+	var got *operatorv1alpha1.GlusterNode
+	err := framework.WaitFor(context.Background(), timeout, func(ctx context.Context) (bool, error) {
+		n, err := anthill.OperatorV1alpha1().GlusterNodes(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			if state == "" && strings.Contains(err.Error(), "not found") {
+				return true, nil
+			}
+			return false, err
+		}
+		got = n
+		if state != "" && n.Status.State == state {
+			return true, nil
+		}
+		return false, fmt.Errorf("node %s is %s: %s", name, n.Status.State, n.Status.Message)
+	})
+	if err != nil {
+		t.Fatalf("waiting for node %s to be %q: %v", name, state, err)
+	}
+	return got
+}
+
+// requestOnNode sets the request annotation, as `anthill node` does.
+func requestOnNode(t *testing.T, ns, name, request string) {
+	t.Helper()
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, "operator.gluster.org/request", request)
+	if _, err := anthill.OperatorV1alpha1().GlusterNodes(ns).Patch(context.Background(), name, "application/merge-patch+json", []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// setTemplateNodes sets nodes on the named templates.
+func setTemplateNodes(t *testing.T, ns, cluster string, counts map[string]int32) {
+	t.Helper()
+	ctx := context.Background()
+	c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, cluster, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range c.Spec.NodeTemplates {
+		if n, ok := counts[c.Spec.NodeTemplates[i].Name]; ok {
+			c.Spec.NodeTemplates[i].Nodes = &n
+		}
+	}
+	if _, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Update(ctx, c, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// noViolations fails the test if the simulator recorded any data-safety
+// violation.
+func noViolations(t *testing.T) {
+	t.Helper()
+	if v := gd2sim.Violations(); len(v) > 0 {
+		t.Fatalf("the simulator recorded %d data-safety violation(s): %+v", len(v), v)
+	}
+}
+
+// createReplicatedVolume creates, starts and enables self-heal on a
+// replica-3 volume placed by GD2 across three zones.
+func createReplicatedVolume(t *testing.T, g *gd2.Client, name string) *gd2.Volume {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := g.CreateVolume(ctx, gd2.VolumeCreateRequest{Name: name, Size: 1 << 30, Replica: 3}); err != nil {
+		t.Fatalf("create volume: %v", err)
+	}
+	if _, err := g.StartVolume(ctx, name, false); err != nil {
+		t.Fatalf("start volume: %v", err)
+	}
+	v, err := g.SetVolumeOptions(ctx, name, gd2.VolumeOptionRequest{
+		Options: map[string]string{"cluster/replicate.self-heal-daemon": "on"}, AllowAdvanced: true,
+	})
+	if err != nil {
+		t.Fatalf("enable self-heal: %v", err)
+	}
+	return v
+}
+
+// bricksByPeer counts the volume's bricks per peer id.
+func bricksByPeer(t *testing.T, g *gd2.Client, vol string) map[string]int {
+	t.Helper()
+	v, err := g.GetVolume(context.Background(), vol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, b := range v.Bricks() {
+		out[b.PeerID]++
+	}
+	return out
+}

@@ -1,0 +1,80 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/gluster/anthill/e2e/framework"
+	"github.com/gluster/anthill/kube/client/clientset/versioned"
+)
+
+// The end-to-end environment every test in this package shares: a control
+// plane with three zones of two fake nodes and local disks on each, a GD2
+// simulator linked to the Gluster pods, and the anthill operator binary.
+var (
+	env      *framework.ControlPlane
+	gd2sim   *framework.GD2Sim
+	operator *framework.Operator
+	anthill  versioned.Interface
+	binPath  string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	fail := func(format string, args ...any) int {
+		fmt.Fprintf(os.Stderr, "e2e: "+format+"\n", args...)
+		return 1
+	}
+	cp, err := framework.Start(ctx, framework.Options{Zones: 3, NodesPerZone: 2, InstallCRDs: true, Log: os.Stderr})
+	if err != nil {
+		return fail("start control plane: %v", err)
+	}
+	env = cp
+	defer cp.Stop()
+	if err := cp.CreateLocalStorage(ctx, 4, "100Gi"); err != nil {
+		return fail("local storage: %v", err)
+	}
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Dir(filepath.Dir(file))
+	binPath, err = framework.BuildAnthill(ctx, root, cp.Dir)
+	if err != nil {
+		return fail("%v", err)
+	}
+	gd2sim, err = cp.StartGD2Sim(ctx, framework.SimOptions{Seed: 1, WriteRate: 5, HealRate: 40})
+	if err != nil {
+		return fail("start GD2 simulator: %v", err)
+	}
+	defer gd2sim.Stop()
+	if anthill, err = versioned.NewForConfig(cp.RestConfig); err != nil {
+		return fail("%v", err)
+	}
+	operator, err = cp.StartOperator(binPath, "--workers=4")
+	if err != nil {
+		return fail("start operator: %v", err)
+	}
+	defer operator.Stop()
+	code := m.Run()
+	if code != 0 {
+		logs := operator.Logs()
+		if len(logs) > 20000 {
+			logs = logs[len(logs)-20000:]
+		}
+		fmt.Fprintf(os.Stderr, "e2e: tail of the operator logs:\n%s\n", logs)
+		if err := cp.Healthy(); err != nil {
+			fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		}
+	}
+	return code
+}
