@@ -133,7 +133,7 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		"--bind-address=127.0.0.1", "--secure-port="+itoa(kcmPort),
 		"--service-account-private-key-file="+pki.SAKey, "--root-ca-file="+pki.CACert,
 		"--use-service-account-credentials=false",
-		"--controllers=*,-nodeipam,-cloud-node-lifecycle,-service-lb-controller,-route",
+		"--controllers=*,-nodeipam",
 		"--cluster-cidr=10.244.0.0/16", "--v=1",
 	); err != nil {
 		return nil, err
