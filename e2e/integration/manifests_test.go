@@ -1,0 +1,57 @@
+package integration
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// repoRoot is the module root, found from this file's location so the test
+// applies the manifests exactly as they are in the tree.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("cannot locate the test file")
+	}
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// TestKustomizeDefaultApplies runs what the README tells users to run,
+// `kubectl apply -k manifests/default`, against the real API server, and
+// checks the operator's Deployment, RBAC and CRDs were accepted.
+func TestKustomizeDefaultApplies(t *testing.T) {
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Fatalf("kubectl is required on PATH: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, kubectl, "--kubeconfig", env.Kubeconfig, "apply", "-k", filepath.Join(repoRoot(t), "manifests", "default"))
+	out, err := cmd.CombinedOutput()
+	t.Logf("kubectl apply -k manifests/default:\n%s", out)
+	if err != nil {
+		t.Fatalf("kubectl apply failed: %v", err)
+	}
+	for _, want := range []string{"namespace/anthill-system", "deployment.apps/anthill-operator", "clusterrole.rbac.authorization.k8s.io/anthill-operator", "customresourcedefinition.apiextensions.k8s.io/glusterclusters.operator.gluster.org"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("kubectl output does not mention %s", want)
+		}
+	}
+	dep, err := env.Client.AppsV1().Deployments("anthill-system").Get(ctx, "anthill-operator", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the operator Deployment was not created: %v", err)
+	}
+	if got := dep.Spec.Template.Spec.ServiceAccountName; got != "anthill-operator" {
+		t.Errorf("Deployment runs as %q, want the anthill-operator service account", got)
+	}
+	if _, err := env.Client.RbacV1().ClusterRoleBindings().Get(ctx, "anthill-operator", metav1.GetOptions{}); err != nil {
+		t.Errorf("ClusterRoleBinding missing: %v", err)
+	}
+}
