@@ -90,6 +90,7 @@ func waitNodes(t *testing.T, ns, cluster string, want int, timeout time.Duration
 		return false, fmt.Errorf("cluster %s, nodes: %s", c.Status.Phase, desc)
 	})
 	if err != nil {
+		dumpNamespace(t, ns)
 		t.Fatalf("waiting for %d Online nodes and a Ready cluster: %v", want, err)
 	}
 	return nodes
@@ -114,6 +115,7 @@ func waitNodeState(t *testing.T, ns, name, state string, timeout time.Duration) 
 		return false, fmt.Errorf("node %s is %s: %s", name, n.Status.State, n.Status.Message)
 	})
 	if err != nil {
+		dumpNamespace(t, ns)
 		t.Fatalf("waiting for node %s to be %q: %v", name, state, err)
 	}
 	return got
@@ -187,4 +189,47 @@ func bricksByPeer(t *testing.T, g *gd2.Client, vol string) map[string]int {
 		out[b.PeerID]++
 	}
 	return out
+}
+
+// gd2FilterAll lists everything.
+var gd2FilterAll = gd2.Filter{}
+
+// dumpNamespace logs what a person would look at when a wait fails: the
+// cluster and node statuses, pods, claims and StatefulSets of ns.
+func dumpNamespace(t *testing.T, ns string) {
+	t.Helper()
+	ctx := context.Background()
+	if cs, err := anthill.OperatorV1alpha1().GlusterClusters(ns).List(ctx, metav1.ListOptions{}); err == nil {
+		for _, c := range cs.Items {
+			t.Logf("GlusterCluster %s: phase=%s nodes=%+v conditions=%+v", c.Name, c.Status.Phase, c.Status.Nodes, c.Status.Conditions)
+		}
+	}
+	if ns2, err := anthill.OperatorV1alpha1().GlusterNodes(ns).List(ctx, metav1.ListOptions{}); err == nil {
+		for _, n := range ns2.Items {
+			t.Logf("GlusterNode %s: state=%s peer=%s message=%q", n.Name, n.Status.State, n.Status.PeerID, n.Status.Message)
+		}
+	}
+	if pods, err := env.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{}); err == nil {
+		for _, p := range pods.Items {
+			t.Logf("Pod %s: node=%s phase=%s conditions=%v", p.Name, p.Spec.NodeName, p.Status.Phase, p.Status.Conditions)
+		}
+	}
+	if pvcs, err := env.Client.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{}); err == nil {
+		for _, p := range pvcs.Items {
+			t.Logf("PVC %s: phase=%s volume=%s", p.Name, p.Status.Phase, p.Spec.VolumeName)
+		}
+	}
+	if sts, err := env.Client.AppsV1().StatefulSets(ns).List(ctx, metav1.ListOptions{}); err == nil {
+		for _, s := range sts.Items {
+			t.Logf("StatefulSet %s: replicas=%d ready=%d", s.Name, s.Status.Replicas, s.Status.ReadyReplicas)
+		}
+	}
+	if ev, err := env.Client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{}); err == nil {
+		for _, e := range ev.Items {
+			if e.Type == "Warning" {
+				t.Logf("Event %s %s/%s: %s", e.Reason, e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Message)
+			}
+		}
+	}
+	t.Logf("GD2 hosts: %+v", gd2sim.Hosts())
 }

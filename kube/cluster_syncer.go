@@ -187,13 +187,16 @@ func (s *ClusterSyncer) infra(c *operatorv1alpha1.GlusterCluster) (ready, exists
 		return true, false, nil
 	}
 	ready = true
-	secretName, _ := AuthSecretRef(c)
-	if _, err := s.Secrets.Secrets(c.Namespace).Get(secretName); err == nil {
-		exists = exists || secretName == AuthSecretName(c.Name)
-	} else if apierrors.IsNotFound(err) {
-		ready = false
-	} else {
-		return false, false, err
+	// Only the secret anthill creates is infrastructure; a secret the admin
+	// references is theirs, and GD2 reachability shows whether it works.
+	if secretName, _ := AuthSecretRef(c); secretName == AuthSecretName(c.Name) {
+		if _, err := s.Secrets.Secrets(c.Namespace).Get(secretName); err == nil {
+			exists = true
+		} else if apierrors.IsNotFound(err) {
+			ready = false
+		} else {
+			return false, false, err
+		}
 	}
 	for _, name := range []string{HeadlessServiceName(c.Name), ManagementServiceName(c.Name), EtcdName(c.Name)} {
 		if _, err := s.Services.Services(c.Namespace).Get(name); err == nil {
