@@ -233,3 +233,60 @@ func dumpNamespace(t *testing.T, ns string) {
 	}
 	t.Logf("GD2 hosts: %+v", gd2sim.Hosts())
 }
+
+// waitNodeCondition waits until any condition of the node carries reason.
+func waitNodeCondition(t *testing.T, ns, name, reason string, timeout time.Duration) {
+	t.Helper()
+	err := framework.WaitFor(context.Background(), timeout, func(ctx context.Context) (bool, error) {
+		n, err := anthill.OperatorV1alpha1().GlusterNodes(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Reason == reason {
+				return true, nil
+			}
+		}
+		return false, fmt.Errorf("node %s is %s: %s", name, n.Status.State, n.Status.Message)
+	})
+	if err != nil {
+		dumpNamespace(t, ns)
+		t.Fatalf("waiting for node %s to report %s: %v", name, reason, err)
+	}
+}
+
+// waitMovedBrick waits until the node's drain has recorded a moved brick.
+func waitMovedBrick(t *testing.T, ns, name string, timeout time.Duration) {
+	t.Helper()
+	err := framework.WaitFor(context.Background(), timeout, func(ctx context.Context) (bool, error) {
+		n, err := anthill.OperatorV1alpha1().GlusterNodes(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return len(n.Status.MovedBricks) > 0, fmt.Errorf("node %s is %s: %s", name, n.Status.State, n.Status.Message)
+	})
+	if err != nil {
+		dumpNamespace(t, ns)
+		t.Fatalf("waiting for node %s to move a brick: %v", name, err)
+	}
+}
+
+// waitDevices waits until every device of peer has state.
+func waitDevices(t *testing.T, g *gd2.Client, peer, state string, timeout time.Duration) {
+	t.Helper()
+	err := framework.WaitFor(context.Background(), timeout, func(ctx context.Context) (bool, error) {
+		devs, err := g.ListDevices(ctx, peer)
+		if err != nil {
+			return false, err
+		}
+		for _, d := range devs {
+			if string(d.State) != state {
+				return false, fmt.Errorf("device %s is %s", d.Device, d.State)
+			}
+		}
+		return len(devs) > 0, fmt.Errorf("peer %s has no devices", peer)
+	})
+	if err != nil {
+		t.Fatalf("waiting for the devices of peer %s to be %s: %v", peer, state, err)
+	}
+}

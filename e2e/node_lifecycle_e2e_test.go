@@ -43,4 +43,84 @@ func TestNodeLifecycle(t *testing.T) {
 		}
 	})
 	noViolations(t)
+
+	// A replica-3 volume: one brick in each zone.
+	createReplicatedVolume(t, g, "data")
+	if err := gd2sim.Write("data", 50); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("scaling up to five nodes adds them Online", func(t *testing.T) {
+		setTemplateNodes(t, ns, name, map[string]int32{"zone-1": 2, "zone-2": 2})
+		waitNodes(t, ns, name, 5, 2*time.Minute)
+	})
+
+	t.Run("scaling back to three drains the surplus nodes without losing a brick", func(t *testing.T) {
+		setTemplateNodes(t, ns, name, map[string]int32{"zone-1": 1, "zone-2": 1})
+		nodes := waitNodes(t, ns, name, 3, 3*time.Minute)
+		peers := map[string]bool{}
+		for _, n := range nodes {
+			peers[n.Status.PeerID] = true
+		}
+		for peer, n := range bricksByPeer(t, g, "data") {
+			if !peers[peer] {
+				t.Errorf("%d brick(s) of volume data are on peer %s, which is not a remaining node", n, peer)
+			}
+		}
+		noViolations(t)
+	})
+
+	var victim string
+	t.Run("a decommission that would put two copies in one zone is refused with a reason", func(t *testing.T) {
+		nodes := waitNodes(t, ns, name, 3, time.Minute)
+		for n, node := range nodes {
+			if node.Spec.Zone == "zone-1" {
+				victim = n
+			}
+		}
+		requestOnNode(t, ns, victim, "decommission")
+		waitNodeCondition(t, ns, victim, "DrainBlocked", time.Minute)
+		if got := bricksByPeer(t, g, "data")[nodes[victim].Status.PeerID]; got != 1 {
+			t.Fatalf("the blocked node must keep its brick, has %d", got)
+		}
+		noViolations(t)
+	})
+
+	t.Run("a named node drains once a node in its zone can take its brick, surviving an operator crash", func(t *testing.T) {
+		setTemplateNodes(t, ns, name, map[string]int32{"zone-1": 2})
+		n := waitNodeState(t, ns, victim, "Draining", 2*time.Minute)
+		peer := n.Status.PeerID
+		waitMovedBrick(t, ns, victim, 2*time.Minute)
+		operator.Kill()
+		if err := operator.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waitNodeState(t, ns, victim, "", 3*time.Minute)
+		if got := bricksByPeer(t, g, "data")[peer]; got != 0 {
+			t.Fatalf("the decommissioned peer still holds %d brick(s)", got)
+		}
+		// The spec still asks for two nodes in zone-1: a decommissioned
+		// node is replaced by a fresh one, as for any declared count.
+		nodes := waitNodes(t, ns, name, 4, 2*time.Minute)
+		if _, ok := nodes[victim]; ok {
+			t.Fatalf("the decommissioned node %s still exists", victim)
+		}
+		noViolations(t)
+	})
+
+	t.Run("maintenance disables a node's devices and resume enables them", func(t *testing.T) {
+		nodes := waitNodes(t, ns, name, 4, time.Minute)
+		var target string
+		for n := range nodes {
+			target = n
+			break
+		}
+		requestOnNode(t, ns, target, "maintenance")
+		n := waitNodeState(t, ns, target, "Maintenance", time.Minute)
+		waitDevices(t, g, n.Status.PeerID, "disabled", time.Minute)
+		requestOnNode(t, ns, target, "resume")
+		waitNodeState(t, ns, target, "Online", time.Minute)
+		waitDevices(t, g, n.Status.PeerID, "enabled", time.Minute)
+		noViolations(t)
+	})
 }

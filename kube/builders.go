@@ -68,6 +68,26 @@ func nodeSelectorLabels(cluster, node string) map[string]string {
 	return map[string]string{LabelCluster: cluster, LabelNode: node, LabelComponent: ComponentGlusterNode}
 }
 
+// podLabels are a node pod's labels: the node's, plus membership of the
+// management Service (only on the pod, never in a selector, so the operator
+// can take one pod out without touching the StatefulSet).
+func podLabels(node map[string]string) map[string]string {
+	l := make(map[string]string, len(node)+1)
+	for k, v := range node {
+		l[k] = v
+	}
+	l[LabelManagement] = ManagementMember
+	return l
+}
+
+// managementSelector selects the cluster's Gluster pods that have not been
+// taken out of the management Service (see LabelManagement).
+func managementSelector(cluster string) map[string]string {
+	l := clusterSelectorLabels(cluster, ComponentGlusterNode)
+	l[LabelManagement] = ManagementMember
+	return l
+}
+
 func clusterSelectorLabels(cluster, component string) map[string]string {
 	return map[string]string{LabelCluster: cluster, LabelComponent: component}
 }
@@ -196,7 +216,7 @@ func NodeStatefulSet(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.Glu
 			},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{
-					Labels:      labels,
+					Labels:      podLabels(labels),
 					Annotations: map[string]string{AnnotationVersion: version},
 				},
 				Spec: corev1.PodSpec{
@@ -307,7 +327,7 @@ func ManagementService(c *operatorv1alpha1.GlusterCluster) *corev1.Service {
 		ObjectMeta: clusterObjectMeta(c, ManagementServiceName(c.Name), ComponentManagement),
 		Spec: corev1.ServiceSpec{
 			Type:     corev1.ServiceTypeClusterIP,
-			Selector: clusterSelectorLabels(c.Name, ComponentGlusterNode),
+			Selector: managementSelector(c.Name),
 			Ports: []corev1.ServicePort{{
 				Name: portNameGD2, Port: GD2ClientPort, TargetPort: intstr.FromInt32(GD2ClientPort), Protocol: corev1.ProtocolTCP,
 			}},

@@ -263,7 +263,8 @@ func (s *ClusterSyncer) commit(ctx context.Context, c *operatorv1alpha1.GlusterC
 		s.GD2.Forget(c.Namespace, c.Name)
 		return Result{}, s.dropFinalizer(ctx, updated)
 	}
-	return Result{Requeue: true}, nil
+	// The informer delivers this write as an update; that sync continues.
+	return Result{}, nil
 }
 
 // wait writes status only if something a user can see changed.

@@ -195,6 +195,18 @@ func setPodTemplateVersion(t *corev1.PodTemplateSpec, container, image, version 
 	return changed
 }
 
+// LeaveManagementService relabels the node's pod out of the management
+// Service's selector with a merge patch. The StatefulSet does not reconcile
+// labels of existing pods, so the change sticks until the pod is deleted.
+func (o *KubeOps) LeaveManagementService(ctx context.Context, n transitions.NodeTarget) error {
+	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, LabelManagement, ManagementLeaving)
+	_, err := o.Client.CoreV1().Pods(n.Namespace).Patch(ctx, NodePodName(n.Name), types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	if err := ignoreNotFound(err); err != nil {
+		return fmt.Errorf("relabel pod %s/%s: %w", n.Namespace, NodePodName(n.Name), err)
+	}
+	return nil
+}
+
 // DeleteNodeWorkload deletes the node's StatefulSet, then its brick PVCs:
 // those labelled for the node, and those named after its claim templates
 // (in case a label was lost). The PVC protection finalizer keeps a claim

@@ -18,6 +18,17 @@ const (
 	LabelManagedBy = "app.kubernetes.io/managed-by"
 )
 
+// LabelManagement on a Gluster pod puts it behind the management Service
+// (ManagementMember). Before a leaving node's peer is deleted the operator
+// flips it to ManagementLeaving: GD2 refuses to delete the node that serves
+// the request, so the request must reach another node. The GD2 simulator's
+// pod link reads the same label (kubelink.ManagementLabel).
+const (
+	LabelManagement   = "operator.gluster.org/management"
+	ManagementMember  = "member"
+	ManagementLeaving = "leaving"
+)
+
 // Values of LabelComponent and LabelManagedBy.
 const (
 	ComponentGlusterNode = "gluster-node"

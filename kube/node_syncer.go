@@ -57,7 +57,7 @@ func (s *NodeSyncer) Sync(ctx context.Context, key Key) (Result, error) {
 		state = nodeDef.Initial
 	}
 	if state == states.NodeDeleted {
-		return Result{}, s.dropFinalizer(ctx, node)
+		return Result{}, s.finishDeleted(ctx, node)
 	}
 	// The finalizer goes on before anything is created, so deleting the
 	// GlusterNode always passes through the drain.
@@ -196,9 +196,12 @@ func (s *NodeSyncer) commit(ctx context.Context, node *operatorv1alpha1.GlusterN
 		s.mirror(ctx, node, ops, view.peer.ID, tr.To)
 	}
 	if tr.To == states.NodeDeleted {
-		return Result{}, s.dropFinalizer(ctx, updated)
+		return Result{}, s.finishDeleted(ctx, updated)
 	}
-	return Result{Requeue: true}, nil
+	// No requeue: the informer delivers our own status write as an update,
+	// and that sync reads the new state. Requeueing now would read the
+	// cache from before the write and repeat the action for nothing.
+	return Result{}, nil
 }
 
 // mirror writes the state into the peer's metadata; a failure is logged
@@ -260,6 +263,21 @@ func (s *NodeSyncer) unknownState(ctx context.Context, node *operatorv1alpha1.Gl
 	})
 	_, uerr := s.Anthill.OperatorV1alpha1().GlusterNodes(node.Namespace).UpdateStatus(ctx, node, metav1.UpdateOptions{})
 	return errors.Join(&PermanentError{Err: err}, uerr)
+}
+
+// finishDeleted removes a node that reached Deleted: a decommissioned
+// node's GlusterNode object is deleted (its record stays in the Events and
+// the log), and the finalizer is released so the object goes away. The
+// delete carries the UID so a new node of the same name is never hit.
+func (s *NodeSyncer) finishDeleted(ctx context.Context, node *operatorv1alpha1.GlusterNode) error {
+	if node.DeletionTimestamp == nil {
+		uid := node.UID
+		err := s.Anthill.OperatorV1alpha1().GlusterNodes(node.Namespace).Delete(ctx, node.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete GlusterNode of a deleted node: %w", err)
+		}
+	}
+	return s.dropFinalizer(ctx, node)
 }
 
 func (s *NodeSyncer) dropFinalizer(ctx context.Context, node *operatorv1alpha1.GlusterNode) error {

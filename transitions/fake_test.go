@@ -63,6 +63,10 @@ func (w *world) RollNodeWorkload(_ context.Context, n NodeTarget, version string
 	return nil
 }
 
+func (w *world) LeaveManagementService(_ context.Context, n NodeTarget) error {
+	return w.call("LeaveManagementService")
+}
+
 func (w *world) DeleteNodeWorkload(_ context.Context, n NodeTarget) error {
 	if err := w.call("DeleteNodeWorkload"); err != nil {
 		return err

@@ -140,9 +140,16 @@ func moveBrick(ctx context.Context, ops Ops, n NodeTarget) (NodeResult, error) {
 	return NodeResult{}, nil
 }
 
+// deletePeer first takes the node out of the management Service (GD2
+// refuses to remove the node serving the request), then deletes the peer.
+// While the Service has not caught up GD2 answers "removing self is
+// disallowed"; that is retried with backoff like any transient error.
 func deletePeer(ctx context.Context, ops Ops, n NodeTarget) (NodeResult, error) {
 	if n.PeerID == "" {
 		return NodeResult{}, ErrNoPeerID
+	}
+	if err := ops.Kube.LeaveManagementService(ctx, n); err != nil {
+		return NodeResult{}, fmt.Errorf("take node %s out of the management Service: %w", n.NodeKey(), err)
 	}
 	if err := ops.GD2.DeletePeer(ctx, n.PeerID); err != nil {
 		return NodeResult{}, fmt.Errorf("delete peer %s: %w", n.PeerID, err)

@@ -12,6 +12,11 @@ type NodeKube interface {
 	// sure the pod is replaced by one running it. A pod already running
 	// version is left alone, so a repeated call does not restart it again.
 	RollNodeWorkload(ctx context.Context, n NodeTarget, version string) error
+	// LeaveManagementService takes the node's pod out of the cluster's
+	// management Service, so GD2 requests reach the other nodes: GD2
+	// refuses to delete the peer that serves the request. A missing pod is
+	// success; repeating it changes nothing.
+	LeaveManagementService(ctx context.Context, n NodeTarget) error
 	// DeleteNodeWorkload deletes the node's StatefulSet and PVC. Objects
 	// already gone (NotFound) are success.
 	DeleteNodeWorkload(ctx context.Context, n NodeTarget) error

@@ -17,6 +17,9 @@ type HostSpec struct {
 	// Address is what peers dial; default "<name>:24008".
 	Address string `json:"address,omitempty"`
 	Alive   bool   `json:"alive"`
+	// Unserving: alive, but outside the management Service, so it never
+	// serves requests (see host.Unserving).
+	Unserving bool `json:"unserving,omitempty"`
 }
 
 // HostInfo is a host as the admin API reports it.
@@ -141,6 +144,7 @@ func (s *Simulator) UpsertHost(spec HostSpec) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	h := s.ensureHostLocked(spec.Name, spec.Address)
+	h.Unserving = spec.Unserving
 	s.setHostAliveLocked(h, spec.Alive)
 	return s.persistLocked()
 }

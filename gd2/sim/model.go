@@ -22,6 +22,10 @@ type host struct {
 	PeerID  string
 	PID     int
 	Devices []physDevice
+	// Unserving hosts are alive but outside the management Service (the
+	// operator takes a leaving node out of it before deleting its peer,
+	// because GD2 refuses to remove the node serving the request).
+	Unserving bool `json:",omitempty"`
 }
 
 // physDevice is a disk a host offers, whether registered in GD2 or not.
@@ -186,6 +190,9 @@ func (m *model) members() []*peer {
 // member, as if the management Service had routed to it.
 func (m *model) serving() *peer {
 	for _, p := range m.members() {
+		if h := m.Hosts[p.Host]; h != nil && h.Unserving {
+			continue
+		}
 		if m.peerOnline(p.ID) {
 			return p
 		}

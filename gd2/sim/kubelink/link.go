@@ -29,6 +29,15 @@ type Options struct {
 	OnError func(error)
 }
 
+// ManagementLabel on a pod says whether the pod is behind the cluster's
+// management Service; ManagementLeaving takes it out (the operator sets it
+// before deleting a leaving node's peer). The simulator models the Service
+// by never letting such a host serve requests.
+const (
+	ManagementLabel   = "operator.gluster.org/management"
+	ManagementLeaving = "leaving"
+)
+
 // HostFromPod maps a pod to the host it runs: the name is the pod's
 // spec.hostname (or its name), the address the stable DNS name a
 // headless Service gives it, and it is alive only while Ready and not
@@ -42,7 +51,10 @@ func HostFromPod(p *corev1.Pod) sim.HostSpec {
 	if p.Spec.Subdomain != "" {
 		addr = fmt.Sprintf("%s.%s.%s.svc", name, p.Spec.Subdomain, p.Namespace)
 	}
-	return sim.HostSpec{Name: name, Address: addr + ":24008", Alive: p.DeletionTimestamp == nil && podReady(p)}
+	return sim.HostSpec{
+		Name: name, Address: addr + ":24008", Alive: p.DeletionTimestamp == nil && podReady(p),
+		Unserving: p.Labels[ManagementLabel] == ManagementLeaving,
+	}
 }
 
 func podReady(p *corev1.Pod) bool {
