@@ -1,0 +1,97 @@
+package e2e
+
+import (
+	"encoding/json"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/gluster/anthill"
+
+// layering lists, for each package (by path below the module), the module
+// packages and third-party modules its non-test files may import directly;
+// the standard library is always allowed. It is DESIGN.md's dependency rule:
+// fsm and gd2 are leaves, states builds on fsm, transitions on both, kube
+// on those and gd2, and only cmd wires everything.
+var layering = []struct {
+	pkg     string
+	allowed []string
+}{
+	{"fsm", []string{"github.com/looplab/fsm"}},
+	{"states", []string{module + "/fsm"}},
+	{"transitions", []string{module + "/fsm", module + "/states"}},
+	{"gd2", []string{"github.com/golang-jwt/jwt/v5"}},
+	// The simulator shares no code with the client it is checked against.
+	{"gd2/sim", []string{"github.com/golang-jwt/jwt/v5", "github.com/google/uuid", "k8s.io/utils/clock"}},
+	{"gd2/sim/kubelink", []string{module + "/gd2/sim", "k8s.io/api", "k8s.io/apimachinery", "k8s.io/client-go"}},
+	{"manifests", nil},
+}
+
+// forbidden lists packages no one but cmd (and tests) may import.
+var forbidden = []string{module + "/cmd/", module + "/e2e"}
+
+type listedPackage struct {
+	ImportPath string
+	Imports    []string
+	Standard   bool
+}
+
+func TestPackagesFollowTheDependencyRule(t *testing.T) {
+	_, file, _, _ := runtime.Caller(0)
+	cmd := exec.Command("go", "list", "-json", "./...")
+	cmd.Dir = filepath.Dir(filepath.Dir(file))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	pkgs := map[string]listedPackage{}
+	for {
+		var p listedPackage
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs[p.ImportPath] = p
+	}
+	if len(pkgs) < 10 {
+		t.Fatalf("go list found only %d packages", len(pkgs))
+	}
+	std := func(imp string) bool { return !strings.Contains(strings.SplitN(imp, "/", 2)[0], ".") }
+	for _, l := range layering {
+		p, ok := pkgs[module+"/"+l.pkg]
+		if !ok {
+			t.Errorf("package %s not found", l.pkg)
+			continue
+		}
+		for _, imp := range p.Imports {
+			if std(imp) {
+				continue
+			}
+			ok := false
+			for _, a := range l.allowed {
+				ok = ok || imp == a || strings.HasPrefix(imp, a+"/")
+			}
+			if !ok {
+				t.Errorf("%s imports %s, which the dependency rule does not allow", l.pkg, imp)
+			}
+		}
+	}
+	for path, p := range pkgs {
+		if strings.HasPrefix(path, module+"/cmd/") || strings.HasPrefix(path, module+"/e2e") {
+			continue
+		}
+		for _, imp := range p.Imports {
+			for _, f := range forbidden {
+				if strings.HasPrefix(imp, f) {
+					t.Errorf("%s imports %s: only cmd wires everything", path, imp)
+				}
+			}
+		}
+	}
+}
