@@ -33,11 +33,12 @@ verify-generate:
 $(STATICCHECK):
 	GOBIN=$(TOOLS_BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
-## lint: gofmt, go vet, staticcheck
+## lint: gofmt, go vet, staticcheck (generated clients excluded: code-generator
+## still emits the deprecated ListWatch fields)
 lint: $(STATICCHECK)
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet -tags e2e ./...
-	$(STATICCHECK) -tags e2e ./...
+	$(STATICCHECK) -tags e2e $$($(GO) list -tags e2e ./... | grep -v /kube/client/)
 
 ## test: every test — unit, integration on a real control plane, and e2e with the operator binary
 test: controlplane

@@ -140,6 +140,9 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	<-ctx.Done()
 	d.queue.ShutDownWithDrain()
 	wg.Wait()
+	// ShutDownWithDrain stops the queue but not the delaying queue's timer
+	// loop; ShutDown does.
+	d.queue.ShutDown()
 	d.log.Info("dispatcher stopped")
 }
 
