@@ -9,7 +9,6 @@ import (
 	"go.uber.org/zap"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	appsv1listers "k8s.io/client-go/listers/apps/v1"
@@ -291,29 +290,17 @@ func (s *ClusterSyncer) wait(ctx context.Context, c *operatorv1alpha1.GlusterClu
 func (s *ClusterSyncer) fillStatus(c *operatorv1alpha1.GlusterCluster, st fsm.State, d states.Decision, snap states.ClusterSnapshot, now time.Time) {
 	c.Status.ObservedGeneration = c.Generation
 	c.Status.Nodes = operatorv1alpha1.NodeCounts{Desired: int32(snap.DesiredNodes), Total: int32(snap.NodesTotal), Online: int32(snap.NodesOnline)}
-	ready, progressing, degraded := metav1.ConditionFalse, metav1.ConditionFalse, metav1.ConditionFalse
+	var p phaseConditions
 	switch st {
 	case states.ClusterReady:
-		ready = metav1.ConditionTrue
+		p.ready = true
 	case states.ClusterDegraded:
-		degraded = metav1.ConditionTrue
+		p.degraded = true
 	case states.ClusterDeleted:
 	default:
-		progressing = metav1.ConditionTrue
+		p.progressing = true
 	}
-	reason := d.Reason
-	if reason == "" {
-		reason = ReasonSettled
-	}
-	for _, cond := range []metav1.Condition{
-		{Type: operatorv1alpha1.ConditionReady, Status: ready},
-		{Type: operatorv1alpha1.ConditionProgressing, Status: progressing},
-		{Type: operatorv1alpha1.ConditionDegraded, Status: degraded},
-	} {
-		cond.Reason, cond.Message, cond.ObservedGeneration = reason, truncate(d.Message, 1024), c.Generation
-		cond.LastTransitionTime = metav1.NewTime(now)
-		apimeta.SetStatusCondition(&c.Status.Conditions, cond)
-	}
+	p.set(&c.Status.Conditions, d, c.Generation, now)
 }
 
 func (s *ClusterSyncer) dropFinalizer(ctx context.Context, c *operatorv1alpha1.GlusterCluster) error {

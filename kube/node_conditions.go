@@ -26,29 +26,44 @@ const pollWait = 30 * time.Second
 // and the latest decision, so `kubectl get` and `kubectl wait` can follow a
 // node without knowing the machine.
 func setNodeConditions(node *operatorv1alpha1.GlusterNode, st fsm.State, d states.Decision, now time.Time) {
-	ready, progressing, degraded := metav1.ConditionFalse, metav1.ConditionFalse, metav1.ConditionFalse
+	var c phaseConditions
 	switch st {
 	case states.NodeOnline:
-		ready = metav1.ConditionTrue
-	case states.NodeMaintenance:
+		c.ready = true
+	case states.NodeMaintenance, states.NodeDeleted:
 	case states.NodeOffline, states.NodeFailed, states.NodeAbandoned:
-		degraded = metav1.ConditionTrue
-	case states.NodeDeleted:
+		c.degraded = true
 	default:
-		progressing = metav1.ConditionTrue
+		c.progressing = true
+	}
+	c.set(&node.Status.Conditions, d, node.Generation, now)
+}
+
+// phaseConditions are the three standard conditions every anthill object
+// carries beside its machine state.
+type phaseConditions struct{ ready, progressing, degraded bool }
+
+// set writes the three conditions with the decision's reason and message.
+// SetStatusCondition keeps a condition's transition time while its status
+// stays the same.
+func (p phaseConditions) set(conds *[]metav1.Condition, d states.Decision, generation int64, now time.Time) {
+	status := func(b bool) metav1.ConditionStatus {
+		if b {
+			return metav1.ConditionTrue
+		}
+		return metav1.ConditionFalse
 	}
 	reason := d.Reason
 	if reason == "" {
 		reason = ReasonSettled
 	}
-	msg := truncate(d.Message, 1024)
 	for _, c := range []metav1.Condition{
-		{Type: operatorv1alpha1.ConditionReady, Status: ready},
-		{Type: operatorv1alpha1.ConditionProgressing, Status: progressing},
-		{Type: operatorv1alpha1.ConditionDegraded, Status: degraded},
+		{Type: operatorv1alpha1.ConditionReady, Status: status(p.ready)},
+		{Type: operatorv1alpha1.ConditionProgressing, Status: status(p.progressing)},
+		{Type: operatorv1alpha1.ConditionDegraded, Status: status(p.degraded)},
 	} {
-		c.Reason, c.Message, c.ObservedGeneration = reason, msg, node.Generation
+		c.Reason, c.Message, c.ObservedGeneration = reason, truncate(d.Message, 1024), generation
 		c.LastTransitionTime = metav1.NewTime(now)
-		apimeta.SetStatusCondition(&node.Status.Conditions, c)
+		apimeta.SetStatusCondition(conds, c)
 	}
 }
