@@ -1,0 +1,226 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/client/clientset/versioned"
+	"github.com/gluster/anthill/states"
+)
+
+func init() {
+	register("status", command{
+		summary: "summarise a GlusterCluster: phase, conditions, nodes, volumes, upgrade, recent transitions",
+		run:     runStatus,
+	})
+}
+
+func runStatus(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+	var kf kubeFlags
+	kf.register(fs)
+	history := fs.Int("history", 10, "number of recent transitions to show (cluster, upgrade and nodes together)")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: anthill status CLUSTER [-n NAMESPACE]\n\nflags:\n")
+		fs.PrintDefaults()
+	}
+	rest, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(rest) == 0:
+		return fmt.Errorf("missing CLUSTER: name the GlusterCluster (list them with: kubectl get glusterclusters)")
+	case len(rest) > 1:
+		return fmt.Errorf("unexpected arguments %q after CLUSTER %q", rest[1:], rest[0])
+	}
+	if *history < 0 {
+		return fmt.Errorf("--history must not be negative, got %d", *history)
+	}
+	_, ac, ns, err := kf.clients()
+	if err != nil {
+		return err
+	}
+	return printStatus(ctx, ac, ns, rest[0], *history, os.Stdout)
+}
+
+// printStatus reads GlusterCluster ns/name and its GlusterNodes and writes
+// the summary to w.
+func printStatus(ctx context.Context, ac versioned.Interface, ns, name string, history int, w io.Writer) error {
+	c, err := ac.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			return fmt.Errorf("GlusterCluster %q not found in namespace %s (list them with: kubectl get glusterclusters -n %s)", name, ns, ns)
+		}
+		return fmt.Errorf("get GlusterCluster %s/%s: %w", ns, name, err)
+	}
+	// Select by spec.cluster, not by label: a node added by hand carries no
+	// operator labels but is as much part of the cluster.
+	list, err := ac.OperatorV1alpha1().GlusterNodes(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("list GlusterNodes in namespace %s: %w", ns, err)
+	}
+	var nodes []operatorv1alpha1.GlusterNode
+	for _, n := range list.Items {
+		if n.Spec.Cluster == name {
+			nodes = append(nodes, n)
+		}
+	}
+	return writeStatus(w, c, nodes, history)
+}
+
+// writeStatus renders the summary of c and its nodes. It reads nothing but
+// its arguments, so tests pin its output.
+func writeStatus(w io.Writer, c *operatorv1alpha1.GlusterCluster, nodes []operatorv1alpha1.GlusterNode, history int) error {
+	var b strings.Builder
+	phase := string(c.Status.Phase)
+	if phase == "" {
+		phase = "(not yet reported)"
+	}
+	fmt.Fprintf(&b, "GlusterCluster %s/%s\n", c.Namespace, c.Name)
+	fmt.Fprintf(&b, "Phase:    %s\n", phase)
+	mode := string(c.Spec.Mode)
+	if mode == "" {
+		mode = string(operatorv1alpha1.ClusterModeManual)
+	}
+	fmt.Fprintf(&b, "Mode:     %s\n", mode)
+	if c.Spec.Gluster != nil && c.Spec.Gluster.Version != "" {
+		fmt.Fprintf(&b, "Version:  %s\n", c.Spec.Gluster.Version)
+	}
+	if c.Spec.Paused {
+		b.WriteString("Paused:   yes (the operator changes nothing until spec.paused is cleared)\n")
+	}
+	if cp := c.Status.Capacity; cp != nil && cp.Total != nil {
+		free := "?"
+		if cp.Free != nil {
+			free = cp.Free.String()
+		}
+		fmt.Fprintf(&b, "Capacity: %s free of %s\n", free, cp.Total.String())
+	}
+
+	b.WriteString("\nConditions:\n")
+	if len(c.Status.Conditions) == 0 {
+		b.WriteString("  (none)\n")
+	} else {
+		table(&b, []string{"TYPE", "STATUS", "REASON", "MESSAGE"}, func(row func(...string)) {
+			for _, cd := range c.Status.Conditions {
+				row(cd.Type, string(cd.Status), cd.Reason, cd.Message)
+			}
+		})
+	}
+
+	counts := c.Status.Nodes
+	fmt.Fprintf(&b, "\nNodes: %d online, %d total, %d desired\n", counts.Online, counts.Total, counts.Desired)
+	if len(nodes) == 0 {
+		b.WriteString("  (none)\n")
+	} else {
+		sorted := append([]operatorv1alpha1.GlusterNode(nil), nodes...)
+		sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+		table(&b, []string{"NAME", "ZONE", "STATE", "PEER", "MESSAGE"}, func(row func(...string)) {
+			for _, n := range sorted {
+				state := orDash(n.Status.State)
+				if n.DeletionTimestamp != nil {
+					state += " (deleting)"
+				}
+				row(n.Name, n.Spec.Zone, state, orDash(n.Status.PeerID), n.Status.Message)
+			}
+		})
+	}
+
+	b.WriteString("\nVolumes:\n")
+	if len(c.Status.Volumes) == 0 {
+		b.WriteString("  (none)\n")
+	} else {
+		table(&b, []string{"NAME", "STATE", "PENDING", "SPLIT-BRAIN", "MESSAGE"}, func(row func(...string)) {
+			for _, v := range c.Status.Volumes {
+				row(v.Name, orDash(v.State), fmt.Sprint(v.PendingEntries), fmt.Sprint(v.SplitBrainEntries), v.Message)
+			}
+		})
+	}
+
+	if u := c.Status.Upgrade; u != nil && u.State != "" {
+		fmt.Fprintf(&b, "\nUpgrade:  %s", u.State)
+		if u.FromVersion != "" || u.ToVersion != "" {
+			fmt.Fprintf(&b, " %s -> %s", orDash(u.FromVersion), orDash(u.ToVersion))
+		}
+		if u.CurrentNode != "" {
+			fmt.Fprintf(&b, ", upgrading %s", u.CurrentNode)
+		}
+		if u.Message != "" {
+			fmt.Fprintf(&b, ": %s", u.Message)
+		}
+		b.WriteString("\n")
+	}
+
+	if history > 0 {
+		lines := recentHistory(c, nodes, history)
+		fmt.Fprintf(&b, "\nRecent transitions:\n")
+		if len(lines) == 0 {
+			b.WriteString("  (none)\n")
+		}
+		for _, l := range lines {
+			b.WriteString("  " + formatTransition(l, false) + "\n")
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// recentHistory merges the status.history windows of the cluster, its
+// upgrade and its nodes and returns the newest n, oldest first.
+func recentHistory(c *operatorv1alpha1.GlusterCluster, nodes []operatorv1alpha1.GlusterNode, n int) []transitionLine {
+	var lines []transitionLine
+	for _, r := range c.Status.History {
+		lines = append(lines, historyLine(kindGlusterCluster, c.Namespace, c.Name, states.ClusterMachine, r))
+	}
+	if c.Status.Upgrade != nil {
+		for _, r := range c.Status.Upgrade.History {
+			lines = append(lines, historyLine(kindGlusterCluster, c.Namespace, c.Name, states.UpgradeMachine, r))
+		}
+	}
+	for _, node := range nodes {
+		for _, r := range node.Status.History {
+			lines = append(lines, historyLine(kindGlusterNode, node.Namespace, node.Name, states.NodeMachine, r))
+		}
+	}
+	// Stable: entries of one list with equal (second-precision) times keep
+	// their recorded order.
+	sort.SliceStable(lines, func(i, j int) bool { return lines[i].Time.Before(lines[j].Time) })
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return lines
+}
+
+// table writes an indented, aligned table to b.
+func table(b *strings.Builder, header []string, rows func(row func(...string))) {
+	var tb strings.Builder
+	tw := tabwriter.NewWriter(&tb, 0, 0, 2, ' ', 0)
+	write := func(cells ...string) {
+		fmt.Fprintf(tw, "  %s\n", strings.Join(cells, "\t"))
+	}
+	write(header...)
+	rows(write)
+	_ = tw.Flush() // writes to a strings.Builder cannot fail
+	// tabwriter pads cells before an empty last column; drop that padding.
+	for line := range strings.Lines(tb.String()) {
+		b.WriteString(strings.TrimRight(line, " \n") + "\n")
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

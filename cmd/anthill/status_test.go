@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	anthillfake "github.com/gluster/anthill/kube/client/clientset/versioned/fake"
+)
+
+func record(at time.Duration, machine, subject, from, to, event, reason, msg string) operatorv1alpha1.TransitionRecord {
+	return operatorv1alpha1.TransitionRecord{
+		Time: metav1.NewTime(t0.Add(at)), Machine: machine, Subject: subject,
+		From: from, To: to, Event: event, Reason: reason, Message: msg,
+	}
+}
+
+// statusFixture is a degraded cluster mid-upgrade with two nodes, one
+// volume healing and a few transitions in each history.
+func statusFixture() (*operatorv1alpha1.GlusterCluster, []operatorv1alpha1.GlusterNode) {
+	c := glusterCluster("ns", "gluster", "zone-1", "zone-2")
+	c.Spec.Mode = operatorv1alpha1.ClusterModeManual
+	c.Spec.Gluster = &operatorv1alpha1.GlusterServerSpec{Image: "img", Version: "4.2.0"}
+	total, free := resource.MustParse("200Gi"), resource.MustParse("150Gi")
+	c.Status = operatorv1alpha1.GlusterClusterStatus{
+		Phase: "Upgrading",
+		Conditions: []metav1.Condition{
+			{Type: "Ready", Status: metav1.ConditionFalse, Reason: "NodesOffline", Message: "1 of 2 nodes online"},
+			{Type: "Progressing", Status: metav1.ConditionTrue, Reason: "Upgrading"},
+		},
+		Nodes:    operatorv1alpha1.NodeCounts{Desired: 2, Total: 2, Online: 1},
+		Volumes:  []operatorv1alpha1.VolumeStatus{{Name: "vol1", State: "Healing", PendingEntries: 12, Message: "healing 12 entries"}, {Name: "vol2", State: "Healthy"}},
+		Capacity: &operatorv1alpha1.CapacityStatus{Total: &total, Free: &free},
+		Upgrade: &operatorv1alpha1.UpgradeStatus{
+			State: "RollingServers", FromVersion: "4.1.0", ToVersion: "4.2.0", CurrentNode: "gluster-zone-2-0", Message: "waiting for heal",
+			History: []operatorv1alpha1.TransitionRecord{record(3*time.Second, "upgrade", "", "Validating", "RollingServers", "validated", "Validated", "")},
+		},
+		History: []operatorv1alpha1.TransitionRecord{
+			record(0, "cluster", "", "Provisioning", "Ready", "provisioned", "AllOnline", ""),
+			record(2*time.Second, "cluster", "", "Ready", "Upgrading", "upgrade", "VersionChanged", "4.1.0 -> 4.2.0"),
+		},
+	}
+	n1 := *glusterNode("ns", "gluster-zone-1-0", "gluster")
+	n1.Status = operatorv1alpha1.GlusterNodeStatus{State: "Online", PeerID: "p-1", History: []operatorv1alpha1.TransitionRecord{
+		record(time.Second, "node", "", "Joining", "Online", "joined", "PeerAlive", ""),
+	}}
+	n2 := *glusterNode("ns", "gluster-zone-2-0", "gluster")
+	n2.Spec.Zone = "zone-2"
+	n2.Status = operatorv1alpha1.GlusterNodeStatus{State: "Restarting", PeerID: "p-2", Message: "pod restarting at 4.2.0", History: []operatorv1alpha1.TransitionRecord{
+		record(4*time.Second, "node", "", "Quiescing", "Restarting", "quiesced", "Quiesced", "bricks stopped"),
+	}}
+	// Deliberately out of name order: the table sorts.
+	return c, []operatorv1alpha1.GlusterNode{n2, n1}
+}
+
+func TestWriteStatus(t *testing.T) {
+	c, nodes := statusFixture()
+	var out bytes.Buffer
+	if err := writeStatus(&out, c, nodes, 4); err != nil {
+		t.Fatal(err)
+	}
+	want := `GlusterCluster ns/gluster
+Phase:    Upgrading
+Mode:     manual
+Version:  4.2.0
+Capacity: 150Gi free of 200Gi
+
+Conditions:
+  TYPE         STATUS  REASON        MESSAGE
+  Ready        False   NodesOffline  1 of 2 nodes online
+  Progressing  True    Upgrading
+
+Nodes: 1 online, 2 total, 2 desired
+  NAME              ZONE    STATE       PEER  MESSAGE
+  gluster-zone-1-0  zone-1  Online      p-1
+  gluster-zone-2-0  zone-2  Restarting  p-2   pod restarting at 4.2.0
+
+Volumes:
+  NAME  STATE    PENDING  SPLIT-BRAIN  MESSAGE
+  vol1  Healing  12       0            healing 12 entries
+  vol2  Healthy  0        0
+
+Upgrade:  RollingServers 4.1.0 -> 4.2.0, upgrading gluster-zone-2-0: waiting for heal
+
+Recent transitions:
+  2031-05-06T07:08:10Z  GlusterNode/gluster-zone-1-0  Joining -> Online  (joined)  PeerAlive
+  2031-05-06T07:08:11Z  GlusterCluster/gluster  Ready -> Upgrading  (upgrade)  VersionChanged: 4.1.0 -> 4.2.0
+  2031-05-06T07:08:12Z  GlusterCluster/gluster  upgrade: Validating -> RollingServers  (validated)  Validated
+  2031-05-06T07:08:13Z  GlusterNode/gluster-zone-2-0  Quiescing -> Restarting  (quiesced)  Quiesced: bricks stopped
+`
+	if out.String() != want {
+		t.Errorf("output\n%s\nwant\n%s", out.String(), want)
+	}
+}
+
+func TestWriteStatusOfAFreshCluster(t *testing.T) {
+	var out bytes.Buffer
+	if err := writeStatus(&out, glusterCluster("ns", "new"), nil, 10); err != nil {
+		t.Fatal(err)
+	}
+	want := `GlusterCluster ns/new
+Phase:    (not yet reported)
+Mode:     manual
+
+Conditions:
+  (none)
+
+Nodes: 0 online, 0 total, 0 desired
+  (none)
+
+Volumes:
+  (none)
+
+Recent transitions:
+  (none)
+`
+	if out.String() != want {
+		t.Errorf("output\n%s\nwant\n%s", out.String(), want)
+	}
+}
+
+func TestPrintStatusReadsTheClusterAndOnlyItsNodes(t *testing.T) {
+	c, nodes := statusFixture()
+	ac := anthillfake.NewSimpleClientset(c, &nodes[0], &nodes[1], glusterNode("ns", "other-zone-1-0", "other"))
+	var out bytes.Buffer
+	if err := printStatus(context.Background(), ac, "ns", "gluster", 0, &out); err != nil {
+		t.Fatalf("printStatus: %v", err)
+	}
+	if !strings.Contains(out.String(), "Phase:    Upgrading\n") || !strings.Contains(out.String(), "gluster-zone-2-0  zone-2  Restarting") {
+		t.Errorf("output lacks the phase or a node:\n%s", out.String())
+	}
+	if strings.Contains(out.String(), "other-zone-1-0") {
+		t.Errorf("output lists another cluster's node:\n%s", out.String())
+	}
+	if strings.Contains(out.String(), "Recent transitions") {
+		t.Errorf("--history 0 should print no transitions:\n%s", out.String())
+	}
+
+	err := printStatus(context.Background(), ac, "ns", "nope", 0, &out)
+	if err == nil || !strings.Contains(err.Error(), `GlusterCluster "nope" not found in namespace ns`) {
+		t.Errorf("printStatus(nope) = %v, want a not-found error naming cluster and namespace", err)
+	}
+}
