@@ -1,0 +1,211 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gluster/anthill/e2e/framework"
+	"github.com/gluster/anthill/kube/client/clientset/versioned"
+)
+
+func init() {
+	register("sandbox", command{summary: "run a local sandbox: control plane, GD2 simulator, operator and a sample cluster (up|down)", run: runSandbox})
+}
+
+const sandboxNamespace = "gluster"
+
+func runSandbox(ctx context.Context, args []string) error {
+	if len(args) == 0 || (args[0] != "up" && args[0] != "down") {
+		return fmt.Errorf("usage: anthill sandbox up|down [flags]")
+	}
+	fs := flag.NewFlagSet("sandbox "+args[0], flag.ContinueOnError)
+	dir := fs.String("dir", ".sandbox", "directory for the sandbox's state, logs and kubeconfig")
+	zones := fs.Int("zones", 3, "failure zones (one node template per zone in the sample cluster)")
+	perZone := fs.Int("nodes-per-zone", 2, "fake Kubernetes nodes per zone")
+	glusterPerZone := fs.Int("gluster-nodes", 1, "Gluster nodes per zone in the sample cluster")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	abs, err := filepath.Abs(*dir)
+	if err != nil {
+		return err
+	}
+	if args[0] == "down" {
+		return sandboxDown(ctx, abs)
+	}
+	switch {
+	case *zones < 1 || *zones > 3:
+		// The sample cluster has three zone templates.
+		return fmt.Errorf("--zones must be between 1 and 3, got %d", *zones)
+	case *perZone < 1:
+		return fmt.Errorf("--nodes-per-zone must be at least 1, got %d", *perZone)
+	case *glusterPerZone < 1 || *glusterPerZone > *perZone*4:
+		return fmt.Errorf("--gluster-nodes must be between 1 and %d (four disks per fake node), got %d", *perZone*4, *glusterPerZone)
+	}
+	return sandboxUp(ctx, abs, *zones, *perZone, int32(*glusterPerZone))
+}
+
+func pidFile(dir string) string { return filepath.Join(dir, "sandbox.pid") }
+
+// sandboxUp runs until ctx ends (Ctrl-C, or `anthill sandbox down`), then
+// stops everything it started.
+func sandboxUp(ctx context.Context, dir string, zones, perZone int, glusterPerZone int32) error {
+	if pid, err := readPid(dir); err == nil && syscall.Kill(pid, 0) == nil {
+		return fmt.Errorf("a sandbox is already running (pid %d); stop it with: anthill sandbox down --dir %s", pid, dir)
+	}
+	cpDir := filepath.Join(dir, "controlplane")
+	if err := os.RemoveAll(cpDir); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(cpDir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(pidFile(dir), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		return err
+	}
+	defer os.Remove(pidFile(dir))
+
+	say := func(format string, a ...any) { fmt.Fprintf(os.Stderr, "sandbox: "+format+"\n", a...) }
+	say("starting the control plane (%d zones, %d fake nodes each)", zones, perZone)
+	startCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	cp, err := framework.Start(startCtx, framework.Options{Zones: zones, NodesPerZone: perZone, InstallCRDs: true, Dir: cpDir, KeepDir: true, Log: os.Stderr})
+	if err != nil {
+		return err
+	}
+	defer cp.Stop()
+	if err := cp.CreateLocalStorage(startCtx, 4, "100Gi"); err != nil {
+		return err
+	}
+	sim, err := cp.StartGD2Sim(startCtx, framework.SimOptions{Seed: time.Now().UnixNano(), WriteRate: 2, HealRate: 20, StatePath: filepath.Join(dir, "gd2sim.json")})
+	if err != nil {
+		return err
+	}
+	defer sim.Stop()
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	op, err := cp.StartOperator(self)
+	if err != nil {
+		return err
+	}
+	defer op.Stop()
+	say("operator running; its JSON log is in %s", strings.Join(op.LogPaths(), ", "))
+
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: sandboxNamespace}}
+	if _, err := cp.Client.CoreV1().Namespaces().Create(startCtx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	if err := cp.CreateSimAuthSecret(startCtx, sandboxNamespace, "gluster", sim); err != nil {
+		return err
+	}
+	cluster, err := framework.SampleCluster(sandboxNamespace, "gluster", sim, glusterPerZone)
+	if err != nil {
+		return err
+	}
+	cluster.Spec.NodeTemplates = cluster.Spec.NodeTemplates[:zones]
+	ac, err := versioned.NewForConfig(cp.RestConfig)
+	if err != nil {
+		return err
+	}
+	if _, err := ac.OperatorV1alpha1().GlusterClusters(sandboxNamespace).Create(startCtx, cluster, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create the sample cluster: %w", err)
+	}
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := copyFile(cp.Kubeconfig, kubeconfig); err != nil {
+		return err
+	}
+	say("sample cluster %s/gluster created; streaming transitions (Ctrl-C stops the sandbox)", sandboxNamespace)
+
+	streamErr := make(chan error, 1)
+	go func() {
+		streamErr <- streamTransitions(ctx, cp.Client, ac, transitionsOptions{Namespace: sandboxNamespace, Follow: true}, os.Stdout)
+	}()
+	want := int(glusterPerZone) * zones
+	err = framework.WaitFor(ctx, 10*time.Minute, func(ctx context.Context) (bool, error) {
+		nodes, err := framework.ClusterNodes(ctx, ac, sandboxNamespace, "gluster")
+		if err != nil {
+			return false, err
+		}
+		online := 0
+		for _, n := range nodes {
+			if n.Status.State == "Online" {
+				online++
+			}
+		}
+		return online == want, nil
+	})
+	if err != nil && ctx.Err() == nil {
+		say("the sample cluster did not come up: %v (see the operator log)", err)
+	} else if err == nil {
+		fmt.Fprintf(os.Stderr, `
+sandbox: all %d Gluster nodes are Online. In another terminal:
+
+  export KUBECONFIG=%s
+  kubectl get glusterclusters,glusternodes -n %s
+  %s transitions -f -n %s
+  %s node maintenance NODE -n %s      # then: node resume NODE
+  %s node decommission NODE -n %s     # moves its bricks first, if it has any
+  %s status gluster -n %s
+  %s sandbox down --dir %s
+
+`, want, kubeconfig, sandboxNamespace, self, sandboxNamespace, self, sandboxNamespace, self, sandboxNamespace, self, sandboxNamespace, self, dir)
+	}
+	select {
+	case <-ctx.Done():
+	case err := <-streamErr:
+		if err != nil && ctx.Err() == nil {
+			say("transition stream ended: %v", err)
+		}
+		<-ctx.Done()
+	}
+	say("stopping the operator, the GD2 simulator and the control plane")
+	return nil
+}
+
+// sandboxDown asks a running sandbox to stop and waits until it has.
+func sandboxDown(ctx context.Context, dir string) error {
+	pid, err := readPid(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("no sandbox is running from %s", dir)
+	}
+	if err != nil {
+		return err
+	}
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		_ = os.Remove(pidFile(dir))
+		return fmt.Errorf("sandbox process %d is gone (%v); removed its stale pid file", pid, err)
+	}
+	return framework.WaitFor(ctx, 2*time.Minute, func(context.Context) (bool, error) {
+		return syscall.Kill(pid, 0) != nil, nil
+	})
+}
+
+func readPid(dir string) (int, error) {
+	b, err := os.ReadFile(pidFile(dir))
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(string(b)))
+}
+
+func copyFile(from, to string) error {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, b, 0o600)
+}
