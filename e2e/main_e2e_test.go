@@ -60,7 +60,7 @@ func run(m *testing.M) int {
 	if anthill, err = versioned.NewForConfig(cp.RestConfig); err != nil {
 		return fail("%v", err)
 	}
-	operator, err = cp.StartOperator(binPath, "--workers=4")
+	operator, err = cp.StartOperator(binPath)
 	if err != nil {
 		return fail("start operator: %v", err)
 	}

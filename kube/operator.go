@@ -34,6 +34,9 @@ type OperatorConfig struct {
 	LeaseNamespace string
 	LeaseName      string
 	Identity       string
+	// KubeQPS and KubeBurst bound the operator's API request rate.
+	KubeQPS   float32
+	KubeBurst int
 	// GD2Timeout bounds each GD2 request.
 	GD2Timeout time.Duration
 }
@@ -66,6 +69,9 @@ func RunOperator(ctx context.Context, cfg OperatorConfig, log *zap.Logger) error
 		return err
 	}
 	rc.UserAgent = "anthill-operator"
+	// client-go's default of 5 requests per second would make a cluster of
+	// dozens of nodes wait on the client rather than on the API server.
+	rc.QPS, rc.Burst = cfg.KubeQPS, cfg.KubeBurst
 	kc, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return err

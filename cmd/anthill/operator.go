@@ -20,7 +20,9 @@ func runOperator(ctx context.Context, args []string) error {
 	var cfg kube.OperatorConfig
 	fs.StringVar(&cfg.Kubeconfig, "kubeconfig", "", "kubeconfig file; empty means in-cluster configuration")
 	fs.StringVar(&cfg.MetricsAddress, "metrics-address", ":8080", "address serving /healthz, /readyz and /metrics")
-	fs.IntVar(&cfg.Workers, "workers", 4, "dispatcher workers (machines advanced in parallel)")
+	fs.IntVar(&cfg.Workers, "workers", 8, "dispatcher workers (machines advanced in parallel)")
+	qps := fs.Float64("kube-api-qps", 50, "Kubernetes API requests per second the operator may send")
+	fs.IntVar(&cfg.KubeBurst, "kube-api-burst", 100, "burst of Kubernetes API requests above --kube-api-qps")
 	fs.DurationVar(&cfg.ResyncPeriod, "resync", 10*time.Minute, "informer resync period")
 	fs.BoolVar(&cfg.LeaderElect, "leader-elect", false, "elect a leader on a Lease before acting (set when running more than one replica)")
 	fs.StringVar(&cfg.LeaseNamespace, "leader-election-namespace", "anthill-system", "namespace of the leader-election Lease")
@@ -37,6 +39,10 @@ func runOperator(ctx context.Context, args []string) error {
 	if cfg.Workers < 1 {
 		return fmt.Errorf("--workers must be at least 1, got %d", cfg.Workers)
 	}
+	if *qps <= 0 || cfg.KubeBurst < 1 {
+		return fmt.Errorf("--kube-api-qps and --kube-api-burst must be positive, got %v and %d", *qps, cfg.KubeBurst)
+	}
+	cfg.KubeQPS = float32(*qps)
 	if cfg.ResyncPeriod <= 0 {
 		return fmt.Errorf("--resync must be positive, got %s", cfg.ResyncPeriod)
 	}
