@@ -19,6 +19,10 @@ func clusterKey(namespace, name string) Key {
 	return Key{Machine: states.ClusterMachine, Namespace: namespace, Name: name}
 }
 
+func healKey(namespace, name string) Key {
+	return Key{Machine: states.HealMachine, Namespace: namespace, Name: name}
+}
+
 // keyMapper turns informer objects into the machine keys they concern. It
 // reads only listers (no I/O), as informer handlers must.
 type keyMapper struct {
@@ -26,14 +30,14 @@ type keyMapper struct {
 	clusters listers.GlusterClusterLister
 }
 
-// forCluster: a cluster's own machine, and its nodes (whose decisions read
-// the cluster's spec and upgrade status).
+// forCluster: a cluster's own machine, its volumes' heal machines, and its
+// nodes (whose decisions read the cluster's spec and upgrade status).
 func (k keyMapper) forCluster(obj any) []Key {
 	c, ok := obj.(*operatorv1alpha1.GlusterCluster)
 	if !ok {
 		return nil
 	}
-	keys := []Key{clusterKey(c.Namespace, c.Name)}
+	keys := []Key{clusterKey(c.Namespace, c.Name), healKey(c.Namespace, c.Name)}
 	nodes, _ := k.nodes.GlusterNodes(c.Namespace).List(labels.Everything())
 	for _, n := range nodes {
 		if n.Spec.Cluster == c.Name {

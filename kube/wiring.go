@@ -124,6 +124,9 @@ func Wire(cfg WireConfig) (*Machines, error) {
 		Clusters: clusters.Lister(), Nodes: nodes.Lister(), Secrets: secrets.Lister(), Services: services.Lister(),
 		StatefulSets: sts.Lister(), PVs: pvs.Lister(), Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock,
 	})
+	d.Register(states.HealMachine, &HealSyncer{
+		Clusters: clusters.Lister(), Anthill: cfg.Anthill, GD2: gd2c, Log: tlog, Clock: cfg.Clock,
+	})
 	m := &Machines{Dispatcher: d, broadcast: bc}
 	m.factories = append(m.factories, kf, pvf, af)
 	return m, nil
