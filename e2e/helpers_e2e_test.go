@@ -11,6 +11,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/gluster/anthill/e2e/framework"
 	"github.com/gluster/anthill/gd2"
@@ -134,16 +135,22 @@ func requestOnNode(t *testing.T, ns, name, request string) {
 func setTemplateNodes(t *testing.T, ns, cluster string, counts map[string]int32) {
 	t.Helper()
 	ctx := context.Background()
-	c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, cluster, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range c.Spec.NodeTemplates {
-		if n, ok := counts[c.Spec.NodeTemplates[i].Name]; ok {
-			c.Spec.NodeTemplates[i].Nodes = &n
+	// The operator writes status all the time; an admin's edit retries on
+	// conflict exactly like kubectl edit would have to.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, cluster, metav1.GetOptions{})
+		if err != nil {
+			return err
 		}
-	}
-	if _, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Update(ctx, c, metav1.UpdateOptions{}); err != nil {
+		for i := range c.Spec.NodeTemplates {
+			if n, ok := counts[c.Spec.NodeTemplates[i].Name]; ok {
+				c.Spec.NodeTemplates[i].Nodes = &n
+			}
+		}
+		_, err = anthill.OperatorV1alpha1().GlusterClusters(ns).Update(ctx, c, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 }
