@@ -23,7 +23,7 @@ func TestNodeLifecycle(t *testing.T) {
 	createCluster(t, ns, name, 1)
 
 	nodes := waitNodes(t, ns, name, 3, 90*time.Second)
-	t.Run("every Online node is a live GD2 peer carrying its state and zone", func(t *testing.T) {
+	if !t.Run("every Online node is a live GD2 peer carrying its state and zone", func(t *testing.T) {
 		peers, err := g.ListPeers(context.Background(), gd2FilterAll)
 		if err != nil {
 			t.Fatal(err)
@@ -41,7 +41,9 @@ func TestNodeLifecycle(t *testing.T) {
 				t.Errorf("node %s has no peer id in status", n.Name)
 			}
 		}
-	})
+	}) {
+		return // later steps build on this one
+	}
 	noViolations(t)
 
 	// A replica-3 volume: one brick in each zone.
@@ -50,12 +52,14 @@ func TestNodeLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	t.Run("scaling up to five nodes adds them Online", func(t *testing.T) {
+	if !t.Run("scaling up to five nodes adds them Online", func(t *testing.T) {
 		setTemplateNodes(t, ns, name, map[string]int32{"zone-1": 2, "zone-2": 2})
 		waitNodes(t, ns, name, 5, 2*time.Minute)
-	})
+	}) {
+		return // later steps build on this one
+	}
 
-	t.Run("scaling back to three drains the surplus nodes without losing a brick", func(t *testing.T) {
+	if !t.Run("scaling back to three drains the surplus nodes without losing a brick", func(t *testing.T) {
 		setTemplateNodes(t, ns, name, map[string]int32{"zone-1": 1, "zone-2": 1})
 		nodes := waitNodes(t, ns, name, 3, 3*time.Minute)
 		peers := map[string]bool{}
@@ -68,10 +72,12 @@ func TestNodeLifecycle(t *testing.T) {
 			}
 		}
 		noViolations(t)
-	})
+	}) {
+		return // later steps build on this one
+	}
 
 	var victim string
-	t.Run("a decommission that would put two copies in one zone is refused with a reason", func(t *testing.T) {
+	if !t.Run("a decommission that would put two copies in one zone is refused with a reason", func(t *testing.T) {
 		nodes := waitNodes(t, ns, name, 3, time.Minute)
 		for n, node := range nodes {
 			if node.Spec.Zone == "zone-1" {
@@ -84,9 +90,11 @@ func TestNodeLifecycle(t *testing.T) {
 			t.Fatalf("the blocked node must keep its brick, has %d", got)
 		}
 		noViolations(t)
-	})
+	}) {
+		return // later steps build on this one
+	}
 
-	t.Run("a named node drains once a node in its zone can take its brick, surviving an operator crash", func(t *testing.T) {
+	if !t.Run("a named node drains once a node in its zone can take its brick, surviving an operator crash", func(t *testing.T) {
 		setTemplateNodes(t, ns, name, map[string]int32{"zone-1": 2})
 		n := waitNodeState(t, ns, victim, "Draining", 2*time.Minute)
 		peer := n.Status.PeerID
@@ -106,9 +114,11 @@ func TestNodeLifecycle(t *testing.T) {
 			t.Fatalf("the decommissioned node %s still exists", victim)
 		}
 		noViolations(t)
-	})
+	}) {
+		return // later steps build on this one
+	}
 
-	t.Run("maintenance disables a node's devices and resume enables them", func(t *testing.T) {
+	if !t.Run("maintenance disables a node's devices and resume enables them", func(t *testing.T) {
 		nodes := waitNodes(t, ns, name, 4, time.Minute)
 		var target string
 		for n := range nodes {
@@ -122,5 +132,7 @@ func TestNodeLifecycle(t *testing.T) {
 		waitNodeState(t, ns, target, "Online", time.Minute)
 		waitDevices(t, g, n.Status.PeerID, "enabled", time.Minute)
 		noViolations(t)
-	})
+	}) {
+		return // later steps build on this one
+	}
 }
