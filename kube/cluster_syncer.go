@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	appsv1listers "k8s.io/client-go/listers/apps/v1"
@@ -169,6 +170,10 @@ func (s *ClusterSyncer) snapshot(ctx context.Context, c *operatorv1alpha1.Gluste
 	// PersistentVolumes are cluster-scoped; the CSI provisioner labels
 	// each one with the GlusterCluster it was carved from.
 	snap.GlusterPVs = len(pvs)
+	for _, pv := range pvs {
+		snap.GlusterPVNames = append(snap.GlusterPVNames, pv.Name)
+	}
+	slices.Sort(snap.GlusterPVNames)
 	if up := c.Status.Upgrade; up != nil {
 		snap.UpgradeActive = up.State != "" && up.State != string(states.UpgradeIdle) && up.State != string(states.UpgradeComplete)
 	}
@@ -273,6 +278,13 @@ func (s *ClusterSyncer) wait(ctx context.Context, c *operatorv1alpha1.GlusterClu
 		c.Status.Phase = operatorv1alpha1.ClusterPhase(state)
 	}
 	s.fillStatus(c, state, d, snap, s.Clock.Now())
+	if d.Reason == states.ReasonPVsExist {
+		// A held deletion is something an admin must act on: say which
+		// PersistentVolumes hold it in a Warning Event, once per change.
+		if old := apimeta.FindStatusCondition(before.Conditions, operatorv1alpha1.ConditionReady); old == nil || old.Reason != d.Reason || old.Message != truncate(d.Message, 1024) {
+			s.Log.Warn(c, d.Reason, d.Message)
+		}
+	}
 	if !equality.Semantic.DeepEqual(before, &c.Status) {
 		if _, err := s.Anthill.OperatorV1alpha1().GlusterClusters(c.Namespace).UpdateStatus(ctx, c, metav1.UpdateOptions{}); err != nil {
 			return Result{}, err

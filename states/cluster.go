@@ -82,8 +82,9 @@ func ClusterDefinition() *fsm.Definition {
 				"`converged` or `degrade` when the upgrade machine is done, or by `delete`."},
 			{Name: ClusterDeleting, Doc: "Entered by `delete` when the GlusterCluster is deleted (its finalizer " +
 				"holds it). Refuses to tear anything down while PersistentVolumes provisioned from the cluster " +
-				"exist, and keeps reconciling node and heal health meanwhile. Then the `deleteNodes` step deletes " +
-				"the GlusterNodes (each drains and detaches), and the `deleteInfra` step removes the Services, " +
+				"exist (its conditions and a Warning Event name them), and keeps reconciling node and heal health " +
+				"meanwhile. Then the `deleteNodes` step deletes the GlusterNodes one at a time (each drains and " +
+				"detaches), and the `deleteInfra` step removes the Services, " +
 				"etcd and the secret. Left by `finish` when all of it is gone."},
 			{Name: ClusterDeleted, Doc: "Entered by `finish`. Terminal; the finalizer may be released."},
 		},
@@ -110,8 +111,11 @@ func ClusterDefinition() *fsm.Definition {
 				"missing GlusterNodes, or put a decommission request on the surplus ones, so that the count " +
 				"matches `spec.nodeCount`. Idempotent: it works from the difference it observes, and a node " +
 				"already leaving is not counted."},
-			{Name: ClusterDeleteNodes, In: []fsm.State{ClusterDeleting}, Doc: "Delete every GlusterNode of the " +
-				"cluster; each node machine drains and detaches its node before its finalizer is released."},
+			{Name: ClusterDeleteNodes, In: []fsm.State{ClusterDeleting}, Doc: "Delete the GlusterNodes of the " +
+				"cluster one at a time (each leaves the management Service to be detached, so GD2 must keep a " +
+				"member serving); each node machine drains and detaches its node before its finalizer is " +
+				"released. GD2 cannot detach the last peer, so once the last node has drained and reached " +
+				"Detaching the step deletes its pod and claims and releases its finalizer itself."},
 			{Name: ClusterDeleteInfra, In: []fsm.State{ClusterDeleting}, Doc: "Delete the management and headless " +
 				"Services, the etcd StatefulSet and its PVCs, and the auth secret. Objects already gone count as deleted."},
 		},
@@ -155,6 +159,9 @@ type ClusterSnapshot struct {
 	VolumesUnhealthy int
 	// GlusterPVs: PersistentVolumes provisioned from this cluster.
 	GlusterPVs int
+	// GlusterPVNames: the names of those PersistentVolumes, sorted, for
+	// the message that holds the deletion.
+	GlusterPVNames []string
 	// UpgradeActive: the upgrade machine is neither Idle nor Complete.
 	UpgradeActive bool
 

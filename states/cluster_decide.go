@@ -1,6 +1,12 @@
 package states
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
+
+// maxNamedPVs bounds how many PersistentVolumes a message names.
+const maxNamedPVs = 10
 
 // DecideCluster returns the one thing the cluster machine should do next.
 func DecideCluster(s ClusterSnapshot) Decision {
@@ -66,7 +72,7 @@ func DecideCluster(s ClusterSnapshot) Decision {
 
 	case ClusterDeleting:
 		if s.GlusterPVs > 0 {
-			return wait(ReasonPVsExist, fmt.Sprintf("%d PersistentVolume(s) still use the cluster; delete them first.", s.GlusterPVs), pollLong)
+			return wait(ReasonPVsExist, pvsExistMessage(s), pollLong)
 		}
 		if s.NodesAll > 0 {
 			return step(ClusterDeleteNodes, ReasonDeletingNodes, fmt.Sprintf("Deleting %d GlusterNode(s).", s.NodesAll), pollShort)
@@ -80,6 +86,22 @@ func DecideCluster(s ClusterSnapshot) Decision {
 		return wait(ReasonSteady, "The cluster is deleted.", 0)
 	}
 	return unknownState(ClusterMachine, s.State)
+}
+
+// pvsExistMessage says why deletion is held, naming the PersistentVolumes
+// (at most maxNamedPVs of them) so that an admin knows what to delete.
+func pvsExistMessage(s ClusterSnapshot) string {
+	msg := fmt.Sprintf("%d PersistentVolume(s) still use the cluster; delete them first", s.GlusterPVs)
+	names := s.GlusterPVNames
+	if len(names) == 0 {
+		return msg + "."
+	}
+	more := ""
+	if len(names) > maxNamedPVs {
+		more = fmt.Sprintf(" and %d more", len(names)-maxNamedPVs)
+		names = names[:maxNamedPVs]
+	}
+	return msg + ": " + strings.Join(names, ", ") + more + "."
 }
 
 // healthy is the Ready/Degraded criterion.

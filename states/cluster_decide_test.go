@@ -1,6 +1,8 @@
 package states
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -95,4 +97,22 @@ func TestDecideCluster(t *testing.T) {
 		})
 	}
 	checkCoverage(t, def, seen)
+}
+
+func TestDecideClusterNamesThePVsThatHoldDeletion(t *testing.T) {
+	s := readyCluster(ClusterDeleting)
+	s.Deleting, s.GlusterPVs, s.GlusterPVNames = true, 2, []string{"pv-a", "pv-b"}
+	d := DecideCluster(s)
+	if d.Reason != ReasonPVsExist || !strings.Contains(d.Message, "pv-a, pv-b") {
+		t.Fatalf("decision %s: %q, want %s naming pv-a and pv-b", d.Reason, d.Message, ReasonPVsExist)
+	}
+	names := make([]string, 12)
+	for i := range names {
+		names[i] = fmt.Sprintf("pv-%02d", i)
+	}
+	s.GlusterPVs, s.GlusterPVNames = len(names), names
+	d = DecideCluster(s)
+	if !strings.Contains(d.Message, "pv-09 and 2 more.") || strings.Contains(d.Message, "pv-10") {
+		t.Fatalf("message %q should name the first %d PVs and count the rest", d.Message, maxNamedPVs)
+	}
 }
