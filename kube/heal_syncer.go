@@ -163,6 +163,12 @@ func (s *HealSyncer) Sync(ctx context.Context, key Key) (Result, error) {
 		vols, gd2Err = gc.ListVolumes(ctx, gd2.Filter{})
 		if gd2Err != nil {
 			gd2Err = fmt.Errorf("list volumes: %w", gd2Err)
+		} else {
+			var peers []gd2.Peer
+			if peers, gd2Err = gc.ListPeers(ctx, gd2.Filter{}); gd2Err != nil {
+				gd2Err = fmt.Errorf("list peers: %w", gd2Err)
+			}
+			vols = ownVolumes(c, vols, peers)
 		}
 	}
 	if gd2Err != nil && errors.Is(gd2Err, context.Canceled) {
@@ -467,4 +473,30 @@ func appendHealHistory(h []operatorv1alpha1.TransitionRecord, r operatorv1alpha1
 		h = slices.Delete(h, drop, drop+1)
 	}
 	return h
+}
+
+// ownVolumes drops the volumes whose every brick sits on a peer anthill
+// tagged for another GlusterCluster: a GD2 pool shared by several
+// clusters (the e2e simulator, or an admin's mistake) must not let one
+// cluster's volumes degrade another. Untagged peers (external mode, the
+// founding GD2) count as the cluster's own.
+func ownVolumes(c *operatorv1alpha1.GlusterCluster, vols []gd2.Volume, peers []gd2.Peer) []gd2.Volume {
+	foreign := map[string]bool{}
+	for _, p := range peers {
+		node, cl := p.Metadata[transitions.MetaNode], p.Metadata[transitions.MetaCluster]
+		if node == "" && cl == "" {
+			continue
+		}
+		ours := (cl == "" || cl == c.Name) && (node == "" || strings.HasPrefix(node, c.Namespace+"/"))
+		foreign[p.ID] = !ours
+	}
+	out := vols[:0:0]
+	for _, v := range vols {
+		bricks := v.Bricks()
+		if len(bricks) > 0 && !slices.ContainsFunc(bricks, func(b gd2.BrickInfo) bool { return !foreign[b.PeerID] }) {
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
 }

@@ -24,6 +24,7 @@ import (
 	anthillfake "github.com/gluster/anthill/kube/client/clientset/versioned/fake"
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
 	"github.com/gluster/anthill/states"
+	"github.com/gluster/anthill/transitions"
 )
 
 // healFixture is a HealSyncer over fake clientsets, a cluster lister fed
@@ -515,5 +516,30 @@ func TestHealSyncerForgetsADeletedCluster(t *testing.T) {
 	res, err := f.syncer.Sync(context.Background(), healKey("ns", "gc"))
 	if err != nil || res != (Result{}) {
 		t.Fatalf("sync of a deleted cluster: %+v, %v; want nothing", res, err)
+	}
+}
+
+func TestHealSyncerIgnoresVolumesOfAnotherClusterInASharedPool(t *testing.T) {
+	f := newHealFixture(t)
+	ctx := context.Background()
+	for _, p := range f.peers {
+		md := map[string]string{transitions.MetaCluster: "other", transitions.MetaNode: "elsewhere/" + p.Name}
+		if _, err := f.gd2.EditPeer(ctx, p.ID, gd2.PeerEditRequest{Metadata: md}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.mustSync()
+	if got := f.cluster().Status.Volumes; len(got) != 0 {
+		t.Fatalf("volumes %+v; want none: every brick is on another cluster's peers", got)
+	}
+	for _, p := range f.peers {
+		md := map[string]string{transitions.MetaCluster: "gc", transitions.MetaNode: "ns/" + p.Name}
+		if _, err := f.gd2.EditPeer(ctx, p.ID, gd2.PeerEditRequest{Metadata: md}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.mustSync()
+	if v := f.volume("data"); v.State != string(states.HealHealthy) {
+		t.Fatalf("own volume %+v; want Healthy", v)
 	}
 }
