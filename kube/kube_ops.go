@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
@@ -566,12 +565,9 @@ func (o *KubeOps) requestDecommission(ctx context.Context, n *operatorv1alpha1.G
 // the management Service to have its peer deleted: were every node deleted
 // at once, no GD2 member would be left to serve the requests.
 //
-// The last node can drain but never detach: GD2 cannot delete the only peer
-// left (nothing else serves the request), so its machine stops in
-// Detaching. Having reached Detaching it holds no bricks, and with the
-// whole cluster going there is no one left to forget the peer: DeleteNodes
-// then deletes its pod and claims itself and, once they are gone, releases
-// its finalizer.
+// The last node cannot have its peer deleted (GD2 refuses to remove its only
+// peer); its own machine sees that the cluster is going and removes it with
+// the pool (Detaching -> Deleting, reason LastPeer).
 func (o *KubeOps) DeleteNodes(ctx context.Context, ct transitions.ClusterTarget) error {
 	nodes, err := o.clusterNodes(ctx, ct.Namespace, ct.Name)
 	if err != nil {
@@ -585,10 +581,7 @@ func (o *KubeOps) DeleteNodes(ctx context.Context, ct transitions.ClusterTarget)
 			rest = append(rest, &nodes[i])
 		}
 	}
-	switch {
-	case len(nodes) == 1 && len(leaving) == 1 && leaving[0].Status.State == string(states.NodeDetaching):
-		return o.releaseLastNode(ctx, leaving[0])
-	case len(leaving) > 0 || len(rest) == 0:
+	if len(leaving) > 0 || len(rest) == 0 {
 		return nil // a node is still leaving; its removal requeues the cluster
 	}
 	n := ScaleDownOrder(rest)[0]
@@ -597,47 +590,6 @@ func (o *KubeOps) DeleteNodes(ctx context.Context, ct transitions.ClusterTarget)
 	})
 	if err := ignoreNotFound(err); err != nil && !apierrors.IsConflict(err) {
 		return fmt.Errorf("delete GlusterNode %s/%s: %w", n.Namespace, n.Name, err)
-	}
-	return nil
-}
-
-// releaseLastNode deletes the last node's workload and, once its pod and
-// claims are gone, removes its finalizer.
-func (o *KubeOps) releaseLastNode(ctx context.Context, n *operatorv1alpha1.GlusterNode) error {
-	target := transitions.NodeTarget{Namespace: n.Namespace, Name: n.Name, Cluster: n.Spec.Cluster, Zone: n.Spec.Zone, Devices: NodeDevicePaths(n)}
-	if err := o.DeleteNodeWorkload(ctx, target); err != nil {
-		return err
-	}
-	_, err := o.Client.CoreV1().Pods(n.Namespace).Get(ctx, NodePodName(n.Name), metav1.GetOptions{})
-	switch {
-	case err == nil:
-		return nil // still terminating; the next sync looks again
-	case !apierrors.IsNotFound(err):
-		return fmt.Errorf("get pod %s/%s: %w", n.Namespace, NodePodName(n.Name), err)
-	}
-	sel := labels.SelectorFromSet(labels.Set{LabelCluster: n.Spec.Cluster, LabelNode: n.Name})
-	claims, err := o.Client.CoreV1().PersistentVolumeClaims(n.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
-	if err != nil {
-		return fmt.Errorf("list PVCs %q: %w", sel, err)
-	}
-	if len(claims.Items) > 0 {
-		return nil
-	}
-	client := o.Anthill.OperatorV1alpha1().GlusterNodes(n.Namespace)
-	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		live, err := client.Get(ctx, n.Name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if live.UID != n.UID || !slices.Contains(live.Finalizers, FinalizerNode) {
-			return nil
-		}
-		live.Finalizers = slices.DeleteFunc(live.Finalizers, func(f string) bool { return f == FinalizerNode })
-		_, err = client.Update(ctx, live, metav1.UpdateOptions{})
-		return err
-	})
-	if err := ignoreNotFound(err); err != nil {
-		return fmt.Errorf("release the finalizer of the last GlusterNode %s/%s: %w", n.Namespace, n.Name, err)
 	}
 	return nil
 }

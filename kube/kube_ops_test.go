@@ -558,46 +558,19 @@ func TestKubeOpsDeleteNodesOneAtATime(t *testing.T) {
 	}
 }
 
-func TestKubeOpsDeleteNodesReleasesTheLastDrainedNode(t *testing.T) {
+// The last node leaves through its own machine (Detaching -> Deleting with
+// reason LastPeer); DeleteNodes never deletes a leaving node's workload.
+func TestKubeOpsDeleteNodesLeavesTheLastLeavingNodeToItsMachine(t *testing.T) {
 	c := fxCluster("gc")
 	last := fxNode("gc", "n1", fxPVCStorage(1))
 	last.DeletionTimestamp = ptr.To(metav1.Now())
 	last.Finalizers = []string{FinalizerNode}
 	last.Status.State = "Detaching"
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: NodePodName("n1"), Namespace: fxNamespace, Labels: NodeLabels("gc", "n1")}}
-	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "brick-0-n1-0", Namespace: fxNamespace, Labels: NodeLabels("gc", "n1")}}
-	f := newFxKube(t, []runtime.Object{pod, pvc}, c, last)
-	fxMust(t, f.ops.EnsureNodeWorkload(fxCtx, fxNodeTarget(last)), "ensure")
-
-	fxMust(t, f.ops.DeleteNodes(fxCtx, fxClusterTarget(c)), "delete while the pod runs")
-	if got := f.names(t, "statefulsets"); len(got) != 0 {
-		t.Errorf("statefulsets left: %v", got)
-	}
-	if got := f.names(t, "pvcs"); len(got) != 0 {
-		t.Errorf("PVCs left: %v", got)
-	}
-	if nodes := f.nodes(t); len(nodes) != 1 || !slices.Contains(nodes[0].Finalizers, FinalizerNode) {
-		t.Fatalf("the finalizer must stay while the pod exists: %+v", nodes)
-	}
-
-	fxMust(t, f.kube.CoreV1().Pods(fxNamespace).Delete(fxCtx, pod.Name, metav1.DeleteOptions{}), "pod gone")
-	fxMust(t, f.ops.DeleteNodes(fxCtx, fxClusterTarget(c)), "delete once the pod is gone")
-	if nodes := f.nodes(t); len(nodes) != 1 || slices.Contains(nodes[0].Finalizers, FinalizerNode) {
-		t.Fatalf("the last node's finalizer must be released: %+v", nodes)
-	}
-}
-
-func TestKubeOpsDeleteNodesLeavesANotYetDrainedLastNodeToItsMachine(t *testing.T) {
-	c := fxCluster("gc")
-	last := fxNode("gc", "n1", fxPVCStorage(1))
-	last.DeletionTimestamp = ptr.To(metav1.Now())
-	last.Finalizers = []string{FinalizerNode}
-	last.Status.State = "Draining"
 	f := newFxKube(t, nil, c, last)
 	fxMust(t, f.ops.EnsureNodeWorkload(fxCtx, fxNodeTarget(last)), "ensure")
 	fxMust(t, f.ops.DeleteNodes(fxCtx, fxClusterTarget(c)), "delete")
 	if got := f.names(t, "statefulsets"); len(got) != 1 {
-		t.Errorf("a draining node's workload was touched: statefulsets %v", got)
+		t.Errorf("a leaving node's workload was touched: statefulsets %v", got)
 	}
 	if nodes := f.nodes(t); len(nodes) != 1 || !slices.Contains(nodes[0].Finalizers, FinalizerNode) {
 		t.Errorf("nodes %+v", nodes)

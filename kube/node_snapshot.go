@@ -52,6 +52,7 @@ func (s *NodeSyncer) nodeSnapshot(ctx context.Context, node *operatorv1alpha1.Gl
 		State:               state,
 		Now:                 now,
 		Deleting:            node.DeletionTimestamp != nil,
+		ClusterDeleting:     cluster.DeletionTimestamp != nil,
 		Request:             states.NodeRequest(node.Annotations[AnnotationRequest]),
 		TargetVersion:       clusterVersion(cluster),
 		PermissibleDowntime: DefaultPermissibleDowntime,
@@ -173,6 +174,7 @@ func (s *NodeSyncer) gd2Side(ctx context.Context, node *operatorv1alpha1.Gluster
 	}
 	p := view.peer
 	snap.PeerKnown, snap.PeerID, snap.PeerAlive = true, p.ID, p.Online
+	snap.OnlyPeer = len(peers) == 1
 
 	devices, err := gc.ListAllDevices(ctx)
 	if err != nil {

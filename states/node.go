@@ -126,7 +126,8 @@ func NodeDefinition() *fsm.Definition {
 				"peer stays in GD2's peer list."},
 			{Name: NodeDetaching, Doc: "Entered by `detach` with no bricks on the node. The `deletePeer` step " +
 				"deletes the GD2 peer (never while it has bricks). Left by `remove` once the peer is gone from " +
-				"GD2's list."},
+				"GD2's list, or at once when it is the last peer of a cluster being deleted: GD2 cannot remove its " +
+				"only peer, and the pool goes away with it."},
 			{Name: NodeDeleting, Doc: "Entered by `remove` once the node holds no bricks and has left the pool. " +
 				"The `deleteWorkload` step deletes the pod and the PVC. Left by `finish` when both are gone."},
 			{Name: NodeDeleted, Doc: "Entered by `finish`. Terminal: nothing of the node remains and the " +

@@ -227,6 +227,9 @@ func decideNodeDetaching(s NodeSnapshot) Decision {
 	if !s.PeerKnown {
 		return fire(NodeRemove, ReasonPeerDeleted, "The peer has left GD2; deleting the node's pod and PVC.")
 	}
+	if s.ClusterDeleting && s.OnlyPeer && s.BricksOnNode == 0 {
+		return fire(NodeRemove, ReasonLastPeer, "The node is the last GD2 peer of a cluster being deleted; GD2 cannot remove its only peer, so the pool goes with the node's pod and PVC.")
+	}
 	if s.BricksOnNode > 0 {
 		return wait(ReasonBricksStillOnNode, fmt.Sprintf("The peer still has %d brick(s); refusing to delete it.", s.BricksOnNode), pollLong)
 	}

@@ -142,6 +142,9 @@ func nodeCases() []nodeCase {
 		{name: "a detaching node never deletes a peer with bricks", state: NodeDetaching, wantReason: ReasonBricksStillOnNode},
 		{name: "a detaching node waits for a dead peer it cannot delete", state: NodeDetaching, mutate: func(s *NodeSnapshot) { s.BricksOnNode = 0; s.PeerAlive = false }, wantReason: ReasonPeerNotAlive},
 		{name: "a detached node removes its workload", state: NodeDetaching, mutate: func(s *NodeSnapshot) { s.BricksOnNode = 0; s.PeerKnown = false }, wantEvent: NodeRemove},
+		{name: "the last peer of a cluster being deleted is removed with its pool", state: NodeDetaching, mutate: func(s *NodeSnapshot) { s.BricksOnNode = 0; s.ClusterDeleting = true; s.OnlyPeer = true }, wantEvent: NodeRemove},
+		{name: "the last peer is kept while its cluster lives on", state: NodeDetaching, mutate: func(s *NodeSnapshot) { s.BricksOnNode = 0; s.OnlyPeer = true }, wantStep: NodeDeletePeer},
+		{name: "the last peer of a cluster being deleted still keeps bricks", state: NodeDetaching, mutate: func(s *NodeSnapshot) { s.ClusterDeleting = true; s.OnlyPeer = true }, wantReason: ReasonBricksStillOnNode},
 
 		// Deleting.
 		{name: "a deleting node deletes its pod and PVC", state: NodeDeleting, mutate: func(s *NodeSnapshot) { s.BricksOnNode = 0; s.PeerKnown = false }, wantStep: NodeDeleteWorkload},

@@ -71,6 +71,10 @@ type NodeSnapshot struct {
 	PeerAlive bool
 	// DevicesEnabled: the node's devices GD2 lists with state enabled.
 	DevicesEnabled int
+	// ClusterDeleting: the node's GlusterCluster is being deleted.
+	ClusterDeleting bool
+	// OnlyPeer: this node's peer is the only member left in GD2's pool.
+	OnlyPeer bool
 	// DownSince: when the node entered Offline (recorded in status on
 	// peerLost). Zero means unknown, and counts as "just now".
 	DownSince time.Time

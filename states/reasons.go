@@ -35,6 +35,7 @@ const (
 	ReasonAbandoned             = "Abandoned"
 	ReasonDeletingPeer          = "DeletingPeer"
 	ReasonPeerDeleted           = "PeerDeleted"
+	ReasonLastPeer              = "LastPeer"
 	ReasonBricksStillOnNode     = "BricksStillOnNode"
 	ReasonDeletingWorkload      = "DeletingWorkload"
 	ReasonWorkloadGone          = "WorkloadGone"
