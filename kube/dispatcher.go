@@ -10,7 +10,6 @@ import (
 	"go.uber.org/zap"
 	"k8s.io/apimachinery/pkg/api/meta"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 )
@@ -44,7 +43,6 @@ type Syncer interface {
 
 // DispatcherConfig wires a Dispatcher.
 type DispatcherConfig struct {
-	Kube    kubernetes.Interface
 	Workers int
 	Metrics *Metrics
 	Log     *zap.Logger

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -127,7 +128,7 @@ func RunOperator(ctx context.Context, cfg OperatorConfig, log *zap.Logger) error
 		}
 	}
 	lock := &resourcelock.LeaseLock{
-		LeaseMeta:  metav1ObjectMeta(cfg.LeaseNamespace, cfg.LeaseName),
+		LeaseMeta:  metav1.ObjectMeta{Namespace: cfg.LeaseNamespace, Name: cfg.LeaseName},
 		Client:     kc.CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: id},
 	}

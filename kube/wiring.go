@@ -87,7 +87,7 @@ func Wire(cfg WireConfig) (*Machines, error) {
 	recorder := bc.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "anthill"})
 	tlog := &TransitionLog{Log: cfg.Log, Metrics: cfg.Metrics, Recorder: recorder}
 
-	d, err := NewDispatcher(DispatcherConfig{Kube: cfg.Kube, Workers: cfg.Workers, Metrics: cfg.Metrics, Log: cfg.Log})
+	d, err := NewDispatcher(DispatcherConfig{Workers: cfg.Workers, Metrics: cfg.Metrics, Log: cfg.Log})
 	if err != nil {
 		return nil, err
 	}
