@@ -19,8 +19,8 @@ import (
 func TestHealVolumeShowsHealthy(t *testing.T) {
 	ns := env.Namespace(t)
 	const name = "heal"
-	g := gd2Client(t)
 	createCluster(t, ns, name, 1)
+	g := gd2Client(t)
 	waitNodes(t, ns, name, 3, 90*time.Second)
 	createReplicatedVolume(t, g, "healvol")
 

@@ -28,11 +28,25 @@ func gd2Client(t *testing.T) *gd2.Client {
 	return c
 }
 
-// createCluster creates the sample cluster in ns with perTemplate nodes per
-// zone, pointing at the simulator.
+// startSim starts a GD2 simulator linked to the pods of ns, makes it the
+// running test's gd2sim, and stops it when the test ends.
+func startSim(tb testing.TB, ns string) *framework.GD2Sim {
+	tb.Helper()
+	s, err := env.StartGD2Sim(context.Background(), framework.SimOptions{Seed: 1, WriteRate: 5, HealRate: 40, Namespace: ns})
+	if err != nil {
+		tb.Fatalf("start GD2 simulator: %v", err)
+	}
+	tb.Cleanup(s.Stop)
+	gd2sim = s
+	return s
+}
+
+// createCluster starts the test's GD2 simulator and creates the sample
+// cluster in ns with perTemplate nodes per zone, pointing at it.
 func createCluster(t *testing.T, ns, name string, perTemplate int32) *operatorv1alpha1.GlusterCluster {
 	t.Helper()
 	ctx := context.Background()
+	startSim(t, ns)
 	if err := env.CreateSimAuthSecret(ctx, ns, name, gd2sim); err != nil {
 		t.Fatal(err)
 	}

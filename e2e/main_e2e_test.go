@@ -16,8 +16,10 @@ import (
 )
 
 // The end-to-end environment every test in this package shares: a control
-// plane with three zones of two fake nodes and local disks on each, a GD2
-// simulator linked to the Gluster pods, and the anthill operator binary.
+// plane with three zones of two fake nodes and local disks on each, and the
+// anthill operator binary. gd2sim is the GD2 simulator of the test that is
+// running: each test cluster gets its own GD2 pool (see startSim), and the
+// tests run one after another.
 var (
 	env      *framework.ControlPlane
 	gd2sim   *framework.GD2Sim
@@ -52,11 +54,6 @@ func run(m *testing.M) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	gd2sim, err = cp.StartGD2Sim(ctx, framework.SimOptions{Seed: 1, WriteRate: 5, HealRate: 40})
-	if err != nil {
-		return fail("start GD2 simulator: %v", err)
-	}
-	defer gd2sim.Stop()
 	if anthill, err = versioned.NewForConfig(cp.RestConfig); err != nil {
 		return fail("%v", err)
 	}

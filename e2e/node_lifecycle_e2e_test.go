@@ -19,8 +19,8 @@ import (
 func TestNodeLifecycle(t *testing.T) {
 	ns := env.Namespace(t)
 	const name = "lifecycle"
-	g := gd2Client(t)
 	createCluster(t, ns, name, 1)
+	g := gd2Client(t)
 
 	nodes := waitNodes(t, ns, name, 3, 90*time.Second)
 	if !t.Run("every Online node is a live GD2 peer carrying its state and zone", func(t *testing.T) {

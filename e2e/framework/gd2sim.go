@@ -44,6 +44,10 @@ type SimOptions struct {
 	StatePath           string
 	// Addr is the listen address; default a free loopback port.
 	Addr string
+	// Namespace limits the pod link to one namespace ("" = all). Each
+	// Gluster cluster has its own GD2 pool, so a test cluster gets its own
+	// simulator linked to its own namespace.
+	Namespace string
 }
 
 // StartGD2Sim starts a simulator linked to cp's pods (all namespaces).
@@ -75,7 +79,7 @@ func (cp *ControlPlane) StartGD2Sim(ctx context.Context, o SimOptions) (*GD2Sim,
 	g.cancel = cancel
 	g.wg.Go(func() { _ = g.srv.Serve(ln) })
 	g.wg.Go(func() {
-		err := kubelink.Run(lctx, cp.Client, s, kubelink.Options{Selector: GlusterPodSelector, OnError: func(err error) { cp.logf("gd2sim link: %v", err) }})
+		err := kubelink.Run(lctx, cp.Client, s, kubelink.Options{Namespace: o.Namespace, Selector: GlusterPodSelector, OnError: func(err error) { cp.logf("gd2sim link: %v", err) }})
 		if err != nil && !errors.Is(err, context.Canceled) {
 			cp.logf("gd2sim link stopped: %v", err)
 		}
