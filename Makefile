@@ -33,10 +33,11 @@ verify-generate:
 $(STATICCHECK):
 	GOBIN=$(TOOLS_BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
-## lint: gofmt, go vet, staticcheck (generated clients excluded: code-generator
+## lint: gofmt, go.mod tidiness, go vet, staticcheck (generated clients excluded: code-generator
 ## still emits the deprecated ListWatch fields)
 lint: $(STATICCHECK)
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) mod tidy -diff
 	$(GO) vet -tags e2e ./...
 	$(STATICCHECK) -tags e2e $$($(GO) list -tags e2e ./... | grep -v /kube/client/)
 
