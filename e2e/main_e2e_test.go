@@ -39,7 +39,10 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "e2e: "+format+"\n", args...)
 		return 1
 	}
-	cp, err := framework.Start(ctx, framework.Options{Zones: 3, NodesPerZone: 2, InstallCRDs: true, Log: os.Stderr})
+	cp, err := framework.Start(ctx, framework.Options{Zones: 3, NodesPerZone: 2, InstallCRDs: true, Log: os.Stderr,
+		// ANTHILL_E2E_KEEP=1 keeps the control plane's directory (component
+		// and operator logs) for a look after the run.
+		KeepDir: os.Getenv("ANTHILL_E2E_KEEP") != ""})
 	if err != nil {
 		return fail("start control plane: %v", err)
 	}

@@ -77,7 +77,7 @@ func (s *NodeSyncer) nodeSnapshot(ctx context.Context, node *operatorv1alpha1.Gl
 		return snap, nodeView{}, err
 	}
 	var view nodeView
-	if gc == nil {
+	if gc == nil || !decisionReadsGD2(snap) {
 		return snap, view, nil
 	}
 	if err := s.gd2Side(ctx, node, gc, &snap, &view); err != nil {
@@ -93,6 +93,21 @@ func (s *NodeSyncer) nodeSnapshot(ctx context.Context, node *operatorv1alpha1.Gl
 		view = nodeView{}
 	}
 	return snap, view, nil
+}
+
+// decisionReadsGD2 reports whether the node's decision can depend on GD2 in
+// this state: a Pending node, or a Provisioning node whose pod is not ready
+// yet, is decided from Kubernetes alone. Skipping the reads there keeps a
+// cluster of new nodes from queueing on GD2 calls (and, before the first
+// pod serves, on their retries) for answers nobody uses.
+func decisionReadsGD2(s states.NodeSnapshot) bool {
+	switch s.State {
+	case states.NodePending:
+		return false
+	case states.NodeProvisioning:
+		return s.PVCBound && s.PodReady
+	}
+	return true
 }
 
 func clearBrickCounts(s *states.NodeSnapshot) {
