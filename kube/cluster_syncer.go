@@ -2,11 +2,11 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
 
-	"go.uber.org/zap"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -62,17 +62,17 @@ func (s *ClusterSyncer) Sync(ctx context.Context, key Key) (Result, error) {
 		state = clusterDef.Initial
 	}
 	if state == states.ClusterDeleted {
-		return Result{}, s.dropFinalizer(ctx, c)
+		return Result{}, removeFinalizer(ctx, c, FinalizerCluster, s.update)
 	}
-	if c.DeletionTimestamp == nil && !slices.Contains(c.Finalizers, FinalizerCluster) {
-		c.Finalizers = append(c.Finalizers, FinalizerCluster)
-		_, err := s.Anthill.OperatorV1alpha1().GlusterClusters(c.Namespace).Update(ctx, c, metav1.UpdateOptions{})
+	if added, err := addFinalizer(ctx, c, FinalizerCluster, s.update); added || err != nil {
 		return Result{Requeue: err == nil}, err
 	}
 	m, err := clusterDef.NewMachine(state)
 	if err != nil {
 		s.Log.Warn(c, states.ReasonUnknownState, err.Error())
-		return Result{}, &PermanentError{Err: err}
+		setUnknownStateCondition(&c.Status.Conditions, err, c.Generation)
+		_, uerr := s.Anthill.OperatorV1alpha1().GlusterClusters(c.Namespace).UpdateStatus(ctx, c, metav1.UpdateOptions{})
+		return Result{}, errors.Join(&PermanentError{Err: err}, uerr)
 	}
 	snap, err := s.snapshot(ctx, c, state)
 	if err != nil {
@@ -265,7 +265,7 @@ func (s *ClusterSyncer) commit(ctx context.Context, c *operatorv1alpha1.GlusterC
 	s.Log.Announce(updated, cm)
 	if tr.To == states.ClusterDeleted {
 		s.GD2.Forget(c.Namespace, c.Name)
-		return Result{}, s.dropFinalizer(ctx, updated)
+		return Result{}, removeFinalizer(ctx, updated.DeepCopy(), FinalizerCluster, s.update)
 	}
 	// The informer delivers this write as an update; that sync continues.
 	return Result{}, nil
@@ -315,18 +315,6 @@ func (s *ClusterSyncer) fillStatus(c *operatorv1alpha1.GlusterCluster, st fsm.St
 	p.set(&c.Status.Conditions, d, c.Generation, now)
 }
 
-func (s *ClusterSyncer) dropFinalizer(ctx context.Context, c *operatorv1alpha1.GlusterCluster) error {
-	if !slices.Contains(c.Finalizers, FinalizerCluster) {
-		return nil
-	}
-	c = c.DeepCopy()
-	c.Finalizers = slices.DeleteFunc(c.Finalizers, func(f string) bool { return f == FinalizerCluster })
-	_, err := s.Anthill.OperatorV1alpha1().GlusterClusters(c.Namespace).Update(ctx, c, metav1.UpdateOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		s.Log.Log.Info("removing finalizer failed", zap.String(LogName, c.Name), zap.Error(err))
-	}
-	return err
+func (s *ClusterSyncer) update(ctx context.Context, c *operatorv1alpha1.GlusterCluster) (*operatorv1alpha1.GlusterCluster, error) {
+	return s.Anthill.OperatorV1alpha1().GlusterClusters(c.Namespace).Update(ctx, c, metav1.UpdateOptions{})
 }

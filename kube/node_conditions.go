@@ -39,6 +39,15 @@ func setNodeConditions(node *operatorv1alpha1.GlusterNode, st fsm.State, d state
 	c.set(&node.Status.Conditions, d, node.Generation, now)
 }
 
+// setUnknownStateCondition marks an object whose persisted state its
+// machine does not know: Degraded, never reset, for an admin to look at.
+func setUnknownStateCondition(conds *[]metav1.Condition, err error, generation int64) {
+	apimeta.SetStatusCondition(conds, metav1.Condition{
+		Type: operatorv1alpha1.ConditionDegraded, Status: metav1.ConditionTrue, Reason: states.ReasonUnknownState,
+		Message: truncate(err.Error(), 1024), ObservedGeneration: generation,
+	})
+}
+
 // phaseConditions are the three standard conditions every anthill object
 // carries beside its machine state.
 type phaseConditions struct{ ready, progressing, degraded bool }

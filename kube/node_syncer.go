@@ -59,11 +59,7 @@ func (s *NodeSyncer) Sync(ctx context.Context, key Key) (Result, error) {
 	if state == states.NodeDeleted {
 		return Result{}, s.finishDeleted(ctx, node)
 	}
-	// The finalizer goes on before anything is created, so deleting the
-	// GlusterNode always passes through the drain.
-	if node.DeletionTimestamp == nil && !slices.Contains(node.Finalizers, FinalizerNode) {
-		node.Finalizers = append(node.Finalizers, FinalizerNode)
-		_, err := s.Anthill.OperatorV1alpha1().GlusterNodes(node.Namespace).Update(ctx, node, metav1.UpdateOptions{})
+	if added, err := addFinalizer(ctx, node, FinalizerNode, s.update); added || err != nil {
 		return Result{Requeue: err == nil}, err
 	}
 	m, err := nodeDef.NewMachine(state)
@@ -255,12 +251,8 @@ func (s *NodeSyncer) actionFailed(ctx context.Context, node *operatorv1alpha1.Gl
 // unknownState surfaces a persisted state the machine does not know: it is
 // never reset, an admin must look.
 func (s *NodeSyncer) unknownState(ctx context.Context, node *operatorv1alpha1.GlusterNode, err error) error {
-	msg := err.Error()
-	s.Log.Warn(node, states.ReasonUnknownState, msg)
-	apimeta.SetStatusCondition(&node.Status.Conditions, metav1.Condition{
-		Type: operatorv1alpha1.ConditionDegraded, Status: metav1.ConditionTrue, Reason: states.ReasonUnknownState,
-		Message: truncate(msg, 1024), ObservedGeneration: node.Generation,
-	})
+	s.Log.Warn(node, states.ReasonUnknownState, err.Error())
+	setUnknownStateCondition(&node.Status.Conditions, err, node.Generation)
 	_, uerr := s.Anthill.OperatorV1alpha1().GlusterNodes(node.Namespace).UpdateStatus(ctx, node, metav1.UpdateOptions{})
 	return errors.Join(&PermanentError{Err: err}, uerr)
 }
@@ -277,20 +269,11 @@ func (s *NodeSyncer) finishDeleted(ctx context.Context, node *operatorv1alpha1.G
 			return fmt.Errorf("delete GlusterNode of a deleted node: %w", err)
 		}
 	}
-	return s.dropFinalizer(ctx, node)
+	return removeFinalizer(ctx, node.DeepCopy(), FinalizerNode, s.update)
 }
 
-func (s *NodeSyncer) dropFinalizer(ctx context.Context, node *operatorv1alpha1.GlusterNode) error {
-	if !slices.Contains(node.Finalizers, FinalizerNode) {
-		return nil
-	}
-	node = node.DeepCopy()
-	node.Finalizers = slices.DeleteFunc(node.Finalizers, func(f string) bool { return f == FinalizerNode })
-	_, err := s.Anthill.OperatorV1alpha1().GlusterNodes(node.Namespace).Update(ctx, node, metav1.UpdateOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	return err
+func (s *NodeSyncer) update(ctx context.Context, n *operatorv1alpha1.GlusterNode) (*operatorv1alpha1.GlusterNode, error) {
+	return s.Anthill.OperatorV1alpha1().GlusterNodes(n.Namespace).Update(ctx, n, metav1.UpdateOptions{})
 }
 
 func truncate(s string, n int) string {

@@ -295,3 +295,39 @@ func TestNodeSyncerWaitsForDowntimeOnTheInjectedClock(t *testing.T) {
 		t.Fatalf("after the permissible downtime: state %s, want Failed", s)
 	}
 }
+
+func TestClusterSyncerSurfacesAnUnknownPhaseWithoutResettingIt(t *testing.T) {
+	f := newNodeFixture(t)
+	c, err := f.anthill.OperatorV1alpha1().GlusterClusters("ns").Get(context.Background(), "gc", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Finalizers = []string{FinalizerCluster}
+	c.Status.Phase = "Melting"
+	if err := f.clusters.Update(c); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.anthill.OperatorV1alpha1().GlusterClusters("ns").Update(context.Background(), c, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cs := &ClusterSyncer{Clusters: listers.NewGlusterClusterLister(f.clusters), Anthill: f.anthill, GD2: f.syncer.GD2, Log: f.syncer.Log, Clock: f.clock}
+	_, err = cs.Sync(context.Background(), clusterKey("ns", "gc"))
+	var perm *PermanentError
+	if !errors.As(err, &perm) {
+		t.Fatalf("want a permanent error, got %v", err)
+	}
+	got, err := f.anthill.OperatorV1alpha1().GlusterClusters("ns").Get(context.Background(), "gc", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.Phase != "Melting" {
+		t.Fatalf("unknown phase was reset to %q", got.Status.Phase)
+	}
+	found := false
+	for _, cond := range got.Status.Conditions {
+		found = found || (cond.Reason == states.ReasonUnknownState && cond.Status == metav1.ConditionTrue)
+	}
+	if !found {
+		t.Fatalf("no condition names the unknown phase: %+v", got.Status.Conditions)
+	}
+}
