@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -97,32 +98,12 @@ type healReading struct {
 	down      int
 }
 
-func (s *HealSyncer) interval() time.Duration {
-	if s.Interval > 0 {
-		return s.Interval
-	}
-	return DefaultHealInterval
-}
-
-func (s *HealSyncer) maxBackoff() time.Duration {
-	if s.MaxBackoff > 0 {
-		return s.MaxBackoff
-	}
-	return DefaultHealMaxBackoff
-}
-
-func (s *HealSyncer) workers() int {
-	if s.Workers > 0 {
-		return s.Workers
-	}
-	return DefaultHealWorkers
-}
-
+// The settings fall back to their defaults when left zero.
+func (s *HealSyncer) interval() time.Duration   { return cmp.Or(s.Interval, DefaultHealInterval) }
+func (s *HealSyncer) maxBackoff() time.Duration { return cmp.Or(s.MaxBackoff, DefaultHealMaxBackoff) }
+func (s *HealSyncer) workers() int              { return cmp.Or(s.Workers, DefaultHealWorkers) }
 func (s *HealSyncer) stallTimeout() time.Duration {
-	if s.StallTimeout > 0 {
-		return s.StallTimeout
-	}
-	return DefaultHealStallTimeout
+	return cmp.Or(s.StallTimeout, DefaultHealStallTimeout)
 }
 
 // jitter spreads d by ±healJitter.

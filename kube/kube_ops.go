@@ -175,14 +175,7 @@ func (o *KubeOps) RollNodeWorkload(ctx context.Context, n transitions.NodeTarget
 // setPodTemplateVersion sets the version annotation and, when image is not
 // empty, the image of container name. It reports whether anything changed.
 func setPodTemplateVersion(t *corev1.PodTemplateSpec, container, image, version string) bool {
-	changed := false
-	if t.Annotations[AnnotationVersion] != version {
-		if t.Annotations == nil {
-			t.Annotations = map[string]string{}
-		}
-		t.Annotations[AnnotationVersion] = version
-		changed = true
-	}
+	changed := setVersionAnnotation(t, version)
 	if image == "" {
 		return changed
 	}
@@ -712,14 +705,7 @@ func (o *KubeOps) SetCSIVersion(ctx context.Context, ct transitions.ClusterTarge
 
 func setDaemonSetVersion(ds *appsv1.DaemonSet, images map[string]string, version string) bool {
 	t := &ds.Spec.Template
-	changed := false
-	if t.Annotations[AnnotationVersion] != version {
-		if t.Annotations == nil {
-			t.Annotations = map[string]string{}
-		}
-		t.Annotations[AnnotationVersion] = version
-		changed = true
-	}
+	changed := setVersionAnnotation(t, version)
 	for i := range t.Spec.Containers {
 		ctr := &t.Spec.Containers[i]
 		if img, ok := images[imageRepo(ctr.Image)]; ok && ctr.Image != img {
@@ -728,6 +714,19 @@ func setDaemonSetVersion(ds *appsv1.DaemonSet, images map[string]string, version
 		}
 	}
 	return changed
+}
+
+// setVersionAnnotation records version on a pod template; it reports
+// whether that changed anything.
+func setVersionAnnotation(t *corev1.PodTemplateSpec, version string) bool {
+	if t.Annotations[AnnotationVersion] == version {
+		return false
+	}
+	if t.Annotations == nil {
+		t.Annotations = map[string]string{}
+	}
+	t.Annotations[AnnotationVersion] = version
+	return true
 }
 
 // imageRepo is image without its tag or digest.
