@@ -124,11 +124,11 @@ func (s *ClusterSyncer) snapshot(ctx context.Context, c *operatorv1alpha1.Gluste
 	} else {
 		snap.StateSince = c.CreationTimestamp.Time
 	}
-	infraReady, infraExists, err := s.infra(c)
+	infra, err := s.infra(c)
 	if err != nil {
 		return snap, err
 	}
-	snap.InfraReady, snap.InfraExists = infraReady, infraExists
+	snap.InfraCreated, snap.InfraReady, snap.InfraExists = infra.created, infra.ready, infra.exists
 	nodes, err := s.Nodes.GlusterNodes(c.Namespace).List(labels.Everything())
 	if err != nil {
 		return snap, err
@@ -184,44 +184,51 @@ func (s *ClusterSyncer) snapshot(ctx context.Context, c *operatorv1alpha1.Gluste
 	return snap, nil
 }
 
-// infra reports whether the shared infrastructure is ready, and whether any
-// of it still exists (for deletion).
-func (s *ClusterSyncer) infra(c *operatorv1alpha1.GlusterCluster) (ready, exists bool, err error) {
+// infraState is what exists of a cluster's shared infrastructure.
+type infraState struct {
+	// created: every object exists; ready: and etcd is ready; exists: any
+	// object still exists (for deletion).
+	created, ready, exists bool
+}
+
+// infra reads the shared infrastructure from the listers.
+func (s *ClusterSyncer) infra(c *operatorv1alpha1.GlusterCluster) (infraState, error) {
 	if c.Spec.Mode == operatorv1alpha1.ClusterModeExternal {
-		return true, false, nil
+		return infraState{created: true, ready: true}, nil
 	}
-	ready = true
+	st := infraState{created: true}
+	found := func(err error) (bool, error) {
+		switch {
+		case err == nil:
+			st.exists = true
+			return true, nil
+		case apierrors.IsNotFound(err):
+			st.created = false
+			return false, nil
+		}
+		return false, err
+	}
 	// Only the secret anthill creates is infrastructure; a secret the admin
 	// references is theirs, and GD2 reachability shows whether it works.
 	if secretName, _ := AuthSecretRef(c); secretName == AuthSecretName(c.Name) {
-		if _, err := s.Secrets.Secrets(c.Namespace).Get(secretName); err == nil {
-			exists = true
-		} else if apierrors.IsNotFound(err) {
-			ready = false
-		} else {
-			return false, false, err
+		_, err := s.Secrets.Secrets(c.Namespace).Get(secretName)
+		if _, err := found(err); err != nil {
+			return infraState{}, err
 		}
 	}
 	for _, name := range []string{HeadlessServiceName(c.Name), ManagementServiceName(c.Name), EtcdName(c.Name)} {
-		if _, err := s.Services.Services(c.Namespace).Get(name); err == nil {
-			exists = true
-		} else if apierrors.IsNotFound(err) {
-			ready = false
-		} else {
-			return false, false, err
+		_, err := s.Services.Services(c.Namespace).Get(name)
+		if _, err := found(err); err != nil {
+			return infraState{}, err
 		}
 	}
 	sts, err := s.StatefulSets.StatefulSets(c.Namespace).Get(EtcdName(c.Name))
-	switch {
-	case apierrors.IsNotFound(err):
-		ready = false
-	case err != nil:
-		return false, false, err
-	default:
-		exists = true
-		ready = ready && sts.Status.ReadyReplicas >= 1
+	ok, ferr := found(err)
+	if ferr != nil {
+		return infraState{}, ferr
 	}
-	return ready, exists, nil
+	st.ready = st.created && ok && sts.Status.ReadyReplicas >= 1
+	return st, nil
 }
 
 // desiredNodes is the node count the spec asks for: the sum of the

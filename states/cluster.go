@@ -61,8 +61,9 @@ func ClusterDefinition() *fsm.Definition {
 			{Name: ClusterPending, Doc: "Entered when the GlusterCluster is created. Left by `provision` at once, " +
 				"or `delete` if it is deleted first."},
 			{Name: ClusterProvisioning, Doc: "Entered by `provision`, whose action created the auth secret, the etcd " +
-				"StatefulSet and the two Services. The `scaleNodes` step creates the first GlusterNodes. Waits for " +
-				"etcd to be ready, GD2 to answer and every node to be Online. Left by `converged`, by `degrade` if " +
+				"StatefulSet and the two Services. The `scaleNodes` step creates the first GlusterNodes as soon as " +
+				"those objects exist, without waiting for etcd: claims bind and pods schedule while etcd starts, " +
+				"and no node joins before GD2 answers. Waits for etcd to be ready, GD2 to answer and every node to be Online. Left by `converged`, by `degrade` if " +
 				"the infrastructure is ready but some node is still not Online after the provisioning grace " +
 				"period, or by `delete`."},
 			{Name: ClusterReady, Doc: "Entered by `converged`: GD2 answers, every node is Online or in maintenance, " +
@@ -131,7 +132,10 @@ type ClusterSnapshot struct {
 
 	// Deleting: the GlusterCluster has a deletion timestamp.
 	Deleting bool
-	// InfraReady: the auth secret and both Services exist and etcd is ready.
+	// InfraCreated: the auth secret, the Services and the etcd StatefulSet
+	// all exist (etcd may still be starting).
+	InfraCreated bool
+	// InfraReady: InfraCreated, and etcd is ready.
 	InfraReady bool
 	// InfraExists: any of the shared infrastructure still exists.
 	InfraExists bool

@@ -21,11 +21,12 @@ func DecideCluster(s ClusterSnapshot) Decision {
 		if s.Deleting {
 			return fire(ClusterDelete, ReasonDeletionRequested, "The cluster was deleted.")
 		}
-		if !s.InfraReady {
-			// Nodes are created only after etcd is ready: GD2 cannot start
-			// without its store, and would crash-loop meanwhile.
-			return wait(ReasonInfraNotReady, "Waiting for etcd and the cluster's Services.", pollShort)
+		if !s.InfraCreated {
+			return wait(ReasonInfraNotReady, "Waiting for the auth secret, etcd and the cluster's Services to be created.", pollShort)
 		}
+		// Nodes are created while etcd starts: their claims bind and their
+		// pods schedule meanwhile, and no node joins before GD2 answers
+		// through the management Service, which needs etcd.
 		if s.NodesTotal < s.DesiredNodes {
 			return step(ClusterScaleNodes, ReasonCreatingNodes, fmt.Sprintf("Creating GlusterNodes (%d of %d exist).", s.NodesTotal, s.DesiredNodes), pollShort)
 		}
@@ -34,6 +35,9 @@ func DecideCluster(s ClusterSnapshot) Decision {
 		}
 		if s.Now.Sub(s.StateSince) >= s.ProvisionGrace {
 			return fire(ClusterDegrade, ReasonProvisionSlow, fmt.Sprintf("%d of %d nodes are Online after %s.", s.NodesOnline, s.NodesTotal, s.ProvisionGrace))
+		}
+		if !s.InfraReady {
+			return wait(ReasonInfraNotReady, fmt.Sprintf("Waiting for etcd; %d of %d nodes are Online.", s.NodesOnline, s.NodesTotal), pollShort)
 		}
 		return wait(ReasonProvisioning, fmt.Sprintf("%d of %d nodes are Online.", s.NodesOnline, s.NodesTotal), pollShort)
 

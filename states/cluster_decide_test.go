@@ -12,7 +12,7 @@ import (
 func readyCluster(state fsm.State) ClusterSnapshot {
 	return ClusterSnapshot{
 		State: state, StateSince: t0.Add(-time.Minute), Now: t0,
-		InfraReady: true, InfraExists: true, GD2Reachable: true,
+		InfraCreated: true, InfraReady: true, InfraExists: true, GD2Reachable: true,
 		DesiredNodes: 3, NodesTotal: 3, NodesAll: 3, NodesOnline: 3,
 		ProvisionGrace: 20 * time.Minute,
 	}
@@ -30,7 +30,9 @@ func TestDecideCluster(t *testing.T) {
 		{name: "a new cluster is provisioned", state: ClusterPending, mutate: func(s *ClusterSnapshot) { *s = ClusterSnapshot{State: ClusterPending, Now: t0, DesiredNodes: 3} }, wantEvent: ClusterProvision},
 		{name: "a cluster deleted before provisioning goes to deleting", state: ClusterPending, mutate: func(s *ClusterSnapshot) { s.Deleting = true }, wantEvent: ClusterDelete},
 
-		{name: "provisioning waits for etcd before creating nodes", state: ClusterProvisioning, mutate: func(s *ClusterSnapshot) { s.InfraReady = false; s.NodesTotal = 0 }, wantReason: ReasonInfraNotReady},
+		{name: "provisioning waits for the infrastructure objects before creating nodes", state: ClusterProvisioning, mutate: func(s *ClusterSnapshot) { s.InfraCreated, s.InfraReady = false, false; s.NodesTotal = 0 }, wantReason: ReasonInfraNotReady},
+		{name: "provisioning creates nodes while etcd starts", state: ClusterProvisioning, mutate: func(s *ClusterSnapshot) { s.InfraReady = false; s.NodesTotal = 0 }, wantStep: ClusterScaleNodes},
+		{name: "provisioning does not converge before etcd is ready", state: ClusterProvisioning, mutate: func(s *ClusterSnapshot) { s.InfraReady = false }, wantReason: ReasonInfraNotReady},
 		{name: "provisioning creates the first nodes", state: ClusterProvisioning, mutate: func(s *ClusterSnapshot) { s.NodesTotal, s.NodesOnline = 1, 0 }, wantStep: ClusterScaleNodes},
 		{name: "provisioning waits for nodes to come online", state: ClusterProvisioning, mutate: func(s *ClusterSnapshot) { s.NodesOnline, s.NodesJoining = 1, 2 }, wantReason: ReasonProvisioning},
 		{name: "provisioning converges when every node is online", state: ClusterProvisioning, wantEvent: ClusterConverged},
