@@ -31,7 +31,7 @@ const (
 	containerGD2   = "glusterd2"
 	containerEtcd  = "etcd"
 	volumeAuth     = "gd2-auth"
-	volumeState    = "gd2-state"
+	volumeState    = StateClaimTemplate
 	volumeHostDev  = "host-dev"
 	authFileName   = "auth"
 	etcdDataDir    = "/var/lib/etcd"
@@ -171,7 +171,6 @@ func NodeStatefulSet(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.Glu
 	}
 
 	volumes := []corev1.Volume{
-		{Name: volumeState, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 		{Name: volumeAuth, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 			SecretName:  secretName,
 			Items:       []corev1.KeyToPath{{Key: secretKey, Path: authFileName}},
@@ -188,6 +187,10 @@ func NodeStatefulSet(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.Glu
 		}})
 		ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: volumeHostDev, MountPath: "/dev"})
 	case s != nil && s.Capacity != nil:
+		// GD2's state (its peer UUID) must outlive the pod: an upgrade
+		// or a reschedule replaces the pod, and a GD2 without its state
+		// would come back as a new, empty peer.
+		claims = append(claims, stateClaim(n.Namespace, labels, s.StorageClassName))
 		for i, path := range NodeDevicePaths(n) {
 			name := BrickClaimTemplateName(i)
 			claims = append(claims, brickClaim(name, n.Namespace, labels, s))
@@ -195,6 +198,13 @@ func NodeStatefulSet(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.Glu
 		}
 	}
 
+	if len(claims) == 0 {
+		// A node on host devices is pinned to its host: GD2's state lives
+		// there too.
+		volumes = append(volumes, corev1.Volume{Name: volumeState, VolumeSource: corev1.VolumeSource{
+			HostPath: &corev1.HostPathVolumeSource{Path: HostStateDir(n.Namespace, n.Name), Type: ptr.To(corev1.HostPathDirectoryOrCreate)},
+		}})
+	}
 	affinity, tolerations := nodePlacement(c, n)
 
 	return &appsv1.StatefulSet{
@@ -227,6 +237,22 @@ func NodeStatefulSet(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.Glu
 				},
 			},
 			VolumeClaimTemplates: claims,
+		},
+	}
+}
+
+// stateClaim is the small filesystem claim that holds GD2's state
+// directory, in the brick claims' StorageClass.
+func stateClaim(namespace string, labels map[string]string, class *string) corev1.PersistentVolumeClaim {
+	return corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: StateClaimTemplate, Namespace: namespace, Labels: labels},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			VolumeMode:       ptr.To(corev1.PersistentVolumeFilesystem),
+			StorageClassName: class,
+			Resources: corev1.VolumeResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(StateClaimSize)},
+			},
 		},
 	}
 }

@@ -136,10 +136,22 @@ func TestBuildNodeStatefulSet(t *testing.T) {
 		t.Errorf("auth volume %+v", authVol)
 	}
 
-	if len(sts.Spec.VolumeClaimTemplates) != 2 {
-		t.Fatalf("%d claim templates, want 2", len(sts.Spec.VolumeClaimTemplates))
+	if len(sts.Spec.VolumeClaimTemplates) != 3 {
+		t.Fatalf("%d claim templates, want the state claim and 2 brick claims", len(sts.Spec.VolumeClaimTemplates))
 	}
-	for i, claim := range sts.Spec.VolumeClaimTemplates {
+	state := sts.Spec.VolumeClaimTemplates[0]
+	if state.Name != StateClaimTemplate || ptr.Deref(state.Spec.VolumeMode, "") != corev1.PersistentVolumeFilesystem ||
+		ptr.Deref(state.Spec.StorageClassName, "") != "fast" || state.Labels[LabelNode] != n.Name {
+		t.Errorf("state claim %+v", state)
+	}
+	var stateMounted bool
+	for _, m := range pod.Containers[0].VolumeMounts {
+		stateMounted = stateMounted || (m.Name == StateClaimTemplate && m.MountPath == GD2StateDir)
+	}
+	if !stateMounted {
+		t.Errorf("GD2's state directory is not on the state claim: %+v", pod.Containers[0].VolumeMounts)
+	}
+	for i, claim := range sts.Spec.VolumeClaimTemplates[1:] {
 		if claim.Name != BrickClaimTemplateName(i) {
 			t.Errorf("claim %d named %q", i, claim.Name)
 		}

@@ -213,7 +213,7 @@ func (o *KubeOps) DeleteNodeWorkload(ctx context.Context, n transitions.NodeTarg
 		return fmt.Errorf("delete StatefulSet %s/%s: %w", n.Namespace, stsName, err)
 	}
 	sel := labels.SelectorFromSet(labels.Set{LabelCluster: n.Cluster, LabelNode: n.Name})
-	names := make([]string, 0, len(n.Devices))
+	names := []string{StateClaimName(n.Name)}
 	for i := range n.Devices {
 		names = append(names, BrickClaimName(n.Name, i))
 	}

@@ -259,7 +259,7 @@ func TestKubeOpsEnsureNodeWorkloadIsIdempotent(t *testing.T) {
 	}
 	sts, err := f.kube.AppsV1().StatefulSets(fxNamespace).Get(fxCtx, "gc-z1-aaaaa", metav1.GetOptions{})
 	fxMust(t, err, "get sts")
-	if sts.Spec.Template.Annotations[AnnotationVersion] != "4.1.0" || len(sts.Spec.VolumeClaimTemplates) != 2 {
+	if sts.Spec.Template.Annotations[AnnotationVersion] != "4.1.0" || len(sts.Spec.VolumeClaimTemplates) != 3 {
 		t.Errorf("sts not built from the live cluster and node: %+v", sts.Spec.Template.Annotations)
 	}
 }

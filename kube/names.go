@@ -119,6 +119,23 @@ func EtcdEndpoint(namespace, cluster string) string {
 	return fmt.Sprintf("http://%s.%s.svc:%d", EtcdName(cluster), namespace, EtcdClientPort)
 }
 
+// StateClaimTemplate is the node StatefulSet's claim template for GD2's
+// state directory; StateClaimSize is its request (GD2 keeps a few small
+// files there).
+const (
+	StateClaimTemplate = "state"
+	StateClaimSize     = "1Gi"
+)
+
+// StateClaimName is the PVC that holds node's GD2 state.
+func StateClaimName(node string) string { return StateClaimTemplate + "-" + NodePodName(node) }
+
+// HostStateDir is where a node that uses host devices keeps GD2's state on
+// its host.
+func HostStateDir(namespace, node string) string {
+	return "/var/lib/anthill/" + namespace + "/" + node
+}
+
 // BrickClaimTemplateName is the i-th (0-based) brick claim template of a
 // node StatefulSet.
 func BrickClaimTemplateName(i int) string { return "brick-" + strconv.Itoa(i) }
