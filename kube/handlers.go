@@ -23,6 +23,10 @@ func healKey(namespace, name string) Key {
 	return Key{Machine: states.HealMachine, Namespace: namespace, Name: name}
 }
 
+func upgradeKey(namespace, name string) Key {
+	return Key{Machine: states.UpgradeMachine, Namespace: namespace, Name: name}
+}
+
 // keyMapper turns informer objects into the machine keys they concern. It
 // reads only listers (no I/O), as informer handlers must.
 type keyMapper struct {
@@ -37,7 +41,7 @@ func (k keyMapper) forCluster(obj any) []Key {
 	if !ok {
 		return nil
 	}
-	keys := []Key{clusterKey(c.Namespace, c.Name), healKey(c.Namespace, c.Name)}
+	keys := []Key{clusterKey(c.Namespace, c.Name), healKey(c.Namespace, c.Name), upgradeKey(c.Namespace, c.Name)}
 	nodes, _ := k.nodes.GlusterNodes(c.Namespace).List(labels.Everything())
 	for _, n := range nodes {
 		if n.Spec.Cluster == c.Name {
@@ -47,13 +51,14 @@ func (k keyMapper) forCluster(obj any) []Key {
 	return keys
 }
 
-// forNode: the node's machine and its cluster's (which counts nodes).
+// forNode: the node's machine, and its cluster's cluster and upgrade
+// machines (which count nodes by state and version).
 func (k keyMapper) forNode(obj any) []Key {
 	n, ok := obj.(*operatorv1alpha1.GlusterNode)
 	if !ok {
 		return nil
 	}
-	return []Key{nodeKey(n.Namespace, n.Name), clusterKey(n.Namespace, n.Spec.Cluster)}
+	return []Key{nodeKey(n.Namespace, n.Name), clusterKey(n.Namespace, n.Spec.Cluster), upgradeKey(n.Namespace, n.Spec.Cluster)}
 }
 
 // forLabelled maps a namespaced object the operator created (pods,
@@ -69,6 +74,10 @@ func (k keyMapper) forLabelled(obj any) []Key {
 		return []Key{nodeKey(m.GetNamespace(), n)}
 	}
 	if c := l[LabelCluster]; c != "" {
+		if l[LabelComponent] == ComponentCSINode {
+			// The upgrade machine waits for the CSI node plugin.
+			return []Key{clusterKey(m.GetNamespace(), c), upgradeKey(m.GetNamespace(), c)}
+		}
 		return []Key{clusterKey(m.GetNamespace(), c)}
 	}
 	return nil

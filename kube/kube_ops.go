@@ -636,8 +636,8 @@ func (o *KubeOps) deleteOwnAuthSecret(ctx context.Context, ns, cluster string) e
 }
 
 // SelectNodeForUpgrade records node and version in status.upgrade
-// (currentNode, toVersion) and stamps startTime with the start of this
-// step. Re-selecting the selected node at the same version writes nothing,
+// (currentNode, toVersion) and stamps stepStartTime with the start of
+// this step. Re-selecting the selected node at the same version writes nothing,
 // so the start time is kept.
 func (o *KubeOps) SelectNodeForUpgrade(ctx context.Context, ct transitions.ClusterTarget, node, version string) error {
 	clusters := o.Anthill.OperatorV1alpha1().GlusterClusters(ct.Namespace)
@@ -656,7 +656,7 @@ func (o *KubeOps) SelectNodeForUpgrade(ctx context.Context, ct transitions.Clust
 		}
 		u.CurrentNode, u.ToVersion = node, version
 		now := o.now()
-		u.StartTime = &now
+		u.StepStartTime = &now
 		_, err = clusters.UpdateStatus(ctx, c, metav1.UpdateOptions{})
 		return err
 	})

@@ -588,18 +588,18 @@ func TestKubeOpsSelectNodeForUpgradeKeepsTheStartTime(t *testing.T) {
 	start := f.clock.Now()
 	fxMust(t, f.ops.SelectNodeForUpgrade(fxCtx, fxClusterTarget(c), "n1", "4.1.1"), "select")
 	u := get()
-	if u == nil || u.CurrentNode != "n1" || u.ToVersion != "4.1.1" || u.StartTime == nil || !u.StartTime.Time.Equal(start) {
+	if u == nil || u.CurrentNode != "n1" || u.ToVersion != "4.1.1" || u.StepStartTime == nil || !u.StepStartTime.Time.Equal(start) {
 		t.Fatalf("upgrade status %+v", u)
 	}
 
 	f.clock.SetTime(start.Add(time.Minute))
 	fxMust(t, f.ops.SelectNodeForUpgrade(fxCtx, fxClusterTarget(c), "n1", "4.1.1"), "reselect")
-	if u := get(); !u.StartTime.Time.Equal(start) {
-		t.Errorf("reselecting the selected node moved the start time to %v", u.StartTime)
+	if u := get(); !u.StepStartTime.Time.Equal(start) {
+		t.Errorf("reselecting the selected node moved the start time to %v", u.StepStartTime)
 	}
 
 	fxMust(t, f.ops.SelectNodeForUpgrade(fxCtx, fxClusterTarget(c), "n2", "4.1.1"), "select next")
-	if u := get(); u.CurrentNode != "n2" || !u.StartTime.Time.Equal(start.Add(time.Minute)) {
+	if u := get(); u.CurrentNode != "n2" || !u.StepStartTime.Time.Equal(start.Add(time.Minute)) {
 		t.Errorf("next node %+v", u)
 	}
 }

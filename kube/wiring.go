@@ -98,6 +98,7 @@ func Wire(cfg WireConfig) (*Machines, error) {
 	secrets := kf.Core().V1().Secrets()
 	services := kf.Core().V1().Services()
 	sts := kf.Apps().V1().StatefulSets()
+	daemonSets := kf.Apps().V1().DaemonSets()
 	pvs := pvf.Core().V1().PersistentVolumes()
 
 	km := keyMapper{nodes: nodes.Lister(), clusters: clusters.Lister()}
@@ -108,7 +109,7 @@ func Wire(cfg WireConfig) (*Machines, error) {
 		keys func(any) []Key
 	}{
 		{clusters, km.forCluster}, {nodes, km.forNode}, {pods, km.forLabelled}, {pvcs, km.forLabelled},
-		{secrets, km.forLabelled}, {services, km.forLabelled}, {sts, km.forLabelled}, {pvs, km.forPV},
+		{secrets, km.forLabelled}, {services, km.forLabelled}, {sts, km.forLabelled}, {daemonSets, km.forLabelled}, {pvs, km.forPV},
 	} {
 		if err := d.Watch(w.inf.Informer(), w.keys); err != nil {
 			return nil, err
@@ -123,6 +124,10 @@ func Wire(cfg WireConfig) (*Machines, error) {
 	d.Register(states.ClusterMachine, &ClusterSyncer{
 		Clusters: clusters.Lister(), Nodes: nodes.Lister(), Secrets: secrets.Lister(), Services: services.Lister(),
 		StatefulSets: sts.Lister(), PVs: pvs.Lister(), Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock,
+	})
+	d.Register(states.UpgradeMachine, &UpgradeSyncer{
+		Clusters: clusters.Lister(), Nodes: nodes.Lister(), CSI: csiReader{DaemonSets: daemonSets.Lister(), Pods: pods.Lister()},
+		Anthill: cfg.Anthill, Kube: kops, Log: tlog, Clock: cfg.Clock,
 	})
 	d.Register(states.HealMachine, &HealSyncer{
 		Clusters: clusters.Lister(), Anthill: cfg.Anthill, GD2: gd2c, Log: tlog, Clock: cfg.Clock,

@@ -507,9 +507,15 @@ type UpgradeStatus struct {
 	// +optional
 	CurrentNode string `json:"currentNode,omitempty"`
 
-	// startTime is when the upgrade started.
+	// startTime is when the upgrade was validated and started rolling.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
+
+	// stepStartTime is when the current step began: a node selected for
+	// upgrade, or the CSI clients being rolled. upgradePolicy.healTimeout
+	// bounds each step.
+	// +optional
+	StepStartTime *metav1.Time `json:"stepStartTime,omitempty"`
 
 	// message says why the upgrade waits or is blocked.
 	// +optional

@@ -676,6 +676,10 @@ func (in *UpgradeStatus) DeepCopyInto(out *UpgradeStatus) {
 		in, out := &in.StartTime, &out.StartTime
 		*out = (*in).DeepCopy()
 	}
+	if in.StepStartTime != nil {
+		in, out := &in.StepStartTime, &out.StepStartTime
+		*out = (*in).DeepCopy()
+	}
 	if in.History != nil {
 		in, out := &in.History, &out.History
 		*out = make([]TransitionRecord, len(*in))

@@ -1,0 +1,306 @@
+package kube
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/clock"
+
+	"github.com/gluster/anthill/fsm"
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/client/clientset/versioned"
+	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
+	"github.com/gluster/anthill/states"
+	"github.com/gluster/anthill/transitions"
+)
+
+// Upgrade defaults.
+const (
+	// DefaultHealTimeout bounds one upgrade step (a node's restart and
+	// heal, or the client roll) when upgradePolicy.healTimeout is unset.
+	DefaultHealTimeout = time.Hour
+	// DefaultUpgradeCompleteHold is how long Complete is shown before the
+	// machine settles to Idle.
+	DefaultUpgradeCompleteHold = 5 * time.Minute
+)
+
+// ConditionUpgrade on a GlusterCluster is True while an upgrade rolls and
+// False, with the reason, while it is Blocked or Paused; it is removed
+// when the machine is Idle.
+const ConditionUpgrade = "Upgrading"
+
+var upgradeDef = states.UpgradeDefinition()
+
+// UpgradeSyncer advances the upgrade machine of one GlusterCluster per
+// sync; the key is (upgrade, namespace, cluster). The machine is persisted
+// in status.upgrade. It only decides and records: which node is upgraded
+// now (status.upgrade.currentNode), and the CSI client version. Each node's
+// own machine stops, restarts and heals it, re-reading GD2 live before it
+// stops anything.
+type UpgradeSyncer struct {
+	Clusters listers.GlusterClusterLister
+	Nodes    listers.GlusterNodeLister
+	CSI      csiReader
+	Anthill  versioned.Interface
+	Kube     transitions.KubeOps
+	Log      *TransitionLog
+	Clock    clock.Clock
+}
+
+// Sync runs one decision of the upgrade machine of the cluster named by key.
+func (s *UpgradeSyncer) Sync(ctx context.Context, key Key) (Result, error) {
+	cached, err := s.Clusters.GlusterClusters(key.Namespace).Get(key.Name)
+	if apierrors.IsNotFound(err) {
+		return Result{}, nil
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	// The servers of an external pool are upgraded by its own admins, and a
+	// cluster being deleted is not upgraded any further.
+	if cached.DeletionTimestamp != nil || cached.Spec.Mode == operatorv1alpha1.ClusterModeExternal {
+		return Result{}, nil
+	}
+	c := cached.DeepCopy()
+	if c.Status.Upgrade == nil {
+		c.Status.Upgrade = &operatorv1alpha1.UpgradeStatus{}
+	}
+	up := c.Status.Upgrade
+	state := fsm.State(cmp.Or(up.State, string(upgradeDef.Initial)))
+	m, err := upgradeDef.NewMachine(state)
+	if err != nil {
+		s.Log.Warn(c, states.ReasonUnknownState, err.Error())
+		setUnknownStateCondition(&c.Status.Conditions, err, c.Generation)
+		_, uerr := s.Anthill.OperatorV1alpha1().GlusterClusters(c.Namespace).UpdateStatus(ctx, c, metav1.UpdateOptions{})
+		return Result{}, errors.Join(&PermanentError{Err: err}, uerr)
+	}
+	snap, err := s.snapshot(c, state)
+	if err != nil {
+		return Result{}, err
+	}
+	d := states.DecideUpgrade(snap)
+	target := transitions.ClusterTarget{Namespace: c.Namespace, Name: c.Name, NextNode: snap.NextNode, TargetVersion: snap.ActiveTarget}
+	run := func(e fsm.Event) error {
+		if a, ok := transitions.UpgradeActionFor(e); ok {
+			return a(ctx, transitions.Ops{Kube: s.Kube, GD2: noGD2{}}, target)
+		}
+		return nil
+	}
+	switch {
+	case d.Event != "":
+		if !m.Can(d.Event) {
+			return Result{}, &PermanentError{Err: fmt.Errorf("upgrade decision %s is not allowed in state %s", d.Event, state)}
+		}
+		if err := run(d.Event); err != nil {
+			s.Log.Warn(c, ReasonActionFailed, fmt.Sprintf("upgrade %s failed: %v", d.Event, err))
+			return Result{}, err
+		}
+		tr, err := m.Fire(ctx, d.Event)
+		if err != nil {
+			return Result{}, err
+		}
+		return s.commit(ctx, c, tr, d, snap)
+	case d.Step != "":
+		if !m.CanStep(d.Step) {
+			return Result{}, &PermanentError{Err: fmt.Errorf("upgrade step %s is not allowed in state %s", d.Step, state)}
+		}
+		if err := run(d.Step); err != nil {
+			s.Log.Warn(c, ReasonActionFailed, fmt.Sprintf("upgrade %s failed: %v", d.Step, err))
+			return Result{}, err
+		}
+		// selectNextNode wrote status itself; re-read it through the
+		// informer before writing anything else.
+		return Result{RequeueAfter: d.RequeueAfter}, nil
+	}
+	return s.wait(ctx, c, state, d)
+}
+
+// snapshot gathers the upgrade facts from listers: the cluster's spec and
+// status.upgrade, its nodes' states and running versions, its volumes'
+// heal states (status.volumes) and the CSI node plugin.
+func (s *UpgradeSyncer) snapshot(c *operatorv1alpha1.GlusterCluster, state fsm.State) (states.UpgradeSnapshot, error) {
+	up := c.Status.Upgrade
+	snap := states.UpgradeSnapshot{
+		State: state, Now: s.Clock.Now(),
+		Paused:        c.Spec.Paused,
+		TargetVersion: clusterVersion(c),
+		StepTimeout:   DefaultHealTimeout,
+		CompleteHold:  DefaultUpgradeCompleteHold,
+	}
+	if p := c.Spec.UpgradePolicy; p != nil && p.HealTimeout != nil {
+		snap.StepTimeout = p.HealTimeout.Duration
+	}
+	if t := lastUpgradeTransition(up.History); t != nil {
+		snap.StateSince = t.Time
+	}
+	if up.StepStartTime != nil {
+		snap.StepStartedAt = up.StepStartTime.Time
+	}
+	// The run's target is the one validated fired with; before that, and
+	// once the run is over, there is none.
+	switch state {
+	case states.UpgradeRollingServers, states.UpgradeRollingClients, states.UpgradeComplete, states.UpgradeBlocked, states.UpgradePaused:
+		snap.ActiveTarget = up.ToVersion
+	}
+	nodes, err := s.Nodes.GlusterNodes(c.Namespace).List(labels.Everything())
+	if err != nil {
+		return snap, err
+	}
+	slices.SortFunc(nodes, func(a, b *operatorv1alpha1.GlusterNode) int {
+		return cmp.Or(cmp.Compare(a.Spec.Zone, b.Spec.Zone), cmp.Compare(a.Name, b.Name))
+	})
+	versions := map[string]bool{}
+	var current, next string
+	for _, n := range nodes {
+		if n.Spec.Cluster != c.Name || !NodeCounts(n) {
+			continue
+		}
+		snap.NodesTotal++
+		if v := n.Status.Version; v != "" && !versions[v] {
+			versions[v] = true
+			snap.ServerVersions = append(snap.ServerVersions, v)
+		}
+		switch fsm.State(n.Status.State) {
+		case states.NodeOnline:
+			snap.NodesOnline++
+			if n.Status.Version == snap.ActiveTarget {
+				snap.NodesAtTarget++
+				continue
+			}
+			if n.Name == up.CurrentNode {
+				current = n.Name
+			} else if next == "" {
+				next = n.Name
+			}
+		case states.NodeQuiescing, states.NodeRestarting, states.NodeRejoining, states.NodeHealWait:
+			snap.NodesUpgrading++
+		}
+	}
+	slices.Sort(snap.ServerVersions)
+	// A node already selected keeps its turn (after a crash, or after it
+	// went back to Online because the run was paused).
+	snap.NextNode = cmp.Or(current, next)
+	for _, v := range c.Status.Volumes {
+		switch fsm.State(v.State) {
+		case states.HealHealthy:
+		case states.HealSplitBrain:
+			snap.VolumesSplitBrain++
+			snap.VolumesUnhealthy++
+		default:
+			snap.VolumesUnhealthy++
+		}
+	}
+	csiTarget := cmp.Or(snap.ActiveTarget, snap.TargetVersion)
+	if err := s.CSI.fillUpgrade(c, csiTarget, &snap); err != nil {
+		return snap, err
+	}
+	return snap, nil
+}
+
+func lastUpgradeTransition(h []operatorv1alpha1.TransitionRecord) *metav1.Time {
+	if len(h) == 0 {
+		return nil
+	}
+	return &h[len(h)-1].Time
+}
+
+// commit persists one transition in status.upgrade with one status write,
+// then announces it.
+func (s *UpgradeSyncer) commit(ctx context.Context, c *operatorv1alpha1.GlusterCluster, tr fsm.Transition, d states.Decision, snap states.UpgradeSnapshot) (Result, error) {
+	now := s.Clock.Now()
+	cm := Committed{
+		Machine: states.UpgradeMachine, Namespace: c.Namespace, Name: c.Name,
+		From: tr.From[0], To: tr.To, Event: tr.Event, Reason: d.Reason, Message: d.Message, Time: now,
+	}
+	up := c.Status.Upgrade
+	up.State = string(tr.To)
+	up.History = AppendHistory(up.History, cm.Record())
+	stamp := metav1.NewTime(now)
+	switch tr.Event {
+	case states.UpgradeValidated:
+		// The run's target is fixed here; a resumed run gets a fresh
+		// step timeout.
+		if up.ToVersion != snap.TargetVersion || up.StartTime == nil {
+			// A new run, not a resumed one.
+			up.StartTime = &stamp
+			up.FromVersion = oldestVersion(snap.ServerVersions, up.ToVersion)
+		}
+		up.ToVersion = snap.TargetVersion
+		up.StepStartTime = &stamp
+	case states.UpgradeServersDone:
+		up.CurrentNode = ""
+		up.StepStartTime = &stamp
+	case states.UpgradeSettle, states.UpgradeCancel:
+		up.CurrentNode = ""
+		up.StepStartTime = nil
+	}
+	s.fillStatus(c, tr.To, d)
+	if _, err := s.Anthill.OperatorV1alpha1().GlusterClusters(c.Namespace).UpdateStatus(ctx, c, metav1.UpdateOptions{}); err != nil {
+		return Result{}, fmt.Errorf("persist upgrade transition %s -> %s: %w", cm.From, cm.To, err)
+	}
+	s.Log.Announce(c, cm)
+	// The informer delivers this write as an update; that sync continues.
+	return Result{}, nil
+}
+
+// wait records the decision's message; it writes status only when
+// something a user can see changed.
+func (s *UpgradeSyncer) wait(ctx context.Context, c *operatorv1alpha1.GlusterCluster, state fsm.State, d states.Decision) (Result, error) {
+	before := c.Status.DeepCopy()
+	if c.Status.Upgrade.State == "" {
+		if state == upgradeDef.Initial && d.RequeueAfter == 0 {
+			// Nothing has ever happened: keep status.upgrade absent.
+			return Result{}, nil
+		}
+		c.Status.Upgrade.State = string(state)
+	}
+	s.fillStatus(c, state, d)
+	if !equality.Semantic.DeepEqual(before, &c.Status) {
+		if _, err := s.Anthill.OperatorV1alpha1().GlusterClusters(c.Namespace).UpdateStatus(ctx, c, metav1.UpdateOptions{}); err != nil {
+			return Result{}, err
+		}
+	}
+	return Result{RequeueAfter: d.RequeueAfter}, nil
+}
+
+// fillStatus sets the message and the Upgrading condition for state.
+func (s *UpgradeSyncer) fillStatus(c *operatorv1alpha1.GlusterCluster, st fsm.State, d states.Decision) {
+	c.Status.Upgrade.Message = truncate(d.Message, 1024)
+	cond := metav1.Condition{Type: ConditionUpgrade, Reason: d.Reason, Message: truncate(d.Message, 1024), ObservedGeneration: c.Generation}
+	switch st {
+	case states.UpgradeIdle:
+		apimeta.RemoveStatusCondition(&c.Status.Conditions, ConditionUpgrade)
+		return
+	case states.UpgradeBlocked, states.UpgradePaused, states.UpgradeComplete:
+		cond.Status = metav1.ConditionFalse
+	default:
+		cond.Status = metav1.ConditionTrue
+	}
+	apimeta.SetStatusCondition(&c.Status.Conditions, cond)
+}
+
+// oldestVersion is the lowest of versions by version order, or fallback
+// when there is none.
+func oldestVersion(versions []string, fallback string) string {
+	oldest := ""
+	var ov states.Version
+	for _, v := range versions {
+		pv, err := states.ParseVersion(v)
+		if err != nil {
+			continue
+		}
+		if oldest == "" || pv.Compare(ov) < 0 {
+			oldest, ov = v, pv
+		}
+	}
+	return cmp.Or(oldest, fallback)
+}
