@@ -89,7 +89,7 @@ func timeCluster(b *testing.B, nodes int32) time.Duration {
 	b.Helper()
 	ctx := context.Background()
 	ns := env.Namespace(b)
-	startSim(b, ns)
+	startSim(b, ns, defaultSimOptions)
 	if err := env.CreateSimAuthSecret(ctx, ns, "bench", gd2sim); err != nil {
 		b.Fatal(err)
 	}

@@ -28,11 +28,15 @@ func gd2Client(t *testing.T) *gd2.Client {
 	return c
 }
 
+// defaultSimOptions: a light write load that heals quickly.
+var defaultSimOptions = framework.SimOptions{Seed: 1, WriteRate: 5, HealRate: 40}
+
 // startSim starts a GD2 simulator linked to the pods of ns, makes it the
 // running test's gd2sim, and stops it when the test ends.
-func startSim(tb testing.TB, ns string) *framework.GD2Sim {
+func startSim(tb testing.TB, ns string, o framework.SimOptions) *framework.GD2Sim {
 	tb.Helper()
-	s, err := env.StartGD2Sim(context.Background(), framework.SimOptions{Seed: 1, WriteRate: 5, HealRate: 40, Namespace: ns})
+	o.Namespace = ns
+	s, err := env.StartGD2Sim(context.Background(), o)
 	if err != nil {
 		tb.Fatalf("start GD2 simulator: %v", err)
 	}
@@ -45,8 +49,14 @@ func startSim(tb testing.TB, ns string) *framework.GD2Sim {
 // cluster in ns with perTemplate nodes per zone, pointing at it.
 func createCluster(t *testing.T, ns, name string, perTemplate int32) *operatorv1alpha1.GlusterCluster {
 	t.Helper()
+	return createClusterWithSim(t, ns, name, perTemplate, defaultSimOptions)
+}
+
+// createClusterWithSim is createCluster with a simulator started with o.
+func createClusterWithSim(t *testing.T, ns, name string, perTemplate int32, o framework.SimOptions) *operatorv1alpha1.GlusterCluster {
+	t.Helper()
 	ctx := context.Background()
-	startSim(t, ns)
+	startSim(t, ns, o)
 	if err := env.CreateSimAuthSecret(ctx, ns, name, gd2sim); err != nil {
 		t.Fatal(err)
 	}

@@ -48,6 +48,10 @@ const (
 	pollShort = 15 * time.Second
 	// pollLong is for waits on slow processes (heal, admin action).
 	pollLong = time.Minute
+	// pollUpgrade is for the node being upgraded while it rejoins and
+	// heals: only one node (or one per zone) is there at a time, and every
+	// second it waits is a second the whole roll takes longer.
+	pollUpgrade = 2 * time.Second
 )
 
 // unknownState is returned by every Decide function for a state it does not

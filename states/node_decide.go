@@ -292,7 +292,7 @@ func decideNodeRejoining(s NodeSnapshot) Decision {
 	if !s.GD2Reachable {
 		return gd2Unreachable()
 	}
-	return wait(ReasonBricksOffline, fmt.Sprintf("Waiting for the peer (alive: %t) and %d offline brick(s).", s.PeerAlive, s.BricksOffline), pollShort)
+	return wait(ReasonBricksOffline, fmt.Sprintf("Waiting for the peer (alive: %t) and %d offline brick(s).", s.PeerAlive, s.BricksOffline), pollUpgrade)
 }
 
 func decideNodeHealWait(s NodeSnapshot) Decision {
@@ -306,7 +306,7 @@ func decideNodeHealWait(s NodeSnapshot) Decision {
 		return wait(ReasonSplitBrain, fmt.Sprintf("%d entries are in split-brain; an admin must resolve them.", s.SplitBrainEntries), pollLong)
 	}
 	if s.PendingHealEntries > 0 {
-		return wait(ReasonHealPending, fmt.Sprintf("%d entries are pending heal.", s.PendingHealEntries), pollShort)
+		return wait(ReasonHealPending, fmt.Sprintf("%d entries are pending heal.", s.PendingHealEntries), pollUpgrade)
 	}
 	return fire(NodeUpgraded, ReasonHealComplete, fmt.Sprintf("Healed; the node runs %s.", s.RunningVersion))
 }

@@ -16,6 +16,16 @@ type UpgradePath struct {
 // supported rolling upgrade. Minor and patch updates within a major are
 // always allowed forwards. Add a row when a new major is qualified.
 var UpgradePaths = []UpgradePath{
+	{From: 4, To: 4, Note: "minor and patch updates within 4"},
+	{From: 4, To: 5, Note: "one major step"},
+	{From: 5, To: 5, Note: "minor and patch updates within 5"},
+	{From: 5, To: 6, Note: "one major step"},
+	{From: 6, To: 6, Note: "minor and patch updates within 6"},
+	{From: 6, To: 7, Note: "one major step"},
+	{From: 7, To: 7, Note: "minor and patch updates within 7"},
+	{From: 7, To: 8, Note: "one major step"},
+	{From: 8, To: 8, Note: "minor and patch updates within 8"},
+	{From: 8, To: 9, Note: "one major step"},
 	{From: 9, To: 9, Note: "minor and patch updates within 9"},
 	{From: 9, To: 10, Note: "one major step"},
 	{From: 10, To: 10, Note: "minor and patch updates within 10"},

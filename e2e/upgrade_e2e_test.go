@@ -1,0 +1,384 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/gluster/anthill/e2e/framework"
+	"github.com/gluster/anthill/gd2"
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+)
+
+// upgradeStates are the node states of a node being upgraded.
+var upgradeStates = []string{"Quiescing", "Restarting", "Rejoining", "HealWait"}
+
+// TestUpgradeRollsNodeByNode upgrades a 6-node, 3-zone cluster while the
+// simulator keeps writing to two replica-3 volumes, so every restarted node
+// comes back with a heal backlog. It checks, all along, that no replica
+// set ever has more than one brick down and no two nodes are upgraded at
+// once; that each node starts only after the previous one healed; that the
+// operator, SIGKILLed while a node is being upgraded, resumes with that
+// same node; and that the simulator saw no unsafe operation.
+func TestUpgradeRollsNodeByNode(t *testing.T) {
+	ns := env.Namespace(t)
+	const name = "roll"
+	const from, to = "4.1.0", "5.0.0"
+	// Writes outpace the heal rate: every restarted node comes back with a
+	// backlog that takes longer to heal than the node was down.
+	createClusterWithSim(t, ns, name, 2, framework.SimOptions{Seed: 2, WriteRate: 60, HealRate: 40})
+	g := gd2Client(t)
+	waitNodes(t, ns, name, 6, 3*time.Minute)
+	vols := []string{"rolla", "rollb"}
+	for _, v := range vols {
+		createReplicatedVolume(t, g, v)
+	}
+	waitVolumesHealthy(t, ns, name, vols, 2*time.Minute)
+
+	mon := startUpgradeMonitor(t, ns, name, g, vols)
+	setGlusterVersion(t, ns, name, to)
+
+	// SIGKILL the operator while the second node is being upgraded; it must
+	// carry on with that node, not pick another.
+	var victim string
+	err := framework.WaitFor(context.Background(), 5*time.Minute, func(ctx context.Context) (bool, error) {
+		c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		nodes, desc, err := nodeStates(ctx, ns, name)
+		if err != nil {
+			return false, err
+		}
+		up := c.Status.Upgrade
+		if up == nil || up.CurrentNode == "" {
+			return false, fmt.Errorf("no node selected yet: %s", desc)
+		}
+		done := 0
+		for _, n := range nodes {
+			if n.Status.Version == to && n.Status.State == "Online" {
+				done++
+			}
+		}
+		if n := nodes[up.CurrentNode]; done == 1 && slices.Contains(upgradeStates, n.Status.State) {
+			victim = up.CurrentNode
+			return true, nil
+		}
+		return false, fmt.Errorf("%d node(s) upgraded, current %s: %s", done, up.CurrentNode, desc)
+	})
+	if err != nil {
+		dumpNamespace(t, ns)
+		t.Fatalf("waiting for the second node to be upgraded: %v", err)
+	}
+	operator.Kill()
+	if err := operator.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("operator SIGKILLed while %s was being upgraded", victim)
+
+	c := waitUpgradeState(t, ns, name, "Complete", 10*time.Minute)
+	mon.stop()
+
+	if c.Status.Upgrade.FromVersion != from || c.Status.Upgrade.ToVersion != to {
+		t.Errorf("upgrade recorded as %s -> %s, want %s -> %s", c.Status.Upgrade.FromVersion, c.Status.Upgrade.ToVersion, from, to)
+	}
+	var events []string
+	for _, h := range c.Status.Upgrade.History {
+		events = append(events, h.Event)
+	}
+	for _, want := range []string{"requestUpgrade", "validated", "serversDone", "clientsDone"} {
+		if !slices.Contains(events, want) {
+			t.Errorf("upgrade history %v lacks %s", events, want)
+		}
+	}
+
+	nodes, err := framework.ClusterNodes(context.Background(), anthill, ns, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type window struct {
+		node       string
+		start, end time.Time
+		healWaited bool
+	}
+	var windows []window
+	for _, n := range nodes {
+		if n.Status.Version != to || n.Status.State != "Online" {
+			t.Errorf("node %s is %s at %q after the upgrade", n.Name, n.Status.State, n.Status.Version)
+		}
+		pod, err := env.Client.CoreV1().Pods(ns).Get(context.Background(), n.Name+"-0", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := pod.Annotations["operator.gluster.org/version"]; v != to || !strings.HasSuffix(pod.Spec.Containers[0].Image, ":"+to) {
+			t.Errorf("pod of %s runs %q (image %s), want %s", n.Name, v, pod.Spec.Containers[0].Image, to)
+		}
+		w := window{node: n.Name}
+		var path []string
+		for _, h := range n.Status.History {
+			switch {
+			case h.Event == "upgrade":
+				w.start = h.Time.Time
+				path = []string{h.From}
+			case len(path) > 0:
+				path = append(path, h.From)
+				if h.To == "Online" && h.From == "HealWait" {
+					w.end = h.Time.Time
+					path = append(path, h.To)
+				}
+			}
+		}
+		if got := strings.Join(path, " -> "); got != "Online -> Quiescing -> Restarting -> Rejoining -> HealWait -> Online" {
+			t.Errorf("node %s went %q through its upgrade", n.Name, got)
+		}
+		w.healWaited = mon.sawPending(n.Name)
+		windows = append(windows, w)
+	}
+	// Each node started only after the previous one had healed.
+	slices.SortFunc(windows, func(a, b window) int { return a.start.Compare(b.start) })
+	for i := 1; i < len(windows); i++ {
+		if windows[i].start.Before(windows[i-1].end) {
+			t.Errorf("node %s started its upgrade at %s, before %s finished healing at %s",
+				windows[i].node, windows[i].start, windows[i-1].node, windows[i-1].end)
+		}
+	}
+	healed := 0
+	for _, w := range windows {
+		if w.healWaited {
+			healed++
+		}
+	}
+	if healed == 0 {
+		t.Errorf("no node was ever seen waiting on a heal backlog; the test did not exercise heal gating")
+	}
+	if mon.maxDown > 1 {
+		t.Errorf("a replica set had %d bricks down at once: %s", mon.maxDown, mon.worst)
+	}
+	if mon.maxUpgrading > 1 {
+		t.Errorf("%d nodes were being upgraded at once", mon.maxUpgrading)
+	}
+	if mon.samples < 20 {
+		t.Errorf("the monitor took only %d samples", mon.samples)
+	}
+	t.Logf("monitor: %d samples, max bricks down in a replica set %d, max nodes upgrading %d, %d of %d nodes waited on heal",
+		mon.samples, mon.maxDown, mon.maxUpgrading, healed, len(windows))
+	noViolations(t)
+}
+
+// TestUpgradeBlockedBySplitBrain: an upgrade requested while a volume is in
+// split-brain is Blocked with the reason in status and in the Upgrading
+// condition, touches no node, and resumes by itself once the split-brain
+// is resolved.
+func TestUpgradeBlockedBySplitBrain(t *testing.T) {
+	ns := env.Namespace(t)
+	const name = "split"
+	createCluster(t, ns, name, 1)
+	g := gd2Client(t)
+	waitNodes(t, ns, name, 3, 2*time.Minute)
+	createReplicatedVolume(t, g, "sbvol")
+	waitVolumesHealthy(t, ns, name, []string{"sbvol"}, 2*time.Minute)
+	if err := gd2sim.InjectSplitBrain("sbvol", 0, []string{"/a/b.txt"}); err != nil {
+		t.Fatal(err)
+	}
+	waitVolumeState(t, ns, name, "sbvol", "SplitBrain", 2*time.Minute)
+
+	setGlusterVersion(t, ns, name, "4.1.1")
+	c := waitUpgradeState(t, ns, name, "Blocked", 2*time.Minute)
+	cond := apimeta.FindStatusCondition(c.Status.Conditions, "Upgrading")
+	if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != "SplitBrain" || !strings.Contains(cond.Message, "split-brain") {
+		t.Fatalf("Upgrading condition %+v, want False with reason SplitBrain", cond)
+	}
+	if !strings.Contains(c.Status.Upgrade.Message, "split-brain") {
+		t.Errorf("status.upgrade.message %q does not say why", c.Status.Upgrade.Message)
+	}
+	// Blocked for a while: no node may be touched.
+	time.Sleep(5 * time.Second)
+	nodes, desc, err := nodeStates(context.Background(), ns, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes {
+		if n.Status.State != "Online" || n.Status.Version != "4.1.0" {
+			t.Fatalf("a blocked upgrade touched a node: %s", desc)
+		}
+	}
+
+	if err := gd2sim.ClearSplitBrain("sbvol"); err != nil {
+		t.Fatal(err)
+	}
+	c = waitUpgradeState(t, ns, name, "Complete", 5*time.Minute)
+	var path []string
+	for _, h := range c.Status.Upgrade.History {
+		path = append(path, h.To)
+	}
+	if !slices.Contains(path, "Blocked") || !slices.Contains(path, "RollingServers") {
+		t.Errorf("upgrade path %v, want it through Blocked, then RollingServers", path)
+	}
+	noViolations(t)
+}
+
+// setGlusterVersion changes spec.gluster.version, which starts an upgrade.
+func setGlusterVersion(t *testing.T, ns, name, version string) {
+	t.Helper()
+	patch := fmt.Sprintf(`{"spec":{"gluster":{"version":%q}}}`, version)
+	_, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Patch(context.Background(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	if err != nil {
+		t.Fatalf("set version %s: %v", version, err)
+	}
+}
+
+// waitUpgradeState waits for status.upgrade.state to be state.
+func waitUpgradeState(t *testing.T, ns, name, state string, timeout time.Duration) *operatorv1alpha1.GlusterCluster {
+	t.Helper()
+	var c *operatorv1alpha1.GlusterCluster
+	err := framework.WaitFor(context.Background(), timeout, func(ctx context.Context) (bool, error) {
+		var err error
+		c, err = anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		up := c.Status.Upgrade
+		if up == nil {
+			return false, fmt.Errorf("no upgrade status")
+		}
+		_, desc, _ := nodeStates(ctx, ns, name)
+		return up.State == state, fmt.Errorf("upgrade is %s (%s), node %q; nodes: %s", up.State, up.Message, up.CurrentNode, desc)
+	})
+	if err != nil {
+		dumpNamespace(t, ns)
+		t.Fatalf("waiting for the upgrade to be %s: %v", state, err)
+	}
+	return c
+}
+
+// waitVolumeState waits for a volume's heal machine to be in state.
+func waitVolumeState(t *testing.T, ns, name, vol, state string, timeout time.Duration) {
+	t.Helper()
+	err := framework.WaitFor(context.Background(), timeout, func(ctx context.Context) (bool, error) {
+		c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, v := range c.Status.Volumes {
+			if v.Name == vol {
+				return v.State == state, fmt.Errorf("volume %s is %s: %s", vol, v.State, v.Message)
+			}
+		}
+		return false, fmt.Errorf("volume %s is not in status.volumes", vol)
+	})
+	if err != nil {
+		t.Fatalf("waiting for volume %s to be %s: %v", vol, state, err)
+	}
+}
+
+func waitVolumesHealthy(t *testing.T, ns, name string, vols []string, timeout time.Duration) {
+	t.Helper()
+	for _, v := range vols {
+		waitVolumeState(t, ns, name, v, "Healthy", timeout)
+	}
+}
+
+// upgradeMonitor samples, until stopped, how many bricks of each replica
+// set are down (GD2's peer liveness) and how many nodes are in upgrade
+// states, and which nodes were seen in HealWait with a heal backlog.
+type upgradeMonitor struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu           sync.Mutex
+	samples      int
+	maxDown      int
+	worst        string
+	maxUpgrading int
+	pending      map[string]bool
+}
+
+func startUpgradeMonitor(t *testing.T, ns, name string, g *gd2.Client, vols []string) *upgradeMonitor {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &upgradeMonitor{cancel: cancel, done: make(chan struct{}), pending: map[string]bool{}}
+	var subvols [][]gd2.BrickInfo
+	var names []string
+	for _, v := range vols {
+		vol, err := g.GetVolume(ctx, v)
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		for _, sv := range vol.Subvols {
+			subvols = append(subvols, sv.Bricks)
+			names = append(names, v+"/"+sv.Name)
+		}
+	}
+	t.Cleanup(m.stop)
+	go func() {
+		defer close(m.done)
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			peers, err := g.ListPeers(ctx, gd2.Filter{})
+			if err != nil {
+				continue
+			}
+			online := map[string]bool{}
+			for _, p := range peers {
+				online[p.ID] = p.Online
+			}
+			nodes, err := framework.ClusterNodes(ctx, anthill, ns, name)
+			if err != nil {
+				continue
+			}
+			m.mu.Lock()
+			m.samples++
+			for i, bricks := range subvols {
+				down := 0
+				for _, b := range bricks {
+					if !online[b.PeerID] {
+						down++
+					}
+				}
+				if down > m.maxDown {
+					m.maxDown, m.worst = down, names[i]
+				}
+			}
+			upgrading := 0
+			for _, n := range nodes {
+				if slices.Contains(upgradeStates, n.Status.State) {
+					upgrading++
+				}
+				if n.Status.State == "HealWait" && strings.Contains(n.Status.Message, "pending heal") {
+					m.pending[n.Name] = true
+				}
+			}
+			m.maxUpgrading = max(m.maxUpgrading, upgrading)
+			m.mu.Unlock()
+		}
+	}()
+	return m
+}
+
+func (m *upgradeMonitor) stop() {
+	m.cancel()
+	<-m.done
+}
+
+func (m *upgradeMonitor) sawPending(node string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.pending[node]
+}
