@@ -19,7 +19,7 @@ import (
 )
 
 // gd2Client talks to the simulator as the operator does.
-func gd2Client(t *testing.T) *gd2.Client {
+func gd2Client(t testing.TB) *gd2.Client {
 	t.Helper()
 	c, err := gd2.New(gd2.Options{Endpoint: gd2sim.URL, Secret: gd2sim.Secret})
 	if err != nil {
@@ -47,13 +47,13 @@ func startSim(tb testing.TB, ns string, o framework.SimOptions) *framework.GD2Si
 
 // createCluster starts the test's GD2 simulator and creates the sample
 // cluster in ns with perTemplate nodes per zone, pointing at it.
-func createCluster(t *testing.T, ns, name string, perTemplate int32) *operatorv1alpha1.GlusterCluster {
+func createCluster(t testing.TB, ns, name string, perTemplate int32) *operatorv1alpha1.GlusterCluster {
 	t.Helper()
 	return createClusterWithSim(t, ns, name, perTemplate, defaultSimOptions)
 }
 
 // createClusterWithSim is createCluster with a simulator started with o.
-func createClusterWithSim(t *testing.T, ns, name string, perTemplate int32, o framework.SimOptions) *operatorv1alpha1.GlusterCluster {
+func createClusterWithSim(t testing.TB, ns, name string, perTemplate int32, o framework.SimOptions) *operatorv1alpha1.GlusterCluster {
 	t.Helper()
 	ctx := context.Background()
 	startSim(t, ns, o)
@@ -89,7 +89,7 @@ func nodeStates(ctx context.Context, ns, cluster string) (map[string]operatorv1a
 
 // waitNodes waits until the cluster has exactly want nodes, all Online, and
 // the cluster is Ready.
-func waitNodes(t *testing.T, ns, cluster string, want int, timeout time.Duration) map[string]operatorv1alpha1.GlusterNode {
+func waitNodes(t testing.TB, ns, cluster string, want int, timeout time.Duration) map[string]operatorv1alpha1.GlusterNode {
 	t.Helper()
 	var nodes map[string]operatorv1alpha1.GlusterNode
 	err := framework.WaitFor(context.Background(), timeout, func(ctx context.Context) (bool, error) {
@@ -122,7 +122,7 @@ func waitNodes(t *testing.T, ns, cluster string, want int, timeout time.Duration
 }
 
 // waitNodeState waits until node reaches state (or is gone when state is "").
-func waitNodeState(t *testing.T, ns, name, state string, timeout time.Duration) *operatorv1alpha1.GlusterNode {
+func waitNodeState(t testing.TB, ns, name, state string, timeout time.Duration) *operatorv1alpha1.GlusterNode {
 	t.Helper()
 	var got *operatorv1alpha1.GlusterNode
 	err := framework.WaitFor(context.Background(), timeout, func(ctx context.Context) (bool, error) {
@@ -147,7 +147,7 @@ func waitNodeState(t *testing.T, ns, name, state string, timeout time.Duration) 
 }
 
 // requestOnNode sets the request annotation, as `anthill node` does.
-func requestOnNode(t *testing.T, ns, name, request string) {
+func requestOnNode(t testing.TB, ns, name, request string) {
 	t.Helper()
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, "operator.gluster.org/request", request)
 	if _, err := anthill.OperatorV1alpha1().GlusterNodes(ns).Patch(context.Background(), name, "application/merge-patch+json", []byte(patch), metav1.PatchOptions{}); err != nil {
@@ -156,7 +156,7 @@ func requestOnNode(t *testing.T, ns, name, request string) {
 }
 
 // setTemplateNodes sets nodes on the named templates.
-func setTemplateNodes(t *testing.T, ns, cluster string, counts map[string]int32) {
+func setTemplateNodes(t testing.TB, ns, cluster string, counts map[string]int32) {
 	t.Helper()
 	ctx := context.Background()
 	// The operator writes status all the time; an admin's edit retries on
@@ -181,7 +181,7 @@ func setTemplateNodes(t *testing.T, ns, cluster string, counts map[string]int32)
 
 // noViolations fails the test if the simulator recorded any data-safety
 // violation.
-func noViolations(t *testing.T) {
+func noViolations(t testing.TB) {
 	t.Helper()
 	if v := gd2sim.Violations(); len(v) > 0 {
 		t.Fatalf("the simulator recorded %d data-safety violation(s): %+v", len(v), v)
@@ -190,7 +190,7 @@ func noViolations(t *testing.T) {
 
 // createReplicatedVolume creates, starts and enables self-heal on a
 // replica-3 volume placed by GD2 across three zones.
-func createReplicatedVolume(t *testing.T, g *gd2.Client, name string) *gd2.Volume {
+func createReplicatedVolume(t testing.TB, g *gd2.Client, name string) *gd2.Volume {
 	t.Helper()
 	ctx := context.Background()
 	if _, err := g.CreateVolume(ctx, gd2.VolumeCreateRequest{Name: name, Size: 1 << 30, Replica: 3}); err != nil {
@@ -209,7 +209,7 @@ func createReplicatedVolume(t *testing.T, g *gd2.Client, name string) *gd2.Volum
 }
 
 // bricksByPeer counts the volume's bricks per peer id.
-func bricksByPeer(t *testing.T, g *gd2.Client, vol string) map[string]int {
+func bricksByPeer(t testing.TB, g *gd2.Client, vol string) map[string]int {
 	t.Helper()
 	v, err := g.GetVolume(context.Background(), vol)
 	if err != nil {
@@ -227,7 +227,7 @@ var gd2FilterAll = gd2.Filter{}
 
 // dumpNamespace logs what a person would look at when a wait fails: the
 // cluster and node statuses, pods, claims and StatefulSets of ns.
-func dumpNamespace(t *testing.T, ns string) {
+func dumpNamespace(t testing.TB, ns string) {
 	t.Helper()
 	ctx := context.Background()
 	if cs, err := anthill.OperatorV1alpha1().GlusterClusters(ns).List(ctx, metav1.ListOptions{}); err == nil {
@@ -266,7 +266,7 @@ func dumpNamespace(t *testing.T, ns string) {
 }
 
 // waitNodeCondition waits until any condition of the node carries reason.
-func waitNodeCondition(t *testing.T, ns, name, reason string, timeout time.Duration) {
+func waitNodeCondition(t testing.TB, ns, name, reason string, timeout time.Duration) {
 	t.Helper()
 	err := framework.WaitFor(context.Background(), timeout, func(ctx context.Context) (bool, error) {
 		n, err := anthill.OperatorV1alpha1().GlusterNodes(ns).Get(ctx, name, metav1.GetOptions{})
@@ -287,7 +287,7 @@ func waitNodeCondition(t *testing.T, ns, name, reason string, timeout time.Durat
 }
 
 // waitMovedBrick waits until the node's drain has recorded a moved brick.
-func waitMovedBrick(t *testing.T, ns, name string, timeout time.Duration) {
+func waitMovedBrick(t testing.TB, ns, name string, timeout time.Duration) {
 	t.Helper()
 	err := framework.WaitFor(context.Background(), timeout, func(ctx context.Context) (bool, error) {
 		n, err := anthill.OperatorV1alpha1().GlusterNodes(ns).Get(ctx, name, metav1.GetOptions{})
@@ -303,7 +303,7 @@ func waitMovedBrick(t *testing.T, ns, name string, timeout time.Duration) {
 }
 
 // waitDevices waits until every device of peer has state.
-func waitDevices(t *testing.T, g *gd2.Client, peer, state string, timeout time.Duration) {
+func waitDevices(t testing.TB, g *gd2.Client, peer, state string, timeout time.Duration) {
 	t.Helper()
 	err := framework.WaitFor(context.Background(), timeout, func(ctx context.Context) (bool, error) {
 		devs, err := g.ListDevices(ctx, peer)

@@ -228,7 +228,7 @@ func TestUpgradeBlockedBySplitBrain(t *testing.T) {
 }
 
 // setGlusterVersion changes spec.gluster.version, which starts an upgrade.
-func setGlusterVersion(t *testing.T, ns, name, version string) {
+func setGlusterVersion(t testing.TB, ns, name, version string) {
 	t.Helper()
 	patch := fmt.Sprintf(`{"spec":{"gluster":{"version":%q}}}`, version)
 	_, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Patch(context.Background(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
@@ -238,7 +238,7 @@ func setGlusterVersion(t *testing.T, ns, name, version string) {
 }
 
 // waitUpgradeState waits for status.upgrade.state to be state.
-func waitUpgradeState(t *testing.T, ns, name, state string, timeout time.Duration) *operatorv1alpha1.GlusterCluster {
+func waitUpgradeState(t testing.TB, ns, name, state string, timeout time.Duration) *operatorv1alpha1.GlusterCluster {
 	t.Helper()
 	var c *operatorv1alpha1.GlusterCluster
 	err := framework.WaitFor(context.Background(), timeout, func(ctx context.Context) (bool, error) {
@@ -262,7 +262,7 @@ func waitUpgradeState(t *testing.T, ns, name, state string, timeout time.Duratio
 }
 
 // waitVolumeState waits for a volume's heal machine to be in state.
-func waitVolumeState(t *testing.T, ns, name, vol, state string, timeout time.Duration) {
+func waitVolumeState(t testing.TB, ns, name, vol, state string, timeout time.Duration) {
 	t.Helper()
 	err := framework.WaitFor(context.Background(), timeout, func(ctx context.Context) (bool, error) {
 		c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, name, metav1.GetOptions{})
@@ -281,7 +281,7 @@ func waitVolumeState(t *testing.T, ns, name, vol, state string, timeout time.Dur
 	}
 }
 
-func waitVolumesHealthy(t *testing.T, ns, name string, vols []string, timeout time.Duration) {
+func waitVolumesHealthy(t testing.TB, ns, name string, vols []string, timeout time.Duration) {
 	t.Helper()
 	for _, v := range vols {
 		waitVolumeState(t, ns, name, v, "Healthy", timeout)
@@ -303,7 +303,7 @@ type upgradeMonitor struct {
 	pending      map[string]bool
 }
 
-func startUpgradeMonitor(t *testing.T, ns, name string, g *gd2.Client, vols []string) *upgradeMonitor {
+func startUpgradeMonitor(t testing.TB, ns, name string, g *gd2.Client, vols []string) *upgradeMonitor {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &upgradeMonitor{cancel: cancel, done: make(chan struct{}), pending: map[string]bool{}}

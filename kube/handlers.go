@@ -51,14 +51,18 @@ func (k keyMapper) forCluster(obj any) []Key {
 	return keys
 }
 
-// forNode: the node's machine, and its cluster's cluster and upgrade
-// machines (which count nodes by state and version).
+// forNode: the node's machine, its cluster's cluster and upgrade machines
+// (which count nodes by state and version), and its cluster's heal
+// machines: a node that stopped, came back or finished healing changes
+// what heal-info says, and the upgrade machine waits on status.volumes
+// before it picks the next node, so that must not wait for the timer.
 func (k keyMapper) forNode(obj any) []Key {
 	n, ok := obj.(*operatorv1alpha1.GlusterNode)
 	if !ok {
 		return nil
 	}
-	return []Key{nodeKey(n.Namespace, n.Name), clusterKey(n.Namespace, n.Spec.Cluster), upgradeKey(n.Namespace, n.Spec.Cluster)}
+	ns, c := n.Namespace, n.Spec.Cluster
+	return []Key{nodeKey(ns, n.Name), clusterKey(ns, c), upgradeKey(ns, c), healKey(ns, c)}
 }
 
 // forLabelled maps a namespaced object the operator created (pods,

@@ -1,0 +1,115 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gluster/anthill/e2e/framework"
+	"github.com/gluster/anthill/gd2"
+)
+
+// BenchmarkUpgrade measures a rolling upgrade of 6 nodes in 3 zones under
+// a steady write load against the lower bound the simulator's model
+// implies: each node must be down for its restart (measured: how long the
+// simulator saw its peer offline) and must then heal what was written
+// meanwhile (the model: WriteRate × downtime entries, drained at HealRate),
+// one node at a time. The ratio is the operator's overhead on top of that
+// (target: at most 1.3). Run with `make bench`.
+func BenchmarkUpgrade(b *testing.B) {
+	const writeRate, healRate = 50.0, 10.0
+	for i := range b.N {
+		ns := env.Namespace(b)
+		name := fmt.Sprintf("bench-up-%d", i)
+		createClusterWithSim(b, ns, name, 2, framework.SimOptions{Seed: 3, WriteRate: writeRate, HealRate: healRate})
+		g := gd2Client(b)
+		waitNodes(b, ns, name, 6, 5*time.Minute)
+		vols := []string{"bencha", "benchb"}
+		for _, v := range vols {
+			createReplicatedVolume(b, g, v)
+		}
+		waitVolumesHealthy(b, ns, name, vols, 2*time.Minute)
+
+		down := startDowntimeMonitor(g)
+		start := time.Now()
+		setGlusterVersion(b, ns, name, "4.1.1")
+		c := waitUpgradeState(b, ns, name, "RollingClients", 20*time.Minute)
+		elapsed := time.Since(start)
+		for _, h := range c.Status.Upgrade.History {
+			if h.Event == "serversDone" {
+				elapsed = h.Time.Sub(start)
+			}
+		}
+		perPeer := down.stop()
+
+		var lower time.Duration
+		for _, d := range perPeer {
+			heal := time.Duration(float64(d) * writeRate / healRate)
+			lower += d + heal
+		}
+		if len(perPeer) != 6 || lower <= 0 {
+			b.Fatalf("saw %d peers restart (want 6), lower bound %s", len(perPeer), lower)
+		}
+		ratio := elapsed.Seconds() / lower.Seconds()
+		b.ReportMetric(elapsed.Seconds(), "upgrade-s")
+		b.ReportMetric(lower.Seconds(), "lower-bound-s")
+		b.ReportMetric(ratio, "ratio")
+		fmt.Printf("bench: upgrade of 6 nodes took %s; lower bound (restart + heal per node, one at a time) %s; ratio %.2f (target <= 1.3)\n",
+			elapsed.Round(time.Millisecond), lower.Round(time.Millisecond), ratio)
+	}
+}
+
+// downtimeMonitor accumulates, per peer, how long GD2 listed it offline,
+// sampled every 50 ms.
+type downtimeMonitor struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	mu     sync.Mutex
+	down   map[string]time.Duration
+}
+
+func startDowntimeMonitor(g *gd2.Client) *downtimeMonitor {
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &downtimeMonitor{cancel: cancel, done: make(chan struct{}), down: map[string]time.Duration{}}
+	go func() {
+		defer close(m.done)
+		last := time.Now()
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			peers, err := g.ListPeers(ctx, gd2.Filter{})
+			now := time.Now()
+			if err != nil {
+				last = now
+				continue
+			}
+			m.mu.Lock()
+			for _, p := range peers {
+				if !p.Online {
+					m.down[p.ID] += now.Sub(last)
+				}
+			}
+			m.mu.Unlock()
+			last = now
+		}
+	}()
+	return m
+}
+
+// stop ends sampling and returns each restarted peer's total downtime.
+func (m *downtimeMonitor) stop() map[string]time.Duration {
+	m.cancel()
+	<-m.done
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.down
+}
