@@ -159,10 +159,12 @@ sandbox: all %d Gluster nodes are Online. In another terminal:
   %s transitions -f -n %s
   %s node maintenance NODE -n %s      # then: node resume NODE
   %s node decommission NODE -n %s     # moves its bricks first, if it has any
+  kubectl -n %s patch glustercluster gluster --type merge -p '{"spec":{"gluster":{"version":"4.1.1"}}}'
+                                     # a rolling upgrade, one node at a time
   %s status gluster -n %s
   %s sandbox down --dir %s
 
-`, want, kubeconfig, sandboxNamespace, self, sandboxNamespace, self, sandboxNamespace, self, sandboxNamespace, self, sandboxNamespace, self, dir)
+`, want, kubeconfig, sandboxNamespace, self, sandboxNamespace, self, sandboxNamespace, self, sandboxNamespace, sandboxNamespace, self, sandboxNamespace, self, dir)
 	}
 	select {
 	case <-ctx.Done():
