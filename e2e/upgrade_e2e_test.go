@@ -61,7 +61,7 @@ func TestUpgradeRollsNodeByNode(t *testing.T) {
 			return false, err
 		}
 		up := c.Status.Upgrade
-		if up == nil || up.CurrentNode == "" {
+		if up == nil || len(up.CurrentNodes) != 1 {
 			return false, fmt.Errorf("no node selected yet: %s", desc)
 		}
 		done := 0
@@ -70,11 +70,11 @@ func TestUpgradeRollsNodeByNode(t *testing.T) {
 				done++
 			}
 		}
-		if n := nodes[up.CurrentNode]; done == 1 && slices.Contains(upgradeStates, n.Status.State) {
-			victim = up.CurrentNode
+		if n := nodes[up.CurrentNodes[0]]; done == 1 && slices.Contains(upgradeStates, n.Status.State) {
+			victim = n.Name
 			return true, nil
 		}
-		return false, fmt.Errorf("%d node(s) upgraded, current %s: %s", done, up.CurrentNode, desc)
+		return false, fmt.Errorf("%d node(s) upgraded, current %v: %s", done, up.CurrentNodes, desc)
 	})
 	if err != nil {
 		dumpNamespace(t, ns)
@@ -252,7 +252,7 @@ func waitUpgradeState(t testing.TB, ns, name, state string, timeout time.Duratio
 			return false, fmt.Errorf("no upgrade status")
 		}
 		_, desc, _ := nodeStates(ctx, ns, name)
-		return up.State == state, fmt.Errorf("upgrade is %s (%s), node %q; nodes: %s", up.State, up.Message, up.CurrentNode, desc)
+		return up.State == state, fmt.Errorf("upgrade is %s (%s), nodes %v; all nodes: %s", up.State, up.Message, up.CurrentNodes, desc)
 	})
 	if err != nil {
 		dumpNamespace(t, ns)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -635,11 +636,11 @@ func (o *KubeOps) deleteOwnAuthSecret(ctx context.Context, ns, cluster string) e
 	return nil
 }
 
-// SelectNodeForUpgrade records node and version in status.upgrade
-// (currentNode, toVersion) and stamps stepStartTime with the start of
-// this step. Re-selecting the selected node at the same version writes nothing,
-// so the start time is kept.
-func (o *KubeOps) SelectNodeForUpgrade(ctx context.Context, ct transitions.ClusterTarget, node, version string) error {
+// SelectNodesForUpgrade records the batch and version in status.upgrade
+// (currentNodes, toVersion) and stamps stepStartTime with the start of
+// this step. Re-selecting the selected batch at the same version writes
+// nothing, so the start time is kept.
+func (o *KubeOps) SelectNodesForUpgrade(ctx context.Context, ct transitions.ClusterTarget, nodes []string, version string) error {
 	clusters := o.Anthill.OperatorV1alpha1().GlusterClusters(ct.Namespace)
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		c, err := clusters.Get(ctx, ct.Name, metav1.GetOptions{})
@@ -647,21 +648,21 @@ func (o *KubeOps) SelectNodeForUpgrade(ctx context.Context, ct transitions.Clust
 			return err
 		}
 		u := c.Status.Upgrade
-		if u != nil && u.CurrentNode == node && u.ToVersion == version {
+		if u != nil && slices.Equal(u.CurrentNodes, nodes) && u.ToVersion == version {
 			return nil
 		}
 		if u == nil {
 			u = &operatorv1alpha1.UpgradeStatus{}
 			c.Status.Upgrade = u
 		}
-		u.CurrentNode, u.ToVersion = node, version
+		u.CurrentNodes, u.ToVersion = slices.Clone(nodes), version
 		now := o.now()
 		u.StepStartTime = &now
 		_, err = clusters.UpdateStatus(ctx, c, metav1.UpdateOptions{})
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("record node %s for upgrade of %s/%s to %s: %w", node, ct.Namespace, ct.Name, version, err)
+		return fmt.Errorf("record nodes %v for upgrade of %s/%s to %s: %w", nodes, ct.Namespace, ct.Name, version, err)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -68,7 +69,7 @@ func (s *NodeSyncer) nodeSnapshot(ctx context.Context, node *operatorv1alpha1.Gl
 		snap.PermissibleDowntime = fp.PermissibleDowntime.Duration
 	}
 	if up := cluster.Status.Upgrade; up != nil {
-		snap.UpgradeSelected = up.State == string(states.UpgradeRollingServers) && up.CurrentNode == node.Name
+		snap.UpgradeSelected = up.State == string(states.UpgradeRollingServers) && slices.Contains(up.CurrentNodes, node.Name)
 		if up.ToVersion != "" {
 			snap.TargetVersion = up.ToVersion
 		}

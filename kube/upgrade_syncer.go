@@ -88,7 +88,7 @@ func (s *UpgradeSyncer) Sync(ctx context.Context, key Key) (Result, error) {
 		return Result{}, err
 	}
 	d := states.DecideUpgrade(snap)
-	target := transitions.ClusterTarget{Namespace: c.Namespace, Name: c.Name, NextNode: snap.NextNode, TargetVersion: snap.ActiveTarget}
+	target := transitions.ClusterTarget{Namespace: c.Namespace, Name: c.Name, NextNodes: snap.NextNodes, TargetVersion: snap.ActiveTarget}
 	run := func(e fsm.Event) error {
 		if a, ok := transitions.UpgradeActionFor(e); ok {
 			return a(ctx, transitions.Ops{Kube: s.Kube, GD2: noGD2{}}, target)
@@ -159,7 +159,10 @@ func (s *UpgradeSyncer) snapshot(c *operatorv1alpha1.GlusterCluster, state fsm.S
 		return cmp.Or(cmp.Compare(a.Spec.Zone, b.Spec.Zone), cmp.Compare(a.Name, b.Name))
 	})
 	versions := map[string]bool{}
-	var current, next string
+	// candidates: Online, not at the target, in upgrade order; selected:
+	// those of them already in the recorded batch.
+	var candidates []*operatorv1alpha1.GlusterNode
+	var selected []string
 	for _, n := range nodes {
 		if n.Spec.Cluster != c.Name || !NodeCounts(n) {
 			continue
@@ -176,19 +179,21 @@ func (s *UpgradeSyncer) snapshot(c *operatorv1alpha1.GlusterCluster, state fsm.S
 				snap.NodesAtTarget++
 				continue
 			}
-			if n.Name == up.CurrentNode {
-				current = n.Name
-			} else if next == "" {
-				next = n.Name
+			candidates = append(candidates, n)
+			if slices.Contains(up.CurrentNodes, n.Name) {
+				selected = append(selected, n.Name)
 			}
 		case states.NodeQuiescing, states.NodeRestarting, states.NodeRejoining, states.NodeHealWait:
 			snap.NodesUpgrading++
 		}
 	}
 	slices.Sort(snap.ServerVersions)
-	// A node already selected keeps its turn (after a crash, or after it
-	// went back to Online because the run was paused).
-	snap.NextNode = cmp.Or(current, next)
+	// A batch already selected keeps its turn (after a crash, or after its
+	// nodes went back to Online because the run was paused).
+	snap.NextNodes = selected
+	if len(snap.NextNodes) == 0 {
+		snap.NextNodes = nextBatch(candidates, c.Spec.UpgradePolicy)
+	}
 	for _, v := range c.Status.Volumes {
 		switch fsm.State(v.State) {
 		case states.HealHealthy:
@@ -204,6 +209,31 @@ func (s *UpgradeSyncer) snapshot(c *operatorv1alpha1.GlusterCluster, state fsm.S
 		return snap, err
 	}
 	return snap, nil
+}
+
+// nextBatch picks the next nodes to upgrade together from candidates (in
+// upgrade order): up to maxParallel of them, all from the first
+// candidate's zone when perZone is set.
+func nextBatch(candidates []*operatorv1alpha1.GlusterNode, p *operatorv1alpha1.UpgradePolicy) []string {
+	if len(candidates) == 0 {
+		return nil
+	}
+	size, perZone := 1, false
+	if p != nil {
+		size, perZone = max(1, int(p.MaxParallel)), p.PerZone
+	}
+	zone := candidates[0].Spec.Zone
+	var out []string
+	for _, n := range candidates {
+		if len(out) == size {
+			break
+		}
+		if perZone && n.Spec.Zone != zone {
+			continue
+		}
+		out = append(out, n.Name)
+	}
+	return out
 }
 
 func lastUpgradeTransition(h []operatorv1alpha1.TransitionRecord) *metav1.Time {
@@ -237,10 +267,10 @@ func (s *UpgradeSyncer) commit(ctx context.Context, c *operatorv1alpha1.GlusterC
 		up.ToVersion = snap.TargetVersion
 		up.StepStartTime = &stamp
 	case states.UpgradeServersDone:
-		up.CurrentNode = ""
+		up.CurrentNodes = nil
 		up.StepStartTime = &stamp
 	case states.UpgradeSettle, states.UpgradeCancel:
-		up.CurrentNode = ""
+		up.CurrentNodes = nil
 		up.StepStartTime = nil
 	}
 	s.fillStatus(c, tr.To, d)

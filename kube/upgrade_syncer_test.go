@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -109,32 +110,53 @@ func TestUpgradeSyncerStartsAndRecordsTheRun(t *testing.T) {
 }
 
 func TestUpgradeSyncerSelectsByZoneThenNameAndKeepsTheCurrentNode(t *testing.T) {
-	rolling := func(current string) func(c *operatorv1alpha1.GlusterCluster, _ []*operatorv1alpha1.GlusterNode) {
+	rolling := func(current ...string) func(c *operatorv1alpha1.GlusterCluster, _ []*operatorv1alpha1.GlusterNode) {
 		return func(c *operatorv1alpha1.GlusterCluster, _ []*operatorv1alpha1.GlusterNode) {
-			c.Status.Upgrade = &operatorv1alpha1.UpgradeStatus{State: string(states.UpgradeRollingServers), ToVersion: "4.1.1", CurrentNode: current}
+			c.Status.Upgrade = &operatorv1alpha1.UpgradeStatus{State: string(states.UpgradeRollingServers), ToVersion: "4.1.1", CurrentNodes: current}
 		}
 	}
-	if c := newUpgradeFixture(t, rolling("")).sync(); c.Status.Upgrade.CurrentNode != "n-a" || c.Status.Upgrade.StepStartTime == nil {
+	if c := newUpgradeFixture(t, rolling()).sync(); !slices.Equal(c.Status.Upgrade.CurrentNodes, []string{"n-a"}) || c.Status.Upgrade.StepStartTime == nil {
 		t.Errorf("first pick %+v, want n-a (zone-1, first by name) with a step start", c.Status.Upgrade)
 	}
 	// After a crash, or a pause that sent it back to Online, the selected
 	// node keeps its turn.
-	if c := newUpgradeFixture(t, rolling("n-c")).sync(); c.Status.Upgrade.CurrentNode != "n-c" {
-		t.Errorf("pick %q, want the already selected n-c", c.Status.Upgrade.CurrentNode)
+	if c := newUpgradeFixture(t, rolling("n-c")).sync(); !slices.Equal(c.Status.Upgrade.CurrentNodes, []string{"n-c"}) {
+		t.Errorf("pick %q, want the already selected n-c", c.Status.Upgrade.CurrentNodes)
 	}
 	// A node at the target is done and never picked again.
 	f := newUpgradeFixture(t, func(c *operatorv1alpha1.GlusterCluster, nodes []*operatorv1alpha1.GlusterNode) {
 		rolling("n-a")(c, nodes)
 		nodes[1].Status.Version = "4.1.1"
 	})
-	if c := f.sync(); c.Status.Upgrade.CurrentNode != "n-b" {
-		t.Errorf("pick %q, want n-b once n-a runs the target", c.Status.Upgrade.CurrentNode)
+	if c := f.sync(); !slices.Equal(c.Status.Upgrade.CurrentNodes, []string{"n-b"}) {
+		t.Errorf("pick %q, want n-b once n-a runs the target", c.Status.Upgrade.CurrentNodes)
+	}
+}
+
+func TestUpgradeSyncerBatchesUpToMaxParallel(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		perZone bool
+		want    []string
+	}{
+		{"per zone: the batch stays in zone-1", true, []string{"n-a", "n-b"}},
+		{"across zones: the first three by zone then name", false, []string{"n-a", "n-b", "n-c"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newUpgradeFixture(t, func(c *operatorv1alpha1.GlusterCluster, _ []*operatorv1alpha1.GlusterNode) {
+				c.Spec.UpgradePolicy = &operatorv1alpha1.UpgradePolicy{MaxParallel: 3, PerZone: tc.perZone}
+				c.Status.Upgrade = &operatorv1alpha1.UpgradeStatus{State: string(states.UpgradeRollingServers), ToVersion: "4.1.1"}
+			})
+			if c := f.sync(); !slices.Equal(c.Status.Upgrade.CurrentNodes, tc.want) {
+				t.Errorf("batch %v, want %v", c.Status.Upgrade.CurrentNodes, tc.want)
+			}
+		})
 	}
 }
 
 func TestUpgradeSyncerBlocksOnSplitBrainAndWaitsForTheNodeInFlight(t *testing.T) {
 	f := newUpgradeFixture(t, func(c *operatorv1alpha1.GlusterCluster, nodes []*operatorv1alpha1.GlusterNode) {
-		c.Status.Upgrade = &operatorv1alpha1.UpgradeStatus{State: string(states.UpgradeRollingServers), ToVersion: "4.1.1", CurrentNode: "n-a"}
+		c.Status.Upgrade = &operatorv1alpha1.UpgradeStatus{State: string(states.UpgradeRollingServers), ToVersion: "4.1.1", CurrentNodes: []string{"n-a"}}
 		c.Status.Volumes = []operatorv1alpha1.VolumeStatus{{Name: "v", State: string(states.HealSplitBrain)}}
 		nodes[1].Status.State = string(states.NodeHealWait)
 	})

@@ -51,7 +51,7 @@ const (
 	// pollUpgrade is for the node being upgraded while it rejoins and
 	// heals: only one node (or one per zone) is there at a time, and every
 	// second it waits is a second the whole roll takes longer.
-	pollUpgrade = 2 * time.Second
+	pollUpgrade = time.Second
 )
 
 // unknownState is returned by every Decide function for a state it does not

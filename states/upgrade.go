@@ -64,9 +64,10 @@ func UpgradeDefinition() *fsm.Definition {
 				"time, never backwards), that the CSI client is not newer than the oldest server, that no volume " +
 				"is in split-brain, and that every node is Online. Left by `validated`, `block` with the failed " +
 				"check as reason, `pause`, or `cancel` if there turns out to be nothing to upgrade."},
-			{Name: UpgradeRollingServers, Doc: "Entered by `validated`. The `selectNextNode` step picks one node " +
-				"not at the target (zone by zone); the node machine upgrades it, and the next is picked only when " +
-				"it is back Online and every volume is healthy. Left by `serversDone` when all nodes run the " +
+			{Name: UpgradeRollingServers, Doc: "Entered by `validated`. The `selectNextNode` step picks the next " +
+				"batch of nodes not at the target (zone by zone; one node unless `upgradePolicy.maxParallel` says " +
+				"more); each node's own machine upgrades it, and the next batch is picked only when the whole batch " +
+				"is back Online and every volume is healthy. Left by `serversDone` when all nodes run the " +
 				"target, `block` on split-brain, a node that is not Online, a changed target or a step that " +
 				"outlasts the step timeout, or `pause`."},
 			{Name: UpgradeRollingClients, Doc: "Entered by `serversDone`. The `rollClients` step sets the CSI node " +
@@ -108,9 +109,10 @@ func UpgradeDefinition() *fsm.Definition {
 			{Event: UpgradeSettle, From: []fsm.State{UpgradeComplete}, To: UpgradeIdle},
 		},
 		Steps: []fsm.StepDoc{
-			{Name: UpgradeSelectNextNode, In: []fsm.State{UpgradeRollingServers}, Doc: "Mark the next node to " +
-				"upgrade (the first, by zone then name, not yet at the target) and record when its step started. " +
-				"Idempotent: selecting the already selected node changes nothing."},
+			{Name: UpgradeSelectNextNode, In: []fsm.State{UpgradeRollingServers}, Doc: "Record the next batch " +
+				"to upgrade in `status.upgrade.currentNodes` and when its step started: the first nodes, by zone " +
+				"then name, not yet at the target, up to `upgradePolicy.maxParallel`, all from one zone when " +
+				"`perZone` is set. Idempotent: selecting the already selected batch changes nothing."},
 			{Name: UpgradeRollClients, In: []fsm.State{UpgradeRollingClients}, Doc: "Set the CSI node plugin " +
 				"DaemonSet to the target version. Idempotent."},
 		},
@@ -145,8 +147,10 @@ type UpgradeSnapshot struct {
 	// dispatcher resets it when validated fires, so a resumed run gets a
 	// fresh timeout.
 	StepStartedAt time.Time
-	// NextNode: the node selectNextNode would pick, "" if none.
-	NextNode string
+	// NextNodes: the batch selectNextNode would pick (up to
+	// upgradePolicy.maxParallel nodes, all from one zone when perZone),
+	// empty if none.
+	NextNodes []string
 
 	// CSIClientVersion: the version the CSI node plugin is set to, "" if no
 	// CSI driver is deployed.

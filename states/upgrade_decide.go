@@ -109,10 +109,10 @@ func decideRollingServers(s UpgradeSnapshot) Decision {
 	if s.VolumesUnhealthy > 0 {
 		return wait(ReasonVolumesNotHealthy, fmt.Sprintf("Waiting for %d volume(s) to be healthy before stopping the next node.", s.VolumesUnhealthy), pollShort)
 	}
-	if s.NextNode == "" {
+	if len(s.NextNodes) == 0 {
 		return wait(ReasonSelectingNode, "No node is ready to be upgraded yet.", pollShort)
 	}
-	return step(UpgradeSelectNextNode, ReasonSelectingNode, fmt.Sprintf("Upgrading node %s to %s (%d of %d done).", s.NextNode, s.ActiveTarget, s.NodesAtTarget, s.NodesTotal), pollShort)
+	return step(UpgradeSelectNextNode, ReasonSelectingNode, fmt.Sprintf("Upgrading %s to %s (%d of %d done).", strings.Join(s.NextNodes, ", "), s.ActiveTarget, s.NodesAtTarget, s.NodesTotal), pollShort)
 }
 
 // needsUpgrade reports whether some server or the CSI client does not run

@@ -17,7 +17,7 @@ func upgradableCluster(state fsm.State) UpgradeSnapshot {
 		NodesTotal:     3, NodesOnline: 3,
 		CSIClientVersion: "10.4", CSINodesTotal: 4,
 		StepTimeout: 30 * time.Minute, CompleteHold: 10 * time.Minute,
-		NextNode: "gluster-a-0",
+		NextNodes: []string{"gluster-a-0"},
 	}
 }
 

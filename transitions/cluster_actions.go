@@ -70,11 +70,11 @@ func deleteClusterInfra(ctx context.Context, ops Ops, c ClusterTarget) error {
 }
 
 func selectNextNode(ctx context.Context, ops Ops, c ClusterTarget) error {
-	if c.NextNode == "" || c.TargetVersion == "" {
-		return fmt.Errorf("select next node of cluster %s: node %q, version %q", key(c), c.NextNode, c.TargetVersion)
+	if len(c.NextNodes) == 0 || c.TargetVersion == "" {
+		return fmt.Errorf("select next nodes of cluster %s: nodes %q, version %q", key(c), c.NextNodes, c.TargetVersion)
 	}
-	if err := ops.Kube.SelectNodeForUpgrade(ctx, c, c.NextNode, c.TargetVersion); err != nil {
-		return fmt.Errorf("select node %s of cluster %s for %s: %w", c.NextNode, key(c), c.TargetVersion, err)
+	if err := ops.Kube.SelectNodesForUpgrade(ctx, c, c.NextNodes, c.TargetVersion); err != nil {
+		return fmt.Errorf("select nodes %s of cluster %s for %s: %w", c.NextNodes, key(c), c.TargetVersion, err)
 	}
 	return nil
 }

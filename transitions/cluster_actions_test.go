@@ -8,7 +8,7 @@ import (
 )
 
 func TestClusterUpgradeAndHealActionsAreIdempotent(t *testing.T) {
-	c := ClusterTarget{Namespace: "storage", Name: "gluster", DesiredNodes: 3, NextNode: "gluster-a-0", TargetVersion: "11.1"}
+	c := ClusterTarget{Namespace: "storage", Name: "gluster", DesiredNodes: 3, NextNodes: []string{"gluster-a-0"}, TargetVersion: "11.1"}
 	type run func(w *world) error
 	var runs = map[string]run{}
 	for _, e := range Registered()[states.ClusterMachine] {

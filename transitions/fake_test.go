@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"strings"
 )
 
 // world is a stateful fake of Kubernetes and GD2 that behaves like the real
@@ -211,11 +212,11 @@ func (w *world) DeleteClusterInfra(_ context.Context, c ClusterTarget) error {
 	return nil
 }
 
-func (w *world) SelectNodeForUpgrade(_ context.Context, c ClusterTarget, node, _ string) error {
-	if err := w.call("SelectNodeForUpgrade"); err != nil {
+func (w *world) SelectNodesForUpgrade(_ context.Context, c ClusterTarget, nodes []string, _ string) error {
+	if err := w.call("SelectNodesForUpgrade"); err != nil {
 		return err
 	}
-	w.selected[key(c)] = node
+	w.selected[key(c)] = strings.Join(nodes, ",")
 	return nil
 }
 

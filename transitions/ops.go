@@ -83,10 +83,10 @@ type ClusterKube interface {
 
 // UpgradeKube is what upgrade actions need from Kubernetes.
 type UpgradeKube interface {
-	// SelectNodeForUpgrade records node as the one being upgraded to version
-	// and when that step started. Selecting the selected node is a no-op
-	// (the start time is kept).
-	SelectNodeForUpgrade(ctx context.Context, c ClusterTarget, node, version string) error
+	// SelectNodesForUpgrade records nodes as the batch being upgraded to
+	// version and when that step started. Selecting the selected batch is
+	// a no-op (the start time is kept).
+	SelectNodesForUpgrade(ctx context.Context, c ClusterTarget, nodes []string, version string) error
 	// SetCSIVersion sets the CSI node plugin DaemonSet to version. Setting
 	// the version it has is a no-op.
 	SetCSIVersion(ctx context.Context, c ClusterTarget, version string) error

@@ -64,8 +64,8 @@ type ClusterTarget struct {
 	Name      string
 	// DesiredNodes is spec.nodeCount (scaleNodes).
 	DesiredNodes int
-	// NextNode and TargetVersion are for the upgrade steps.
-	NextNode      string
+	// NextNodes and TargetVersion are for the upgrade steps.
+	NextNodes     []string
 	TargetVersion string
 }
 

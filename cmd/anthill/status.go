@@ -153,8 +153,8 @@ func writeStatus(w io.Writer, c *operatorv1alpha1.GlusterCluster, nodes []operat
 		if u.FromVersion != "" || u.ToVersion != "" {
 			fmt.Fprintf(&b, " %s -> %s", orDash(u.FromVersion), orDash(u.ToVersion))
 		}
-		if u.CurrentNode != "" {
-			fmt.Fprintf(&b, ", upgrading %s", u.CurrentNode)
+		if len(u.CurrentNodes) > 0 {
+			fmt.Fprintf(&b, ", upgrading %s", strings.Join(u.CurrentNodes, ", "))
 		}
 		if u.Message != "" {
 			fmt.Fprintf(&b, ": %s", u.Message)

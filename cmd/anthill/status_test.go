@@ -38,7 +38,7 @@ func statusFixture() (*operatorv1alpha1.GlusterCluster, []operatorv1alpha1.Glust
 		Volumes:  []operatorv1alpha1.VolumeStatus{{Name: "vol1", State: "Healing", PendingEntries: 12, Message: "healing 12 entries"}, {Name: "vol2", State: "Healthy"}},
 		Capacity: &operatorv1alpha1.CapacityStatus{Total: &total, Free: &free},
 		Upgrade: &operatorv1alpha1.UpgradeStatus{
-			State: "RollingServers", FromVersion: "4.1.0", ToVersion: "4.2.0", CurrentNode: "gluster-zone-2-0", Message: "waiting for heal",
+			State: "RollingServers", FromVersion: "4.1.0", ToVersion: "4.2.0", CurrentNodes: []string{"gluster-zone-2-0"}, Message: "waiting for heal",
 			History: []operatorv1alpha1.TransitionRecord{record(3*time.Second, "upgrade", "", "Validating", "RollingServers", "validated", "Validated", "")},
 		},
 		History: []operatorv1alpha1.TransitionRecord{

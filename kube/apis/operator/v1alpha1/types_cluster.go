@@ -316,17 +316,22 @@ type CSISpec struct {
 
 // UpgradePolicy controls rolling upgrades.
 type UpgradePolicy struct {
-	// maxParallel is the largest number of servers restarted at the same
-	// time. Servers whose bricks share a replica set are never restarted
-	// together, whatever this number.
+	// maxParallel is the largest number of servers upgraded together, as
+	// one batch; the next batch starts when the whole batch is back and
+	// healed. Whatever this number, each server is stopped only once
+	// stopping it can neither drop a replica set below quorum nor take
+	// away the only healed copy of some data, so servers whose bricks
+	// share a replica set are never down together.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=16
 	// +optional
 	MaxParallel int32 `json:"maxParallel,omitempty"`
 
-	// perZone restricts each parallel step to one server per zone at a
-	// time, so that at most one zone is ever degraded by the upgrade.
+	// perZone takes every batch from a single zone, so that at most one
+	// zone is degraded by the upgrade at any time; with bricks of each
+	// replica set in distinct zones, the servers of a batch then share no
+	// replica set.
 	// +optional
 	PerZone bool `json:"perZone,omitempty"`
 
@@ -503,9 +508,11 @@ type UpgradeStatus struct {
 	// +optional
 	ToVersion string `json:"toVersion,omitempty"`
 
-	// currentNode is the GlusterNode being upgraded now.
+	// currentNodes are the GlusterNodes being upgraded now (one batch).
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
 	// +optional
-	CurrentNode string `json:"currentNode,omitempty"`
+	CurrentNodes []string `json:"currentNodes,omitempty"`
 
 	// startTime is when the upgrade was validated and started rolling.
 	// +optional
