@@ -36,7 +36,7 @@ func TestUpgradeRollsNodeByNode(t *testing.T) {
 	const from, to = "4.1.0", "5.0.0"
 	// Writes outpace the heal rate: every restarted node comes back with a
 	// backlog that takes longer to heal than the node was down.
-	createClusterWithSim(t, ns, name, 2, framework.SimOptions{Seed: 2, WriteRate: 60, HealRate: 40})
+	createClusterWithSim(t, ns, name, 2, framework.SimOptions{Seed: 2, WriteRate: 100, HealRate: 25})
 	g := gd2Client(t)
 	waitNodes(t, ns, name, 6, 3*time.Minute)
 	vols := []string{"rolla", "rollb"}
