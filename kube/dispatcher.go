@@ -144,6 +144,10 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	d.log.Info("dispatcher stopped")
 }
 
+// conflictRetry is how soon a sync whose status write hit a conflict runs
+// again.
+const conflictRetry = 100 * time.Millisecond
+
 func (d *Dispatcher) processNext(ctx context.Context) bool {
 	key, quit := d.queue.Get()
 	if quit {
@@ -165,6 +169,15 @@ func (d *Dispatcher) processNext(ctx context.Context) bool {
 		class := ErrorClass(err)
 		if d.cfg.Metrics != nil {
 			d.cfg.Metrics.SyncErrors.WithLabelValues(key.Machine, class).Inc()
+		}
+		if class == ClassConflict {
+			// The write lost to a newer version that the informer is about
+			// to deliver (its event re-enqueues the key too). That is not a
+			// failure to back off from: retry soon from the fresh cache.
+			d.log.Debug("sync lost a write race; retrying", zap.String(LogKey, key.String()), zap.Error(err))
+			d.queue.Forget(key)
+			d.queue.AddAfter(key, conflictRetry)
+			return true
 		}
 		d.log.Info("sync failed; retrying with backoff", zap.String(LogKey, key.String()), zap.String("class", class), zap.Error(err))
 		d.queue.AddRateLimited(key)

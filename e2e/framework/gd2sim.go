@@ -44,6 +44,9 @@ type SimOptions struct {
 	StatePath           string
 	// Addr is the listen address; default a free loopback port.
 	Addr string
+	// StartupDelay: a restarted peer is alive this long after its pod is
+	// Ready (GD2's own start-up); zero means at once.
+	StartupDelay time.Duration
 	// Namespace limits the pod link to one namespace ("" = all). Each
 	// Gluster cluster has its own GD2 pool, so a test cluster gets its own
 	// simulator linked to its own namespace.
@@ -79,7 +82,7 @@ func (cp *ControlPlane) StartGD2Sim(ctx context.Context, o SimOptions) (*GD2Sim,
 	g.cancel = cancel
 	g.wg.Go(func() { _ = g.srv.Serve(ln) })
 	g.wg.Go(func() {
-		err := kubelink.Run(lctx, cp.Client, s, kubelink.Options{Namespace: o.Namespace, Selector: GlusterPodSelector, OnError: func(err error) { cp.logf("gd2sim link: %v", err) }})
+		err := kubelink.Run(lctx, cp.Client, s, kubelink.Options{Namespace: o.Namespace, Selector: GlusterPodSelector, StartupDelay: o.StartupDelay, OnError: func(err error) { cp.logf("gd2sim link: %v", err) }})
 		if err != nil && !errors.Is(err, context.Canceled) {
 			cp.logf("gd2sim link stopped: %v", err)
 		}

@@ -27,6 +27,10 @@ type Options struct {
 	// OnError reports a failed update (nil = ignored); the next informer
 	// event or resync retries it.
 	OnError func(error)
+	// StartupDelay is how long a host stays down after its pod becomes
+	// Ready: GD2's own start-up (reaching its store, spawning its bricks).
+	// Zero means alive as soon as Ready.
+	StartupDelay time.Duration
 }
 
 // ManagementLabel on a pod says whether the pod is behind the cluster's
@@ -72,6 +76,11 @@ func Run(ctx context.Context, cs kubernetes.Interface, sink HostSink, opts Optio
 		if err != nil && opts.OnError != nil {
 			opts.OnError(err)
 		}
+	}
+	if opts.StartupDelay > 0 {
+		ss := newStartupSink(sink, opts.StartupDelay, report)
+		defer ss.close()
+		sink = ss
 	}
 	f := informers.NewSharedInformerFactoryWithOptions(cs, opts.Resync,
 		informers.WithNamespace(opts.Namespace),
