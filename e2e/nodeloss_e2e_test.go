@@ -37,7 +37,7 @@ func TestNodeLossPodMovesAndRejoins(t *testing.T) {
 	}
 	ns := env.Namespace(t)
 	const name = "nodeloss"
-	startSim(t, ns)
+	startSim(t, ns, defaultSimOptions)
 	if err := env.CreateSimAuthSecret(ctx, ns, name, gd2sim); err != nil {
 		t.Fatal(err)
 	}
