@@ -25,8 +25,9 @@ const NetworkStorageClass = "network"
 const NetworkCSIDriver = "network.storage.e2e.anthill.gluster.org"
 
 // CreateNetworkStorage creates NetworkStorageClass (binding at once, no
-// provisioner), its CSIDriver, and count block PVs of size without node
-// affinity. It is idempotent.
+// provisioner), its CSIDriver, and count block PVs (for bricks) and count
+// filesystem PVs (for GD2 state) of size, all without node affinity. It is
+// idempotent.
 func (cp *ControlPlane) CreateNetworkStorage(ctx context.Context, count int, size string) error {
 	q, err := resource.ParseQuantity(size)
 	if err != nil {
@@ -52,23 +53,29 @@ func (cp *ControlPlane) CreateNetworkStorage(ctx context.Context, count int, siz
 		return fmt.Errorf("create CSIDriver: %w", err)
 	}
 	for i := range count {
-		pv := networkPV(i, q)
-		if _, err := cp.Client.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create PV %s: %w", pv.Name, err)
+		for _, mode := range []corev1.PersistentVolumeMode{corev1.PersistentVolumeBlock, corev1.PersistentVolumeFilesystem} {
+			pv := networkPV(i, mode, q)
+			if _, err := cp.Client.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+				return fmt.Errorf("create PV %s: %w", pv.Name, err)
+			}
 		}
 	}
-	cp.logf("created %d network PVs", count)
+	cp.logf("created %d network PVs", 2*count)
 	return nil
 }
 
-func networkPV(i int, size resource.Quantity) *corev1.PersistentVolume {
-	name := fmt.Sprintf("network-block-%d", i)
+func networkPV(i int, mode corev1.PersistentVolumeMode, size resource.Quantity) *corev1.PersistentVolume {
+	kind := "block"
+	if mode == corev1.PersistentVolumeFilesystem {
+		kind = "fs"
+	}
+	name := fmt.Sprintf("network-%s-%d", kind, i)
 	return &corev1.PersistentVolume{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"type": "network"}},
 		Spec: corev1.PersistentVolumeSpec{
 			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: size},
 			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			VolumeMode:                    ptr.To(corev1.PersistentVolumeBlock),
+			VolumeMode:                    &mode,
 			StorageClassName:              NetworkStorageClass,
 			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
 			PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{
