@@ -273,7 +273,8 @@ func brickClaim(name, namespace string, labels map[string]string, s *operatorv1a
 
 // nodePlacement pins the pod to the node's zone, ANDed with the node's own
 // nodeAffinity (or, when it has none, its template's), and takes the node's
-// tolerations (or its template's).
+// tolerations (or its template's), plus a shorter toleration of a lost
+// Kubernetes node than Kubernetes' default (see lostNodeTolerations).
 func nodePlacement(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.GlusterNode) (*corev1.Affinity, []corev1.Toleration) {
 	na, tol := n.Spec.NodeAffinity, n.Spec.Tolerations
 	if t := NodeTemplateOf(c, n.Spec.Template); t != nil {
@@ -309,6 +310,7 @@ func nodePlacement(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.Glust
 	for _, t := range tol {
 		tolerations = append(tolerations, *t.DeepCopy())
 	}
+	tolerations = lostNodeTolerations(tolerations)
 	if out.RequiredDuringSchedulingIgnoredDuringExecution == nil && len(out.PreferredDuringSchedulingIgnoredDuringExecution) == 0 {
 		return nil, tolerations
 	}

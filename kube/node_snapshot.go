@@ -93,6 +93,9 @@ func (s *NodeSyncer) nodeSnapshot(ctx context.Context, node *operatorv1alpha1.Gl
 		clearBrickCounts(&snap)
 		view = nodeView{}
 	}
+	if state == states.NodeOffline && snap.PeerKnown && !snap.PeerAlive {
+		s.lostPodSide(ctx, node, &snap)
+	}
 	return snap, view, nil
 }
 

@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	corev1listers "k8s.io/client-go/listers/core/v1"
 	"k8s.io/utils/clock"
 
@@ -34,6 +35,9 @@ type NodeSyncer struct {
 	GD2      *GD2Clients
 	Log      *TransitionLog
 	Clock    clock.Clock
+	// Live reads what must not come from a cache (a lost pod's Kubernetes
+	// node and storage, see lostPodSide); nil disables lost-pod eviction.
+	Live kubernetes.Interface
 }
 
 var nodeDef = states.NodeDefinition()
@@ -111,6 +115,9 @@ func (s *NodeSyncer) Sync(ctx context.Context, key Key) (Result, error) {
 		if _, err := s.runAction(ctx, d.Step, all, target); err != nil {
 			return s.actionFailed(ctx, node, d, err)
 		}
+		if d.Step == states.NodeEvictLostPod {
+			return s.recordStep(ctx, node, state, d)
+		}
 		if d.Step == states.NodeMoveBrick {
 			ref := operatorv1alpha1.BrickRef{Volume: target.MoveVolume, Path: target.MovePath}
 			if !slices.Contains(node.Status.MovedBricks, ref) {
@@ -143,6 +150,7 @@ func (s *NodeSyncer) target(node *operatorv1alpha1.GlusterNode, snap states.Node
 		Address: NodeAddress(node), Zone: node.Spec.Zone, Devices: NodeDevicePaths(node),
 		PeerID: snap.PeerID, PeerAlive: snap.PeerAlive, TargetVersion: snap.TargetVersion,
 		MoveVolume: snap.NextBrickVolume, MovePath: snap.NextBrickPath,
+		LostPodUID: snap.LostPod.UID,
 	}
 	if t.PeerID == "" {
 		t.PeerID = node.Status.PeerID

@@ -119,7 +119,7 @@ func Wire(cfg WireConfig) (*Machines, error) {
 	kops := &KubeOps{Client: cfg.Kube, Anthill: cfg.Anthill, Clock: cfg.Clock}
 	d.Register(states.NodeMachine, &NodeSyncer{
 		Nodes: nodes.Lister(), Clusters: clusters.Lister(), Pods: pods.Lister(), PVCs: pvcs.Lister(),
-		Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock,
+		Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock, Live: cfg.Kube,
 	})
 	d.Register(states.ClusterMachine, &ClusterSyncer{
 		Clusters: clusters.Lister(), Nodes: nodes.Lister(), Secrets: secrets.Lister(), Services: services.Lister(),

@@ -66,6 +66,7 @@ const (
 	NodeDeletePeer     fsm.Event = "deletePeer"
 	NodeDeleteWorkload fsm.Event = "deleteWorkload"
 	NodeDisableDevices fsm.Event = "disableDevices"
+	NodeEvictLostPod   fsm.Event = "evictLostPod"
 )
 
 // NodeMachine is the machine name used in logs, metrics and docs.
@@ -103,7 +104,8 @@ func NodeDefinition() *fsm.Definition {
 			{Name: NodeOffline, Doc: "Entered by `peerLost` when GD2 reports the peer not alive. The time of entry " +
 				"starts the `permissibleDowntime` clock. Left by `peerRecovered` when the peer is alive again, " +
 				"`markFailed` when the downtime is exceeded, `enterMaintenance` on an admin request, or `drain` on " +
-				"decommission or deletion."},
+				"decommission or deletion. If the pod is stuck terminating on a lost Kubernetes node and its storage " +
+				"can move, the `evictLostPod` step lets it come back elsewhere; with node-local storage it waits."},
 			{Name: NodeMaintenance, Doc: "Entered by `enterMaintenance` on the admin's `maintenance` request; its " +
 				"action disables the node's devices so no new bricks land on it. The node is exempt from failure " +
 				"handling however long it is down. If the peer was down when maintenance began, or its devices " +
@@ -211,6 +213,12 @@ func NodeDefinition() *fsm.Definition {
 				"device of the node in GD2 so that no new brick is placed on it. Runs only while the peer is alive " +
 				"(GD2 places nothing on a dead peer anyway) and some device is still enabled; disabling a " +
 				"disabled device is a no-op."},
+			{Name: NodeEvictLostPod, In: []fsm.State{NodeOffline}, Doc: "Force-delete the node's pod (grace 0, only " +
+				"that pod's UID) when it is stuck terminating on a Kubernetes node that has not been Ready for the lost-node " +
+				"grace, its termination grace is over, GD2 (read live) reports the peer not alive, and none of its claims " +
+				"is on node-local storage. The StatefulSet then recreates the pod on another node with the same name, " +
+				"DNS name and claims, so the same GD2 peer comes back. Never runs for node-local storage. A pod already " +
+				"gone, or replaced by a new one, counts as done."},
 			{Name: NodeDeleteWorkload, In: []fsm.State{NodeDeleting}, Doc: "Delete the node's StatefulSet and " +
 				"PVC. Objects already gone count as deleted; the step repeats until both are observed gone."},
 		},

@@ -120,12 +120,18 @@ func decideNodeOffline(s NodeSnapshot) Decision {
 	if s.PeerKnown && s.PeerAlive {
 		return fire(NodePeerRecovered, ReasonPeerRecovered, "GD2 reports the peer alive again.")
 	}
+	if d, ok := evictLostPod(s); ok {
+		return d
+	}
 	since := s.DownSince
 	if since.IsZero() {
 		since = s.Now
 	}
 	if s.PeerKnown && s.Now.Sub(since) >= s.PermissibleDowntime {
 		return fire(NodeMarkFailed, ReasonDowntimeExceeded, fmt.Sprintf("The peer has been down since %s, longer than the permissible %s.", since.UTC().Format(time.RFC3339), s.PermissibleDowntime))
+	}
+	if d, ok := lostPodWait(s); ok {
+		return d
 	}
 	return wait(ReasonWithinDowntime, "The peer is down; waiting for it within the permissible downtime.", remaining(s.Now, since, s.PermissibleDowntime))
 }

@@ -78,6 +78,7 @@ func nodeCases() []nodeCase {
 		{name: "an offline node whose peer is back recovers", state: NodeOffline, wantEvent: NodePeerRecovered},
 		{name: "an offline node enters maintenance on request", state: NodeOffline, mutate: func(s *NodeSnapshot) { s.PeerAlive = false; s.Request = RequestMaintenance }, wantEvent: NodeEnterMaintenance},
 		{name: "an offline node drains on a decommission request", state: NodeOffline, mutate: func(s *NodeSnapshot) { s.PeerAlive = false; s.Request = RequestDecommission }, wantEvent: NodeDrain},
+		{name: "an offline node whose pod is stuck on a lost Kubernetes node with movable storage evicts it", state: NodeOffline, mutate: lostPodOffline, wantStep: NodeEvictLostPod},
 
 		// Maintenance.
 		{name: "a node in maintenance stays however long it is down", state: NodeMaintenance, mutate: func(s *NodeSnapshot) {

@@ -108,6 +108,9 @@ type NodeSnapshot struct {
 	// DrainBlockedReason: why bricks cannot be moved off this node at all
 	// right now (no device with room in an unused zone, ...), "" if none.
 	DrainBlockedReason string
+
+	// LostPod: the pod stuck on a lost Kubernetes node (Offline only).
+	LostPod LostPod
 }
 
 // removalRequested reports whether the admin asked for the node to go,

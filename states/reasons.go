@@ -49,6 +49,9 @@ const (
 	ReasonHealPending           = "HealPending"
 	ReasonHealComplete          = "HealComplete"
 	ReasonUpgradeBusy           = "UpgradeInProgress"
+	ReasonEvictingLostPod       = "EvictingLostPod"
+	ReasonLostPodStorageLocal   = "LostPodStorageLocal"
+	ReasonLostPodGrace          = "LostPodGrace"
 
 	// Heal.
 	ReasonHealNotApplicable = "HealNotApplicable"

@@ -20,6 +20,7 @@ type world struct {
 	nodes     map[string]int               // cluster key → node count
 	selected  map[string]string            // cluster key → node selected
 	csi       map[string]string            // cluster key → CSI version
+	lostPods  map[string]string            // node key → UID of its pod stuck on a lost node
 	nextID    int
 	fail      map[string]error // method → error to return
 	calls     []string
@@ -31,6 +32,7 @@ func newWorld() *world {
 		devices: map[string]map[string]bool{}, bricks: map[string]string{},
 		heals: map[string]int{}, infra: map[string]bool{}, nodes: map[string]int{},
 		selected: map[string]string{}, csi: map[string]string{}, fail: map[string]error{},
+		lostPods: map[string]string{},
 	}
 }
 
@@ -43,7 +45,7 @@ func (w *world) call(name string) error {
 
 // snapshot copies the observable state, for comparing before and after.
 func (w *world) snapshot() string {
-	return fmt.Sprint(w.workloads, w.peers, w.devices, w.bricks, w.heals, w.infra, w.nodes, w.selected, w.csi)
+	return fmt.Sprint(w.workloads, w.peers, w.devices, w.bricks, w.heals, w.infra, w.nodes, w.selected, w.csi, w.lostPods)
 }
 
 func (w *world) EnsureNodeWorkload(_ context.Context, n NodeTarget) error {
@@ -73,6 +75,16 @@ func (w *world) DeleteNodeWorkload(_ context.Context, n NodeTarget) error {
 		return err
 	}
 	delete(w.workloads, n.NodeKey())
+	return nil
+}
+
+func (w *world) ForceDeleteLostPod(_ context.Context, n NodeTarget) error {
+	if err := w.call("ForceDeleteLostPod"); err != nil {
+		return err
+	}
+	if w.lostPods[n.NodeKey()] == n.LostPodUID {
+		delete(w.lostPods, n.NodeKey())
+	}
 	return nil
 }
 

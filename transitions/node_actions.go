@@ -29,6 +29,7 @@ var nodeActions = map[fsm.Event]NodeAction{
 	states.NodeMoveBrick:        moveBrick,
 	states.NodeDeletePeer:       deletePeer,
 	states.NodeDeleteWorkload:   deleteNodeWorkload,
+	states.NodeEvictLostPod:     evictLostPod,
 }
 
 // NodeActionFor returns the action of node event or step e, if it has one.

@@ -33,6 +33,8 @@ func joined(t *testing.T) (*world, NodeTarget) {
 	}
 	w.bricks["vol1:/bricks/vol1/b1"] = n.PeerID
 	n.MoveVolume, n.MovePath = "vol1", "/bricks/vol1/b1"
+	n.LostPodUID = "pod-uid-1"
+	w.lostPods[n.NodeKey()] = n.LostPodUID
 	return w, n
 }
 
@@ -127,6 +129,7 @@ func TestNodeActionErrorsAreWrappedWithContext(t *testing.T) {
 		{states.NodeMoveBrick, "ReplaceBrick"},
 		{states.NodeMoveBrick, "BrickOnPeer"},
 		{states.NodeDeleteWorkload, "DeleteNodeWorkload"},
+		{states.NodeEvictLostPod, "ForceDeleteLostPod"},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.event)+" "+tt.method, func(t *testing.T) {

@@ -20,6 +20,12 @@ type NodeKube interface {
 	// DeleteNodeWorkload deletes the node's StatefulSet and PVC. Objects
 	// already gone (NotFound) are success.
 	DeleteNodeWorkload(ctx context.Context, n NodeTarget) error
+	// ForceDeleteLostPod deletes the node's pod with UID n.LostPodUID at
+	// once (grace period 0), for a pod stuck terminating on a lost
+	// Kubernetes node. The UID precondition means a pod the StatefulSet
+	// already recreated is never hit: a pod that is gone or replaced is
+	// success.
+	ForceDeleteLostPod(ctx context.Context, n NodeTarget) error
 }
 
 // NodeGD2 is what node actions need from GD2.

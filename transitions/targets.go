@@ -34,6 +34,8 @@ type NodeTarget struct {
 	// MoveVolume and MovePath name the brick moveBrick moves.
 	MoveVolume string
 	MovePath   string
+	// LostPodUID is the terminating pod evictLostPod force-deletes.
+	LostPodUID string
 }
 
 // DrainingZone is the GD2 zone a node's peer is moved to while its bricks

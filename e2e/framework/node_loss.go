@@ -1,0 +1,93 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+)
+
+// lostHolder holds the Lease of a node LoseNode took away from kwok.
+const lostHolder = "anthill-e2e-node-loss"
+
+// LoseNode makes fake node name stop reporting, as a node that lost power
+// or its network would: kwok stops renewing its Lease and stops updating
+// the node and its pods, and the real node lifecycle controller then marks
+// it NotReady (Unknown), taints it unreachable and evicts its pods after
+// their tolerations. Pods evicted from it stay Terminating: no kubelet
+// confirms they stopped.
+//
+// How: kwok manages a node only while it holds the node's Lease in
+// kube-node-lease, and never takes over a Lease another holder renewed
+// within its duration. LoseNode gives the Lease to another holder for a
+// day. Before that it touches the node, so that kwok reschedules the
+// node's next status heartbeat from now (ten minutes or more away) instead
+// of playing one already due during the outage. Undo with RestoreNode.
+func (cp *ControlPlane) LoseNode(ctx context.Context, name string) error {
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{"e2e.anthill.gluster.org/lost-at":%q}}}`, time.Now().UTC().Format(time.RFC3339Nano))
+	if _, err := cp.Client.CoreV1().Nodes().Patch(ctx, name, "application/merge-patch+json", []byte(patch), metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("touch node %s: %w", name, err)
+	}
+	leases := cp.Client.CoordinationV1().Leases(corev1.NamespaceNodeLease)
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		l, err := leases.Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			l = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: corev1.NamespaceNodeLease}}
+			l.Spec = lostLeaseSpec()
+			_, err = leases.Create(ctx, l, metav1.CreateOptions{})
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		l.Spec = lostLeaseSpec()
+		_, err = leases.Update(ctx, l, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("take the lease of node %s: %w", name, err)
+	}
+	cp.logf("node %s lost (kwok no longer holds its lease)", name)
+	return nil
+}
+
+func lostLeaseSpec() coordinationv1.LeaseSpec {
+	return coordinationv1.LeaseSpec{
+		HolderIdentity:       ptr.To(lostHolder),
+		LeaseDurationSeconds: ptr.To[int32](86400),
+		RenewTime:            &metav1.MicroTime{Time: time.Now()},
+	}
+}
+
+// RestoreNode gives a node LoseNode took back to kwok (it recreates and
+// holds the Lease, reports the node Ready again, and finishes the pods
+// left Terminating on it) and waits until the node is Ready.
+func (cp *ControlPlane) RestoreNode(ctx context.Context, name string) error {
+	err := cp.Client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Delete(ctx, name, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("release the lease of node %s: %w", name, err)
+	}
+	cp.logf("node %s restored", name)
+	return cp.WaitNodesReady(ctx, name)
+}
+
+// WaitNodeNotReady waits until the node lifecycle controller reports node
+// name not Ready.
+func (cp *ControlPlane) WaitNodeNotReady(ctx context.Context, name string, timeout time.Duration) error {
+	return WaitFor(ctx, timeout, func(ctx context.Context) (bool, error) {
+		n, err := cp.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if nodeReady(n) {
+			return false, fmt.Errorf("node %s is still Ready", name)
+		}
+		return true, nil
+	})
+}
