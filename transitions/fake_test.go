@@ -19,6 +19,7 @@ type world struct {
 	nodes     map[string]int               // cluster key → node count
 	selected  map[string]string            // cluster key → node selected
 	csi       map[string]string            // cluster key → CSI version
+	drivers   map[string]bool              // cluster key → CSI drivers exist
 	nextID    int
 	fail      map[string]error // method → error to return
 	calls     []string
@@ -29,7 +30,7 @@ func newWorld() *world {
 		workloads: map[string]string{}, peers: map[string]map[string]string{},
 		devices: map[string]map[string]bool{}, bricks: map[string]string{},
 		heals: map[string]int{}, infra: map[string]bool{}, nodes: map[string]int{},
-		selected: map[string]string{}, csi: map[string]string{}, fail: map[string]error{},
+		selected: map[string]string{}, csi: map[string]string{}, drivers: map[string]bool{}, fail: map[string]error{},
 	}
 }
 
@@ -42,7 +43,7 @@ func (w *world) call(name string) error {
 
 // snapshot copies the observable state, for comparing before and after.
 func (w *world) snapshot() string {
-	return fmt.Sprint(w.workloads, w.peers, w.devices, w.bricks, w.heals, w.infra, w.nodes, w.selected, w.csi)
+	return fmt.Sprint(w.workloads, w.peers, w.devices, w.bricks, w.heals, w.infra, w.nodes, w.selected, w.csi, w.drivers)
 }
 
 func (w *world) EnsureNodeWorkload(_ context.Context, n NodeTarget) error {
@@ -208,6 +209,15 @@ func (w *world) DeleteClusterInfra(_ context.Context, c ClusterTarget) error {
 		return err
 	}
 	delete(w.infra, key(c))
+	delete(w.drivers, key(c))
+	return nil
+}
+
+func (w *world) EnsureCSIDrivers(_ context.Context, c ClusterTarget) error {
+	if err := w.call("EnsureCSIDrivers"); err != nil {
+		return err
+	}
+	w.drivers[key(c)] = true
 	return nil
 }
 
