@@ -192,7 +192,7 @@ func TestClusterDelete(t *testing.T) {
 			return true, nil
 		})
 		if err != nil {
-			t.Fatalf("left behind after the cluster was deleted: %v", err)
+			t.Fatalf("left behind after the cluster was deleted: %s (%v)", strings.Join(last, "; "), err)
 		}
 		noViolations(t)
 	})
