@@ -25,7 +25,7 @@ import (
 func createClusterWith(t *testing.T, ns, name string, perTemplate int32, mutate func(*operatorv1alpha1.GlusterCluster)) {
 	t.Helper()
 	ctx := context.Background()
-	startSim(t, ns)
+	startSim(t, ns, defaultSimOptions)
 	if err := env.CreateSimAuthSecret(ctx, ns, name, gd2sim); err != nil {
 		t.Fatal(err)
 	}
