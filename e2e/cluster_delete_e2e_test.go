@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gluster/anthill/e2e/framework"
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 )
 
 const (
@@ -36,8 +37,30 @@ func TestClusterDelete(t *testing.T) {
 	const name = "teardown"
 	ctx := context.Background()
 	clusters := anthill.OperatorV1alpha1().GlusterClusters(ns)
-	createCluster(t, ns, name, 1)
+	createClusterWith(t, ns, name, 1, withCSI(operatorv1alpha1.GlusterDriverFile, operatorv1alpha1.GlusterDriverBlock))
 	nodes := waitNodes(t, ns, name, 3, 90*time.Second)
+	// Every kind the "nothing remains" listing looks for must exist first,
+	// or that listing would prove nothing about it.
+	if err := framework.WaitFor(ctx, 2*time.Minute, func(ctx context.Context) (bool, error) {
+		kinds, err := presentKinds(ctx, ns, name)
+		if err != nil {
+			return false, err
+		}
+		var missing []string
+		for _, k := range []string{"StatefulSet", "DaemonSet", "Deployment", "Pod", "PersistentVolumeClaim", "Service",
+			"ServiceAccount", "CSIDriver", "ClusterRole", "ClusterRoleBinding"} {
+			if !kinds[k] {
+				missing = append(missing, k)
+			}
+		}
+		if len(missing) > 0 {
+			return false, fmt.Errorf("no %s of the cluster yet", strings.Join(missing, ", "))
+		}
+		return true, nil
+	}); err != nil {
+		dumpNamespace(t, ns)
+		t.Fatal(err)
+	}
 	c, err := clusters.Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -169,10 +192,24 @@ func TestClusterDelete(t *testing.T) {
 			return true, nil
 		})
 		if err != nil {
-			t.Fatalf("left behind after the cluster was deleted: %v", err)
+			t.Fatalf("left behind after the cluster was deleted: %s (%v)", strings.Join(last, "; "), err)
 		}
 		noViolations(t)
 	})
+}
+
+// presentKinds is the set of kinds leftovers reports for the cluster while
+// it exists: what the "nothing remains" listing is able to see.
+func presentKinds(ctx context.Context, ns, cluster string) (map[string]bool, error) {
+	objs, err := leftovers(ctx, ns, cluster, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, o := range objs {
+		out[strings.SplitN(o, " ", 2)[0]] = true
+	}
+	return out, nil
 }
 
 // leftovers lists, for every kind anthill creates or causes to exist, the
@@ -313,6 +350,27 @@ func leftovers(ctx context.Context, ns, cluster string, owned map[types.UID]stri
 	}
 	for i := range pvs.Items {
 		check("PersistentVolume", &pvs.Items[i])
+	}
+	sas, err := core.ServiceAccounts(ns).List(ctx, lo)
+	if err != nil {
+		return nil, err
+	}
+	for i := range sas.Items {
+		check("ServiceAccount", &sas.Items[i])
+	}
+	roles, err := env.Client.RbacV1().ClusterRoles().List(ctx, lo)
+	if err != nil {
+		return nil, err
+	}
+	for i := range roles.Items {
+		check("ClusterRole", &roles.Items[i])
+	}
+	bindings, err := env.Client.RbacV1().ClusterRoleBindings().List(ctx, lo)
+	if err != nil {
+		return nil, err
+	}
+	for i := range bindings.Items {
+		check("ClusterRoleBinding", &bindings.Items[i])
 	}
 	drivers, err := env.Client.StorageV1().CSIDrivers().List(ctx, lo)
 	if err != nil {

@@ -37,6 +37,7 @@ type ClusterSyncer struct {
 	Services     corev1listers.ServiceLister
 	StatefulSets appsv1listers.StatefulSetLister
 	PVs          corev1listers.PersistentVolumeLister
+	CSI          csiListers
 	Anthill      versioned.Interface
 	Kube         transitions.KubeOps
 	GD2          *GD2Clients
@@ -129,6 +130,9 @@ func (s *ClusterSyncer) snapshot(ctx context.Context, c *operatorv1alpha1.Gluste
 		return snap, err
 	}
 	snap.InfraCreated, snap.InfraReady, snap.InfraExists = infra.created, infra.ready, infra.exists
+	if err := s.CSI.fillCSI(c, &snap.DriversMissing, &snap.InfraExists); err != nil {
+		return snap, err
+	}
 	nodes, err := s.Nodes.GlusterNodes(c.Namespace).List(labels.Everything())
 	if err != nil {
 		return snap, err

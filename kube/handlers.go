@@ -107,3 +107,18 @@ func (k keyMapper) forPV(obj any) []Key {
 	}
 	return keys
 }
+
+// forClusterScoped maps a cluster-scoped object anthill made for a cluster
+// (CSIDriver, ClusterRole, ClusterRoleBinding) through its cluster and
+// cluster-namespace labels: it has no namespace and no owner reference.
+func (k keyMapper) forClusterScoped(obj any) []Key {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil
+	}
+	l := m.GetLabels()
+	if l[LabelCluster] == "" || l[LabelClusterNamespace] == "" {
+		return nil
+	}
+	return []Key{clusterKey(l[LabelClusterNamespace], l[LabelCluster])}
+}

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -588,8 +587,8 @@ func (o *KubeOps) DeleteNodes(ctx context.Context, ct transitions.ClusterTarget)
 	return nil
 }
 
-// DeleteClusterInfra deletes what EnsureClusterInfra created and etcd's
-// PVC. It works from names alone, so it also completes after the
+// DeleteClusterInfra deletes what EnsureClusterInfra and EnsureCSIDrivers
+// created and etcd's PVC. It works from names alone, so it also completes after the
 // GlusterCluster is gone. The auth secret is deleted only if anthill made
 // it: an admin's Secret that happens to carry the same name is left alone.
 func (o *KubeOps) DeleteClusterInfra(ctx context.Context, ct transitions.ClusterTarget) error {
@@ -605,6 +604,9 @@ func (o *KubeOps) DeleteClusterInfra(ctx context.Context, ct transitions.Cluster
 		if err := ignoreNotFound(o.Client.CoreV1().Services(ns).Delete(ctx, name, metav1.DeleteOptions{})); err != nil {
 			return fmt.Errorf("delete Service %s/%s: %w", ns, name, err)
 		}
+	}
+	if err := o.deleteCSI(ctx, ns, ct.Name); err != nil {
+		return fmt.Errorf("delete CSI drivers of cluster %s/%s: %w", ns, ct.Name, err)
 	}
 	if err := o.deleteOwnAuthSecret(ctx, ns, ct.Name); err != nil {
 		return err
@@ -665,56 +667,6 @@ func (o *KubeOps) SelectNodesForUpgrade(ctx context.Context, ct transitions.Clus
 		return fmt.Errorf("record nodes %v for upgrade of %s/%s to %s: %w", nodes, ct.Namespace, ct.Name, version, err)
 	}
 	return nil
-}
-
-// SetCSIVersion sets the cluster's CSI node plugin DaemonSet to version:
-// the version annotation on its pod template, and the tag of every
-// container running one of the cluster's untagged CSI images. No DaemonSet
-// means no CSI driver is deployed, which is success: the upgrade machine
-// then sees no CSI pods to wait for.
-func (o *KubeOps) SetCSIVersion(ctx context.Context, ct transitions.ClusterTarget, version string) error {
-	c, err := o.getCluster(ctx, ct.Namespace, ct.Name)
-	if err != nil {
-		return err
-	}
-	images := map[string]string{} // container image without tag → image at version
-	if csi := c.Spec.CSI; csi != nil {
-		for _, img := range []string{csi.FileImage, csi.BlockImage} {
-			if img != "" {
-				images[imageRepo(img)] = GlusterImage(img, version)
-			}
-		}
-	}
-	name := CSINodeDaemonSetName(ct.Name)
-	dsClient := o.Client.AppsV1().DaemonSets(ct.Namespace)
-	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		ds, err := dsClient.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if !setDaemonSetVersion(ds, images, version) {
-			return nil
-		}
-		_, err = dsClient.Update(ctx, ds, metav1.UpdateOptions{})
-		return err
-	})
-	if err := ignoreNotFound(err); err != nil {
-		return fmt.Errorf("set DaemonSet %s/%s to version %s: %w", ct.Namespace, name, version, err)
-	}
-	return nil
-}
-
-func setDaemonSetVersion(ds *appsv1.DaemonSet, images map[string]string, version string) bool {
-	t := &ds.Spec.Template
-	changed := setVersionAnnotation(t, version)
-	for i := range t.Spec.Containers {
-		ctr := &t.Spec.Containers[i]
-		if img, ok := images[imageRepo(ctr.Image)]; ok && ctr.Image != img {
-			ctr.Image = img
-			changed = true
-		}
-	}
-	return changed
 }
 
 // setVersionAnnotation records version on a pod template; it reports

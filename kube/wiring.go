@@ -100,6 +100,7 @@ func Wire(cfg WireConfig) (*Machines, error) {
 	sts := kf.Apps().V1().StatefulSets()
 	daemonSets := kf.Apps().V1().DaemonSets()
 	pvs := pvf.Core().V1().PersistentVolumes()
+	csi := csiInformers(kf)
 
 	km := keyMapper{nodes: nodes.Lister(), clusters: clusters.Lister()}
 	for _, w := range []struct {
@@ -110,6 +111,8 @@ func Wire(cfg WireConfig) (*Machines, error) {
 	}{
 		{clusters, km.forCluster}, {nodes, km.forNode}, {pods, km.forLabelled}, {pvcs, km.forLabelled},
 		{secrets, km.forLabelled}, {services, km.forLabelled}, {sts, km.forLabelled}, {daemonSets, km.forLabelled}, {pvs, km.forPV},
+		{csi.serviceAccounts, km.forLabelled}, {csi.deployments, km.forLabelled},
+		{csi.drivers, km.forClusterScoped}, {csi.clusterRoles, km.forClusterScoped}, {csi.clusterRoleBindings, km.forClusterScoped},
 	} {
 		if err := d.Watch(w.inf.Informer(), w.keys); err != nil {
 			return nil, err
@@ -123,7 +126,7 @@ func Wire(cfg WireConfig) (*Machines, error) {
 	})
 	d.Register(states.ClusterMachine, &ClusterSyncer{
 		Clusters: clusters.Lister(), Nodes: nodes.Lister(), Secrets: secrets.Lister(), Services: services.Lister(),
-		StatefulSets: sts.Lister(), PVs: pvs.Lister(), Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock,
+		StatefulSets: sts.Lister(), PVs: pvs.Lister(), CSI: csi.listers(), Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock,
 	})
 	d.Register(states.UpgradeMachine, &UpgradeSyncer{
 		Clusters: clusters.Lister(), Nodes: nodes.Lister(), CSI: csiReader{DaemonSets: daemonSets.Lister(), Pods: pods.Lister()},

@@ -40,6 +40,8 @@ const (
 	ClusterScaleNodes  fsm.Event = "scaleNodes"
 	ClusterDeleteNodes fsm.Event = "deleteNodes"
 	ClusterDeleteInfra fsm.Event = "deleteInfra"
+	// ClusterEnsureDrivers creates missing CSI driver objects.
+	ClusterEnsureDrivers fsm.Event = "ensureDrivers"
 )
 
 // ClusterMachine is the machine name used in logs, metrics and docs.
@@ -53,7 +55,8 @@ func ClusterDefinition() *fsm.Definition {
 			"GD2 node needs before it starts — the cluster's one shared GD2 auth secret (GD2 would otherwise " +
 			"generate a different secret on each node), the small etcd StatefulSet GD2 keeps its state in, the " +
 			"headless Service that gives nodes stable names, and the management Service the operator talks " +
-			"to — and the set of GlusterNodes matching `spec.nodeCount`. Ready and Degraded are the steady " +
+			"to — the CSI drivers that serve its volumes to pods (`spec.drivers`), " +
+			"and the set of GlusterNodes matching `spec.nodeCount`. Ready and Degraded are the steady " +
 			"phases; Scaling and Upgrading show an activity in progress, and the Degraded condition is kept " +
 			"beside every phase.",
 		Initial: ClusterPending,
@@ -63,20 +66,23 @@ func ClusterDefinition() *fsm.Definition {
 			{Name: ClusterProvisioning, Doc: "Entered by `provision`, whose action created the auth secret, the etcd " +
 				"StatefulSet and the two Services. The `scaleNodes` step creates the first GlusterNodes as soon as " +
 				"those objects exist, without waiting for etcd: claims bind and pods schedule while etcd starts, " +
-				"and no node joins before GD2 answers. Waits for etcd to be ready, GD2 to answer and every node to be Online. Left by `converged`, by `degrade` if " +
+				"and no node joins before GD2 answers; then the `ensureDrivers` step creates the CSI drivers. Waits for etcd to be ready, GD2 to answer and every node to be Online. Left by `converged`, by `degrade` if " +
 				"the infrastructure is ready but some node is still not Online after the provisioning grace " +
 				"period, or by `delete`."},
 			{Name: ClusterReady, Doc: "Entered by `converged`: GD2 answers, every node is Online or in maintenance, " +
 				"no node is failed or abandoned, and every volume is Healthy. Left by `degrade`, `scale` when the " +
 				"node count differs from `spec.nodeCount`, `upgrade` when the upgrade machine becomes active, or " +
-				"`delete`."},
+				"`delete`. The `ensureDrivers` step recreates a missing CSI driver object, or adds the block " +
+				"driver when `block` joins `spec.drivers`."},
 			{Name: ClusterDegraded, Doc: "Entered by `degrade` when a node is Offline, Failed or Abandoned, a volume " +
 				"is not Healthy, or GD2 does not answer. The cluster keeps serving. Left by `converged`, `scale` " +
 				"(adding nodes is how lost capacity comes back), `upgrade` (the upgrade machine's own checks will " +
-				"block it if health requires), or `delete`."},
+				"block it if health requires), or `delete`. The `ensureDrivers` step creates missing CSI driver " +
+				"objects here too: a degraded cluster still serves volumes."},
 			{Name: ClusterScaling, Doc: "Entered by `scale`. The `scaleNodes` step creates missing GlusterNodes, or " +
 				"asks surplus nodes to decommission (the node machine drains them safely). Waits until the node " +
-				"count matches, no node is still joining and no node is still leaving. Left by `converged`, " +
+				"count matches, no node is still joining and no node is still leaving; the `ensureDrivers` step " +
+				"creates missing CSI driver objects meanwhile. Left by `converged`, " +
 				"`degrade` if the cluster is unhealthy once scaling ends, or `delete`."},
 			{Name: ClusterUpgrading, Doc: "Entered by `upgrade` while the upgrade machine is anywhere but Idle or " +
 				"Complete (including Blocked and Paused, when servers may run mixed versions). Left by " +
@@ -85,8 +91,8 @@ func ClusterDefinition() *fsm.Definition {
 				"holds it). Refuses to tear anything down while PersistentVolumes provisioned from the cluster " +
 				"exist (its conditions and a Warning Event name them), and keeps reconciling node and heal health " +
 				"meanwhile. Then the `deleteNodes` step deletes the GlusterNodes one at a time (each drains and " +
-				"detaches), and the `deleteInfra` step removes the Services, " +
-				"etcd and the secret. Left by `finish` when all of it is gone."},
+				"detaches), and the `deleteInfra` step removes the CSI drivers (cluster-scoped objects included), " +
+				"the Services, etcd and the secret. Left by `finish` when all of it is gone."},
 			{Name: ClusterDeleted, Doc: "Entered by `finish`. Terminal; the finalizer may be released."},
 		},
 		Events: []fsm.EventDoc{
@@ -117,8 +123,20 @@ func ClusterDefinition() *fsm.Definition {
 				"member serving); each node machine drains and detaches its node before its finalizer is " +
 				"released. GD2 cannot detach the last peer, so once the last node has drained and reached " +
 				"Detaching the step deletes its pod and claims and releases its finalizer itself."},
-			{Name: ClusterDeleteInfra, In: []fsm.State{ClusterDeleting}, Doc: "Delete the management and headless " +
-				"Services, the etcd StatefulSet and its PVCs, and the auth secret. Objects already gone count as deleted."},
+			{Name: ClusterDeleteInfra, In: []fsm.State{ClusterDeleting}, Doc: "Delete every CSI driver object of the " +
+				"cluster (controllers, node plugins, block targets, service accounts, and the cluster-scoped " +
+				"CSIDriver, ClusterRole and ClusterRoleBinding, found by their cluster and namespace labels), the " +
+				"management and headless Services, the etcd StatefulSet and its PVCs, and the auth secret. Objects " +
+				"already gone count as deleted."},
+			{Name: ClusterEnsureDrivers, In: []fsm.State{ClusterProvisioning, ClusterReady, ClusterDegraded, ClusterScaling},
+				Doc: "Fires when a CSI driver object the spec asks for (`spec.drivers`, empty meaning file) is " +
+					"missing, in external mode too: create each missing object (controller Deployment, node " +
+					"plugin DaemonSet, CSIDriver, service accounts and RBAC, and for block the gluster-blockd " +
+					"target Deployments). It only creates: an existing object, and the version it runs, is never " +
+					"changed here — that is the upgrade machine's `rollClients`. A new object gets `spec.csi.version`, " +
+					"else the version the cluster's node plugins already run, else `spec.gluster.version`. Not " +
+					"run while Upgrading, so that no client is created newer than a server being rolled; adding " +
+					"`block` then waits for the upgrade to end."},
 		},
 		Terminal: []fsm.State{ClusterDeleted},
 	}
@@ -137,7 +155,8 @@ type ClusterSnapshot struct {
 	InfraCreated bool
 	// InfraReady: InfraCreated, and etcd is ready.
 	InfraReady bool
-	// InfraExists: any of the shared infrastructure still exists.
+	// InfraExists: any of the shared infrastructure, CSI driver objects
+	// included, still exists.
 	InfraExists bool
 	// GD2Reachable: the management Service answered this sync.
 	GD2Reachable bool
@@ -166,6 +185,9 @@ type ClusterSnapshot struct {
 	// GlusterPVNames: the names of those PersistentVolumes, sorted, for
 	// the message that holds the deletion.
 	GlusterPVNames []string
+	// DriversMissing: the CSI driver objects the spec asks for that do not
+	// exist, as "Kind name", sorted; ensureDrivers creates them.
+	DriversMissing []string
 	// UpgradeActive: the upgrade machine is neither Idle nor Complete.
 	UpgradeActive bool
 

@@ -30,6 +30,9 @@ func DecideCluster(s ClusterSnapshot) Decision {
 		if s.NodesTotal < s.DesiredNodes {
 			return step(ClusterScaleNodes, ReasonCreatingNodes, fmt.Sprintf("Creating GlusterNodes (%d of %d exist).", s.NodesTotal, s.DesiredNodes), pollShort)
 		}
+		if len(s.DriversMissing) > 0 {
+			return ensureDrivers(s)
+		}
 		if s.healthy() && s.NodesJoining == 0 {
 			return fire(ClusterConverged, ReasonConverged, fmt.Sprintf("The cluster is ready with %d nodes.", s.NodesTotal))
 		}
@@ -51,6 +54,9 @@ func DecideCluster(s ClusterSnapshot) Decision {
 		if s.NodesTotal != s.DesiredNodes {
 			return fire(ClusterScale, ReasonScaling, fmt.Sprintf("Scaling from %d to %d nodes.", s.NodesTotal, s.DesiredNodes))
 		}
+		if len(s.DriversMissing) > 0 {
+			return ensureDrivers(s)
+		}
 		return settle(s, ReasonSteady)
 
 	case ClusterScaling:
@@ -59,6 +65,9 @@ func DecideCluster(s ClusterSnapshot) Decision {
 		}
 		if s.NodesTotal != s.DesiredNodes {
 			return step(ClusterScaleNodes, ReasonScaling, fmt.Sprintf("Scaling from %d to %d nodes.", s.NodesTotal, s.DesiredNodes), pollShort)
+		}
+		if len(s.DriversMissing) > 0 {
+			return ensureDrivers(s)
 		}
 		if s.NodesJoining > 0 || s.NodesLeaving > 0 {
 			return wait(ReasonScaling, fmt.Sprintf("Waiting for %d joining and %d leaving node(s).", s.NodesJoining, s.NodesLeaving), pollShort)
@@ -82,7 +91,7 @@ func DecideCluster(s ClusterSnapshot) Decision {
 			return step(ClusterDeleteNodes, ReasonDeletingNodes, fmt.Sprintf("Deleting %d GlusterNode(s).", s.NodesAll), pollShort)
 		}
 		if s.InfraExists {
-			return step(ClusterDeleteInfra, ReasonDeletingInfra, "Deleting the Services, etcd and the auth secret.", pollShort)
+			return step(ClusterDeleteInfra, ReasonDeletingInfra, "Deleting the CSI drivers, the Services, etcd and the auth secret.", pollShort)
 		}
 		return fire(ClusterFinish, ReasonDeletedCleanly, "Everything the cluster owned is gone.")
 
@@ -90,6 +99,21 @@ func DecideCluster(s ClusterSnapshot) Decision {
 		return wait(ReasonSteady, "The cluster is deleted.", 0)
 	}
 	return unknownState(ClusterMachine, s.State)
+}
+
+// maxNamedDrivers bounds how many missing driver objects a message names.
+const maxNamedDrivers = 4
+
+// ensureDrivers is the step that creates missing CSI driver objects.
+func ensureDrivers(s ClusterSnapshot) Decision {
+	names := s.DriversMissing
+	more := ""
+	if len(names) > maxNamedDrivers {
+		more = fmt.Sprintf(" and %d more", len(names)-maxNamedDrivers)
+		names = names[:maxNamedDrivers]
+	}
+	return step(ClusterEnsureDrivers, ReasonCreatingDrivers,
+		fmt.Sprintf("Creating %d missing CSI driver object(s): %s%s.", len(s.DriversMissing), strings.Join(names, ", "), more), pollShort)
 }
 
 // pvsExistMessage says why deletion is held, naming the PersistentVolumes

@@ -40,6 +40,12 @@ func TestDecideCluster(t *testing.T) {
 			s.NodesOnline, s.NodesJoining = 2, 1
 			s.StateSince = t0.Add(-time.Hour)
 		}, wantEvent: ClusterDegrade, wantReason: ReasonProvisionSlow},
+		{name: "provisioning creates missing CSI drivers once the nodes exist", state: ClusterProvisioning, mutate: func(s *ClusterSnapshot) {
+			s.NodesOnline, s.NodesJoining, s.DriversMissing = 0, 3, []string{"DaemonSet c-csi-node"}
+		}, wantStep: ClusterEnsureDrivers, wantReason: ReasonCreatingDrivers},
+		{name: "provisioning creates nodes before CSI drivers", state: ClusterProvisioning, mutate: func(s *ClusterSnapshot) {
+			s.NodesTotal, s.DriversMissing = 1, []string{"DaemonSet c-csi-node"}
+		}, wantStep: ClusterScaleNodes},
 		{name: "provisioning stops when the cluster is deleted", state: ClusterProvisioning, mutate: func(s *ClusterSnapshot) { s.Deleting = true }, wantEvent: ClusterDelete},
 
 		{name: "a ready cluster stays ready", state: ClusterReady, wantReason: ReasonSteady},
@@ -48,6 +54,19 @@ func TestDecideCluster(t *testing.T) {
 		{name: "a ready cluster with a node in maintenance is still ready", state: ClusterReady, mutate: func(s *ClusterSnapshot) { s.NodesOnline, s.NodesMaintenance = 2, 1 }, wantReason: ReasonSteady},
 		{name: "a ready cluster scales when nodeCount grows", state: ClusterReady, mutate: func(s *ClusterSnapshot) { s.DesiredNodes = 4 }, wantEvent: ClusterScale},
 		{name: "a ready cluster starts upgrading", state: ClusterReady, mutate: func(s *ClusterSnapshot) { s.UpgradeActive = true }, wantEvent: ClusterUpgrade},
+		{name: "a ready cluster recreates a missing CSI driver object", state: ClusterReady, mutate: func(s *ClusterSnapshot) { s.DriversMissing = []string{"CSIDriver x"} }, wantStep: ClusterEnsureDrivers},
+		{name: "a degraded cluster creates the block driver when block is added", state: ClusterDegraded, mutate: func(s *ClusterSnapshot) {
+			s.NodesUnhealthy, s.DriversMissing = 1, []string{"DaemonSet c-csi-block-node", "Deployment c-csi-block-controller"}
+		}, wantStep: ClusterEnsureDrivers},
+		{name: "scaling creates missing CSI drivers too", state: ClusterScaling, mutate: func(s *ClusterSnapshot) {
+			s.NodesLeaving, s.DriversMissing = 1, []string{"CSIDriver x"}
+		}, wantStep: ClusterEnsureDrivers},
+		{name: "upgrading never creates CSI drivers", state: ClusterUpgrading, mutate: func(s *ClusterSnapshot) {
+			s.UpgradeActive, s.DriversMissing = true, []string{"DaemonSet c-csi-block-node"}
+		}, wantReason: ReasonUpgrading},
+		{name: "deletion deletes CSI drivers of an external cluster", state: ClusterDeleting, mutate: func(s *ClusterSnapshot) {
+			s.Deleting, s.NodesAll, s.DriversMissing = true, 0, nil
+		}, wantStep: ClusterDeleteInfra},
 		{name: "a ready cluster that is deleted goes to deleting", state: ClusterReady, mutate: func(s *ClusterSnapshot) { s.Deleting = true }, wantEvent: ClusterDelete},
 
 		{name: "a degraded cluster that recovered is ready", state: ClusterDegraded, wantEvent: ClusterConverged},

@@ -71,8 +71,12 @@ func UpgradeDefinition() *fsm.Definition {
 				"target, `block` on split-brain, a node that is not Online, a changed target or a step that " +
 				"outlasts the step timeout, or `pause`."},
 			{Name: UpgradeRollingClients, Doc: "Entered by `serversDone`. The `rollClients` step sets the CSI node " +
-				"plugin to the target version; waits for every plugin pod to run it. Left by `clientsDone`, " +
-				"`block` on timeout or a changed target, or `pause`."},
+				"plugins (and the block targets) to the target version and restarts the plugin pods on nodes where " +
+				"no pod uses a volume of the cluster; it runs again while such a node still has an old plugin pod. " +
+				"The node plugin DaemonSets use OnDelete: a plugin pod on a node with Gluster mounts in use is " +
+				"pinned — restarting it would kill the FUSE mounts under the running pods — and keeps the old " +
+				"version until the node is drained or an admin deletes the pod. Waits until every plugin pod runs " +
+				"the target or is pinned. Left by `clientsDone`, `block` on timeout or a changed target, or `pause`."},
 			{Name: UpgradeComplete, Doc: "Entered by `clientsDone`. Everything runs the target. Shown for a while " +
 				"so the admin sees the result; left by `settle` after that, or by `requestUpgrade` if the version " +
 				"changes again."},
@@ -88,7 +92,9 @@ func UpgradeDefinition() *fsm.Definition {
 			{Name: UpgradeRequest, Doc: "Fires when the cluster's version differs from what servers or clients run. No action."},
 			{Name: UpgradeValidated, Doc: "Fires when every validation check passes. No action; the dispatcher records the validated target in status."},
 			{Name: UpgradeServersDone, Doc: "Fires when every node is Online at the target. No action."},
-			{Name: UpgradeClientsDone, Doc: "Fires when every CSI node plugin runs the target (or there is none). No action."},
+			{Name: UpgradeClientsDone, Doc: "Fires when the node plugin DaemonSets are set to the target and every " +
+				"plugin pod runs it or is pinned by mounts in use (or there is none); the message counts the nodes " +
+				"that keep the old plugin until drained. No action."},
 			{Name: UpgradeBlock, Doc: "Fires when a check fails or a step times out. No action; the reason becomes the condition."},
 			{Name: UpgradeRetry, Doc: "Fires when a blocked upgrade's checks pass again. No action."},
 			{Name: UpgradePause, Doc: "Fires when `spec.paused` is set. No action."},
@@ -114,7 +120,10 @@ func UpgradeDefinition() *fsm.Definition {
 				"then name, not yet at the target, up to `upgradePolicy.maxParallel`, all from one zone when " +
 				"`perZone` is set. Idempotent: selecting the already selected batch changes nothing."},
 			{Name: UpgradeRollClients, In: []fsm.State{UpgradeRollingClients}, Doc: "Set the CSI node plugin " +
-				"DaemonSet to the target version. Idempotent."},
+				"DaemonSets, controllers and block targets to the target version, then delete the old-version " +
+				"node plugin pods on Kubernetes nodes where no running pod uses a volume of the cluster's drivers " +
+				"(re-read live), so the DaemonSet recreates them at the target. Pods on nodes with mounts in use " +
+				"are left alone. Idempotent: pods already at the target or being deleted are skipped."},
 		},
 	}
 }
@@ -159,6 +168,13 @@ type UpgradeSnapshot struct {
 	// ready at ActiveTarget.
 	CSINodesTotal    int
 	CSINodesAtTarget int
+	// CSINodesPinned: plugin pods not at the target on Kubernetes nodes
+	// where a pod uses a volume of the cluster's drivers. They keep the old
+	// plugin (OnDelete) until the node is drained or the pod deleted.
+	CSINodesPinned int
+	// CSINodesStale: plugin pods not at the target, not being deleted, on
+	// nodes with no such volume in use: rollClients restarts them.
+	CSINodesStale int
 
 	// VolumesSplitBrain / VolumesUnhealthy: heal machines in SplitBrain, and
 	// in anything but Healthy.

@@ -40,16 +40,28 @@ func DecideUpgrade(s UpgradeSnapshot) Decision {
 		if s.TargetVersion != s.ActiveTarget {
 			return fire(UpgradeBlock, ReasonTargetChanged, fmt.Sprintf("The version changed from %s to %s mid-upgrade; re-validating.", s.ActiveTarget, s.TargetVersion))
 		}
-		if s.CSINodesAtTarget >= s.CSINodesTotal && (s.CSINodesTotal == 0 || s.CSIClientVersion == s.ActiveTarget) {
+		set := s.CSIClientVersion == s.ActiveTarget
+		if s.CSINodesTotal == 0 && (set || s.CSIClientVersion == "") {
+			return fire(UpgradeClientsDone, ReasonClientsUpgraded, "Every CSI node plugin runs "+s.ActiveTarget+".")
+		}
+		if set && s.CSINodesAtTarget+s.CSINodesPinned >= s.CSINodesTotal {
+			if s.CSINodesPinned > 0 {
+				return fire(UpgradeClientsDone, ReasonClientsPinned, fmt.Sprintf("%d of %d CSI node plugins run %s; %d node(s) with Gluster "+
+					"volumes in use keep the old plugin until they are drained or their plugin pod is deleted.",
+					s.CSINodesAtTarget, s.CSINodesTotal, s.ActiveTarget, s.CSINodesPinned))
+			}
 			return fire(UpgradeClientsDone, ReasonClientsUpgraded, "Every CSI node plugin runs "+s.ActiveTarget+".")
 		}
 		if s.stepTimedOut() {
 			return fire(UpgradeBlock, ReasonStepTimedOut, fmt.Sprintf("CSI node plugins did not all reach %s within %s.", s.ActiveTarget, s.StepTimeout))
 		}
-		if s.CSIClientVersion != s.ActiveTarget {
+		if !set {
 			return step(UpgradeRollClients, ReasonRollingClients, "Setting the CSI node plugin to "+s.ActiveTarget+".", pollShort)
 		}
-		return wait(ReasonRollingClients, fmt.Sprintf("%d of %d CSI node plugins run %s.", s.CSINodesAtTarget, s.CSINodesTotal, s.ActiveTarget), pollShort)
+		if s.CSINodesStale > 0 {
+			return step(UpgradeRollClients, ReasonRollingClients, fmt.Sprintf("Restarting %d CSI node plugin pod(s) on nodes without Gluster volumes in use.", s.CSINodesStale), pollShort)
+		}
+		return wait(ReasonRollingClients, fmt.Sprintf("%d of %d CSI node plugins run %s (%d pinned by volumes in use).", s.CSINodesAtTarget, s.CSINodesTotal, s.ActiveTarget, s.CSINodesPinned), pollShort)
 
 	case UpgradeComplete:
 		if s.TargetVersion != s.ActiveTarget && s.needsUpgrade() && !s.Paused {

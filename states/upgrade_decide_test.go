@@ -85,6 +85,23 @@ func TestDecideUpgrade(t *testing.T) {
 		{name: "rolling clients finishes at once without a CSI driver", state: UpgradeRollingClients, mutate: func(s *UpgradeSnapshot) {
 			s.CSIClientVersion, s.CSINodesTotal = "", 0
 		}, wantEvent: UpgradeClientsDone},
+		{name: "rolling clients finishes when the other plugins are pinned by mounts", state: UpgradeRollingClients, mutate: func(s *UpgradeSnapshot) {
+			s.CSIClientVersion, s.CSINodesAtTarget, s.CSINodesPinned = "11.1", 3, 1
+		}, wantEvent: UpgradeClientsDone, wantReason: ReasonClientsPinned},
+		{name: "rolling clients does not finish on pinned plugins before the DaemonSet is set", state: UpgradeRollingClients, mutate: func(s *UpgradeSnapshot) {
+			s.CSINodesPinned = 4
+		}, wantStep: UpgradeRollClients},
+		{name: "rolling clients waits for a restarted plugin beside pinned ones", state: UpgradeRollingClients, mutate: func(s *UpgradeSnapshot) {
+			s.CSIClientVersion, s.CSINodesAtTarget, s.CSINodesPinned = "11.1", 2, 1
+			s.StepStartedAt = t0.Add(-time.Minute)
+		}, wantReason: ReasonRollingClients},
+		{name: "rolling clients restarts a plugin whose node no longer has mounts", state: UpgradeRollingClients, mutate: func(s *UpgradeSnapshot) {
+			s.CSIClientVersion, s.CSINodesAtTarget, s.CSINodesPinned, s.CSINodesStale = "11.1", 2, 1, 1
+			s.StepStartedAt = t0.Add(-time.Minute)
+		}, wantStep: UpgradeRollClients},
+		{name: "rolling clients sets a DaemonSet that has no pods yet", state: UpgradeRollingClients, mutate: func(s *UpgradeSnapshot) {
+			s.CSINodesTotal = 0
+		}, wantStep: UpgradeRollClients},
 		{name: "rolling clients blocks on timeout", state: UpgradeRollingClients, mutate: func(s *UpgradeSnapshot) {
 			s.CSIClientVersion, s.CSINodesAtTarget = "11.1", 2
 			s.StepStartedAt = t0.Add(-time.Hour)

@@ -13,10 +13,11 @@ import (
 type ClusterAction func(ctx context.Context, ops Ops, c ClusterTarget) error
 
 var clusterActions = map[fsm.Event]ClusterAction{
-	states.ClusterProvision:   ensureClusterInfra,
-	states.ClusterScaleNodes:  scaleNodes,
-	states.ClusterDeleteNodes: deleteNodes,
-	states.ClusterDeleteInfra: deleteClusterInfra,
+	states.ClusterProvision:     ensureClusterInfra,
+	states.ClusterScaleNodes:    scaleNodes,
+	states.ClusterDeleteNodes:   deleteNodes,
+	states.ClusterDeleteInfra:   deleteClusterInfra,
+	states.ClusterEnsureDrivers: ensureDrivers,
 }
 
 var upgradeActions = map[fsm.Event]ClusterAction{
@@ -65,6 +66,13 @@ func deleteNodes(ctx context.Context, ops Ops, c ClusterTarget) error {
 func deleteClusterInfra(ctx context.Context, ops Ops, c ClusterTarget) error {
 	if err := ops.Kube.DeleteClusterInfra(ctx, c); err != nil {
 		return fmt.Errorf("delete infrastructure of cluster %s: %w", key(c), err)
+	}
+	return nil
+}
+
+func ensureDrivers(ctx context.Context, ops Ops, c ClusterTarget) error {
+	if err := ops.Kube.EnsureCSIDrivers(ctx, c); err != nil {
+		return fmt.Errorf("ensure CSI drivers of cluster %s: %w", key(c), err)
 	}
 	return nil
 }

@@ -21,6 +21,7 @@ type world struct {
 	selected  map[string]string            // cluster key → node selected
 	csi       map[string]string            // cluster key → CSI version
 	lostPods  map[string]string            // node key → UID of its pod stuck on a lost node
+	drivers   map[string]bool              // cluster key → CSI drivers exist
 	nextID    int
 	fail      map[string]error // method → error to return
 	calls     []string
@@ -31,7 +32,7 @@ func newWorld() *world {
 		workloads: map[string]string{}, peers: map[string]map[string]string{},
 		devices: map[string]map[string]bool{}, bricks: map[string]string{},
 		heals: map[string]int{}, infra: map[string]bool{}, nodes: map[string]int{},
-		selected: map[string]string{}, csi: map[string]string{}, fail: map[string]error{},
+		selected: map[string]string{}, csi: map[string]string{}, drivers: map[string]bool{}, fail: map[string]error{},
 		lostPods: map[string]string{},
 	}
 }
@@ -45,7 +46,7 @@ func (w *world) call(name string) error {
 
 // snapshot copies the observable state, for comparing before and after.
 func (w *world) snapshot() string {
-	return fmt.Sprint(w.workloads, w.peers, w.devices, w.bricks, w.heals, w.infra, w.nodes, w.selected, w.csi, w.lostPods)
+	return fmt.Sprint(w.workloads, w.peers, w.devices, w.bricks, w.heals, w.infra, w.nodes, w.selected, w.csi, w.lostPods, w.drivers)
 }
 
 func (w *world) EnsureNodeWorkload(_ context.Context, n NodeTarget) error {
@@ -221,6 +222,15 @@ func (w *world) DeleteClusterInfra(_ context.Context, c ClusterTarget) error {
 		return err
 	}
 	delete(w.infra, key(c))
+	delete(w.drivers, key(c))
+	return nil
+}
+
+func (w *world) EnsureCSIDrivers(_ context.Context, c ClusterTarget) error {
+	if err := w.call("EnsureCSIDrivers"); err != nil {
+		return err
+	}
+	w.drivers[key(c)] = true
 	return nil
 }
 

@@ -82,9 +82,13 @@ type ClusterKube interface {
 	// DeleteNodes deletes every GlusterNode of the cluster. NotFound and
 	// already-deleting objects are success.
 	DeleteNodes(ctx context.Context, c ClusterTarget) error
-	// DeleteClusterInfra deletes what EnsureClusterInfra created, and the
-	// etcd PVCs. NotFound is success.
+	// DeleteClusterInfra deletes what EnsureClusterInfra and
+	// EnsureCSIDrivers created, and the etcd PVCs. NotFound is success.
 	DeleteClusterInfra(ctx context.Context, c ClusterTarget) error
+	// EnsureCSIDrivers creates, each only if absent, the CSI driver objects
+	// the cluster's spec asks for. It never updates an existing object:
+	// versions change only through SetCSIVersion.
+	EnsureCSIDrivers(ctx context.Context, c ClusterTarget) error
 }
 
 // UpgradeKube is what upgrade actions need from Kubernetes.
@@ -93,8 +97,9 @@ type UpgradeKube interface {
 	// version and when that step started. Selecting the selected batch is
 	// a no-op (the start time is kept).
 	SelectNodesForUpgrade(ctx context.Context, c ClusterTarget, nodes []string, version string) error
-	// SetCSIVersion sets the CSI node plugin DaemonSet to version. Setting
-	// the version it has is a no-op.
+	// SetCSIVersion sets the CSI node plugins to version and restarts the
+	// old plugin pods on nodes where no volume of the cluster is in use.
+	// Setting the version it has changes nothing but such restarts.
 	SetCSIVersion(ctx context.Context, c ClusterTarget, version string) error
 }
 

@@ -1,0 +1,329 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/gluster/anthill/e2e/framework"
+	"github.com/gluster/anthill/kube"
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+)
+
+// createClusterWith is createCluster with a change to the spec before it
+// is created.
+func createClusterWith(t *testing.T, ns, name string, perTemplate int32, mutate func(*operatorv1alpha1.GlusterCluster)) {
+	t.Helper()
+	ctx := context.Background()
+	startSim(t, ns, defaultSimOptions)
+	if err := env.CreateSimAuthSecret(ctx, ns, name, gd2sim); err != nil {
+		t.Fatal(err)
+	}
+	c, err := framework.SampleCluster(ns, name, gd2sim, perTemplate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mutate(c)
+	if _, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Create(ctx, c, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// withCSI sets spec.csi (version 4.1.0, the sample's server version) and
+// spec.drivers.
+func withCSI(drivers ...operatorv1alpha1.GlusterDriver) func(*operatorv1alpha1.GlusterCluster) {
+	return func(c *operatorv1alpha1.GlusterCluster) {
+		c.Spec.CSI = &operatorv1alpha1.CSISpec{FileImage: "quay.io/example/gluster-csi-file", BlockImage: "quay.io/example/gluster-csi-block", Version: "4.1.0"}
+		c.Spec.Drivers = drivers
+	}
+}
+
+// setDrivers sets spec.drivers, retrying on conflict as an admin would.
+func setDrivers(t *testing.T, ns, name string, drivers ...operatorv1alpha1.GlusterDriver) {
+	t.Helper()
+	ctx := context.Background()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		c.Spec.Drivers = drivers
+		_, err = anthill.OperatorV1alpha1().GlusterClusters(ns).Update(ctx, c, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// kwokNodes are the fake Kubernetes nodes, by name.
+func kwokNodes(ctx context.Context) (map[string]bool, error) {
+	l, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, n := range l.Items {
+		out[n.Name] = true
+	}
+	return out, nil
+}
+
+func podIsReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// checkNodePlugin checks that the DaemonSet exists with OnDelete, the
+// version annotation and the cluster's labels, and that one Ready pod of
+// it runs on every Kubernetes node.
+func checkNodePlugin(ctx context.Context, ns, cluster, name, version string) error {
+	ds, err := env.Client.AppsV1().DaemonSets(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if ds.Spec.UpdateStrategy.Type != appsv1.OnDeleteDaemonSetStrategyType {
+		return fmt.Errorf("DaemonSet %s uses %s, want OnDelete", name, ds.Spec.UpdateStrategy.Type)
+	}
+	if got := ds.Spec.Template.Annotations[kube.AnnotationVersion]; got != version {
+		return fmt.Errorf("DaemonSet %s is at version %q, want %q", name, got, version)
+	}
+	l := ds.Labels
+	if l[labelCluster] != cluster || l[labelManagedBy] != "anthill" || l[kube.LabelComponent] != kube.ComponentCSINode {
+		return fmt.Errorf("DaemonSet %s labels %v", name, l)
+	}
+	nodes, err := kwokNodes(ctx)
+	if err != nil {
+		return err
+	}
+	pods, err := env.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: metav1.FormatLabelSelector(ds.Spec.Selector)})
+	if err != nil {
+		return err
+	}
+	ready := map[string]bool{}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if podIsReady(p) && p.Annotations[kube.AnnotationVersion] == version {
+			ready[p.Spec.NodeName] = true
+		}
+	}
+	for n := range nodes {
+		if !ready[n] {
+			return fmt.Errorf("DaemonSet %s: no Ready pod at %s on node %s (%d of %d nodes ready)", name, version, n, len(ready), len(nodes))
+		}
+	}
+	return nil
+}
+
+// checkDeploymentReady checks that the Deployment has its one replica
+// available.
+func checkDeploymentReady(ctx context.Context, ns, name string) (*appsv1.Deployment, error) {
+	d, err := env.Client.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if d.Status.AvailableReplicas < 1 {
+		return d, fmt.Errorf("Deployment %s has %d available replicas", name, d.Status.AvailableReplicas)
+	}
+	return d, nil
+}
+
+// checkCSIDriver checks the CSIDriver exists with the cluster's labels,
+// its namespace among them.
+func checkCSIDriver(ctx context.Context, ns, cluster string, kind operatorv1alpha1.GlusterDriver) error {
+	name := kube.CSIDriverName(ns, cluster, kind)
+	d, err := env.Client.StorageV1().CSIDrivers().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	l := d.Labels
+	if l[labelCluster] != cluster || l[kube.LabelClusterNamespace] != ns || l[labelManagedBy] != "anthill" {
+		return fmt.Errorf("CSIDriver %s labels %v", name, l)
+	}
+	return nil
+}
+
+// checkBlockTargets checks one Ready gluster-blockd pod per zone, each on
+// a Kubernetes node that runs a Gluster pod of the cluster.
+func checkBlockTargets(ctx context.Context, ns, cluster string) error {
+	gluster, err := env.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{
+		LabelSelector: labelCluster + "=" + cluster + "," + kube.LabelComponent + "=" + kube.ComponentGlusterNode,
+	})
+	if err != nil {
+		return err
+	}
+	glusterNodes := map[string]bool{}
+	for _, p := range gluster.Items {
+		if p.Spec.NodeName != "" {
+			glusterNodes[p.Spec.NodeName] = true
+		}
+	}
+	for z := 1; z <= 3; z++ {
+		name := kube.BlockTargetName(cluster, framework.ZoneName(z))
+		d, err := checkDeploymentReady(ctx, ns, name)
+		if err != nil {
+			return err
+		}
+		pods, err := env.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: metav1.FormatLabelSelector(d.Spec.Selector)})
+		if err != nil {
+			return err
+		}
+		ok := false
+		for i := range pods.Items {
+			p := &pods.Items[i]
+			if !podIsReady(p) {
+				continue
+			}
+			if !glusterNodes[p.Spec.NodeName] {
+				return fmt.Errorf("block target pod %s runs on %s, which runs no Gluster pod (%v)", p.Name, p.Spec.NodeName, glusterNodes)
+			}
+			ok = true
+		}
+		if !ok {
+			return fmt.Errorf("block target %s has no Ready pod", name)
+		}
+	}
+	return nil
+}
+
+// TestCSIDrivers deploys a cluster with the file driver, adds the block
+// driver, and shows that the operator recreates a missing object of a
+// wanted driver but never one of a driver removed from the spec.
+func TestCSIDrivers(t *testing.T) {
+	ns := env.Namespace(t)
+	const name = "csi"
+	ctx := context.Background()
+	file, block := operatorv1alpha1.GlusterDriverFile, operatorv1alpha1.GlusterDriverBlock
+	createClusterWith(t, ns, name, 1, withCSI(file))
+	waitNodes(t, ns, name, 3, 90*time.Second)
+
+	wait := func(t *testing.T, what string, timeout time.Duration, check func(ctx context.Context) error) {
+		t.Helper()
+		err := framework.WaitFor(ctx, timeout, func(ctx context.Context) (bool, error) {
+			if err := check(ctx); err != nil {
+				return false, err
+			}
+			return true, nil
+		})
+		if err != nil {
+			dumpNamespace(t, ns)
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+
+	t.Run("the file driver is deployed", func(t *testing.T) {
+		wait(t, "file driver", 2*time.Minute, func(ctx context.Context) error {
+			if _, err := checkDeploymentReady(ctx, ns, kube.CSIControllerName(name, file)); err != nil {
+				return err
+			}
+			if err := checkCSIDriver(ctx, ns, name, file); err != nil {
+				return err
+			}
+			for _, sa := range []string{kube.CSIControllerServiceAccountName(name), kube.CSINodeServiceAccountName(name)} {
+				if _, err := env.Client.CoreV1().ServiceAccounts(ns).Get(ctx, sa, metav1.GetOptions{}); err != nil {
+					return err
+				}
+			}
+			rn := kube.CSIClusterRoleName(ns, name)
+			if _, err := env.Client.RbacV1().ClusterRoles().Get(ctx, rn, metav1.GetOptions{}); err != nil {
+				return err
+			}
+			if _, err := env.Client.RbacV1().ClusterRoleBindings().Get(ctx, rn, metav1.GetOptions{}); err != nil {
+				return err
+			}
+			return checkNodePlugin(ctx, ns, name, kube.CSINodeDaemonSetName(name), "4.1.0")
+		})
+		// Only what the spec asks for: no block driver yet.
+		if _, err := env.Client.AppsV1().DaemonSets(ns).Get(ctx, kube.CSINodeDaemonSetNameOf(name, block), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Fatalf("block node plugin exists without block in spec.drivers: %v", err)
+		}
+	})
+
+	t.Run("adding block deploys the block driver and its targets", func(t *testing.T) {
+		setDrivers(t, ns, name, file, block)
+		wait(t, "block driver", 2*time.Minute, func(ctx context.Context) error {
+			if _, err := checkDeploymentReady(ctx, ns, kube.CSIControllerName(name, block)); err != nil {
+				return err
+			}
+			if err := checkCSIDriver(ctx, ns, name, block); err != nil {
+				return err
+			}
+			if err := checkNodePlugin(ctx, ns, name, kube.CSINodeDaemonSetNameOf(name, block), "4.1.0"); err != nil {
+				return err
+			}
+			return checkBlockTargets(ctx, ns, name)
+		})
+	})
+
+	t.Run("a missing object of a wanted driver is recreated, one of a removed driver is not", func(t *testing.T) {
+		// Removing block from the spec deletes nothing: its volumes may be
+		// mounted, and deleting a node plugin would break them.
+		setDrivers(t, ns, name, file)
+		blockDS := kube.CSINodeDaemonSetNameOf(name, block)
+		fileDS := kube.CSINodeDaemonSetName(name)
+		if _, err := env.Client.AppsV1().DaemonSets(ns).Get(ctx, blockDS, metav1.GetOptions{}); err != nil {
+			t.Fatalf("removing block from spec.drivers must not delete its node plugin: %v", err)
+		}
+		old, err := env.Client.AppsV1().DaemonSets(ns).Get(ctx, fileDS, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []string{blockDS, fileDS} {
+			if err := env.Client.AppsV1().DaemonSets(ns).Delete(ctx, n, metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		wait(t, "file node plugin recreated", 2*time.Minute, func(ctx context.Context) error {
+			ds, err := env.Client.AppsV1().DaemonSets(ns).Get(ctx, fileDS, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if ds.UID == old.UID {
+				return fmt.Errorf("DaemonSet %s not yet deleted", fileDS)
+			}
+			return checkNodePlugin(ctx, ns, name, fileDS, "4.1.0")
+		})
+		// The sync that recreated the file plugin saw the block one missing
+		// too, and left it: it is no longer wanted.
+		if _, err := env.Client.AppsV1().DaemonSets(ns).Get(ctx, blockDS, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Fatalf("the block node plugin was recreated although block left spec.drivers: %v", err)
+		}
+		noViolations(t)
+	})
+
+	t.Run("deleting the cluster removes every CSI object", func(t *testing.T) {
+		if err := anthill.OperatorV1alpha1().GlusterClusters(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		var last []string
+		err := framework.WaitFor(ctx, 3*time.Minute, func(ctx context.Context) (bool, error) {
+			var err error
+			last, err = leftovers(ctx, ns, name, nil)
+			if err != nil {
+				return false, err
+			}
+			if len(last) > 0 {
+				return false, fmt.Errorf("left: %s", strings.Join(last, "; "))
+			}
+			return true, nil
+		})
+		if err != nil {
+			dumpNamespace(t, ns)
+			t.Fatal(err)
+		}
+	})
+}
