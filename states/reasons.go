@@ -96,4 +96,11 @@ const (
 	ReasonDeletingInfra  = "DeletingInfrastructure"
 	ReasonDeletedCleanly = "Deleted"
 	ReasonProvisionSlow  = "ProvisioningSlow"
+
+	// Cluster, external mode.
+	ReasonEndpointsChanged = "EndpointsChanged"
+	ReasonEndpointsUpdated = "EndpointsUpdated"
+	// ReasonExternalCluster: a GlusterNode names an external cluster and
+	// is left alone.
+	ReasonExternalCluster = "ExternalCluster"
 )

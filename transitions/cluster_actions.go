@@ -17,6 +17,9 @@ var clusterActions = map[fsm.Event]ClusterAction{
 	states.ClusterScaleNodes:  scaleNodes,
 	states.ClusterDeleteNodes: deleteNodes,
 	states.ClusterDeleteInfra: deleteClusterInfra,
+	// External mode: the event and the step write the same objects.
+	states.ClusterReconfigure:   syncEndpoints,
+	states.ClusterSyncEndpoints: syncEndpoints,
 }
 
 var upgradeActions = map[fsm.Event]ClusterAction{
@@ -65,6 +68,13 @@ func deleteNodes(ctx context.Context, ops Ops, c ClusterTarget) error {
 func deleteClusterInfra(ctx context.Context, ops Ops, c ClusterTarget) error {
 	if err := ops.Kube.DeleteClusterInfra(ctx, c); err != nil {
 		return fmt.Errorf("delete infrastructure of cluster %s: %w", key(c), err)
+	}
+	return nil
+}
+
+func syncEndpoints(ctx context.Context, ops Ops, c ClusterTarget) error {
+	if err := ops.Kube.SyncEndpoints(ctx, c); err != nil {
+		return fmt.Errorf("sync the endpoints of external cluster %s: %w", key(c), err)
 	}
 	return nil
 }

@@ -79,6 +79,11 @@ type ClusterKube interface {
 	// DeleteClusterInfra deletes what EnsureClusterInfra created, and the
 	// etcd PVCs. NotFound is success.
 	DeleteClusterInfra(ctx context.Context, c ClusterTarget) error
+	// SyncEndpoints (external mode) makes the management Service and its
+	// EndpointSlices match spec.external.nodes of the live cluster: it
+	// creates what is missing, updates what differs and deletes slices no
+	// longer needed. Objects that already match are not written.
+	SyncEndpoints(ctx context.Context, c ClusterTarget) error
 }
 
 // UpgradeKube is what upgrade actions need from Kubernetes.

@@ -368,6 +368,14 @@ type ExternalSpec struct {
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=128
 	Nodes []ExternalNode `json:"nodes"`
+
+	// port is the TCP port GD2's REST API listens on at every address in
+	// nodes. The cluster's management Service always serves port 24007 and
+	// forwards to this one.
+	// +kubebuilder:default=24007
+	// +kubebuilder:validation:XValidation:rule="self >= 1 && self <= 65535",message="external.port must be a TCP port between 1 and 65535"
+	// +optional
+	Port int32 `json:"port,omitempty"`
 }
 
 // ExternalNode is one server of an external pool.
