@@ -380,10 +380,14 @@ type ExternalSpec struct {
 
 // ExternalNode is one server of an external pool.
 type ExternalNode struct {
-	// address is the server's host name or IP address.
+	// address is the server's fully qualified host name or IP address. It
+	// is published in an EndpointSlice of the cluster's management Service,
+	// so a host name needs at least two labels and an IP must be one a
+	// Service can route to (not loopback, unspecified or link-local).
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
-	// +kubebuilder:validation:XValidation:rule="isIP(self) || self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="external.nodes[].address must be a host name or an IP address"
+	// +kubebuilder:validation:XValidation:rule="isIP(self) || self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)+$')",message="external.nodes[].address must be an IP address or a fully qualified host name (at least two labels, as EndpointSlices require)"
+	// +kubebuilder:validation:XValidation:rule="!isIP(self) || !(ip(self).isLoopback() || ip(self).isUnspecified() || ip(self).isLinkLocalUnicast() || ip(self).isLinkLocalMulticast())",message="external.nodes[].address must not be a loopback, unspecified or link-local IP address: the cluster's management Service cannot route to it"
 	Address string `json:"address"`
 
 	// zone is the failure zone of the server, if known.
