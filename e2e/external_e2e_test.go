@@ -352,7 +352,7 @@ func TestExternalCluster(t *testing.T) {
 	ns := env.Namespace(t)
 	const name = "outside"
 	ctx := context.Background()
-	s := startSim(t, ns)
+	s := startSim(t, ns, defaultSimOptions)
 	g := gd2Client(t)
 	buildPool(t, s, g)
 	port, pool := startPool(t, s)
