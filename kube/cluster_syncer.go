@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	appsv1listers "k8s.io/client-go/listers/apps/v1"
 	corev1listers "k8s.io/client-go/listers/core/v1"
+	discoveryv1listers "k8s.io/client-go/listers/discovery/v1"
 	"k8s.io/utils/clock"
 
 	"github.com/gluster/anthill/fsm"
@@ -38,11 +39,13 @@ type ClusterSyncer struct {
 	StatefulSets appsv1listers.StatefulSetLister
 	PVs          corev1listers.PersistentVolumeLister
 	CSI          csiListers
-	Anthill      versioned.Interface
-	Kube         transitions.KubeOps
-	GD2          *GD2Clients
-	Log          *TransitionLog
-	Clock        clock.Clock
+	// EndpointSlices are an external cluster's published addresses.
+	EndpointSlices discoveryv1listers.EndpointSliceLister
+	Anthill        versioned.Interface
+	Kube           transitions.KubeOps
+	GD2            *GD2Clients
+	Log            *TransitionLog
+	Clock          clock.Clock
 }
 
 var clusterDef = states.ClusterDefinition()
@@ -125,11 +128,23 @@ func (s *ClusterSyncer) snapshot(ctx context.Context, c *operatorv1alpha1.Gluste
 	} else {
 		snap.StateSince = c.CreationTimestamp.Time
 	}
-	infra, err := s.infra(c)
-	if err != nil {
-		return snap, err
+	if IsExternal(c) {
+		// No etcd, secret or headless Service: the management Service and
+		// its EndpointSlices are all the infrastructure there is.
+		v, err := ObserveEndpoints(c, s.Services, s.EndpointSlices)
+		if err != nil {
+			return snap, err
+		}
+		snap.External = true
+		snap.InfraCreated, snap.InfraReady, snap.InfraExists = v.ServiceExists, v.ServiceExists, v.AnyExists
+		snap.EndpointsInSync, snap.EndpointsDiff = v.InSync, v.Diff
+	} else {
+		infra, err := s.infra(c)
+		if err != nil {
+			return snap, err
+		}
+		snap.InfraCreated, snap.InfraReady, snap.InfraExists = infra.created, infra.ready, infra.exists
 	}
-	snap.InfraCreated, snap.InfraReady, snap.InfraExists = infra.created, infra.ready, infra.exists
 	if err := s.CSI.fillCSI(c, &snap.DriversMissing, &snap.InfraExists); err != nil {
 		return snap, err
 	}
@@ -197,9 +212,6 @@ type infraState struct {
 
 // infra reads the shared infrastructure from the listers.
 func (s *ClusterSyncer) infra(c *operatorv1alpha1.GlusterCluster) (infraState, error) {
-	if c.Spec.Mode == operatorv1alpha1.ClusterModeExternal {
-		return infraState{created: true, ready: true}, nil
-	}
 	st := infraState{created: true}
 	found := func(err error) (bool, error) {
 		switch {

@@ -3,9 +3,12 @@ package kube
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"strings"
 	"sync"
 	"time"
 
+	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -15,9 +18,11 @@ import (
 )
 
 // GD2Clients hands out one GD2 client per GlusterCluster, built from the
-// cluster's management endpoint and its auth secret. A client is rebuilt
-// when either changes, so rotating the secret or moving the endpoint takes
-// effect on the next sync.
+// cluster's GD2 endpoints (GD2Endpoints) and its auth secret. A client is
+// rebuilt when either changes, so rotating the secret, moving the endpoint
+// or editing an external cluster's addresses takes effect on the next sync.
+// An external cluster's client talks to the pool's addresses themselves,
+// sticking to one that answers and failing over in order (failoverTransport).
 type GD2Clients struct {
 	// Secrets is read live on every call: the auth secret may be one the
 	// admin supplied (not labelled by anthill, so not in any informer), and
@@ -26,6 +31,8 @@ type GD2Clients struct {
 	Metrics *Metrics
 	// Timeout bounds each GD2 call.
 	Timeout time.Duration
+	// Log, if set, records every GD2 address failover.
+	Log *zap.Logger
 
 	mu    sync.Mutex
 	cache map[string]gd2Entry
@@ -58,16 +65,24 @@ func (g *GD2Clients) For(ctx context.Context, c *operatorv1alpha1.GlusterCluster
 	if secret == "" {
 		return nil, fmt.Errorf("GD2 auth secret %s/%s has no key %q", c.Namespace, name, key)
 	}
-	endpoint := ManagementEndpoint(c)
+	endpoints := GD2Endpoints(c)
+	endpoint := strings.Join(endpoints, ",")
 	id := c.Namespace + "/" + c.Name
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if e, ok := g.cache[id]; ok && e.endpoint == endpoint && e.secretVersion == sec.ResourceVersion {
 		return e.client, nil
 	}
-	opts := gd2.Options{Endpoint: endpoint, Secret: secret, Timeout: g.Timeout}
+	opts := gd2.Options{Endpoint: endpoints[0], Secret: secret, Timeout: g.Timeout}
 	if g.Metrics != nil {
 		opts.Observer = g.Metrics
+	}
+	if len(endpoints) > 1 {
+		tr, err := newFailoverTransport(endpoints, failoverLogger(g.Log, c.Namespace, c.Name))
+		if err != nil {
+			return nil, fmt.Errorf("GD2 client for %s: %w", endpoint, err)
+		}
+		opts.HTTPClient = &http.Client{Transport: tr}
 	}
 	cl, err := gd2.New(opts)
 	if err != nil {

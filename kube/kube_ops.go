@@ -254,14 +254,16 @@ func (o *KubeOps) deleteClaims(ctx context.Context, namespace string, sel labels
 // EnsureClusterInfra creates, each only if absent, the GD2 auth secret (not
 // when the admin supplies one through spec.management.authSecretRef), the
 // etcd Service and StatefulSet, the headless Service and the management
-// Service. An external cluster runs none of these.
+// Service. An external cluster runs none of these: it gets only its
+// management Service, without a selector, and the EndpointSlices of its
+// addresses (SyncEndpoints).
 func (o *KubeOps) EnsureClusterInfra(ctx context.Context, ct transitions.ClusterTarget) error {
 	c, err := o.getCluster(ctx, ct.Namespace, ct.Name)
 	if err != nil {
 		return err
 	}
-	if c.Spec.Mode == operatorv1alpha1.ClusterModeExternal {
-		return nil
+	if IsExternal(c) {
+		return o.SyncEndpoints(ctx, ct)
 	}
 	if err := o.ensureAuthSecret(ctx, c); err != nil {
 		return err
@@ -588,11 +590,17 @@ func (o *KubeOps) DeleteNodes(ctx context.Context, ct transitions.ClusterTarget)
 }
 
 // DeleteClusterInfra deletes what EnsureClusterInfra and EnsureCSIDrivers
-// created and etcd's PVC. It works from names alone, so it also completes after the
+// created and etcd's PVC (for an external cluster: the CSI drivers, its
+// management Service and EndpointSlices; the other names are simply not
+// found). It works from names alone, so it also completes after the
 // GlusterCluster is gone. The auth secret is deleted only if anthill made
 // it: an admin's Secret that happens to carry the same name is left alone.
 func (o *KubeOps) DeleteClusterInfra(ctx context.Context, ct transitions.ClusterTarget) error {
 	ns := ct.Namespace
+	// An external cluster's EndpointSlices (none exist in other modes).
+	if err := o.deleteEndpointSlices(ctx, ns, ct.Name); err != nil {
+		return err
+	}
 	etcd := EtcdName(ct.Name)
 	err := o.Client.AppsV1().StatefulSets(ns).Delete(ctx, etcd, metav1.DeleteOptions{
 		PropagationPolicy: ptr.To(metav1.DeletePropagationBackground),

@@ -173,11 +173,13 @@ func TestKubeOpsEnsureClusterInfraVariants(t *testing.T) {
 		wantStatefulSets      []string
 	}{
 		{
-			name: "an external cluster gets nothing: anthill runs no servers for it",
+			name: "an external cluster gets only its management Service: no secret, no etcd, no headless Service",
 			mutate: func(c *operatorv1alpha1.GlusterCluster) {
 				c.Spec.Mode = operatorv1alpha1.ClusterModeExternal
 				c.Spec.NodeTemplates = nil
+				c.Spec.External = &operatorv1alpha1.ExternalSpec{Nodes: []operatorv1alpha1.ExternalNode{{Address: "192.0.2.1"}}}
 			},
+			wantSvcs: []string{"gc-mgmt"},
 		},
 		{
 			name: "an admin-supplied auth secret means anthill creates none",

@@ -63,6 +63,9 @@ func (s *NodeSyncer) Sync(ctx context.Context, key Key) (Result, error) {
 	if state == states.NodeDeleted {
 		return Result{}, s.finishDeleted(ctx, node)
 	}
+	if cl, err := s.Clusters.GlusterClusters(node.Namespace).Get(node.Spec.Cluster); err == nil && IsExternal(cl) {
+		return s.externalClusterNode(ctx, node)
+	}
 	if added, err := addFinalizer(ctx, node, FinalizerNode, s.update); added || err != nil {
 		return Result{Requeue: err == nil}, err
 	}
@@ -289,4 +292,16 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n-3] + "..."
+}
+
+// externalClusterNode handles a GlusterNode (made by hand) that names an
+// external cluster: anthill manages no server of an external pool, so the
+// node machine never runs for it — no pod, no peer add, no drain, no peer
+// delete. Its status says why; if it is deleted, the finalizer (added by
+// an earlier version, or by hand) is released at once.
+func (s *NodeSyncer) externalClusterNode(ctx context.Context, node *operatorv1alpha1.GlusterNode) (Result, error) {
+	if node.DeletionTimestamp != nil {
+		return Result{}, removeFinalizer(ctx, node, FinalizerNode, s.update)
+	}
+	return s.wait(ctx, node, states.ReasonExternalCluster, fmt.Sprintf("GlusterCluster %q is external: anthill runs and changes none of its servers, so this node is left alone.", node.Spec.Cluster), 0)
 }

@@ -99,6 +99,7 @@ func Wire(cfg WireConfig) (*Machines, error) {
 	services := kf.Core().V1().Services()
 	sts := kf.Apps().V1().StatefulSets()
 	daemonSets := kf.Apps().V1().DaemonSets()
+	eps := kf.Discovery().V1().EndpointSlices()
 	pvs := pvf.Core().V1().PersistentVolumes()
 	csi := csiInformers(kf)
 
@@ -110,7 +111,7 @@ func Wire(cfg WireConfig) (*Machines, error) {
 		keys func(any) []Key
 	}{
 		{clusters, km.forCluster}, {nodes, km.forNode}, {pods, km.forLabelled}, {pvcs, km.forLabelled},
-		{secrets, km.forLabelled}, {services, km.forLabelled}, {sts, km.forLabelled}, {daemonSets, km.forLabelled}, {pvs, km.forPV},
+		{secrets, km.forLabelled}, {services, km.forLabelled}, {sts, km.forLabelled}, {daemonSets, km.forLabelled}, {pvs, km.forPV}, {eps, km.forLabelled},
 		{csi.serviceAccounts, km.forLabelled}, {csi.deployments, km.forLabelled},
 		{csi.drivers, km.forClusterScoped}, {csi.clusterRoles, km.forClusterScoped}, {csi.clusterRoleBindings, km.forClusterScoped},
 	} {
@@ -118,7 +119,7 @@ func Wire(cfg WireConfig) (*Machines, error) {
 			return nil, err
 		}
 	}
-	gd2c := &GD2Clients{Secrets: cfg.Kube.CoreV1(), Metrics: cfg.Metrics, Timeout: cfg.GD2Timeout}
+	gd2c := &GD2Clients{Secrets: cfg.Kube.CoreV1(), Metrics: cfg.Metrics, Timeout: cfg.GD2Timeout, Log: cfg.Log}
 	kops := &KubeOps{Client: cfg.Kube, Anthill: cfg.Anthill, Clock: cfg.Clock}
 	d.Register(states.NodeMachine, &NodeSyncer{
 		Nodes: nodes.Lister(), Clusters: clusters.Lister(), Pods: pods.Lister(), PVCs: pvcs.Lister(),
@@ -127,6 +128,7 @@ func Wire(cfg WireConfig) (*Machines, error) {
 	d.Register(states.ClusterMachine, &ClusterSyncer{
 		Clusters: clusters.Lister(), Nodes: nodes.Lister(), Secrets: secrets.Lister(), Services: services.Lister(),
 		StatefulSets: sts.Lister(), PVs: pvs.Lister(), CSI: csi.listers(), Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock,
+		EndpointSlices: eps.Lister(),
 	})
 	d.Register(states.UpgradeMachine, &UpgradeSyncer{
 		Clusters: clusters.Lister(), Nodes: nodes.Lister(), CSI: csiReader{DaemonSets: daemonSets.Lister(), Pods: pods.Lister()},

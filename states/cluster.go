@@ -20,6 +20,9 @@ const (
 	ClusterScaling fsm.State = "Scaling"
 	// ClusterUpgrading: upgrade machine active; left by converged, degrade, delete.
 	ClusterUpgrading fsm.State = "Upgrading"
+	// ClusterReconfiguring: external mode only, the pool's addresses
+	// changed; left by converged, degrade, delete.
+	ClusterReconfiguring fsm.State = "Reconfiguring"
 	// ClusterDeleting: finalizer teardown, refused while Gluster PVs exist; left by finish.
 	ClusterDeleting fsm.State = "Deleting"
 	// ClusterDeleted: terminal.
@@ -35,6 +38,8 @@ const (
 	ClusterUpgrade   fsm.Event = "upgrade"
 	ClusterDelete    fsm.Event = "delete"
 	ClusterFinish    fsm.Event = "finish"
+	// ClusterReconfigure is external mode only.
+	ClusterReconfigure fsm.Event = "reconfigure"
 
 	// Steps.
 	ClusterScaleNodes  fsm.Event = "scaleNodes"
@@ -42,6 +47,8 @@ const (
 	ClusterDeleteInfra fsm.Event = "deleteInfra"
 	// ClusterEnsureDrivers creates missing CSI driver objects.
 	ClusterEnsureDrivers fsm.Event = "ensureDrivers"
+	// ClusterSyncEndpoints is external mode only.
+	ClusterSyncEndpoints fsm.Event = "syncEndpoints"
 )
 
 // ClusterMachine is the machine name used in logs, metrics and docs.
@@ -58,7 +65,11 @@ func ClusterDefinition() *fsm.Definition {
 			"to — the CSI drivers that serve its volumes to pods (`spec.drivers`), " +
 			"and the set of GlusterNodes matching `spec.nodeCount`. Ready and Degraded are the steady " +
 			"phases; Scaling and Upgrading show an activity in progress, and the Degraded condition is kept " +
-			"beside every phase.",
+			"beside every phase. In external mode (`spec.mode: external`) the pool runs outside Kubernetes and " +
+			"the machine owns only the management Service, without a selector, and its EndpointSlices listing " +
+			"`spec.external.nodes`: no auth secret, no etcd, no headless Service, no GlusterNode and no pod is " +
+			"ever created, no GD2 peer or volume is ever deleted, and Scaling is never entered; Reconfiguring " +
+			"is entered instead when the addresses change.",
 		Initial: ClusterPending,
 		States: []fsm.StateDoc{
 			{Name: ClusterPending, Doc: "Entered when the GlusterCluster is created. Left by `provision` at once, " +
@@ -68,49 +79,63 @@ func ClusterDefinition() *fsm.Definition {
 				"those objects exist, without waiting for etcd: claims bind and pods schedule while etcd starts, " +
 				"and no node joins before GD2 answers; then the `ensureDrivers` step creates the CSI drivers. Waits for etcd to be ready, GD2 to answer and every node to be Online. Left by `converged`, by `degrade` if " +
 				"the infrastructure is ready but some node is still not Online after the provisioning grace " +
-				"period, or by `delete`."},
+				"period, or by `delete`. External mode: the `syncEndpoints` step rewrites the management Service " +
+				"and its EndpointSlices while they differ from `spec.external.nodes`; no node is created; " +
+				"left by `converged` or `degrade` as soon as GD2 answers at one of the addresses, or by " +
+				"`degrade` if it still does not after the provisioning grace period."},
 			{Name: ClusterReady, Doc: "Entered by `converged`: GD2 answers, every node is Online or in maintenance, " +
 				"no node is failed or abandoned, and every volume is Healthy. Left by `degrade`, `scale` when the " +
 				"node count differs from `spec.nodeCount`, `upgrade` when the upgrade machine becomes active, or " +
 				"`delete`. The `ensureDrivers` step recreates a missing CSI driver object, or adds the block " +
-				"driver when `block` joins `spec.drivers`."},
+				"driver when `block` joins `spec.drivers`. External mode: GD2 answers at one of " +
+				"`spec.external.nodes` and every volume is Healthy (there are no nodes to count); left by " +
+				"`reconfigure` when the EndpointSlices differ from the addresses, never by `scale`."},
 			{Name: ClusterDegraded, Doc: "Entered by `degrade` when a node is Offline, Failed or Abandoned, a volume " +
 				"is not Healthy, or GD2 does not answer. The cluster keeps serving. Left by `converged`, `scale` " +
 				"(adding nodes is how lost capacity comes back), `upgrade` (the upgrade machine's own checks will " +
-				"block it if health requires), or `delete`. The `ensureDrivers` step creates missing CSI driver " +
-				"objects here too: a degraded cluster still serves volumes."},
+				"block it if health requires), or `delete`. External mode: `reconfigure` instead of `scale`. The " +
+				"`ensureDrivers` step creates missing CSI driver objects here too: a degraded cluster still serves " +
+				"volumes."},
 			{Name: ClusterScaling, Doc: "Entered by `scale`. The `scaleNodes` step creates missing GlusterNodes, or " +
 				"asks surplus nodes to decommission (the node machine drains them safely). Waits until the node " +
 				"count matches, no node is still joining and no node is still leaving; the `ensureDrivers` step " +
-				"creates missing CSI driver objects meanwhile. Left by `converged`, " +
-				"`degrade` if the cluster is unhealthy once scaling ends, or `delete`."},
+				"creates missing CSI driver objects meanwhile. Left by `converged`, `degrade` if the cluster is " +
+				"unhealthy once scaling ends, or `delete`. Never entered in external mode."},
 			{Name: ClusterUpgrading, Doc: "Entered by `upgrade` while the upgrade machine is anywhere but Idle or " +
 				"Complete (including Blocked and Paused, when servers may run mixed versions). Left by " +
 				"`converged` or `degrade` when the upgrade machine is done, or by `delete`."},
+			{Name: ClusterReconfiguring, Doc: "External mode only. Entered by `reconfigure`, whose action wrote the " +
+				"management Service and its EndpointSlices from `spec.external.nodes`. The `syncEndpoints` step " +
+				"writes them again while the observed slices still differ (a failed or interrupted write, or " +
+				"another change meanwhile). Left by `converged` or `degrade` once they match, or by `delete`."},
 			{Name: ClusterDeleting, Doc: "Entered by `delete` when the GlusterCluster is deleted (its finalizer " +
 				"holds it). Refuses to tear anything down while PersistentVolumes provisioned from the cluster " +
 				"exist (its conditions and a Warning Event name them), and keeps reconciling node and heal health " +
 				"meanwhile. Then the `deleteNodes` step deletes the GlusterNodes one at a time (each drains and " +
 				"detaches), and the `deleteInfra` step removes the CSI drivers (cluster-scoped objects included), " +
-				"the Services, etcd and the secret. Left by `finish` when all of it is gone."},
+				"the Services, etcd and the secret. Left by `finish` when all of it is gone. External mode: the " +
+				"same hold on PersistentVolumes, then `deleteInfra` removes only the CSI drivers, the management " +
+				"Service and its EndpointSlices; no GlusterNode is deleted and no GD2 peer or volume is touched."},
 			{Name: ClusterDeleted, Doc: "Entered by `finish`. Terminal; the finalizer may be released."},
 		},
 		Events: []fsm.EventDoc{
-			{Name: ClusterProvision, Doc: "Fires on a new GlusterCluster. Action: create the auth secret, the etcd StatefulSet and the headless and management Services, each only if absent."},
+			{Name: ClusterProvision, Doc: "Fires on a new GlusterCluster. Action: create the auth secret, the etcd StatefulSet and the headless and management Services, each only if absent; in external mode only the management Service, without a selector, and its EndpointSlices."},
 			{Name: ClusterConverged, Doc: "Fires when nothing is in progress and the cluster is healthy. No action."},
 			{Name: ClusterDegrade, Doc: "Fires when nothing is in progress and the cluster is not healthy. No action."},
 			{Name: ClusterScale, Doc: "Fires when the number of GlusterNodes differs from `spec.nodeCount`. No action; the `scaleNodes` step does the work."},
 			{Name: ClusterUpgrade, Doc: "Fires when the upgrade machine becomes active. No action."},
 			{Name: ClusterDelete, Doc: "Fires when the GlusterCluster is deleted. No action."},
 			{Name: ClusterFinish, Doc: "Fires when no GlusterNode and no shared infrastructure is left. No action."},
+			{Name: ClusterReconfigure, Doc: "External mode: fires when the management Service or its EndpointSlices differ from `spec.external.nodes` (an address added, changed or removed, a zone changed, `spec.external.port` changed, or an object edited or deleted by hand). Action: write them from the spec — create what is missing, update what differs, delete slices of an address type no longer used; unchanged objects are not written."},
 		},
 		Transitions: []fsm.Transition{
 			{Event: ClusterProvision, From: []fsm.State{ClusterPending}, To: ClusterProvisioning},
-			{Event: ClusterConverged, From: []fsm.State{ClusterProvisioning, ClusterDegraded, ClusterScaling, ClusterUpgrading}, To: ClusterReady},
-			{Event: ClusterDegrade, From: []fsm.State{ClusterProvisioning, ClusterReady, ClusterScaling, ClusterUpgrading}, To: ClusterDegraded},
+			{Event: ClusterConverged, From: []fsm.State{ClusterProvisioning, ClusterDegraded, ClusterScaling, ClusterUpgrading, ClusterReconfiguring}, To: ClusterReady},
+			{Event: ClusterDegrade, From: []fsm.State{ClusterProvisioning, ClusterReady, ClusterScaling, ClusterUpgrading, ClusterReconfiguring}, To: ClusterDegraded},
+			{Event: ClusterReconfigure, From: []fsm.State{ClusterReady, ClusterDegraded}, To: ClusterReconfiguring},
 			{Event: ClusterScale, From: []fsm.State{ClusterReady, ClusterDegraded}, To: ClusterScaling},
 			{Event: ClusterUpgrade, From: []fsm.State{ClusterReady, ClusterDegraded}, To: ClusterUpgrading},
-			{Event: ClusterDelete, From: []fsm.State{ClusterPending, ClusterProvisioning, ClusterReady, ClusterDegraded, ClusterScaling, ClusterUpgrading}, To: ClusterDeleting},
+			{Event: ClusterDelete, From: []fsm.State{ClusterPending, ClusterProvisioning, ClusterReady, ClusterDegraded, ClusterScaling, ClusterUpgrading, ClusterReconfiguring}, To: ClusterDeleting},
 			{Event: ClusterFinish, From: []fsm.State{ClusterDeleting}, To: ClusterDeleted},
 		},
 		Steps: []fsm.StepDoc{
@@ -126,8 +151,9 @@ func ClusterDefinition() *fsm.Definition {
 			{Name: ClusterDeleteInfra, In: []fsm.State{ClusterDeleting}, Doc: "Delete every CSI driver object of the " +
 				"cluster (controllers, node plugins, block targets, service accounts, and the cluster-scoped " +
 				"CSIDriver, ClusterRole and ClusterRoleBinding, found by their cluster and namespace labels), the " +
-				"management and headless Services, the etcd StatefulSet and its PVCs, and the auth secret. Objects " +
-				"already gone count as deleted."},
+				"management and headless Services, the etcd StatefulSet and its PVCs, and the auth secret (in " +
+				"external mode: the CSI drivers, the management Service and its EndpointSlices). Objects already " +
+				"gone count as deleted."},
 			{Name: ClusterEnsureDrivers, In: []fsm.State{ClusterProvisioning, ClusterReady, ClusterDegraded, ClusterScaling},
 				Doc: "Fires when a CSI driver object the spec asks for (`spec.drivers`, empty meaning file) is " +
 					"missing, in external mode too: create each missing object (controller Deployment, node " +
@@ -137,6 +163,11 @@ func ClusterDefinition() *fsm.Definition {
 					"else the version the cluster's node plugins already run, else `spec.gluster.version`. Not " +
 					"run while Upgrading, so that no client is created newer than a server being rolled; adding " +
 					"`block` then waits for the upgrade to end."},
+			{Name: ClusterSyncEndpoints, In: []fsm.State{ClusterProvisioning, ClusterReconfiguring}, Doc: "External mode " +
+				"only. Write the management Service (no selector, port 24007 named gd2) and one EndpointSlice per " +
+				"address type in `spec.external.nodes` (IPv4, IPv6, FQDN for host names), each endpoint with its " +
+				"zone, exactly as `reconfigure` does. Idempotent: it compares the live objects with the spec and " +
+				"writes only what differs."},
 		},
 		Terminal: []fsm.State{ClusterDeleted},
 	}
@@ -150,10 +181,21 @@ type ClusterSnapshot struct {
 
 	// Deleting: the GlusterCluster has a deletion timestamp.
 	Deleting bool
+	// External: spec.mode is external; DecideCluster then takes the
+	// external paths (see decideExternal).
+	External bool
+	// EndpointsInSync (external mode): the management Service and its
+	// EndpointSlices match spec.external.nodes.
+	EndpointsInSync bool
+	// EndpointsDiff (external mode) says briefly how they differ, for the
+	// transition message.
+	EndpointsDiff string
+
 	// InfraCreated: the auth secret, the Services and the etcd StatefulSet
 	// all exist (etcd may still be starting).
 	InfraCreated bool
-	// InfraReady: InfraCreated, and etcd is ready.
+	// InfraReady: InfraCreated, and etcd is ready (external mode: the
+	// management Service exists).
 	InfraReady bool
 	// InfraExists: any of the shared infrastructure, CSI driver objects
 	// included, still exists.

@@ -10,6 +10,9 @@ const maxNamedPVs = 10
 
 // DecideCluster returns the one thing the cluster machine should do next.
 func DecideCluster(s ClusterSnapshot) Decision {
+	if s.External {
+		return decideExternal(s)
+	}
 	switch s.State {
 	case ClusterPending:
 		if s.Deleting {
@@ -132,8 +135,13 @@ func pvsExistMessage(s ClusterSnapshot) string {
 	return msg + ": " + strings.Join(names, ", ") + more + "."
 }
 
-// healthy is the Ready/Degraded criterion.
+// healthy is the Ready/Degraded criterion. An external cluster has no
+// nodes to count: GD2 answering, the addresses published and every volume
+// Healthy is all there is.
 func (s ClusterSnapshot) healthy() bool {
+	if s.External {
+		return s.GD2Reachable && s.InfraReady && s.EndpointsInSync && s.VolumesUnhealthy == 0
+	}
 	return s.GD2Reachable && s.InfraReady && s.NodesUnhealthy == 0 &&
 		s.NodesOnline+s.NodesMaintenance == s.NodesTotal && s.VolumesUnhealthy == 0
 }
@@ -149,6 +157,9 @@ func settle(s ClusterSnapshot, reason string) Decision {
 	}
 	msg := fmt.Sprintf("The cluster is degraded: GD2 reachable %t, %d of %d nodes Online, %d unhealthy node(s), %d unhealthy volume(s).",
 		s.GD2Reachable, s.NodesOnline, s.NodesTotal, s.NodesUnhealthy, s.VolumesUnhealthy)
+	if s.External {
+		msg = fmt.Sprintf("The external cluster is degraded: GD2 reachable %t, %d unhealthy volume(s).", s.GD2Reachable, s.VolumesUnhealthy)
+	}
 	if s.State == ClusterDegraded {
 		return wait(ReasonDegraded, msg, pollLong)
 	}

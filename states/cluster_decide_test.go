@@ -18,6 +18,23 @@ func readyCluster(state fsm.State) ClusterSnapshot {
 	}
 }
 
+// external turns a snapshot into an external cluster's: no nodes at all,
+// and the addresses published as the spec says.
+func external(s *ClusterSnapshot) {
+	s.External, s.EndpointsInSync = true, true
+	s.DesiredNodes, s.NodesTotal, s.NodesAll, s.NodesOnline = 0, 0, 0, 0
+}
+
+// ext applies external, then more.
+func ext(more ...func(*ClusterSnapshot)) func(*ClusterSnapshot) {
+	return func(s *ClusterSnapshot) {
+		external(s)
+		for _, m := range more {
+			m(s)
+		}
+	}
+}
+
 func TestDecideCluster(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -94,6 +111,49 @@ func TestDecideCluster(t *testing.T) {
 		{name: "a deleted cluster does nothing", state: ClusterDeleted, wantReason: ReasonSteady},
 
 		{name: "an unknown cluster phase is never acted on", state: "Exploded", wantReason: ReasonUnknownState},
+
+		// External mode: no nodes, no etcd; the management Service and its
+		// EndpointSlices follow spec.external.nodes.
+		{name: "external: a new cluster is provisioned", state: ClusterPending, mutate: ext(), wantEvent: ClusterProvision},
+		{name: "external: a cluster deleted before provisioning goes to deleting", state: ClusterPending, mutate: ext(func(s *ClusterSnapshot) { s.Deleting = true }), wantEvent: ClusterDelete},
+		{name: "external: provisioning writes the EndpointSlices while they differ from the spec", state: ClusterProvisioning,
+			mutate: ext(func(s *ClusterSnapshot) { s.EndpointsInSync, s.EndpointsDiff = false, "add 192.0.2.1" }), wantStep: ClusterSyncEndpoints, wantReason: ReasonEndpointsChanged},
+		{name: "external: provisioning creates no nodes and is ready once GD2 answers", state: ClusterProvisioning, mutate: ext(), wantEvent: ClusterConverged},
+		{name: "external: provisioning ends degraded at once when a volume is unhealthy", state: ClusterProvisioning,
+			mutate: ext(func(s *ClusterSnapshot) { s.VolumesUnhealthy = 1 }), wantEvent: ClusterDegrade, wantReason: ReasonDegraded},
+		{name: "external: provisioning waits for GD2 to answer", state: ClusterProvisioning,
+			mutate: ext(func(s *ClusterSnapshot) { s.GD2Reachable = false }), wantReason: ReasonGD2Unreachable},
+		{name: "external: provisioning reports degraded when GD2 never answers", state: ClusterProvisioning,
+			mutate: ext(func(s *ClusterSnapshot) { s.GD2Reachable = false; s.StateSince = t0.Add(-time.Hour) }), wantEvent: ClusterDegrade, wantReason: ReasonProvisionSlow},
+		{name: "external: provisioning stops when the cluster is deleted", state: ClusterProvisioning, mutate: ext(func(s *ClusterSnapshot) { s.Deleting = true }), wantEvent: ClusterDelete},
+		{name: "external: a ready cluster with GD2 answering and healthy volumes stays ready", state: ClusterReady, mutate: ext(), wantReason: ReasonSteady},
+		{name: "external: a ready cluster never scales, whatever GlusterNodes exist", state: ClusterReady,
+			mutate: ext(func(s *ClusterSnapshot) { s.NodesTotal, s.NodesAll, s.DesiredNodes = 2, 2, 0 }), wantReason: ReasonSteady},
+		{name: "external: a changed address reconfigures a ready cluster", state: ClusterReady,
+			mutate: ext(func(s *ClusterSnapshot) { s.EndpointsInSync = false }), wantEvent: ClusterReconfigure, wantReason: ReasonEndpointsChanged},
+		{name: "external: a changed address reconfigures a degraded cluster", state: ClusterDegraded,
+			mutate: ext(func(s *ClusterSnapshot) { s.EndpointsInSync, s.GD2Reachable = false, false }), wantEvent: ClusterReconfigure},
+		{name: "external: a ready cluster whose GD2 stops answering is degraded", state: ClusterReady,
+			mutate: ext(func(s *ClusterSnapshot) { s.GD2Reachable = false }), wantEvent: ClusterDegrade},
+		{name: "external: a degraded cluster whose GD2 answers again is ready", state: ClusterDegraded, mutate: ext(), wantEvent: ClusterConverged},
+		{name: "external: a ready cluster that is deleted goes to deleting", state: ClusterReady, mutate: ext(func(s *ClusterSnapshot) { s.Deleting = true }), wantEvent: ClusterDelete},
+		{name: "external: a ready cluster shows an upgrade the upgrade machine runs", state: ClusterReady, mutate: ext(func(s *ClusterSnapshot) { s.UpgradeActive = true }), wantEvent: ClusterUpgrade},
+		{name: "external: reconfiguring writes the EndpointSlices again while they differ", state: ClusterReconfiguring,
+			mutate: ext(func(s *ClusterSnapshot) { s.EndpointsInSync = false }), wantStep: ClusterSyncEndpoints},
+		{name: "external: reconfiguring ends ready once the EndpointSlices match", state: ClusterReconfiguring, mutate: ext(), wantEvent: ClusterConverged, wantReason: ReasonEndpointsUpdated},
+		{name: "external: reconfiguring ends degraded when GD2 does not answer", state: ClusterReconfiguring,
+			mutate: ext(func(s *ClusterSnapshot) { s.GD2Reachable = false }), wantEvent: ClusterDegrade},
+		{name: "external: reconfiguring stops when the cluster is deleted", state: ClusterReconfiguring, mutate: ext(func(s *ClusterSnapshot) { s.Deleting = true }), wantEvent: ClusterDelete},
+		{name: "external: a persisted Scaling settles instead of scaling", state: ClusterScaling, mutate: ext(), wantEvent: ClusterConverged},
+		{name: "external: a finished upgrade settles", state: ClusterUpgrading, mutate: ext(), wantEvent: ClusterConverged},
+		{name: "external: deletion is refused while Gluster PVs exist", state: ClusterDeleting,
+			mutate: ext(func(s *ClusterSnapshot) { s.Deleting, s.GlusterPVs, s.GlusterPVNames = true, 1, []string{"pv-a"} }), wantReason: ReasonPVsExist},
+		{name: "external: deletion never deletes GlusterNodes and removes only the Service and slices", state: ClusterDeleting,
+			mutate: ext(func(s *ClusterSnapshot) { s.Deleting, s.NodesAll = true, 2 }), wantStep: ClusterDeleteInfra},
+		{name: "external: deletion finishes once the Service and slices are gone", state: ClusterDeleting,
+			mutate: ext(func(s *ClusterSnapshot) { s.Deleting, s.InfraExists, s.NodesAll = true, false, 1 }), wantEvent: ClusterFinish},
+		{name: "external: a deleted cluster does nothing", state: ClusterDeleted, mutate: ext(), wantReason: ReasonSteady},
+		{name: "external: an unknown phase is never acted on", state: "Exploded", mutate: ext(), wantReason: ReasonUnknownState},
 	}
 	def := ClusterDefinition()
 	var seen []decisionCase

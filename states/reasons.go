@@ -101,4 +101,11 @@ const (
 	ReasonDeletedCleanly  = "Deleted"
 	ReasonProvisionSlow   = "ProvisioningSlow"
 	ReasonCreatingDrivers = "CreatingCSIDrivers"
+
+	// Cluster, external mode.
+	ReasonEndpointsChanged = "EndpointsChanged"
+	ReasonEndpointsUpdated = "EndpointsUpdated"
+	// ReasonExternalCluster: a GlusterNode names an external cluster and
+	// is left alone.
+	ReasonExternalCluster = "ExternalCluster"
 )

@@ -18,6 +18,9 @@ var clusterActions = map[fsm.Event]ClusterAction{
 	states.ClusterDeleteNodes:   deleteNodes,
 	states.ClusterDeleteInfra:   deleteClusterInfra,
 	states.ClusterEnsureDrivers: ensureDrivers,
+	// External mode: the event and the step write the same objects.
+	states.ClusterReconfigure:   syncEndpoints,
+	states.ClusterSyncEndpoints: syncEndpoints,
 }
 
 var upgradeActions = map[fsm.Event]ClusterAction{
@@ -73,6 +76,13 @@ func deleteClusterInfra(ctx context.Context, ops Ops, c ClusterTarget) error {
 func ensureDrivers(ctx context.Context, ops Ops, c ClusterTarget) error {
 	if err := ops.Kube.EnsureCSIDrivers(ctx, c); err != nil {
 		return fmt.Errorf("ensure CSI drivers of cluster %s: %w", key(c), err)
+	}
+	return nil
+}
+
+func syncEndpoints(ctx context.Context, ops Ops, c ClusterTarget) error {
+	if err := ops.Kube.SyncEndpoints(ctx, c); err != nil {
+		return fmt.Errorf("sync the endpoints of external cluster %s: %w", key(c), err)
 	}
 	return nil
 }

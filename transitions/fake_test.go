@@ -234,6 +234,16 @@ func (w *world) EnsureCSIDrivers(_ context.Context, c ClusterTarget) error {
 	return nil
 }
 
+// SyncEndpoints publishes the external cluster's addresses; the fake keeps
+// them as one more piece of infrastructure.
+func (w *world) SyncEndpoints(_ context.Context, c ClusterTarget) error {
+	if err := w.call("SyncEndpoints"); err != nil {
+		return err
+	}
+	w.infra[key(c)+"/endpoints"] = true
+	return nil
+}
+
 func (w *world) SelectNodesForUpgrade(_ context.Context, c ClusterTarget, nodes []string, _ string) error {
 	if err := w.call("SelectNodesForUpgrade"); err != nil {
 		return err

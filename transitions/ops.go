@@ -89,6 +89,11 @@ type ClusterKube interface {
 	// the cluster's spec asks for. It never updates an existing object:
 	// versions change only through SetCSIVersion.
 	EnsureCSIDrivers(ctx context.Context, c ClusterTarget) error
+	// SyncEndpoints (external mode) makes the management Service and its
+	// EndpointSlices match spec.external.nodes of the live cluster: it
+	// creates what is missing, updates what differs and deletes slices no
+	// longer needed. Objects that already match are not written.
+	SyncEndpoints(ctx context.Context, c ClusterTarget) error
 }
 
 // UpgradeKube is what upgrade actions need from Kubernetes.

@@ -368,14 +368,26 @@ type ExternalSpec struct {
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=128
 	Nodes []ExternalNode `json:"nodes"`
+
+	// port is the TCP port GD2's REST API listens on at every address in
+	// nodes. The cluster's management Service always serves port 24007 and
+	// forwards to this one.
+	// +kubebuilder:default=24007
+	// +kubebuilder:validation:XValidation:rule="self >= 1 && self <= 65535",message="external.port must be a TCP port between 1 and 65535"
+	// +optional
+	Port int32 `json:"port,omitempty"`
 }
 
 // ExternalNode is one server of an external pool.
 type ExternalNode struct {
-	// address is the server's host name or IP address.
+	// address is the server's fully qualified host name or IP address. It
+	// is published in an EndpointSlice of the cluster's management Service,
+	// so a host name needs at least two labels and an IP must be one a
+	// Service can route to (not loopback, unspecified or link-local).
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
-	// +kubebuilder:validation:XValidation:rule="isIP(self) || self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="external.nodes[].address must be a host name or an IP address"
+	// +kubebuilder:validation:XValidation:rule="isIP(self) || self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)+$')",message="external.nodes[].address must be an IP address or a fully qualified host name (at least two labels, as EndpointSlices require)"
+	// +kubebuilder:validation:XValidation:rule="!isIP(self) || !(ip(self).isLoopback() || ip(self).isUnspecified() || ip(self).isLinkLocalUnicast() || ip(self).isLinkLocalMulticast())",message="external.nodes[].address must not be a loopback, unspecified or link-local IP address: the cluster's management Service cannot route to it"
 	Address string `json:"address"`
 
 	// zone is the failure zone of the server, if known.
