@@ -96,4 +96,16 @@ const (
 	ReasonDeletingInfra  = "DeletingInfrastructure"
 	ReasonDeletedCleanly = "Deleted"
 	ReasonProvisionSlow  = "ProvisioningSlow"
+
+	// Disruption.
+	ReasonNoBricks           = "NoBricks"
+	ReasonDisruptionBlocked  = "DisruptionBlocked"
+	ReasonZoneSafe           = "ZoneSafe"
+	ReasonDrainRequested     = "DrainRequested"
+	ReasonZoneGone           = "ZoneGone"
+	ReasonZoneDisrupted      = "ZoneDisrupted"
+	ReasonDisruptedElsewhere = "DisruptedElsewhere"
+	ReasonZoneHandover       = "ZoneHandover"
+	ReasonZoneOpen           = "ZoneOpen"
+	ReasonBudgetsDrifted     = "BudgetsDrifted"
 )
