@@ -588,10 +588,11 @@ func (o *KubeOps) DeleteNodes(ctx context.Context, ct transitions.ClusterTarget)
 	return nil
 }
 
-// DeleteClusterInfra deletes what EnsureClusterInfra created and etcd's
-// PVC. It works from names alone, so it also completes after the
-// GlusterCluster is gone. The auth secret is deleted only if anthill made
-// it: an admin's Secret that happens to carry the same name is left alone.
+// DeleteClusterInfra deletes what EnsureClusterInfra created, the
+// disruption budgets, and etcd's PVC. It works from names and labels
+// alone, so it also completes after the GlusterCluster is gone. The auth
+// secret is deleted only if anthill made it: an admin's Secret that
+// happens to carry the same name is left alone.
 func (o *KubeOps) DeleteClusterInfra(ctx context.Context, ct transitions.ClusterTarget) error {
 	ns := ct.Namespace
 	etcd := EtcdName(ct.Name)
@@ -607,6 +608,9 @@ func (o *KubeOps) DeleteClusterInfra(ctx context.Context, ct transitions.Cluster
 		}
 	}
 	if err := o.deleteOwnAuthSecret(ctx, ns, ct.Name); err != nil {
+		return err
+	}
+	if err := o.deleteBudgets(ctx, ns, ct.Name, nil); err != nil {
 		return err
 	}
 	sel := labels.SelectorFromSet(labels.Set{LabelCluster: ct.Name, LabelComponent: ComponentEtcd})

@@ -76,8 +76,9 @@ type ClusterKube interface {
 	// DeleteNodes deletes every GlusterNode of the cluster. NotFound and
 	// already-deleting objects are success.
 	DeleteNodes(ctx context.Context, c ClusterTarget) error
-	// DeleteClusterInfra deletes what EnsureClusterInfra created, and the
-	// etcd PVCs. NotFound is success.
+	// DeleteClusterInfra deletes what EnsureClusterInfra created, the
+	// PodDisruptionBudgets over the Gluster pods, and the etcd PVCs.
+	// NotFound is success.
 	DeleteClusterInfra(ctx context.Context, c ClusterTarget) error
 }
 
