@@ -261,26 +261,6 @@ func waitAllowed(t *testing.T, ns, cluster string, want map[string]int32) {
 	}
 }
 
-func waitVolumeState(t *testing.T, ns, cluster, vol, state string, timeout time.Duration) {
-	t.Helper()
-	err := framework.WaitFor(context.Background(), timeout, func(ctx context.Context) (bool, error) {
-		c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, cluster, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		for _, v := range c.Status.Volumes {
-			if v.Name == vol {
-				return v.State == state, fmt.Errorf("volume %s is %s: %s", vol, v.State, v.Message)
-			}
-		}
-		return false, fmt.Errorf("volume %s not in status", vol)
-	})
-	if err != nil {
-		dumpNamespace(t, ns)
-		t.Fatal(err)
-	}
-}
-
 func waitHostAlive(t *testing.T, host string, alive bool, timeout time.Duration) {
 	t.Helper()
 	err := framework.WaitFor(context.Background(), timeout, func(ctx context.Context) (bool, error) {
