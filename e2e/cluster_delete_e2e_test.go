@@ -71,6 +71,19 @@ func TestClusterDelete(t *testing.T) {
 		owned[n.UID] = "GlusterNode " + n.Name
 	}
 
+	// The disruption budgets exist before the deletion, so "nothing
+	// remains" below proves they are removed, not that they never were.
+	err = framework.WaitFor(ctx, time.Minute, func(ctx context.Context) (bool, error) {
+		l, err := env.Client.PolicyV1().PodDisruptionBudgets(ns).List(ctx, metav1.ListOptions{LabelSelector: labelCluster + "=" + name})
+		if err != nil {
+			return false, err
+		}
+		return len(l.Items) == 3, fmt.Errorf("%d PodDisruptionBudgets, want one per zone", len(l.Items))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
 	// A stand-in for a volume the CSI driver provisioned from the cluster.
 	pvName := ns + "-vol"
 	pv := &corev1.PersistentVolume{
@@ -291,6 +304,13 @@ func leftovers(ctx context.Context, ns, cluster string, owned map[types.UID]stri
 	}
 	for i := range rss.Items {
 		check("ControllerRevision", &rss.Items[i])
+	}
+	pdbs, err := env.Client.PolicyV1().PodDisruptionBudgets(ns).List(ctx, lo)
+	if err != nil {
+		return nil, err
+	}
+	for i := range pdbs.Items {
+		check("PodDisruptionBudget", &pdbs.Items[i])
 	}
 	pods, err := core.Pods(ns).List(ctx, lo)
 	if err != nil {

@@ -321,3 +321,22 @@ func waitDevices(t testing.TB, g *gd2.Client, peer, state string, timeout time.D
 		t.Fatalf("waiting for the devices of peer %s to be %s: %v", peer, state, err)
 	}
 }
+
+// pendingHeal sums heal-info's pending entries of vol.
+func pendingHeal(t testing.TB, g *gd2.Client, vol string) int64 {
+	t.Helper()
+	hi, err := g.HealInfo(context.Background(), vol, gd2.HealInfoSummary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, b := range hi {
+		for _, c := range []*int64{b.EntriesInHealPending, b.TotalEntries} {
+			if c != nil && *c > 0 {
+				n += *c
+				break
+			}
+		}
+	}
+	return n
+}

@@ -14,7 +14,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/gluster/anthill/e2e/framework"
-	"github.com/gluster/anthill/gd2"
 	"github.com/gluster/anthill/kube"
 	"github.com/gluster/anthill/states"
 )
@@ -201,22 +200,6 @@ func isReady(p *corev1.Pod) bool {
 		}
 	}
 	return false
-}
-
-// pendingHeal sums the entries pending heal over the volume's bricks.
-func pendingHeal(t *testing.T, g *gd2.Client, vol string) int64 {
-	t.Helper()
-	info, err := g.HealInfo(context.Background(), vol, gd2.HealInfoSummary)
-	if err != nil {
-		t.Fatalf("heal info of %s: %v", vol, err)
-	}
-	var n int64
-	for _, b := range info {
-		if b.EntriesInHealPending != nil && *b.EntriesInHealPending > 0 {
-			n += *b.EntriesInHealPending
-		}
-	}
-	return n
 }
 
 // hasEvent reports whether an Event with reason was recorded on the

@@ -226,7 +226,7 @@ func NodeStatefulSet(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.Glu
 			},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{
-					Labels:      podLabels(labels),
+					Labels:      withZone(podLabels(labels), n.Spec.Zone),
 					Annotations: map[string]string{AnnotationVersion: version},
 				},
 				Spec: corev1.PodSpec{

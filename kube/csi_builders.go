@@ -37,7 +37,6 @@ const (
 const (
 	LabelClusterNamespace = "operator.gluster.org/cluster-namespace"
 	LabelCSIDriver        = "operator.gluster.org/csi-driver"
-	LabelZone             = "operator.gluster.org/zone"
 )
 
 // LabelComponent values of CSI objects; ComponentCSINode (the node plugins)

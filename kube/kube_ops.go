@@ -590,11 +590,12 @@ func (o *KubeOps) DeleteNodes(ctx context.Context, ct transitions.ClusterTarget)
 }
 
 // DeleteClusterInfra deletes what EnsureClusterInfra and EnsureCSIDrivers
-// created and etcd's PVC (for an external cluster: the CSI drivers, its
-// management Service and EndpointSlices; the other names are simply not
-// found). It works from names alone, so it also completes after the
-// GlusterCluster is gone. The auth secret is deleted only if anthill made
-// it: an admin's Secret that happens to carry the same name is left alone.
+// created, the disruption budgets, and etcd's PVC (for an external
+// cluster: the CSI drivers, its management Service and EndpointSlices; the
+// other names are simply not found). It works from names and labels alone,
+// so it also completes after the GlusterCluster is gone. The auth secret
+// is deleted only if anthill made it: an admin's Secret that happens to
+// carry the same name is left alone.
 func (o *KubeOps) DeleteClusterInfra(ctx context.Context, ct transitions.ClusterTarget) error {
 	ns := ct.Namespace
 	// An external cluster's EndpointSlices (none exist in other modes).
@@ -617,6 +618,9 @@ func (o *KubeOps) DeleteClusterInfra(ctx context.Context, ct transitions.Cluster
 		return fmt.Errorf("delete CSI drivers of cluster %s/%s: %w", ns, ct.Name, err)
 	}
 	if err := o.deleteOwnAuthSecret(ctx, ns, ct.Name); err != nil {
+		return err
+	}
+	if err := o.deleteBudgets(ctx, ns, ct.Name, nil); err != nil {
 		return err
 	}
 	sel := labels.SelectorFromSet(labels.Set{LabelCluster: ct.Name, LabelComponent: ComponentEtcd})

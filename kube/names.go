@@ -18,6 +18,11 @@ const (
 	LabelManagedBy = "app.kubernetes.io/managed-by"
 )
 
+// LabelZone is a failure zone: on a Gluster pod (from its StatefulSet's
+// template) and its zone's disruption budget, and on a gluster-blockd
+// target Deployment.
+const LabelZone = "operator.gluster.org/zone"
+
 // LabelManagement on a Gluster pod puts it behind the management Service
 // (ManagementMember). Before a leaving node's peer is deleted the operator
 // flips it to ManagementLeaving: GD2 refuses to delete the node that serves

@@ -119,6 +119,19 @@ func Wire(cfg WireConfig) (*Machines, error) {
 			return nil, err
 		}
 	}
+	// The disruption machine: PodDisruptionBudgets anthill labels, and
+	// every Kubernetes Node (cordons and taints ask for a zone to open).
+	pdbs := kf.Policy().V1().PodDisruptionBudgets()
+	nf := informers.NewSharedInformerFactory(cfg.Kube, cfg.Resync)
+	kubeNodes := nf.Core().V1().Nodes()
+	for _, inf := range []cache.SharedIndexInformer{clusters.Informer(), nodes.Informer(), pods.Informer(), pdbs.Informer()} {
+		if err := d.Watch(inf, disruptionKeys); err != nil {
+			return nil, err
+		}
+	}
+	if err := d.WatchChanges(kubeNodes.Informer(), schedulingChanged, nodeDrainKeys(pods.Lister())); err != nil {
+		return nil, err
+	}
 	gd2c := &GD2Clients{Secrets: cfg.Kube.CoreV1(), Metrics: cfg.Metrics, Timeout: cfg.GD2Timeout, Log: cfg.Log}
 	kops := &KubeOps{Client: cfg.Kube, Anthill: cfg.Anthill, Clock: cfg.Clock}
 	d.Register(states.NodeMachine, &NodeSyncer{
@@ -137,7 +150,11 @@ func Wire(cfg WireConfig) (*Machines, error) {
 	d.Register(states.HealMachine, &HealSyncer{
 		Clusters: clusters.Lister(), Anthill: cfg.Anthill, GD2: gd2c, Log: tlog, Clock: cfg.Clock,
 	})
+	d.Register(states.DisruptionMachine, &DisruptionSyncer{
+		Clusters: clusters.Lister(), Nodes: nodes.Lister(), KubeNodes: kubeNodes.Lister(), Client: cfg.Kube,
+		Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock,
+	})
 	m := &Machines{Dispatcher: d, broadcast: bc}
-	m.factories = append(m.factories, kf, pvf, af)
+	m.factories = append(m.factories, kf, pvf, af, nf)
 	return m, nil
 }

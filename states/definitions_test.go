@@ -20,7 +20,7 @@ func TestEveryDefinitionValidates(t *testing.T) {
 
 func TestMachineNamesAreUniqueAndResolvable(t *testing.T) {
 	names := MachineNames()
-	if want := []string{"node", "heal", "upgrade", "cluster"}; !slices.Equal(names, want) {
+	if want := []string{"node", "heal", "upgrade", "cluster", "disruption"}; !slices.Equal(names, want) {
 		t.Fatalf("MachineNames() = %v, want %v", names, want)
 	}
 	for _, n := range names {

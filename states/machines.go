@@ -5,7 +5,7 @@ import "github.com/gluster/anthill/fsm"
 // Definitions returns every machine's definition, in the order the docs
 // list them.
 func Definitions() []*fsm.Definition {
-	return []*fsm.Definition{NodeDefinition(), HealDefinition(), UpgradeDefinition(), ClusterDefinition()}
+	return []*fsm.Definition{NodeDefinition(), HealDefinition(), UpgradeDefinition(), ClusterDefinition(), DisruptionDefinition()}
 }
 
 // DefinitionByName returns the definition of the named machine, or nil.

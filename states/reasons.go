@@ -108,4 +108,16 @@ const (
 	// ReasonExternalCluster: a GlusterNode names an external cluster and
 	// is left alone.
 	ReasonExternalCluster = "ExternalCluster"
+
+	// Disruption.
+	ReasonNoBricks           = "NoBricks"
+	ReasonDisruptionBlocked  = "DisruptionBlocked"
+	ReasonZoneSafe           = "ZoneSafe"
+	ReasonDrainRequested     = "DrainRequested"
+	ReasonZoneGone           = "ZoneGone"
+	ReasonZoneDisrupted      = "ZoneDisrupted"
+	ReasonDisruptedElsewhere = "DisruptedElsewhere"
+	ReasonZoneHandover       = "ZoneHandover"
+	ReasonZoneOpen           = "ZoneOpen"
+	ReasonBudgetsDrifted     = "BudgetsDrifted"
 )

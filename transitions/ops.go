@@ -83,7 +83,8 @@ type ClusterKube interface {
 	// already-deleting objects are success.
 	DeleteNodes(ctx context.Context, c ClusterTarget) error
 	// DeleteClusterInfra deletes what EnsureClusterInfra and
-	// EnsureCSIDrivers created, and the etcd PVCs. NotFound is success.
+	// EnsureCSIDrivers created, the PodDisruptionBudgets over the Gluster
+	// pods, and the etcd PVCs. NotFound is success.
 	DeleteClusterInfra(ctx context.Context, c ClusterTarget) error
 	// EnsureCSIDrivers creates, each only if absent, the CSI driver objects
 	// the cluster's spec asks for. It never updates an existing object:

@@ -20,6 +20,7 @@ func Registered() map[string][]fsm.Event {
 	add(states.HealMachine, keysOf(healActions))
 	add(states.ClusterMachine, keysOf(clusterActions))
 	add(states.UpgradeMachine, keysOf(upgradeActions))
+	add(states.DisruptionMachine, keysOf(disruptionActions))
 	return out
 }
 

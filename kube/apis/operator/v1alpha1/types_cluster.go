@@ -448,6 +448,10 @@ type GlusterClusterStatus struct {
 	// upgrade is the state of the rolling upgrade machine.
 	// +optional
 	Upgrade *UpgradeStatus `json:"upgrade,omitempty"`
+	// disruption is the state of the disruption machine, which keeps the
+	// PodDisruptionBudgets over the Gluster pods.
+	// +optional
+	Disruption *DisruptionStatus `json:"disruption,omitempty"`
 
 	// capacity is the raw capacity of the cluster's devices.
 	// +optional
@@ -546,6 +550,26 @@ type UpgradeStatus struct {
 	// +kubebuilder:validation:MaxItems=20
 	// +optional
 	History []TransitionRecord `json:"history,omitempty"`
+}
+
+// DisruptionStatus is the state of the disruption machine: which zone's
+// PodDisruptionBudget, if any, allows one Gluster pod to be evicted.
+type DisruptionStatus struct {
+	// state is the state of the disruption machine: Locked, Open,
+	// Recovering.
+	// +optional
+	State string `json:"state,omitempty"`
+	// zone is the zone whose budget allows one eviction (Open), the zone
+	// recovering from one (Recovering), or the zone last open (Locked).
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	Zone string `json:"zone,omitempty"`
+	// lastTransitionTime is when state last changed.
+	// +optional
+	LastTransitionTime *metav1.Time `json:"lastTransitionTime,omitempty"`
+	// message says why the machine waits, or what it last did.
+	// +optional
+	Message string `json:"message,omitempty"`
 }
 
 // CapacityStatus is the raw capacity of a cluster.

@@ -1,0 +1,261 @@
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/util/retry"
+
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/transitions"
+)
+
+// Labels the disruption budgets select Gluster pods by.
+const (
+	// LabelHoldsBricks on a Gluster pod says whether GD2 listed a brick on
+	// its node at the last look. Only the value HoldsBricksFalse takes a
+	// pod out of every budget; a pod without the label (a new or recreated
+	// pod) is protected until GD2 has been asked.
+	LabelHoldsBricks = "operator.gluster.org/holds-bricks"
+	HoldsBricksFalse = "false"
+)
+
+// DisruptionBudgetName is the PodDisruptionBudget over the Gluster pods of
+// cluster in zone.
+func DisruptionBudgetName(cluster, zone string) string { return cluster + "-zone-" + zone }
+
+// budgetLabels are the labels of every disruption budget of cluster; with
+// zone set, of that zone's budget.
+func budgetLabels(cluster, zone string) map[string]string {
+	l := ClusterLabels(cluster, ComponentGlusterNode)
+	if zone != "" {
+		l[LabelZone] = zone
+	}
+	return l
+}
+
+// budgetSelector selects the Gluster pods of cluster in zone that hold
+// bricks, or might (NotIn matches pods without the label).
+func budgetSelector(cluster, zone string) *metav1.LabelSelector {
+	return &metav1.LabelSelector{
+		MatchLabels: map[string]string{LabelCluster: cluster, LabelComponent: ComponentGlusterNode, LabelZone: zone},
+		MatchExpressions: []metav1.LabelSelectorRequirement{
+			{Key: LabelHoldsBricks, Operator: metav1.LabelSelectorOpNotIn, Values: []string{HoldsBricksFalse}},
+		},
+	}
+}
+
+// maxUnavailable is 1 for the open zone's budget, 0 for a locked one.
+func maxUnavailable(open bool) *intstr.IntOrString {
+	v := intstr.FromInt32(0)
+	if open {
+		v = intstr.FromInt32(1)
+	}
+	return &v
+}
+
+// DisruptionBudget is the PodDisruptionBudget over c's Gluster pods in
+// zone: open allows one eviction, locked none. Pods that are not ready
+// are evicted only while the budget is healthy (the API default), so a
+// Gluster pod whose readiness flaps while its bricks serve is protected
+// too.
+func DisruptionBudget(c *operatorv1alpha1.GlusterCluster, zone string, open bool) *policyv1.PodDisruptionBudget {
+	meta := clusterObjectMeta(c, DisruptionBudgetName(c.Name, zone), ComponentGlusterNode)
+	meta.Labels = budgetLabels(c.Name, zone)
+	return &policyv1.PodDisruptionBudget{
+		ObjectMeta: meta,
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			MaxUnavailable: maxUnavailable(open),
+			Selector:       budgetSelector(c.Name, zone),
+		},
+	}
+}
+
+// withZone adds the zone label to a node pod's labels.
+func withZone(l map[string]string, zone string) map[string]string {
+	if zone != "" {
+		l[LabelZone] = zone
+	}
+	return l
+}
+
+// budgetMatches reports whether a live budget has the spec DisruptionBudget
+// would give it.
+func budgetMatches(pdb *policyv1.PodDisruptionBudget, cluster, zone string, open bool) bool {
+	want := maxUnavailable(open)
+	return pdb.DeletionTimestamp == nil && pdb.Spec.MinAvailable == nil && pdb.Spec.MaxUnavailable != nil &&
+		*pdb.Spec.MaxUnavailable == *want && equality.Semantic.DeepEqual(pdb.Spec.Selector, budgetSelector(cluster, zone))
+}
+
+// podCovered reports whether pod already carries the labels cov asks for.
+func podCovered(pod *corev1.Pod, cov transitions.PodCoverage) bool {
+	if pod.Labels[LabelZone] != cov.Zone {
+		return false
+	}
+	return cov.HoldsBricks == nil || pod.Labels[LabelHoldsBricks] == strconv.FormatBool(*cov.HoldsBricks)
+}
+
+// budgetsInSync reports whether the live budgets and pods already match t.
+func budgetsInSync(t transitions.DisruptionTarget, pdbs []policyv1.PodDisruptionBudget, pods map[string]*corev1.Pod) bool {
+	byZone := map[string]*policyv1.PodDisruptionBudget{}
+	for i := range pdbs {
+		z := pdbs[i].Labels[LabelZone]
+		if !slices.Contains(t.Zones, z) {
+			return false // a vanished zone's budget is still there
+		}
+		byZone[z] = &pdbs[i]
+	}
+	for _, z := range t.Zones {
+		p, ok := byZone[z]
+		if !ok || p.Name != DisruptionBudgetName(t.Cluster, z) || !budgetMatches(p, t.Cluster, z, z == t.OpenZone) {
+			return false
+		}
+	}
+	for _, cov := range t.Pods {
+		if p, ok := pods[cov.Pod]; ok && !podCovered(p, cov) {
+			return false
+		}
+	}
+	return true
+}
+
+// ApplyDisruptionBudgets implements transitions.DisruptionKube. The order
+// keeps every intermediate state at least as protective as the start or
+// the end: label pods into budgets, lock every zone but the open one,
+// label empty nodes' pods out, then open the one zone, and last delete the
+// budgets of zones that no longer exist.
+func (o *KubeOps) ApplyDisruptionBudgets(ctx context.Context, t transitions.DisruptionTarget) error {
+	c, err := o.getCluster(ctx, t.Namespace, t.Cluster)
+	if apierrors.IsNotFound(err) {
+		return nil // the cluster is gone; its deletion removed the budgets
+	}
+	if err != nil {
+		return err
+	}
+	if c.DeletionTimestamp != nil {
+		return nil // never recreate budgets DeleteClusterInfra is removing
+	}
+	protect := func(cov transitions.PodCoverage) map[string]string {
+		l := map[string]string{}
+		if cov.Zone != "" {
+			l[LabelZone] = cov.Zone
+		}
+		if cov.HoldsBricks != nil && *cov.HoldsBricks {
+			l[LabelHoldsBricks] = "true"
+		}
+		return l
+	}
+	for _, cov := range t.Pods {
+		if err := o.labelPod(ctx, t.Namespace, cov.Pod, protect(cov)); err != nil {
+			return err
+		}
+	}
+	for _, z := range t.Zones {
+		if z != t.OpenZone {
+			if err := o.ensureBudget(ctx, c, z, false); err != nil {
+				return err
+			}
+		}
+	}
+	for _, cov := range t.Pods {
+		if cov.HoldsBricks != nil && !*cov.HoldsBricks {
+			if err := o.labelPod(ctx, t.Namespace, cov.Pod, map[string]string{LabelHoldsBricks: HoldsBricksFalse}); err != nil {
+				return err
+			}
+		}
+	}
+	if t.OpenZone != "" {
+		if !slices.Contains(t.Zones, t.OpenZone) {
+			return fmt.Errorf("open zone %q is not one of the cluster's zones %v", t.OpenZone, t.Zones)
+		}
+		if err := o.ensureBudget(ctx, c, t.OpenZone, true); err != nil {
+			return err
+		}
+	}
+	return o.deleteBudgets(ctx, t.Namespace, t.Cluster, t.Zones)
+}
+
+// labelPod merges l into the pod's labels; a missing pod is success (its
+// StatefulSet recreates it protected by default).
+func (o *KubeOps) labelPod(ctx context.Context, namespace, pod string, l map[string]string) error {
+	if len(l) == 0 {
+		return nil
+	}
+	patch := map[string]any{"metadata": map[string]any{"labels": l}}
+	raw, err := json.Marshal(patch)
+	if err != nil {
+		return err
+	}
+	_, err = o.Client.CoreV1().Pods(namespace).Patch(ctx, pod, types.MergePatchType, raw, metav1.PatchOptions{})
+	if err := ignoreNotFound(err); err != nil {
+		return fmt.Errorf("label pod %s/%s: %w", namespace, pod, err)
+	}
+	return nil
+}
+
+// ensureBudget creates zone's budget, or updates its spec when it differs.
+func (o *KubeOps) ensureBudget(ctx context.Context, c *operatorv1alpha1.GlusterCluster, zone string, open bool) error {
+	want := DisruptionBudget(c, zone, open)
+	pdbs := o.Client.PolicyV1().PodDisruptionBudgets(c.Namespace)
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := pdbs.Get(ctx, want.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			_, err = pdbs.Create(ctx, want, metav1.CreateOptions{})
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		if budgetMatches(cur, c.Name, zone, open) && cur.Labels[LabelZone] == zone {
+			return nil
+		}
+		cur = cur.DeepCopy()
+		cur.Spec.MinAvailable = nil
+		cur.Spec.MaxUnavailable = want.Spec.MaxUnavailable
+		cur.Spec.Selector = want.Spec.Selector
+		if cur.Labels == nil {
+			cur.Labels = map[string]string{}
+		}
+		for k, v := range want.Labels {
+			cur.Labels[k] = v
+		}
+		_, err = pdbs.Update(ctx, cur, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("set PodDisruptionBudget %s/%s to maxUnavailable %d: %w", c.Namespace, want.Name, want.Spec.MaxUnavailable.IntValue(), err)
+	}
+	return nil
+}
+
+// deleteBudgets deletes the cluster's disruption budgets whose zone is not
+// in keep (nil keep deletes all of them).
+func (o *KubeOps) deleteBudgets(ctx context.Context, namespace, cluster string, keep []string) error {
+	pdbs := o.Client.PolicyV1().PodDisruptionBudgets(namespace)
+	sel := labels.SelectorFromSet(budgetLabels(cluster, ""))
+	list, err := pdbs.List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+	if err != nil {
+		return fmt.Errorf("list PodDisruptionBudgets of cluster %s/%s: %w", namespace, cluster, err)
+	}
+	for _, p := range list.Items {
+		if z, ok := p.Labels[LabelZone]; !ok || slices.Contains(keep, z) {
+			continue
+		}
+		err := pdbs.Delete(ctx, p.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}})
+		if err := ignoreNotFound(err); err != nil {
+			return fmt.Errorf("delete PodDisruptionBudget %s/%s: %w", namespace, p.Name, err)
+		}
+	}
+	return nil
+}
