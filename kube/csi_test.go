@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -516,22 +517,31 @@ func TestCSIReaderFillUpgradeCountsPinnedAndStalePlugins(t *testing.T) {
 			fxMust(t, appIdx.Add(o), "add")
 		}
 	}
+	pvs, apps := corev1listers.NewPersistentVolumeLister(pvIdx), corev1listers.NewPodLister(appIdx)
 	r := csiReader{
 		DaemonSets: appsv1listers.NewDaemonSetLister(dsIdx), Pods: corev1listers.NewPodLister(pluginIdx),
-		PVs: corev1listers.NewPersistentVolumeLister(pvIdx), VolumePods: corev1listers.NewPodLister(appIdx),
+		Pinned: func(_ context.Context, c *operatorv1alpha1.GlusterCluster) (map[string]bool, error) {
+			all, err := pvs.List(labels.Everything())
+			if err != nil {
+				return nil, err
+			}
+			return pinnedNodeSet(csiDriverNames(c), all, func(ns string) ([]*corev1.Pod, error) {
+				return apps.Pods(ns).List(labels.Everything())
+			})
+		},
 	}
 	var snap states.UpgradeSnapshot
-	fxMust(t, r.fillUpgrade(c, "4.2.0", &snap), "fill")
+	fxMust(t, r.fillUpgrade(fxCtx, c, "4.2.0", &snap), "fill")
 	// p-a stale, p-b pinned, p-c at target, p-f restarting, p-g gone.
 	want := [5]any{"4.1.0", 4, 1, 1, 1}
 	if got := [5]any{snap.CSIClientVersion, snap.CSINodesTotal, snap.CSINodesAtTarget, snap.CSINodesPinned, snap.CSINodesStale}; got != want {
 		t.Errorf("snapshot %+v, want %+v", snap, want)
 	}
 
-	// Without the volume listers nothing is pinned: the upgrade waits.
-	r.PVs, r.VolumePods = nil, nil
+	// Without the volume reader nothing is pinned: the upgrade waits.
+	r.Pinned = nil
 	snap = states.UpgradeSnapshot{}
-	fxMust(t, r.fillUpgrade(c, "4.2.0", &snap), "fill")
+	fxMust(t, r.fillUpgrade(fxCtx, c, "4.2.0", &snap), "fill")
 	if snap.CSINodesPinned != 0 || snap.CSINodesStale != 2 {
 		t.Errorf("without volume listers: %+v", snap)
 	}

@@ -83,7 +83,7 @@ func (s *UpgradeSyncer) Sync(ctx context.Context, key Key) (Result, error) {
 		_, uerr := s.Anthill.OperatorV1alpha1().GlusterClusters(c.Namespace).UpdateStatus(ctx, c, metav1.UpdateOptions{})
 		return Result{}, errors.Join(&PermanentError{Err: err}, uerr)
 	}
-	snap, err := s.snapshot(c, state)
+	snap, err := s.snapshot(ctx, c, state)
 	if err != nil {
 		return Result{}, err
 	}
@@ -127,7 +127,7 @@ func (s *UpgradeSyncer) Sync(ctx context.Context, key Key) (Result, error) {
 // snapshot gathers the upgrade facts from listers: the cluster's spec and
 // status.upgrade, its nodes' states and running versions, its volumes'
 // heal states (status.volumes) and the CSI node plugin.
-func (s *UpgradeSyncer) snapshot(c *operatorv1alpha1.GlusterCluster, state fsm.State) (states.UpgradeSnapshot, error) {
+func (s *UpgradeSyncer) snapshot(ctx context.Context, c *operatorv1alpha1.GlusterCluster, state fsm.State) (states.UpgradeSnapshot, error) {
 	up := c.Status.Upgrade
 	snap := states.UpgradeSnapshot{
 		State: state, Now: s.Clock.Now(),
@@ -205,7 +205,14 @@ func (s *UpgradeSyncer) snapshot(c *operatorv1alpha1.GlusterCluster, state fsm.S
 		}
 	}
 	csiTarget := cmp.Or(snap.ActiveTarget, snap.TargetVersion)
-	if err := s.CSI.fillUpgrade(c, csiTarget, &snap); err != nil {
+	csi := s.CSI
+	if state != states.UpgradeRollingClients {
+		// Which nodes have Gluster volumes in use is a live read of every
+		// PersistentVolume and of the pods using them: only the client
+		// roll needs it.
+		csi.Pinned = nil
+	}
+	if err := csi.fillUpgrade(ctx, c, csiTarget, &snap); err != nil {
 		return snap, err
 	}
 	return snap, nil

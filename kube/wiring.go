@@ -144,7 +144,7 @@ func Wire(cfg WireConfig) (*Machines, error) {
 		EndpointSlices: eps.Lister(),
 	})
 	d.Register(states.UpgradeMachine, &UpgradeSyncer{
-		Clusters: clusters.Lister(), Nodes: nodes.Lister(), CSI: csiReader{DaemonSets: daemonSets.Lister(), Pods: pods.Lister()},
+		Clusters: clusters.Lister(), Nodes: nodes.Lister(), CSI: csiReader{DaemonSets: daemonSets.Lister(), Pods: pods.Lister(), Pinned: kops.pinnedNodes},
 		Anthill: cfg.Anthill, Kube: kops, Log: tlog, Clock: cfg.Clock,
 	})
 	d.Register(states.HealMachine, &HealSyncer{
