@@ -82,7 +82,6 @@ const (
 	ReasonRollingClients       = "RollingClients"
 	ReasonClientsUpgraded      = "ClientsUpgraded"
 	ReasonClientsPinned        = "ClientsPinnedByMounts"
-	ReasonStillBlocked         = "StillBlocked"
 	ReasonBlockCleared         = "BlockCleared"
 	ReasonUpgradeComplete      = "UpgradeComplete"
 	ReasonVolumesNotHealthy    = "VolumesNotHealthy"

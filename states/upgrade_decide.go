@@ -83,7 +83,9 @@ func DecideUpgrade(s UpgradeSnapshot) Decision {
 			return wait(ReasonNodeUpgrading, "Blocked; waiting for the node being upgraded to settle.", pollLong)
 		}
 		if reason, msg := s.validationProblem(); reason != "" {
-			return wait(ReasonStillBlocked, msg, pollLong)
+			// Still blocked, for the same or a new reason: the condition
+			// keeps naming it.
+			return wait(reason, msg, pollLong)
 		}
 		return fire(UpgradeRetry, ReasonBlockCleared, "The blocking condition cleared; re-validating.")
 

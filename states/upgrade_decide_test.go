@@ -122,7 +122,7 @@ func TestDecideUpgrade(t *testing.T) {
 		}, wantEvent: UpgradeRequest},
 
 		// Blocked.
-		{name: "a blocked upgrade stays blocked while the check fails", state: UpgradeBlocked, mutate: func(s *UpgradeSnapshot) { s.NodesOnline = 2 }, wantReason: ReasonStillBlocked},
+		{name: "a blocked upgrade stays blocked while the check fails", state: UpgradeBlocked, mutate: func(s *UpgradeSnapshot) { s.NodesOnline = 2 }, wantReason: ReasonNodesNotOnline},
 		{name: "a blocked upgrade waits for a node mid-upgrade", state: UpgradeBlocked, mutate: func(s *UpgradeSnapshot) { s.NodesUpgrading = 1 }, wantReason: ReasonNodeUpgrading},
 		{name: "a blocked upgrade retries when checks pass", state: UpgradeBlocked, wantEvent: UpgradeRetry},
 		{name: "a blocked upgrade set back to the running version cancels", state: UpgradeBlocked, mutate: func(s *UpgradeSnapshot) { s.TargetVersion = "10.4" }, wantEvent: UpgradeCancel},
