@@ -91,28 +91,12 @@ func (s *ClusterSyncer) Sync(ctx context.Context, key Key) (Result, error) {
 		}
 		return nil
 	}
+	did, tr, err := applyDecision(ctx, m, d, run, func(msg string) { s.Log.Warn(c, ReasonActionFailed, msg) })
 	switch {
-	case d.Event != "":
-		if !m.Can(d.Event) {
-			return Result{}, &PermanentError{Err: fmt.Errorf("decision %s is not allowed in phase %s", d.Event, state)}
-		}
-		if err := run(d.Event); err != nil {
-			s.Log.Warn(c, ReasonActionFailed, fmt.Sprintf("%s failed: %v", d.Event, err))
-			return Result{}, err
-		}
-		tr, err := m.Fire(ctx, d.Event)
-		if err != nil {
-			return Result{}, err
-		}
+	case err != nil:
+		return Result{}, err
+	case did == appliedEvent:
 		return s.commit(ctx, c, tr, d, snap)
-	case d.Step != "":
-		if !m.CanStep(d.Step) {
-			return Result{}, &PermanentError{Err: fmt.Errorf("step %s is not allowed in phase %s", d.Step, state)}
-		}
-		if err := run(d.Step); err != nil {
-			s.Log.Warn(c, ReasonActionFailed, fmt.Sprintf("%s failed: %v", d.Step, err))
-			return Result{}, err
-		}
 	}
 	return s.wait(ctx, c, state, d, snap)
 }

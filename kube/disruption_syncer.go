@@ -108,41 +108,28 @@ func (s *DisruptionSyncer) Sync(ctx context.Context, key Key) (Result, error) {
 		return Result{}, err
 	}
 	d := states.DecideDisruption(view.snap)
+	run := func(e fsm.Event) error {
+		a, ok := transitions.DisruptionActionFor(e)
+		if !ok {
+			return nil
+		}
+		// An event's action applies the budgets of the state it enters;
+		// a step re-applies those of the current state.
+		t := view.target(c, state, st.Zone)
+		if e == d.Event {
+			to, _ := disruptionDef.Target(d.Event, state)
+			t = view.target(c, to, d.Zone)
+		}
+		return a(ctx, s.Kube, t)
+	}
+	did, tr, err := applyDecision(ctx, m, d.Decision, run, func(msg string) { s.Log.Warn(c, ReasonActionFailed, msg) })
 	switch {
-	case d.Event != "":
-		if !m.Can(d.Event) {
-			return Result{}, &PermanentError{Err: fmt.Errorf("disruption decision %s is not allowed in state %s", d.Event, state)}
-		}
-		to, _ := disruptionDef.Target(d.Event, state)
-		if err := s.run(ctx, c, d.Event, view.target(c, to, d.Zone)); err != nil {
-			return Result{}, err
-		}
-		tr, err := m.Fire(ctx, d.Event)
-		if err != nil {
-			return Result{}, err
-		}
+	case err != nil:
+		return Result{}, err
+	case did == appliedEvent:
 		return s.commit(ctx, c, tr, d)
-	case d.Step != "":
-		if !m.CanStep(d.Step) {
-			return Result{}, &PermanentError{Err: fmt.Errorf("disruption step %s is not allowed in state %s", d.Step, state)}
-		}
-		if err := s.run(ctx, c, d.Step, view.target(c, state, st.Zone)); err != nil {
-			return Result{}, err
-		}
 	}
 	return s.wait(ctx, c, state, st.Zone, d)
-}
-
-func (s *DisruptionSyncer) run(ctx context.Context, c *operatorv1alpha1.GlusterCluster, e fsm.Event, t transitions.DisruptionTarget) error {
-	a, ok := transitions.DisruptionActionFor(e)
-	if !ok {
-		return nil
-	}
-	if err := a(ctx, s.Kube, t); err != nil {
-		s.Log.Warn(c, ReasonActionFailed, fmt.Sprintf("disruption %s failed: %v", e, err))
-		return err
-	}
-	return nil
 }
 
 // commit persists the transition in status.disruption and the shared

@@ -95,28 +95,13 @@ func (s *UpgradeSyncer) Sync(ctx context.Context, key Key) (Result, error) {
 		}
 		return nil
 	}
+	did, tr, err := applyDecision(ctx, m, d, run, func(msg string) { s.Log.Warn(c, ReasonActionFailed, msg) })
 	switch {
-	case d.Event != "":
-		if !m.Can(d.Event) {
-			return Result{}, &PermanentError{Err: fmt.Errorf("upgrade decision %s is not allowed in state %s", d.Event, state)}
-		}
-		if err := run(d.Event); err != nil {
-			s.Log.Warn(c, ReasonActionFailed, fmt.Sprintf("upgrade %s failed: %v", d.Event, err))
-			return Result{}, err
-		}
-		tr, err := m.Fire(ctx, d.Event)
-		if err != nil {
-			return Result{}, err
-		}
+	case err != nil:
+		return Result{}, err
+	case did == appliedEvent:
 		return s.commit(ctx, c, tr, d, snap)
-	case d.Step != "":
-		if !m.CanStep(d.Step) {
-			return Result{}, &PermanentError{Err: fmt.Errorf("upgrade step %s is not allowed in state %s", d.Step, state)}
-		}
-		if err := run(d.Step); err != nil {
-			s.Log.Warn(c, ReasonActionFailed, fmt.Sprintf("upgrade %s failed: %v", d.Step, err))
-			return Result{}, err
-		}
+	case did == appliedStep:
 		// selectNextNode wrote status itself; re-read it through the
 		// informer before writing anything else.
 		return Result{RequeueAfter: d.RequeueAfter}, nil

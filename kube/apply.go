@@ -1,0 +1,56 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gluster/anthill/fsm"
+	"github.com/gluster/anthill/states"
+)
+
+// applied says what applyDecision did.
+type applied int
+
+const (
+	// appliedWait: the decision was to wait; nothing ran.
+	appliedWait applied = iota
+	// appliedStep: the step's action ran; the state is unchanged.
+	appliedStep
+	// appliedEvent: the event's action ran and the event fired; the
+	// caller persists the returned transition.
+	appliedEvent
+)
+
+// applyDecision is how every cluster-level machine acts on a decision: it
+// checks that machine m allows d's event or step in its current state,
+// runs the action (run; it is called only for an event or a step), and
+// fires the event. A decision the machine does not allow is a permanent
+// error, because the definition and the Decide function disagree. A failed
+// action is reported by failed (a Warning Event) and returned; nothing
+// fires then, so the state stays where it was and the sync is retried.
+func applyDecision(ctx context.Context, m *fsm.Machine, d states.Decision, run func(fsm.Event) error, failed func(msg string)) (applied, fsm.Transition, error) {
+	e, step := d.Event, false
+	if e == "" {
+		e, step = d.Step, true
+	}
+	switch {
+	case e == "":
+		return appliedWait, fsm.Transition{}, nil
+	case step && !m.CanStep(e):
+		return appliedWait, fsm.Transition{}, &PermanentError{Err: fmt.Errorf("%s: step %s is not allowed in state %s", m.Definition().Machine, e, m.Current())}
+	case !step && !m.Can(e):
+		return appliedWait, fsm.Transition{}, &PermanentError{Err: fmt.Errorf("%s: decision %s is not allowed in state %s", m.Definition().Machine, e, m.Current())}
+	}
+	if err := run(e); err != nil {
+		failed(fmt.Sprintf("%s %s failed: %v", m.Definition().Machine, e, err))
+		return appliedWait, fsm.Transition{}, err
+	}
+	if step {
+		return appliedStep, fsm.Transition{}, nil
+	}
+	tr, err := m.Fire(ctx, e)
+	if err != nil {
+		return appliedWait, fsm.Transition{}, err
+	}
+	return appliedEvent, tr, nil
+}
