@@ -36,7 +36,7 @@ const (
 func failureCluster(t *testing.T, ns, name string) (map[string]operatorv1alpha1.GlusterNode, *gd2.Client) {
 	t.Helper()
 	ctx := context.Background()
-	startSim(t, ns)
+	startSim(t, ns, defaultSimOptions)
 	if err := env.CreateSimAuthSecret(ctx, ns, name, gd2sim); err != nil {
 		t.Fatal(err)
 	}
