@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gluster/anthill/e2e/framework"
-	"github.com/gluster/anthill/gd2"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/transitions"
 )
@@ -32,8 +31,8 @@ const (
 
 // failureCluster creates a three-zone cluster with one node per zone, the
 // test failure policy and a replica-3 volume holding data, and waits until
-// it is Ready. It returns the nodes by name and the volume's name.
-func failureCluster(t *testing.T, ns, name string) (map[string]operatorv1alpha1.GlusterNode, *gd2.Client) {
+// it is Ready.
+func failureCluster(t *testing.T, ns, name string) {
 	t.Helper()
 	ctx := context.Background()
 	startSim(t, ns, defaultSimOptions)
@@ -59,18 +58,18 @@ func failureCluster(t *testing.T, ns, name string) (map[string]operatorv1alpha1.
 		t.Fatal(err)
 	}
 	waitVolumeHealthy(t, ns, name, "data", 2*time.Minute)
-	return waitNodes(t, ns, name, 3, time.Minute), g
 }
 
-// victimOf picks the cluster's zone-1 node.
-func victimOf(t *testing.T, nodes map[string]operatorv1alpha1.GlusterNode) operatorv1alpha1.GlusterNode {
+// victimOf picks the cluster's node in zone. Each case takes a node of
+// another zone, so each node's history holds one case's transitions.
+func victimOf(t *testing.T, nodes map[string]operatorv1alpha1.GlusterNode, zone string) operatorv1alpha1.GlusterNode {
 	t.Helper()
 	for _, n := range nodes {
-		if n.Spec.Zone == "zone-1" {
+		if n.Spec.Zone == zone {
 			return n
 		}
 	}
-	t.Fatal("no zone-1 node")
+	t.Fatalf("no %s node", zone)
 	return operatorv1alpha1.GlusterNode{}
 }
 
@@ -129,16 +128,36 @@ func nodeNames(nodes map[string]operatorv1alpha1.GlusterNode) string {
 	return strings.Join(names, ",")
 }
 
-// TestFailureShortOutageHeals: a peer down for less than the deadline goes
-// Offline and comes back Online on its own; nothing is rebuilt or
-// replaced, and its volume heals. The operator is SIGKILLed while the peer
-// is down.
-func TestFailureShortOutageHeals(t *testing.T) {
+// TestFailure runs the three failure cases on one cluster (each case
+// leaves it Ready with three nodes, and the local disks of the shared
+// control plane are a budget): a short outage, a flapping peer, and a peer
+// down past the deadline. The operator is SIGKILLed in the middle of each.
+func TestFailure(t *testing.T) {
 	ns := env.Namespace(t)
-	const name = "outage"
-	nodes, g := failureCluster(t, ns, name)
+	const name = "failure"
+	failureCluster(t, ns, name)
+	for _, c := range []struct {
+		name string
+		run  func(t *testing.T, ns, name string)
+	}{
+		{"a peer down for less than the deadline just heals", shortOutageHeals},
+		{"a peer that flaps does not trigger replacement", flappingPeerNotReplaced},
+		{"a peer down past the deadline is replaced and the replica count holds", pastDeadlineReplaced},
+	} {
+		if !t.Run(c.name, func(t *testing.T) { c.run(t, ns, name) }) {
+			return // each case starts from the cluster the previous one left
+		}
+	}
+}
+
+// shortOutageHeals: a peer down for less than the deadline goes Offline
+// and comes back Online on its own; nothing is rebuilt or replaced, and its
+// volume heals. The operator is SIGKILLed while the peer is down.
+func shortOutageHeals(t *testing.T, ns, name string) {
+	nodes := waitNodes(t, ns, name, 3, time.Minute)
+	g := gd2Client(t)
 	before := nodeNames(nodes)
-	victim := victimOf(t, nodes)
+	victim := victimOf(t, nodes, "zone-2")
 	peer := victim.Status.PeerID
 	if bricksByPeer(t, g, "data")[peer] != 1 {
 		t.Fatalf("the victim's peer must hold one brick of data")
@@ -175,16 +194,15 @@ func TestFailureShortOutageHeals(t *testing.T) {
 	noViolations(t)
 }
 
-// TestFailurePastDeadlineReplaced: a peer down past the deadline is Failed;
+// pastDeadlineReplaced: a peer down past the deadline is Failed;
 // a replacement node is created in its zone under a new name, the failed
 // node's brick is rebuilt on it and heals, the failed node is Abandoned and
 // deleted with its pod and claims, and its dead peer stays in GD2 as a
 // tombstone. The operator is SIGKILLed during the rebuild.
-func TestFailurePastDeadlineReplaced(t *testing.T) {
-	ns := env.Namespace(t)
-	const name = "failed"
-	nodes, g := failureCluster(t, ns, name)
-	victim := victimOf(t, nodes)
+func pastDeadlineReplaced(t *testing.T, ns, name string) {
+	nodes := waitNodes(t, ns, name, 3, time.Minute)
+	g := gd2Client(t)
+	victim := victimOf(t, nodes, "zone-1")
 	peer := victim.Status.PeerID
 
 	partition(t, peer, true)
@@ -277,17 +295,16 @@ func TestFailurePastDeadlineReplaced(t *testing.T) {
 	noViolations(t)
 }
 
-// TestFailureFlappingPeerNotReplaced: a peer that goes down and comes back
+// flappingPeerNotReplaced: a peer that goes down and comes back
 // again and again, never up for the recovery window, is down longer than
 // the deadline in total but never continuously: its node goes Offline once,
 // is never Failed, nothing is replaced, and it is Online again once the
 // peer stays up. The operator is SIGKILLed halfway through.
-func TestFailureFlappingPeerNotReplaced(t *testing.T) {
-	ns := env.Namespace(t)
-	const name = "flap"
-	nodes, g := failureCluster(t, ns, name)
+func flappingPeerNotReplaced(t *testing.T, ns, name string) {
+	nodes := waitNodes(t, ns, name, 3, time.Minute)
+	g := gd2Client(t)
 	before := nodeNames(nodes)
-	victim := victimOf(t, nodes)
+	victim := victimOf(t, nodes, "zone-3")
 	peer := victim.Status.PeerID
 
 	const (
