@@ -133,8 +133,8 @@ func decideNodeOffline(s NodeSnapshot) Decision {
 		return fire(NodeMarkFailed, ReasonDowntimeExceeded, fmt.Sprintf("The peer has been down since %s, longer than the permissible %s.", since.UTC().Format(time.RFC3339), s.PermissibleDowntime))
 	}
 	if d, ok := lostPodWait(s); ok {
-		// Keep polling: the peer may come back before the pod moves.
-		d.RequeueAfter = min(d.RequeueAfter, livenessPoll(s))
+		// No liveness poll needed: the peer of a pod stuck on a lost
+		// Kubernetes node comes back only with a pod event.
 		return d
 	}
 	return wait(ReasonWithinDowntime, fmt.Sprintf("The peer has been down since %s; it is declared failed if it stays down until %s.", since.UTC().Format(time.RFC3339), since.Add(s.PermissibleDowntime).UTC().Format(time.RFC3339)),
