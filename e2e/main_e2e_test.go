@@ -48,7 +48,7 @@ func run(m *testing.M) int {
 	}
 	env = cp
 	defer cp.Stop()
-	if err := cp.CreateLocalStorage(ctx, 8, "100Gi"); err != nil {
+	if err := cp.CreateLocalStorage(ctx, 12, "100Gi"); err != nil {
 		return fail("local storage: %v", err)
 	}
 	_, file, _, _ := runtime.Caller(0)

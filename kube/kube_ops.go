@@ -371,8 +371,16 @@ func (o *KubeOps) ScaleNodes(ctx context.Context, ct transitions.ClusterTarget, 
 }
 
 // leavingStates are node states in which a node no longer counts toward the
-// cluster: it is being emptied or removed.
+// cluster: it is being emptied or removed. A Failed node is leaving too:
+// its bricks are to be rebuilt elsewhere, and often the only place they can
+// go is a replacement in the same zone (a volume's bricks never share a
+// zone), so the replacement must exist before the rebuild can start. Were
+// the failed node to count until its bricks were gone, a cluster with one
+// node per zone would wait for ever. If the peer comes back instead, the
+// node counts again and the surplus is scaled down as usual (a replacement
+// that never came Online goes first).
 var leavingStates = map[string]bool{
+	string(states.NodeFailed):    true,
 	string(states.NodeDraining):  true,
 	string(states.NodeAbandoned): true,
 	string(states.NodeDetaching): true,

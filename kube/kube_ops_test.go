@@ -443,6 +443,33 @@ func TestKubeOpsScaleNodesChoice(t *testing.T) {
 			wantCreated: 1,
 		},
 		{
+			name:    "a Failed node stops counting, so a replacement that can take its bricks is created at once",
+			cluster: fxScaleCluster(1, 1),
+			existing: []*operatorv1alpha1.GlusterNode{
+				fxMember("failed", "z1", "Failed", 3*time.Hour),
+				fxMember("z2-online", "z2", "Online", time.Hour),
+			},
+			wantCreated: 1,
+		},
+		{
+			name:    "an Offline node still counts: it may come back within its deadline",
+			cluster: fxScaleCluster(1, 1),
+			existing: []*operatorv1alpha1.GlusterNode{
+				fxMember("offline", "z1", "Offline", 3*time.Hour),
+				fxMember("z2-online", "z2", "Online", time.Hour),
+			},
+		},
+		{
+			name:    "a failed node that recovered makes its replacement the surplus, before it takes bricks",
+			cluster: fxScaleCluster(1, 1),
+			existing: []*operatorv1alpha1.GlusterNode{
+				fxMember("recovered", "z1", "Online", 3*time.Hour),
+				fxMember("replacement", "z1", "Joining", time.Minute),
+				fxMember("z2-online", "z2", "Online", time.Hour),
+			},
+			wantDecommissioned: []string{"replacement"},
+		},
+		{
 			name:    "a node already asked to decommission is not asked again and does not count",
 			cluster: fxScaleCluster(1, 1),
 			existing: []*operatorv1alpha1.GlusterNode{

@@ -148,6 +148,12 @@ func lostPodFixture(t *testing.T, pv *corev1.PersistentVolume) *nodeFixture {
 	if err := f.sim.SetPeerAlive(f.node().Status.PeerID, false); err != nil {
 		t.Fatal(err)
 	}
+	// The first report records the outage; the node goes Offline once the
+	// offline grace has passed.
+	if _, err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Step(DefaultOfflineGrace)
 	if _, err := f.sync(); err != nil {
 		t.Fatal(err)
 	}

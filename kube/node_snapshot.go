@@ -22,6 +22,16 @@ import (
 // that a dead node's replica sets do not run degraded for a whole shift.
 const DefaultPermissibleDowntime = 30 * time.Minute
 
+// DefaultOfflineGrace and DefaultRecoveryWindow are the liveness
+// hysteresis windows (see states.LivenessClocks) when a cluster sets none.
+// GD2 itself reports a peer dead only after its 30-second session lapses,
+// so another 30 s rides out a GD2 restart; two minutes alive tells a peer
+// that is back from one that flaps.
+const (
+	DefaultOfflineGrace   = 30 * time.Second
+	DefaultRecoveryWindow = 2 * time.Minute
+)
+
 // DefaultUpgradeStepTimeout bounds Restarting and Rejoining of one node.
 const DefaultUpgradeStepTimeout = 15 * time.Minute
 
@@ -57,6 +67,8 @@ func (s *NodeSyncer) nodeSnapshot(ctx context.Context, node *operatorv1alpha1.Gl
 		Request:             states.NodeRequest(node.Annotations[AnnotationRequest]),
 		TargetVersion:       clusterVersion(cluster),
 		PermissibleDowntime: DefaultPermissibleDowntime,
+		OfflineGrace:        DefaultOfflineGrace,
+		RecoveryWindow:      DefaultRecoveryWindow,
 		UpgradeStepTimeout:  DefaultUpgradeStepTimeout,
 	}
 	if t := node.Status.LastTransitionTime; t != nil {
@@ -65,8 +77,19 @@ func (s *NodeSyncer) nodeSnapshot(ctx context.Context, node *operatorv1alpha1.Gl
 	if d := node.Status.DownSince; d != nil {
 		snap.DownSince = d.Time
 	}
-	if fp := cluster.Spec.FailurePolicy; fp != nil && fp.PermissibleDowntime != nil {
-		snap.PermissibleDowntime = fp.PermissibleDowntime.Duration
+	if a := node.Status.AliveSince; a != nil {
+		snap.AliveSince = a.Time
+	}
+	if fp := cluster.Spec.FailurePolicy; fp != nil {
+		if fp.PermissibleDowntime != nil {
+			snap.PermissibleDowntime = fp.PermissibleDowntime.Duration
+		}
+		if fp.OfflineGrace != nil {
+			snap.OfflineGrace = fp.OfflineGrace.Duration
+		}
+		if fp.RecoveryWindow != nil {
+			snap.RecoveryWindow = fp.RecoveryWindow.Duration
+		}
 	}
 	if up := cluster.Status.Upgrade; up != nil {
 		snap.UpgradeSelected = up.State == string(states.UpgradeRollingServers) && slices.Contains(up.CurrentNodes, node.Name)
@@ -110,6 +133,43 @@ func decisionReadsGD2(s states.NodeSnapshot) bool {
 		return false
 	case states.NodeProvisioning:
 		return s.PVCBound && s.PodReady
+	}
+	return true
+}
+
+// decisionReadsBricks reports whether the node's decision in state can use
+// volumes, brick status or heal-info. The states that only watch liveness
+// and requests skip those reads: they re-read GD2 every few seconds (see
+// the liveness poll), and a node that does nothing must stay cheap. Their
+// brick counts stay zero, which no decision in these states reads.
+func decisionReadsBricks(st fsm.State) bool {
+	switch st {
+	case states.NodeProvisioning, states.NodeJoining, states.NodeOnline, states.NodeOffline, states.NodeMaintenance:
+		return false
+	}
+	return true
+}
+
+// onlyLivePoolMember reports whether self is the only member of the pool
+// apart from tombstones: peers anthill abandoned (metadata anthill-state
+// Abandoned) that are dead and hold no brick. GD2 cannot delete those, and
+// they must not keep the last real member of a cluster being deleted from
+// leaving with its pool.
+func onlyLivePoolMember(self string, peers []gd2.Peer, vols []gd2.Volume) bool {
+	hasBricks := map[string]bool{}
+	for _, v := range vols {
+		for _, b := range v.Bricks() {
+			hasBricks[b.PeerID] = true
+		}
+	}
+	for _, p := range peers {
+		if p.ID == self {
+			continue
+		}
+		tombstone := !p.Online && fsm.State(p.Metadata[transitions.MetaState]) == states.NodeAbandoned && !hasBricks[p.ID]
+		if !tombstone {
+			return false
+		}
 	}
 	return true
 }
@@ -193,7 +253,6 @@ func (s *NodeSyncer) gd2Side(ctx context.Context, node *operatorv1alpha1.Gluster
 	}
 	p := view.peer
 	snap.PeerKnown, snap.PeerID, snap.PeerAlive = true, p.ID, p.Online
-	snap.OnlyPeer = len(peers) == 1
 
 	devices, err := gc.ListAllDevices(ctx)
 	if err != nil {
@@ -204,10 +263,14 @@ func (s *NodeSyncer) gd2Side(ctx context.Context, node *operatorv1alpha1.Gluster
 			snap.DevicesEnabled++
 		}
 	}
+	if !decisionReadsBricks(snap.State) {
+		return nil
+	}
 	vols, err := gc.ListVolumes(ctx, gd2.Filter{})
 	if err != nil {
 		return fmt.Errorf("list volumes: %w", err)
 	}
+	snap.OnlyPeer = onlyLivePoolMember(p.ID, peers, vols)
 	moved := movedRefs(node)
 	var views []volumeView
 	byName := map[string]volumeView{}

@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/gluster/anthill/fsm"
+	"github.com/gluster/anthill/gd2"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/client/clientset/versioned"
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
@@ -91,9 +92,11 @@ func (s *NodeSyncer) Sync(ctx context.Context, key Key) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if view.peer != nil && ops != nil && view.peer.Metadata[transitions.MetaState] != string(state) {
-		s.mirror(ctx, node, ops, view.peer.ID, state)
+	if changed, err := s.recordLiveness(ctx, node, &snap); changed || err != nil {
+		// The informer delivers the write; that sync decides from it.
+		return Result{}, err
 	}
+	s.mirror(ctx, node, ops, view.peer, state)
 	d := states.DecideNode(snap)
 	target := s.target(node, snap, view)
 	all := transitions.Ops{Kube: s.Kube, GD2: ops}
@@ -181,12 +184,16 @@ func (s *NodeSyncer) commit(ctx context.Context, node *operatorv1alpha1.GlusterN
 		}
 	case states.NodeOnline:
 		st.DownSince = nil
+		st.AliveSince = nil
 		st.MovedBricks = nil
 		if snap.RunningVersion != "" {
 			st.Version = snap.RunningVersion
 		}
 	case states.NodeDetaching, states.NodeDeleting, states.NodeDeleted:
 		st.DownSince = nil
+	}
+	if tr.To != states.NodeOffline && tr.To != states.NodeFailed {
+		st.AliveSince = nil
 	}
 	c := Committed{
 		Machine: states.NodeMachine, Namespace: node.Namespace, Name: node.Name,
@@ -199,8 +206,8 @@ func (s *NodeSyncer) commit(ctx context.Context, node *operatorv1alpha1.GlusterN
 		return Result{}, fmt.Errorf("persist transition %s -> %s: %w", from, tr.To, err)
 	}
 	s.Log.Announce(updated, c)
-	if view.peer != nil && ops != nil && tr.To != states.NodeDeleted {
-		s.mirror(ctx, node, ops, view.peer.ID, tr.To)
+	if tr.To != states.NodeDeleted {
+		s.mirror(ctx, node, ops, view.peer, tr.To)
 	}
 	if tr.To == states.NodeDeleted {
 		return Result{}, s.finishDeleted(ctx, updated)
@@ -211,12 +218,45 @@ func (s *NodeSyncer) commit(ctx context.Context, node *operatorv1alpha1.GlusterN
 	return Result{}, nil
 }
 
-// mirror writes the state into the peer's metadata; a failure is logged
-// and repaired by the next sync, which compares the mirrored value.
-func (s *NodeSyncer) mirror(ctx context.Context, node *operatorv1alpha1.GlusterNode, ops transitions.GD2Ops, peerID string, st fsm.State) {
-	if err := transitions.MirrorNodeState(ctx, ops, peerID, st); err != nil {
+// mirror writes the state into the peer's metadata when it differs; a
+// failure is logged and repaired by the next sync, which compares the
+// mirrored value. A dead peer marked Abandoned keeps that mark: it is the
+// tombstone GD2 will not let anthill delete, and the mark is what tells
+// anthill (and an admin reading GD2's peer list) to ignore it.
+func (s *NodeSyncer) mirror(ctx context.Context, node *operatorv1alpha1.GlusterNode, ops transitions.GD2Ops, peer *gd2.Peer, st fsm.State) {
+	if peer == nil || ops == nil {
+		return
+	}
+	current := fsm.State(peer.Metadata[transitions.MetaState])
+	if current == st || (current == states.NodeAbandoned && !peer.Online) {
+		return
+	}
+	if err := transitions.MirrorNodeState(ctx, ops, peer.ID, st); err != nil {
 		s.log(node).Info("mirroring state into GD2 failed; retrying next sync", zap.Error(err))
 	}
+}
+
+// recordLiveness applies this sync's liveness observation to the outage
+// clocks (states.LivenessClocks) and persists them at once when they
+// changed, so that neither an operator restart nor a later wait loses
+// them. It reports whether it wrote.
+func (s *NodeSyncer) recordLiveness(ctx context.Context, node *operatorv1alpha1.GlusterNode, snap *states.NodeSnapshot) (bool, error) {
+	down, alive := states.LivenessClocks(*snap)
+	if down.Equal(snap.DownSince) && alive.Equal(snap.AliveSince) {
+		return false, nil
+	}
+	node.Status.DownSince, node.Status.AliveSince = optTime(down), optTime(alive)
+	if _, err := s.Anthill.OperatorV1alpha1().GlusterNodes(node.Namespace).UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
+		return false, fmt.Errorf("record peer liveness: %w", err)
+	}
+	return true, nil
+}
+
+func optTime(t time.Time) *metav1.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &metav1.Time{Time: t}
 }
 
 // wait records why the machine stays put (message and conditions) — written

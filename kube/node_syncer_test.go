@@ -274,18 +274,35 @@ func TestNodeSyncerWaitsForDowntimeOnTheInjectedClock(t *testing.T) {
 	if err := f.sim.SetPeerAlive(peer, false); err != nil {
 		t.Fatal(err)
 	}
+	// The first report records the outage and keeps the node Online for
+	// the offline grace.
 	if _, err := f.sync(); err != nil {
 		t.Fatal(err)
 	}
-	if s := f.node().Status.State; s != string(states.NodeOffline) {
-		t.Fatalf("peer down: state %s, want Offline", s)
+	n := f.node()
+	if n.Status.State != string(states.NodeOnline) || n.Status.DownSince == nil {
+		t.Fatalf("peer just down: state %s, downSince %v; want Online with the outage recorded", n.Status.State, n.Status.DownSince)
 	}
 	res, err := f.sync()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.RequeueAfter <= 0 || res.RequeueAfter > DefaultPermissibleDowntime {
-		t.Fatalf("an Offline node must wait with AddAfter within the downtime, got %v", res.RequeueAfter)
+	if res.RequeueAfter <= 0 || res.RequeueAfter > DefaultOfflineGrace {
+		t.Fatalf("an Online node whose peer is down must look again within the grace, got %v", res.RequeueAfter)
+	}
+	f.clock.Step(DefaultOfflineGrace)
+	if _, err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if s := f.node().Status.State; s != string(states.NodeOffline) {
+		t.Fatalf("peer down past the grace: state %s, want Offline", s)
+	}
+	res, err = f.sync()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RequeueAfter <= 0 || res.RequeueAfter > DefaultOfflineGrace {
+		t.Fatalf("an Offline node must keep polling its peer's liveness, got %v", res.RequeueAfter)
 	}
 	f.clock.Step(DefaultPermissibleDowntime + time.Second)
 	if _, err := f.sync(); err != nil {
@@ -329,5 +346,97 @@ func TestClusterSyncerSurfacesAnUnknownPhaseWithoutResettingIt(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("no condition names the unknown phase: %+v", got.Status.Conditions)
+	}
+}
+
+// TestNodeSyncerRecoversOnlyAfterTheRecoveryWindow: a peer back for a
+// moment keeps its node Offline and restarts the outage clock when it drops
+// again; a peer that stays back for the window returns the node to Online.
+func TestNodeSyncerRecoversOnlyAfterTheRecoveryWindow(t *testing.T) {
+	f := newNodeFixture(t)
+	for range 2 {
+		if _, err := f.sync(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	peer := f.node().Status.PeerID
+	setAlive := func(alive bool) {
+		t.Helper()
+		if err := f.sim.SetPeerAlive(peer, alive); err != nil {
+			t.Fatal(err)
+		}
+	}
+	syncN := func(n int) {
+		t.Helper()
+		for range n {
+			if _, err := f.sync(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	setAlive(false)
+	syncN(1)
+	f.clock.Step(DefaultOfflineGrace)
+	syncN(1)
+	first := f.node().Status.DownSince
+	if f.node().Status.State != string(states.NodeOffline) || first == nil {
+		t.Fatalf("want Offline with an outage clock, got %s %v", f.node().Status.State, first)
+	}
+
+	f.clock.Step(10 * time.Minute)
+	setAlive(true)
+	syncN(2)
+	n := f.node()
+	if n.Status.State != string(states.NodeOffline) || n.Status.AliveSince == nil {
+		t.Fatalf("peer back for a moment: state %s aliveSince %v; want Offline in the recovery window", n.Status.State, n.Status.AliveSince)
+	}
+
+	f.clock.Step(time.Minute)
+	setAlive(false)
+	syncN(2)
+	n = f.node()
+	if n.Status.State != string(states.NodeOffline) || n.Status.AliveSince != nil || n.Status.DownSince == nil || !n.Status.DownSince.After(first.Time) {
+		t.Fatalf("peer lost again: state %s downSince %v (first %v) aliveSince %v; want Offline with a new outage", n.Status.State, n.Status.DownSince, first, n.Status.AliveSince)
+	}
+
+	// 25 minutes after the second drop, 36 after the first: within the
+	// deadline, because the outage started over.
+	f.clock.Step(25 * time.Minute)
+	syncN(1)
+	if s := f.node().Status.State; s != string(states.NodeOffline) {
+		t.Fatalf("36 minutes after the first drop but 25 into the second outage: state %s, want Offline", s)
+	}
+
+	setAlive(true)
+	syncN(2)
+	f.clock.Step(DefaultRecoveryWindow)
+	syncN(1)
+	n = f.node()
+	if n.Status.State != string(states.NodeOnline) || n.Status.DownSince != nil || n.Status.AliveSince != nil {
+		t.Fatalf("peer alive for the window: state %s downSince %v aliveSince %v; want Online with clear clocks", n.Status.State, n.Status.DownSince, n.Status.AliveSince)
+	}
+}
+
+func TestOnlyLivePoolMemberIgnoresTombstonesOnly(t *testing.T) {
+	abandoned := map[string]string{transitions.MetaState: string(states.NodeAbandoned)}
+	online := map[string]string{transitions.MetaState: string(states.NodeOnline)}
+	vol := gd2.Volume{Name: "v", Subvols: []gd2.Subvol{{Bricks: []gd2.BrickInfo{{PeerID: "held", Path: "/b"}}}}}
+	tests := []struct {
+		name  string
+		peers []gd2.Peer
+		want  bool
+	}{
+		{name: "alone in the pool", peers: []gd2.Peer{{ID: "self", Online: true}}, want: true},
+		{name: "a dead abandoned peer without bricks is a tombstone", peers: []gd2.Peer{{ID: "self", Online: true}, {ID: "t", Metadata: abandoned}}, want: true},
+		{name: "an abandoned peer that is alive again is a member", peers: []gd2.Peer{{ID: "self", Online: true}, {ID: "t", Online: true, Metadata: abandoned}}},
+		{name: "an abandoned peer holding a brick is a member", peers: []gd2.Peer{{ID: "self", Online: true}, {ID: "held", Metadata: abandoned}}},
+		{name: "a dead peer anthill did not abandon is a member", peers: []gd2.Peer{{ID: "self", Online: true}, {ID: "d", Metadata: online}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := onlyLivePoolMember("self", tc.peers, []gd2.Volume{vol}); got != tc.want {
+				t.Errorf("onlyLivePoolMember() = %t, want %t", got, tc.want)
+			}
+		})
 	}
 }

@@ -21,7 +21,7 @@ const (
 	NodeFailed fsm.State = "Failed"
 	// NodeDraining: bricks moved off one at a time; left by detach, abandon, resume.
 	NodeDraining fsm.State = "Draining"
-	// NodeAbandoned: drained but the dead peer cannot be deleted; left by detach or remove.
+	// NodeAbandoned: drained but the dead peer cannot be deleted; left by remove (peer kept as a tombstone) or detach.
 	NodeAbandoned fsm.State = "Abandoned"
 	// NodeDetaching: peer being deleted from GD2; left by remove.
 	NodeDetaching fsm.State = "Detaching"
@@ -100,20 +100,28 @@ func NodeDefinition() *fsm.Definition {
 			{Name: NodeOnline, Doc: "Entered by `activate` (devices registered), `peerRecovered`, `resume` or " +
 				"`upgraded`. The peer is alive and its devices take new bricks. Observes peer liveness, admin " +
 				"requests, deletion and upgrade selection. Left by `peerLost`, `enterMaintenance`, `drain` or " +
-				"`upgrade`. A peer that is missing from GD2's list does not leave this state."},
-			{Name: NodeOffline, Doc: "Entered by `peerLost` when GD2 reports the peer not alive. The time of entry " +
-				"starts the `permissibleDowntime` clock. Left by `peerRecovered` when the peer is alive again, " +
-				"`markFailed` when the downtime is exceeded, `enterMaintenance` on an admin request, or `drain` on " +
-				"decommission or deletion. If the pod is stuck terminating on a lost Kubernetes node and its storage " +
-				"can move, the `evictLostPod` step lets it come back elsewhere; with node-local storage it waits."},
+				"`upgrade`. A peer that is missing from GD2's list does not leave this state. A peer GD2 reports not alive " +
+				"starts the outage clock (`downSince`) but leaves the node Online for `offlineGrace`, so a short drop " +
+				"changes nothing; the peer's liveness is re-read at least every 15 seconds."},
+			{Name: NodeOffline, Doc: "Entered by `peerLost` when GD2 has reported the peer not alive for `offlineGrace`. " +
+				"The `permissibleDowntime` clock runs from the first not-alive report (`downSince`). When the peer " +
+				"is seen alive the outage is over for the clock (the next not-alive report starts a new one), but " +
+				"the node stays Offline until the peer has stayed alive for `recoveryWindow` (`aliveSince`): a " +
+				"flapping peer stays Offline and is never declared failed. Left by `peerRecovered` after the " +
+				"recovery window, `markFailed` when one continuous outage exceeds the downtime, `enterMaintenance` " +
+				"on an admin request, or `drain` on decommission or deletion. If the pod is stuck terminating on a " +
+				"lost Kubernetes node and its storage can move, the `evictLostPod` step lets it come back elsewhere; " +
+				"with node-local storage it waits."},
 			{Name: NodeMaintenance, Doc: "Entered by `enterMaintenance` on the admin's `maintenance` request; its " +
 				"action disables the node's devices so no new bricks land on it. The node is exempt from failure " +
 				"handling however long it is down. If the peer was down when maintenance began, or its devices " +
 				"were re-enabled by hand, the `disableDevices` step disables them once it is alive. Left by " +
 				"`resume` when the admin requests it and the peer is alive, or by `drain` on decommission or deletion."},
 			{Name: NodeFailed, Doc: "Entered by `markFailed` after the peer stayed down longer than " +
-				"`permissibleDowntime` outside maintenance. Raises the alert. Left by `drain` once rebuilding its " +
-				"bricks elsewhere is possible and safe, by `peerRecovered` if the peer comes back first, or by " +
+				"`permissibleDowntime` outside maintenance. Raises the alert. The node no longer counts toward its " +
+				"template, so in manual mode the cluster creates a replacement (under a new name) that can take its " +
+				"bricks. Left by `drain` once rebuilding its bricks elsewhere is possible and safe, by " +
+				"`peerRecovered` if the peer comes back and stays alive for `recoveryWindow` first, or by " +
 				"`enterMaintenance` if the admin takes the node over."},
 			{Name: NodeDraining, Doc: "Entered by `drain` (decommission request, deletion, or failure); its action " +
 				"disables the node's devices, and the `disableDevices` step repeats that whenever the peer is alive " +
@@ -123,9 +131,11 @@ func NodeDefinition() *fsm.Definition {
 				"`detach` when no bricks remain and the peer is alive, `abandon` when no bricks remain but the " +
 				"peer is dead, or `resume` if the admin cancels a decommission."},
 			{Name: NodeAbandoned, Doc: "Entered by `abandon`: every brick was rebuilt elsewhere but the peer is dead, " +
-				"and GD2 cannot delete a peer that is not alive. Waits. Left by `detach` if the peer comes back " +
-				"(it can then be deleted), or by `remove` when the GlusterNode is deleted, accepting that the dead " +
-				"peer stays in GD2's peer list."},
+				"and GD2 cannot delete a peer that is not alive. Re-reads GD2's volumes, then leaves by `remove` at " +
+				"once while the peer still holds no brick: the dead peer stays in GD2's list as a tombstone, its " +
+				"metadata still `anthill-state=Abandoned`, ignored when anthill counts the pool. Left by `detach` " +
+				"instead if the peer is alive again (it can then be deleted properly). Waits if the peer holds " +
+				"bricks again, or is missing from GD2's list and the GlusterNode is not being deleted."},
 			{Name: NodeDetaching, Doc: "Entered by `detach` with no bricks on the node. The `deletePeer` step " +
 				"deletes the GD2 peer (never while it has bricks). Left by `remove` once the peer is gone from " +
 				"GD2's list, or at once when it is the last peer of a cluster being deleted: GD2 cannot remove its " +
@@ -154,11 +164,13 @@ func NodeDefinition() *fsm.Definition {
 				"(or find the one already added for this GlusterNode) with its zone and anthill metadata."},
 			{Name: NodeActivate, Doc: "Fires when the new peer is alive. Action: register the node's devices " +
 				"(already registered counts as done)."},
-			{Name: NodePeerLost, Doc: "Fires when GD2 reports the peer not alive, or when a restarting node does not " +
-				"come back within the upgrade step timeout. No action."},
-			{Name: NodePeerRecovered, Doc: "Fires when the peer is alive again before the node was drained. No action."},
-			{Name: NodeMarkFailed, Doc: "Fires when the peer has been down longer than `permissibleDowntime`. No " +
-				"action; the state raises the alert."},
+			{Name: NodePeerLost, Doc: "Fires when GD2 has reported an Online node's peer not alive for `offlineGrace`, " +
+				"when an upgrading node's peer dies, or when a restarting node does not come back within the upgrade " +
+				"step timeout. No action."},
+			{Name: NodePeerRecovered, Doc: "Fires when the peer has stayed alive for `recoveryWindow` before the node " +
+				"was drained. No action; GD2's self-heal brings its bricks up to date."},
+			{Name: NodeMarkFailed, Doc: "Fires when one continuous outage of the peer has lasted longer than " +
+				"`permissibleDowntime`. No action; the state raises the alert."},
 			{Name: NodeEnterMaintenance, Doc: "Fires on the admin's `maintenance` request. Action: disable the " +
 				"node's devices so that no new bricks are placed on it."},
 			{Name: NodeResume, Doc: "Fires on the admin's `resume` request while the peer is alive, ending " +
@@ -169,8 +181,8 @@ func NodeDefinition() *fsm.Definition {
 			{Name: NodeAbandon, Doc: "Fires when a drain finished but the peer is dead and so cannot be deleted. No action."},
 			{Name: NodeDetach, Doc: "Fires when the node holds no bricks and its peer can be deleted, or when a node " +
 				"that never finished joining is deleted. No action; the `deletePeer` step does the work."},
-			{Name: NodeRemove, Doc: "Fires when the node's peer is gone (or never existed, or is abandoned and the " +
-				"GlusterNode is deleted). No action; the `deleteWorkload` step does the work."},
+			{Name: NodeRemove, Doc: "Fires when the node's peer is gone (or never existed), or when an abandoned " +
+				"node's dead peer holds no brick. No action; the `deleteWorkload` step does the work."},
 			{Name: NodeFinish, Doc: "Fires when the pod and the PVC are gone. No action."},
 			{Name: NodeUpgrade, Doc: "Fires when the upgrade machine selected this node and its running version " +
 				"differs from the target. No action."},

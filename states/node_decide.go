@@ -88,16 +88,21 @@ func decideNodeOnline(s NodeSnapshot) Decision {
 	if !s.PeerKnown {
 		return wait(ReasonPeerMissing, "The peer is missing from GD2's list; a missing entry never triggers failure handling, waiting for an admin.", pollLong)
 	}
-	if !s.PeerAlive {
-		return fire(NodePeerLost, ReasonPeerNotAlive, "GD2 reports the peer not alive.")
-	}
 	if s.Request == RequestMaintenance {
 		return fire(NodeEnterMaintenance, ReasonMaintenanceRequested, "Maintenance requested; no new bricks will be placed on the node.")
+	}
+	if !s.PeerAlive {
+		since := orNow(s.DownSince, s.Now)
+		if s.Now.Sub(since) >= s.OfflineGrace {
+			return fire(NodePeerLost, ReasonPeerNotAlive, fmt.Sprintf("GD2 has reported the peer not alive since %s.", since.UTC().Format(time.RFC3339)))
+		}
+		return wait(ReasonPeerUnresponsive, fmt.Sprintf("GD2 reports the peer not alive; the node stays Online for the %s offline grace.", s.OfflineGrace),
+			min(remaining(s.Now, since, s.OfflineGrace), livenessPoll(s)))
 	}
 	if s.UpgradeSelected && s.TargetVersion != "" && s.RunningVersion != s.TargetVersion {
 		return fire(NodeUpgrade, ReasonUpgradeSelected, fmt.Sprintf("Selected for upgrade from %s to %s.", s.RunningVersion, s.TargetVersion))
 	}
-	return wait(ReasonSteady, "The node is online.", 0)
+	return wait(ReasonSteady, "The node is online.", livenessPoll(s))
 }
 
 func drainReason(s NodeSnapshot) string {
@@ -118,22 +123,33 @@ func decideNodeOffline(s NodeSnapshot) Decision {
 		return fire(NodeDrain, drainReason(s), "Removal requested for a node that is down; rebuilding its bricks elsewhere.")
 	}
 	if s.PeerKnown && s.PeerAlive {
-		return fire(NodePeerRecovered, ReasonPeerRecovered, "GD2 reports the peer alive again.")
+		return recovering(s, "GD2 reports the peer alive again.")
 	}
 	if d, ok := evictLostPod(s); ok {
 		return d
 	}
-	since := s.DownSince
-	if since.IsZero() {
-		since = s.Now
-	}
+	since := orNow(s.DownSince, s.Now)
 	if s.PeerKnown && s.Now.Sub(since) >= s.PermissibleDowntime {
 		return fire(NodeMarkFailed, ReasonDowntimeExceeded, fmt.Sprintf("The peer has been down since %s, longer than the permissible %s.", since.UTC().Format(time.RFC3339), s.PermissibleDowntime))
 	}
 	if d, ok := lostPodWait(s); ok {
+		// No liveness poll needed: the peer of a pod stuck on a lost
+		// Kubernetes node comes back only with a pod event.
 		return d
 	}
-	return wait(ReasonWithinDowntime, "The peer is down; waiting for it within the permissible downtime.", remaining(s.Now, since, s.PermissibleDowntime))
+	return wait(ReasonWithinDowntime, fmt.Sprintf("The peer has been down since %s; it is declared failed if it stays down until %s.", since.UTC().Format(time.RFC3339), since.Add(s.PermissibleDowntime).UTC().Format(time.RFC3339)),
+		min(remaining(s.Now, since, s.PermissibleDowntime), livenessPoll(s)))
+}
+
+// recovering returns the node to Online once its peer has stayed alive for
+// the recovery window, and waits (polling) until then.
+func recovering(s NodeSnapshot, msg string) Decision {
+	since := orNow(s.AliveSince, s.Now)
+	if s.Now.Sub(since) >= s.RecoveryWindow {
+		return fire(NodePeerRecovered, ReasonPeerRecovered, msg)
+	}
+	return wait(ReasonPeerRecovering, fmt.Sprintf("The peer is alive again since %s; the node returns to Online if it stays alive for the %s recovery window.", since.UTC().Format(time.RFC3339), s.RecoveryWindow),
+		min(remaining(s.Now, since, s.RecoveryWindow), livenessPoll(s)))
 }
 
 func decideNodeMaintenance(s NodeSnapshot) Decision {
@@ -163,7 +179,7 @@ func decideNodeFailed(s NodeSnapshot) Decision {
 		return fire(NodeEnterMaintenance, ReasonMaintenanceRequested, "Maintenance requested; the admin has taken over the failed node.")
 	}
 	if s.PeerKnown && s.PeerAlive && !s.removalRequested() {
-		return fire(NodePeerRecovered, ReasonPeerRecovered, "The failed peer came back before its bricks were rebuilt.")
+		return recovering(s, "The failed peer came back before its bricks were rebuilt.")
 	}
 	if s.removalRequested() {
 		return fire(NodeDrain, drainReason(s), "Removal requested for a failed node; rebuilding its bricks elsewhere.")
@@ -216,14 +232,29 @@ func decideNodeDraining(s NodeSnapshot) Decision {
 	return step(NodeMoveBrick, ReasonMovingBrick, fmt.Sprintf("Moving brick %s of volume %s off the node (%d left).", s.NextBrickPath, s.NextBrickVolume, s.BricksOnNode), pollShort)
 }
 
+// decideNodeAbandoned finishes a drained node whose peer is dead. GD2
+// cannot delete a peer that is not alive, so the peer stays in GD2's list
+// as a tombstone: marked anthill-state=Abandoned, holding no bricks and no
+// enabled device, ignored when anthill counts the pool. The node itself
+// goes on to Deleting at once — its pod and PVC hold nothing a volume uses
+// any more, which this sync has just re-checked against GD2's volumes.
 func decideNodeAbandoned(s NodeSnapshot) Decision {
-	if s.GD2Reachable && s.PeerKnown && s.PeerAlive && s.BricksOnNode == 0 {
+	if !s.GD2Reachable {
+		return gd2Unreachable()
+	}
+	if s.BricksOnNode > 0 {
+		return wait(ReasonBricksStillOnNode, fmt.Sprintf("The abandoned peer holds %d brick(s) again; refusing to delete the node's storage.", s.BricksOnNode), pollLong)
+	}
+	if s.PeerKnown && s.PeerAlive {
 		return fire(NodeDetach, ReasonPeerRecovered, "The abandoned peer is alive again and holds no bricks; deleting it.")
 	}
-	if s.Deleting && s.GD2Reachable && s.BricksOnNode == 0 {
-		return fire(NodeRemove, ReasonDeletionRequested, "Deleting the drained node; its dead peer stays in GD2's list because GD2 cannot delete a peer that is not alive.")
+	if s.PeerKnown {
+		return fire(NodeRemove, ReasonAbandoned, "Every brick was rebuilt elsewhere; deleting the node's pod and PVC. Its dead peer stays in GD2's list, marked Abandoned, because GD2 cannot delete a peer that is not alive.")
 	}
-	return wait(ReasonAbandoned, "The node's bricks were rebuilt elsewhere; delete the GlusterNode to finish, or bring the peer back so it can be detached.", 5*pollLong)
+	if s.Deleting {
+		return fire(NodeRemove, ReasonDeletionRequested, "Deleting the drained node; its peer is no longer in GD2's list.")
+	}
+	return wait(ReasonPeerMissing, "The peer is missing from GD2's list; a missing entry never triggers deleting storage. Delete the GlusterNode to finish.", pollLong)
 }
 
 func decideNodeDetaching(s NodeSnapshot) Decision {

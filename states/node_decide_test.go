@@ -54,6 +54,15 @@ func nodeCases() []nodeCase {
 		// Online.
 		{name: "an online node with nothing to do stays", state: NodeOnline, wantReason: ReasonSteady},
 		{name: "an online node goes offline when GD2 reports the peer dead", state: NodeOnline, mutate: func(s *NodeSnapshot) { s.PeerAlive = false }, wantEvent: NodePeerLost},
+		{name: "an online node whose peer just dropped stays online for the offline grace", state: NodeOnline, mutate: func(s *NodeSnapshot) {
+			s.PeerAlive, s.OfflineGrace, s.DownSince = false, 30*time.Second, t0.Add(-10*time.Second)
+		}, wantReason: ReasonPeerUnresponsive},
+		{name: "an online node goes offline once the peer stayed dead for the offline grace", state: NodeOnline, mutate: func(s *NodeSnapshot) {
+			s.PeerAlive, s.OfflineGrace, s.DownSince = false, 30*time.Second, t0.Add(-30*time.Second)
+		}, wantEvent: NodePeerLost},
+		{name: "an online node whose peer was never seen down before waits the grace from now", state: NodeOnline, mutate: func(s *NodeSnapshot) {
+			s.PeerAlive, s.OfflineGrace = false, 30*time.Second
+		}, wantReason: ReasonPeerUnresponsive},
 		{name: "an online node missing from the peer list is left alone", state: NodeOnline, mutate: func(s *NodeSnapshot) { s.PeerKnown = false; s.PeerAlive = false }, wantReason: ReasonPeerMissing},
 		{name: "an online node does nothing while GD2 is unreachable", state: NodeOnline, mutate: func(s *NodeSnapshot) { s.GD2Reachable = false; s.PeerAlive = false }, wantReason: ReasonGD2Unreachable},
 		{name: "an online node enters maintenance on request", state: NodeOnline, mutate: func(s *NodeSnapshot) { s.Request = RequestMaintenance }, wantEvent: NodeEnterMaintenance},
@@ -76,6 +85,12 @@ func nodeCases() []nodeCase {
 			s.DownSince = t0.Add(-48 * time.Hour)
 		}, wantReason: ReasonGD2Unreachable},
 		{name: "an offline node whose peer is back recovers", state: NodeOffline, wantEvent: NodePeerRecovered},
+		{name: "an offline node whose peer just came back stays offline for the recovery window", state: NodeOffline, mutate: func(s *NodeSnapshot) {
+			s.RecoveryWindow, s.AliveSince, s.DownSince = 2*time.Minute, t0.Add(-time.Minute), t0.Add(-time.Hour)
+		}, wantReason: ReasonPeerRecovering},
+		{name: "an offline node whose peer stayed alive for the recovery window recovers", state: NodeOffline, mutate: func(s *NodeSnapshot) {
+			s.RecoveryWindow, s.AliveSince = 2*time.Minute, t0.Add(-2*time.Minute)
+		}, wantEvent: NodePeerRecovered},
 		{name: "an offline node enters maintenance on request", state: NodeOffline, mutate: func(s *NodeSnapshot) { s.PeerAlive = false; s.Request = RequestMaintenance }, wantEvent: NodeEnterMaintenance},
 		{name: "an offline node drains on a decommission request", state: NodeOffline, mutate: func(s *NodeSnapshot) { s.PeerAlive = false; s.Request = RequestDecommission }, wantEvent: NodeDrain},
 		{name: "an offline node whose pod is stuck on a lost Kubernetes node with movable storage evicts it", state: NodeOffline, mutate: lostPodOffline, wantStep: NodeEvictLostPod},
@@ -97,6 +112,9 @@ func nodeCases() []nodeCase {
 		{name: "a failed node holding the only healed copy is not drained", state: NodeFailed, mutate: func(s *NodeSnapshot) { s.PeerAlive = false; s.SoleHealedCopies = 1 }, wantReason: ReasonSoleHealedCopy},
 		{name: "a failed node is not drained when no other node can take its bricks", state: NodeFailed, mutate: func(s *NodeSnapshot) { s.PeerAlive = false; s.DrainBlockedReason = "no device with room" }, wantReason: ReasonDrainBlocked},
 		{name: "a failed node whose peer came back recovers", state: NodeFailed, wantEvent: NodePeerRecovered},
+		{name: "a failed node whose peer just came back waits out the recovery window", state: NodeFailed, mutate: func(s *NodeSnapshot) {
+			s.RecoveryWindow, s.AliveSince = 2*time.Minute, t0.Add(-time.Minute)
+		}, wantReason: ReasonPeerRecovering},
 		{name: "a failed node enters maintenance on request", state: NodeFailed, mutate: func(s *NodeSnapshot) { s.PeerAlive = false; s.Request = RequestMaintenance }, wantEvent: NodeEnterMaintenance},
 		{name: "a failed node that is decommissioned drains even if it came back", state: NodeFailed, mutate: func(s *NodeSnapshot) { s.Request = RequestDecommission }, wantEvent: NodeDrain, wantReason: ReasonDecommissionRequested},
 
@@ -130,13 +148,15 @@ func nodeCases() []nodeCase {
 		{name: "a draining node does nothing while GD2 is unreachable", state: NodeDraining, mutate: func(s *NodeSnapshot) { s.GD2Reachable = false; s.BricksOnNode = 0 }, wantReason: ReasonGD2Unreachable},
 
 		// Abandoned.
-		{name: "an abandoned node waits for deletion or its peer", state: NodeAbandoned, mutate: func(s *NodeSnapshot) { s.BricksOnNode = 0; s.PeerAlive = false }, wantReason: ReasonAbandoned},
+		{name: "an abandoned node whose dead peer holds no brick removes its workload, leaving the peer as a tombstone", state: NodeAbandoned, mutate: func(s *NodeSnapshot) { s.BricksOnNode = 0; s.PeerAlive = false }, wantEvent: NodeRemove, wantReason: ReasonAbandoned},
+		{name: "an abandoned node whose peer holds bricks again keeps its storage", state: NodeAbandoned, mutate: func(s *NodeSnapshot) { s.PeerAlive = false }, wantReason: ReasonBricksStillOnNode},
+		{name: "an abandoned node whose peer left GD2's list waits for the admin", state: NodeAbandoned, mutate: func(s *NodeSnapshot) { s.BricksOnNode = 0; s.PeerKnown, s.PeerAlive = false, false }, wantReason: ReasonPeerMissing},
 		{name: "an abandoned node whose peer came back detaches it", state: NodeAbandoned, mutate: func(s *NodeSnapshot) { s.BricksOnNode = 0 }, wantEvent: NodeDetach},
 		{name: "an abandoned node that is deleted removes its workload", state: NodeAbandoned, mutate: func(s *NodeSnapshot) { s.BricksOnNode = 0; s.PeerAlive = false; s.Deleting = true }, wantEvent: NodeRemove},
 		{name: "an abandoned node is not removed while GD2 cannot confirm it has no bricks", state: NodeAbandoned, mutate: func(s *NodeSnapshot) {
 			s.BricksOnNode = 0
 			s.PeerAlive, s.GD2Reachable, s.Deleting = false, false, true
-		}, wantReason: ReasonAbandoned},
+		}, wantReason: ReasonGD2Unreachable},
 
 		// Detaching.
 		{name: "a detaching node deletes its peer", state: NodeDetaching, mutate: func(s *NodeSnapshot) { s.BricksOnNode = 0 }, wantStep: NodeDeletePeer},

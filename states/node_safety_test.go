@@ -22,6 +22,7 @@ func randomNode(r *rand.Rand) NodeSnapshot {
 		PVCExists: b(), PVCBound: b(), PodExists: b(), PodReady: b(),
 		RunningVersion: vers[r.IntN(2)], TargetVersion: vers[r.IntN(2)], UpgradeSelected: b(),
 		PermissibleDowntime: 30 * time.Minute, UpgradeStepTimeout: 10 * time.Minute,
+		OfflineGrace: time.Duration(r.IntN(3)) * time.Minute, RecoveryWindow: time.Duration(r.IntN(3)) * time.Minute,
 		GD2Reachable: b(), PeerKnown: b(), PeerAlive: b(),
 		DevicesEnabled: n(),
 		BricksOnNode:   n(), BricksOffline: n(), SoleHealedCopies: n(), QuorumAtRisk: n(),
@@ -29,6 +30,9 @@ func randomNode(r *rand.Rand) NodeSnapshot {
 	}
 	if b() {
 		s.DownSince = t0.Add(-time.Duration(r.IntN(60)) * time.Minute)
+	}
+	if b() {
+		s.AliveSince = t0.Add(-time.Duration(r.IntN(4)) * time.Minute)
 	}
 	if b() {
 		s.NextBrickVolume, s.NextBrickPath = "vol1", "/bricks/vol1"
@@ -77,6 +81,24 @@ func TestDecideNodeNeverBreaksTheSafetyRules(t *testing.T) {
 			if !s.GD2Reachable {
 				fail("a drain started while GD2 was unreachable")
 			}
+		case NodePeerLost:
+			if s.State == NodeOnline {
+				since := s.DownSince
+				if since.IsZero() {
+					since = s.Now
+				}
+				if !s.GD2Reachable || !s.PeerKnown || s.PeerAlive || s.Now.Sub(since) < s.OfflineGrace {
+					fail("an Online node went Offline without GD2 reporting it down for the offline grace")
+				}
+			}
+		case NodePeerRecovered:
+			since := s.AliveSince
+			if since.IsZero() {
+				since = s.Now
+			}
+			if !s.GD2Reachable || !s.PeerKnown || !s.PeerAlive || s.Now.Sub(since) < s.RecoveryWindow {
+				fail("a node recovered without its peer staying alive for the recovery window")
+			}
 		case NodeMarkFailed:
 			since := s.DownSince
 			if since.IsZero() {
@@ -94,8 +116,12 @@ func TestDecideNodeNeverBreaksTheSafetyRules(t *testing.T) {
 				fail("a node was stopped for upgrade while unsafe or unselected")
 			}
 		case NodeRemove:
-			if s.State == NodeAbandoned && (!s.Deleting || !s.GD2Reachable || s.BricksOnNode > 0) {
-				fail("an abandoned node was removed without deletion or with bricks")
+			// An abandoned node removes its own workload only when GD2 has
+			// just confirmed that its dead peer holds no brick; without the
+			// peer in the list, only the admin's deletion may.
+			verifiedDead := s.PeerKnown && !s.PeerAlive
+			if s.State == NodeAbandoned && (!s.GD2Reachable || s.BricksOnNode > 0 || (!verifiedDead && !s.Deleting)) {
+				fail("an abandoned node was removed with bricks, blind, or without a dead peer or a deletion")
 			}
 		}
 	}

@@ -55,6 +55,12 @@ type NodeSnapshot struct {
 	// PermissibleDowntime: how long the peer may be down outside
 	// maintenance before the node is Failed.
 	PermissibleDowntime time.Duration
+	// OfflineGrace: how long GD2 must report an Online node's peer not
+	// alive before the node goes Offline (hysteresis against short drops).
+	OfflineGrace time.Duration
+	// RecoveryWindow: how long an Offline or Failed node's peer must stay
+	// alive before the node is Online again (hysteresis against flapping).
+	RecoveryWindow time.Duration
 	// UpgradeStepTimeout: how long Restarting and Rejoining may take.
 	UpgradeStepTimeout time.Duration
 
@@ -75,9 +81,12 @@ type NodeSnapshot struct {
 	ClusterDeleting bool
 	// OnlyPeer: this node's peer is the only member left in GD2's pool.
 	OnlyPeer bool
-	// DownSince: when the node entered Offline (recorded in status on
-	// peerLost). Zero means unknown, and counts as "just now".
+	// DownSince: when the current outage began (see LivenessClocks). Zero
+	// means unknown, and counts as "just now".
 	DownSince time.Time
+	// AliveSince: when an Offline or Failed node's peer was first seen
+	// alive again (see LivenessClocks). Zero counts as "just now".
+	AliveSince time.Time
 
 	// Bricks.
 

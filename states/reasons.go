@@ -18,6 +18,8 @@ const (
 	ReasonPeerOnline            = "PeerOnline"
 	ReasonPeerNotAlive          = "PeerNotAlive"
 	ReasonPeerRecovered         = "PeerRecovered"
+	ReasonPeerUnresponsive      = "PeerUnresponsive"
+	ReasonPeerRecovering        = "PeerRecovering"
 	ReasonDowntimeExceeded      = "DowntimeExceeded"
 	ReasonWithinDowntime        = "WithinPermissibleDowntime"
 	ReasonMaintenanceRequested  = "MaintenanceRequested"

@@ -203,7 +203,8 @@ func TestAPIGlusterClusterRoundTrip(t *testing.T) {
 	want.Spec.CASecretRef = &operatorv1alpha1.SecretReference{Name: "gluster-ca", Key: "ca.crt"}
 	want.Spec.ClusterOptions = map[string]string{"cluster.brick-multiplex": "on"}
 	want.Spec.UpgradePolicy = &operatorv1alpha1.UpgradePolicy{MaxParallel: 2, PerZone: true, HealTimeout: &metav1.Duration{Duration: 90 * time.Minute}}
-	want.Spec.FailurePolicy = &operatorv1alpha1.FailurePolicy{PermissibleDowntime: &metav1.Duration{Duration: 45 * time.Minute}}
+	want.Spec.FailurePolicy = &operatorv1alpha1.FailurePolicy{PermissibleDowntime: &metav1.Duration{Duration: 45 * time.Minute},
+		OfflineGrace: &metav1.Duration{Duration: 45 * time.Second}, RecoveryWindow: &metav1.Duration{Duration: 5 * time.Minute}}
 	want.Spec.Paused = true
 	want.Spec.Management = &operatorv1alpha1.ManagementSpec{
 		Endpoint:      "https://gd2.gluster.svc:24007",
@@ -299,8 +300,9 @@ func TestAPIDefaults(t *testing.T) {
 	if c.Spec.Mode != operatorv1alpha1.ClusterModeManual {
 		t.Errorf("spec.mode = %q, want manual", c.Spec.Mode)
 	}
-	if p := c.Spec.FailurePolicy; p == nil || p.PermissibleDowntime == nil || p.PermissibleDowntime.Duration != 30*time.Minute {
-		t.Errorf("spec.failurePolicy = %+v, want permissibleDowntime 30m", p)
+	if p := c.Spec.FailurePolicy; p == nil || p.PermissibleDowntime == nil || p.PermissibleDowntime.Duration != 30*time.Minute ||
+		p.OfflineGrace == nil || p.OfflineGrace.Duration != 30*time.Second || p.RecoveryWindow == nil || p.RecoveryWindow.Duration != 2*time.Minute {
+		t.Errorf("spec.failurePolicy = %+v, want permissibleDowntime 30m, offlineGrace 30s, recoveryWindow 2m", p)
 	}
 	if p := c.Spec.UpgradePolicy; p == nil || p.MaxParallel != 1 || p.HealTimeout == nil || p.HealTimeout.Duration != time.Hour {
 		t.Errorf("spec.upgradePolicy = %+v, want maxParallel 1 and healTimeout 1h", p)
@@ -563,6 +565,14 @@ func TestAPIRejectsInvalidObjects(t *testing.T) {
 			ops: []op{set("spec.failurePolicy.permissibleDowntime", "half an hour")}, field: "spec.failurePolicy.permissibleDowntime"},
 		{name: "permissibleDowntime is zero", resource: clusters,
 			ops: []op{set("spec.failurePolicy.permissibleDowntime", "0s")}, field: "spec.failurePolicy.permissibleDowntime"},
+		{name: "offlineGrace is not a duration", resource: clusters,
+			ops: []op{set("spec.failurePolicy.offlineGrace", "a bit")}, field: "spec.failurePolicy.offlineGrace"},
+		{name: "offlineGrace is negative", resource: clusters,
+			ops: []op{set("spec.failurePolicy.offlineGrace", "-5s")}, field: "spec.failurePolicy.offlineGrace"},
+		{name: "offlineGrace is not shorter than permissibleDowntime", resource: clusters,
+			ops: []op{set("spec.failurePolicy.permissibleDowntime", "1m"), set("spec.failurePolicy.offlineGrace", "1m")}, field: "spec.failurePolicy.offlineGrace"},
+		{name: "recoveryWindow is not a duration", resource: clusters,
+			ops: []op{set("spec.failurePolicy.recoveryWindow", "2 minutes")}, field: "spec.failurePolicy.recoveryWindow"},
 		{name: "healTimeout is not a duration", resource: clusters,
 			ops: []op{set("spec.upgradePolicy.healTimeout", "1d")}, field: "spec.upgradePolicy.healTimeout"},
 		{name: "maxParallel is below one", resource: clusters,

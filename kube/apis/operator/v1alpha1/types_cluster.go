@@ -345,7 +345,10 @@ type UpgradePolicy struct {
 	HealTimeout *metav1.Duration `json:"healTimeout,omitempty"`
 }
 
-// FailurePolicy controls failure handling.
+// FailurePolicy controls failure handling. See docs/failures.md for what
+// each setting means for the data and how long each case takes.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.offlineGrace) || !has(self.permissibleDowntime) || duration(self.offlineGrace) < duration(self.permissibleDowntime)",message="failurePolicy.offlineGrace must be shorter than permissibleDowntime",fieldPath=".offlineGrace"
 type FailurePolicy struct {
 	// permissibleDowntime is how long a server may stay offline, outside
 	// maintenance, before it is declared failed and its bricks are rebuilt
@@ -356,6 +359,29 @@ type FailurePolicy struct {
 	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') && duration(self) > duration('0s')",message="failurePolicy.permissibleDowntime must be a positive duration such as 30m or 2h"
 	// +optional
 	PermissibleDowntime *metav1.Duration `json:"permissibleDowntime,omitempty"`
+
+	// offlineGrace is how long GD2 must report a server's peer not alive
+	// before the server goes Offline, as a duration (30s). A shorter drop
+	// leaves the server Online; the permissibleDowntime clock starts at the
+	// first report either way. 0s means at once.
+	// +kubebuilder:default="30s"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') && duration(self) >= duration('0s')",message="failurePolicy.offlineGrace must be a duration such as 30s or 1m"
+	// +optional
+	OfflineGrace *metav1.Duration `json:"offlineGrace,omitempty"`
+
+	// recoveryWindow is how long the peer of an Offline or Failed server
+	// must stay alive before the server is Online again, as a duration
+	// (2m). A peer that comes and goes faster stays Offline, but each time
+	// it is seen alive its downtime starts over, so a flapping server is
+	// never declared failed. 0s means at once.
+	// +kubebuilder:default="2m"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') && duration(self) >= duration('0s')",message="failurePolicy.recoveryWindow must be a duration such as 2m or 90s"
+	// +optional
+	RecoveryWindow *metav1.Duration `json:"recoveryWindow,omitempty"`
 }
 
 // ExternalSpec describes a Gluster pool that runs outside this Kubernetes

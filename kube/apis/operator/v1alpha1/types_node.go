@@ -167,8 +167,8 @@ type GlusterNodeStatus struct {
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
 	// state is the state of the node machine: Pending, Provisioning,
-	// Joining, Online, Offline, Maintenance, Failed, Draining, Detaching,
-	// Deleting, Deleted, or an upgrade step (Quiescing, Restarting,
+	// Joining, Online, Offline, Maintenance, Failed, Draining, Abandoned,
+	// Detaching, Deleting, Deleted, or an upgrade step (Quiescing, Restarting,
 	// Rejoining, HealWait).
 	// +optional
 	State string `json:"state,omitempty"`
@@ -210,11 +210,18 @@ type GlusterNodeStatus struct {
 	History []TransitionRecord `json:"history,omitempty"`
 
 	// downSince is when the node's GD2 peer was first seen not alive in the
-	// current outage. It is set when the node goes Offline and cleared when
-	// the peer recovers; permissibleDowntime is measured from it, so an
-	// operator restart does not reset the clock.
+	// current outage: set on the first report (before offlineGrace has
+	// passed), started over when an Offline peer is seen alive and then
+	// lost again, cleared when the node is Online again. permissibleDowntime
+	// is measured from it, so an operator restart does not reset the clock.
 	// +optional
 	DownSince *metav1.Time `json:"downSince,omitempty"`
+
+	// aliveSince is when the peer of an Offline or Failed node was first
+	// seen alive again; the node returns to Online once the peer has stayed
+	// alive for the cluster's recoveryWindow.
+	// +optional
+	AliveSince *metav1.Time `json:"aliveSince,omitempty"`
 
 	// movedBricks lists the bricks this node's drain has already moved to
 	// other nodes (volume and path; replace-brick keeps the path). The drain

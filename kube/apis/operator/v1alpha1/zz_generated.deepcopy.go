@@ -136,6 +136,16 @@ func (in *FailurePolicy) DeepCopyInto(out *FailurePolicy) {
 		*out = new(v1.Duration)
 		**out = **in
 	}
+	if in.OfflineGrace != nil {
+		in, out := &in.OfflineGrace, &out.OfflineGrace
+		*out = new(v1.Duration)
+		**out = **in
+	}
+	if in.RecoveryWindow != nil {
+		in, out := &in.RecoveryWindow, &out.RecoveryWindow
+		*out = new(v1.Duration)
+		**out = **in
+	}
 	return
 }
 
@@ -450,6 +460,10 @@ func (in *GlusterNodeStatus) DeepCopyInto(out *GlusterNodeStatus) {
 	}
 	if in.DownSince != nil {
 		in, out := &in.DownSince, &out.DownSince
+		*out = (*in).DeepCopy()
+	}
+	if in.AliveSince != nil {
+		in, out := &in.AliveSince, &out.AliveSince
 		*out = (*in).DeepCopy()
 	}
 	if in.MovedBricks != nil {

@@ -1,0 +1,72 @@
+package states
+
+import "time"
+
+// Liveness hysteresis. GD2 reports a peer alive or not on every read; the
+// node machine does not follow each report, because a peer that drops for a
+// few seconds, or comes and goes, must neither churn the node's state nor
+// get its bricks rebuilt elsewhere. Two clocks, kept in GlusterNode status
+// so that an operator restart does not reset them, turn the reports into
+// decisions:
+//
+//   - DownSince: the start of the current continuous outage. An Online node
+//     sets it at the first not-alive report and goes Offline only once
+//     OfflineGrace has passed since; permissibleDowntime is measured from
+//     it too. When an Offline node's peer is seen alive, the outage is over
+//     as far as the deadline is concerned: the next not-alive report starts
+//     a new one. So only continuous downtime ever makes a node Failed, and a
+//     flapping peer never is.
+//   - AliveSince: when an Offline or Failed node's peer was first seen
+//     alive again. The node returns to Online only once the peer has stayed
+//     alive for RecoveryWindow; a peer that drops again before that stays
+//     Offline (one state change per real outage, not one per flap).
+
+// LivenessClocks returns the DownSince and AliveSince the node should
+// record after this snapshot's observation. It is pure; the dispatcher
+// persists the result when it differs and decides from it. Nothing changes
+// when GD2 was not read or did not list the peer: no report, no clock.
+func LivenessClocks(s NodeSnapshot) (downSince, aliveSince time.Time) {
+	down, alive := s.DownSince, s.AliveSince
+	if !s.GD2Reachable || !s.PeerKnown {
+		return down, alive
+	}
+	switch s.State {
+	case NodeOnline:
+		if s.PeerAlive {
+			return time.Time{}, time.Time{}
+		}
+		return orNow(down, s.Now), time.Time{}
+	case NodeOffline, NodeFailed:
+		if s.PeerAlive {
+			return down, orNow(alive, s.Now)
+		}
+		if !alive.IsZero() {
+			// Seen alive since the outage began: this is a new outage.
+			return s.Now, time.Time{}
+		}
+		return orNow(down, s.Now), time.Time{}
+	}
+	return down, alive
+}
+
+func orNow(t, now time.Time) time.Time {
+	if t.IsZero() {
+		return now
+	}
+	return t
+}
+
+// livenessPoll is how often a node whose decision depends on peer liveness
+// re-reads GD2 when no watch event brings it back: a peer can die without
+// any Kubernetes object changing (a network partition, a hung GD2). Every
+// pollShort at most, and as often as the shorter non-zero hysteresis
+// window so that a window is never overshot by much; never below a second.
+func livenessPoll(s NodeSnapshot) time.Duration {
+	d := pollShort
+	for _, w := range []time.Duration{s.OfflineGrace, s.RecoveryWindow} {
+		if w > 0 && w < d {
+			d = w
+		}
+	}
+	return max(d, time.Second)
+}

@@ -1,0 +1,86 @@
+package states
+
+import (
+	"testing"
+	"time"
+
+	"github.com/gluster/anthill/fsm"
+)
+
+func TestLivenessClocks(t *testing.T) {
+	earlier := t0.Add(-5 * time.Minute)
+	var zero time.Time
+	cases := []struct {
+		name                string
+		state               fsm.State
+		reachable, known    bool
+		alive               bool
+		down, aliveSince    time.Time
+		wantDown, wantAlive time.Time
+	}{
+		{name: "an online node's first not-alive report starts the outage", state: NodeOnline, reachable: true, known: true, wantDown: t0},
+		{name: "an online node keeps the start of an outage already recorded", state: NodeOnline, reachable: true, known: true, down: earlier, wantDown: earlier},
+		{name: "an online node seen alive forgets a short drop", state: NodeOnline, reachable: true, known: true, alive: true, down: earlier},
+		{name: "an offline node seen alive starts the recovery window and keeps the outage", state: NodeOffline, reachable: true, known: true, alive: true, down: earlier, wantDown: earlier, wantAlive: t0},
+		{name: "an offline node still alive keeps its recovery window", state: NodeOffline, reachable: true, known: true, alive: true, down: earlier, aliveSince: earlier, wantDown: earlier, wantAlive: earlier},
+		{name: "an offline node lost again after being seen alive starts a new outage", state: NodeOffline, reachable: true, known: true, down: earlier, aliveSince: earlier, wantDown: t0},
+		{name: "an offline node still down keeps its outage", state: NodeOffline, reachable: true, known: true, down: earlier, wantDown: earlier},
+		{name: "a failed node seen alive starts the recovery window", state: NodeFailed, reachable: true, known: true, alive: true, down: earlier, wantDown: earlier, wantAlive: t0},
+		{name: "nothing changes while GD2 is unreachable", state: NodeOffline, known: true, alive: true, down: earlier, wantDown: earlier},
+		{name: "nothing changes for a peer missing from the list", state: NodeOnline, reachable: true, down: earlier, aliveSince: earlier, wantDown: earlier, wantAlive: earlier},
+		{name: "a draining node's clocks are left alone", state: NodeDraining, reachable: true, known: true, alive: true, down: earlier, wantDown: earlier},
+		{name: "a node in maintenance is exempt", state: NodeMaintenance, reachable: true, known: true, wantDown: zero},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NodeSnapshot{State: tc.state, Now: t0, GD2Reachable: tc.reachable, PeerKnown: tc.known, PeerAlive: tc.alive, DownSince: tc.down, AliveSince: tc.aliveSince}
+			down, alive := LivenessClocks(s)
+			if !down.Equal(tc.wantDown) || !alive.Equal(tc.wantAlive) {
+				t.Errorf("LivenessClocks() = (%v, %v), want (%v, %v)", down, alive, tc.wantDown, tc.wantAlive)
+			}
+		})
+	}
+}
+
+// TestFlappingPeerIsNeverFailed replays a peer that is down for most of
+// every minute, for two hours, against a 30-minute deadline: it must never
+// be marked failed, and it must leave Online once, not once per flap.
+func TestFlappingPeerIsNeverFailed(t *testing.T) {
+	s := NodeSnapshot{
+		State: NodeOnline, GD2Reachable: true, PeerKnown: true,
+		PermissibleDowntime: 30 * time.Minute, OfflineGrace: 30 * time.Second, RecoveryWindow: 2 * time.Minute,
+	}
+	lost := 0
+	for sec := 0; sec < 2*3600; sec += 5 {
+		s.Now = t0.Add(time.Duration(sec) * time.Second)
+		s.PeerAlive = sec%60 >= 45 // alive 15 s of every minute
+		s.DownSince, s.AliveSince = LivenessClocks(s)
+		d := DecideNode(s)
+		switch d.Event {
+		case "":
+			continue
+		case NodePeerLost:
+			lost++
+		case NodeMarkFailed:
+			t.Fatalf("a flapping peer was marked failed at %s", s.Now.Sub(t0))
+		}
+		m, err := NodeDefinition().NewMachine(s.State)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := m.Fire(t.Context(), d.Event)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.State = tr.To
+		if s.State == NodeOnline {
+			s.DownSince, s.AliveSince = time.Time{}, time.Time{}
+		}
+	}
+	if lost != 1 {
+		t.Errorf("the node went Offline %d times, want once", lost)
+	}
+	if s.State != NodeOffline {
+		t.Errorf("a peer that never stays up for the recovery window ends %s, want Offline", s.State)
+	}
+}
