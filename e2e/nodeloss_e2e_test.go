@@ -47,6 +47,10 @@ func TestNodeLossPodMovesAndRejoins(t *testing.T) {
 	for i := range c.Spec.NodeTemplates {
 		c.Spec.NodeTemplates[i].Storage.StorageClassName = ptr.To(framework.NetworkStorageClass)
 	}
+	// Short hysteresis windows keep the test short; the deadline stays far
+	// away, so the node must come back rather than be replaced.
+	c.Spec.FailurePolicy.OfflineGrace = &metav1.Duration{Duration: 5 * time.Second}
+	c.Spec.FailurePolicy.RecoveryWindow = &metav1.Duration{Duration: 10 * time.Second}
 	if _, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Create(ctx, c, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
