@@ -56,9 +56,19 @@ func timeStatefulSet(b *testing.B, replicas int32) time.Duration {
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{
 					Name: "c", Image: "registry.invalid/pause:1",
 					VolumeDevices: []corev1.VolumeDevice{{Name: "brick", DevicePath: "/dev/sdb"}},
+					VolumeMounts:  []corev1.VolumeMount{{Name: "state", MountPath: "/var/lib/glusterd2"}},
 				}}},
 			},
+			// The same claims a Gluster node has: GD2's state directory and
+			// one block brick.
 			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
+				ObjectMeta: metav1.ObjectMeta{Name: "state"},
+				Spec: corev1.PersistentVolumeClaimSpec{
+					AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+					VolumeMode:  ptr.To(corev1.PersistentVolumeFilesystem),
+					Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+				},
+			}, {
 				ObjectMeta: metav1.ObjectMeta{Name: "brick"},
 				Spec: corev1.PersistentVolumeClaimSpec{
 					AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},

@@ -32,6 +32,8 @@ const DefaultProvisionGrace = 10 * time.Minute
 
 // ClusterSyncer advances the cluster machine of one GlusterCluster per sync.
 type ClusterSyncer struct {
+	fence writeFence
+
 	Clusters     listers.GlusterClusterLister
 	Nodes        listers.GlusterNodeLister
 	Secrets      corev1listers.SecretLister
@@ -59,6 +61,9 @@ func (s *ClusterSyncer) Sync(ctx context.Context, key Key) (Result, error) {
 	}
 	if err != nil {
 		return Result{}, err
+	}
+	if s.fence.behind(key, cached.ResourceVersion) {
+		return Result{RequeueAfter: fenceRetry}, nil
 	}
 	c := cached.DeepCopy()
 	state := fsm.State(c.Status.Phase)
@@ -265,10 +270,12 @@ func (s *ClusterSyncer) commit(ctx context.Context, c *operatorv1alpha1.GlusterC
 	c.Status.Phase = operatorv1alpha1.ClusterPhase(tr.To)
 	c.Status.History = AppendHistory(c.Status.History, cm.Record())
 	s.fillStatus(c, tr.To, d, snap, now)
+	replaced := c.ResourceVersion
 	updated, err := s.Anthill.OperatorV1alpha1().GlusterClusters(c.Namespace).UpdateStatus(ctx, c, metav1.UpdateOptions{})
 	if err != nil {
 		return Result{}, fmt.Errorf("persist transition %s -> %s: %w", cm.From, cm.To, err)
 	}
+	s.fence.committed(clusterKey(c.Namespace, c.Name), replaced)
 	s.Log.Announce(updated, cm)
 	if tr.To == states.ClusterDeleted {
 		s.GD2.Forget(c.Namespace, c.Name)

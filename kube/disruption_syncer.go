@@ -37,6 +37,8 @@ var disruptionDef = states.DisruptionDefinition()
 // zone it might open; then it fires at most one transition, or repairs the
 // budgets, or waits.
 type DisruptionSyncer struct {
+	fence writeFence
+
 	Clusters  listers.GlusterClusterLister
 	Nodes     listers.GlusterNodeLister
 	KubeNodes corev1listers.NodeLister
@@ -74,6 +76,9 @@ func (s *DisruptionSyncer) Sync(ctx context.Context, key Key) (Result, error) {
 	}
 	if err != nil {
 		return Result{}, err
+	}
+	if s.fence.behind(key, cached.ResourceVersion) {
+		return Result{RequeueAfter: fenceRetry}, nil
 	}
 	// An external pool has no pods to protect; a cluster being deleted has
 	// its budgets removed by the cluster machine.
@@ -144,6 +149,7 @@ func (s *DisruptionSyncer) commit(ctx context.Context, c *operatorv1alpha1.Glust
 		State: string(tr.To), Zone: d.Zone, LastTransitionTime: &metav1.Time{Time: now}, Message: truncate(d.Message, 1024),
 	}
 	c.Status.History = appendHealHistory(c.Status.History, cm.Record())
+	replaced := c.ResourceVersion
 	updated, err := s.Anthill.OperatorV1alpha1().GlusterClusters(c.Namespace).UpdateStatus(ctx, c, metav1.UpdateOptions{})
 	if err != nil {
 		// The budgets already match the new state, which is at least as
@@ -151,6 +157,7 @@ func (s *DisruptionSyncer) commit(ctx context.Context, c *operatorv1alpha1.Glust
 		// from the persisted state and repairs them if needed.
 		return Result{}, fmt.Errorf("persist disruption transition %s -> %s: %w", cm.From, cm.To, err)
 	}
+	s.fence.committed(disruptionKey(c.Namespace, c.Name), replaced)
 	s.Log.Announce(updated, cm)
 	// The informer delivers the status write; that sync continues.
 	return Result{}, nil

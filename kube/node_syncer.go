@@ -27,6 +27,8 @@ import (
 
 // NodeSyncer advances the node machine of one GlusterNode per sync.
 type NodeSyncer struct {
+	fence writeFence
+
 	Nodes    listers.GlusterNodeLister
 	Clusters listers.GlusterClusterLister
 	Pods     corev1listers.PodLister
@@ -55,6 +57,9 @@ func (s *NodeSyncer) Sync(ctx context.Context, key Key) (Result, error) {
 	}
 	if err != nil {
 		return Result{}, err
+	}
+	if s.fence.behind(key, cached.ResourceVersion) {
+		return Result{RequeueAfter: fenceRetry}, nil
 	}
 	node := cached.DeepCopy()
 	state := fsm.State(node.Status.State)
@@ -201,10 +206,12 @@ func (s *NodeSyncer) commit(ctx context.Context, node *operatorv1alpha1.GlusterN
 	}
 	st.History = AppendHistory(st.History, c.Record())
 	setNodeConditions(node, tr.To, d, now)
+	replaced := node.ResourceVersion
 	updated, err := s.Anthill.OperatorV1alpha1().GlusterNodes(node.Namespace).UpdateStatus(ctx, node, metav1.UpdateOptions{})
 	if err != nil {
 		return Result{}, fmt.Errorf("persist transition %s -> %s: %w", from, tr.To, err)
 	}
+	s.fence.committed(nodeKey(node.Namespace, node.Name), replaced)
 	s.Log.Announce(updated, c)
 	if tr.To != states.NodeDeleted {
 		s.mirror(ctx, node, ops, view.peer, tr.To)

@@ -47,6 +47,8 @@ var upgradeDef = states.UpgradeDefinition()
 // own machine stops, restarts and heals it, re-reading GD2 live before it
 // stops anything.
 type UpgradeSyncer struct {
+	fence writeFence
+
 	Clusters listers.GlusterClusterLister
 	Nodes    listers.GlusterNodeLister
 	CSI      csiReader
@@ -64,6 +66,9 @@ func (s *UpgradeSyncer) Sync(ctx context.Context, key Key) (Result, error) {
 	}
 	if err != nil {
 		return Result{}, err
+	}
+	if s.fence.behind(key, cached.ResourceVersion) {
+		return Result{RequeueAfter: fenceRetry}, nil
 	}
 	// The servers of an external pool are upgraded by its own admins, and a
 	// cluster being deleted is not upgraded any further.
@@ -266,9 +271,11 @@ func (s *UpgradeSyncer) commit(ctx context.Context, c *operatorv1alpha1.GlusterC
 		up.StepStartTime = nil
 	}
 	s.fillStatus(c, tr.To, d)
+	replaced := c.ResourceVersion
 	if _, err := s.Anthill.OperatorV1alpha1().GlusterClusters(c.Namespace).UpdateStatus(ctx, c, metav1.UpdateOptions{}); err != nil {
 		return Result{}, fmt.Errorf("persist upgrade transition %s -> %s: %w", cm.From, cm.To, err)
 	}
+	s.fence.committed(upgradeKey(c.Namespace, c.Name), replaced)
 	s.Log.Announce(c, cm)
 	// The informer delivers this write as an update; that sync continues.
 	return Result{}, nil
