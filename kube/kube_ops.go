@@ -3,10 +3,12 @@ package kube
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -59,8 +61,17 @@ func (o *KubeOps) suffix() string {
 	if o.NameSuffix == nil {
 		return utilrand.String(nodeNameSuffixLen)
 	}
+	// createNodes draws names concurrently; an injected source need not
+	// be safe for that.
+	suffixMu.Lock()
+	defer suffixMu.Unlock()
 	return o.NameSuffix()
 }
+
+var suffixMu sync.Mutex
+
+// createParallelism bounds the GlusterNodes ScaleNodes creates at once.
+const createParallelism = 8
 
 // ignoreExists makes AlreadyExists success: every create here is
 // create-if-absent and never replaces what is there.
@@ -351,13 +362,12 @@ func (o *KubeOps) ScaleNodes(ctx context.Context, ct transitions.ClusterTarget, 
 		current[i] = len(byTemplate[t.Name])
 	}
 	targets := templateTargets(c, desired, current)
+	var missing []*operatorv1alpha1.NodeTemplate
 	for i := range c.Spec.NodeTemplates {
 		t := &c.Spec.NodeTemplates[i]
 		members := byTemplate[t.Name]
 		for range targets[i] - len(members) {
-			if err := o.createNode(ctx, c, t); err != nil {
-				return err
-			}
+			missing = append(missing, t)
 		}
 		if surplus := len(members) - targets[i]; surplus > 0 {
 			for _, n := range ScaleDownOrder(members)[:surplus] {
@@ -367,7 +377,26 @@ func (o *KubeOps) ScaleNodes(ctx context.Context, ct transitions.ClusterTarget, 
 			}
 		}
 	}
-	return nil
+	return o.createNodes(ctx, c, missing)
+}
+
+// createNodes creates one GlusterNode per entry of templates, up to
+// createParallelism at a time: a new cluster's nodes then start
+// provisioning together instead of one API round trip apart. Every create
+// is attempted; the errors are joined.
+func (o *KubeOps) createNodes(ctx context.Context, c *operatorv1alpha1.GlusterCluster, templates []*operatorv1alpha1.NodeTemplate) error {
+	sem := make(chan struct{}, createParallelism)
+	errs := make([]error, len(templates))
+	var wg sync.WaitGroup
+	for i, t := range templates {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			errs[i] = o.createNode(ctx, c, t)
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // leavingStates are node states in which a node no longer counts toward the
