@@ -2,7 +2,6 @@ package kube
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -78,10 +77,7 @@ func (s *ClusterSyncer) Sync(ctx context.Context, key Key) (Result, error) {
 	}
 	m, err := clusterDef.NewMachine(state)
 	if err != nil {
-		s.Log.Warn(c, states.ReasonUnknownState, err.Error())
-		setUnknownStateCondition(&c.Status.Conditions, err, c.Generation)
-		_, uerr := s.Anthill.OperatorV1alpha1().GlusterClusters(c.Namespace).UpdateStatus(ctx, c, metav1.UpdateOptions{})
-		return Result{}, errors.Join(&PermanentError{Err: err}, uerr)
+		return Result{}, clusterStateUnknown(ctx, s.Anthill, s.Log, c, err)
 	}
 	snap, err := s.snapshot(ctx, c, state)
 	if err != nil {

@@ -101,8 +101,7 @@ func (s *DisruptionSyncer) Sync(ctx context.Context, key Key) (Result, error) {
 	m, err := disruptionDef.NewMachine(state)
 	if err != nil {
 		// Never reset an unknown state: an admin must look.
-		s.Log.Warn(c, states.ReasonUnknownState, "disruption: "+err.Error())
-		return Result{}, &PermanentError{Err: err}
+		return Result{}, clusterStateUnknown(ctx, s.Anthill, s.Log, c, fmt.Errorf("disruption: %w", err))
 	}
 	var since time.Time
 	if st.LastTransitionTime != nil {

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	kubefake "k8s.io/client-go/kubernetes/fake"
@@ -438,5 +440,31 @@ func TestDisruptionDeleteClusterInfraRemovesTheBudgets(t *testing.T) {
 	}
 	if got := f.budgets(); len(got) != 0 {
 		t.Fatalf("budgets left: %v", got)
+	}
+}
+
+func TestDisruptionSurfacesAnUnknownStateWithoutResettingIt(t *testing.T) {
+	f := newDisruptionFixture(t)
+	c := f.cluster()
+	c.Status.Disruption = &operatorv1alpha1.DisruptionStatus{State: "Ajar", Zone: "zone-1"}
+	c, err := f.anthill.OperatorV1alpha1().GlusterClusters("ns").UpdateStatus(context.Background(), c, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.clusters.Update(c); err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.syncer.Sync(context.Background(), disruptionKey("ns", "gc"))
+	var perm *PermanentError
+	if !errors.As(err, &perm) {
+		t.Fatalf("sync error %v, want a permanent error", err)
+	}
+	got := f.cluster()
+	if got.Status.Disruption.State != "Ajar" {
+		t.Errorf("unknown state reset to %q", got.Status.Disruption.State)
+	}
+	cond := apimeta.FindStatusCondition(got.Status.Conditions, operatorv1alpha1.ConditionDegraded)
+	if cond == nil || cond.Reason != states.ReasonUnknownState || !strings.Contains(cond.Message, "disruption") {
+		t.Errorf("Degraded condition %+v, want one naming the disruption machine's unknown state", cond)
 	}
 }

@@ -3,7 +3,6 @@ package kube
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -83,10 +82,7 @@ func (s *UpgradeSyncer) Sync(ctx context.Context, key Key) (Result, error) {
 	state := fsm.State(cmp.Or(up.State, string(upgradeDef.Initial)))
 	m, err := upgradeDef.NewMachine(state)
 	if err != nil {
-		s.Log.Warn(c, states.ReasonUnknownState, err.Error())
-		setUnknownStateCondition(&c.Status.Conditions, err, c.Generation)
-		_, uerr := s.Anthill.OperatorV1alpha1().GlusterClusters(c.Namespace).UpdateStatus(ctx, c, metav1.UpdateOptions{})
-		return Result{}, errors.Join(&PermanentError{Err: err}, uerr)
+		return Result{}, clusterStateUnknown(ctx, s.Anthill, s.Log, c, err)
 	}
 	snap, err := s.snapshot(ctx, c, state)
 	if err != nil {

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -197,4 +198,29 @@ func indexerWith(t *testing.T, objs ...any) cache.Indexer {
 		}
 	}
 	return idx
+}
+
+func TestUpgradeSyncerSurfacesAnUnknownStateWithoutResettingIt(t *testing.T) {
+	f := newUpgradeFixture(t, func(c *operatorv1alpha1.GlusterCluster, _ []*operatorv1alpha1.GlusterNode) {
+		c.Status.Upgrade = &operatorv1alpha1.UpgradeStatus{State: "Teleporting"}
+	})
+	_, err := f.syncer.Sync(context.Background(), upgradeKey(fxNamespace, "gc"))
+	var perm *PermanentError
+	if !errors.As(err, &perm) {
+		t.Fatalf("sync error %v, want a permanent error", err)
+	}
+	c, err := f.anthill.OperatorV1alpha1().GlusterClusters(fxNamespace).Get(context.Background(), "gc", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Status.Upgrade.State != "Teleporting" {
+		t.Errorf("unknown state reset to %q", c.Status.Upgrade.State)
+	}
+	cond := apimeta.FindStatusCondition(c.Status.Conditions, operatorv1alpha1.ConditionDegraded)
+	if cond == nil || cond.Reason != states.ReasonUnknownState || cond.Status != metav1.ConditionTrue {
+		t.Errorf("Degraded condition %+v, want True with reason %s", cond, states.ReasonUnknownState)
+	}
+	if ev := <-f.events.Events; !strings.Contains(ev, states.ReasonUnknownState) {
+		t.Errorf("event %q", ev)
+	}
 }
