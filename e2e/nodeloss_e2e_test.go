@@ -103,17 +103,24 @@ func TestNodeLossPodMovesAndRejoins(t *testing.T) {
 		return
 	}
 
+	// kwok sometimes still finishes a pod of the node it no longer holds;
+	// then the pod is replaced before its grace period ends, which the
+	// operator never does (it waits for the deletion time to pass), and
+	// the forced delete is not exercised in this run.
+	var kwokFinished bool
 	if !t.Run("the operator, SIGKILLed while the node is down, force-deletes the stuck pod after it restarts", func(t *testing.T) {
 		operator.Kill()
 		if err := operator.Start(); err != nil {
 			t.Fatal(err)
 		}
+		var graceEnds *metav1.Time
 		err := framework.WaitFor(ctx, 5*time.Minute, func(ctx context.Context) (bool, error) {
 			p, err := env.Client.CoreV1().Pods(ns).Get(ctx, kube.NodePodName(victim), metav1.GetOptions{})
 			if err != nil {
 				return false, err
 			}
 			if p.UID == pod0.UID {
+				graceEnds = p.DeletionTimestamp
 				return false, fmt.Errorf("the pod is still the lost one (terminating: %t)", p.DeletionTimestamp != nil)
 			}
 			if p.Spec.NodeName == "" || !isReady(p) {
@@ -129,6 +136,11 @@ func TestNodeLossPodMovesAndRejoins(t *testing.T) {
 		p, err := env.Client.CoreV1().Pods(ns).Get(ctx, kube.NodePodName(victim), metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if graceEnds != nil && p.CreationTimestamp.Before(graceEnds) {
+			kwokFinished = true
+			t.Logf("the new pod was created at %s, before the lost pod's grace period ended at %s: kwok finished the lost pod itself",
+				p.CreationTimestamp.UTC().Format(time.RFC3339), graceEnds.UTC().Format(time.RFC3339))
 		}
 		if p.Spec.NodeName == lost {
 			t.Fatalf("the new pod was scheduled on the lost node %s", lost)
@@ -162,14 +174,22 @@ func TestNodeLossPodMovesAndRejoins(t *testing.T) {
 				evicted = true
 			}
 		}
-		if !evicted || !strings.Contains(strings.Join(path, " "), "Offline-peerRecovered->Online") {
-			t.Errorf("history %v: want the evictLostPod step and Offline -> Online", path)
+		if !strings.Contains(strings.Join(path, " "), "Offline-peerRecovered->Online") {
+			t.Errorf("history %v: want Offline -> Online", path)
 		}
-		if !hasEvent(t, ns, victim, states.ReasonEvictingLostPod) {
-			t.Error("no Kubernetes Event on the GlusterNode announces the forced delete")
-		}
-		if !strings.Contains(operator.Logs(), `"event":"evictLostPod"`) {
-			t.Error("the operator's transition log has no evictLostPod line")
+		switch {
+		case kwokFinished && evicted:
+			t.Errorf("history %v: the operator force-deleted a pod that kwok had already replaced", path)
+		case !kwokFinished:
+			if !evicted {
+				t.Errorf("history %v: want the evictLostPod step", path)
+			}
+			if !hasEvent(t, ns, victim, states.ReasonEvictingLostPod) {
+				t.Error("no Kubernetes Event on the GlusterNode announces the forced delete")
+			}
+			if !strings.Contains(operator.Logs(), `"event":"evictLostPod"`) {
+				t.Error("the operator's transition log has no evictLostPod line")
+			}
 		}
 		err = framework.WaitFor(ctx, 2*time.Minute, func(ctx context.Context) (bool, error) {
 			if p := pendingHeal(t, g, "data"); p > 0 {
@@ -192,6 +212,11 @@ func TestNodeLossPodMovesAndRejoins(t *testing.T) {
 		}
 		t.Logf("healed after %s", time.Since(start).Round(time.Second))
 		noViolations(t)
+		if kwokFinished {
+			// Everything else was checked; only the forced delete was not
+			// exercised, and that must show in the result.
+			t.Skip("kwok finished the lost pod before its grace period ended; the operator's forced delete was not exercised in this run")
+		}
 	}) {
 		return
 	}
