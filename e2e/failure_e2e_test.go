@@ -214,6 +214,15 @@ func pastDeadlineReplaced(t *testing.T, ns, name string) {
 		t.Fatal("a Failed node must show when its outage began")
 	}
 	waitNodeState(t, ns, victim.Name, "Draining", 2*time.Minute)
+	// Events are sent asynchronously: a SIGKILL right after the commit
+	// could drop the one for Failed -> Draining, which is checked below.
+	// Kill once it is recorded; the drain is still in progress.
+	err := framework.WaitFor(context.Background(), 30*time.Second, func(ctx context.Context) (bool, error) {
+		return hasEvent(t, ns, victim.Name, "NodeFailed"), fmt.Errorf("no NodeFailed Event on %s yet", victim.Name)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	restartOperator(t)
 	waitNodeState(t, ns, victim.Name, "", 3*time.Minute)
 
