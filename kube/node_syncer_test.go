@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -438,5 +439,107 @@ func TestOnlyLivePoolMemberIgnoresTombstonesOnly(t *testing.T) {
 				t.Errorf("onlyLivePoolMember() = %t, want %t", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestNodeSyncerPersistsRestartingBeforeStoppingThePod: an upgrade stops a
+// node's pod only once Restarting is in status. A status write that fails
+// on the way there (the operator could as well have been killed) leaves the
+// pod running, so the node is never seen in Quiescing with a pod already at
+// the target, which it would take for "nothing was stopped".
+func TestNodeSyncerPersistsRestartingBeforeStoppingThePod(t *testing.T) {
+	f := newNodeFixture(t)
+	for range 2 {
+		if _, err := f.sync(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s := f.node().Status.State; s != string(states.NodeOnline) {
+		t.Fatalf("state %s, want Online", s)
+	}
+	sts := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: NodeStatefulSetName("gc-z1-a")},
+		Spec: appsv1.StatefulSetSpec{Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{AnnotationVersion: "4.1.0"}},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: containerGD2, Image: "gluster/gd2:4.1.0"}}},
+		}},
+	}
+	if _, err := f.kube.AppsV1().StatefulSets("ns").Create(context.Background(), sts, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	obj, _, _ := f.clusters.GetByKey("ns/gc")
+	cluster := obj.(*operatorv1alpha1.GlusterCluster).DeepCopy()
+	cluster.Status.Upgrade = &operatorv1alpha1.UpgradeStatus{State: string(states.UpgradeRollingServers),
+		FromVersion: "4.1.0", ToVersion: "4.1.1", CurrentNodes: []string{"gc-z1-a"}}
+	if err := f.clusters.Update(cluster); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if s := f.node().Status.State; s != string(states.NodeQuiescing) {
+		t.Fatalf("state %s, want Quiescing", s)
+	}
+
+	podDeletes := func() int {
+		n := 0
+		for _, a := range f.kube.Actions() {
+			if a.GetVerb() == "delete" && a.GetResource().Resource == "pods" {
+				n++
+			}
+		}
+		return n
+	}
+	failed := false
+	f.anthill.PrependReactor("update", "glusternodes", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.GetSubresource() == "status" && !failed {
+			failed = true
+			return true, nil, errors.New("injected: etcd timeout")
+		}
+		return false, nil, nil
+	})
+	if _, err := f.sync(); err == nil {
+		t.Fatal("a failed status write must fail the sync")
+	}
+	if n := podDeletes(); n != 0 {
+		t.Fatalf("the pod was deleted %d time(s) before Restarting was persisted", n)
+	}
+	live, err := f.kube.AppsV1().StatefulSets("ns").Get(context.Background(), sts.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := live.Spec.Template.Annotations[AnnotationVersion]; v != "4.1.0" {
+		t.Fatalf("the StatefulSet moved to %s before Restarting was persisted", v)
+	}
+
+	if _, err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if s := f.node().Status.State; s != string(states.NodeRestarting) {
+		t.Fatalf("state %s, want Restarting", s)
+	}
+	if n := podDeletes(); n != 0 {
+		t.Fatalf("the transition to Restarting deleted the pod itself (%d deletes)", n)
+	}
+	// The next sync, as after an operator restart, rolls the workload.
+	if _, err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	live, err = f.kube.AppsV1().StatefulSets("ns").Get(context.Background(), sts.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, img := live.Spec.Template.Annotations[AnnotationVersion], live.Spec.Template.Spec.Containers[0].Image; v != "4.1.1" || img != "gluster/gd2:4.1.1" {
+		t.Fatalf("StatefulSet at %s (%s), want 4.1.1", v, img)
+	}
+	if n := podDeletes(); n != 1 {
+		t.Fatalf("pod deleted %d times in Restarting, want once", n)
+	}
+	// Repeating the step changes nothing once the pod is gone.
+	if _, err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if n := podDeletes(); n != 1 {
+		t.Fatalf("a repeated rollWorkload deleted the pod again (%d deletes)", n)
 	}
 }

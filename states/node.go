@@ -67,6 +67,7 @@ const (
 	NodeDeleteWorkload fsm.Event = "deleteWorkload"
 	NodeDisableDevices fsm.Event = "disableDevices"
 	NodeEvictLostPod   fsm.Event = "evictLostPod"
+	NodeRollWorkload   fsm.Event = "rollWorkload"
 )
 
 // NodeMachine is the machine name used in logs, metrics and docs.
@@ -148,9 +149,10 @@ func NodeDefinition() *fsm.Definition {
 				"runs an older version. Waits until stopping the node is safe: none of its bricks holds its " +
 				"replica set's only healed copy and none of its replica sets would drop below quorum. Left by " +
 				"`restart`, by `abortUpgrade` if the node is no longer selected, or by `peerLost`."},
-			{Name: NodeRestarting, Doc: "Entered by `restart`, whose action rolled the pod to the target version. " +
-				"Waits for the new pod to be ready at that version. Left by `rejoin`, or by `peerLost` if it " +
-				"takes longer than the upgrade step timeout."},
+			{Name: NodeRestarting, Doc: "Entered by `restart`. The state is persisted before anything is stopped; " +
+				"the `rollWorkload` step then rolls the pod to the target version, so an operator that crashes " +
+				"mid-restart finds the node here and carries on. Waits for the new pod to be ready at that version. " +
+				"Left by `rejoin`, or by `peerLost` if it takes longer than the upgrade step timeout."},
 			{Name: NodeRejoining, Doc: "Entered by `rejoin`. Waits for the GD2 peer to be alive again (same id; " +
 				"GD2 state survives a restart) and for all of the node's bricks to be online. Left by " +
 				"`awaitHeal`, or by `peerLost` if it takes longer than the upgrade step timeout."},
@@ -188,7 +190,8 @@ func NodeDefinition() *fsm.Definition {
 				"differs from the target. No action."},
 			{Name: NodeAbortUpgrade, Doc: "Fires when a quiescing node is no longer selected (upgrade paused, " +
 				"blocked or retargeted) or already runs the target. No action; nothing was stopped yet."},
-			{Name: NodeRestart, Doc: "Fires when stopping the node is safe. Action: roll the pod to the target version."},
+			{Name: NodeRestart, Doc: "Fires when stopping the node is safe. No action: the `rollWorkload` step in " +
+				"Restarting stops the pod, after the state is persisted."},
 			{Name: NodeRejoin, Doc: "Fires when the new pod is ready at the target version. No action."},
 			{Name: NodeAwaitHeal, Doc: "Fires when the peer is alive and all its bricks are online. No action."},
 			{Name: NodeUpgraded, Doc: "Fires when the node's replica sets are healed. No action."},
@@ -231,6 +234,10 @@ func NodeDefinition() *fsm.Definition {
 				"is on node-local storage. The StatefulSet then recreates the pod on another node with the same name, " +
 				"DNS name and claims, so the same GD2 peer comes back. Never runs for node-local storage. A pod already " +
 				"gone, or replaced by a new one, counts as done."},
+			{Name: NodeRollWorkload, In: []fsm.State{NodeRestarting}, Doc: "Set the node's StatefulSet to the " +
+				"target version and delete the pod if it still runs another one. Idempotent: reads both live, " +
+				"changes nothing once the template is at the target, and leaves a pod that is already " +
+				"terminating or at the target alone."},
 			{Name: NodeDeleteWorkload, In: []fsm.State{NodeDeleting}, Doc: "Delete the node's StatefulSet and " +
 				"PVC. Objects already gone count as deleted; the step repeats until both are observed gone."},
 		},

@@ -316,7 +316,7 @@ func decideNodeRestarting(s NodeSnapshot) Decision {
 	if stepTimedOut(s) {
 		return fire(NodePeerLost, ReasonRestartTimedOut, fmt.Sprintf("The pod did not come back at %s within %s.", s.TargetVersion, s.UpgradeStepTimeout))
 	}
-	return wait(ReasonRestarting, "Waiting for the pod to restart at the target version.", pollShort)
+	return step(NodeRollWorkload, ReasonRestarting, fmt.Sprintf("Waiting for the pod to restart at %s.", s.TargetVersion), pollShort)
 }
 
 func decideNodeRejoining(s NodeSnapshot) Decision {

@@ -191,7 +191,7 @@ func nodeCases() []nodeCase {
 		{name: "a restarting node waits for the new pod", state: NodeRestarting, mutate: func(s *NodeSnapshot) {
 			s.PodReady, s.TargetVersion = false, "11.1"
 			s.StateSince = t0.Add(-time.Minute)
-		}, wantReason: ReasonRestarting},
+		}, wantStep: NodeRollWorkload, wantReason: ReasonRestarting},
 		{name: "a restarting node that outlasts the step timeout goes offline", state: NodeRestarting, mutate: func(s *NodeSnapshot) { s.PodReady = false }, wantEvent: NodePeerLost, wantReason: ReasonRestartTimedOut},
 		{name: "a rejoining node waits for its bricks", state: NodeRejoining, mutate: func(s *NodeSnapshot) {
 			s.BricksOffline = 1

@@ -25,7 +25,7 @@ var nodeActions = map[fsm.Event]NodeAction{
 	states.NodeDrain:            disableNodeDevices,
 	states.NodeDisableDevices:   disableNodeDevices,
 	states.NodeResume:           enableNodeDevices,
-	states.NodeRestart:          restartNode,
+	states.NodeRollWorkload:     rollWorkload,
 	states.NodeMoveBrick:        moveBrick,
 	states.NodeDeletePeer:       deletePeer,
 	states.NodeDeleteWorkload:   deleteNodeWorkload,
@@ -107,7 +107,7 @@ func setNodeDevices(ctx context.Context, ops Ops, n NodeTarget, enabled bool) er
 	return nil
 }
 
-func restartNode(ctx context.Context, ops Ops, n NodeTarget) (NodeResult, error) {
+func rollWorkload(ctx context.Context, ops Ops, n NodeTarget) (NodeResult, error) {
 	if n.TargetVersion == "" {
 		return NodeResult{}, fmt.Errorf("restart node %s: no target version", n.NodeKey())
 	}

@@ -125,7 +125,7 @@ func TestNodeActionErrorsAreWrappedWithContext(t *testing.T) {
 		{states.NodeJoin, "AddPeer"},
 		{states.NodeActivate, "RegisterDevice"},
 		{states.NodeDrain, "SetDeviceEnabled"},
-		{states.NodeRestart, "RollNodeWorkload"},
+		{states.NodeRollWorkload, "RollNodeWorkload"},
 		{states.NodeMoveBrick, "ReplaceBrick"},
 		{states.NodeMoveBrick, "BrickOnPeer"},
 		{states.NodeDeleteWorkload, "DeleteNodeWorkload"},
