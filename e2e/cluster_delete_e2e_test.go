@@ -170,11 +170,30 @@ func TestClusterDelete(t *testing.T) {
 		noViolations(t)
 	})
 
-	t.Run("once the PersistentVolume is gone the cluster is deleted", func(t *testing.T) {
+	t.Run("once the PersistentVolume is gone the cluster is deleted, although the operator is SIGKILLed mid-teardown", func(t *testing.T) {
 		if err := env.Client.CoreV1().PersistentVolumes().Delete(ctx, pvName, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		err := framework.WaitFor(ctx, 3*time.Minute, func(ctx context.Context) (bool, error) {
+		// Kill the operator once the first node is on its way out: the
+		// teardown must pick up where it stopped.
+		err := framework.WaitFor(ctx, 2*time.Minute, func(ctx context.Context) (bool, error) {
+			now, desc, err := nodeStates(ctx, ns, name)
+			if err != nil {
+				return false, err
+			}
+			for _, n := range now {
+				if n.Status.State != "Online" {
+					return true, nil
+				}
+			}
+			return len(now) < len(nodes), fmt.Errorf("no node is leaving yet: %s", desc)
+		})
+		if err != nil {
+			dumpNamespace(t, ns)
+			t.Fatal(err)
+		}
+		restartOperator(t)
+		err = framework.WaitFor(ctx, 3*time.Minute, func(ctx context.Context) (bool, error) {
 			c, err := clusters.Get(ctx, name, metav1.GetOptions{})
 			if apierrors.IsNotFound(err) {
 				return true, nil

@@ -427,10 +427,7 @@ func TestExternalCluster(t *testing.T) {
 			n[1].Address = "198.51.100.20"
 			return n
 		})
-		operator.Kill()
-		if err := operator.Start(); err != nil {
-			t.Fatal(err)
-		}
+		restartOperator(t)
 		waitEndpoints(t, ns, name, port, []string{"FQDN gluster-1.storage.example.com@rack-1b", "IPv4 198.51.100.20@rack-2", "IPv6 2001:db8::3@rack-3"})
 		waitExternalReady(t, ns, name, "archive")
 		forbidden.check(t, ns)

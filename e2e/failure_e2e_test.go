@@ -80,15 +80,6 @@ func partition(t *testing.T, peer string, down bool) {
 	}
 }
 
-// restartOperator SIGKILLs the operator and starts it again.
-func restartOperator(t *testing.T) {
-	t.Helper()
-	operator.Kill()
-	if err := operator.Start(); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // waitVolumeHealthy waits until the volume's heal machine reports Healthy.
 func waitVolumeHealthy(t *testing.T, ns, cluster, vol string, timeout time.Duration) {
 	t.Helper()

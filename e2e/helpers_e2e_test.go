@@ -340,3 +340,12 @@ func pendingHeal(t testing.TB, g *gd2.Client, vol string) int64 {
 	}
 	return n
 }
+
+// restartOperator SIGKILLs the operator and starts it again.
+func restartOperator(t *testing.T) {
+	t.Helper()
+	operator.Kill()
+	if err := operator.Start(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -60,12 +61,19 @@ func run(m *testing.M) int {
 	if anthill, err = versioned.NewForConfig(cp.RestConfig); err != nil {
 		return fail("%v", err)
 	}
-	operator, err = cp.StartOperator(binPath)
+	operator, err = cp.StartOperator(ctx, binPath)
 	if err != nil {
 		return fail("start operator: %v", err)
 	}
 	defer operator.Stop()
 	code := m.Run()
+	if denied := forbiddenLines(operator.Logs()); code == 0 && len(denied) > 0 {
+		// Tests can pass around a denied request (a retry, a skipped
+		// step); the shipped RBAC must still cover everything the operator
+		// asks for.
+		fmt.Fprintf(os.Stderr, "e2e: the operator was denied %d request(s) by its RBAC (manifests/rbac), e.g.:\n%s\n", len(denied), strings.Join(denied[:min(5, len(denied))], "\n"))
+		code = 1
+	}
 	if code != 0 {
 		logs := operator.Logs()
 		if len(logs) > 20000 {
@@ -77,4 +85,16 @@ func run(m *testing.M) int {
 		}
 	}
 	return code
+}
+
+// forbiddenLines returns the operator log lines that report a request
+// denied by authorization.
+func forbiddenLines(logs string) []string {
+	var out []string
+	for _, l := range strings.Split(logs, "\n") {
+		if strings.Contains(l, "is forbidden") {
+			out = append(out, l)
+		}
+	}
+	return out
 }

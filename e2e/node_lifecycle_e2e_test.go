@@ -99,10 +99,7 @@ func TestNodeLifecycle(t *testing.T) {
 		n := waitNodeState(t, ns, victim, "Draining", 2*time.Minute)
 		peer := n.Status.PeerID
 		waitMovedBrick(t, ns, victim, 2*time.Minute)
-		operator.Kill()
-		if err := operator.Start(); err != nil {
-			t.Fatal(err)
-		}
+		restartOperator(t)
 		waitNodeState(t, ns, victim, "", 3*time.Minute)
 		if got := bricksByPeer(t, g, "data")[peer]; got != 0 {
 			t.Fatalf("the decommissioned peer still holds %d brick(s)", got)

@@ -109,10 +109,7 @@ func TestNodeLossPodMovesAndRejoins(t *testing.T) {
 	// the forced delete is not exercised in this run.
 	var kwokFinished bool
 	if !t.Run("the operator, SIGKILLed while the node is down, force-deletes the stuck pod after it restarts", func(t *testing.T) {
-		operator.Kill()
-		if err := operator.Start(); err != nil {
-			t.Fatal(err)
-		}
+		restartOperator(t)
 		var graceEnds *metav1.Time
 		err := framework.WaitFor(ctx, 5*time.Minute, func(ctx context.Context) (bool, error) {
 			p, err := env.Client.CoreV1().Pods(ns).Get(ctx, kube.NodePodName(victim), metav1.GetOptions{})

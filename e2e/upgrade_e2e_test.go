@@ -80,10 +80,7 @@ func TestUpgradeRollsNodeByNode(t *testing.T) {
 		dumpNamespace(t, ns)
 		t.Fatalf("waiting for the second node to be upgraded: %v", err)
 	}
-	operator.Kill()
-	if err := operator.Start(); err != nil {
-		t.Fatal(err)
-	}
+	restartOperator(t)
 	t.Logf("operator SIGKILLed while %s was being upgraded", victim)
 
 	c := waitUpgradeState(t, ns, name, "Complete", 10*time.Minute)

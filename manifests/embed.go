@@ -16,3 +16,10 @@ var CRDs embed.FS
 //
 //go:embed samples/*.yaml
 var Samples embed.FS
+
+// RBAC holds the operator's namespace, service account, ClusterRole, Role
+// and bindings: the identity the operator runs as. The tests and the
+// sandbox run the operator under exactly these rules.
+//
+//go:embed default/namespace.yaml rbac/service_account.yaml rbac/cluster_role.yaml rbac/cluster_role_binding.yaml rbac/leader_election_role.yaml
+var RBAC embed.FS

@@ -98,7 +98,7 @@ func sandboxUp(ctx context.Context, dir string, zones, perZone int, glusterPerZo
 	if err != nil {
 		return err
 	}
-	op, err := cp.StartOperator(self)
+	op, err := cp.StartOperator(startCtx, self)
 	if err != nil {
 		return err
 	}

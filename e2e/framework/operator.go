@@ -33,10 +33,19 @@ type Operator struct {
 	runs                 int
 }
 
-// StartOperator runs `anthill operator` with cp's kubeconfig plus args.
-// Its JSON log goes to <cp.Dir>/operator-<n>.log, one file per run.
-func (cp *ControlPlane) StartOperator(bin string, args ...string) (*Operator, error) {
-	o := &Operator{bin: bin, kubeconfig: cp.Kubeconfig, dir: cp.Dir, args: args}
+// StartOperator installs the operator's shipped RBAC and runs `anthill
+// operator` as its service account, with leader election on a Lease in the
+// operator's namespace as the Deployment does, plus args. A fixed identity
+// lets a run started after a SIGKILL take the Lease over at once instead of
+// waiting for it to expire. Its JSON log goes to <cp.Dir>/operator-<n>.log,
+// one file per run.
+func (cp *ControlPlane) StartOperator(ctx context.Context, bin string, args ...string) (*Operator, error) {
+	kubeconfig, err := cp.InstallOperatorRBAC(ctx)
+	if err != nil {
+		return nil, err
+	}
+	args = append([]string{"--leader-elect=true", "--leader-election-namespace=" + OperatorNamespace, "--identity=" + OperatorIdentity}, args...)
+	o := &Operator{bin: bin, kubeconfig: kubeconfig, dir: cp.Dir, args: args}
 	return o, o.Start()
 }
 
@@ -89,6 +98,9 @@ func (o *Operator) Exited() (bool, error) {
 	}
 	return o.proc.exited()
 }
+
+// Kubeconfig is the path of the kubeconfig the operator runs with.
+func (o *Operator) Kubeconfig() string { return o.kubeconfig }
 
 // LogPaths lists the log file of every run so far.
 func (o *Operator) LogPaths() []string {

@@ -1,0 +1,134 @@
+package framework
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/gluster/anthill/manifests"
+)
+
+// OperatorNamespace and OperatorServiceAccount name the identity that
+// manifests/rbac grants; the operator runs as that service account.
+const (
+	OperatorNamespace      = "anthill-system"
+	OperatorServiceAccount = "anthill-operator"
+	// OperatorIdentity is the leader-election identity of every run.
+	OperatorIdentity = "anthill-under-test"
+)
+
+// InstallOperatorRBAC creates the objects of manifests.RBAC (namespace,
+// service account, roles and bindings) and writes a kubeconfig that
+// impersonates the operator's service account. It returns the path of that
+// kubeconfig: a process using it may do exactly what the shipped RBAC
+// allows, so a rule missing from manifests/rbac fails the tests.
+func (cp *ControlPlane) InstallOperatorRBAC(ctx context.Context) (string, error) {
+	files, err := fs.Glob(manifests.RBAC, "*/*.yaml")
+	if err != nil {
+		return "", err
+	}
+	for _, f := range files {
+		raw, err := fs.ReadFile(manifests.RBAC, f)
+		if err != nil {
+			return "", err
+		}
+		objs, err := decodeAll(raw)
+		if err != nil {
+			return "", fmt.Errorf("decode %s: %w", f, err)
+		}
+		for _, o := range objs {
+			if err := cp.createRBACObject(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
+				return "", fmt.Errorf("create %T from %s: %w", o, f, err)
+			}
+		}
+	}
+	cfg, err := clientcmd.LoadFromFile(cp.Kubeconfig)
+	if err != nil {
+		return "", err
+	}
+	for _, a := range cfg.AuthInfos {
+		a.Impersonate = "system:serviceaccount:" + OperatorNamespace + ":" + OperatorServiceAccount
+		a.ImpersonateGroups = []string{"system:serviceaccounts", "system:serviceaccounts:" + OperatorNamespace, "system:authenticated"}
+	}
+	path := filepath.Join(cp.Dir, "operator-kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		return "", fmt.Errorf("write operator kubeconfig: %w", err)
+	}
+	cp.logf("installed the operator's RBAC; it runs as %s/%s", OperatorNamespace, OperatorServiceAccount)
+	return path, nil
+}
+
+// decodeAll decodes every document of a multi-document YAML file into a
+// typed object.
+func decodeAll(raw []byte) ([]runtime.Object, error) {
+	var objs []runtime.Object
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(raw)))
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return objs, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(bytes.TrimSpace(doc)) == 0 {
+			continue
+		}
+		o, _, err := scheme.Codecs.UniversalDeserializer().Decode(doc, nil, nil)
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, o)
+	}
+}
+
+func (cp *ControlPlane) createRBACObject(ctx context.Context, o runtime.Object) error {
+	c := cp.Client
+	var err error
+	switch o := o.(type) {
+	case *corev1.Namespace:
+		_, err = c.CoreV1().Namespaces().Create(ctx, o, metav1.CreateOptions{})
+	case *corev1.ServiceAccount:
+		_, err = c.CoreV1().ServiceAccounts(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+	case *rbacv1.ClusterRole:
+		// Rules may have changed since an earlier run on this control plane.
+		_, err = c.RbacV1().ClusterRoles().Create(ctx, o, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			var cur *rbacv1.ClusterRole
+			if cur, err = c.RbacV1().ClusterRoles().Get(ctx, o.Name, metav1.GetOptions{}); err == nil {
+				o.ResourceVersion = cur.ResourceVersion
+				_, err = c.RbacV1().ClusterRoles().Update(ctx, o, metav1.UpdateOptions{})
+			}
+		}
+	case *rbacv1.ClusterRoleBinding:
+		_, err = c.RbacV1().ClusterRoleBindings().Create(ctx, o, metav1.CreateOptions{})
+	case *rbacv1.Role:
+		_, err = c.RbacV1().Roles(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			var cur *rbacv1.Role
+			if cur, err = c.RbacV1().Roles(o.Namespace).Get(ctx, o.Name, metav1.GetOptions{}); err == nil {
+				o.ResourceVersion = cur.ResourceVersion
+				_, err = c.RbacV1().Roles(o.Namespace).Update(ctx, o, metav1.UpdateOptions{})
+			}
+		}
+	case *rbacv1.RoleBinding:
+		_, err = c.RbacV1().RoleBindings(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+	default:
+		err = fmt.Errorf("unexpected kind %T", o)
+	}
+	return err
+}
