@@ -10,11 +10,14 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/gluster/anthill/e2e/framework"
+	"github.com/gluster/anthill/gd2"
 	"github.com/gluster/anthill/kube"
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/states"
 )
 
@@ -34,72 +37,9 @@ func TestNodeLossPodMovesAndRejoins(t *testing.T) {
 	if err := env.CreateNetworkStorage(ctx, 6, "100Gi"); err != nil {
 		t.Fatal(err)
 	}
-	ns := env.Namespace(t)
-	const name = "nodeloss"
-	startSim(t, ns, defaultSimOptions)
-	if err := env.CreateSimAuthSecret(ctx, ns, name, gd2sim); err != nil {
-		t.Fatal(err)
-	}
-	c, err := framework.SampleCluster(ns, name, gd2sim, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range c.Spec.NodeTemplates {
-		c.Spec.NodeTemplates[i].Storage.StorageClassName = ptr.To(framework.NetworkStorageClass)
-	}
-	// Short hysteresis windows keep the test short; the deadline stays far
-	// away, so the node must come back rather than be replaced.
-	c.Spec.FailurePolicy.OfflineGrace = &metav1.Duration{Duration: 5 * time.Second}
-	c.Spec.FailurePolicy.RecoveryWindow = &metav1.Duration{Duration: 10 * time.Second}
-	if _, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Create(ctx, c, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	g := gd2Client(t)
-	nodes := waitNodes(t, ns, name, 3, 2*time.Minute)
-	createReplicatedVolume(t, g, "data")
-	if err := gd2sim.Write("data", 50); err != nil {
-		t.Fatal(err)
-	}
-
-	var victim string
-	for n, node := range nodes {
-		if node.Spec.Zone == framework.ZoneName(1) {
-			victim = n
-		}
-	}
-	before := nodes[victim]
-	pod0, err := env.Client.CoreV1().Pods(ns).Get(ctx, kube.NodePodName(victim), metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lost := pod0.Spec.NodeName
-	t.Logf("losing Kubernetes node %s, which runs %s (peer %s)", lost, victim, before.Status.PeerID)
-	if err := env.LoseNode(ctx, lost); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := env.RestoreNode(context.Background(), lost); err != nil {
-			t.Errorf("restore node %s: %v", lost, err)
-		}
-	})
-	start := time.Now()
-
-	if !t.Run("the node lifecycle controller marks the node NotReady and the Gluster node goes Offline", func(t *testing.T) {
-		if err := env.WaitNodeNotReady(ctx, lost, 3*time.Minute); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("node NotReady after %s", time.Since(start).Round(time.Second))
-		waitNodeState(t, ns, victim, "Offline", 2*time.Minute)
-		t.Logf("GlusterNode Offline after %s", time.Since(start).Round(time.Second))
-		// Writes while the node is down leave entries for its brick to heal.
-		if err := gd2sim.Write("data", 200); err != nil {
-			t.Fatal(err)
-		}
-		if p := pendingHeal(t, g, "data"); p == 0 {
-			t.Fatal("writes with a brick down left nothing pending heal")
-		}
-		noViolations(t)
-	}) {
+	nl := startNodeLoss(t, "nodeloss", ptr.To(framework.NetworkStorageClass))
+	ns, victim, pod0, lost, start := nl.ns, nl.victim, nl.pod0, nl.lost, nl.start
+	if !t.Run("the node lifecycle controller marks the node NotReady and the Gluster node goes Offline", nl.goesOffline) {
 		return
 	}
 
@@ -150,30 +90,7 @@ func TestNodeLossPodMovesAndRejoins(t *testing.T) {
 	}
 
 	if !t.Run("the same GlusterNode and GD2 peer rejoin and the volume heals", func(t *testing.T) {
-		after := waitNodeState(t, ns, victim, "Online", 2*time.Minute)
-		t.Logf("GlusterNode Online after %s", time.Since(start).Round(time.Second))
-		if after.UID != before.UID || after.Status.PeerID != before.Status.PeerID || after.Status.Address != before.Status.Address {
-			t.Errorf("identity changed: uid %s -> %s, peer %s -> %s, address %s -> %s",
-				before.UID, after.UID, before.Status.PeerID, after.Status.PeerID, before.Status.Address, after.Status.Address)
-		}
-		peer, err := g.GetPeer(ctx, before.Status.PeerID)
-		if err != nil || !peer.Online {
-			t.Fatalf("peer %s after the move: %+v, %v; want the same peer online", before.Status.PeerID, peer, err)
-		}
-		if n := bricksByPeer(t, g, "data")[before.Status.PeerID]; n != 1 {
-			t.Errorf("the peer holds %d brick(s) of data, want its one brick back", n)
-		}
-		var path []string
-		evicted := false
-		for _, h := range after.Status.History {
-			path = append(path, h.From+"-"+h.Event+"->"+h.To)
-			if h.Event == string(states.NodeEvictLostPod) && h.Reason == states.ReasonEvictingLostPod {
-				evicted = true
-			}
-		}
-		if !strings.Contains(strings.Join(path, " "), "Offline-peerRecovered->Online") {
-			t.Errorf("history %v: want Offline -> Online", path)
-		}
+		_, path, evicted := nl.rejoins(t)
 		switch {
 		case kwokFinished && evicted:
 			t.Errorf("history %v: the operator force-deleted a pod that kwok had already replaced", path)
@@ -188,31 +105,129 @@ func TestNodeLossPodMovesAndRejoins(t *testing.T) {
 				t.Error("the operator's transition log has no evictLostPod line")
 			}
 		}
-		err = framework.WaitFor(ctx, 2*time.Minute, func(ctx context.Context) (bool, error) {
-			if p := pendingHeal(t, g, "data"); p > 0 {
-				return false, fmt.Errorf("%d entries pending heal", p)
-			}
-			cl, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				return false, err
-			}
-			for _, v := range cl.Status.Volumes {
-				if v.Name == "data" && v.State == "Healthy" {
-					return true, nil
-				}
-			}
-			return false, fmt.Errorf("volume data not Healthy in status: %+v", cl.Status.Volumes)
-		})
-		if err != nil {
-			dumpNamespace(t, ns)
-			t.Fatalf("waiting for the volume to heal: %v", err)
-		}
-		t.Logf("healed after %s", time.Since(start).Round(time.Second))
-		noViolations(t)
+		nl.heals(t)
 		if kwokFinished {
 			// Everything else was checked; only the forced delete was not
 			// exercised, and that must show in the result.
 			t.Skip("kwok finished the lost pod before its grace period ended; the operator's forced delete was not exercised in this run")
+		}
+	}) {
+		return
+	}
+}
+
+// TestNodeLossLocalStorageWaits: the same loss, but the Gluster node's
+// claims are on node-local PersistentVolumes, which cannot move. The
+// operator forces nothing: the evicted pod stays Terminating on its node
+// past the point where a pod on network storage would have been
+// force-deleted, the GlusterNode stays Offline and says why (the claim
+// that pins it) in its Degraded condition. When the Kubernetes node comes
+// back, the pod comes back on it with the same claims and the same GD2
+// peer rejoins and heals. The operator is SIGKILLed while the node is down.
+func TestNodeLossLocalStorageWaits(t *testing.T) {
+	ctx := context.Background()
+	nl := startNodeLoss(t, "localloss", nil)
+	if !t.Run("the node lifecycle controller marks the node NotReady and the Gluster node goes Offline", nl.goesOffline) {
+		return
+	}
+
+	// As in the test above, kwok may finish the lost pod itself; the new
+	// pod then cannot schedule anywhere (its volume is on the lost node)
+	// and the operator has nothing to force.
+	var kwokFinished bool
+	if !t.Run("the operator, SIGKILLed while the node is down, does not force-delete a pod pinned by node-local storage", func(t *testing.T) {
+		var pod *corev1.Pod
+		err := framework.WaitFor(ctx, 4*time.Minute, func(ctx context.Context) (bool, error) {
+			var err error
+			if pod, err = env.Client.CoreV1().Pods(nl.ns).Get(ctx, kube.NodePodName(nl.victim), metav1.GetOptions{}); err != nil {
+				return false, err
+			}
+			if pod.UID != nl.pod0.UID {
+				kwokFinished = true
+				return true, nil
+			}
+			n, err := anthill.OperatorV1alpha1().GlusterNodes(nl.ns).Get(ctx, nl.victim, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			c := apimeta.FindStatusCondition(n.Status.Conditions, operatorv1alpha1.ConditionDegraded)
+			if c != nil && c.Reason == states.ReasonLostPodStorageLocal {
+				if !strings.Contains(c.Message, "cannot run elsewhere") {
+					return false, fmt.Errorf("condition %q does not say why the pod stays", c.Message)
+				}
+				return true, nil
+			}
+			return false, fmt.Errorf("pod terminating %t; node %s: %+v", pod.DeletionTimestamp != nil, n.Status.State, c)
+		})
+		if err != nil {
+			dumpNamespace(t, nl.ns)
+			t.Fatal(err)
+		}
+		restartOperator(t)
+		if kwokFinished {
+			t.Logf("kwok finished the lost pod itself after %s", time.Since(nl.start).Round(time.Second))
+			return
+		}
+		t.Logf("the GlusterNode reports its pod pinned by local storage after %s", time.Since(nl.start).Round(time.Second))
+		// A pod on network storage would be force-deleted once both its
+		// deletion grace and the lost-node grace are over; wait past that.
+		node, err := env.Client.CoreV1().Nodes().Get(ctx, nl.lost, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		due := pod.DeletionTimestamp.Time
+		for _, c := range node.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.LastTransitionTime.Add(kube.DefaultLostNodeGrace).After(due) {
+				due = c.LastTransitionTime.Add(kube.DefaultLostNodeGrace)
+			}
+		}
+		time.Sleep(time.Until(due.Add(15 * time.Second)))
+		p, err := env.Client.CoreV1().Pods(nl.ns).Get(ctx, kube.NodePodName(nl.victim), metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.UID != nl.pod0.UID || p.DeletionTimestamp == nil {
+			t.Errorf("15s past the point a movable pod would be force-deleted, the pod is %s (terminating %t), want the lost pod %s still terminating",
+				p.UID, p.DeletionTimestamp != nil, nl.pod0.UID)
+		}
+		n := waitNodeState(t, nl.ns, nl.victim, "Offline", time.Second)
+		for _, h := range n.Status.History {
+			if h.Event == string(states.NodeEvictLostPod) {
+				t.Errorf("history records %s -%s-> %s (%s) for a node on local storage", h.From, h.Event, h.To, h.Reason)
+			}
+		}
+	}) {
+		return
+	}
+
+	if !t.Run("the pod returns on its own node once it is back, and the same peer rejoins and heals", func(t *testing.T) {
+		if err := env.RestoreNode(ctx, nl.lost); err != nil {
+			t.Fatal(err)
+		}
+		err := framework.WaitFor(ctx, 3*time.Minute, func(ctx context.Context) (bool, error) {
+			p, err := env.Client.CoreV1().Pods(nl.ns).Get(ctx, kube.NodePodName(nl.victim), metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			if p.UID == nl.pod0.UID || !isReady(p) {
+				return false, fmt.Errorf("pod %s on %q, ready %t", p.UID, p.Spec.NodeName, isReady(p))
+			}
+			if p.Spec.NodeName != nl.lost {
+				return false, fmt.Errorf("the pod came back on %s, not on %s where its local volume is", p.Spec.NodeName, nl.lost)
+			}
+			return true, nil
+		})
+		if err != nil {
+			dumpNamespace(t, nl.ns)
+			t.Fatal(err)
+		}
+		_, path, evicted := nl.rejoins(t)
+		if evicted {
+			t.Errorf("history %v: the operator force-deleted a pod pinned by local storage", path)
+		}
+		nl.heals(t)
+		if kwokFinished {
+			t.Skip("kwok finished the lost pod itself; the operator's restraint past the force-delete point was not exercised in this run")
 		}
 	}) {
 		return
@@ -242,4 +257,153 @@ func hasEvent(t *testing.T, ns, name, reason string) bool {
 		}
 	}
 	return false
+}
+
+// nodeLoss is a cluster of three Gluster nodes, one per zone, with a
+// replicated volume taking writes, whose zone-1 node's Kubernetes node has
+// just been lost.
+type nodeLoss struct {
+	ns, name string
+	g        *gd2.Client
+	// victim is the GlusterNode on the lost Kubernetes node lost; before
+	// and pod0 are it and its pod just before.
+	victim, lost string
+	before       operatorv1alpha1.GlusterNode
+	pod0         *corev1.Pod
+	start        time.Time
+}
+
+// startNodeLoss creates the cluster with its claims in storageClass (nil:
+// the sample's node-local storage), waits for it, and loses the Kubernetes
+// node of its zone-1 Gluster pod; the node is restored when the test ends.
+func startNodeLoss(t *testing.T, name string, storageClass *string) *nodeLoss {
+	ctx := context.Background()
+	nl := &nodeLoss{ns: env.Namespace(t), name: name}
+	startSim(t, nl.ns, defaultSimOptions)
+	if err := env.CreateSimAuthSecret(ctx, nl.ns, name, gd2sim); err != nil {
+		t.Fatal(err)
+	}
+	c, err := framework.SampleCluster(nl.ns, name, gd2sim, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if storageClass != nil {
+		for i := range c.Spec.NodeTemplates {
+			c.Spec.NodeTemplates[i].Storage.StorageClassName = storageClass
+		}
+	}
+	// Short hysteresis windows keep the test short; the deadline stays far
+	// away, so the node must come back rather than be replaced.
+	c.Spec.FailurePolicy.OfflineGrace = &metav1.Duration{Duration: 5 * time.Second}
+	c.Spec.FailurePolicy.RecoveryWindow = &metav1.Duration{Duration: 10 * time.Second}
+	if _, err := anthill.OperatorV1alpha1().GlusterClusters(nl.ns).Create(ctx, c, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	nl.g = gd2Client(t)
+	nodes := waitNodes(t, nl.ns, name, 3, 2*time.Minute)
+	createReplicatedVolume(t, nl.g, "data")
+	if err := gd2sim.Write("data", 50); err != nil {
+		t.Fatal(err)
+	}
+	for n, node := range nodes {
+		if node.Spec.Zone == framework.ZoneName(1) {
+			nl.victim = n
+		}
+	}
+	nl.before = nodes[nl.victim]
+	if nl.pod0, err = env.Client.CoreV1().Pods(nl.ns).Get(ctx, kube.NodePodName(nl.victim), metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	nl.lost = nl.pod0.Spec.NodeName
+	t.Logf("losing Kubernetes node %s, which runs %s (peer %s)", nl.lost, nl.victim, nl.before.Status.PeerID)
+	if err := env.LoseNode(ctx, nl.lost); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := env.RestoreNode(context.Background(), nl.lost); err != nil {
+			t.Errorf("restore node %s: %v", nl.lost, err)
+		}
+	})
+	nl.start = time.Now()
+	return nl
+}
+
+// goesOffline: the node lifecycle controller marks the lost node NotReady,
+// the Gluster node goes Offline, and writes meanwhile leave entries for
+// its brick to heal.
+func (nl *nodeLoss) goesOffline(t *testing.T) {
+	if err := env.WaitNodeNotReady(context.Background(), nl.lost, 3*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("node NotReady after %s", time.Since(nl.start).Round(time.Second))
+	waitNodeState(t, nl.ns, nl.victim, "Offline", 2*time.Minute)
+	t.Logf("GlusterNode Offline after %s", time.Since(nl.start).Round(time.Second))
+	if err := gd2sim.Write("data", 200); err != nil {
+		t.Fatal(err)
+	}
+	if p := pendingHeal(t, nl.g, "data"); p == 0 {
+		t.Fatal("writes with a brick down left nothing pending heal")
+	}
+	noViolations(t)
+}
+
+// rejoins waits for the victim to be Online again as the same GlusterNode
+// and GD2 peer, holding its brick, through Offline -> Online. It returns
+// the node, its history as from-event->to steps, and whether the history
+// records the evictLostPod step.
+func (nl *nodeLoss) rejoins(t *testing.T) (*operatorv1alpha1.GlusterNode, []string, bool) {
+	t.Helper()
+	after := waitNodeState(t, nl.ns, nl.victim, "Online", 2*time.Minute)
+	t.Logf("GlusterNode Online after %s", time.Since(nl.start).Round(time.Second))
+	before := nl.before
+	if after.UID != before.UID || after.Status.PeerID != before.Status.PeerID || after.Status.Address != before.Status.Address {
+		t.Errorf("identity changed: uid %s -> %s, peer %s -> %s, address %s -> %s",
+			before.UID, after.UID, before.Status.PeerID, after.Status.PeerID, before.Status.Address, after.Status.Address)
+	}
+	peer, err := nl.g.GetPeer(context.Background(), before.Status.PeerID)
+	if err != nil || !peer.Online {
+		t.Fatalf("peer %s after the outage: %+v, %v; want the same peer online", before.Status.PeerID, peer, err)
+	}
+	if n := bricksByPeer(t, nl.g, "data")[before.Status.PeerID]; n != 1 {
+		t.Errorf("the peer holds %d brick(s) of data, want its one brick back", n)
+	}
+	var path []string
+	evicted := false
+	for _, h := range after.Status.History {
+		path = append(path, h.From+"-"+h.Event+"->"+h.To)
+		if h.Event == string(states.NodeEvictLostPod) && h.Reason == states.ReasonEvictingLostPod {
+			evicted = true
+		}
+	}
+	if !strings.Contains(strings.Join(path, " "), "Offline-peerRecovered->Online") {
+		t.Errorf("history %v: want Offline -> Online", path)
+	}
+	return after, path, evicted
+}
+
+// heals waits until nothing of the volume is pending heal and its heal
+// machine reports Healthy, then checks the simulator saw no violation.
+func (nl *nodeLoss) heals(t *testing.T) {
+	t.Helper()
+	err := framework.WaitFor(context.Background(), 2*time.Minute, func(ctx context.Context) (bool, error) {
+		if p := pendingHeal(t, nl.g, "data"); p > 0 {
+			return false, fmt.Errorf("%d entries pending heal", p)
+		}
+		cl, err := anthill.OperatorV1alpha1().GlusterClusters(nl.ns).Get(ctx, nl.name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, v := range cl.Status.Volumes {
+			if v.Name == "data" && v.State == "Healthy" {
+				return true, nil
+			}
+		}
+		return false, fmt.Errorf("volume data not Healthy in status: %+v", cl.Status.Volumes)
+	})
+	if err != nil {
+		dumpNamespace(t, nl.ns)
+		t.Fatalf("waiting for the volume to heal: %v", err)
+	}
+	t.Logf("healed after %s", time.Since(nl.start).Round(time.Second))
+	noViolations(t)
 }
