@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gluster/anthill/e2e/framework"
+	"github.com/gluster/anthill/kube"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 )
 
@@ -84,16 +85,17 @@ func TestClusterDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// A stand-in for a volume the CSI driver provisioned from the cluster.
+	// A volume as the cluster's file CSI driver provisions it: its driver
+	// name is the only link to the cluster (no anthill label).
 	pvName := ns + "-vol"
 	pv := &corev1.PersistentVolume{
-		ObjectMeta: metav1.ObjectMeta{Name: pvName, Labels: map[string]string{labelCluster: name}},
+		ObjectMeta: metav1.ObjectMeta{Name: pvName},
 		Spec: corev1.PersistentVolumeSpec{
 			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
 			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
 			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
 			PersistentVolumeSource: corev1.PersistentVolumeSource{
-				CSI: &corev1.CSIPersistentVolumeSource{Driver: "org.gluster.glusterfs", VolumeHandle: pvName},
+				CSI: &corev1.CSIPersistentVolumeSource{Driver: kube.CSIDriverName(ns, name, operatorv1alpha1.GlusterDriverFile), VolumeHandle: pvName},
 			},
 		},
 	}

@@ -167,15 +167,15 @@ func (s *ClusterSyncer) snapshot(ctx context.Context, c *operatorv1alpha1.Gluste
 			snap.VolumesUnhealthy++
 		}
 	}
-	pvs, err := s.PVs.List(labels.SelectorFromSet(labels.Set{LabelCluster: c.Name}))
+	pvs, err := s.PVs.List(labels.Everything())
 	if err != nil {
 		return snap, err
 	}
-	// PersistentVolumes are cluster-scoped; the CSI provisioner labels
-	// each one with the GlusterCluster it was carved from.
-	snap.GlusterPVs = len(pvs)
 	for _, pv := range pvs {
-		snap.GlusterPVNames = append(snap.GlusterPVNames, pv.Name)
+		if usesCluster(pv, c) {
+			snap.GlusterPVs++
+			snap.GlusterPVNames = append(snap.GlusterPVNames, pv.Name)
+		}
 	}
 	slices.Sort(snap.GlusterPVNames)
 	if up := c.Status.Upgrade; up != nil {

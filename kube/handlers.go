@@ -1,6 +1,7 @@
 package kube
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -87,25 +88,32 @@ func (k keyMapper) forLabelled(obj any) []Key {
 	return nil
 }
 
-// forPV maps a cluster-scoped PersistentVolume to every GlusterCluster of
-// the name on its cluster label (a deletion may be waiting for it).
+// forPV maps a cluster-scoped PersistentVolume to every GlusterCluster it
+// uses (a deletion may be waiting for it).
 func (k keyMapper) forPV(obj any) []Key {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return nil
-	}
-	name := m.GetLabels()[LabelCluster]
-	if name == "" {
+	pv, ok := obj.(*corev1.PersistentVolume)
+	if !ok {
 		return nil
 	}
 	cs, _ := k.clusters.List(labels.Everything())
 	var keys []Key
 	for _, c := range cs {
-		if c.Name == name {
+		if usesCluster(pv, c) {
 			keys = append(keys, clusterKey(c.Namespace, c.Name))
 		}
 	}
 	return keys
+}
+
+// usesCluster reports whether PersistentVolume pv holds data of cluster c:
+// it was provisioned by (or statically bound to) one of c's CSI drivers,
+// whose names are unique per cluster, or an admin labelled it with c's
+// name for a volume anthill cannot recognise by its driver.
+func usesCluster(pv *corev1.PersistentVolume, c *operatorv1alpha1.GlusterCluster) bool {
+	if pv.Spec.CSI != nil && csiDriverNames(c)[pv.Spec.CSI.Driver] {
+		return true
+	}
+	return pv.Labels[LabelCluster] == c.Name
 }
 
 // forClusterScoped maps a cluster-scoped object anthill made for a cluster

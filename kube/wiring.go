@@ -64,7 +64,7 @@ type WireConfig struct {
 
 // Wire builds the informers, listers, syncers and the dispatcher. Only
 // objects anthill labels are watched (managed-by=anthill), except the
-// custom resources and PersistentVolumes.
+// custom resources and PersistentVolumes (all of them).
 func Wire(cfg WireConfig) (*Machines, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
@@ -75,8 +75,9 @@ func Wire(cfg WireConfig) (*Machines, error) {
 	}
 	kf := informers.NewSharedInformerFactoryWithOptions(cfg.Kube, cfg.Resync,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = labels.NewSelector().Add(*managed).String() }))
-	pvf := informers.NewSharedInformerFactoryWithOptions(cfg.Kube, cfg.Resync,
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = LabelCluster }))
+	// Every PersistentVolume: one a cluster's CSI driver provisioned carries
+	// no anthill label, only the driver's name (see usesCluster).
+	pvf := informers.NewSharedInformerFactory(cfg.Kube, cfg.Resync)
 	af := anthillinformers.NewSharedInformerFactory(cfg.Anthill, cfg.Resync)
 
 	if err := anthillscheme.AddToScheme(scheme.Scheme); err != nil {
