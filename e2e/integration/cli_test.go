@@ -59,6 +59,18 @@ func (c cliRunner) run(ctx context.Context, env []string, args ...string) cliRes
 	return cliResult{stdout: out.String(), stderr: errOut.String(), err: err}
 }
 
+// buildAnthill builds the anthill binary into a temporary directory.
+func buildAnthill(ctx context.Context, t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "anthill")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/anthill")
+	build.Dir = repoRoot(t)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/anthill: %v\n%s", err, out)
+	}
+	return bin
+}
+
 // lockedBuffer collects the output of a running process for polling.
 type lockedBuffer struct {
 	mu  sync.Mutex
@@ -110,12 +122,7 @@ func TestCLI(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
-	bin := filepath.Join(t.TempDir(), "anthill")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/anthill")
-	build.Dir = repoRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/anthill: %v\n%s", err, out)
-	}
+	bin := buildAnthill(ctx, t)
 	cli := cliRunner{bin: bin}
 	kc := "--kubeconfig=" + env.Kubeconfig
 
