@@ -155,6 +155,23 @@ func (f *nodeFixture) checkInvariants(n *operatorv1alpha1.GlusterNode) {
 	}
 }
 
+// syncWithFailedStatusWrite runs one sync whose status write fails, as a
+// lost etcd write or an operator killed before it would.
+func (f *nodeFixture) syncWithFailedStatusWrite() {
+	f.t.Helper()
+	failed := false
+	f.anthill.PrependReactor("update", "glusternodes", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.GetSubresource() == "status" && !failed {
+			failed = true
+			return true, nil, errors.New("injected: etcd timeout")
+		}
+		return false, nil, nil
+	})
+	if _, err := f.sync(); err == nil {
+		f.t.Fatal("a failed status write must fail the sync")
+	}
+}
+
 func (f *nodeFixture) node() *operatorv1alpha1.GlusterNode {
 	n, err := f.anthill.OperatorV1alpha1().GlusterNodes("ns").Get(context.Background(), "gc-z1-a", metav1.GetOptions{})
 	if err != nil {
@@ -210,17 +227,7 @@ func TestNodeSyncerJoinsAndActivatesOneTransitionPerSync(t *testing.T) {
 
 func TestNodeSyncerRetriesAFailedStatusWriteWithoutRepeatingTheJoin(t *testing.T) {
 	f := newNodeFixture(t)
-	failed := false
-	f.anthill.PrependReactor("update", "glusternodes", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		if a.GetSubresource() == "status" && !failed {
-			failed = true
-			return true, nil, errors.New("injected: etcd timeout")
-		}
-		return false, nil, nil
-	})
-	if _, err := f.sync(); err == nil {
-		t.Fatal("a failed status write must fail the sync")
-	}
+	f.syncWithFailedStatusWrite()
 	if n := f.node(); n.Status.State != string(states.NodeProvisioning) {
 		t.Fatalf("state moved to %s although the write failed", n.Status.State)
 	}
@@ -490,17 +497,7 @@ func TestNodeSyncerPersistsRestartingBeforeStoppingThePod(t *testing.T) {
 		}
 		return n
 	}
-	failed := false
-	f.anthill.PrependReactor("update", "glusternodes", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		if a.GetSubresource() == "status" && !failed {
-			failed = true
-			return true, nil, errors.New("injected: etcd timeout")
-		}
-		return false, nil, nil
-	})
-	if _, err := f.sync(); err == nil {
-		t.Fatal("a failed status write must fail the sync")
-	}
+	f.syncWithFailedStatusWrite()
 	if n := podDeletes(); n != 0 {
 		t.Fatalf("the pod was deleted %d time(s) before Restarting was persisted", n)
 	}
