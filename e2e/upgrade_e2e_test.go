@@ -18,6 +18,7 @@ import (
 	"github.com/gluster/anthill/e2e/framework"
 	"github.com/gluster/anthill/gd2"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/states"
 )
 
 // upgradeStates are the node states of a node being upgraded.
@@ -378,4 +379,97 @@ func (m *upgradeMonitor) sawPending(node string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.pending[node]
+}
+
+// TestUpgradeHealTimeoutBlocksAndResumes: a node whose heal outlasts
+// upgradePolicy.healTimeout moves the upgrade to Blocked with reason
+// StepTimedOut, visible in the Upgrading condition. Blocked is not Failed:
+// no further node is stopped while it lasts, the node in flight finishes
+// healing, and the upgrade resumes by itself to Complete.
+func TestUpgradeHealTimeoutBlocksAndResumes(t *testing.T) {
+	ns := env.Namespace(t)
+	const name = "slowheal"
+	// Writes at fifty times the heal rate: a node down for a second or two
+	// comes back with a backlog that takes minutes to heal.
+	c := createClusterWithSim(t, ns, name, 1, framework.SimOptions{Seed: 3, WriteRate: 50, HealRate: 1})
+	g := gd2Client(t)
+	waitNodes(t, ns, name, 3, 2*time.Minute)
+	createReplicatedVolume(t, g, "slow")
+	waitVolumesHealthy(t, ns, name, []string{"slow"}, 2*time.Minute)
+	patch := `{"spec":{"upgradePolicy":{"healTimeout":"3s"}}}`
+	if _, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Patch(context.Background(), c.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	setGlusterVersion(t, ns, name, "4.1.1")
+	blocked := waitUpgradeState(t, ns, name, "Blocked", 2*time.Minute)
+	cond := apimeta.FindStatusCondition(blocked.Status.Conditions, "Upgrading")
+	if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != states.ReasonStepTimedOut {
+		t.Fatalf("Upgrading condition %+v, want False with reason %s", cond, states.ReasonStepTimedOut)
+	}
+	nodes, desc, err := nodeStates(context.Background(), ns, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	busy := 0
+	for _, n := range nodes {
+		if slices.Contains(upgradeStates, n.Status.State) {
+			busy++
+		}
+	}
+	if busy > 1 {
+		t.Fatalf("%d nodes are being upgraded while blocked: %s", busy, desc)
+	}
+	// Blocked for a while: the node in flight keeps healing, no other
+	// node is stopped.
+	time.Sleep(3 * time.Second)
+	nodes, desc, err = nodeStates(context.Background(), ns, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := 0
+	for _, n := range nodes {
+		if n.Status.State != "Online" || n.Status.Version != "4.1.0" {
+			stopped++
+		}
+	}
+	if stopped != 1 {
+		t.Fatalf("while blocked, %d nodes are off Online at 4.1.0, want only the one in flight: %s", stopped, desc)
+	}
+	// The condition still names the timeout, not the wait for the node.
+	still, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cond := apimeta.FindStatusCondition(still.Status.Conditions, "Upgrading"); still.Status.Upgrade.State != "Blocked" || cond == nil || cond.Reason != states.ReasonStepTimedOut {
+		t.Fatalf("after 3s blocked: upgrade %s, Upgrading condition %+v; want Blocked with reason %s", still.Status.Upgrade.State, cond, states.ReasonStepTimedOut)
+	}
+	// Heal catches up and the rest heal within a longer timeout.
+	if err := gd2sim.SetRates(5, 500); err != nil {
+		t.Fatal(err)
+	}
+	patch = `{"spec":{"upgradePolicy":{"healTimeout":"5m"}}}`
+	if _, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Patch(context.Background(), c.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	done := waitUpgradeState(t, ns, name, "Complete", 5*time.Minute)
+	var path []string
+	for _, h := range done.Status.Upgrade.History {
+		path = append(path, h.From+"-"+h.Event+"->"+h.To)
+	}
+	if !slices.Contains(path, "Blocked-retry->Validating") {
+		t.Errorf("upgrade path %v: want it to leave Blocked by itself (retry)", path)
+	}
+	nodes, desc, err = nodeStates(context.Background(), ns, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes {
+		if n.Status.State != "Online" || n.Status.Version != "4.1.1" {
+			t.Errorf("after the upgrade: %s", desc)
+			break
+		}
+	}
+	noViolations(t)
 }

@@ -126,7 +126,10 @@ func (s *UpgradeSyncer) snapshot(ctx context.Context, c *operatorv1alpha1.Gluste
 		snap.StepTimeout = p.HealTimeout.Duration
 	}
 	if t := lastUpgradeTransition(up.History); t != nil {
-		snap.StateSince = t.Time
+		snap.StateSince = t.Time.Time
+		if state == states.UpgradeBlocked && t.To == string(states.UpgradeBlocked) {
+			snap.BlockReason, snap.BlockMessage = t.Reason, t.Message
+		}
 	}
 	if up.StepStartTime != nil {
 		snap.StepStartedAt = up.StepStartTime.Time
@@ -229,11 +232,13 @@ func nextBatch(candidates []*operatorv1alpha1.GlusterNode, p *operatorv1alpha1.U
 	return out
 }
 
-func lastUpgradeTransition(h []operatorv1alpha1.TransitionRecord) *metav1.Time {
+// lastUpgradeTransition is the newest record of the upgrade history, nil
+// if there is none.
+func lastUpgradeTransition(h []operatorv1alpha1.TransitionRecord) *operatorv1alpha1.TransitionRecord {
 	if len(h) == 0 {
 		return nil
 	}
-	return &h[len(h)-1].Time
+	return &h[len(h)-1]
 }
 
 // commit persists one transition in status.upgrade with one status write,

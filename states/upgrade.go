@@ -181,6 +181,12 @@ type UpgradeSnapshot struct {
 	VolumesSplitBrain int
 	VolumesUnhealthy  int
 
+	// BlockReason / BlockMessage: while Blocked, the reason and message of
+	// the transition that blocked the run, so that waiting for a node in
+	// flight keeps saying why the run is blocked.
+	BlockReason  string
+	BlockMessage string
+
 	// StepTimeout bounds each wait in RollingServers and RollingClients.
 	StepTimeout time.Duration
 	// CompleteHold is how long Complete is shown before settling to Idle.

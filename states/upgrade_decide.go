@@ -1,6 +1,7 @@
 package states
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -80,7 +81,9 @@ func DecideUpgrade(s UpgradeSnapshot) Decision {
 			return fire(UpgradeCancel, ReasonNothingToUpgrade, "Every server and client runs "+s.TargetVersion+"; nothing left to upgrade.")
 		}
 		if s.NodesUpgrading > 0 {
-			return wait(ReasonNodeUpgrading, "Blocked; waiting for the node being upgraded to settle.", pollLong)
+			// The run stays blocked for the reason it was blocked for.
+			return wait(cmp.Or(s.BlockReason, ReasonNodeUpgrading),
+				strings.TrimSpace(s.BlockMessage+" Blocked; waiting for the node being upgraded to settle before re-validating."), pollLong)
 		}
 		if reason, msg := s.validationProblem(); reason != "" {
 			// Still blocked, for the same or a new reason: the condition

@@ -124,6 +124,9 @@ func TestDecideUpgrade(t *testing.T) {
 		// Blocked.
 		{name: "a blocked upgrade stays blocked while the check fails", state: UpgradeBlocked, mutate: func(s *UpgradeSnapshot) { s.NodesOnline = 2 }, wantReason: ReasonNodesNotOnline},
 		{name: "a blocked upgrade waits for a node mid-upgrade", state: UpgradeBlocked, mutate: func(s *UpgradeSnapshot) { s.NodesUpgrading = 1 }, wantReason: ReasonNodeUpgrading},
+		{name: "a blocked upgrade waiting for a node mid-upgrade keeps the reason it was blocked for", state: UpgradeBlocked, mutate: func(s *UpgradeSnapshot) {
+			s.NodesUpgrading, s.BlockReason = 1, ReasonStepTimedOut
+		}, wantReason: ReasonStepTimedOut},
 		{name: "a blocked upgrade retries when checks pass", state: UpgradeBlocked, wantEvent: UpgradeRetry},
 		{name: "a blocked upgrade set back to the running version cancels", state: UpgradeBlocked, mutate: func(s *UpgradeSnapshot) { s.TargetVersion = "10.4" }, wantEvent: UpgradeCancel},
 		{name: "a blocked upgrade pauses when paused", state: UpgradeBlocked, mutate: func(s *UpgradeSnapshot) { s.Paused = true }, wantEvent: UpgradePause},

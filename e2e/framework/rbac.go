@@ -29,6 +29,9 @@ const (
 	OperatorServiceAccount = "anthill-operator"
 	// OperatorIdentity is the leader-election identity of every run.
 	OperatorIdentity = "anthill-under-test"
+	// RBACDenied is in every error (and so every operator log line) that
+	// reports a request the operator's RBAC denied.
+	RBACDenied = `is forbidden: User \"system:serviceaccount:` + OperatorNamespace + ":" + OperatorServiceAccount + `\"`
 )
 
 // InstallOperatorRBAC creates the objects of manifests.RBAC (namespace,

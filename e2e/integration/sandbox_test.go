@@ -141,7 +141,7 @@ func TestSandbox(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.Contains(string(b), "is forbidden") {
+		if strings.Contains(string(b), framework.RBACDenied) {
 			t.Errorf("the sandbox's operator was denied a request by its RBAC (see %s)", l)
 		}
 	}

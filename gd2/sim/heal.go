@@ -269,6 +269,24 @@ func removeString(xs *[]string, x string) bool {
 	return false
 }
 
+// SetRates changes the client write rate and the self-heal rate from now
+// on; time until now accrues at the old rates. Zero keeps a rate as it is.
+func (s *Simulator) SetRates(write, heal float64) error {
+	if write < 0 || heal < 0 {
+		return fmt.Errorf("rates must not be negative: write %g, heal %g", write, heal)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.advanceLocked()
+	if write > 0 {
+		s.cfg.WriteRate = write
+	}
+	if heal > 0 {
+		s.cfg.HealRate = heal
+	}
+	return s.persistLocked()
+}
+
 // Write simulates n client writes to a volume right now: every degraded
 // replica set that still has quorum gains n entries for its unreachable
 // bricks. It returns an error for unknown or not started volumes.

@@ -161,3 +161,23 @@ func TestReplaceBrickBacklogAndPreStateBody(t *testing.T) {
 		}
 	}
 }
+
+// SetRates applies from now on: what accrued before keeps the old rates.
+func TestSetRatesAppliesFromNow(t *testing.T) {
+	h, v := healSetup(t, Config{WriteRate: 10, HealRate: 5})
+	down := v.Subvols[0].Bricks[2].PeerID
+	if err := h.sim.SetPeerAlive(down, false); err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Step(10 * time.Second) // 100 entries at the old rate
+	if err := h.sim.SetRates(1, 0); err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Step(10 * time.Second) // 10 more
+	if got := *h.healSummary()[0].EntriesInHealPending; got != 110 {
+		t.Fatalf("pending %d, want 110", got)
+	}
+	if err := h.sim.SetRates(-1, 0); err == nil {
+		t.Fatal("a negative rate must be refused")
+	}
+}
