@@ -148,6 +148,10 @@ func (d *Dispatcher) Run(ctx context.Context) {
 // again.
 const conflictRetry = 100 * time.Millisecond
 
+// slowSync is how long a sync may take before a debug line names it: a
+// sync reads listers and makes a few API and GD2 calls.
+const slowSync = 200 * time.Millisecond
+
 func (d *Dispatcher) processNext(ctx context.Context) bool {
 	key, quit := d.queue.Get()
 	if quit {
@@ -161,8 +165,12 @@ func (d *Dispatcher) processNext(ctx context.Context) bool {
 	}
 	start := time.Now()
 	res, err := s.Sync(ctx, key)
+	took := time.Since(start)
 	if d.cfg.Metrics != nil {
-		d.cfg.Metrics.SyncDuration.WithLabelValues(key.Machine).Observe(time.Since(start).Seconds())
+		d.cfg.Metrics.SyncDuration.WithLabelValues(key.Machine).Observe(took.Seconds())
+	}
+	if took >= slowSync {
+		d.log.Debug("slow sync", zap.String(LogKey, key.String()), zap.Duration("took", took), zap.Error(err))
 	}
 	switch {
 	case err != nil:

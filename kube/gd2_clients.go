@@ -51,6 +51,14 @@ func (e *ErrNoAuthSecret) Error() string {
 	return fmt.Sprintf("GD2 auth secret %s/%s not found", e.Namespace, e.Name)
 }
 
+// syncRetry is the GD2 clients' retry policy. A sync holds one of the
+// dispatcher's workers while it waits: one quick retry rides out a blip,
+// then the decision waits (GD2 unreachable) and the dispatcher requeues,
+// instead of a worker sleeping through a GD2 that is not up yet (every
+// sync of a new cluster would otherwise spend almost two seconds in the
+// default policy's back-off).
+var syncRetry = gd2.RetryPolicy{MaxAttempts: 2, BaseDelay: 100 * time.Millisecond, MaxDelay: 100 * time.Millisecond}
+
 // For returns the GD2 client of c.
 func (g *GD2Clients) For(ctx context.Context, c *operatorv1alpha1.GlusterCluster) (*gd2.Client, error) {
 	name, key := AuthSecretRef(c)
@@ -73,7 +81,7 @@ func (g *GD2Clients) For(ctx context.Context, c *operatorv1alpha1.GlusterCluster
 	if e, ok := g.cache[id]; ok && e.endpoint == endpoint && e.secretVersion == sec.ResourceVersion {
 		return e.client, nil
 	}
-	opts := gd2.Options{Endpoint: endpoints[0], Secret: secret, Timeout: g.Timeout}
+	opts := gd2.Options{Endpoint: endpoints[0], Secret: secret, Timeout: g.Timeout, Retry: &syncRetry}
 	if g.Metrics != nil {
 		opts.Observer = g.Metrics
 	}
