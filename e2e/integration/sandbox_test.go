@@ -38,7 +38,10 @@ func TestSandbox(t *testing.T) {
 	exited := make(chan error, 1)
 	go func() { exited <- up.Wait() }()
 	down := func() error {
-		if r := (cliRunner{bin: bin}).run(ctx, nil, "sandbox", "down", "--dir", dir); r.err != nil {
+		// Not ctx: a cleanup runs after the test's deferred cancel.
+		dctx, dcancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer dcancel()
+		if r := (cliRunner{bin: bin}).run(dctx, nil, "sandbox", "down", "--dir", dir); r.err != nil {
 			return fmt.Errorf("sandbox down: %s", r)
 		}
 		select {
@@ -76,10 +79,13 @@ func TestSandbox(t *testing.T) {
 	waitFor("the sample cluster to come up", 4*time.Minute, func(context.Context) (bool, error) {
 		return strings.Contains(errOut.String(), "all 3 Gluster nodes are Online"), nil
 	})
-	online := regexp.MustCompile(`GlusterNode/(\S+)\s+Joining -> Online`).FindAllStringSubmatch(out.String(), -1)
-	if len(online) != 3 {
-		t.Fatalf("the transition stream shows %d nodes going Joining -> Online, want 3:\n%s", len(online), out.String())
-	}
+	// The stream follows Events, which arrive shortly after the state the
+	// sandbox waited for.
+	var online [][]string
+	waitFor("the transition stream to show each node going Online", 30*time.Second, func(context.Context) (bool, error) {
+		online = regexp.MustCompile(`GlusterNode/(\S+)\s+Joining -> Online`).FindAllStringSubmatch(out.String(), -1)
+		return len(online) == 3, fmt.Errorf("%d nodes seen going Joining -> Online, want 3", len(online))
+	})
 
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
@@ -126,11 +132,14 @@ func TestSandbox(t *testing.T) {
 		}
 		return c.Status.Upgrade.State == "Complete", fmt.Errorf("upgrade %s: %s", c.Status.Upgrade.State, c.Status.Upgrade.Message)
 	})
-	for _, n := range online {
-		if !strings.Contains(out.String(), "GlusterNode/"+n[1]+"  Online -> Quiescing  (upgrade)") {
-			t.Errorf("the transition stream does not show %s starting its upgrade", n[1])
+	waitFor("the transition stream to show each node's upgrade", 30*time.Second, func(context.Context) (bool, error) {
+		for _, n := range online {
+			if !strings.Contains(out.String(), "GlusterNode/"+n[1]+"  Online -> Quiescing  (upgrade)") {
+				return false, fmt.Errorf("no upgrade of %s in the stream yet", n[1])
+			}
 		}
-	}
+		return true, nil
+	})
 	if r := cli.run(ctx, kcEnv, "status", "gluster", "-n", "gluster"); r.err != nil || !strings.Contains(r.stdout, "gluster") {
 		t.Errorf("anthill status: %s", r)
 	}
