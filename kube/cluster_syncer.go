@@ -266,12 +266,10 @@ func (s *ClusterSyncer) commit(ctx context.Context, c *operatorv1alpha1.GlusterC
 	c.Status.Phase = operatorv1alpha1.ClusterPhase(tr.To)
 	c.Status.History = AppendHistory(c.Status.History, cm.Record())
 	s.fillStatus(c, tr.To, d, snap, now)
-	replaced := c.ResourceVersion
-	updated, err := s.Anthill.OperatorV1alpha1().GlusterClusters(c.Namespace).UpdateStatus(ctx, c, metav1.UpdateOptions{})
+	updated, err := s.fence.commitClusterStatus(ctx, s.Anthill, clusterKey(c.Namespace, c.Name), c)
 	if err != nil {
 		return Result{}, fmt.Errorf("persist transition %s -> %s: %w", cm.From, cm.To, err)
 	}
-	s.fence.committed(clusterKey(c.Namespace, c.Name), replaced)
 	s.Log.Announce(updated, cm)
 	if tr.To == states.ClusterDeleted {
 		s.GD2.Forget(c.Namespace, c.Name)

@@ -148,15 +148,13 @@ func (s *DisruptionSyncer) commit(ctx context.Context, c *operatorv1alpha1.Glust
 		State: string(tr.To), Zone: d.Zone, LastTransitionTime: &metav1.Time{Time: now}, Message: truncate(d.Message, 1024),
 	}
 	c.Status.History = appendHealHistory(c.Status.History, cm.Record())
-	replaced := c.ResourceVersion
-	updated, err := s.Anthill.OperatorV1alpha1().GlusterClusters(c.Namespace).UpdateStatus(ctx, c, metav1.UpdateOptions{})
+	updated, err := s.fence.commitClusterStatus(ctx, s.Anthill, disruptionKey(c.Namespace, c.Name), c)
 	if err != nil {
 		// The budgets already match the new state, which is at least as
 		// protective as the decision wanted; the next sync decides again
 		// from the persisted state and repairs them if needed.
 		return Result{}, fmt.Errorf("persist disruption transition %s -> %s: %w", cm.From, cm.To, err)
 	}
-	s.fence.committed(disruptionKey(c.Namespace, c.Name), replaced)
 	s.Log.Announce(updated, cm)
 	// The informer delivers the status write; that sync continues.
 	return Result{}, nil

@@ -272,12 +272,11 @@ func (s *UpgradeSyncer) commit(ctx context.Context, c *operatorv1alpha1.GlusterC
 		up.StepStartTime = nil
 	}
 	s.fillStatus(c, tr.To, d)
-	replaced := c.ResourceVersion
-	if _, err := s.Anthill.OperatorV1alpha1().GlusterClusters(c.Namespace).UpdateStatus(ctx, c, metav1.UpdateOptions{}); err != nil {
+	updated, err := s.fence.commitClusterStatus(ctx, s.Anthill, upgradeKey(c.Namespace, c.Name), c)
+	if err != nil {
 		return Result{}, fmt.Errorf("persist upgrade transition %s -> %s: %w", cm.From, cm.To, err)
 	}
-	s.fence.committed(upgradeKey(c.Namespace, c.Name), replaced)
-	s.Log.Announce(c, cm)
+	s.Log.Announce(updated, cm)
 	// The informer delivers this write as an update; that sync continues.
 	return Result{}, nil
 }
