@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/gluster/anthill/gd2"
+	"github.com/gluster/anthill/states"
+	"github.com/gluster/anthill/transitions"
 )
 
 // The brick analysis turns GD2's volume, brick-status and heal-info answers
@@ -261,52 +264,220 @@ func analyzePeer(peer string, vols []volumeView, moved []BrickRef) PeerBricks {
 	return out
 }
 
-// placement says whether a brick of size could be placed off peer by
-// replace-brick: an enabled device with room on another alive peer whose
-// zone holds no other brick of the volume. It returns the zones to try
-// (the node's own zone first when possible) or a reason it cannot.
-func placement(b brickView, vol volumeView, peer string, peers []gd2.Peer, devices []gd2.Device, ownZone string, excludePeers map[string]bool) (zones []string, reason string) {
-	used := map[string]bool{}
-	zoneOf := map[string]string{}
-	alive := map[string]bool{}
-	for _, p := range peers {
-		zoneOf[p.ID] = p.Zone()
-		alive[p.ID] = p.Online
+// The move planner decides where one brick may go and whether GD2 would
+// accept the move now. Its rules come from what GD2 does (fact sheet §3,
+// §7), not from what a simulator lets through:
+//
+//   - GD2's v1 transaction engine refuses a replace-brick while any node
+//     holding a brick of the volume is down, the source's own node
+//     included, or the new brick's node is down: the drain waits, naming
+//     the node, until it is back.
+//   - Zone safety is a property of a replica set: no two bricks of one
+//     set in one zone. Where the volume keeps its subvolumes in zones of
+//     their own (created without subvolume-zones-overlap), a target that
+//     keeps it so is preferred; a placement that only keeps each set in
+//     distinct zones is still taken, so a drain never sticks on a rule
+//     stricter than the volume's own layout.
+//   - GD2 always counts the source brick's zone as used. A move within the
+//     source's zone therefore first moves the source peer out of it (see
+//     GD2Ops.ReplaceBrick); zones are compared by where a peer really is
+//     (PeerMetaZone), never by that draining zone.
+//   - GD2 names a replacement 0-based (brick_<vol>_s<i>_b<j>) while its
+//     create planner names 1-based, and a replacement whose name exists in
+//     the target's volume group truncates that live brick. Peers that may
+//     hold an LV of that name are never offered (clash).
+
+// movePlan is where one brick may go: the peers to offer GD2 (limit-peers),
+// and whether they are in the source's own zone.
+type movePlan struct {
+	Targets  []string
+	SameZone bool
+}
+
+// moveBlock says why a brick cannot move now.
+type moveBlock struct {
+	Kind   states.DrainBlock
+	Reason string
+}
+
+// physicalZone is the zone a peer is really in: a peer a drain moved to its
+// draining zone still sits in the zone recorded under PeerMetaZone.
+func physicalZone(p gd2.Peer) string {
+	if orig := p.Metadata[PeerMetaZone]; orig != "" && p.Zone() == transitions.DrainingZone(orig) {
+		return orig
 	}
-	for _, s := range vol.Subvols {
-		for _, o := range s.Bricks {
-			if o.PeerID != peer {
-				used[zoneOf[o.PeerID]] = true
+	return p.Zone()
+}
+
+// peerLabel names a peer for a person: its GlusterNode, else its name.
+func peerLabel(p gd2.Peer) string {
+	if n := p.Metadata[transitions.MetaNode]; n != "" {
+		return fmt.Sprintf("%s (peer %s)", n, p.ID)
+	}
+	if p.Name != "" {
+		return fmt.Sprintf("%s (peer %s)", p.Name, p.ID)
+	}
+	return "peer " + p.ID
+}
+
+// replacementRoom is the free space a device needs for a replacement of a
+// brick of size: GD2 sizes it from the source's capacity, plus the thin
+// pool's metadata (about 0.5 %).
+func replacementRoom(size uint64) uint64 { return size + size/100 }
+
+// planMove plans the move of brick b of vol off peer src. clash are peers
+// that may hold an LV with the replacement's name, refused are peers a
+// replace-brick of this brick already failed on; neither is offered.
+func planMove(b brickView, vol volumeView, src string, peers []gd2.Peer, devices []gd2.Device, exclude, clash, refused map[string]bool) (movePlan, *moveBlock) {
+	byID := map[string]gd2.Peer{}
+	for _, p := range peers {
+		byID[p.ID] = p
+	}
+	// The v1 liveness gate: every node of the volume, the source included.
+	var down []string
+	seen := map[string]bool{}
+	for _, sv := range vol.Subvols {
+		for _, o := range sv.Bricks {
+			if seen[o.PeerID] {
+				continue
+			}
+			seen[o.PeerID] = true
+			if p, ok := byID[o.PeerID]; !ok || !p.Online {
+				label := "peer " + o.PeerID
+				if ok {
+					label = peerLabel(p)
+				}
+				down = append(down, label)
 			}
 		}
 	}
-	candidates := map[string]bool{}
+	if len(down) > 0 {
+		sort.Strings(down)
+		return movePlan{}, &moveBlock{Kind: states.DrainBlockNodeDown, Reason: fmt.Sprintf(
+			"GD2 moves no brick of volume %s while a node holding one of its bricks is down: %s", vol.Name, strings.Join(down, ", "))}
+	}
+	var set *subvolView
+	for i := range vol.Subvols {
+		if vol.Subvols[i].Name == b.Subvol {
+			set = &vol.Subvols[i]
+		}
+	}
+	if set == nil {
+		return movePlan{}, &moveBlock{Kind: states.DrainBlockPlacement, Reason: fmt.Sprintf("brick %s is in no subvolume of volume %s", b.Path, vol.Name)}
+	}
+	zoneOf := func(id string) string {
+		if p, ok := byID[id]; ok {
+			return physicalZone(p)
+		}
+		return id
+	}
+	setZones := map[string]bool{}
+	for _, o := range set.Bricks {
+		if !(o.PeerID == src && o.Path == b.Path) {
+			setZones[zoneOf(o.PeerID)] = true
+		}
+	}
+	// otherZones: zones of the other subvolumes. The volume keeps its
+	// subvolumes apart if no zone is in two of them.
+	otherZones := map[string]bool{}
+	apart := true
+	subvolOfZone := map[string]string{}
+	for _, sv := range vol.Subvols {
+		for _, o := range sv.Bricks {
+			if o.PeerID == src && o.Path == b.Path {
+				continue
+			}
+			z := zoneOf(o.PeerID)
+			if sv.Name != set.Name {
+				otherZones[z] = true
+			}
+			if prev, ok := subvolOfZone[z]; ok && prev != sv.Name {
+				apart = false
+			}
+			subvolOfZone[z] = sv.Name
+		}
+	}
+	room := replacementRoom(b.Size)
+	fits := map[string]bool{}
 	for _, d := range devices {
-		if d.PeerID == peer || excludePeers[d.PeerID] || !alive[d.PeerID] || d.State != gd2.DeviceEnabled {
+		if d.State == gd2.DeviceEnabled && d.FreeSize >= room {
+			fits[d.PeerID] = true
+		}
+	}
+	srcZone := zoneOf(src)
+	var own, keepLayout, anySafe []string
+	for _, p := range peers {
+		if p.ID == src || !p.Online || exclude[p.ID] || clash[p.ID] || refused[p.ID] || !fits[p.ID] {
 			continue
 		}
-		if b.Size > 0 && d.FreeSize < b.Size {
+		z := physicalZone(p)
+		if setZones[z] {
 			continue
 		}
-		z := zoneOf[d.PeerID]
-		if !used[z] {
-			candidates[z] = true
+		switch {
+		case z == srcZone:
+			own = append(own, p.ID)
+		case apart && !otherZones[z]:
+			keepLayout = append(keepLayout, p.ID)
+		default:
+			anySafe = append(anySafe, p.ID)
 		}
 	}
-	if len(candidates) == 0 {
-		zs := make([]string, 0, len(used))
-		for z := range used {
-			zs = append(zs, z)
+	for _, l := range [][]string{own, keepLayout, anySafe} {
+		sort.Strings(l)
+	}
+	switch {
+	case len(own) > 0 && (!apart || !otherZones[srcZone]):
+		return movePlan{Targets: own, SameZone: true}, nil
+	case len(keepLayout) > 0:
+		return movePlan{Targets: keepLayout}, nil
+	case len(own) > 0:
+		return movePlan{Targets: own, SameZone: true}, nil
+	case len(anySafe) > 0:
+		return movePlan{Targets: anySafe}, nil
+	}
+	used := make([]string, 0, len(setZones))
+	for z := range setZones {
+		used = append(used, z)
+	}
+	sort.Strings(used)
+	why := fmt.Sprintf("no alive peer outside zones %v (used by the other bricks of replica set %s) has an enabled device with %d bytes free", used, set.Name, room)
+	if len(refused) > 0 {
+		why += fmt.Sprintf("; %d peer(s) are not offered again because a replace-brick onto them failed", len(refused))
+	}
+	return movePlan{}, &moveBlock{Kind: states.DrainBlockPlacement, Reason: why + fmt.Sprintf(" for brick %s of volume %s", b.Path, vol.Name)}
+}
+
+// replacementName is the LV name GD2 gives the replacement of the brick at
+// 0-based position (subvol, brick): 0-based, unlike the create planner.
+func replacementName(volume string, subvol, brick int) string {
+	return fmt.Sprintf("brick_%s_s%d_b%d", volume, subvol, brick)
+}
+
+// clashPeers are the peers whose volume groups may already hold an LV
+// named like the replacement of brick path in vol: the peer holding the
+// brick the create planner named so (1-based: subvolume i-1, brick j-1),
+// and the peers that held either of the two positions before a move
+// (formerHolders: GD2 leaves a replaced brick's LV on its old node).
+func clashPeers(vol volumeView, path string, formerHolders map[BrickRef][]string) map[string]bool {
+	out := map[string]bool{}
+	for i, sv := range vol.Subvols {
+		for j, b := range sv.Bricks {
+			if b.Path != path {
+				continue
+			}
+			for _, id := range formerHolders[BrickRef{vol.Name, path}] {
+				out[id] = true
+			}
+			if i == 0 || j == 0 || j-1 >= len(vol.Subvols[i-1].Bricks) {
+				continue
+			}
+			prev := vol.Subvols[i-1].Bricks[j-1]
+			out[prev.PeerID] = true
+			for _, id := range formerHolders[BrickRef{vol.Name, prev.Path}] {
+				out[id] = true
+			}
 		}
-		sort.Strings(zs)
-		return nil, fmt.Sprintf("no enabled device with %d bytes free on an alive peer outside zones %v used by volume %s", b.Size, zs, vol.Name)
 	}
-	if candidates[ownZone] {
-		return []string{ownZone}, ""
-	}
-	for z := range candidates {
-		zones = append(zones, z)
-	}
-	sort.Strings(zones)
-	return zones, ""
+	return out
 }

@@ -144,7 +144,7 @@ func (s *ClusterSyncer) snapshot(ctx context.Context, c *operatorv1alpha1.Gluste
 		snap.NodesAll++
 		st := fsm.State(n.Status.State)
 		switch st {
-		case states.NodeFailed, states.NodeDraining, states.NodeAbandoned, states.NodeDetaching, states.NodeDeleting:
+		case states.NodeDraining, states.NodeAbandoned, states.NodeDetaching, states.NodeDeleting:
 			snap.NodesLeaving++
 		}
 		if !NodeCounts(n) {

@@ -3,7 +3,9 @@ package kube
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -59,26 +61,36 @@ func (e *ErrNoAuthSecret) Error() string {
 // default policy's back-off).
 var syncRetry = gd2.RetryPolicy{MaxAttempts: 2, BaseDelay: 100 * time.Millisecond, MaxDelay: 100 * time.Millisecond}
 
-// For returns the GD2 client of c.
-func (g *GD2Clients) For(ctx context.Context, c *operatorv1alpha1.GlusterCluster) (*gd2.Client, error) {
+// authSecret reads c's GD2 auth secret live and returns its value and
+// resource version.
+func (g *GD2Clients) authSecret(ctx context.Context, c *operatorv1alpha1.GlusterCluster) (string, string, error) {
 	name, key := AuthSecretRef(c)
 	sec, err := g.Secrets.Secrets(c.Namespace).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return nil, &ErrNoAuthSecret{Namespace: c.Namespace, Name: name}
+		return "", "", &ErrNoAuthSecret{Namespace: c.Namespace, Name: name}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read GD2 auth secret %s/%s: %w", c.Namespace, name, err)
+		return "", "", fmt.Errorf("read GD2 auth secret %s/%s: %w", c.Namespace, name, err)
 	}
 	secret := string(sec.Data[key])
 	if secret == "" {
-		return nil, fmt.Errorf("GD2 auth secret %s/%s has no key %q", c.Namespace, name, key)
+		return "", "", fmt.Errorf("GD2 auth secret %s/%s has no key %q", c.Namespace, name, key)
+	}
+	return secret, sec.ResourceVersion, nil
+}
+
+// For returns the GD2 client of c.
+func (g *GD2Clients) For(ctx context.Context, c *operatorv1alpha1.GlusterCluster) (*gd2.Client, error) {
+	secret, secretVersion, err := g.authSecret(ctx, c)
+	if err != nil {
+		return nil, err
 	}
 	endpoints := GD2Endpoints(c)
 	endpoint := strings.Join(endpoints, ",")
 	id := c.Namespace + "/" + c.Name
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if e, ok := g.cache[id]; ok && e.endpoint == endpoint && e.secretVersion == sec.ResourceVersion {
+	if e, ok := g.cache[id]; ok && e.endpoint == endpoint && e.secretVersion == secretVersion {
 		return e.client, nil
 	}
 	opts := gd2.Options{Endpoint: endpoints[0], Secret: secret, Timeout: g.Timeout, Retry: &syncRetry}
@@ -99,8 +111,86 @@ func (g *GD2Clients) For(ctx context.Context, c *operatorv1alpha1.GlusterCluster
 	if g.cache == nil {
 		g.cache = map[string]gd2Entry{}
 	}
-	g.cache[id] = gd2Entry{endpoint: endpoint, secretVersion: sec.ResourceVersion, client: cl}
+	g.cache[id] = gd2Entry{endpoint: endpoint, secretVersion: secretVersion, client: cl}
 	return cl, nil
+}
+
+// ForNode returns a client bound to node's own GD2 (its pod's stable
+// address, or spec.externalAddress), not the management Service. GD2 runs
+// some steps on the node that serves the request: replace-brick sizes the
+// new brick from the source brick's path on the serving node, so it must
+// reach the node that holds the source brick (fact sheet §7).
+//
+// With spec.management.endpoint set (an operator outside the cluster
+// network, and the tests) every connection goes to that endpoint while the
+// request still names the node (URL host, Host header, TLS server name), as
+// through a proxy that routes by host.
+func (g *GD2Clients) ForNode(ctx context.Context, c *operatorv1alpha1.GlusterCluster, node *operatorv1alpha1.GlusterNode) (*gd2.Client, error) {
+	secret, secretVersion, err := g.authSecret(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	endpoint := NodeEndpoint(c, node)
+	dial := ""
+	if m := c.Spec.Management; m != nil && m.Endpoint != "" {
+		u, err := url.Parse(m.Endpoint)
+		if err != nil {
+			return nil, fmt.Errorf("management endpoint %q: %w", m.Endpoint, err)
+		}
+		dial = u.Host
+		if u.Port() == "" {
+			dial = net.JoinHostPort(u.Hostname(), defaultPort(u.Scheme))
+		}
+	}
+	id := "node:" + node.Namespace + "/" + node.Name
+	want := endpoint + "|" + dial
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if e, ok := g.cache[id]; ok && e.endpoint == want && e.secretVersion == secretVersion {
+		return e.client, nil
+	}
+	opts := gd2.Options{Endpoint: endpoint, Secret: secret, Timeout: g.Timeout, Retry: &syncRetry}
+	if g.Metrics != nil {
+		opts.Observer = g.Metrics
+	}
+	if dial != "" {
+		opts.HTTPClient = dialThrough(dial)
+	}
+	cl, err := gd2.New(opts)
+	if err != nil {
+		return nil, fmt.Errorf("GD2 client for node %s at %s: %w", node.Name, endpoint, err)
+	}
+	if g.cache == nil {
+		g.cache = map[string]gd2Entry{}
+	}
+	g.cache[id] = gd2Entry{endpoint: want, secretVersion: secretVersion, client: cl}
+	return cl, nil
+}
+
+// dialThrough is an HTTP client whose every connection goes to addr while
+// requests keep their own URL host (and so their Host header): the way to
+// reach one GD2 by name through a proxy that routes by host.
+func dialThrough(addr string) *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	dialer := &net.Dialer{Timeout: failoverDialTimeout, KeepAlive: 30 * time.Second}
+	tr.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return dialer.DialContext(ctx, network, addr)
+	}
+	return &http.Client{Transport: tr}
+}
+
+func defaultPort(scheme string) string {
+	if scheme == "https" {
+		return "443"
+	}
+	return "80"
+}
+
+// ForgetNode drops the client of a deleted node.
+func (g *GD2Clients) ForgetNode(namespace, name string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.cache, "node:"+namespace+"/"+name)
 }
 
 // Forget drops the client of a deleted cluster.

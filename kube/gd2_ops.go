@@ -26,6 +26,10 @@ var ErrNoPlacement = errors.New("no device can take the replacement brick")
 // cluster's management endpoint.
 type GD2Ops struct {
 	Client *gd2.Client
+	// Local is the client of the node's own GD2 (GD2Clients.ForNode), for
+	// the requests GD2 must serve on that node (replace-brick). Nil when
+	// the node's address is not known yet.
+	Local *gd2.Client
 }
 
 var _ transitions.GD2Ops = (*GD2Ops)(nil)
@@ -173,45 +177,44 @@ func findBrick(v *gd2.Volume, peerID, brickPath string) (gd2.BrickInfo, bool) {
 	return gd2.BrickInfo{}, false
 }
 
-// ReplaceBrick moves the brick at brickPath on srcPeerID to a device GD2's
-// planner picks on another peer.
+// ReplaceBrick moves the brick at brickPath on srcPeerID to a device on one
+// of to.Peers, which the dispatcher planned (planMove): each keeps the
+// brick's replica set in distinct zones and cannot hold a logical volume
+// named like the replacement.
 //
-// It is not idempotent and never retried blindly: GD2 does not check the
+// The request goes to Local, the source node's own GD2: GD2 sizes the new
+// brick from the source brick's path on the node serving the request, and
+// any other node would prepare a brick of size 0 (fact sheet §7).
+//
+// It is not idempotent and never retried here: GD2 does not check the
 // source brick and would replace another brick of the volume. The caller
-// checks BrickOnPeer immediately before; this method repeats the request
-// only after a planner refusal (which GD2 answers before changing
-// anything), and only once it has re-read that the brick is still there.
+// checks BrickOnPeer immediately before.
 //
-// Placement: the planner puts the new brick in a zone that no brick of the
-// replica set uses, counting the source brick's own zone. In the usual
-// layout (replica 3 over 3 zones, a replacement node in the leaving node's
-// zone) nothing fits. So when the planner refuses, the source peer is moved
-// to transitions.DrainingZone(zone) (the old zone kept under PeerMetaZone) and the
-// request repeated once; RestorePeerZone undoes the move if the drain is
-// cancelled. Only the brick's own replica set is considered
-// (subvolume-zones-overlap), as replica sets of a distributed volume
-// normally share zones.
+// GD2 counts the source brick's own zone as used. A move into the
+// source's zone (to.SameZone) therefore first moves the source peer to
+// transitions.DrainingZone(zone), keeping the old zone under PeerMetaZone;
+// RestorePeerZone undoes that if the drain is cancelled. The request sets
+// subvolume-zones-overlap, so GD2 compares zones within the brick's replica
+// set only, as the planner did.
 //
 // A replacement whose follow-up read failed did happen; that is success,
 // and the next sync re-reads the placement.
-func (g *GD2Ops) ReplaceBrick(ctx context.Context, volume, srcPeerID, brickPath string) error {
+func (g *GD2Ops) ReplaceBrick(ctx context.Context, volume, srcPeerID, brickPath string, to transitions.MoveTo) error {
+	if g.Local == nil {
+		return fmt.Errorf("replace brick %s:%s on peer %s: no client for the source node's own GD2", volume, brickPath, srcPeerID)
+	}
+	if to.SameZone {
+		if _, err := g.moveOutOfZone(ctx, srcPeerID); err != nil {
+			return fmt.Errorf("replace brick %s:%s on peer %s: move the peer out of its zone: %w", volume, brickPath, srcPeerID, err)
+		}
+	}
 	req := gd2.ReplaceBrickRequest{
 		SrcPeerID:          srcPeerID,
 		SrcBrickPath:       brickPath,
-		ExcludePeers:       []string{srcPeerID},
+		LimitPeers:         to.Peers,
 		SubvolZonesOverlap: true,
 	}
-	_, err := g.Client.ReplaceBrick(ctx, volume, req)
-	if errors.Is(err, gd2.ErrNoCapacity) {
-		moved, zerr := g.moveOutOfZone(ctx, srcPeerID)
-		if zerr != nil {
-			return fmt.Errorf("replace brick %s:%s on peer %s: %w: %w (and moving the peer out of its zone failed: %v)",
-				volume, brickPath, srcPeerID, ErrNoPlacement, err, zerr)
-		}
-		if moved {
-			err = g.replaceAgain(ctx, volume, srcPeerID, brickPath, req)
-		}
-	}
+	_, err := g.Local.ReplaceBrick(ctx, volume, req)
 	switch {
 	case err == nil, errors.Is(err, gd2.ErrRefreshFailed):
 		return nil
@@ -220,21 +223,6 @@ func (g *GD2Ops) ReplaceBrick(ctx context.Context, volume, srcPeerID, brickPath 
 	default:
 		return fmt.Errorf("replace brick %s:%s on peer %s: %w", volume, brickPath, srcPeerID, err)
 	}
-}
-
-// replaceAgain repeats a refused replacement, but only after re-reading
-// that the source brick is still where it was: GD2 would otherwise replace
-// another brick of the volume. A brick that is gone needs no move.
-func (g *GD2Ops) replaceAgain(ctx context.Context, volume, srcPeerID, brickPath string, req gd2.ReplaceBrickRequest) error {
-	v, err := g.Client.GetVolume(ctx, volume)
-	if err != nil {
-		return err
-	}
-	if _, ok := findBrick(v, srcPeerID, brickPath); !ok {
-		return nil
-	}
-	_, err = g.Client.ReplaceBrick(ctx, volume, req)
-	return err
 }
 
 // moveOutOfZone moves the peer to transitions.DrainingZone of its zone,

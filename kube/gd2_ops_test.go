@@ -19,8 +19,34 @@ const (
 
 type fxGD2 struct {
 	sim *sim.Simulator
+	srv *httptest.Server
 	c   *gd2.Client
 	ops *GD2Ops
+}
+
+// nodeClient is a client of one simulated host's own GD2, addressed by its
+// name as ForNode addresses a pod.
+func (f *fxGD2) nodeClient(t *testing.T, host string) *gd2.Client {
+	t.Helper()
+	c, err := gd2.New(gd2.Options{Endpoint: "http://" + host + ".gc-nodes.storage.svc:24007", Secret: fxGD2Secret,
+		HTTPClient: dialThrough(strings.TrimPrefix(f.srv.URL, "http://")),
+		Retry:      &gd2.RetryPolicy{MaxAttempts: 1}, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// hostOf is the simulated host behind a member peer.
+func (f *fxGD2) hostOf(t *testing.T, peerID string) string {
+	t.Helper()
+	for _, h := range f.sim.Hosts() {
+		if h.PeerID == peerID {
+			return h.Name
+		}
+	}
+	t.Fatalf("no host has peer %s", peerID)
+	return ""
 }
 
 func newFxGD2(t *testing.T, cfg sim.Config) *fxGD2 {
@@ -40,7 +66,7 @@ func newFxGD2(t *testing.T, cfg sim.Config) *fxGD2 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fxGD2{sim: s, c: c, ops: &GD2Ops{Client: c}}
+	return &fxGD2{sim: s, srv: srv, c: c, ops: &GD2Ops{Client: c}}
 }
 
 func fxNodeMeta(key string) map[string]string {
@@ -189,10 +215,11 @@ func TestGD2OpsBrickOnPeerBeforeAndAfterReplaceBrick(t *testing.T) {
 		t.Fatal("the brick is reported on the spare before the replacement")
 	}
 
-	// Same-zone replacement: the planner refuses at first (zone-1 is used
-	// by the brick being replaced), so the leaving peer is moved out of the
-	// zone and the request repeated.
-	fxMust(t, f.ops.ReplaceBrick(fxCtx, "pv1", victim.ID, brick.Path), "replace brick")
+	// Same-zone replacement: GD2 counts the source's zone as used, so the
+	// leaving peer is moved out of the zone first; the request goes to the
+	// source's own GD2, which sizes the new brick.
+	f.ops.Local = f.nodeClient(t, f.hostOf(t, victim.ID))
+	fxMust(t, f.ops.ReplaceBrick(fxCtx, "pv1", victim.ID, brick.Path, transitions.MoveTo{Peers: []string{spare}, SameZone: true}), "replace brick")
 
 	on, err = f.ops.BrickOnPeer(fxCtx, "pv1", victim.ID, brick.Path)
 	fxMust(t, err, "brick on peer after")
@@ -230,7 +257,14 @@ func TestGD2OpsReplaceBrickWithNowhereToGoIsErrNoPlacement(t *testing.T) {
 	fxMust(t, err, "get volume")
 	b := v.Bricks()[0]
 
-	err = f.ops.ReplaceBrick(fxCtx, "pv1", b.PeerID, b.Path)
+	f.ops.Local = f.nodeClient(t, f.hostOf(t, b.PeerID))
+	var others []string
+	for _, p := range peers {
+		if p.ID != b.PeerID {
+			others = append(others, p.ID)
+		}
+	}
+	err = f.ops.ReplaceBrick(fxCtx, "pv1", b.PeerID, b.Path, transitions.MoveTo{Peers: others})
 	if !errors.Is(err, ErrNoPlacement) || !errors.Is(err, gd2.ErrNoCapacity) {
 		t.Fatalf("err = %v, want ErrNoPlacement wrapping gd2.ErrNoCapacity", err)
 	}

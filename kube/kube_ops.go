@@ -400,16 +400,11 @@ func (o *KubeOps) createNodes(ctx context.Context, c *operatorv1alpha1.GlusterCl
 }
 
 // leavingStates are node states in which a node no longer counts toward the
-// cluster: it is being emptied or removed. A Failed node is leaving too:
-// its bricks are to be rebuilt elsewhere, and often the only place they can
-// go is a replacement in the same zone (a volume's bricks never share a
-// zone), so the replacement must exist before the rebuild can start. Were
-// the failed node to count until its bricks were gone, a cluster with one
-// node per zone would wait for ever. If the peer comes back instead, the
-// node counts again and the surplus is scaled down as usual (a replacement
-// that never came Online goes first).
+// cluster: it is being emptied or removed. A Failed node still counts: GD2
+// cannot rebuild a dead peer's bricks anywhere (docs/design/failure-recovery.md),
+// so a replacement could never take them, and the node is expected back as
+// the same peer.
 var leavingStates = map[string]bool{
-	string(states.NodeFailed):    true,
 	string(states.NodeDraining):  true,
 	string(states.NodeAbandoned): true,
 	string(states.NodeDetaching): true,

@@ -446,13 +446,13 @@ func TestKubeOpsScaleNodesChoice(t *testing.T) {
 			wantCreated: 1,
 		},
 		{
-			name:    "a Failed node stops counting, so a replacement that can take its bricks is created at once",
+			name:    "a Failed node still counts: GD2 cannot move its bricks to a replacement, it is expected back as the same peer",
 			cluster: fxScaleCluster(1, 1),
 			existing: []*operatorv1alpha1.GlusterNode{
 				fxMember("failed", "z1", "Failed", 3*time.Hour),
 				fxMember("z2-online", "z2", "Online", time.Hour),
 			},
-			wantCreated: 1,
+			wantCreated: 0,
 		},
 		{
 			name:    "an Offline node still counts: it may come back within its deadline",

@@ -4,7 +4,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"strconv"
+	"strings"
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 )
@@ -194,6 +196,24 @@ func devicePaths(count int) []string {
 		out = append(out, "/dev/sd"+string(rune('b'+i)))
 	}
 	return out
+}
+
+// NodeEndpoint is the GD2 REST base URL of node's own GD2: its pod's stable
+// name (or the host of spec.externalAddress) on the REST port, with the
+// scheme of the cluster's management endpoint.
+func NodeEndpoint(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.GlusterNode) string {
+	scheme := "http"
+	if strings.HasPrefix(ManagementEndpoint(c), "https://") {
+		scheme = "https"
+	}
+	host := NodePodHost(n.Namespace, n.Spec.Cluster, n.Name)
+	if n.Spec.ExternalAddress != "" {
+		host = n.Spec.ExternalAddress
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+	}
+	return fmt.Sprintf("%s://%s", scheme, net.JoinHostPort(host, strconv.Itoa(GD2ClientPort)))
 }
 
 // ManagementEndpoint is the GD2 REST base URL of cluster:

@@ -29,7 +29,9 @@ func (noGD2) SetPeerMetadata(context.Context, string, map[string]string) error {
 func (noGD2) BrickOnPeer(context.Context, string, string, string) (bool, error) {
 	return false, errNoGD2
 }
-func (noGD2) ReplaceBrick(context.Context, string, string, string) error { return errNoGD2 }
-func (noGD2) RestorePeerZone(context.Context, string) error              { return errNoGD2 }
-func (noGD2) DeletePeer(context.Context, string) error                   { return errNoGD2 }
-func (noGD2) TriggerHeal(context.Context, string) error                  { return errNoGD2 }
+func (noGD2) ReplaceBrick(context.Context, string, string, string, transitions.MoveTo) error {
+	return errNoGD2
+}
+func (noGD2) RestorePeerZone(context.Context, string) error { return errNoGD2 }
+func (noGD2) DeletePeer(context.Context, string) error      { return errNoGD2 }
+func (noGD2) TriggerHeal(context.Context, string) error     { return errNoGD2 }

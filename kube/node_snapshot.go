@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/gluster/anthill/fsm"
 	"github.com/gluster/anthill/gd2"
@@ -41,8 +42,8 @@ type nodeView struct {
 	peer     *gd2.Peer
 	peers    []gd2.Peer
 	analysis PeerBricks
-	// placeZones is where the next brick may go (MoveZones).
-	placeZones []string
+	// move is where the next brick may go.
+	move movePlan
 }
 
 // gd2Reads are the GD2 calls one node sync makes. They are all reads.
@@ -144,7 +145,7 @@ func decisionReadsGD2(s states.NodeSnapshot) bool {
 // brick counts stay zero, which no decision in these states reads.
 func decisionReadsBricks(st fsm.State) bool {
 	switch st {
-	case states.NodeProvisioning, states.NodeJoining, states.NodeOnline, states.NodeOffline, states.NodeMaintenance:
+	case states.NodeProvisioning, states.NodeJoining, states.NodeOnline, states.NodeOffline, states.NodeMaintenance, states.NodeFailed:
 		return false
 	}
 	return true
@@ -177,7 +178,7 @@ func onlyLivePoolMember(self string, peers []gd2.Peer, vols []gd2.Volume) bool {
 func clearBrickCounts(s *states.NodeSnapshot) {
 	s.DevicesEnabled, s.BricksOnNode, s.BricksOffline, s.SoleHealedCopies, s.QuorumAtRisk = 0, 0, 0, 0, 0
 	s.ReplacementsHealing, s.PendingHealEntries, s.SplitBrainEntries = 0, 0, 0
-	s.NextBrickVolume, s.NextBrickPath, s.DrainBlockedReason = "", "", ""
+	s.NextBrickVolume, s.NextBrickPath, s.DrainBlockedReason, s.DrainBlock = "", "", "", ""
 }
 
 // kubeSide fills the pod and PVC facts from the listers.
@@ -292,21 +293,56 @@ func (s *NodeSyncer) gd2Side(ctx context.Context, node *operatorv1alpha1.Gluster
 	snap.ReplacementsHealing = a.Unhealed
 	snap.PendingHealEntries, snap.SplitBrainEntries = a.PendingHealEntries, a.SplitBrainEntries
 	excluded := s.excludedPeers(node, peers)
-	var reasons []string
+	refused := map[string]bool{}
+	for _, id := range node.Status.RefusedPeers {
+		refused[id] = true
+	}
+	former := s.formerHolders(node)
+	var block *moveBlock
 	for _, b := range a.Movable {
-		zones, reason := placement(b, byName[b.Volume], p.ID, peers, devices, node.Spec.Zone, excluded)
-		if reason != "" {
-			reasons = append(reasons, reason)
+		vol := byName[b.Volume]
+		plan, blocked := planMove(b, vol, p.ID, peers, devices, excluded, clashPeers(vol, b.Path, former), refused)
+		if blocked != nil {
+			// A node that is down is what an admin can act on: report it
+			// before a lack of room.
+			if block == nil || (blocked.Kind == states.DrainBlockNodeDown && block.Kind != states.DrainBlockNodeDown) {
+				block = blocked
+			}
 			continue
 		}
 		snap.NextBrickVolume, snap.NextBrickPath = b.Volume, b.Path
-		view.placeZones = zones
+		view.move = plan
 		break
 	}
-	if snap.NextBrickPath == "" && len(reasons) > 0 {
-		snap.DrainBlockedReason = reasons[0]
+	if snap.NextBrickPath == "" && block != nil {
+		snap.DrainBlockedReason, snap.DrainBlock = block.Reason, block.Kind
 	}
 	return nil
+}
+
+// formerHolders maps each brick moved off a node of the cluster to the
+// peers that held it: GD2 leaves the replaced brick's logical volume there
+// (see clashPeers).
+func (s *NodeSyncer) formerHolders(node *operatorv1alpha1.GlusterNode) map[BrickRef][]string {
+	out := map[BrickRef][]string{}
+	nodes, err := s.Nodes.GlusterNodes(node.Namespace).List(labels.Everything())
+	if err != nil {
+		return out
+	}
+	for _, n := range nodes {
+		if n.Spec.Cluster != node.Spec.Cluster || n.Status.PeerID == "" {
+			continue
+		}
+		for _, list := range [][]operatorv1alpha1.BrickRef{n.Status.LeftBricks, n.Status.MovedBricks} {
+			for _, r := range list {
+				ref := BrickRef{Volume: r.Volume, Path: r.Path}
+				if !slices.Contains(out[ref], n.Status.PeerID) {
+					out[ref] = append(out[ref], n.Status.PeerID)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // excludedPeers are peers that must not receive a moved brick: peers of

@@ -82,14 +82,18 @@ func (s *NodeSyncer) Sync(ctx context.Context, key Key) (Result, error) {
 	cluster, err := s.Clusters.GlusterClusters(node.Namespace).Get(node.Spec.Cluster)
 	if err != nil {
 		if apierrors.IsNotFound(err) {
-			return s.wait(ctx, node, "ClusterNotFound", fmt.Sprintf("GlusterCluster %q does not exist.", node.Spec.Cluster), pollWait)
+			return s.wait(ctx, node, "ClusterNotFound", fmt.Sprintf("GlusterCluster %q does not exist.", node.Spec.Cluster), pollWait, false)
 		}
 		return Result{}, err
 	}
 	var reads gd2Reads
 	var ops transitions.GD2Ops
 	if gc, err := s.GD2.For(ctx, cluster); err == nil {
-		reads, ops = gc, &GD2Ops{Client: gc}
+		g := &GD2Ops{Client: gc}
+		if local, err := s.GD2.ForNode(ctx, cluster, node); err == nil {
+			g.Local = local
+		}
+		reads, ops = gc, g
 	} else {
 		s.log(node).Debug("no GD2 client yet", zap.Error(err))
 	}
@@ -134,10 +138,13 @@ func (s *NodeSyncer) Sync(ctx context.Context, key Key) (Result, error) {
 			if !slices.Contains(node.Status.MovedBricks, ref) {
 				node.Status.MovedBricks = append(node.Status.MovedBricks, ref)
 			}
+			if !slices.Contains(node.Status.LeftBricks, ref) {
+				node.Status.LeftBricks = append(node.Status.LeftBricks, ref)
+			}
 		}
-		return s.wait(ctx, node, d.Reason, d.Message, d.RequeueAfter)
+		return s.wait(ctx, node, d.Reason, d.Message, d.RequeueAfter, false)
 	default:
-		return s.wait(ctx, node, d.Reason, d.Message, d.RequeueAfter)
+		return s.wait(ctx, node, d.Reason, d.Message, d.RequeueAfter, d.Warning)
 	}
 }
 
@@ -161,6 +168,7 @@ func (s *NodeSyncer) target(node *operatorv1alpha1.GlusterNode, snap states.Node
 		Address: NodeAddress(node), Zone: node.Spec.Zone, Devices: NodeDevicePaths(node),
 		PeerID: snap.PeerID, PeerAlive: snap.PeerAlive, TargetVersion: snap.TargetVersion,
 		MoveVolume: snap.NextBrickVolume, MovePath: snap.NextBrickPath,
+		MoveTo:     transitions.MoveTo{Peers: view.move.Targets, SameZone: view.move.SameZone},
 		LostPodUID: snap.LostPod.UID,
 	}
 	if t.PeerID == "" {
@@ -191,6 +199,7 @@ func (s *NodeSyncer) commit(ctx context.Context, node *operatorv1alpha1.GlusterN
 		st.DownSince = nil
 		st.AliveSince = nil
 		st.MovedBricks = nil
+		st.RefusedPeers = nil
 		if snap.RunningVersion != "" {
 			st.Version = snap.RunningVersion
 		}
@@ -269,7 +278,7 @@ func optTime(t time.Time) *metav1.Time {
 // wait records why the machine stays put (message and conditions) — written
 // only when something changed, so a steady node causes no writes — and
 // requeues after the decision's wait.
-func (s *NodeSyncer) wait(ctx context.Context, node *operatorv1alpha1.GlusterNode, reason, message string, after time.Duration) (Result, error) {
+func (s *NodeSyncer) wait(ctx context.Context, node *operatorv1alpha1.GlusterNode, reason, message string, after time.Duration, warning bool) (Result, error) {
 	before := node.Status.DeepCopy()
 	node.Status.Message = message
 	node.Status.ObservedGeneration = node.Generation
@@ -279,6 +288,10 @@ func (s *NodeSyncer) wait(ctx context.Context, node *operatorv1alpha1.GlusterNod
 		node.Status.State = string(state)
 	}
 	setNodeConditions(node, state, states.Decision{Reason: reason, Message: message}, s.Clock.Now())
+	if warning && (before.Message != node.Status.Message || conditionReason(before.Conditions) != reason) {
+		// A wait an admin must act on: one Warning Event per change.
+		s.Log.Warn(node, reason, message)
+	}
 	if !equality.Semantic.DeepEqual(before, &node.Status) {
 		if _, err := s.Anthill.OperatorV1alpha1().GlusterNodes(node.Namespace).UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
 			return Result{}, err
@@ -295,11 +308,21 @@ func (s *NodeSyncer) actionFailed(ctx context.Context, node *operatorv1alpha1.Gl
 		what = d.Step
 	}
 	msg := fmt.Sprintf("%s failed: %v", what, err)
-	s.Log.Warn(node, ReasonActionFailed, msg)
+	reason := refusalReason(err)
+	s.Log.Warn(node, reason, msg)
 	apimeta.SetStatusCondition(&node.Status.Conditions, metav1.Condition{
-		Type: operatorv1alpha1.ConditionProgressing, Status: metav1.ConditionFalse, Reason: ReasonActionFailed,
+		Type: operatorv1alpha1.ConditionProgressing, Status: metav1.ConditionFalse, Reason: reason,
 		Message: truncate(msg, 1024), ObservedGeneration: node.Generation,
 	})
+	if d.Step == states.NodeMoveBrick {
+		// GD2 began preparing the new brick on these peers and failed
+		// there, leaving an unusable brick behind: never offer them again.
+		for _, id := range preparedOn(err) {
+			if !slices.Contains(node.Status.RefusedPeers, id) {
+				node.Status.RefusedPeers = append(node.Status.RefusedPeers, id)
+			}
+		}
+	}
 	if _, uerr := s.Anthill.OperatorV1alpha1().GlusterNodes(node.Namespace).UpdateStatus(ctx, node, metav1.UpdateOptions{}); uerr != nil {
 		return Result{}, errors.Join(err, uerr)
 	}
@@ -350,5 +373,5 @@ func (s *NodeSyncer) externalClusterNode(ctx context.Context, node *operatorv1al
 	if node.DeletionTimestamp != nil {
 		return Result{}, removeFinalizer(ctx, node, FinalizerNode, s.update)
 	}
-	return s.wait(ctx, node, states.ReasonExternalCluster, fmt.Sprintf("GlusterCluster %q is external: anthill runs and changes none of its servers, so this node is left alone.", node.Spec.Cluster), 0)
+	return s.wait(ctx, node, states.ReasonExternalCluster, fmt.Sprintf("GlusterCluster %q is external: anthill runs and changes none of its servers, so this node is left alone.", node.Spec.Cluster), 0, false)
 }

@@ -24,6 +24,9 @@ type Decision struct {
 	// AddAfter, never by sleeping). Zero means only watch events bring the
 	// object back.
 	RequeueAfter time.Duration
+	// Warning marks a wait an admin must know about (a Warning Event is
+	// recorded once each time the reason or message changes).
+	Warning bool
 }
 
 // Waiting reports whether the decision is to stay without acting.
@@ -39,6 +42,13 @@ func step(s fsm.Event, reason, msg string, after time.Duration) Decision {
 
 func wait(reason, msg string, after time.Duration) Decision {
 	return Decision{Reason: reason, Message: msg, RequeueAfter: after}
+}
+
+// warn returns a wait an admin must know about.
+func warn(reason, msg string, after time.Duration) Decision {
+	d := wait(reason, msg, after)
+	d.Warning = true
+	return d
 }
 
 // Requeue intervals for waits that no watch event is guaranteed to end.

@@ -84,8 +84,8 @@ func NodeDefinition() *fsm.Definition {
 			"Liveness is GD2's view (`online` in the peer record, a 30-second session key), not pod " +
 			"readiness, because GD2's view is what decides whether the node's bricks serve data. " +
 			"Three safety rules shape the machine: data is only ever moved away because of an explicit " +
-			"decommission request, a GlusterNode deletion, or a failure that outlasted `permissibleDowntime` " +
-			"(a cordoned Kubernetes node, or a peer missing from a list, never triggers it); a brick is never " +
+			"decommission request or a GlusterNode deletion (a failure, a cordoned Kubernetes node, or a peer " +
+			"missing from a list never triggers it: GD2 cannot move a dead peer's bricks at all); a brick is never " +
 			"moved or stopped while it holds the only healed copy of its replica set or while stopping it " +
 			"would drop its replica set below quorum; and a peer is never deleted while it has bricks.",
 		Initial: NodePending,
@@ -119,16 +119,23 @@ func NodeDefinition() *fsm.Definition {
 				"were re-enabled by hand, the `disableDevices` step disables them once it is alive. Left by " +
 				"`resume` when the admin requests it and the peer is alive, or by `drain` on decommission or deletion."},
 			{Name: NodeFailed, Doc: "Entered by `markFailed` after the peer stayed down longer than " +
-				"`permissibleDowntime` outside maintenance. Raises the alert. The node no longer counts toward its " +
-				"template, so in manual mode the cluster creates a replacement (under a new name) that can take its " +
-				"bricks. Left by `drain` once rebuilding its bricks elsewhere is possible and safe, by " +
-				"`peerRecovered` if the peer comes back and stays alive for `recoveryWindow` first, or by " +
-				"`enterMaintenance` if the admin takes the node over."},
-			{Name: NodeDraining, Doc: "Entered by `drain` (decommission request, deletion, or failure); its action " +
+				"`permissibleDowntime` outside maintenance. Raises the alert: a Warning Event and the Degraded " +
+				"condition with reason `BricksUnmovable`. GD2 replaces no brick of a volume while a node holding " +
+				"one of its bricks is down and cannot delete a dead peer, so nothing can rebuild the node's bricks " +
+				"elsewhere; its replica sets run on their other copies, and the node still counts toward its " +
+				"template (a replacement could not take its bricks). Left by `peerRecovered` when the server comes " +
+				"back as the same peer and stays alive for `recoveryWindow` (self-heal then catches it up), by " +
+				"`enterMaintenance` if the admin takes the node over, or by `drain` on an explicit decommission or " +
+				"deletion."},
+			{Name: NodeDraining, Doc: "Entered by `drain` (decommission request or deletion); its action " +
 				"disables the node's devices, and the `disableDevices` step repeats that whenever the peer is alive " +
-				"with a device enabled. The `moveBrick` step replaces one brick at a time onto another node; " +
+				"with a device enabled. The `moveBrick` step replaces one brick at a time onto another node, sent " +
+				"to the node's own GD2 (which sizes the new brick) and limited to peers that keep the brick's " +
+				"replica set in distinct zones and cannot hold a brick of the replacement's name; " +
 				"the next move waits until the previous replacement has healed, and a move is refused while the " +
-				"brick holds its replica set's only healed copy or stopping it would break quorum. Left by " +
+				"brick holds its replica set's only healed copy or stopping it would break quorum. While any node " +
+				"holding a brick of the volume is down (this one included) GD2 refuses the move, and the drain " +
+				"waits with reason `VolumeNodeDown` naming it. Left by " +
 				"`detach` when no bricks remain and the peer is alive, `abandon` when no bricks remain but the " +
 				"peer is dead, or `resume` if the admin cancels a decommission."},
 			{Name: NodeAbandoned, Doc: "Entered by `abandon`: every brick was rebuilt elsewhere but the peer is dead, " +
@@ -177,9 +184,8 @@ func NodeDefinition() *fsm.Definition {
 				"node's devices so that no new bricks are placed on it."},
 			{Name: NodeResume, Doc: "Fires on the admin's `resume` request while the peer is alive, ending " +
 				"maintenance or cancelling a decommission. Action: re-enable the node's devices."},
-			{Name: NodeDrain, Doc: "Fires on a decommission request, on deletion of the GlusterNode, or for a " +
-				"failed node once rebuilding is possible. Action: disable the node's devices (skipped for a dead " +
-				"peer, whose devices GD2 does not place on anyway)."},
+			{Name: NodeDrain, Doc: "Fires on a decommission request or on deletion of the GlusterNode. Action: " +
+				"disable the node's devices (skipped for a dead peer, whose devices GD2 does not place on anyway)."},
 			{Name: NodeAbandon, Doc: "Fires when a drain finished but the peer is dead and so cannot be deleted. No action."},
 			{Name: NodeDetach, Doc: "Fires when the node holds no bricks and its peer can be deleted, or when a node " +
 				"that never finished joining is deleted. No action; the `deletePeer` step does the work."},

@@ -120,7 +120,7 @@ func decideNodeOffline(s NodeSnapshot) Decision {
 		return fire(NodeEnterMaintenance, ReasonMaintenanceRequested, "Maintenance requested; the node is exempt from failure handling while down.")
 	}
 	if s.removalRequested() {
-		return fire(NodeDrain, drainReason(s), "Removal requested for a node that is down; rebuilding its bricks elsewhere.")
+		return fire(NodeDrain, drainReason(s), "Removal requested for a node that is down; its bricks move once GD2 allows it (never while the peer is down).")
 	}
 	if s.PeerKnown && s.PeerAlive {
 		return recovering(s, "GD2 reports the peer alive again.")
@@ -171,6 +171,14 @@ func decideNodeMaintenance(s NodeSnapshot) Decision {
 	return fire(NodeResume, ReasonResumeRequested, "Resume requested; the node takes new bricks again.")
 }
 
+// decideNodeFailed keeps a failed node where it is. GD2's transaction
+// engine refuses to replace any brick of a volume while a node holding one
+// of its bricks is down, and refuses to delete a dead peer, so no REST call
+// can rebuild a dead peer's bricks elsewhere (docs/design/failure-recovery.md).
+// The other copies keep serving; the node waits, with a Warning, for its
+// server to come back as the same peer, which self-heal then brings up to
+// date. Only an explicit removal starts a drain, and that drain waits too
+// while the peer is dead.
 func decideNodeFailed(s NodeSnapshot) Decision {
 	if !s.GD2Reachable {
 		return gd2Unreachable()
@@ -178,21 +186,27 @@ func decideNodeFailed(s NodeSnapshot) Decision {
 	if s.Request == RequestMaintenance {
 		return fire(NodeEnterMaintenance, ReasonMaintenanceRequested, "Maintenance requested; the admin has taken over the failed node.")
 	}
-	if s.PeerKnown && s.PeerAlive && !s.removalRequested() {
-		return recovering(s, "The failed peer came back before its bricks were rebuilt.")
-	}
 	if s.removalRequested() {
-		return fire(NodeDrain, drainReason(s), "Removal requested for a failed node; rebuilding its bricks elsewhere.")
+		return fire(NodeDrain, drainReason(s), "Removal requested for a failed node; its bricks move once GD2 allows it (never while the peer is down).")
 	}
-	if d, blocked := drainBlocked(s); blocked {
-		return d
+	if s.PeerKnown && s.PeerAlive {
+		return recovering(s, "The failed peer came back; self-heal brings its bricks up to date.")
 	}
-	return fire(NodeDrain, ReasonNodeFailed, "The node failed; rebuilding its bricks on other nodes.")
+	since := orNow(s.DownSince, s.Now)
+	return warn(ReasonBricksUnmovable, fmt.Sprintf("The peer has been down since %s, longer than the permissible %s. "+
+		"GD2 replaces no brick of a volume while a node holding one of its bricks is down, so this node's bricks cannot be rebuilt elsewhere; "+
+		"their replica sets run on the other copies. Bring the server back with its disks (it rejoins as the same peer and self-heal catches it up), "+
+		"or put it in maintenance.", since.UTC().Format(time.RFC3339), s.PermissibleDowntime), livenessPoll(s))
 }
 
 // drainBlocked returns a wait decision when moving this node's bricks would
 // be unsafe or impossible right now.
 func drainBlocked(s NodeSnapshot) (Decision, bool) {
+	if s.NextBrickPath == "" && s.DrainBlock == DrainBlockNodeDown {
+		// GD2 refuses every move while a node of the volume is down; say
+		// which node first, as it is what the admin can fix.
+		return warn(ReasonVolumeNodeDown, "Waiting for a node to come back: "+s.DrainBlockedReason+".", pollLong), true
+	}
 	switch {
 	case s.SoleHealedCopies > 0:
 		return wait(ReasonSoleHealedCopy, fmt.Sprintf("%d brick(s) on the node hold the only healed copy of their replica set; not moving them until the other copies heal.", s.SoleHealedCopies), pollLong), true

@@ -108,9 +108,8 @@ func nodeCases() []nodeCase {
 		{name: "a node in maintenance drains on a decommission request", state: NodeMaintenance, mutate: func(s *NodeSnapshot) { s.Request = RequestDecommission }, wantEvent: NodeDrain},
 
 		// Failed.
-		{name: "a failed node drains when rebuilding is safe", state: NodeFailed, mutate: func(s *NodeSnapshot) { s.PeerAlive = false }, wantEvent: NodeDrain, wantReason: ReasonNodeFailed},
-		{name: "a failed node holding the only healed copy is not drained", state: NodeFailed, mutate: func(s *NodeSnapshot) { s.PeerAlive = false; s.SoleHealedCopies = 1 }, wantReason: ReasonSoleHealedCopy},
-		{name: "a failed node is not drained when no other node can take its bricks", state: NodeFailed, mutate: func(s *NodeSnapshot) { s.PeerAlive = false; s.DrainBlockedReason = "no device with room" }, wantReason: ReasonDrainBlocked},
+		{name: "a failed node is never drained by itself: GD2 cannot move a dead peer's bricks", state: NodeFailed, mutate: func(s *NodeSnapshot) { s.PeerAlive = false }, wantReason: ReasonBricksUnmovable},
+		{name: "a failed node drains on an explicit decommission even while dead", state: NodeFailed, mutate: func(s *NodeSnapshot) { s.PeerAlive = false; s.Request = RequestDecommission }, wantEvent: NodeDrain, wantReason: ReasonDecommissionRequested},
 		{name: "a failed node whose peer came back recovers", state: NodeFailed, wantEvent: NodePeerRecovered},
 		{name: "a failed node whose peer just came back waits out the recovery window", state: NodeFailed, mutate: func(s *NodeSnapshot) {
 			s.RecoveryWindow, s.AliveSince = 2*time.Minute, t0.Add(-time.Minute)
@@ -137,6 +136,14 @@ func nodeCases() []nodeCase {
 			s.QuorumAtRisk = 1
 		}, wantReason: ReasonQuorumAtRisk},
 		{name: "a draining node waits when no brick can be placed", state: NodeDraining, wantReason: ReasonDrainBlocked},
+		{name: "a draining node names the node of the volume that is down", state: NodeDraining, mutate: func(s *NodeSnapshot) {
+			s.DrainBlockedReason, s.DrainBlock = "node storage/b is down", DrainBlockNodeDown
+			s.QuorumAtRisk = 1
+		}, wantReason: ReasonVolumeNodeDown},
+		{name: "a draining node whose own peer is dead waits for it", state: NodeDraining, mutate: func(s *NodeSnapshot) {
+			s.PeerAlive = false
+			s.DrainBlockedReason, s.DrainBlock = "node storage/a is down", DrainBlockNodeDown
+		}, wantReason: ReasonVolumeNodeDown},
 		{name: "a drained node with a live peer detaches", state: NodeDraining, mutate: func(s *NodeSnapshot) { s.BricksOnNode = 0 }, wantEvent: NodeDetach},
 		{name: "a drained node whose last replacement is still healing waits", state: NodeDraining, mutate: func(s *NodeSnapshot) { s.BricksOnNode = 0; s.ReplacementsHealing = 1 }, wantReason: ReasonReplacementHealing},
 		{name: "a drained node with a dead peer is abandoned", state: NodeDraining, mutate: func(s *NodeSnapshot) { s.BricksOnNode = 0; s.PeerAlive = false }, wantEvent: NodeAbandon},

@@ -115,12 +115,28 @@ type NodeSnapshot struct {
 	NextBrickVolume string
 	NextBrickPath   string
 	// DrainBlockedReason: why bricks cannot be moved off this node at all
-	// right now (no device with room in an unused zone, ...), "" if none.
+	// right now (no device with room in an unused zone, ...), "" if none;
+	// DrainBlock says what kind of reason it is.
 	DrainBlockedReason string
+	DrainBlock         DrainBlock
 
 	// LostPod: the pod stuck on a lost Kubernetes node (Offline only).
 	LostPod LostPod
 }
+
+// DrainBlock is the kind of reason a drain cannot move a brick now.
+type DrainBlock string
+
+const (
+	// DrainBlockPlacement: no peer can take the brick (zones, room,
+	// devices, peers a replace-brick already failed on).
+	DrainBlockPlacement DrainBlock = "placement"
+	// DrainBlockNodeDown: a node holding a brick of the volume (this node
+	// included) or every possible target is down, and GD2's transaction
+	// engine refuses to replace a brick while one is. Ends when the node
+	// is back.
+	DrainBlockNodeDown DrainBlock = "nodeDown"
+)
 
 // removalRequested reports whether the admin asked for the node to go,
 // either by decommission request or by deleting the GlusterNode.

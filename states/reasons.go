@@ -28,6 +28,8 @@ const (
 	ReasonDecommissionRequested = "DecommissionRequested"
 	ReasonNodeFailed            = "NodeFailed"
 	ReasonDrainBlocked          = "DrainBlocked"
+	ReasonVolumeNodeDown        = "VolumeNodeDown"
+	ReasonBricksUnmovable       = "BricksUnmovable"
 	ReasonSoleHealedCopy        = "SoleHealedCopy"
 	ReasonQuorumAtRisk          = "QuorumAtRisk"
 	ReasonReplacementHealing    = "ReplacementHealing"

@@ -153,7 +153,7 @@ func (w *world) BrickOnPeer(_ context.Context, volume, peerID, path string) (boo
 
 // ReplaceBrick mimics GD2: it does not check the source, so a careless
 // second call would move some other brick.
-func (w *world) ReplaceBrick(_ context.Context, volume, src, path string) error {
+func (w *world) ReplaceBrick(_ context.Context, volume, src, path string, _ MoveTo) error {
 	if err := w.call("ReplaceBrick"); err != nil {
 		return err
 	}

@@ -135,7 +135,10 @@ func moveBrick(ctx context.Context, ops Ops, n NodeTarget) (NodeResult, error) {
 	if !present {
 		return NodeResult{}, nil
 	}
-	if err := ops.GD2.ReplaceBrick(ctx, n.MoveVolume, n.PeerID, n.MovePath); err != nil {
+	if len(n.MoveTo.Peers) == 0 {
+		return NodeResult{}, fmt.Errorf("move brick %s:%s off node %s: no target peer planned", n.MoveVolume, n.MovePath, n.NodeKey())
+	}
+	if err := ops.GD2.ReplaceBrick(ctx, n.MoveVolume, n.PeerID, n.MovePath, n.MoveTo); err != nil {
 		return NodeResult{}, fmt.Errorf("replace brick %s:%s on peer %s: %w", n.MoveVolume, n.MovePath, n.PeerID, err)
 	}
 	return NodeResult{}, nil

@@ -33,6 +33,7 @@ func joined(t *testing.T) (*world, NodeTarget) {
 	}
 	w.bricks["vol1:/bricks/vol1/b1"] = n.PeerID
 	n.MoveVolume, n.MovePath = "vol1", "/bricks/vol1/b1"
+	n.MoveTo = MoveTo{Peers: []string{"peer-b"}}
 	n.LostPodUID = "pod-uid-1"
 	w.lostPods[n.NodeKey()] = n.LostPodUID
 	return w, n
@@ -109,6 +110,7 @@ func TestActionsNeedingAPeerRefuseWithoutOne(t *testing.T) {
 		act, _ := NodeActionFor(e)
 		n := nodeTarget()
 		n.MoveVolume, n.MovePath = "vol1", "/b"
+		n.MoveTo = MoveTo{Peers: []string{"peer-b"}}
 		if _, err := act(context.Background(), newWorld().ops(), n); !errors.Is(err, ErrNoPeerID) {
 			t.Errorf("%s without a peer id: error = %v, want ErrNoPeerID", e, err)
 		}

@@ -47,10 +47,12 @@ type NodeGD2 interface {
 	// BrickOnPeer reports whether volume has a brick at path on the peer.
 	BrickOnPeer(ctx context.Context, volume, peerID, path string) (bool, error)
 	// ReplaceBrick replaces the brick at path on the peer with a new brick
-	// GD2 allocates on another node. It is NOT idempotent in GD2 (a
+	// GD2 allocates on one of to.Peers. It is NOT idempotent in GD2 (a
 	// missing source brick silently falls back to another brick of the
-	// volume), so callers must check BrickOnPeer immediately before.
-	ReplaceBrick(ctx context.Context, volume, srcPeerID, path string) error
+	// volume), so callers must check BrickOnPeer immediately before. The
+	// request must reach the source peer's own GD2: GD2 sizes the new brick
+	// from the source brick's path on the node serving the request.
+	ReplaceBrick(ctx context.Context, volume, srcPeerID, path string, to MoveTo) error
 	// RestorePeerZone moves a peer that a drain moved to its draining zone
 	// (see DrainingZone) back to its own zone. A peer in its own zone is
 	// left alone, so repeating it changes nothing.

@@ -31,11 +31,25 @@ type NodeTarget struct {
 	PeerAlive bool
 	// TargetVersion is the version to roll to (restart).
 	TargetVersion string
-	// MoveVolume and MovePath name the brick moveBrick moves.
+	// MoveVolume and MovePath name the brick moveBrick moves; MoveTo is
+	// where it may go.
 	MoveVolume string
 	MovePath   string
+	MoveTo     MoveTo
 	// LostPodUID is the terminating pod evictLostPod force-deletes.
 	LostPodUID string
+}
+
+// MoveTo is where a moved brick may go, as the dispatcher planned it.
+type MoveTo struct {
+	// Peers are the only peers GD2 may place the new brick on
+	// (limit-peers): each keeps the brick's replica set in distinct zones
+	// and cannot hold a logical volume with the replacement's name.
+	Peers []string
+	// SameZone: the peers are in the source's own zone, so the source peer
+	// must first leave it (DrainingZone): GD2 counts the source's zone as
+	// used.
+	SameZone bool
 }
 
 // DrainingZone is the GD2 zone a node's peer is moved to while its bricks

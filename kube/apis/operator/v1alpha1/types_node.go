@@ -231,6 +231,27 @@ type GlusterNodeStatus struct {
 	// +kubebuilder:validation:MaxItems=4096
 	// +optional
 	MovedBricks []BrickRef `json:"movedBricks,omitempty"`
+
+	// leftBricks lists every brick ever moved off this node. GD2 leaves a
+	// replaced brick's logical volume on its old node, and names a
+	// replacement brick so that it can clash with such a volume (which
+	// damages it), so no replacement of these bricks, or of the brick whose
+	// name they share, is ever placed on this node. Unlike movedBricks it is
+	// kept when a drain is cancelled.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=4096
+	// +optional
+	LeftBricks []BrickRef `json:"leftBricks,omitempty"`
+
+	// refusedPeers are GD2 peers a replace-brick off this node failed on
+	// after GD2 had begun preparing the new brick there (a code-2 failure
+	// leaves an unusable brick behind on that peer's device). The drain
+	// never offers them again; the list is cleared when the node is Online.
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=64
+	// +optional
+	RefusedPeers []string `json:"refusedPeers,omitempty"`
 }
 
 // BrickRef names one brick of a volume by its path, which replace-brick
