@@ -169,6 +169,12 @@ func NodeStatefulSet(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.Glu
 		// LVM on the brick devices needs a privileged container.
 		SecurityContext: &corev1.SecurityContext{Privileged: ptr.To(true)},
 	}
+	if id := NodePeerID(n); id != "" {
+		// GD2 keeps this id from its first start, through join, leave and
+		// restart (fact sheet §13), so the node is always the same peer,
+		// even if its state volume is lost: docs/design/failure-recovery.md.
+		ctr.Env = append(ctr.Env, corev1.EnvVar{Name: "GD2_PEER_ID", Value: id})
+	}
 
 	volumes := []corev1.Volume{
 		{Name: volumeAuth, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{

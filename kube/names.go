@@ -162,6 +162,11 @@ func NodePodHost(namespace, cluster, node string) string {
 	return fmt.Sprintf("%s.%s.%s.svc", NodePodName(node), HeadlessServiceName(cluster), namespace)
 }
 
+// NodePeerID is the GD2 peer id node's GD2 runs with (GD2_PEER_ID): the
+// GlusterNode's UID, a UUID fixed for the object's lifetime. "" before the
+// API server assigned one.
+func NodePeerID(n *operatorv1alpha1.GlusterNode) string { return string(n.UID) }
+
 // NodeAddress is the address node is added to GD2 with: spec.externalAddress
 // for a server outside Kubernetes, else its pod's stable name on the GD2
 // peer port.

@@ -471,6 +471,16 @@ func (in *GlusterNodeStatus) DeepCopyInto(out *GlusterNodeStatus) {
 		*out = make([]BrickRef, len(*in))
 		copy(*out, *in)
 	}
+	if in.LeftBricks != nil {
+		in, out := &in.LeftBricks, &out.LeftBricks
+		*out = make([]BrickRef, len(*in))
+		copy(*out, *in)
+	}
+	if in.RefusedPeers != nil {
+		in, out := &in.RefusedPeers, &out.RefusedPeers
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	return
 }
 
