@@ -160,6 +160,9 @@ func TestGD2OpsDeletePeerOfAGonePeerIsSuccess(t *testing.T) {
 	f := newFxGD2(t, sim.Config{Peers: 1})
 	id, err := f.ops.AddPeer(fxCtx, "n1:24008", "zone-1", fxNodeMeta("storage/n1"))
 	fxMust(t, err, "add peer")
+	// GD2 refuses to delete the node serving the request: the leaving pod
+	// is taken out of the management Service first, as deletePeer does.
+	fxMust(t, f.sim.UpsertHost(sim.HostSpec{Name: "n1", Alive: true, Unserving: true}), "leave the management Service")
 	fxMust(t, f.ops.DeletePeer(fxCtx, id), "delete")
 	fxMust(t, f.ops.DeletePeer(fxCtx, id), "delete again")
 	if _, err := f.c.GetPeer(fxCtx, id); !errors.Is(err, gd2.ErrNotFound) {
