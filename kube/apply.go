@@ -26,9 +26,10 @@ const (
 // runs the action (run; it is called only for an event or a step), and
 // fires the event. A decision the machine does not allow is a permanent
 // error, because the definition and the Decide function disagree. A failed
-// action is reported by failed (a Warning Event) and returned; nothing
+// action is reported by failed (a Warning Event whose reason names what GD2
+// or Kubernetes refused, see refusalReason) and returned; nothing
 // fires then, so the state stays where it was and the sync is retried.
-func applyDecision(ctx context.Context, m *fsm.Machine, d states.Decision, run func(fsm.Event) error, failed func(msg string)) (applied, fsm.Transition, error) {
+func applyDecision(ctx context.Context, m *fsm.Machine, d states.Decision, run func(fsm.Event) error, failed func(reason, msg string)) (applied, fsm.Transition, error) {
 	e, step := d.Event, false
 	if e == "" {
 		e, step = d.Step, true
@@ -42,7 +43,7 @@ func applyDecision(ctx context.Context, m *fsm.Machine, d states.Decision, run f
 		return appliedWait, fsm.Transition{}, &PermanentError{Err: fmt.Errorf("%s: decision %s is not allowed in state %s", m.Definition().Machine, e, m.Current())}
 	}
 	if err := run(e); err != nil {
-		failed(fmt.Sprintf("%s %s failed: %v", m.Definition().Machine, e, err))
+		failed(refusalReason(err), fmt.Sprintf("%s %s failed: %v", m.Definition().Machine, e, err))
 		return appliedWait, fsm.Transition{}, err
 	}
 	if step {

@@ -22,7 +22,7 @@ func TestApplyDecision(t *testing.T) {
 	var ran []fsm.Event
 	run := func(e fsm.Event) error { ran = append(ran, e); return nil }
 	var warned []string
-	failed := func(msg string) { warned = append(warned, msg) }
+	failed := func(_, msg string) { warned = append(warned, msg) }
 
 	did, tr, err := applyDecision(ctx, machine(states.UpgradeIdle), states.Decision{Event: states.UpgradeRequest}, run, failed)
 	if err != nil || did != appliedEvent || tr.To != states.UpgradeValidating || len(ran) != 1 {

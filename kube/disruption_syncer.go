@@ -126,7 +126,7 @@ func (s *DisruptionSyncer) Sync(ctx context.Context, key Key) (Result, error) {
 		}
 		return a(ctx, s.Kube, t)
 	}
-	did, tr, err := applyDecision(ctx, m, d.Decision, run, func(msg string) { s.Log.Warn(c, ReasonActionFailed, msg) })
+	did, tr, err := applyDecision(ctx, m, d.Decision, run, func(reason, msg string) { s.Log.Warn(c, reason, msg) })
 	switch {
 	case err != nil:
 		return Result{}, err

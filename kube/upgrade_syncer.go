@@ -96,7 +96,7 @@ func (s *UpgradeSyncer) Sync(ctx context.Context, key Key) (Result, error) {
 		}
 		return nil
 	}
-	did, tr, err := applyDecision(ctx, m, d, run, func(msg string) { s.Log.Warn(c, ReasonActionFailed, msg) })
+	did, tr, err := applyDecision(ctx, m, d, run, func(reason, msg string) { s.Log.Warn(c, reason, msg) })
 	switch {
 	case err != nil:
 		return Result{}, err
