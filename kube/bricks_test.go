@@ -109,6 +109,26 @@ func roomOn(free uint64, peers ...string) []gd2.Device {
 	return out
 }
 
+// planCase is one planMove scenario: a volume, the brick to move off src,
+// the peers' zones and liveness, devices, the peers not to offer, and the
+// plan or the block wanted.
+type planCase struct {
+	name         string
+	vol          volumeView
+	b            brickView
+	src          string
+	zones        map[string]string
+	down         []string
+	devices      []gd2.Device
+	exclude      []string
+	clash        []string
+	refused      []string
+	wantTargets  []string
+	wantSameZone bool
+	wantBlock    states.DrainBlock
+	wantIn       string
+}
+
 func TestPlanMove(t *testing.T) {
 	// Two peers per zone; a replica-3 volume on a, b, c.
 	zones := map[string]string{"a": "z1", "a2": "z1", "b": "z2", "b2": "z2", "c": "z3", "c2": "z3", "e": "z4"}
@@ -121,22 +141,7 @@ func TestPlanMove(t *testing.T) {
 	apartZones := map[string]string{"a": "z1", "a2": "z1", "b": "z2", "c": "z3", "e": "z4", "x": "z5", "y": "z6", "f": "z7"}
 	brick := func(v volumeView, sv, b int) brickView { return v.Subvols[sv].Bricks[b] }
 
-	cases := []struct {
-		name         string
-		vol          volumeView
-		b            brickView
-		src          string
-		zones        map[string]string
-		down         []string
-		devices      []gd2.Device
-		exclude      []string
-		clash        []string
-		refused      []string
-		wantTargets  []string
-		wantSameZone bool
-		wantBlock    states.DrainBlock
-		wantIn       string
-	}{
+	cases := []planCase{
 		{name: "a brick moves to a peer of its own zone first", vol: rep3, b: brick(rep3, 0, 0), src: "a", zones: zones,
 			devices: roomOn(1000, "a2", "e"), wantTargets: []string{"a2"}, wantSameZone: true},
 		{name: "a full own-zone device falls back to a free zone no copy of the set uses", vol: rep3, b: brick(rep3, 0, 0), src: "a", zones: zones,
@@ -164,6 +169,23 @@ func TestPlanMove(t *testing.T) {
 		{name: "peers a replace-brick already failed on are not offered again", vol: rep3, b: brick(rep3, 0, 0), src: "a", zones: zones,
 			devices: roomOn(1000, "a2"), refused: []string{"a2"}, wantBlock: states.DrainBlockPlacement, wantIn: "failed"},
 	}
+	// Arbiter (replica 2 + arbiter) and disperse (4 + 2) sets: the same
+	// rule, one brick of a set per zone.
+	arb := layout("arb", []string{"a", "b", "c"})
+	arb.Subvols[0].Bricks[2].Arbiter = true
+	disp := layout("ec", []string{"a", "b", "c", "d", "e", "f"})
+	disp.Subvols[0].Disperse, disp.Subvols[0].Data = true, 4
+	dispZones := map[string]string{"a": "z1", "b": "z2", "c": "z3", "d": "z4", "e": "z5", "f": "z6", "a2": "z1", "g": "z7"}
+	cases = append(cases, []planCase{
+		{name: "an arbiter brick moves like any other, within its zone", vol: arb, b: brick(arb, 0, 2), src: "c", zones: zones,
+			devices: roomOn(1000, "c2", "b2"), wantTargets: []string{"c2"}, wantSameZone: true},
+		{name: "a data brick of an arbiter set never joins the arbiter's zone", vol: arb, b: brick(arb, 0, 0), src: "a", zones: zones,
+			devices: roomOn(1000, "c2"), wantBlock: states.DrainBlockPlacement},
+		{name: "a disperse brick moves to a zone no other fragment uses", vol: disp, b: brick(disp, 0, 0), src: "a", zones: dispZones,
+			devices: roomOn(1000, "g"), wantTargets: []string{"g"}},
+		{name: "a disperse brick prefers its own zone", vol: disp, b: brick(disp, 0, 0), src: "a", zones: dispZones,
+			devices: roomOn(1000, "g", "a2"), wantTargets: []string{"a2"}, wantSameZone: true},
+	}...)
 	set := func(ids []string) map[string]bool {
 		m := map[string]bool{}
 		for _, id := range ids {
