@@ -37,7 +37,9 @@ func TestHostFromPod(t *testing.T) {
 
 func TestHostFromPodReadsGD2PeerID(t *testing.T) {
 	const id = "5c1f0c3e-7d3a-4c55-9d0e-2a5e8f4b6a11"
-	env := func(v string) []corev1.EnvVar { return []corev1.EnvVar{{Name: "OTHER", Value: "x"}, {Name: PeerIDEnv, Value: v}} }
+	env := func(v string) []corev1.EnvVar {
+		return []corev1.EnvVar{{Name: "OTHER", Value: "x"}, {Name: PeerIDEnv, Value: v}}
+	}
 	cases := []struct {
 		name       string
 		containers []corev1.Container
