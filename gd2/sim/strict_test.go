@@ -505,3 +505,16 @@ func TestReplaceBrickNameClashDamagesALiveBrick(t *testing.T) {
 		t.Errorf("failed replace changed the volume")
 	}
 }
+
+// Volume create/start/stop/delete run on the v2 engine, whose node-down
+// text never names the node.
+func TestV2NodeDownTextNamesNoNode(t *testing.T) {
+	h := gateSetup(t)
+	h.must(200, "POST", "/v1/volumes/v/stop", nil)
+	h.down("gd2-2")
+	for _, op := range []struct{ method, path string }{{"POST", "/v1/volumes/v/start"}, {"DELETE", "/v1/volumes/v"}} {
+		if r := h.do(op.method, op.path, nil); r.status != 500 || r.errMsg(t) != msgNodesDown {
+			t.Errorf("%s %s: %d %s", op.method, op.path, r.status, r.body)
+		}
+	}
+}
