@@ -41,7 +41,6 @@ const (
 	msgCreateBrickCount   = "invalid number of bricks specified. Number of bricks must be a multiple of replica (+arbiter) count"
 	msgReplicaNotGiven    = "replica count not specified"
 	msgReplicaSame        = "replica count is same"
-	msgReplicaLower       = "replica count cannot be reduced"
 	msgSpaceNotSufficient = "Space not sufficient on device"
 	msgInvalidFlag        = "invalid flag"
 	msgInvalidReplica     = "invalid Replica Count"

@@ -114,7 +114,7 @@ func (s *Simulator) addBricks(c *call, v *volume, req *wireVolExpandReq) (int, a
 		cur := first.ReplicaCount
 		switch {
 		case req.ReplicaCount < cur:
-			return fail(msgReplicaLower)
+			return fail(msgInvalidBrickCount)
 		case req.ReplicaCount == cur:
 			return fail(msgReplicaSame)
 		}

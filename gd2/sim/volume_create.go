@@ -245,7 +245,7 @@ func (s *Simulator) buildManualSubvol(v *volume, t string, replica, arbiter, dis
 			return nil, errf(http.StatusInternalServerError, "%s: %s", msgPeerNotFound, rb.PeerID)
 		}
 		if !s.m.peerOnline(p.ID) {
-			return nil, errf(http.StatusInternalServerError, "node %s is probably down", p.ID)
+			return nil, errf(http.StatusInternalServerError, msgNodesDown)
 		}
 		bp := cleanBrickPath(rb.Path)
 		if s.m.brickInUse(p.ID, bp) {

@@ -138,10 +138,9 @@ func (m *model) downPeersOf(v *volume) []string {
 	return out
 }
 
-func nodesDownErr(ids []string) error {
-	if len(ids) == 1 {
-		return errf(http.StatusInternalServerError, "node %s is probably down", ids[0])
-	}
+// nodesDownErr is the v2 txn engine's (create, start, stop, delete)
+// node-down error: the same text whichever and however many nodes are down.
+func nodesDownErr([]string) error {
 	return errf(http.StatusInternalServerError, msgNodesDown)
 }
 
