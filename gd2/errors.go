@@ -212,12 +212,14 @@ var classifiers = map[error]func(*APIError) bool{
 	},
 }
 
-// optionErrorTexts are GD2's option validation messages (lower case): the
-// volume create texts, which option set wraps as "validation failed for
-// volume option: <text>", plus the simulator's and cluster options' own.
+// optionErrorTexts are GD2's option validation messages (lower case), as
+// volume create sends them and option set wraps them ("validation failed
+// for volume option: <text>"): an unknown key, a missing advanced,
+// experimental or deprecated flag ("... To set it pass the <level> flag"),
+// a bad value. Cluster options say "Invalid global option".
 var optionErrorTexts = []string{
-	"validation failed for volume option", "option not found", "is an advanced option",
-	"is an experimental option", "is a deprecated option", "invalid global option", "invalid option",
+	"validation failed for volume option", "option not found", "to set it pass the",
+	"failed to validate value(", "invalid global option", "invalid option",
 }
 
 // Is lets errors.Is match an *APIError against the sentinels above.

@@ -92,6 +92,8 @@ func TestErrorClassificationCoversEveryAnswerInTheSheet(t *testing.T) {
 		},
 		{name: "an unknown option on volume create is a 400 invalid option", status: 400, body: envelope("option not found: no.such-option"), want: []string{"ErrBadRequest", "ErrInvalidOption"}},
 		{name: "an advanced option on volume create without its flag is a 400 invalid option", status: 400, body: envelope("option cluster/replicate.self-heal-daemon is an advanced option. To set it pass the advanced flag"), want: []string{"ErrBadRequest", "ErrInvalidOption"}},
+		{name: "a deprecated option on volume create without its flag is a 400 invalid option", status: 400, body: envelope("Option debug/io-stats.count-fop-hits will be deprecated in future releases. To set it pass the deprecated flag"), want: []string{"ErrBadRequest", "ErrInvalidOption"}},
+		{name: "a bad option value on volume create is a 400 invalid option", status: 400, body: envelope("Failed to validate value(cluster/replicate.self-heal-daemon) for key(maybe): valid values are on, off"), want: []string{"ErrBadRequest", "ErrInvalidOption"}},
 		{
 			name: "a replace-brick served off the source node fails preparing the 0-byte brick, not for capacity", status: 500,
 			body: txnEnvelope("5d8f2c1e-0000-4000-8000-000000000003", "brick-replace.PrepareBricks", "size 0 of data subvolume is too small"),
