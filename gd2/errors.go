@@ -170,7 +170,9 @@ var classifiers = map[error]func(*APIError) bool{
 	ErrLockBusy: func(e *APIError) bool {
 		return e.Status == http.StatusConflict && e.hasMessage("could not obtain lock")
 	},
-	ErrAlreadyExists: func(e *APIError) bool { return e.hasMessage("already exists", "exists with given addresses") },
+	// A step that failed because something it creates already exists (an
+	// LV name clash) is not "what you asked for exists".
+	ErrAlreadyExists: func(e *APIError) bool { return e.hasRefusal("already exists", "exists with given addresses") },
 	ErrHasSnapshots:  func(e *APIError) bool { return e.Status == http.StatusFailedDependency },
 	ErrPeerNotAlive:  func(e *APIError) bool { return e.hasMessage("peer is not alive") },
 	ErrNodeDown:      func(e *APIError) bool { return e.hasRefusal("is probably down", "nodes are down") },

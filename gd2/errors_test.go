@@ -105,9 +105,9 @@ func TestErrorClassificationCoversEveryAnswerInTheSheet(t *testing.T) {
 			want: []string{"ErrTxnStepFailed", "ErrBrickPrepareFailed"},
 		},
 		{
-			name: "an LV name clash in the prepare step is a prepare failure", status: 500,
+			name: "an LV name clash in the prepare step is a prepare failure, not an existing object", status: 500,
 			body: txnEnvelope("5d8f2c1e-0000-4000-8000-000000000003", "brick-replace.PrepareBricks", `Logical Volume "brick_vol1_s0_b1" already exists in volume group "gluster-dev-sdb"`),
-			want: []string{"ErrTxnStepFailed", "ErrBrickPrepareFailed", "ErrAlreadyExists"},
+			want: []string{"ErrTxnStepFailed", "ErrBrickPrepareFailed"},
 		},
 		{
 			name: "an expand whose new brick fails to initialise is a prepare failure", status: 500,
