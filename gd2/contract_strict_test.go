@@ -2,7 +2,6 @@ package gd2_test
 
 import (
 	"errors"
-	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -22,10 +21,7 @@ import (
 // simMissing lists strict behaviours the simulator does not have yet; a
 // subtest that needs one is skipped with its name. Empty it as the
 // simulator catches up.
-var simMissing = map[string]bool{
-	simHostRouting: true, simLivenessGate: true, simServingSize: true, simOptionCode2: true,
-	simV2NodesDown: true, simHealDistribute: true, simPeerSpelling: true,
-}
+var simMissing = map[string]bool{}
 
 func needsSim(t *testing.T, behaviours ...string) {
 	t.Helper()
@@ -46,18 +42,6 @@ const (
 	simHealDistribute = "heal trigger on a distribute volume answering 400 self heal option is disabled"
 	simPeerSpelling   = "peer add duplicate detection on the exact host:port spelling (another spelling: 500 peer is part of another cluster)"
 )
-
-// nodeClient is a client whose every request is served by the simulated
-// host name, addressed as a pod behind a headless Service would be.
-func (e *env) nodeClient(name string) *gd2.Client {
-	e.t.Helper()
-	u, err := url.Parse(e.url)
-	e.must(err, "parse simulator URL")
-	return e.client(func(o *gd2.Options) {
-		o.Endpoint = "http://" + name + ".gd2.anthill.svc:24007"
-		o.DialAddress = u.Host
-	})
-}
 
 // strictVolume is a started smart replica-3 volume on three of four
 // single-zone peers, all with devices: the fourth peer (free) is the only

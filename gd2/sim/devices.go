@@ -82,7 +82,7 @@ func deviceList(c *call) (int, any, error) {
 func devicePeerList(c *call) (int, any, error) {
 	id := c.pv("peerid")
 	if !validUUID(id) {
-		return 0, nil, errf(http.StatusBadRequest, msgInvalidPeerID)
+		return 0, nil, errf(http.StatusBadRequest, msgDeviceBadPeerID)
 	}
 	var out []wireDevice
 	for _, d := range c.m.sortedDevices() {
@@ -96,7 +96,7 @@ func devicePeerList(c *call) (int, any, error) {
 func (c *call) deviceArg() (*device, error) {
 	id := c.pv("peerid")
 	if !validUUID(id) {
-		return nil, errf(http.StatusBadRequest, msgInvalidPeerID)
+		return nil, errf(http.StatusBadRequest, msgDeviceBadPeerID)
 	}
 	d := c.m.Devices[deviceKey(id, "/"+c.pv("device"))]
 	if d == nil {
@@ -117,7 +117,7 @@ func deviceGet(c *call) (int, any, error) {
 func deviceEdit(c *call) (int, any, error) {
 	id := c.pv("peerid")
 	if !validUUID(id) {
-		return 0, nil, errf(http.StatusBadRequest, msgInvalidPeerID)
+		return 0, nil, errf(http.StatusBadRequest, msgDeviceBadPeerID)
 	}
 	var req wireDeviceEditReq
 	if err := c.decode(&req); err != nil {

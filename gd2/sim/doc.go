@@ -4,8 +4,13 @@
 // HTTP exactly as they would talk to GD2.
 //
 // The simulator models a set of hosts (GD2 processes) of which some are
-// members of the one simulated cluster. Requests are served by an alive
-// member. Time-dependent behaviour (heal backlog growth and drain, rebalance
+// members of the one simulated cluster. A request's Host header picks the
+// GD2 that serves it: a simulated host's name (first DNS label) addresses
+// that host, anything else reaches a random serving member, as a
+// load-balanced Service does (see serving.go). Refusals come first: the v1
+// transactions' liveness gate, option validation as txn-step errors,
+// replace-brick sized on the serving node and named 0-based, exact-address
+// peer duplicates. Time-dependent behaviour (heal backlog growth and drain, rebalance
 // progress) is evaluated lazily against an injectable clock, so tests drive
 // it with a fake clock and never sleep.
 //

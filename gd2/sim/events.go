@@ -10,9 +10,11 @@ const eventWindow = 10 * time.Minute
 
 func (s *Simulator) recordEventLocked(name string, data map[string]string) {
 	now := s.clock.Now()
-	origin := ""
-	if p := s.m.serving(); p != nil {
-		origin = p.ID
+	origin := s.servingID
+	if origin == "" {
+		if p := s.m.firstOnline(); p != nil {
+			origin = p.ID
+		}
 	}
 	s.m.Events = append(s.m.Events, event{ID: s.newUUID(), Name: name, Data: data, Origin: origin, Time: now})
 	cut := 0

@@ -61,6 +61,9 @@ func (s *Simulator) growInPlace(c *call, v *volume, size uint64) (int, any, erro
 			return 0, nil, errf(http.StatusBadRequest, msgSpaceNotSufficient)
 		}
 	}
+	if err := c.gate(c.allPeers()); err != nil {
+		return 0, nil, err
+	}
 	for k, n := range need {
 		s.m.Devices[k].Free -= n
 	}
@@ -76,7 +79,6 @@ func (s *Simulator) growInPlace(c *call, v *volume, size uint64) (int, any, erro
 func (s *Simulator) addBricks(c *call, v *volume, req *wireVolExpandReq) (int, any, error) {
 	fail := func(msg string) (int, any, error) { return 0, nil, txnErr(c.serving.ID, stepExpand, msg) }
 	seen := map[string]bool{}
-	var nbs []*brick
 	for _, rb := range req.Bricks {
 		if !validUUID(rb.PeerID) {
 			return 0, nil, errf(http.StatusBadRequest, msgInvalidPeerID)
@@ -86,12 +88,16 @@ func (s *Simulator) addBricks(c *call, v *volume, req *wireVolExpandReq) (int, a
 			return 0, nil, errf(http.StatusBadRequest, msgDupBrick)
 		}
 		seen[rb.PeerID+bp] = true
+	}
+	if err := c.gate(c.allPeers()); err != nil {
+		return 0, nil, err
+	}
+	var nbs []*brick
+	for _, rb := range req.Bricks {
+		bp := cleanBrickPath(rb.Path)
 		p := s.m.Peers[rb.PeerID]
 		if p == nil {
 			return fail(msgPeerNotFound)
-		}
-		if !s.m.peerOnline(p.ID) {
-			return fail(fmt.Sprintf("node %s is probably down", p.ID))
 		}
 		bt := brickTypeBrick
 		if strings.EqualFold(rb.Type, "arbiter") {
@@ -108,7 +114,7 @@ func (s *Simulator) addBricks(c *call, v *volume, req *wireVolExpandReq) (int, a
 		cur := first.ReplicaCount
 		switch {
 		case req.ReplicaCount < cur:
-			return fail(msgReplicaLower)
+			return fail(msgInvalidBrickCount)
 		case req.ReplicaCount == cur:
 			return fail(msgReplicaSame)
 		}

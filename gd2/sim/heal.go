@@ -189,9 +189,8 @@ func healTrigger(c *call) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if !isHealable(v) {
-		return 0, nil, errf(http.StatusBadRequest, msgHealBadVolType)
-	}
+	// No volume-type check: a distribute volume has no self-heal-daemon
+	// option in its profile, so it gets the disabled refusal below.
 	if v.State != volStarted {
 		return 0, nil, errf(http.StatusBadRequest, msgVolNotStarted)
 	}
@@ -199,6 +198,9 @@ func healTrigger(c *call) (int, any, error) {
 		return 0, nil, errf(http.StatusBadRequest, msgShdDisabled)
 	}
 	if err := c.lock(v.Name); err != nil {
+		return 0, nil, err
+	}
+	if err := c.gate(volumeNodes(v)); err != nil {
 		return 0, nil, err
 	}
 	// The daemon is already draining at HealRate; a trigger only confirms it.
@@ -217,16 +219,22 @@ func splitBrainResolve(c *call) (int, any, error) {
 	if err := c.decode(&req); err != nil {
 		return 0, nil, err
 	}
-	v, err := c.healInfoChecks()
+	v, err := c.volumeArg()
 	if err != nil {
 		return 0, nil, err
+	}
+	if !isHealable(v) {
+		return 0, nil, errf(http.StatusBadRequest, msgSplitBrainType)
+	}
+	if v.State != volStarted {
+		return 0, nil, errf(http.StatusBadRequest, msgVolNotStarted)
 	}
 	if err := c.lock(v.Name); err != nil {
 		return 0, nil, err
 	}
 	if op != "source-brick" {
 		if req.FileName == "" || !path.IsAbs(req.FileName) {
-			return 0, nil, errf(http.StatusBadRequest, msgSplitBrainArgs)
+			return 0, nil, errf(http.StatusBadRequest, msgSplitBrainFile)
 		}
 		for _, sv := range v.Subvols {
 			if removeString(&sv.SplitBrain, req.FileName) {

@@ -21,6 +21,10 @@ type harness struct {
 	sim   *Simulator
 	srv   *httptest.Server
 	clock *clocktesting.FakeClock
+	// via, when set, is the simulated host every request is addressed to
+	// (its Host header); "" = the server's IP, which reaches a random
+	// serving member.
+	via string
 }
 
 // newHarness starts a simulator behind a real HTTP server with a fake
@@ -73,8 +77,15 @@ func (r response) errMsg(t *testing.T) string {
 	return e.Errors[0].Message
 }
 
-// do sends an authenticated request (path may carry a query).
+// do sends an authenticated request (path may carry a query) to h.via.
 func (h *harness) do(method, path string, body any) response {
+	h.t.Helper()
+	return h.doAt(h.via, method, path, body)
+}
+
+// doAt sends an authenticated request addressed to one simulated host
+// ("" = any serving member).
+func (h *harness) doAt(host, method, path string, body any) response {
 	h.t.Helper()
 	var rd io.Reader
 	if body != nil {
@@ -87,6 +98,9 @@ func (h *harness) do(method, path string, body any) response {
 	req, err := http.NewRequest(method, h.srv.URL+path, rd)
 	if err != nil {
 		h.t.Fatal(err)
+	}
+	if host != "" {
+		req.Host = host + ":24007"
 	}
 	if h.sim.cfg.Secret != "" {
 		tok, err := Token(h.sim.cfg.Secret, method, req.URL.Path, h.clock.Now(), 120*time.Second)
@@ -114,7 +128,12 @@ func (h *harness) send(req *http.Request) response {
 
 func (h *harness) must(status int, method, path string, body any) response {
 	h.t.Helper()
-	r := h.do(method, path, body)
+	return h.mustAt(h.via, status, method, path, body)
+}
+
+func (h *harness) mustAt(host string, status int, method, path string, body any) response {
+	h.t.Helper()
+	r := h.doAt(host, method, path, body)
 	if r.status != status {
 		h.t.Fatalf("%s %s: status %d, want %d: %s", method, path, r.status, status, r.body)
 	}

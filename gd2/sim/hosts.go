@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 )
 
 // Hosts are GD2 processes. A host is a member of the simulated cluster
@@ -17,19 +18,25 @@ type HostSpec struct {
 	// Address is what peers dial; default "<name>:24008".
 	Address string `json:"address,omitempty"`
 	Alive   bool   `json:"alive"`
-	// Unserving: alive, but outside the management Service, so it never
-	// serves requests (see host.Unserving).
+	// Unserving: alive, but outside the management Service, so requests
+	// not addressed to it never reach it (see host.Unserving).
 	Unserving bool `json:"unserving,omitempty"`
+	// PeerID is the GD2_PEER_ID of the node's environment ("" = unset): the
+	// host then has that id at first start, as the member id when it joins
+	// and again standalone after its peer is deleted.
+	PeerID string `json:"peerId,omitempty"`
 }
 
 // HostInfo is a host as the admin API reports it.
 type HostInfo struct {
-	Name        string            `json:"name"`
-	Address     string            `json:"address"`
-	Alive       bool              `json:"alive"`
-	Partitioned bool              `json:"partitioned"`
-	PeerID      string            `json:"peerId,omitempty"`
-	Devices     map[string]uint64 `json:"devices"`
+	Name        string `json:"name"`
+	Address     string `json:"address"`
+	Alive       bool   `json:"alive"`
+	Partitioned bool   `json:"partitioned"`
+	PeerID      string `json:"peerId,omitempty"`
+	// EnvPeerID is the host's GD2_PEER_ID, "" when unset.
+	EnvPeerID string            `json:"envPeerId,omitempty"`
+	Devices   map[string]uint64 `json:"devices"`
 }
 
 func (s *Simulator) ensureHostLocked(name, address string) *host {
@@ -51,9 +58,13 @@ func (s *Simulator) ensureHostLocked(name, address string) *host {
 }
 
 // joinLocked makes h a member with a fresh UUID: a joining GD2 gets a new
-// id, and the one it had standing alone is gone.
+// id, and the one it had standing alone is gone; unless GD2_PEER_ID is set,
+// which GD2 uses at join too.
 func (s *Simulator) joinLocked(h *host, addrUsed, zone string, md map[string]string) *peer {
-	id := s.newUUID()
+	id := h.EnvPeerID
+	if id == "" {
+		id = s.newUUID()
+	}
 	addrs := []string{addrUsed}
 	if h.Address != addrUsed {
 		addrs = append(addrs, h.Address)
@@ -141,10 +152,14 @@ func (s *Simulator) UpsertHost(spec HostSpec) error {
 	if spec.Name == "" {
 		return fmt.Errorf("host name is required")
 	}
+	if spec.PeerID != "" && !validUUID(spec.PeerID) {
+		return fmt.Errorf("host %s: GD2_PEER_ID %q is not a UUID", spec.Name, spec.PeerID)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	h := s.ensureHostLocked(spec.Name, spec.Address)
 	h.Unserving = spec.Unserving
+	h.EnvPeerID = strings.ToLower(spec.PeerID)
 	s.setHostAliveLocked(h, spec.Alive)
 	return s.persistLocked()
 }
@@ -248,7 +263,7 @@ func (s *Simulator) Hosts() []HostInfo {
 	out := make([]HostInfo, 0, len(names))
 	for _, n := range names {
 		h := s.m.Hosts[n]
-		hi := HostInfo{Name: h.Name, Address: h.Address, Alive: h.Alive, Partitioned: h.Partitioned, PeerID: h.PeerID, Devices: map[string]uint64{}}
+		hi := HostInfo{Name: h.Name, Address: h.Address, Alive: h.Alive, Partitioned: h.Partitioned, PeerID: h.PeerID, EnvPeerID: h.EnvPeerID, Devices: map[string]uint64{}}
 		for _, d := range h.Devices {
 			hi.Devices[d.Path] = d.Size
 		}

@@ -20,6 +20,11 @@ import (
 //     that holds bricks. GD2 always refuses it (403, or earlier 400/500),
 //     so it is always recorded with Rejected set: it destroys nothing, but
 //     an operator that issues it has lost track of its bricks.
+//   - ViolationBrickDamaged: a replace-brick whose 0-based name for the new
+//     brick equals the name of a live brick's LV or pool on the chosen
+//     device. GD2 truncates that live brick before lvcreate refuses, so
+//     the request fails (500 code 2) and a brick of some volume has been
+//     damaged: recorded with Rejected false.
 //
 // Liveness changes from admin calls (a peer going down) are faults, not
 // management operations, and are never recorded.
@@ -31,6 +36,7 @@ const (
 	ViolationUnsafeBrickReplace   ViolationKind = "UnsafeBrickReplace"
 	ViolationQuorumLost           ViolationKind = "QuorumLost"
 	ViolationPeerDeleteWithBricks ViolationKind = "PeerDeleteWithBricks"
+	ViolationBrickDamaged         ViolationKind = "BrickDamaged"
 )
 
 // Violation is one recorded dangerous management operation.

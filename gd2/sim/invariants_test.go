@@ -22,7 +22,7 @@ func TestInvariantUnsafeReplaceDetected(t *testing.T) {
 	if err := h.sim.SetPeerAlive(b.PeerID, true); err != nil {
 		t.Fatal(err)
 	}
-	h.must(200, "POST", "/v1/volumes/v/replacebrick", wireReplaceBrickReq{SrcPeerID: a.PeerID, SrcBrickPath: a.Path})
+	h.mustAt(a.Host, 200, "POST", "/v1/volumes/v/replacebrick", wireReplaceBrickReq{SrcPeerID: a.PeerID, SrcBrickPath: a.Path})
 	vs := h.sim.Violations()
 	if len(vs) != 1 || vs[0].Kind != ViolationUnsafeBrickReplace || vs[0].Rejected || vs[0].Volume != "v" {
 		t.Fatalf("violations %+v", vs)
@@ -35,7 +35,10 @@ func TestInvariantUnsafeReplaceDetected(t *testing.T) {
 	}
 }
 
-func TestInvariantSafeReplaceOfDownBrickNotRecorded(t *testing.T) {
+// A dead peer's brick cannot be replaced: the v1 liveness gate covers the
+// source's own node. The attempt was safe (two healthy copies), so nothing
+// is recorded either.
+func TestInvariantReplaceOfDownBrickRefusedNotRecorded(t *testing.T) {
 	h := newHarness(t, Config{Peers: 4, Zones: 4})
 	h.registerAll()
 	h.must(201, "POST", "/v1/volumes", wireVolCreateReq{Name: "v", Size: 1 << 30, Replica: 3})
@@ -45,9 +48,15 @@ func TestInvariantSafeReplaceOfDownBrickNotRecorded(t *testing.T) {
 	if err := h.sim.SetPeerAlive(dead.PeerID, false); err != nil {
 		t.Fatal(err)
 	}
-	h.must(200, "POST", "/v1/volumes/v/replacebrick", wireReplaceBrickReq{SrcPeerID: dead.PeerID, SrcBrickPath: dead.Path})
+	r := h.do("POST", "/v1/volumes/v/replacebrick", wireReplaceBrickReq{SrcPeerID: dead.PeerID, SrcBrickPath: dead.Path})
+	if r.status != 500 || r.errMsg(t) != "node "+dead.PeerID+" is probably down" {
+		t.Fatalf("replace of a dead brick: %d %s", r.status, r.body)
+	}
+	if got := h.volume("v").Subvols[0].Bricks[2]; got.ID != dead.ID {
+		t.Errorf("refused replace changed the volume: %+v", got)
+	}
 	if vs := h.sim.Violations(); len(vs) != 0 {
-		t.Errorf("replacing a dead brick with two healthy copies is safe: %+v", vs)
+		t.Errorf("a safe attempt was recorded: %+v", vs)
 	}
 }
 

@@ -23,10 +23,12 @@ func endpoints(c *call) (int, any, error) {
 	return http.StatusOK, out, nil
 }
 
-// volumeSubGet dispatches GET /v1/volumes/{v}/{a}/{b}: option get when a
-// is "options" (registered first in GD2), else heal-info with options a.
+// volumeSubGet dispatches GET /v1/volumes/{v}/{a}/{rest...}: option get
+// when a is "options" (registered first in GD2; option names may contain
+// slashes, "cluster/replicate.self-heal-daemon"), else heal-info with
+// options a.
 func volumeSubGet(c *call) (int, any, error) {
-	a, b := c.pv("a"), c.pv("b")
+	a, b := c.pv("a"), c.pv("rest")
 	if a == "options" {
 		v, err := c.volumeArg()
 		if err != nil {

@@ -26,6 +26,10 @@ type host struct {
 	// operator takes a leaving node out of it before deleting its peer,
 	// because GD2 refuses to remove the node serving the request).
 	Unserving bool `json:",omitempty"`
+	// EnvPeerID is the id set by GD2_PEER_ID in the node's environment: GD2
+	// then uses it at first start, on join and after leaving, so the host
+	// keeps one id. "" = a fresh id on every join and leave.
+	EnvPeerID string `json:",omitempty"`
 }
 
 // physDevice is a disk a host offers, whether registered in GD2 or not.
@@ -54,6 +58,27 @@ type device struct {
 	Total       uint64
 	Free        uint64
 	Extent      uint64
+	// LVs are the brick LVs and thin pools (loop: brick images) in the
+	// device's volume group, name → bytes. A name there makes the next
+	// lvcreate of that name fail; 0-byte entries are what a failed
+	// replace-brick leaves behind.
+	LVs map[string]uint64 `json:",omitempty"`
+}
+
+func (d *device) addLV(name string, size uint64) {
+	if d.LVs == nil {
+		d.LVs = map[string]uint64{}
+	}
+	d.LVs[name] = size
+}
+
+// orphanBrick is a replaced brick: GD2 no longer lists it, but its process
+// keeps running and its file system stays mounted on its node, so statfs
+// of its path still answers there and its space is never given back.
+type orphanBrick struct {
+	PeerID string
+	Path   string
+	Size   uint64 // statfs capacity
 }
 
 type volume struct {
@@ -137,6 +162,7 @@ type model struct {
 	Volumes        map[string]*volume
 	ClusterOptions map[string]string
 	Events         []event
+	Orphans        []orphanBrick `json:",omitempty"`
 	Violations     []Violation
 	Locks          map[string]bool
 	LastTick       time.Time
@@ -186,13 +212,10 @@ func (m *model) members() []*peer {
 	return out
 }
 
-// serving is the member that answers requests: the earliest-joined online
-// member, as if the management Service had routed to it.
-func (m *model) serving() *peer {
+// firstOnline is the earliest-joined online member: the origin recorded
+// for events no request caused (liveness changes from admin calls).
+func (m *model) firstOnline() *peer {
 	for _, p := range m.members() {
-		if h := m.Hosts[p.Host]; h != nil && h.Unserving {
-			continue
-		}
 		if m.peerOnline(p.ID) {
 			return p
 		}

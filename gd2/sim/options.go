@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"net/http"
 	"sort"
 	"strings"
@@ -25,13 +26,33 @@ var volumeOptionDefs = []optionDef{
 	{Key: "cluster/replicate.data-self-heal", Default: "on", Level: "Basic", Values: []string{"on", "off"}},
 	{Key: "cluster/distribute.min-free-disk", Default: "10%", Level: "Basic"},
 	{Key: "cluster/disperse.self-heal-daemon", Default: "on", Level: "Advanced", Values: []string{"on", "off"}},
-	{Key: "performance/write-behind.write-behind", Default: "on", Level: "Basic", Values: []string{"on", "off"}},
+	{Key: optQuickRead, Default: "on", Level: "Basic", Values: []string{"on", "off"}},
+	{Key: optIOCache, Default: "on", Level: "Basic", Values: []string{"on", "off"}},
+	{Key: optReaddirAhead, Default: "on", Level: "Basic", Values: []string{"on", "off"}},
+	{Key: optReadAhead, Default: "on", Level: "Basic", Values: []string{"on", "off"}},
+	{Key: optWriteBehind, Default: "on", Level: "Basic", Values: []string{"on", "off"}},
+	{Key: optOpenBehind, Default: "on", Level: "Basic", Values: []string{"on", "off"}},
+	{Key: optMdCache, Default: "on", Level: "Basic", Values: []string{"on", "off"}},
+	{Key: optNlCache, Default: "on", Level: "Basic", Values: []string{"on", "off"}},
 	{Key: "performance/io-cache.cache-size", Default: "32MB", Level: "Basic"},
 	{Key: "storage/posix.storage-reserve", Default: "1", Level: "Basic"},
 	{Key: "protocol/server.auth.addr.*.allow", Default: "*", Level: "Basic"},
 	{Key: "features/shard.shard", Default: "off", Level: "Experimental", Values: []string{"on", "off"}},
 	{Key: "debug/io-stats.count-fop-hits", Default: "off", Level: "Deprecated", Values: []string{"on", "off"}},
 }
+
+// The performance translators' on/off switches: GD2 names them after the
+// translator, so the translator name appears twice.
+const (
+	optQuickRead    = "performance/quick-read.quick-read"
+	optIOCache      = "performance/io-cache.io-cache"
+	optReaddirAhead = "performance/readdir-ahead.readdir-ahead"
+	optReadAhead    = "performance/read-ahead.read-ahead"
+	optWriteBehind  = "performance/write-behind.write-behind"
+	optOpenBehind   = "performance/open-behind.open-behind"
+	optMdCache      = "performance/md-cache.md-cache"
+	optNlCache      = "performance/nl-cache.nl-cache"
+)
 
 // lookupOption accepts the normalised key, "<xlator>.<name>", and the
 // legacy glusterd "cluster.<name>" spelling for replicate options.
@@ -52,35 +73,67 @@ func lookupOption(key string) *optionDef {
 	return nil
 }
 
-// defaultVolumeOptions is GD2's option profile by volume type: replicate
-// volumes get the self-heal daemon off, disperse volumes on.
+// defaultVolumeOptions is the option profile GD2 writes into a new volume
+// by the type of its first subvol. Every key of the profile appears in the
+// volume's options: nine for replicate, eight for distribute and disperse.
 func defaultVolumeOptions(t string) map[string]string {
 	switch t {
 	case typeReplicate:
-		return map[string]string{optSelfHeal: "off"}
+		return map[string]string{
+			optSelfHeal: "off", optQuickRead: "off", optIOCache: "on", optReaddirAhead: "off", optReadAhead: "off",
+			optWriteBehind: "on", optOpenBehind: "on", optMdCache: "on", optNlCache: "on",
+		}
 	case typeDisperse:
-		return map[string]string{optSelfHeal: "on"}
+		return map[string]string{
+			optSelfHeal: "on", optMdCache: "off", optOpenBehind: "off", optQuickRead: "off", optIOCache: "off",
+			optReaddirAhead: "off", optReadAhead: "off", optWriteBehind: "off",
+		}
 	}
-	return map[string]string{}
+	return map[string]string{
+		optQuickRead: "off", optIOCache: "on", optReaddirAhead: "off", optReadAhead: "off",
+		optWriteBehind: "on", optOpenBehind: "on", optMdCache: "on", optNlCache: "on",
+	}
 }
 
-func (s *Simulator) normaliseOptions(opts map[string]string, adv, exp, dep bool) (map[string]string, error) {
+// stepOptionValidate is the v1 txn step that validates volume options on
+// set: its failures are code-2 errors, unlike the same checks on create.
+const stepOptionValidate = "vol-option.Validate"
+
+// optionError is why GD2 refuses an option, in its words. On create it is
+// the whole 400 message; on set it follows msgOptionValidation in a code-2
+// error.
+type optionError string
+
+const msgOptionValidation = "validation failed for volume option: "
+
+// normaliseOptions maps every key to its normalised name after GD2's
+// checks: known key, level flag given, value allowed.
+func normaliseOptions(opts map[string]string, adv, exp, dep bool) (map[string]string, optionError) {
+	keys := make([]string, 0, len(opts))
+	for k := range opts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // one deterministic first failure
 	out := map[string]string{}
-	for k, v := range opts {
+	for _, k := range keys {
+		v := opts[k]
 		d := lookupOption(k)
-		if d == nil {
-			return nil, errf(http.StatusBadRequest, "%s: %s", msgInvalidOption, k)
-		}
-		if d.Level == "Advanced" && !adv || d.Level == "Experimental" && !exp || d.Level == "Deprecated" && !dep {
-			return nil, errf(http.StatusBadRequest, "%s: %s is %s, set allow-%s-options", msgOptionNeedsFlag, k,
-				strings.ToLower(d.Level), strings.ToLower(d.Level))
-		}
-		if len(d.Values) > 0 && !inList(d.Values, v) {
-			return nil, errf(http.StatusBadRequest, "%s: %s=%s", msgInvalidOption, k, v)
+		switch {
+		case d == nil:
+			return nil, optionError("option not found: " + k)
+		case d.Level == "Advanced" && !adv:
+			return nil, optionError("option " + k + " is an advanced option. To set it pass the advanced flag")
+		case d.Level == "Experimental" && !exp:
+			return nil, optionError("option " + k + " is an experimental option. To set it pass the experimental flag")
+		case d.Level == "Deprecated" && !dep:
+			return nil, optionError("option " + k + " will be deprecated in future releases. To set it pass the deprecated flag")
+		case len(d.Values) > 0 && !inList(d.Values, v):
+			// GD2 fills value() with the key and key() with the value.
+			return nil, optionError(fmt.Sprintf("failed to validate value(%s) for key(%s): valid values are %s", k, v, strings.Join(d.Values, ", ")))
 		}
 		out[d.Key] = v
 	}
-	return out, nil
+	return out, ""
 }
 
 func volumeOptionsSet(c *call) (int, any, error) {
@@ -92,12 +145,17 @@ func volumeOptionsSet(c *call) (int, any, error) {
 	if err := c.decode(&req); err != nil {
 		return 0, nil, err
 	}
-	opts, err := c.s.normaliseOptions(req.Options, req.AllowAdvancedOptions, req.AllowExperimentalOptions, req.AllowDeprecatedOptions)
-	if err != nil {
-		return 0, nil, err
-	}
 	if err := c.lock(v.Name); err != nil {
 		return 0, nil, err
+	}
+	// Validation is a step of the v1 txn: the liveness gate (every peer of
+	// the cluster) runs first, and a refusal is a code-2 error.
+	if err := c.gate(c.allPeers()); err != nil {
+		return 0, nil, err
+	}
+	opts, oerr := normaliseOptions(req.Options, req.AllowAdvancedOptions, req.AllowExperimentalOptions, req.AllowDeprecatedOptions)
+	if oerr != "" {
+		return 0, nil, txnErr(c.serving.ID, stepOptionValidate, msgOptionValidation+string(oerr))
 	}
 	for k, val := range opts {
 		v.Options[k] = val
@@ -128,7 +186,7 @@ func volumeOptionsGet(c *call) (int, any, error) {
 func volumeOptionGet(c *call, v *volume, name string) (int, any, error) {
 	d := lookupOption(name)
 	if d == nil {
-		return 0, nil, errf(http.StatusNotFound, "%s: %s", msgInvalidOption, name)
+		return 0, nil, errf(http.StatusNotFound, "option not found: %s", name)
 	}
 	return http.StatusOK, optionGet(v, d), nil
 }
@@ -142,7 +200,15 @@ func volumeOptionsReset(c *call) (int, any, error) {
 	if err := c.decode(&req); err != nil {
 		return 0, nil, err
 	}
+	for _, k := range req.Options {
+		if lookupOption(k) == nil {
+			return 0, nil, errf(http.StatusBadRequest, "option not found: %s", k)
+		}
+	}
 	if err := c.lock(v.Name); err != nil {
+		return 0, nil, err
+	}
+	if err := c.gate(c.allPeers()); err != nil {
 		return 0, nil, err
 	}
 	if req.All {
@@ -150,11 +216,7 @@ func volumeOptionsReset(c *call) (int, any, error) {
 		return http.StatusOK, wireVolumeOf(v), nil
 	}
 	for _, k := range req.Options {
-		d := lookupOption(k)
-		if d == nil {
-			return 0, nil, errf(http.StatusBadRequest, "%s: %s", msgInvalidOption, k)
-		}
-		delete(v.Options, d.Key)
+		delete(v.Options, lookupOption(k).Key)
 	}
 	return http.StatusOK, wireVolumeOf(v), nil
 }

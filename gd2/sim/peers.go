@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"net"
 	"net/http"
 
 	"github.com/google/uuid"
@@ -80,9 +81,26 @@ func peerAdd(c *call) (int, any, error) {
 		return 0, nil, errf(http.StatusBadRequest, msgBadRemoteAddr)
 	}
 	addr = withPeerPort(addr)
+	// Duplicates are found by the exact host:port string among the
+	// members' peer addresses: "gd2-2" is "gd2-2:24008", but
+	// "gd2-2.ns.svc:24008" is another address and is tried as a join.
+	for _, p := range sortedPeers(c.m) {
+		if inList(p.PeerAddresses, addr) {
+			return 0, nil, errf(http.StatusConflict, "Peer exists with given addresses (ID: %s)", p.ID)
+		}
+	}
 	h := c.m.Hosts[name]
+	if isLoopback(addrHost(addr)) {
+		// Loopback names the serving node itself.
+		h = c.m.Hosts[c.serving.Host]
+	}
 	if h != nil && h.PeerID != "" && c.m.Peers[h.PeerID] != nil {
-		return 0, nil, errf(http.StatusConflict, "Peer exists with given addresses (ID: %s)", h.PeerID)
+		// The target GD2 already belongs to a cluster with other peers (the
+		// serving node's own among them): it refuses to join.
+		if h.Alive && !h.Partitioned {
+			return 0, nil, errf(http.StatusInternalServerError, msgOtherCluster)
+		}
+		return 0, nil, errf(http.StatusInternalServerError, msgConnect)
 	}
 	if h == nil && !c.s.cfg.StrictHosts {
 		h = c.s.ensureHostLocked(name, addr)
@@ -90,7 +108,7 @@ func peerAdd(c *call) (int, any, error) {
 		h.PID = c.s.newPID()
 	}
 	if h == nil || !h.Alive || h.Partitioned {
-		return 0, nil, errf(http.StatusInternalServerError, "%s %s", msgConnect, addr)
+		return 0, nil, errf(http.StatusInternalServerError, msgConnect)
 	}
 	p := c.s.joinLocked(h, addr, req.Zone, req.Metadata)
 	w := c.s.wirePeerLocked(p)
@@ -103,7 +121,7 @@ func peerAdd(c *call) (int, any, error) {
 func peerEdit(c *call) (int, any, error) {
 	id := c.pv("peerid")
 	if !validUUID(id) {
-		return 0, nil, errf(http.StatusBadRequest, msgInvalidPeerID)
+		return 0, nil, errf(http.StatusBadRequest, msgPeerEditBadID)
 	}
 	var req wirePeerEditReq
 	if err := c.decode(&req); err != nil {
@@ -169,13 +187,21 @@ func peerDelete(c *call) (int, any, error) {
 		return 0, nil, err
 	}
 	delete(c.m.Peers, p.ID)
-	// The removed node comes back as a fresh one-node cluster; its device
-	// records stay in the store, as in GD2.
+	// The removed node comes back as a one-node cluster, with a fresh id
+	// (or its GD2_PEER_ID); its device records stay in the store, as in GD2.
 	if h := c.m.Hosts[p.Host]; h != nil && h.PeerID == p.ID {
 		h.PeerID = ""
 	}
 	c.s.recordEventLocked("peer.removed", map[string]string{"peer.id": p.ID, "peer.name": p.Name})
 	return http.StatusNoContent, nil, nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func sortedPeers(m *model) []*peer {

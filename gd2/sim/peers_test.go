@@ -21,9 +21,16 @@ func TestPeerAddJoinsWithNewIDAndZone(t *testing.T) {
 	if !got.Online || got.PID == 0 {
 		t.Errorf("GET after add should be online with pid: %+v", got)
 	}
-	r = h.do("POST", "/v1/peers", wirePeerAddReq{Addresses: []string{"mycluster-a-1:24008"}})
-	if r.status != 409 || !strings.Contains(r.errMsg(t), p.ID) {
+	// The same address, with or without the default port, is a duplicate.
+	r = h.do("POST", "/v1/peers", wirePeerAddReq{Addresses: []string{"mycluster-a-1.nodes.ns.svc"}})
+	if r.status != 409 || r.errMsg(t) != "Peer exists with given addresses (ID: "+p.ID+")" {
 		t.Errorf("re-add: %d %s", r.status, r.body)
+	}
+	// Another spelling of the same node is tried as a join, which the
+	// node (already in this cluster) refuses.
+	r = h.do("POST", "/v1/peers", wirePeerAddReq{Addresses: []string{"mycluster-a-1:24008"}})
+	if r.status != 500 || r.errMsg(t) != msgOtherCluster {
+		t.Errorf("re-add under another spelling: %d %s", r.status, r.body)
 	}
 	if r := h.do("POST", "/v1/peers", wirePeerAddReq{}); r.status != 400 || r.errMsg(t) != msgNoHostnames {
 		t.Errorf("no address: %d %s", r.status, r.body)
@@ -132,6 +139,7 @@ func TestPeerListFilter(t *testing.T) {
 
 func TestPeerDeleteOrder(t *testing.T) {
 	h := newHarness(t, Config{Peers: 4, Zones: 4})
+	h.via = "gd2-1" // "self" is the node the requests are addressed to
 	h.registerAll()
 	ps := h.peers()
 	self := h.do("GET", "/v1/peers", nil).header.Get("X-Gluster-Peer-Id")

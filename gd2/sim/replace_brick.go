@@ -6,9 +6,36 @@ import (
 	"strings"
 )
 
+const stepPrepareBricks = "brick-replace.PrepareBricks"
+
+// Errors of the new brick's PrepareBricks step (simulator wording for
+// lvcreate; mkfs's for the size-0 brick, as observed on a real GD2).
+const (
+	msgBrickSizeZero = "size 0 of data subvolume is too small"
+	msgLVExists      = "Logical Volume \"%s\" already exists in volume group \"%s\""
+)
+
 // replaceBrick moves one brick to a device chosen by the planner: same
-// path, another zone, a full heal backlog. The 200 body is the volume as it
-// was before the replacement (a GD2 quirk: callers must re-GET).
+// path, another zone, a full heal backlog. It follows GD2's handler:
+//
+//   - the source is matched by peer id and the raw path string; without a
+//     match GD2 goes on with subvol 0 brick 0 and an empty source (size 0);
+//   - every zone of the volume's bricks is excluded (only the source's
+//     subvol's with subvolume-zones-overlap), so the source's own zone is
+//     always used;
+//   - the new brick is sized by statfs of the source path on the node
+//     serving the request: any other node than the source's own gives 0,
+//     and the PrepareBricks step fails (500 code 2) leaving a 0-byte
+//     LV/image on the chosen device;
+//   - the new LV and pool are named 0-based; a live brick on the chosen
+//     device with that name is truncated before lvcreate refuses;
+//   - the v1 liveness gate covers every node of the volume plus the new
+//     brick's node;
+//   - the replaced brick keeps running on its node and its space is not
+//     given back.
+//
+// The 200 body is the volume as it was before the replacement (callers
+// must re-GET).
 func replaceBrick(c *call) (int, any, error) {
 	var req wireReplaceBrickReq
 	if err := c.decode(&req); err != nil {
@@ -18,7 +45,7 @@ func replaceBrick(c *call) (int, any, error) {
 		return 0, nil, errf(http.StatusBadRequest, msgInvalidVolName)
 	}
 	if !validUUID(req.SrcPeerID) {
-		return 0, nil, errf(http.StatusBadRequest, msgInvalidPeerID)
+		return 0, nil, errf(http.StatusBadRequest, msgReplaceBadPeerID)
 	}
 	if err := checkFlags(req.Flags); err != nil {
 		return 0, nil, err
@@ -27,59 +54,66 @@ func replaceBrick(c *call) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if err := c.lock(v.Name); err != nil {
-		return 0, nil, err
-	}
-	// GD2 does not check that the source brick exists; it falls back to
-	// the first brick of the first subvol.
-	svIdx, bIdx := 0, 0
-	srcPath := cleanBrickPath(req.SrcBrickPath)
+	svIdx, bIdx, matched := 0, 0, false
+find:
 	for i, sv := range v.Subvols {
 		for j, b := range sv.Bricks {
-			if b.PeerID == req.SrcPeerID && b.Path == srcPath {
-				svIdx, bIdx = i, j
+			if b.PeerID == req.SrcPeerID && b.Path == req.SrcBrickPath {
+				svIdx, bIdx, matched = i, j, true
+				break find
 			}
 		}
 	}
 	sv := v.Subvols[svIdx]
-	src := sv.Bricks[bIdx]
-	unsafe := c.s.unsafeToRemove(sv, src)
+	target := sv.Bricks[bIdx] // the brick the new one takes the place of
+	unsafe := ""
+	if matched {
+		unsafe = c.s.unsafeToRemove(sv, target)
+	}
 	reject := func(e error) (int, any, error) {
 		if unsafe != "" {
 			c.s.recordViolationLocked(c, Violation{
 				Kind: ViolationUnsafeBrickReplace, Volume: v.Name, Subvol: sv.Name,
-				Brick: src.Host + ":" + src.Path, PeerID: src.PeerID, Rejected: true, Detail: unsafe,
+				Brick: target.Host + ":" + target.Path, PeerID: target.PeerID, Rejected: true, Detail: unsafe,
 			})
 		}
 		return 0, nil, e
 	}
 
+	excludeZones := append([]string(nil), req.ExcludeZones...)
+	for i, s := range v.Subvols {
+		if req.SubvolZonesOverlap && i != svIdx {
+			continue
+		}
+		for _, b := range s.Bricks {
+			p := c.m.Peers[b.PeerID]
+			if p == nil {
+				return reject(errf(http.StatusInternalServerError, msgPeerNotFound))
+			}
+			excludeZones = append(excludeZones, p.zone())
+		}
+	}
 	prov := v.Provisioner
 	if prov == "" {
 		prov = provLVM
 	}
-	cands := c.m.candidates(prov, req.LimitPeers, req.ExcludePeers, req.LimitZones, req.ExcludeZones)
+	cands := c.m.candidates(prov, req.LimitPeers, req.ExcludePeers, req.LimitZones, excludeZones)
 	if len(cands) == 0 {
 		return reject(errf(http.StatusInternalServerError, msgNoVG))
 	}
-	usedZones := map[string]bool{}
-	zoneSource := v.Subvols
-	if req.SubvolZonesOverlap {
-		zoneSource = []*subvol{sv}
+	size := uint64(0)
+	srcPath := ""
+	if matched {
+		srcPath = target.Path
+		size = c.s.statfsOn(c.serving.ID, srcPath)
 	}
-	for _, s := range zoneSource {
-		for _, b := range s.Bricks {
-			if p := c.m.Peers[b.PeerID]; p != nil {
-				usedZones[p.zone()] = true
-			} else {
-				usedZones[b.PeerID] = true
-			}
-		}
+	usable, total := uint64(0), uint64(0)
+	if size > 0 {
+		usable, total = brickSizes(size, v.Factor)
 	}
-	usable, total := brickSizes(c.s.brickCapacity(src), v.Factor)
 	var chosen *candidate
 	for i := range cands {
-		if cands[i].Free >= total && !usedZones[cands[i].Zone] {
+		if cands[i].Free >= total {
 			chosen = &cands[i]
 			break
 		}
@@ -87,19 +121,43 @@ func replaceBrick(c *call) (int, any, error) {
 	if chosen == nil {
 		return reject(errf(http.StatusInternalServerError, msgNewBrickPeerParse))
 	}
-	if d := c.m.Devices[deviceKey(chosen.PeerID, chosen.Device)]; d == nil || d.Free < total {
-		return reject(errf(http.StatusInternalServerError, msgLVCreateFailed))
+	if err := c.lock(v.Name); err != nil {
+		return reject(err)
+	}
+	if err := c.gate(append(volumeNodes(v), chosen.PeerID)); err != nil {
+		return reject(err)
+	}
+
+	// PrepareBricks, on the new brick's node.
+	d := c.m.Devices[deviceKey(chosen.PeerID, chosen.Device)]
+	vg := "gluster" + strings.ReplaceAll(chosen.Device, "/", "-")
+	lv := fmt.Sprintf("brick_%s_s%d_b%d", v.Name, svIdx, bIdx)
+	pool := fmt.Sprintf("tp_%s_s%d_b%d", v.Name, svIdx, bIdx)
+	for _, name := range []string{pool, lv} {
+		if _, clash := d.LVs[name]; clash {
+			c.s.damageBrickLocked(c, chosen.PeerID, chosen.Device, name)
+			return reject(txnErr(chosen.PeerID, stepPrepareBricks, fmt.Sprintf(msgLVExists, name, vg)))
+		}
+	}
+	if size == 0 {
+		d.addLV(pool, 0)
+		d.addLV(lv, 0)
+		return reject(txnErr(chosen.PeerID, stepPrepareBricks, msgBrickSizeZero))
+	}
+	if d.Free < total {
+		return reject(txnErr(chosen.PeerID, stepPrepareBricks, msgLVCreateFailed))
 	}
 
 	before := wireVolumeOf(v)
-	c.s.releaseBrickLocked(src)
-	c.m.Devices[deviceKey(chosen.PeerID, chosen.Device)].Free -= total
+	// The old brick keeps running and mounted; GD2 forgets it without
+	// giving its space back.
+	c.m.Orphans = append(c.m.Orphans, orphanBrick{PeerID: target.PeerID, Path: target.Path, Size: c.s.brickStatfs(target)})
+	d.Free -= total
+	d.addLV(pool, total)
+	d.addLV(lv, 0)
 	nb := &brick{
-		ID: c.s.newUUID(), PeerID: chosen.PeerID, Host: chosen.Host, Path: src.Path, Type: src.Type,
-		Device: chosen.Device, VG: "gluster" + strings.ReplaceAll(chosen.Device, "/", "-"),
-		LV:   fmt.Sprintf("brick_%s_s%d_b%d", v.Name, svIdx+1, bIdx+1),
-		Pool: fmt.Sprintf("tp_%s_s%d_b%d", v.Name, svIdx+1, bIdx+1),
-		Size: usable, TotalSize: total,
+		ID: c.s.newUUID(), PeerID: chosen.PeerID, Host: chosen.Host, Path: target.Path, Type: target.Type,
+		Device: chosen.Device, VG: vg, LV: lv, Pool: pool, Size: usable, TotalSize: total,
 		// The new brick is empty: it must receive the whole replica set.
 		Missing: sv.Files,
 	}
@@ -110,10 +168,30 @@ func replaceBrick(c *call) (int, any, error) {
 	if unsafe != "" {
 		c.s.recordViolationLocked(c, Violation{
 			Kind: ViolationUnsafeBrickReplace, Volume: v.Name, Subvol: sv.Name,
-			Brick: src.Host + ":" + src.Path, PeerID: src.PeerID, Detail: unsafe,
+			Brick: target.Host + ":" + target.Path, PeerID: target.PeerID, Detail: unsafe,
 		})
 	}
-	c.s.recordEventLocked("brick.removed", map[string]string{"volume.name": v.Name, "brick.id": src.ID})
+	c.s.recordEventLocked("brick.removed", map[string]string{"volume.name": v.Name, "brick.id": target.ID})
 	c.s.recordEventLocked("brick.added", map[string]string{"volume.name": v.Name, "brick.id": nb.ID})
 	return http.StatusOK, before, nil
+}
+
+// damageBrickLocked records the live brick whose LV or pool on a device
+// is named name as damaged (GD2 truncated it). A leftover of an earlier
+// failed replace is no live brick: nothing is recorded then.
+func (s *Simulator) damageBrickLocked(c *call, peerID, dev, name string) {
+	for _, v := range s.m.sortedVolumes() {
+		for _, sv := range v.Subvols {
+			for _, b := range sv.Bricks {
+				if b.PeerID == peerID && b.Device == dev && (b.LV == name || b.Pool == name) {
+					s.recordViolationLocked(c, Violation{
+						Kind: ViolationBrickDamaged, Volume: v.Name, Subvol: sv.Name,
+						Brick: b.Host + ":" + b.Path, PeerID: b.PeerID,
+						Detail: fmt.Sprintf("replace-brick reused the name %s on %s and truncated the live brick %s:%s", name, dev, b.Host, b.Path),
+					})
+					return
+				}
+			}
+		}
+	}
 }

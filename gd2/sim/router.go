@@ -82,31 +82,28 @@ func (s *Simulator) buildHandler() http.Handler {
 			admin.ServeHTTP(w, r)
 			return
 		}
-		s.setCommonHeaders(w)
+		s.mu.Lock()
+		rt := s.routeLocked(r)
+		clusterID, servingID := s.m.ClusterID, s.servingIDLocked(rt)
+		s.mu.Unlock()
+		if rt.drop {
+			dropConnection(w)
+			return
+		}
+		h := w.Header()
+		h.Set("X-Request-Id", uuid.NewString())
+		h.Set("X-Gluster-Cluster-Id", clusterID)
+		if servingID != "" {
+			h.Set("X-Gluster-Peer-Id", servingID)
+		}
 		// GD2 authenticates before routing: an unknown path without a token
 		// is a 401, not a 404.
 		if err := s.authenticate(r); err != nil {
 			writeError(w, err)
 			return
 		}
-		gd2.ServeHTTP(w, r)
+		gd2.ServeHTTP(w, withRouting(r, rt))
 	})
-}
-
-func (s *Simulator) setCommonHeaders(w http.ResponseWriter) {
-	s.mu.Lock()
-	clusterID := s.m.ClusterID
-	servingID := ""
-	if p := s.m.serving(); p != nil {
-		servingID = p.ID
-	}
-	s.mu.Unlock()
-	h := w.Header()
-	h.Set("X-Request-Id", uuid.NewString())
-	h.Set("X-Gluster-Cluster-Id", clusterID)
-	if servingID != "" {
-		h.Set("X-Gluster-Peer-Id", servingID)
-	}
 }
 
 // serve wraps one route: fault injection, the model lock, lazy time
@@ -136,6 +133,10 @@ func (s *Simulator) serve(rt *route) http.HandlerFunc {
 			}
 			panic(http.ErrAbortHandler)
 		}
+		if herr == errDropped {
+			dropConnection(w)
+			return
+		}
 		if herr != nil {
 			writeError(w, herr)
 			return
@@ -148,13 +149,17 @@ func (s *Simulator) run(rt *route, r *http.Request, body []byte, f faultDecision
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.advanceLocked()
-	serving := s.m.serving()
-	if serving == nil {
-		return 0, nil, errf(http.StatusServiceUnavailable, msgNoServer)
+	serving, err := s.servingPeerLocked(rt, routingOf(r))
+	if err != nil {
+		return 0, nil, err
+	}
+	if serving != nil {
+		s.servingID = serving.ID
+		defer func() { s.servingID = "" }()
 	}
 	switch f.kind {
 	case faultError:
-		if rt.txnV1 {
+		if rt.txnV1 && serving != nil {
 			return 0, nil, txnErr(serving.ID, rt.name+".Injected", msgInjected)
 		}
 		return 0, nil, errf(http.StatusInternalServerError, msgInjected)

@@ -33,7 +33,7 @@ func (s *Simulator) routes() []route {
 		{name: "ReplaceBrick", method: p, pattern: "/v1/volumes/{volname}/replacebrick", h: replaceBrick, txnV1: true, desc: "replace a brick"},
 
 		{name: "SelfHealInfo", method: g, pattern: "/v1/volumes/{volname}/heal-info", h: healInfo, desc: "heal info"},
-		{name: "SelfHealInfo2", method: g, pattern: "/v1/volumes/{volname}/{a}/{b}", h: volumeSubGet, desc: "heal info with options; option get"},
+		{name: "SelfHealInfo2", method: g, pattern: "/v1/volumes/{volname}/{a}/{rest...}", h: volumeSubGet, desc: "heal info with options; option get"},
 		{name: "SelfHeal", method: p, pattern: "/v1/volumes/{volname}/heal", h: healTrigger, txnV1: true, desc: "trigger self-heal"},
 		{name: "SplitBrainOperation", method: p, pattern: "/v1/volumes/{volname}/split-brain/{op}", h: splitBrainResolve, txnV1: true, desc: "resolve split-brain"},
 

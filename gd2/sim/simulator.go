@@ -26,6 +26,10 @@ type Simulator struct {
 
 	faults *faultInjector
 
+	// servingID is the peer serving the request being run (guarded by mu):
+	// the origin of the events it records.
+	servingID string
+
 	handler http.Handler
 	closed  bool
 }

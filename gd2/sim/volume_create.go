@@ -25,7 +25,7 @@ func volumeCreate(c *call) (int, any, error) {
 		return 0, nil, errf(http.StatusBadRequest, msgMetadataTooLarge)
 	}
 	if req.Transport != "" && req.Transport != "tcp" && req.Transport != "rdma" {
-		return 0, nil, errf(http.StatusBadRequest, "invalid transport type")
+		return 0, nil, errf(http.StatusBadRequest, msgBadTransport)
 	}
 	if c.m.Volumes[req.Name] != nil {
 		return 0, nil, errf(http.StatusBadRequest, msgVolExists)
@@ -33,10 +33,11 @@ func volumeCreate(c *call) (int, any, error) {
 	if err := c.lock(req.Name); err != nil {
 		return 0, nil, err
 	}
-	opts, err := c.s.normaliseOptions(req.Options, req.AllowAdvancedOptions, req.AllowExperimentalOptions, req.AllowDeprecatedOptions)
-	if err != nil {
-		return 0, nil, err
+	opts, oerr := normaliseOptions(req.Options, req.AllowAdvancedOptions, req.AllowExperimentalOptions, req.AllowDeprecatedOptions)
+	if oerr != "" {
+		return 0, nil, errf(http.StatusBadRequest, "%s", string(oerr))
 	}
+	var err error
 	v := &volume{
 		ID:        c.s.newUUID(),
 		Name:      req.Name,
@@ -121,6 +122,13 @@ func (s *Simulator) createSmartLocked(v *volume, req *wireVolCreateReq) error {
 	}
 	for k, n := range need {
 		s.m.Devices[k].Free -= n
+	}
+	for _, sv := range planned {
+		for _, b := range sv.Bricks {
+			d := s.m.Devices[deviceKey(b.PeerID, b.Device)]
+			d.addLV(b.Pool, b.TotalSize)
+			d.addLV(b.LV, 0)
+		}
 	}
 	typeName := strings.ToLower(planned[0].Type)
 	for i, psv := range planned {
@@ -207,7 +215,7 @@ func (s *Simulator) buildManualSubvol(v *volume, t string, replica, arbiter, dis
 			return nil, errf(http.StatusInternalServerError, msgInvalidArbiter)
 		}
 		if len(reqBricks) != replica+arbiter {
-			return nil, errf(http.StatusInternalServerError, msgInvalidBrickCount)
+			return nil, errf(http.StatusInternalServerError, msgCreateBrickCount)
 		}
 	case typeDisperse:
 		if disp == 0 {
@@ -228,7 +236,7 @@ func (s *Simulator) buildManualSubvol(v *volume, t string, replica, arbiter, dis
 		sv.ReplicaCount, sv.DisperseCount, sv.DisperseData, sv.DisperseRedundancy = 1, disp, data, red
 	default:
 		if len(reqBricks) == 0 {
-			return nil, errf(http.StatusInternalServerError, msgInvalidBrickCount)
+			return nil, errf(http.StatusInternalServerError, msgCreateBrickCount)
 		}
 	}
 	for _, rb := range reqBricks {
@@ -237,7 +245,7 @@ func (s *Simulator) buildManualSubvol(v *volume, t string, replica, arbiter, dis
 			return nil, errf(http.StatusInternalServerError, "%s: %s", msgPeerNotFound, rb.PeerID)
 		}
 		if !s.m.peerOnline(p.ID) {
-			return nil, errf(http.StatusInternalServerError, "node %s is probably down", p.ID)
+			return nil, errf(http.StatusInternalServerError, msgNodesDown)
 		}
 		bp := cleanBrickPath(rb.Path)
 		if s.m.brickInUse(p.ID, bp) {

@@ -138,10 +138,9 @@ func (m *model) downPeersOf(v *volume) []string {
 	return out
 }
 
-func nodesDownErr(ids []string) error {
-	if len(ids) == 1 {
-		return errf(http.StatusInternalServerError, "node %s is probably down", ids[0])
-	}
+// nodesDownErr is the v2 txn engine's (create, start, stop, delete)
+// node-down error: the same text whichever and however many nodes are down.
+func nodesDownErr([]string) error {
 	return errf(http.StatusInternalServerError, msgNodesDown)
 }
 
@@ -233,6 +232,8 @@ func (s *Simulator) releaseBrickLocked(b *brick) {
 		return
 	}
 	if d := s.m.Devices[deviceKey(b.PeerID, b.Device)]; d != nil {
+		delete(d.LVs, b.LV)
+		delete(d.LVs, b.Pool)
 		d.Free += b.TotalSize
 		if d.Free > d.Total {
 			d.Free = d.Total
@@ -319,6 +320,36 @@ func (s *Simulator) volumeCapacity(v *volume) uint64 {
 		}
 	}
 	return total
+}
+
+// brickStatfs is what statfs reports for a brick's file system: its
+// capacity less XFS's own metadata and log, so slightly less than the
+// size the brick was made with.
+func (s *Simulator) brickStatfs(b *brick) uint64 {
+	c := s.brickCapacity(b)
+	return (c - c/100) / 4096 * 4096
+}
+
+// statfsOn is statfs of path on a node: a brick of any volume mounted
+// there, or a replaced brick still mounted; 0 when nothing is (GD2 then
+// sizes a replacement brick 0).
+func (s *Simulator) statfsOn(peerID, path string) uint64 {
+	if path == "" {
+		return 0
+	}
+	for _, v := range s.m.sortedVolumes() {
+		for _, b := range v.bricks() {
+			if b.PeerID == peerID && b.Path == path {
+				return s.brickStatfs(b)
+			}
+		}
+	}
+	for _, o := range s.m.Orphans {
+		if o.PeerID == peerID && o.Path == path {
+			return o.Size
+		}
+	}
+	return 0
 }
 
 func (s *Simulator) brickCapacity(b *brick) uint64 {

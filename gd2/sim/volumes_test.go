@@ -98,7 +98,7 @@ func TestVolumeCreateManualAndErrors(t *testing.T) {
 		{"duplicate brick", wireVolCreateReq{Name: "d", Subvols: []wireSubvolReq{{Type: "distribute", Bricks: []wireBrickReq{
 			{PeerID: ps[0].ID, Path: "/x"}, {PeerID: ps[0].ID, Path: "/x/"}}}}}, 400, msgDupBrick},
 		{"bad multiple", wireVolCreateReq{Name: "e", Subvols: []wireSubvolReq{{Type: "replicate", Replica: 2, Bricks: []wireBrickReq{
-			{PeerID: ps[0].ID, Path: "/y"}}}}}, 500, msgInvalidBrickCount},
+			{PeerID: ps[0].ID, Path: "/y"}}}}}, 500, msgCreateBrickCount},
 		{"brick in use", wireVolCreateReq{Name: "f", Subvols: []wireSubvolReq{{Type: "distribute", Bricks: []wireBrickReq{
 			{PeerID: ps[0].ID, Path: "/b/1"}}}}}, 500, msgBrickInUse},
 		{"no devices", wireVolCreateReq{Name: "g", Size: 1 << 30}, 500, msgNoDevices},

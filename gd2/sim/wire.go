@@ -91,10 +91,11 @@ type wireBrick struct {
 }
 
 type wireSubvol struct {
-	Name                    string       `json:"name"`
-	Type                    string       `json:"type"`
-	Bricks                  []wireBrick  `json:"bricks"`
-	Subvols                 []wireSubvol `json:"subvols"`
+	Name   string      `json:"name"`
+	Type   string      `json:"type"`
+	Bricks []wireBrick `json:"bricks"`
+	// Subvols is never filled by GD2, so omitempty leaves it out.
+	Subvols                 []wireSubvol `json:"subvols,omitempty"`
 	ReplicaCount            int          `json:"replica-count"`
 	ArbiterCount            int          `json:"arbiter-count"`
 	DisperseCount           int          `json:"disperse-count"`

@@ -58,7 +58,42 @@ func HostFromPod(p *corev1.Pod) sim.HostSpec {
 	return sim.HostSpec{
 		Name: name, Address: addr + ":24008", Alive: p.DeletionTimestamp == nil && podReady(p),
 		Unserving: p.Labels[ManagementLabel] == ManagementLeaving,
+		PeerID:    envPeerID(p),
 	}
+}
+
+// GD2Container is the name of the GD2 container in a Gluster pod, and
+// PeerIDEnv the environment variable that fixes GD2's peer id.
+const (
+	GD2Container = "glusterd2"
+	PeerIDEnv    = "GD2_PEER_ID"
+)
+
+// envPeerID is the literal GD2_PEER_ID of the pod's GD2 container (or,
+// without a container of that name, of the first container setting it).
+// Values taken from elsewhere (valueFrom) cannot be resolved here and
+// count as unset.
+func envPeerID(p *corev1.Pod) string {
+	lookup := func(c *corev1.Container) (string, bool) {
+		for _, e := range c.Env {
+			if e.Name == PeerIDEnv {
+				return e.Value, true
+			}
+		}
+		return "", false
+	}
+	for i := range p.Spec.Containers {
+		if p.Spec.Containers[i].Name == GD2Container {
+			v, _ := lookup(&p.Spec.Containers[i])
+			return v
+		}
+	}
+	for i := range p.Spec.Containers {
+		if v, ok := lookup(&p.Spec.Containers[i]); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 func podReady(p *corev1.Pod) bool {

@@ -34,3 +34,28 @@ func TestHostFromPod(t *testing.T) {
 		})
 	}
 }
+
+func TestHostFromPodReadsGD2PeerID(t *testing.T) {
+	const id = "5c1f0c3e-7d3a-4c55-9d0e-2a5e8f4b6a11"
+	env := func(v string) []corev1.EnvVar {
+		return []corev1.EnvVar{{Name: "OTHER", Value: "x"}, {Name: PeerIDEnv, Value: v}}
+	}
+	cases := []struct {
+		name       string
+		containers []corev1.Container
+		want       string
+	}{
+		{"from the glusterd2 container", []corev1.Container{{Name: "sidecar", Env: env("other")}, {Name: GD2Container, Env: env(id)}}, id},
+		{"glusterd2 container without it", []corev1.Container{{Name: "sidecar", Env: env(id)}, {Name: GD2Container}}, ""},
+		{"first container setting it", []corev1.Container{{Name: "a"}, {Name: "gluster", Env: env(id)}}, id},
+		{"unset", []corev1.Container{{Name: GD2Container}}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: corev1.PodSpec{Containers: tc.containers}}
+			if got := HostFromPod(&p).PeerID; got != tc.want {
+				t.Errorf("PeerID %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
