@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -47,8 +48,17 @@ type Options struct {
 	Timeout time.Duration
 	// Observer receives one report per HTTP attempt; nil disables reports.
 	Observer Observer
+	// DialAddress, when set, is the host:port every connection dials, while
+	// the request URL, the Host header, the token and the TLS server name
+	// (certificate check) stay those of Endpoint, like curl's --connect-to.
+	// It binds a client to one GD2 node behind a shared name: a
+	// replace-brick must be served by the node that holds the source brick
+	// (GD2 sizes the new brick from the source path on the serving node),
+	// so the operator dials that node's pod address while still presenting
+	// the Service name its certificate is issued for. Proxies are not used.
+	DialAddress string
 	// HTTPClient replaces the client built from the TLS options; it cannot be
-	// combined with CACert, CACertFile or InsecureSkipVerify.
+	// combined with CACert, CACertFile, InsecureSkipVerify or DialAddress.
 	HTTPClient *http.Client
 	// Retry replaces DefaultRetryPolicy.
 	Retry *RetryPolicy
@@ -59,6 +69,7 @@ type Options struct {
 // Client talks to one GD2 endpoint. It is safe for concurrent use.
 type Client struct {
 	base     *url.URL
+	dialAddr string
 	user     string
 	secret   string
 	http     *http.Client
@@ -74,10 +85,16 @@ func New(opts Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkDialAddress(opts.DialAddress); err != nil {
+		return nil, err
+	}
 	hc := opts.HTTPClient
 	if hc != nil {
 		if len(opts.CACert) > 0 || opts.CACertFile != "" || opts.InsecureSkipVerify {
 			return nil, errors.New("gd2: HTTPClient cannot be combined with TLS options")
+		}
+		if opts.DialAddress != "" {
+			return nil, errors.New("gd2: HTTPClient cannot be combined with DialAddress")
 		}
 	} else {
 		tr, err := newTransport(opts)
@@ -88,6 +105,7 @@ func New(opts Options) (*Client, error) {
 	}
 	c := &Client{
 		base:     base,
+		dialAddr: opts.DialAddress,
 		user:     opts.User,
 		secret:   opts.Secret,
 		http:     hc,
@@ -116,6 +134,24 @@ func New(opts Options) (*Client, error) {
 
 // Endpoint returns the base URL the client talks to.
 func (c *Client) Endpoint() string { return c.base.String() }
+
+// DialAddress returns the host:port the client connects to instead of
+// Endpoint's, or "" when it dials Endpoint itself.
+func (c *Client) DialAddress() string { return c.dialAddr }
+
+func checkDialAddress(addr string) error {
+	if addr == "" {
+		return nil
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("gd2: dial address %q: %w", addr, err)
+	}
+	if host == "" || port == "" {
+		return fmt.Errorf("gd2: dial address %q: want host:port", addr)
+	}
+	return nil
+}
 
 func parseEndpoint(raw string) (*url.URL, error) {
 	if raw == "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
+	"net/url"
 	"sort"
 	"sync"
 	"testing"
@@ -166,19 +167,14 @@ func (e *env) enableSelfHeal(name string) {
 	e.must(err, "enable self-heal on "+name)
 }
 
-// servingPeer is the member that answers REST calls (removing it is
-// disallowed); the simulator serves from the first alive member.
-func (e *env) servingPeer() gd2.Peer {
+// nodeClient is a client whose every request is served by the simulated
+// host name, addressed as a pod behind a headless Service would be.
+func (e *env) nodeClient(name string) *gd2.Client {
 	e.t.Helper()
-	peers, err := e.c.ListPeers(context.Background(), gd2.Filter{})
-	e.must(err, "list peers")
-	for _, p := range e.peers {
-		for _, q := range peers {
-			if q.ID == p.ID && q.Online {
-				return p
-			}
-		}
-	}
-	e.t.Fatal("no peer online")
-	return gd2.Peer{}
+	u, err := url.Parse(e.url)
+	e.must(err, "parse simulator URL")
+	return e.client(func(o *gd2.Options) {
+		o.Endpoint = "http://" + name + ".gd2.anthill.svc:24007"
+		o.DialAddress = u.Host
+	})
 }

@@ -219,7 +219,9 @@ func TestContractHealAndReplaceBrick(t *testing.T) {
 					return err
 				}
 				src := old.Bricks()[0]
-				v, err := e.c.ReplaceBrick(bg, "pv1", gd2.ReplaceBrickRequest{SrcPeerID: src.PeerID, SrcBrickPath: src.Path})
+				// GD2 sizes the new brick on the serving node: only the
+				// source brick's own node can serve a replace-brick.
+				v, err := e.nodeClient(src.Host).ReplaceBrick(bg, "pv1", gd2.ReplaceBrickRequest{SrcPeerID: src.PeerID, SrcBrickPath: src.Path})
 				if err != nil {
 					return err
 				}

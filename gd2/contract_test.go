@@ -430,7 +430,7 @@ func TestContractPeers(t *testing.T) {
 		{
 			name: "deleting a peer without bricks answers 204 and the peer is gone",
 			call: func(t *testing.T, e *env) error {
-				if err := e.c.DeletePeer(bg, e.peers[2].ID); err != nil {
+				if err := e.nodeClient(e.peers[0].Name).DeletePeer(bg, e.peers[2].ID); err != nil {
 					return err
 				}
 				if _, err := e.c.GetPeer(bg, e.peers[2].ID); !errors.Is(err, gd2.ErrNotFound) {
@@ -452,7 +452,7 @@ func TestContractPeers(t *testing.T) {
 		},
 		{
 			name: "deleting the peer that serves the request is 400",
-			call: func(t *testing.T, e *env) error { return e.c.DeletePeer(bg, e.servingPeer().ID) },
+			call: func(t *testing.T, e *env) error { return e.nodeClient(e.peers[0].Name).DeletePeer(bg, e.peers[0].ID) },
 			op:   gd2.OpPeersDelete, status: 400, want: gd2.ErrRemovingSelf,
 		},
 		{
@@ -464,7 +464,7 @@ func TestContractPeers(t *testing.T) {
 		{
 			name:  "deleting a peer that holds bricks is 403",
 			setup: func(t *testing.T, e *env) { e.manualReplica3("vol1") },
-			call:  func(t *testing.T, e *env) error { return e.c.DeletePeer(bg, e.peers[2].ID) },
+			call:  func(t *testing.T, e *env) error { return e.nodeClient(e.peers[0].Name).DeletePeer(bg, e.peers[2].ID) },
 			op:    gd2.OpPeersDelete, status: 403, want: gd2.ErrPeerHasBricks,
 		},
 		{

@@ -494,22 +494,22 @@ func TestContractVolumes(t *testing.T) {
 			op: gd2.OpVolumesOptionsSet, status: 200,
 		},
 		{
-			name:  "setting an advanced option without its allow flag is 400",
+			name:  "setting an advanced option without its allow flag is 500 code 2 invalid option",
 			setup: created("vol1"),
 			call: func(t *testing.T, e *env) error {
 				_, err := e.c.SetVolumeOptions(bg, "vol1", gd2.VolumeOptionRequest{Options: map[string]string{"cluster/replicate.self-heal-daemon": "on"}})
 				return err
 			},
-			op: gd2.OpVolumesOptionsSet, status: 400, want: gd2.ErrBadRequest,
+			op: gd2.OpVolumesOptionsSet, status: 500, want: gd2.ErrInvalidOption,
 		},
 		{
-			name:  "setting an unknown option is 400 invalid option",
+			name:  "setting an unknown option is 500 code 2 invalid option",
 			setup: created("vol1"),
 			call: func(t *testing.T, e *env) error {
 				_, err := e.c.SetVolumeOptions(bg, "vol1", gd2.VolumeOptionRequest{Options: map[string]string{"no.such-option": "1"}})
 				return err
 			},
-			op: gd2.OpVolumesOptionsSet, status: 400, want: gd2.ErrInvalidOption,
+			op: gd2.OpVolumesOptionsSet, status: 500, want: gd2.ErrInvalidOption,
 		},
 		{
 			name: "setting options on an unknown volume is 404",

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"regexp"
 	"strings"
 )
 
@@ -17,8 +18,10 @@ type ErrorItem struct {
 	Fields  map[string]string `json:"fields,omitempty"`
 }
 
-// GD2 error codes. Code 2 is emitted only by the v1 transaction engine (peer
-// edit, expand, replace-brick, heal, rebalance), one item per failing peer.
+// GD2 error codes. Code 2 is emitted only by the v1 transaction engine
+// (expand, replace-brick, heal trigger, volume option set and reset), one
+// item per failing peer, always with HTTP 500. Peer edit and rebalance stop
+// mask their transaction errors as code 1.
 const (
 	CodeGeneric       = 1
 	CodeTxnStepFailed = 2
@@ -97,12 +100,27 @@ var (
 	ErrLockBusy      = errors.New("gd2: lock busy")
 	ErrAlreadyExists = errors.New("gd2: already exists") // peer (409), volume or device (400)
 	ErrHasSnapshots  = errors.New("gd2: volume has snapshots")
-	ErrPeerNotAlive  = errors.New("gd2: peer is not alive")       // peer delete on a dead peer (500)
-	ErrNodeDown      = errors.New("gd2: a node is probably down") // txn participant unreachable (500)
-	ErrPeerHasBricks = errors.New("gd2: peer has bricks")         // peer delete (403)
+	ErrPeerNotAlive  = errors.New("gd2: peer is not alive") // peer delete on a dead peer (500)
+	// ErrNodeDown is the liveness gate of GD2's transaction engines: a node
+	// the transaction needs is down, and GD2 refused before changing
+	// anything. The v1 engine (replace-brick, expand, volume options, heal
+	// trigger) names the node: see DownNode. The v2 engine (volume create,
+	// start, stop, delete) does not. A code-2 step failure never matches.
+	ErrNodeDown      = errors.New("gd2: a node is probably down")
+	ErrPeerHasBricks = errors.New("gd2: peer has bricks") // peer delete (403)
 	ErrRemovingSelf  = errors.New("gd2: removing the serving peer is disallowed")
-	ErrTxnStepFailed = errors.New("gd2: transaction step failed") // code 2; see TxnStepFailures
-	ErrTxnTimeout    = errors.New("gd2: transaction timed out")
+	ErrTxnStepFailed = errors.New("gd2: transaction step failed") // code 2; see TxnSteps
+	// ErrBrickPrepareFailed is a code-2 failure in a step that validates,
+	// provisions or initialises the new bricks of a replace-brick or expand
+	// on their node (StepReplaceBrickPrepareBricks, StepVolCreateInitBricks,
+	// StepVolExpandValidateBricks, StepVolExpandInitBricks). The stored
+	// volume is unchanged, but the target node may keep debris:
+	// replace-brick leaves the new LV or a 0-byte brick image behind.
+	// Typical causes: a replace-brick served by a node that does not hold
+	// the source brick (the new brick is sized 0), an LV name clash on the
+	// target device, a brick path in use.
+	ErrBrickPrepareFailed = errors.New("gd2: preparing a new brick failed")
+	ErrTxnTimeout         = errors.New("gd2: transaction timed out")
 	// Volume state machine refusals (400).
 	ErrVolumeNotStarted     = errors.New("gd2: volume not started")
 	ErrVolumeAlreadyStarted = errors.New("gd2: volume already started")
@@ -113,10 +131,19 @@ var (
 	ErrUnsupportedVolumeType = errors.New("gd2: operation not supported for the volume type")
 	ErrSelfHealDisabled      = errors.New("gd2: self-heal daemon disabled for the volume")
 	// ErrNoCapacity: the brick planner found no device with room (smart
-	// create, in-place expand, replace-brick).
+	// create, in-place expand, replace-brick), refused before changing
+	// anything. A code-2 failure never matches, even when lvcreate reports
+	// "insufficient free space": it ran on the target and may have left
+	// debris (see ErrBrickPrepareFailed).
 	ErrNoCapacity          = errors.New("gd2: no capacity")
 	ErrRebalanceNotStarted = errors.New("gd2: rebalance not started")
-	ErrInvalidOption       = errors.New("gd2: invalid option")
+	// ErrInvalidOption: an unknown option, or one whose advanced,
+	// experimental or deprecated flag the request did not pass, or a bad
+	// value. Volume option set answers 500 code 2 (step vol-option.Validate,
+	// error "validation failed for volume option: ..."); volume create the
+	// same texts as a 400 without the prefix; cluster options 500 "Invalid
+	// global option".
+	ErrInvalidOption = errors.New("gd2: invalid option")
 
 	// ErrNoResponse: no HTTP response arrived (dial failure, reset, timeout).
 	// For a mutating call the outcome is unknown; re-read state before
@@ -143,16 +170,26 @@ var classifiers = map[error]func(*APIError) bool{
 	ErrLockBusy: func(e *APIError) bool {
 		return e.Status == http.StatusConflict && e.hasMessage("could not obtain lock")
 	},
-	ErrAlreadyExists: func(e *APIError) bool { return e.hasMessage("already exists", "exists with given addresses") },
+	// A step that failed because something it creates already exists (an
+	// LV name clash) is not "what you asked for exists".
+	ErrAlreadyExists: func(e *APIError) bool { return e.hasRefusal("already exists", "exists with given addresses") },
 	ErrHasSnapshots:  func(e *APIError) bool { return e.Status == http.StatusFailedDependency },
 	ErrPeerNotAlive:  func(e *APIError) bool { return e.hasMessage("peer is not alive") },
-	ErrNodeDown:      func(e *APIError) bool { return e.hasMessage("is probably down", "nodes are down") },
+	ErrNodeDown:      func(e *APIError) bool { return e.hasRefusal("is probably down", "nodes are down") },
 	ErrPeerHasBricks: func(e *APIError) bool {
 		return e.Status == http.StatusForbidden || e.hasMessage("peer has bricks")
 	},
 	ErrRemovingSelf:  func(e *APIError) bool { return e.hasMessage("removing self is disallowed") },
 	ErrTxnStepFailed: func(e *APIError) bool { return len(e.TxnStepFailures()) > 0 },
-	ErrTxnTimeout:    func(e *APIError) bool { return e.hasMessage("txn timeout") },
+	ErrBrickPrepareFailed: func(e *APIError) bool {
+		for _, it := range e.TxnStepFailures() {
+			if isBrickPrepareStep(it.Step()) {
+				return true
+			}
+		}
+		return false
+	},
+	ErrTxnTimeout: func(e *APIError) bool { return e.hasMessage("txn timeout") },
 
 	ErrVolumeNotStarted:     func(e *APIError) bool { return e.hasMessage("volume not started") },
 	ErrVolumeAlreadyStarted: func(e *APIError) bool { return e.hasMessage("volume already started") },
@@ -163,11 +200,28 @@ var classifiers = map[error]func(*APIError) bool{
 	},
 	ErrSelfHealDisabled: func(e *APIError) bool { return e.hasMessage("self heal option is disabled") },
 	ErrNoCapacity: func(e *APIError) bool {
-		return e.hasMessage("no space available", "no devices registered", "space not sufficient",
+		return e.hasRefusal("no space available", "no devices registered", "space not sufficient",
 			"no volume groups are available", "new brick could not be parsed", "insufficient free space")
 	},
 	ErrRebalanceNotStarted: func(e *APIError) bool { return e.hasMessage("rebalance not started") },
-	ErrInvalidOption:       func(e *APIError) bool { return e.hasMessage("invalid global option", "invalid option") },
+	ErrInvalidOption: func(e *APIError) bool {
+		for _, it := range e.TxnStepFailures() {
+			if it.Step() == StepVolOptionValidate || containsFold(it.StepError(), optionErrorTexts...) {
+				return true
+			}
+		}
+		return e.hasRefusal(optionErrorTexts...)
+	},
+}
+
+// optionErrorTexts are GD2's option validation messages (lower case), as
+// volume create sends them and option set wraps them ("validation failed
+// for volume option: <text>"): an unknown key, a missing advanced,
+// experimental or deprecated flag ("... To set it pass the <level> flag"),
+// a bad value. Cluster options say "Invalid global option".
+var optionErrorTexts = []string{
+	"validation failed for volume option", "option not found", "to set it pass the",
+	"failed to validate value(", "invalid global option", "invalid option",
 }
 
 // Is lets errors.Is match an *APIError against the sentinels above.
@@ -179,20 +233,61 @@ func (e *APIError) Is(target error) bool {
 // hasMessage reports whether any error message (or the raw body, or a code-2
 // item's step error) contains one of the needles, ignoring case.
 func (e *APIError) hasMessage(needles ...string) bool {
-	texts := make([]string, 0, len(e.Errors)*2+1)
 	for _, it := range e.Errors {
-		texts = append(texts, it.Message, it.StepError())
+		if containsFold(it.Message, needles...) || containsFold(it.StepError(), needles...) {
+			return true
+		}
 	}
-	texts = append(texts, e.Body)
-	for _, t := range texts {
-		t = strings.ToLower(t)
-		for _, n := range needles {
-			if strings.Contains(t, n) {
-				return true
-			}
+	return containsFold(e.Body, needles...)
+}
+
+// hasRefusal is hasMessage without code-2 items: it matches GD2's refusals
+// before a transaction ran, never a step that ran on some node and may have
+// changed it.
+func (e *APIError) hasRefusal(needles ...string) bool {
+	for _, it := range e.Errors {
+		if it.Code != CodeTxnStepFailed && containsFold(it.Message, needles...) {
+			return true
+		}
+	}
+	return containsFold(e.Body, needles...)
+}
+
+// containsFold reports whether text contains one of the lower-case needles,
+// ignoring case.
+func containsFold(text string, needles ...string) bool {
+	text = strings.ToLower(text)
+	for _, n := range needles {
+		if strings.Contains(text, n) {
+			return true
 		}
 	}
 	return false
+}
+
+// downNodeRE is the v1 engine's liveness refusal, "node <id> is probably
+// down".
+var downNodeRE = regexp.MustCompile(`(?i)\bnode\s+(\S+)\s+is probably down`)
+
+// DownNode returns the peer id of the node whose liveness check failed,
+// from GD2's v1 refusal "node <id> is probably down" (replace-brick, expand,
+// volume options, heal trigger). ok is false when err is not such a refusal,
+// including the v2 engine's "probably some of the nodes are down", which
+// names no node; errors.Is(err, ErrNodeDown) tests the class.
+func DownNode(err error) (peerID string, ok bool) {
+	var e *APIError
+	if !errors.As(err, &e) {
+		return "", false
+	}
+	for _, it := range e.Errors {
+		if it.Code == CodeTxnStepFailed {
+			continue
+		}
+		if m := downNodeRE.FindStringSubmatch(it.Message); m != nil {
+			return m[1], true
+		}
+	}
+	return "", false
 }
 
 // IsTransient reports whether repeating the identical call later may

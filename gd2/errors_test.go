@@ -21,7 +21,13 @@ var allSentinels = map[string]error{
 	"ErrVolumeAlreadyStopped": ErrVolumeAlreadyStopped, "ErrVolumeNotStopped": ErrVolumeNotStopped,
 	"ErrUnsupportedVolumeType": ErrUnsupportedVolumeType, "ErrSelfHealDisabled": ErrSelfHealDisabled,
 	"ErrNoCapacity": ErrNoCapacity, "ErrRebalanceNotStarted": ErrRebalanceNotStarted,
-	"ErrInvalidOption": ErrInvalidOption,
+	"ErrInvalidOption": ErrInvalidOption, "ErrBrickPrepareFailed": ErrBrickPrepareFailed,
+}
+
+// txnEnvelope is GD2's code-2 answer for one failing peer, fields in the
+// order Go's encoder writes a map.
+func txnEnvelope(peer, step, stepErr string) string {
+	return fmt.Sprintf(`{"errors":[{"code":2,"message":"a txn step failed","fields":{"error":%q,"peer-id":%q,"step":%q}}]}`+"\n", stepErr, peer, step)
 }
 
 func envelope(msg string) string {
@@ -66,7 +72,56 @@ func TestErrorClassificationCoversEveryAnswerInTheSheet(t *testing.T) {
 		{name: "an in-place expand without room has no capacity", status: 400, body: envelope("Space not sufficient on device"), want: []string{"ErrBadRequest", "ErrNoCapacity"}},
 		{
 			name: "a failed v1 transaction step carries peer and step", status: 500,
-			body: `{"errors":[{"code":2,"message":"a txn step failed","fields":{"peer-id":"p1","step":"vol-expand.InitBricks","error":"invalid number of bricks"}}]}`,
+			body: `{"errors":[{"code":2,"message":"a txn step failed","fields":{"peer-id":"p1","step":"vol-expand.ValidateAndPrepare","error":"invalid number of bricks"}}]}`,
+			want: []string{"ErrTxnStepFailed"},
+		},
+		{
+			name: "an unknown volume option fails the validate step with code 2 and is an invalid option", status: 500,
+			body: txnEnvelope("5d8f2c1e-0000-4000-8000-000000000001", "vol-option.Validate", "validation failed for volume option: option not found: no.such-option"),
+			want: []string{"ErrTxnStepFailed", "ErrInvalidOption"},
+		},
+		{
+			name: "an advanced volume option without its flag fails the validate step with code 2 and is an invalid option", status: 500,
+			body: txnEnvelope("5d8f2c1e-0000-4000-8000-000000000001", "vol-option.Validate", "validation failed for volume option: option cluster/replicate.self-heal-daemon is an advanced option. To set it pass the advanced flag"),
+			want: []string{"ErrTxnStepFailed", "ErrInvalidOption"},
+		},
+		{
+			name: "a bad option value fails the xlator validation with code 2 and is an invalid option", status: 500,
+			body: txnEnvelope("5d8f2c1e-0000-4000-8000-000000000001", "vol-option.Validate", "validation failed for volume option:: invalid value"),
+			want: []string{"ErrTxnStepFailed", "ErrInvalidOption"},
+		},
+		{name: "an unknown option on volume create is a 400 invalid option", status: 400, body: envelope("option not found: no.such-option"), want: []string{"ErrBadRequest", "ErrInvalidOption"}},
+		{name: "an advanced option on volume create without its flag is a 400 invalid option", status: 400, body: envelope("option cluster/replicate.self-heal-daemon is an advanced option. To set it pass the advanced flag"), want: []string{"ErrBadRequest", "ErrInvalidOption"}},
+		{name: "a deprecated option on volume create without its flag is a 400 invalid option", status: 400, body: envelope("Option debug/io-stats.count-fop-hits will be deprecated in future releases. To set it pass the deprecated flag"), want: []string{"ErrBadRequest", "ErrInvalidOption"}},
+		{name: "a bad option value on volume create is a 400 invalid option", status: 400, body: envelope("Failed to validate value(cluster/replicate.self-heal-daemon) for key(maybe): valid values are on, off"), want: []string{"ErrBadRequest", "ErrInvalidOption"}},
+		{
+			name: "a replace-brick served off the source node fails preparing the 0-byte brick, not for capacity", status: 500,
+			body: txnEnvelope("5d8f2c1e-0000-4000-8000-000000000003", "brick-replace.PrepareBricks", "size 0 of data subvolume is too small"),
+			want: []string{"ErrTxnStepFailed", "ErrBrickPrepareFailed"},
+		},
+		{
+			name: "lvcreate short of extents in the prepare step is a prepare failure, not a capacity refusal", status: 500,
+			body: txnEnvelope("5d8f2c1e-0000-4000-8000-000000000003", "brick-replace.PrepareBricks", `Volume group "gluster-dev-sdb" has insufficient free space (10 extents): 128 required.`),
+			want: []string{"ErrTxnStepFailed", "ErrBrickPrepareFailed"},
+		},
+		{
+			name: "an LV name clash in the prepare step is a prepare failure, not an existing object", status: 500,
+			body: txnEnvelope("5d8f2c1e-0000-4000-8000-000000000003", "brick-replace.PrepareBricks", `Logical Volume "brick_vol1_s0_b1" already exists in volume group "gluster-dev-sdb"`),
+			want: []string{"ErrTxnStepFailed", "ErrBrickPrepareFailed"},
+		},
+		{
+			name: "an expand whose new brick fails to initialise is a prepare failure", status: 500,
+			body: txnEnvelope("5d8f2c1e-0000-4000-8000-000000000002", "vol-expand.InitBricks", "brick path is already in use"),
+			want: []string{"ErrTxnStepFailed", "ErrBrickPrepareFailed"},
+		},
+		{
+			name: "a brick that fails to start after replace-brick is only a step failure", status: 500,
+			body: txnEnvelope("5d8f2c1e-0000-4000-8000-000000000003", "vol-start.StartBricks", "brick process exited"),
+			want: []string{"ErrTxnStepFailed"},
+		},
+		{
+			name: "a step error naming a down node is a step failure, not the liveness refusal", status: 500,
+			body: txnEnvelope("5d8f2c1e-0000-4000-8000-000000000003", "vol-expand.NotifyClients", "node 5d8f2c1e-0000-4000-8000-000000000002 is probably down"),
 			want: []string{"ErrTxnStepFailed"},
 		},
 		{name: "heal on a distribute volume is unsupported", status: 400, body: envelope("invalid operation for this volume type"), want: []string{"ErrBadRequest", "ErrUnsupportedVolumeType"}},

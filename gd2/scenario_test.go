@@ -80,7 +80,7 @@ func TestScenarioPeerOutageHealThenReplaceAndRemoveThePeer(t *testing.T) {
 	e.waitHealed("pv1")
 	e.noViolations("create and start")
 
-	victim := e.peers[2] // zone-3; not the serving peer
+	victim := e.peers[2] // zone-3
 	e.must(e.sim.SetPeerAlive(victim.ID, false), "take peer down")
 	e.clock.Step(5 * time.Second) // client writes at WriteRate while degraded
 	e.must(e.sim.Write("pv1", 20), "write")
@@ -116,7 +116,9 @@ func TestScenarioPeerOutageHealThenReplaceAndRemoveThePeer(t *testing.T) {
 	if !ok {
 		t.Fatal("victim holds no brick")
 	}
-	after, err := e.c.ReplaceBrick(bg, "pv1", gd2.ReplaceBrickRequest{SrcPeerID: victim.ID, SrcBrickPath: src.Path, LimitPeers: []string{p4.ID}})
+	// Served by the victim's own GD2: GD2 sizes the new brick from the
+	// source path on the serving node.
+	after, err := e.nodeClient(victim.Name).ReplaceBrick(bg, "pv1", gd2.ReplaceBrickRequest{SrcPeerID: victim.ID, SrcBrickPath: src.Path, LimitPeers: []string{p4.ID}})
 	e.must(err, "replace brick")
 	if _, still := brickOn(after, victim.ID); still {
 		t.Fatal("ReplaceBrick returned a volume that still has the old brick")
@@ -132,7 +134,7 @@ func TestScenarioPeerOutageHealThenReplaceAndRemoveThePeer(t *testing.T) {
 	e.noViolations("replace brick")
 	e.waitHealed("pv1")
 
-	if err := e.c.DeletePeer(bg, victim.ID); err != nil {
+	if err := e.nodeClient(e.peers[0].Name).DeletePeer(bg, victim.ID); err != nil {
 		t.Fatalf("delete drained peer: %v", err)
 	}
 	if _, err := e.c.GetPeer(bg, victim.ID); !errors.Is(err, gd2.ErrNotFound) {
@@ -142,9 +144,10 @@ func TestScenarioPeerOutageHealThenReplaceAndRemoveThePeer(t *testing.T) {
 }
 
 // TestScenarioReplacingTheLastOnlineHealedCopyIsDetected replaces a brick
-// whose replica set has no other good copy online: one sibling is back but
-// unhealed (self-heal off), the other healed sibling is down. GD2 accepts
-// the request; the simulator's checker must flag it.
+// whose replica set has no other good copy: both siblings missed writes
+// during outages and are back but unhealed (self-heal off). Every node is
+// up, so GD2's liveness gate lets the request through; the simulator's
+// checker must flag it.
 func TestScenarioReplacingTheLastOnlineHealedCopyIsDetected(t *testing.T) {
 	e := newEnv(t)
 	e.addDevices()
@@ -160,6 +163,8 @@ func TestScenarioReplacingTheLastOnlineHealedCopyIsDetected(t *testing.T) {
 	e.must(e.sim.Write("pv1", 30), "write while b is down")
 	e.must(e.sim.SetPeerAlive(b.ID, true), "b back, unhealed")
 	e.must(e.sim.SetPeerAlive(c.ID, false), "c down")
+	e.must(e.sim.Write("pv1", 30), "write while c is down")
+	e.must(e.sim.SetPeerAlive(c.ID, true), "c back, unhealed")
 	e.noViolations("setup")
 
 	hi, err := e.c.HealInfo(bg, "pv1", gd2.HealInfoSummary)
@@ -171,7 +176,7 @@ func TestScenarioReplacingTheLastOnlineHealedCopyIsDetected(t *testing.T) {
 	vol, err := e.c.GetVolume(bg, "pv1")
 	e.must(err, "get volume")
 	src, _ := brickOn(vol, a.ID)
-	if _, err := e.c.ReplaceBrick(bg, "pv1", gd2.ReplaceBrickRequest{SrcPeerID: a.ID, SrcBrickPath: src.Path, LimitPeers: []string{p4.ID}}); err != nil {
+	if _, err := e.nodeClient(a.Name).ReplaceBrick(bg, "pv1", gd2.ReplaceBrickRequest{SrcPeerID: a.ID, SrcBrickPath: src.Path, LimitPeers: []string{p4.ID}}); err != nil {
 		t.Fatalf("GD2 does not guard replace-brick, the call should succeed: %v", err)
 	}
 	vs := e.sim.Violations()

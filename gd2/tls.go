@@ -1,15 +1,19 @@
 package gd2
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
+	"time"
 )
 
-// newTransport builds the HTTP transport for the TLS options. A CA bundle
+// newTransport builds the HTTP transport for the TLS options and
+// DialAddress. A CA bundle
 // replaces the system roots, as GD2's own client does; certificate checks
 // are skipped only when InsecureSkipVerify is set explicitly.
 func newTransport(opts Options) (*http.Transport, error) {
@@ -31,5 +35,15 @@ func newTransport(opts Options) (*http.Transport, error) {
 	}
 	cfg.InsecureSkipVerify = opts.InsecureSkipVerify
 	tr.TLSClientConfig = cfg
+	if opts.DialAddress != "" {
+		// The transport still derives the Host header and the TLS server
+		// name from the request URL; only the TCP destination changes.
+		dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+		addr := opts.DialAddress
+		tr.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return dialer.DialContext(ctx, network, addr)
+		}
+		tr.Proxy = nil
+	}
 	return tr, nil
 }
