@@ -153,9 +153,7 @@ func (g *GD2Clients) ForNode(ctx context.Context, c *operatorv1alpha1.GlusterClu
 	if g.Metrics != nil {
 		opts.Observer = g.Metrics
 	}
-	if dial != "" {
-		opts.HTTPClient = dialThrough(dial)
-	}
+	opts.DialAddress = dial
 	cl, err := gd2.New(opts)
 	if err != nil {
 		return nil, fmt.Errorf("GD2 client for node %s at %s: %w", node.Name, endpoint, err)
@@ -165,18 +163,6 @@ func (g *GD2Clients) ForNode(ctx context.Context, c *operatorv1alpha1.GlusterClu
 	}
 	g.cache[id] = gd2Entry{endpoint: want, secretVersion: secretVersion, client: cl}
 	return cl, nil
-}
-
-// dialThrough is an HTTP client whose every connection goes to addr while
-// requests keep their own URL host (and so their Host header): the way to
-// reach one GD2 by name through a proxy that routes by host.
-func dialThrough(addr string) *http.Client {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	dialer := &net.Dialer{Timeout: failoverDialTimeout, KeepAlive: 30 * time.Second}
-	tr.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
-		return dialer.DialContext(ctx, network, addr)
-	}
-	return &http.Client{Transport: tr}
 }
 
 func defaultPort(scheme string) string {

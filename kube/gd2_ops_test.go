@@ -29,8 +29,8 @@ type fxGD2 struct {
 func (f *fxGD2) nodeClient(t *testing.T, host string) *gd2.Client {
 	t.Helper()
 	c, err := gd2.New(gd2.Options{Endpoint: "http://" + host + ".gc-nodes.storage.svc:24007", Secret: fxGD2Secret,
-		HTTPClient: dialThrough(strings.TrimPrefix(f.srv.URL, "http://")),
-		Retry:      &gd2.RetryPolicy{MaxAttempts: 1}, Timeout: 10 * time.Second})
+		DialAddress: strings.TrimPrefix(f.srv.URL, "http://"),
+		Retry:       &gd2.RetryPolicy{MaxAttempts: 1}, Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,10 @@ const (
 	// ReasonGD2StepFailed: a step of GD2's transaction failed on a node
 	// (code 2); for a replace-brick that node is not offered again.
 	ReasonGD2StepFailed = "GD2StepFailed"
+	// ReasonBrickPrepareFailed: GD2 failed preparing a new brick on a node
+	// (code 2 in a brick preparation step: a size-0 brick, an LV name
+	// clash); that node is not offered again for the move.
+	ReasonBrickPrepareFailed = "BrickPrepareFailed"
 	// ReasonNoPlacement: GD2 found no device for a new brick.
 	ReasonNoPlacement = "NoPlacement"
 	// ReasonGD2Unauthorized: GD2 rejected the request's token (wrong
@@ -63,6 +67,8 @@ func refusalReason(err error) string {
 		return ReasonRemovingSelf
 	case errors.Is(err, gd2.ErrUnauthorized):
 		return ReasonGD2Unauthorized
+	case errors.Is(err, gd2.ErrBrickPrepareFailed):
+		return ReasonBrickPrepareFailed
 	case errors.Is(err, gd2.ErrTxnStepFailed):
 		return ReasonGD2StepFailed
 	case errors.As(err, &api):
@@ -77,14 +83,10 @@ func refusalReason(err error) string {
 // failed: for a replace-brick, the node GD2 chose for the new brick and
 // began preparing it on.
 func preparedOn(err error) []string {
-	var api *gd2.APIError
-	if !errors.As(err, &api) {
-		return nil
-	}
 	var out []string
-	for _, it := range api.TxnStepFailures() {
-		if id := it.PeerID(); id != "" && strings.HasPrefix(it.Step(), "brick-replace.") && !slices.Contains(out, id) {
-			out = append(out, id)
+	for _, st := range gd2.TxnSteps(err) {
+		if st.PeerID != "" && strings.HasPrefix(st.Step, "brick-replace.") && !slices.Contains(out, st.PeerID) {
+			out = append(out, st.PeerID)
 		}
 	}
 	return out

@@ -21,7 +21,8 @@ func TestRefusalReasonNamesWhatGD2Refused(t *testing.T) {
 		want string
 	}{
 		{"a node of the transaction down", api(500, nodeDown), ReasonGD2NodeDown},
-		{"a failed transaction step", api(500, step), ReasonGD2StepFailed},
+		{"a failed brick preparation", api(500, step), ReasonBrickPrepareFailed},
+		{"another failed transaction step", api(500, gd2.ErrorItem{Code: 2, Message: "a txn step failed", Fields: map[string]string{"peer-id": "p", "step": "vol-start.StartBricks", "error": "x"}}), ReasonGD2StepFailed},
 		{"nowhere to place a brick", fmt.Errorf("x: %w", ErrNoPlacement), ReasonNoPlacement},
 		{"the lock is held", api(409, gd2.ErrorItem{Code: 1, Message: "could not obtain lock: another conflicting transaction may be in progress"}), ReasonGD2Busy},
 		{"a peer that is not alive", api(500, gd2.ErrorItem{Code: 1, Message: "peer is not alive"}), ReasonPeerNotAlive},

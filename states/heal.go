@@ -105,4 +105,7 @@ type HealSnapshot struct {
 	LastProgressAt time.Time
 	// StallTimeout: how long Healing may go without progress.
 	StallTimeout time.Duration
+	// SelfHealOff: the volume's self-heal daemon option is off (GD2's
+	// default for replicate volumes), so GD2 refuses a heal trigger.
+	SelfHealOff bool
 }

@@ -55,6 +55,12 @@ func DecideHeal(s HealSnapshot) Decision {
 		if s.BricksUnreachable > 0 {
 			return wait(ReasonBrickDown, pending+" Waiting for every brick before healing.", pollShort)
 		}
+		if s.SelfHealOff {
+			// GD2 answers a trigger with 400 "self heal option is disabled";
+			// asking again changes nothing, so say what would.
+			return warn(ReasonSelfHealDisabled, pending+" The volume's self-heal daemon is off (cluster/replicate.self-heal-daemon, "+
+				"off by default on replicate volumes), so GD2 refuses to start a heal; entries heal only as clients access them. Turn it on to let anthill heal the volume.", pollLong)
+		}
 		return fire(HealStartHeal, ReasonHealTriggered, pending+" Triggering heal.")
 	}
 

@@ -39,6 +39,7 @@ func TestDecideHeal(t *testing.T) {
 		{name: "a healthy volume that is stopped becomes unknown", state: HealHealthy, mutate: func(s *HealSnapshot) { s.Started = false }, wantEvent: HealLostContact, wantReason: ReasonVolumeNotStarted},
 
 		{name: "a pending volume with every brick reachable starts healing", state: HealHealPending, mutate: func(s *HealSnapshot) { s.PendingEntries = 9 }, wantEvent: HealStartHeal},
+		{name: "a pending volume whose self-heal daemon is off waits, saying so, instead of asking GD2 again", state: HealHealPending, mutate: func(s *HealSnapshot) { s.PendingEntries = 9; s.SelfHealOff = true }, wantReason: ReasonSelfHealDisabled},
 		{name: "a pending volume with a brick down waits for it", state: HealHealPending, mutate: func(s *HealSnapshot) { s.PendingEntries = 9; s.BricksUnreachable = 1 }, wantReason: ReasonBrickDown},
 		{name: "a pending volume that healed by itself is healthy", state: HealHealPending, wantEvent: HealHealed},
 		{name: "a pending volume in split-brain is reported", state: HealHealPending, mutate: func(s *HealSnapshot) { s.SplitBrainEntries = 1 }, wantEvent: HealSplitBrainFound},

@@ -65,6 +65,7 @@ const (
 	ReasonEntriesPending    = "EntriesPending"
 	ReasonBrickDown         = "BrickDown"
 	ReasonHealTriggered     = "HealTriggered"
+	ReasonSelfHealDisabled  = "SelfHealDisabled"
 	ReasonHealProgressing   = "HealProgressing"
 	ReasonHealStalled       = "HealStalled"
 	ReasonHealthy           = "Healthy"
