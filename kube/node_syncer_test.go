@@ -3,7 +3,9 @@ package kube
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -538,5 +540,34 @@ func TestNodeSyncerPersistsRestartingBeforeStoppingThePod(t *testing.T) {
 	}
 	if n := podDeletes(); n != 1 {
 		t.Fatalf("a repeated rollWorkload deleted the pod again (%d deletes)", n)
+	}
+}
+
+func TestNodeSyncerRecordsThePeerAFailedBrickPreparationRanOn(t *testing.T) {
+	f := newNodeFixture(t)
+	node := f.node()
+	node.Status.State = string(states.NodeDraining)
+	prepare := &gd2.APIError{Status: 500, Errors: []gd2.ErrorItem{{Code: gd2.CodeTxnStepFailed, Message: "a txn step failed",
+		Fields: map[string]string{"peer-id": "target-peer", "step": gd2.StepReplaceBrickPrepareBricks, "error": "size 0 of data subvolume is too small"}}}}
+	d := states.Decision{Step: states.NodeMoveBrick, Reason: states.ReasonMovingBrick}
+	for range 2 {
+		if _, err := f.syncer.actionFailed(context.Background(), node, d, fmt.Errorf("replace brick: %w", prepare)); err == nil {
+			t.Fatal("a failed action must fail the sync")
+		}
+	}
+	got := f.node()
+	if len(got.Status.RefusedPeers) != 1 || got.Status.RefusedPeers[0] != "target-peer" {
+		t.Fatalf("refusedPeers = %v, want the peer the preparation ran on, once", got.Status.RefusedPeers)
+	}
+	if r := conditionReason(got.Status.Conditions); r != ReasonBrickPrepareFailed {
+		t.Errorf("condition reason %q, want %s", r, ReasonBrickPrepareFailed)
+	}
+	select {
+	case e := <-f.events.Events:
+		if !strings.Contains(e, "Warning "+ReasonBrickPrepareFailed) {
+			t.Errorf("event %q, want a %s Warning", e, ReasonBrickPrepareFailed)
+		}
+	default:
+		t.Error("no Warning Event for the refused move")
 	}
 }

@@ -253,3 +253,20 @@ func TestDecideNodeIsPure(t *testing.T) {
 		}
 	}
 }
+
+// The waits an admin must act on are Warnings (one Event per change); the
+// ordinary ones are not.
+func TestDecideNodeMarksAlertWorthyWaitsAsWarnings(t *testing.T) {
+	failed := healthyNode(NodeFailed)
+	failed.PeerAlive = false
+	down := healthyNode(NodeDraining)
+	down.DrainBlockedReason, down.DrainBlock = "node storage/b is down", DrainBlockNodeDown
+	for _, s := range []NodeSnapshot{failed, down} {
+		if d := DecideNode(s); !d.Warning || !d.Waiting() {
+			t.Errorf("%s (%s): Warning %t, want a warning wait", s.State, d.Reason, d.Warning)
+		}
+	}
+	if d := DecideNode(healthyNode(NodeOnline)); d.Warning {
+		t.Errorf("a steady Online node's wait (%s) is a Warning", d.Reason)
+	}
+}
