@@ -31,18 +31,6 @@ func (h *harness) peerOfHost(name string) string {
 	return id
 }
 
-// hostOfPeer returns the simulated host of a member id.
-func (h *harness) hostOfPeer(id string) string {
-	h.t.Helper()
-	for _, hi := range h.sim.Hosts() {
-		if hi.PeerID == id {
-			return hi.Name
-		}
-	}
-	h.t.Fatalf("no host has peer %s", id)
-	return ""
-}
-
 func (h *harness) down(name string) {
 	h.t.Helper()
 	if err := h.sim.SetHostAlive(name, false); err != nil {
