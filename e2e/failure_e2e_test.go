@@ -227,7 +227,11 @@ func pastDeadlineWaitsForTheSamePeer(t *testing.T, ns, name string) {
 	if n.Status.State != "Failed" || events(n)["drain"] != 0 {
 		t.Fatalf("the failed node is %s (transitions %v); it must stay Failed", n.Status.State, events(n))
 	}
-	if got := nodeNames(waitNodes(t, ns, name, 3, time.Minute)); got != before {
+	during, _, err := nodeStates(context.Background(), ns, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := nodeNames(during); got != before {
 		t.Errorf("nodes %s while one is Failed, want the same %s: a replacement cannot take a dead peer's bricks", got, before)
 	}
 	if got := bricksByPeer(t, g, "data")[peer]; got != 1 {
