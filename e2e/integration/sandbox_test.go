@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -188,15 +189,27 @@ func TestSandbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	peer := ln.Status.PeerID
-	if held := bricksOn(ctx, t, g, peer); held == 0 {
-		t.Fatalf("the walkthrough decommissions %s, which holds no brick", leaving)
+	if held, err := bricksOn(ctx, g, peer); err != nil || held == 0 {
+		t.Fatalf("the walkthrough decommissions %s, which holds %d brick(s) (%v)", leaving, held, err)
 	}
 	if r := cli.run(ctx, kcEnv, "node", "decommission", leaving, "-n", "gluster"); r.err != nil {
 		t.Fatalf("node decommission: %s", r)
 	}
+	// progress is the last state seen, kept when the final poll is cut
+	// short by the deadline, so that a stuck drain says why.
+	var progress error
 	waitFor("the decommissioned node's bricks to move and heal", 4*time.Minute, func(ctx context.Context) (bool, error) {
-		if held := bricksOn(ctx, t, g, peer); held > 0 {
-			return false, fmt.Errorf("%s still holds %d brick(s)", leaving, held)
+		held, err := bricksOn(ctx, g, peer)
+		if err != nil {
+			return false, cmp.Or(progress, err)
+		}
+		if held > 0 {
+			n, err := ac.OperatorV1alpha1().GlusterNodes("gluster").Get(ctx, leaving, metav1.GetOptions{})
+			if err != nil {
+				return false, cmp.Or(progress, err)
+			}
+			progress = fmt.Errorf("%s (%s: %s) still holds %d brick(s)", leaving, n.Status.State, n.Status.Message, held)
+			return false, progress
 		}
 		for name, sets := range wantSets {
 			v, err := g.GetVolume(ctx, name)
@@ -305,13 +318,12 @@ func sandboxGD2(ctx context.Context, t *testing.T, ac versioned.Interface, kc ku
 }
 
 // bricksOn counts the bricks of the sample volumes on the peer.
-func bricksOn(ctx context.Context, t *testing.T, g *gd2.Client, peer string) int {
-	t.Helper()
+func bricksOn(ctx context.Context, g *gd2.Client, peer string) (int, error) {
 	n := 0
 	for _, name := range []string{"data-r3", "data-2x3"} {
 		v, err := g.GetVolume(ctx, name)
 		if err != nil {
-			t.Fatalf("volume %s: %v", name, err)
+			return 0, fmt.Errorf("volume %s: %w", name, err)
 		}
 		for _, b := range v.Bricks() {
 			if b.PeerID == peer {
@@ -319,7 +331,7 @@ func bricksOn(ctx context.Context, t *testing.T, g *gd2.Client, peer string) int
 			}
 		}
 	}
-	return n
+	return n, nil
 }
 
 // grepLines returns the lines of s containing any of subs.
