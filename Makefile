@@ -49,7 +49,7 @@ test: controlplane
 test-unit:
 	$(GO) test -race $$($(GO) list ./... | grep -v /e2e)
 
-## sandbox: the main job — a real control plane, the GD2 simulator, the operator and a sample cluster
+## sandbox: the main job — a real control plane, the GD2 simulator, the operator and a sample cluster with two volumes under write load
 sandbox: controlplane build
 	bin/anthill sandbox up
 

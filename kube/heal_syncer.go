@@ -233,6 +233,10 @@ func (s *HealSyncer) Sync(ctx context.Context, key Key) (Result, error) {
 		}
 	}
 
+	if gd2Err == nil {
+		s.mirror(ctx, key, ops, readings, c.Status.Volumes)
+	}
+
 	if len(other) > 0 {
 		s.log(key).Info("heal decisions refused", zap.Error(errors.Join(other...)))
 	}
@@ -357,6 +361,45 @@ func (s *HealSyncer) volume(ctx context.Context, c *operatorv1alpha1.GlusterClus
 		From: tr.From[0], To: tr.To, Event: tr.Event, Reason: d.Reason, Message: d.Message, Time: now,
 	}
 	return entry, cm, d, nil
+}
+
+// mirror writes each volume's heal state, as now persisted in
+// status.volumes, into the volume's GD2 metadata (MetaHealState,
+// MetaHealSince) where the volume read this sync does not already carry
+// it. It runs after the status write, so GD2 never shows a state that
+// status does not hold; only volumes in status.volumes (the cluster's own,
+// seen in GD2 this sync) are written. A failure is logged and repaired by
+// the next sync, which compares again; it never fails the sync.
+func (s *HealSyncer) mirror(ctx context.Context, key Key, ops transitions.GD2Ops, readings []healReading, entries []operatorv1alpha1.VolumeStatus) {
+	seen := make(map[string]gd2.Volume, len(readings))
+	for _, r := range readings {
+		seen[r.vol.Name] = r.vol
+	}
+	var errs []error
+	for _, e := range entries {
+		v, ok := seen[e.Name]
+		if !ok || !healDef.HasState(fsm.State(e.State)) {
+			continue
+		}
+		var since time.Time
+		if e.LastTransitionTime != nil {
+			since = e.LastTransitionTime.Time
+		}
+		md := transitions.HealMetadata(fsm.State(e.State), since)
+		if transitions.HealMetadataCurrent(v.Metadata, md) {
+			continue
+		}
+		if !transitions.MetadataFits(v.Metadata, md) {
+			errs = append(errs, fmt.Errorf("volume %s: its metadata leaves no room for %v within GD2's %d bytes", e.Name, md, transitions.MetadataLimit))
+			continue
+		}
+		if err := transitions.MirrorHealState(ctx, ops, e.Name, md); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		s.log(key).Info("mirroring heal state into GD2 failed; retrying next sync", zap.Error(errors.Join(errs...)))
+	}
 }
 
 func progressKey(c *operatorv1alpha1.GlusterCluster, volume string) string {

@@ -3,7 +3,10 @@ package kube
 import (
 	"context"
 	"errors"
+	"net/http"
 	"net/http/httptest"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,6 +45,8 @@ type healFixture struct {
 	clock    *clocktesting.FakeClock
 	events   *record.FakeRecorder
 	syncer   *HealSyncer
+	// volumeEdits counts the volume edit requests GD2 received.
+	volumeEdits atomic.Int32
 }
 
 func newHealFixture(t *testing.T) *healFixture {
@@ -51,7 +56,14 @@ func newHealFixture(t *testing.T) *healFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(s.Handler())
+	f := &healFixture{}
+	h := s.Handler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/v1/volumes/") && strings.HasSuffix(r.URL.Path, "/edit") {
+			f.volumeEdits.Add(1)
+		}
+		h.ServeHTTP(w, r)
+	}))
 	t.Cleanup(func() { srv.Close(); _ = s.Close() })
 	g, err := gd2.New(gd2.Options{Endpoint: srv.URL, Secret: fixtureSecret, Retry: &gd2.RetryPolicy{MaxAttempts: 1}})
 	if err != nil {
@@ -66,10 +78,8 @@ func newHealFixture(t *testing.T) *healFixture {
 		Status: operatorv1alpha1.GlusterClusterStatus{Phase: operatorv1alpha1.ClusterPhase(states.ClusterReady)},
 	}
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "auth"}, Data: map[string][]byte{"secret": []byte(fixtureSecret)}}
-	f := &healFixture{
-		t: t, kube: kubefake.NewClientset(secret), anthill: anthillfake.NewSimpleClientset(cluster),
-		clusters: newIndexer(), sim: s, gd2: g, clock: clk, events: record.NewFakeRecorder(100),
-	}
+	f.t, f.kube, f.anthill = t, kubefake.NewClientset(secret), anthillfake.NewSimpleClientset(cluster)
+	f.clusters, f.sim, f.gd2, f.clock, f.events = newIndexer(), s, g, clk, record.NewFakeRecorder(100)
 	if err := f.clusters.Add(cluster); err != nil {
 		t.Fatal(err)
 	}

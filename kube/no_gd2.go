@@ -35,3 +35,6 @@ func (noGD2) ReplaceBrick(context.Context, string, string, string, transitions.M
 func (noGD2) RestorePeerZone(context.Context, string) error { return errNoGD2 }
 func (noGD2) DeletePeer(context.Context, string) error      { return errNoGD2 }
 func (noGD2) TriggerHeal(context.Context, string) error     { return errNoGD2 }
+func (noGD2) SetVolumeMetadata(context.Context, string, map[string]string) error {
+	return errNoGD2
+}

@@ -46,21 +46,26 @@ var upgradeDef = states.UpgradeDefinition()
 // own machine stops, restarts and heals it, re-reading GD2 live before it
 // stops anything.
 type UpgradeSyncer struct {
-	fence writeFence
+	fence    writeFence
+	upMirror upgradeMirror
 
 	Clusters listers.GlusterClusterLister
 	Nodes    listers.GlusterNodeLister
 	CSI      csiReader
 	Anthill  versioned.Interface
 	Kube     transitions.KubeOps
-	Log      *TransitionLog
-	Clock    clock.Clock
+	// GD2 mirrors the machine's state onto the cluster's peers
+	// (transitions.MetaUpgrade); nil mirrors nothing.
+	GD2   *GD2Clients
+	Log   *TransitionLog
+	Clock clock.Clock
 }
 
 // Sync runs one decision of the upgrade machine of the cluster named by key.
 func (s *UpgradeSyncer) Sync(ctx context.Context, key Key) (Result, error) {
 	cached, err := s.Clusters.GlusterClusters(key.Namespace).Get(key.Name)
 	if apierrors.IsNotFound(err) {
+		s.forgetMirror(key)
 		return Result{}, nil
 	}
 	if err != nil {
@@ -104,7 +109,9 @@ func (s *UpgradeSyncer) Sync(ctx context.Context, key Key) (Result, error) {
 		return s.commit(ctx, c, tr, d, snap)
 	case did == appliedStep:
 		// selectNextNode wrote status itself; re-read it through the
-		// informer before writing anything else.
+		// informer before writing anything else. The state is unchanged,
+		// so the mirror can still be repaired from c.
+		s.mirror(ctx, c)
 		return Result{RequeueAfter: d.RequeueAfter}, nil
 	}
 	return s.wait(ctx, c, state, d)
@@ -277,6 +284,7 @@ func (s *UpgradeSyncer) commit(ctx context.Context, c *operatorv1alpha1.GlusterC
 		return Result{}, fmt.Errorf("persist upgrade transition %s -> %s: %w", cm.From, cm.To, err)
 	}
 	s.Log.Announce(updated, cm)
+	s.mirror(ctx, updated)
 	// The informer delivers this write as an update; that sync continues.
 	return Result{}, nil
 }
@@ -298,6 +306,8 @@ func (s *UpgradeSyncer) wait(ctx context.Context, c *operatorv1alpha1.GlusterClu
 			return Result{}, err
 		}
 	}
+	// Repairs a mirror write an earlier transition could not make.
+	s.mirror(ctx, c)
 	return Result{RequeueAfter: d.RequeueAfter}, nil
 }
 

@@ -146,7 +146,7 @@ func Wire(cfg WireConfig) (*Machines, error) {
 	})
 	d.Register(states.UpgradeMachine, &UpgradeSyncer{
 		Clusters: clusters.Lister(), Nodes: nodes.Lister(), CSI: csiReader{DaemonSets: daemonSets.Lister(), Pods: pods.Lister(), Pinned: kops.pinnedNodes},
-		Anthill: cfg.Anthill, Kube: kops, Log: tlog, Clock: cfg.Clock,
+		Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock,
 	})
 	d.Register(states.HealMachine, &HealSyncer{
 		Clusters: clusters.Lister(), Anthill: cfg.Anthill, GD2: gd2c, Log: tlog, Clock: cfg.Clock,

@@ -11,20 +11,21 @@ import (
 // ones where idempotency matters: it refuses what GD2 refuses, and it lets
 // tests fail any method on demand.
 type world struct {
-	workloads map[string]string            // node key → version running
-	peers     map[string]map[string]string // peer id → metadata
-	devices   map[string]map[string]bool   // peer id → device → enabled
-	bricks    map[string]string            // "volume:path" → peer id
-	heals     map[string]int               // volume → heals triggered
-	infra     map[string]bool              // cluster key → infra exists
-	nodes     map[string]int               // cluster key → node count
-	selected  map[string]string            // cluster key → node selected
-	csi       map[string]string            // cluster key → CSI version
-	lostPods  map[string]string            // node key → UID of its pod stuck on a lost node
-	drivers   map[string]bool              // cluster key → CSI drivers exist
-	nextID    int
-	fail      map[string]error // method → error to return
-	calls     []string
+	workloads  map[string]string            // node key → version running
+	peers      map[string]map[string]string // peer id → metadata
+	devices    map[string]map[string]bool   // peer id → device → enabled
+	bricks     map[string]string            // "volume:path" → peer id
+	heals      map[string]int               // volume → heals triggered
+	volumeMeta map[string]map[string]string // volume → metadata
+	infra      map[string]bool              // cluster key → infra exists
+	nodes      map[string]int               // cluster key → node count
+	selected   map[string]string            // cluster key → node selected
+	csi        map[string]string            // cluster key → CSI version
+	lostPods   map[string]string            // node key → UID of its pod stuck on a lost node
+	drivers    map[string]bool              // cluster key → CSI drivers exist
+	nextID     int
+	fail       map[string]error // method → error to return
+	calls      []string
 }
 
 func newWorld() *world {
@@ -190,6 +191,22 @@ func (w *world) TriggerHeal(_ context.Context, volume string) error {
 		return err
 	}
 	w.heals[volume] = 1
+	return nil
+}
+
+func (w *world) SetVolumeMetadata(_ context.Context, volume string, md map[string]string) error {
+	if err := w.call("SetVolumeMetadata"); err != nil {
+		return err
+	}
+	if w.volumeMeta == nil {
+		w.volumeMeta = map[string]map[string]string{}
+	}
+	if w.volumeMeta[volume] == nil {
+		w.volumeMeta[volume] = map[string]string{}
+	}
+	for k, v := range md {
+		w.volumeMeta[volume][k] = v
+	}
 	return nil
 }
 

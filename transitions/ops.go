@@ -67,6 +67,9 @@ type HealGD2 interface {
 	// TriggerHeal starts an index heal of the volume. Triggering a heal that
 	// is already running is success.
 	TriggerHeal(ctx context.Context, volume string) error
+	// SetVolumeMetadata merges md into the volume's metadata (GD2 volume
+	// edit). Writing values the volume already has changes nothing.
+	SetVolumeMetadata(ctx context.Context, volume string, md map[string]string) error
 }
 
 // ClusterKube is what cluster actions need from Kubernetes.

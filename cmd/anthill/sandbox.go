@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gluster/anthill/e2e/framework"
+	"github.com/gluster/anthill/gd2"
 	"github.com/gluster/anthill/kube/client/clientset/versioned"
 )
 
@@ -34,7 +36,7 @@ func runSandbox(ctx context.Context, args []string) error {
 	dir := fs.String("dir", ".sandbox", "directory for the sandbox's state, logs and kubeconfig")
 	zones := fs.Int("zones", 3, "failure zones (one node template per zone in the sample cluster)")
 	perZone := fs.Int("nodes-per-zone", 2, "fake Kubernetes nodes per zone")
-	glusterPerZone := fs.Int("gluster-nodes", 1, "Gluster nodes per zone in the sample cluster")
+	glusterPerZone := fs.Int("gluster-nodes", 2, "Gluster nodes per zone in the sample cluster (two: a decommission moves bricks to the other node of the zone)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -89,7 +91,7 @@ func sandboxUp(ctx context.Context, dir string, zones, perZone int, glusterPerZo
 	if err := cp.CreateLocalStorage(startCtx, 4, "100Gi"); err != nil {
 		return err
 	}
-	sim, err := cp.StartGD2Sim(startCtx, framework.SimOptions{Seed: time.Now().UnixNano(), WriteRate: 2, HealRate: 20, StatePath: filepath.Join(dir, "gd2sim.json")})
+	sim, err := cp.StartGD2Sim(startCtx, framework.SimOptions{Seed: time.Now().UnixNano(), WriteRate: sandboxWriteRate, HealRate: sandboxHealRate, StatePath: filepath.Join(dir, "gd2sim.json")})
 	if err != nil {
 		return err
 	}
@@ -151,20 +153,24 @@ func sandboxUp(ctx context.Context, dir string, zones, perZone int, glusterPerZo
 	if err != nil && ctx.Err() == nil {
 		say("the sample cluster did not come up: %v (see the operator log)", err)
 	} else if err == nil {
-		fmt.Fprintf(os.Stderr, `
-sandbox: all %d Gluster nodes are Online. In another terminal:
-
-  export KUBECONFIG=%s
-  kubectl get glusterclusters,glusternodes -n %s
-  %s transitions -f -n %s
-  %s node maintenance NODE -n %s      # then: node resume NODE
-  %s node decommission NODE -n %s     # moves its bricks first, if it has any
-  kubectl -n %s patch glustercluster gluster --type merge -p '{"spec":{"gluster":{"version":"4.1.1"}}}'
-                                     # a rolling upgrade, one node at a time
-  %s status gluster -n %s
-  %s sandbox down --dir %s
-
-`, want, kubeconfig, sandboxNamespace, self, sandboxNamespace, self, sandboxNamespace, self, sandboxNamespace, sandboxNamespace, self, sandboxNamespace, self, dir)
+		w := walkthrough{
+			online: want, kubeconfig: kubeconfig, self: self, dir: dir,
+		}
+		if zones == 3 {
+			g, gerr := gd2.New(gd2.Options{Endpoint: sim.URL, Secret: sim.Secret})
+			if gerr == nil {
+				w.layout, gerr = sandboxData(ctx, g, ac, say)
+			}
+			if gerr != nil && ctx.Err() == nil {
+				say("the sample volumes could not be created: %v", gerr)
+			}
+			if gerr == nil {
+				go watchBricks(ctx, g, 2*time.Second, say)
+			}
+		} else {
+			say("no sample volumes: a replica-3 volume needs three zones (--zones 3)")
+		}
+		w.write(os.Stderr)
 	}
 	select {
 	case <-ctx.Done():
@@ -210,4 +216,78 @@ func copyFile(from, to string) error {
 		return err
 	}
 	return os.WriteFile(to, b, 0o600)
+}
+
+// sandboxData creates the sample volumes, turns on the simulator's write
+// load, waits until the heal machine reports both volumes and returns
+// where their bricks are.
+func sandboxData(ctx context.Context, g *gd2.Client, ac versioned.Interface, say func(string, ...any)) ([]brickPlace, error) {
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := createSandboxVolumes(cctx, g); err != nil {
+		return nil, err
+	}
+	layout, err := brickLayout(cctx, g)
+	if err != nil {
+		return nil, err
+	}
+	say("sample volumes %s and %s created and started; clients write %d entries/s to each replica set, self-heal drains %d/s per brick",
+		sandboxReplicaVolume, sandboxDistRepVolume, sandboxWriteRate, sandboxHealRate)
+	// The heal machine reads the volumes every 30 s; wait for it, so that
+	// the printed status command shows them.
+	err = framework.WaitFor(ctx, time.Minute, func(ctx context.Context) (bool, error) {
+		c, err := ac.OperatorV1alpha1().GlusterClusters(sandboxNamespace).Get(ctx, "gluster", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		seen := 0
+		for _, v := range c.Status.Volumes {
+			if (v.Name == sandboxReplicaVolume || v.Name == sandboxDistRepVolume) && v.State == "Healthy" {
+				seen++
+			}
+		}
+		return seen == 2, nil
+	})
+	if err != nil && ctx.Err() == nil {
+		say("the heal machine has not reported the sample volumes Healthy yet: %v", err)
+	}
+	return layout, nil
+}
+
+// walkthrough is what the sandbox prints once the sample cluster is up:
+// the volumes and their bricks, and the commands that move them.
+type walkthrough struct {
+	online     int
+	kubeconfig string
+	self       string
+	dir        string
+	layout     []brickPlace
+}
+
+func (w walkthrough) write(out io.Writer) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nsandbox: all %d Gluster nodes are Online.\n", w.online)
+	if len(w.layout) > 0 {
+		b.WriteString("\nVolumes (created through GD2, with client writes running):\n")
+		writeLayout(&b, w.layout)
+	}
+	ns, self := sandboxNamespace, w.self
+	fmt.Fprintf(&b, "\nIn another terminal:\n\n")
+	fmt.Fprintf(&b, "  export KUBECONFIG=%s\n", w.kubeconfig)
+	fmt.Fprintf(&b, "  kubectl get glusterclusters,glusternodes -n %s\n", ns)
+	fmt.Fprintf(&b, "  %s transitions -f -n %s         # every transition, heals included\n", self, ns)
+	fmt.Fprintf(&b, "  %s status gluster -n %s         # nodes, volumes and their heal state\n", self, ns)
+	fmt.Fprintf(&b, "  %s node maintenance NODE -n %s  # then: node resume NODE\n", self, ns)
+	if node, n := busiestNode(w.layout); node != "" {
+		fmt.Fprintf(&b, "  %s node decommission %s -n %s\n", self, node, ns)
+		fmt.Fprintf(&b, "      # %s holds %d brick(s): each is moved by replace-brick to another node and healed\n", node, n)
+		b.WriteString("      # (\"sandbox: brick moved\" lines below; `status` shows the volumes HealPending -> Healing -> Healthy),\n")
+		b.WriteString("      # then the node leaves the pool\n")
+	} else {
+		fmt.Fprintf(&b, "  %s node decommission NODE -n %s  # moves its bricks first, if it has any\n", self, ns)
+	}
+	fmt.Fprintf(&b, "  kubectl -n %s patch glustercluster gluster --type merge -p '{\"spec\":{\"gluster\":{\"version\":\"4.1.1\"}}}'\n", ns)
+	b.WriteString("      # a rolling upgrade, one node at a time; each node waits for its bricks to heal\n")
+	fmt.Fprintf(&b, "  %s sandbox down --dir %s\n\n", self, w.dir)
+	_, _ = io.WriteString(out, b.String())
 }
