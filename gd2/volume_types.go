@@ -243,3 +243,9 @@ type ReplaceBrickRequest struct {
 	Force              bool            `json:"force,omitempty"`
 	Flags              map[string]bool `json:"flags,omitempty"`
 }
+
+// OptionSelfHealDaemon is the volume option GD2 requires to be "on" before
+// it triggers a heal (400 "self heal option is disabled for this volume"
+// otherwise). Its default profile sets it off on replicate volumes and on
+// on disperse volumes.
+const OptionSelfHealDaemon = "cluster/replicate.self-heal-daemon"

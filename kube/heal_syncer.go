@@ -326,6 +326,9 @@ func (s *HealSyncer) volume(ctx context.Context, c *operatorv1alpha1.GlusterClus
 		Redundant: r.redundant, Started: r.started, HealInfoOK: r.ok,
 		PendingEntries: r.pending, SplitBrainEntries: r.split, BricksUnreachable: r.down,
 		StallTimeout: s.stallTimeout(),
+		// GD2 triggers a heal only when this option is "on" (it is off by
+		// default on replicate volumes).
+		SelfHealOff: r.vol.Options[gd2.OptionSelfHealDaemon] != "on",
 	}
 	if prev.LastTransitionTime != nil {
 		snap.StateSince = prev.LastTransitionTime.Time
@@ -333,6 +336,9 @@ func (s *HealSyncer) volume(ctx context.Context, c *operatorv1alpha1.GlusterClus
 	snap.LastProgressAt = s.trackProgress(c, r, state, now)
 	d := states.DecideHeal(snap)
 	if d.Event == "" {
+		if d.Warning && entry.Message != d.Message {
+			s.Log.Warn(c, d.Reason, fmt.Sprintf("volume %s: %s", r.vol.Name, d.Message))
+		}
 		entry.Message = d.Message
 		return entry, nil, d, nil
 	}
@@ -344,7 +350,7 @@ func (s *HealSyncer) volume(ctx context.Context, c *operatorv1alpha1.GlusterClus
 	if a, ok := transitions.HealActionFor(d.Event); ok {
 		if err := a(ctx, transitions.Ops{GD2: ops}, transitions.VolumeTarget{Cluster: c.Name, Volume: r.vol.Name}); err != nil {
 			msg := fmt.Sprintf("volume %s: %s failed: %v", r.vol.Name, d.Event, err)
-			s.Log.Warn(c, ReasonActionFailed, msg)
+			s.Log.Warn(c, refusalReason(err), msg)
 			entry.Message = truncate(msg, 1024)
 			return entry, nil, d, &healActionError{err: err}
 		}

@@ -346,6 +346,47 @@ func TestHealSyncerBrickDownWithWritesIsHealPendingThenHeals(t *testing.T) {
 	}
 }
 
+func TestHealSyncerWaitsWithAWarningWhileTheSelfHealDaemonIsOff(t *testing.T) {
+	f := newHealFixture(t)
+	f.mustSync()
+	if _, err := f.gd2.SetVolumeOptions(context.Background(), "data", gd2.VolumeOptionRequest{
+		Options: map[string]string{gd2.OptionSelfHealDaemon: "off"}, AllowAdvanced: true,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	peer := f.peerOfVolume("data")
+	if err := f.sim.SetPeerAlive(peer, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.sim.Write("data", 40); err != nil {
+		t.Fatal(err)
+	}
+	_, added := f.mustSync()
+	wantTransition(t, added, "data", states.HealHealthy, states.HealHealPending)
+	if err := f.sim.SetPeerAlive(peer, true); err != nil {
+		t.Fatal(err)
+	}
+	// GD2 would refuse the trigger (400 self heal option is disabled): no
+	// heal is asked for, the volume says why, and one Warning is recorded.
+	for range 3 {
+		if _, added := f.mustSync(); len(added) != 0 {
+			t.Fatalf("transition %+v while the self-heal daemon is off", added)
+		}
+	}
+	if v := f.volume("data"); !strings.Contains(v.Message, "self-heal daemon is off") {
+		t.Fatalf("volume message %q does not say the self-heal daemon is off", v.Message)
+	}
+	warnings := 0
+	for len(f.events.Events) > 0 {
+		if e := <-f.events.Events; strings.Contains(e, states.ReasonSelfHealDisabled) {
+			warnings++
+		}
+	}
+	if warnings != 1 {
+		t.Fatalf("%d %s Warnings, want one", warnings, states.ReasonSelfHealDisabled)
+	}
+}
+
 func TestHealSyncerSplitBrainIsReportedAndCleared(t *testing.T) {
 	f := newHealFixture(t)
 	f.mustSync()
