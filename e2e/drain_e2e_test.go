@@ -42,14 +42,7 @@ func TestDrainOnGD2AsItIs(t *testing.T) {
 		requestOnNode(t, ns, victim, "decommission")
 		waitMovedBrick(t, ns, victim, 2*time.Minute)
 		restartOperator(t)
-		waitNodeState(t, ns, victim, "", 4*time.Minute)
-		for _, v := range []string{"rep", "dist"} {
-			if got := bricksByPeer(t, g, v)[peer]; got != 0 {
-				t.Errorf("the decommissioned peer still holds %d brick(s) of %s", got, v)
-			}
-			waitVolumeHealthy(t, ns, name, v, 2*time.Minute)
-			replicaSetsInDistinctZones(t, g, v)
-		}
+		drained(t, g, ns, name, victim, peer, "rep", "dist")
 		waitNodes(t, ns, name, 6, 2*time.Minute) // the template asks for two per zone
 		noViolations(t)
 	}) {
@@ -89,17 +82,25 @@ func TestDrainOnGD2AsItIs(t *testing.T) {
 			t.Fatalf("bricks of rep moved off %s while %s was down: %d left of %d", victim, other, got, byPeer[peer])
 		}
 		partition(t, otherPeer, false)
-		waitNodeState(t, ns, victim, "", 4*time.Minute)
-		for _, v := range []string{"rep", "dist"} {
-			if got := bricksByPeer(t, g, v)[peer]; got != 0 {
-				t.Errorf("the decommissioned peer still holds %d brick(s) of %s", got, v)
-			}
-			waitVolumeHealthy(t, ns, name, v, 2*time.Minute)
-			replicaSetsInDistinctZones(t, g, v)
-		}
+		drained(t, g, ns, name, victim, peer, "rep", "dist")
 		noViolations(t)
 	}) {
 		return
+	}
+}
+
+// drained waits until the decommissioned node is gone, then checks that its
+// peer holds no brick of vols, each volume is healthy again and every
+// replica set is in distinct zones.
+func drained(t *testing.T, g *gd2.Client, ns, cluster, node, peer string, vols ...string) {
+	t.Helper()
+	waitNodeState(t, ns, node, "", 4*time.Minute)
+	for _, v := range vols {
+		if got := bricksByPeer(t, g, v)[peer]; got != 0 {
+			t.Errorf("the decommissioned peer still holds %d brick(s) of %s", got, v)
+		}
+		waitVolumeHealthy(t, ns, cluster, v, 2*time.Minute)
+		replicaSetsInDistinctZones(t, g, v)
 	}
 }
 

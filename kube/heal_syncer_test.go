@@ -311,18 +311,27 @@ func TestHealSyncerSkipsTheStatusWriteWhenNothingChanged(t *testing.T) {
 	}
 }
 
+// brickDownWithWrites stops the peer of a brick of vol, writes to vol so
+// that its other bricks record entries to heal, syncs once and checks the
+// volume went HealPending. It returns the stopped peer.
+func (f *healFixture) brickDownWithWrites(vol string) string {
+	f.t.Helper()
+	peer := f.peerOfVolume(vol)
+	if err := f.sim.SetPeerAlive(peer, false); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := f.sim.Write(vol, 40); err != nil {
+		f.t.Fatal(err)
+	}
+	_, added := f.mustSync()
+	wantTransition(f.t, added, vol, states.HealHealthy, states.HealHealPending)
+	return peer
+}
+
 func TestHealSyncerBrickDownWithWritesIsHealPendingThenHeals(t *testing.T) {
 	f := newHealFixture(t)
 	f.mustSync()
-	peer := f.peerOfVolume("data")
-	if err := f.sim.SetPeerAlive(peer, false); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.sim.Write("data", 40); err != nil {
-		t.Fatal(err)
-	}
-	_, added := f.mustSync()
-	wantTransition(t, added, "data", states.HealHealthy, states.HealHealPending)
+	peer := f.brickDownWithWrites("data")
 	if v := f.volume("data"); v.PendingEntries <= 0 {
 		t.Fatalf("volume status %+v; want pending entries", v)
 	}
@@ -335,7 +344,7 @@ func TestHealSyncerBrickDownWithWritesIsHealPendingThenHeals(t *testing.T) {
 	if err := f.sim.SetPeerAlive(peer, true); err != nil {
 		t.Fatal(err)
 	}
-	_, added = f.mustSync()
+	_, added := f.mustSync()
 	wantTransition(t, added, "data", states.HealHealPending, states.HealHealing)
 	// The self-heal daemon drains the backlog as time passes.
 	f.clock.Step(time.Minute)
@@ -354,15 +363,7 @@ func TestHealSyncerWaitsWithAWarningWhileTheSelfHealDaemonIsOff(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	peer := f.peerOfVolume("data")
-	if err := f.sim.SetPeerAlive(peer, false); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.sim.Write("data", 40); err != nil {
-		t.Fatal(err)
-	}
-	_, added := f.mustSync()
-	wantTransition(t, added, "data", states.HealHealthy, states.HealHealPending)
+	peer := f.brickDownWithWrites("data")
 	if err := f.sim.SetPeerAlive(peer, true); err != nil {
 		t.Fatal(err)
 	}
