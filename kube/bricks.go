@@ -448,12 +448,6 @@ func planMove(b brickView, vol volumeView, src string, peers []gd2.Peer, devices
 	return movePlan{}, &moveBlock{Kind: states.DrainBlockPlacement, Reason: why + fmt.Sprintf(" for brick %s of volume %s", b.Path, vol.Name)}
 }
 
-// replacementName is the LV name GD2 gives the replacement of the brick at
-// 0-based position (subvol, brick): 0-based, unlike the create planner.
-func replacementName(volume string, subvol, brick int) string {
-	return fmt.Sprintf("brick_%s_s%d_b%d", volume, subvol, brick)
-}
-
 // clashPeers are the peers whose volume groups may already hold an LV
 // named like the replacement of brick path in vol: the peer holding the
 // brick the create planner named so (1-based: subvolume i-1, brick j-1),

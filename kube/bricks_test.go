@@ -248,7 +248,4 @@ func TestClashPeers(t *testing.T) {
 	if !got["old"] || len(got) != 1 {
 		t.Fatalf("clash peers %v, want only the former holder", got)
 	}
-	if n := replacementName("dv", 1, 1); n != "brick_dv_s1_b1" {
-		t.Fatalf("replacement name %q", n)
-	}
 }

@@ -204,7 +204,7 @@ func (g *GD2Ops) ReplaceBrick(ctx context.Context, volume, srcPeerID, brickPath 
 		return fmt.Errorf("replace brick %s:%s on peer %s: no client for the source node's own GD2", volume, brickPath, srcPeerID)
 	}
 	if to.SameZone {
-		if _, err := g.moveOutOfZone(ctx, srcPeerID); err != nil {
+		if err := g.moveOutOfZone(ctx, srcPeerID); err != nil {
 			return fmt.Errorf("replace brick %s:%s on peer %s: move the peer out of its zone: %w", volume, brickPath, srcPeerID, err)
 		}
 	}
@@ -226,22 +226,20 @@ func (g *GD2Ops) ReplaceBrick(ctx context.Context, volume, srcPeerID, brickPath 
 }
 
 // moveOutOfZone moves the peer to transitions.DrainingZone of its zone,
-// recording the old zone. It reports false when the peer is already in a
-// draining zone, so a repeat never stacks suffixes.
-func (g *GD2Ops) moveOutOfZone(ctx context.Context, peerID string) (bool, error) {
+// recording the old zone. A peer already in a draining zone is left as it
+// is, so a repeat never stacks suffixes.
+func (g *GD2Ops) moveOutOfZone(ctx context.Context, peerID string) error {
 	p, err := g.Client.GetPeer(ctx, peerID)
 	if err != nil {
-		return false, err
+		return err
 	}
 	zone := p.Zone()
 	if strings.HasSuffix(zone, transitions.DrainingZone("")) {
-		return false, nil
+		return nil
 	}
 	md := map[string]string{PeerMetaZone: zone}
-	if _, err := g.Client.EditPeer(ctx, peerID, gd2.PeerEditRequest{Zone: transitions.DrainingZone(zone), Metadata: md}); err != nil {
-		return false, err
-	}
-	return true, nil
+	_, err = g.Client.EditPeer(ctx, peerID, gd2.PeerEditRequest{Zone: transitions.DrainingZone(zone), Metadata: md})
+	return err
 }
 
 // RestorePeerZone puts a peer that ReplaceBrick moved out of its zone back
