@@ -36,8 +36,10 @@ func TestUpgradeRollsNodeByNode(t *testing.T) {
 	const name = "roll"
 	const from, to = "4.1.0", "5.0.0"
 	// Writes outpace the heal rate: every restarted node comes back with a
-	// backlog that takes longer to heal than the node was down.
-	createClusterWithSim(t, ns, name, 2, framework.SimOptions{Seed: 2, WriteRate: 100, HealRate: 25})
+	// backlog that takes longer to heal than the node was down. GD2 takes
+	// two seconds to start after its pod is Ready (kwok restarts a pod in
+	// well under a second, which left too small a backlog to be seen).
+	createClusterWithSim(t, ns, name, 2, framework.SimOptions{Seed: 2, WriteRate: 100, HealRate: 25, StartupDelay: 2 * time.Second})
 	g := gd2Client(t)
 	waitNodes(t, ns, name, 6, 3*time.Minute)
 	vols := []string{"rolla", "rollb"}
