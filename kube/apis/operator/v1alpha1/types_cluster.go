@@ -351,8 +351,9 @@ type UpgradePolicy struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.offlineGrace) || !has(self.permissibleDowntime) || duration(self.offlineGrace) < duration(self.permissibleDowntime)",message="failurePolicy.offlineGrace must be shorter than permissibleDowntime",fieldPath=".offlineGrace"
 type FailurePolicy struct {
 	// permissibleDowntime is how long a server may stay offline, outside
-	// maintenance, before it is declared failed and its bricks are rebuilt
-	// on other servers, as a duration (30m, 2h).
+	// maintenance, before it is declared failed (an alert: GD2 cannot move a
+	// dead server's bricks, so the server must come back), as a duration
+	// (30m, 2h).
 	// +kubebuilder:default="30m"
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:MaxLength=32
