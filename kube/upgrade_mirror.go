@@ -125,7 +125,8 @@ func (s *UpgradeSyncer) writeUpgradeValue(ctx context.Context, c *operatorv1alph
 			continue
 		}
 		if !p.Online {
-			// GD2 cannot edit a dead peer; it is written once it is back.
+			// A peer that is down is written once it is back: its value
+			// matters to whoever reads it from a live pool.
 			continue
 		}
 		if err := transitions.MirrorUpgradeState(ctx, ops, p.ID, want); err != nil {
