@@ -53,6 +53,9 @@ func (s *NodeSyncer) log(node *operatorv1alpha1.GlusterNode) *zap.Logger {
 func (s *NodeSyncer) Sync(ctx context.Context, key Key) (Result, error) {
 	cached, err := s.Nodes.GlusterNodes(key.Namespace).Get(key.Name)
 	if apierrors.IsNotFound(err) {
+		if s.GD2 != nil {
+			s.GD2.ForgetNode(key.Namespace, key.Name)
+		}
 		return Result{}, nil
 	}
 	if err != nil {
@@ -88,12 +91,10 @@ func (s *NodeSyncer) Sync(ctx context.Context, key Key) (Result, error) {
 	}
 	var reads gd2Reads
 	var ops transitions.GD2Ops
+	var g2 *GD2Ops
 	if gc, err := s.GD2.For(ctx, cluster); err == nil {
-		g := &GD2Ops{Client: gc}
-		if local, err := s.GD2.ForNode(ctx, cluster, node); err == nil {
-			g.Local = local
-		}
-		reads, ops = gc, g
+		g2 = &GD2Ops{Client: gc}
+		reads, ops = gc, g2
 	} else {
 		s.log(node).Debug("no GD2 client yet", zap.Error(err))
 	}
@@ -107,6 +108,15 @@ func (s *NodeSyncer) Sync(ctx context.Context, key Key) (Result, error) {
 	}
 	s.mirror(ctx, node, ops, view.peer, state)
 	d := states.DecideNode(snap)
+	if d.Step == states.NodeMoveBrick && g2 != nil {
+		// Only a brick move needs the node's own GD2 (GD2 sizes the new
+		// brick on the node serving the request).
+		local, err := s.GD2.ForNode(ctx, cluster, node)
+		if err != nil {
+			return s.actionFailed(ctx, node, d, err)
+		}
+		g2.Local = local
+	}
 	target := s.target(node, snap, view)
 	all := transitions.Ops{Kube: s.Kube, GD2: ops}
 	switch {
