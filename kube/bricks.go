@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/gluster/anthill/gd2"
-	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
 )
 
@@ -294,10 +293,11 @@ type movePlan struct {
 	SameZone bool
 }
 
-// moveBlock says why a brick cannot move now.
+// moveBlock says why a brick cannot move now. NodeDown: because a node of
+// its volume is down (GD2's liveness gate), which ends when it is back.
 type moveBlock struct {
-	Kind   states.DrainBlock
-	Reason string
+	NodeDown bool
+	Reason   string
 }
 
 // physicalZone is the zone a peer is really in: a peer a drain moved to its
@@ -353,7 +353,7 @@ func planMove(b brickView, vol volumeView, src string, peers []gd2.Peer, devices
 	}
 	if len(down) > 0 {
 		sort.Strings(down)
-		return movePlan{}, &moveBlock{Kind: states.DrainBlockNodeDown, Reason: fmt.Sprintf(
+		return movePlan{}, &moveBlock{NodeDown: true, Reason: fmt.Sprintf(
 			"GD2 moves no brick of volume %s while a node holding one of its bricks is down: %s", vol.Name, strings.Join(down, ", "))}
 	}
 	var set *subvolView
@@ -363,7 +363,7 @@ func planMove(b brickView, vol volumeView, src string, peers []gd2.Peer, devices
 		}
 	}
 	if set == nil {
-		return movePlan{}, &moveBlock{Kind: states.DrainBlockPlacement, Reason: fmt.Sprintf("brick %s is in no subvolume of volume %s", b.Path, vol.Name)}
+		return movePlan{}, &moveBlock{Reason: fmt.Sprintf("brick %s is in no subvolume of volume %s", b.Path, vol.Name)}
 	}
 	zoneOf := func(id string) string {
 		if p, ok := byID[id]; ok {
@@ -445,7 +445,7 @@ func planMove(b brickView, vol volumeView, src string, peers []gd2.Peer, devices
 	if len(refused) > 0 {
 		why += fmt.Sprintf("; %d peer(s) are not offered again because a replace-brick onto them failed", len(refused))
 	}
-	return movePlan{}, &moveBlock{Kind: states.DrainBlockPlacement, Reason: why + fmt.Sprintf(" for brick %s of volume %s", b.Path, vol.Name)}
+	return movePlan{}, &moveBlock{Reason: why + fmt.Sprintf(" for brick %s of volume %s", b.Path, vol.Name)}
 }
 
 // clashPeers are the peers whose volume groups may already hold an LV

@@ -178,7 +178,7 @@ func onlyLivePoolMember(self string, peers []gd2.Peer, vols []gd2.Volume) bool {
 func clearBrickCounts(s *states.NodeSnapshot) {
 	s.DevicesEnabled, s.BricksOnNode, s.BricksOffline, s.SoleHealedCopies, s.QuorumAtRisk = 0, 0, 0, 0, 0
 	s.ReplacementsHealing, s.PendingHealEntries, s.SplitBrainEntries = 0, 0, 0
-	s.NextBrickVolume, s.NextBrickPath, s.DrainBlockedReason, s.DrainBlock = "", "", "", ""
+	s.NextBrickVolume, s.NextBrickPath, s.DrainBlockedReason, s.VolumeNodeDown = "", "", "", ""
 }
 
 // kubeSide fills the pod and PVC facts from the listers.
@@ -304,8 +304,12 @@ func (s *NodeSyncer) gd2Side(ctx context.Context, node *operatorv1alpha1.Gluster
 		plan, blocked := planMove(b, vol, p.ID, peers, devices, excluded, clashPeers(vol, b.Path, former), refused)
 		if blocked != nil {
 			// A node that is down is what an admin can act on: report it
-			// before a lack of room.
-			if block == nil || (blocked.Kind == states.DrainBlockNodeDown && block.Kind != states.DrainBlockNodeDown) {
+			// before a lack of room, and even when another brick can move
+			// (it may be why this node's copies are short).
+			if blocked.NodeDown && snap.VolumeNodeDown == "" {
+				snap.VolumeNodeDown = blocked.Reason
+			}
+			if block == nil || (blocked.NodeDown && !block.NodeDown) {
 				block = blocked
 			}
 			continue
@@ -315,7 +319,7 @@ func (s *NodeSyncer) gd2Side(ctx context.Context, node *operatorv1alpha1.Gluster
 		break
 	}
 	if snap.NextBrickPath == "" && block != nil {
-		snap.DrainBlockedReason, snap.DrainBlock = block.Reason, block.Kind
+		snap.DrainBlockedReason = block.Reason
 	}
 	return nil
 }

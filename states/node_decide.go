@@ -202,10 +202,11 @@ func decideNodeFailed(s NodeSnapshot) Decision {
 // drainBlocked returns a wait decision when moving this node's bricks would
 // be unsafe or impossible right now.
 func drainBlocked(s NodeSnapshot) (Decision, bool) {
-	if s.NextBrickPath == "" && s.DrainBlock == DrainBlockNodeDown {
-		// GD2 refuses every move while a node of the volume is down; say
-		// which node first, as it is what the admin can fix.
-		return warn(ReasonVolumeNodeDown, "Waiting for a node to come back: "+s.DrainBlockedReason+".", pollLong), true
+	if s.VolumeNodeDown != "" && (s.NextBrickPath == "" || s.SoleHealedCopies > 0 || s.QuorumAtRisk > 0) {
+		// GD2 refuses the moves while a node of the volume is down, and
+		// that node is what keeps the other copies short: name it, as it
+		// is what the admin can fix.
+		return warn(ReasonVolumeNodeDown, "Waiting for a node to come back: "+s.VolumeNodeDown+".", pollLong), true
 	}
 	switch {
 	case s.SoleHealedCopies > 0:

@@ -137,12 +137,20 @@ func nodeCases() []nodeCase {
 		}, wantReason: ReasonQuorumAtRisk},
 		{name: "a draining node waits when no brick can be placed", state: NodeDraining, wantReason: ReasonDrainBlocked},
 		{name: "a draining node names the node of the volume that is down", state: NodeDraining, mutate: func(s *NodeSnapshot) {
-			s.DrainBlockedReason, s.DrainBlock = "node storage/b is down", DrainBlockNodeDown
+			s.DrainBlockedReason, s.VolumeNodeDown = "node storage/b is down", "node storage/b is down"
+		}, wantReason: ReasonVolumeNodeDown},
+		{name: "a draining node that would break quorum because a node of the volume is down names that node", state: NodeDraining, mutate: func(s *NodeSnapshot) {
+			s.NextBrickVolume, s.NextBrickPath = "vol2", "/bricks/vol2/b1"
+			s.VolumeNodeDown = "node storage/b is down"
 			s.QuorumAtRisk = 1
 		}, wantReason: ReasonVolumeNodeDown},
+		{name: "a draining node moves a brick of another volume while a node of one volume is down", state: NodeDraining, mutate: func(s *NodeSnapshot) {
+			s.NextBrickVolume, s.NextBrickPath = "vol2", "/bricks/vol2/b1"
+			s.VolumeNodeDown = "node storage/b is down"
+		}, wantStep: NodeMoveBrick},
 		{name: "a draining node whose own peer is dead waits for it", state: NodeDraining, mutate: func(s *NodeSnapshot) {
 			s.PeerAlive = false
-			s.DrainBlockedReason, s.DrainBlock = "node storage/a is down", DrainBlockNodeDown
+			s.DrainBlockedReason, s.VolumeNodeDown = "node storage/a is down", "node storage/a is down"
 		}, wantReason: ReasonVolumeNodeDown},
 		{name: "a drained node with a live peer detaches", state: NodeDraining, mutate: func(s *NodeSnapshot) { s.BricksOnNode = 0 }, wantEvent: NodeDetach},
 		{name: "a drained node whose last replacement is still healing waits", state: NodeDraining, mutate: func(s *NodeSnapshot) { s.BricksOnNode = 0; s.ReplacementsHealing = 1 }, wantReason: ReasonReplacementHealing},
@@ -260,7 +268,7 @@ func TestDecideNodeMarksAlertWorthyWaitsAsWarnings(t *testing.T) {
 	failed := healthyNode(NodeFailed)
 	failed.PeerAlive = false
 	down := healthyNode(NodeDraining)
-	down.DrainBlockedReason, down.DrainBlock = "node storage/b is down", DrainBlockNodeDown
+	down.DrainBlockedReason, down.VolumeNodeDown = "node storage/b is down", "node storage/b is down"
 	for _, s := range []NodeSnapshot{failed, down} {
 		if d := DecideNode(s); !d.Warning || !d.Waiting() {
 			t.Errorf("%s (%s): Warning %t, want a warning wait", s.State, d.Reason, d.Warning)

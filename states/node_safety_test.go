@@ -40,6 +40,9 @@ func randomNode(r *rand.Rand) NodeSnapshot {
 	if r.IntN(4) == 0 {
 		s.DrainBlockedReason = "no room"
 	}
+	if r.IntN(4) == 0 {
+		s.VolumeNodeDown = "node x is down"
+	}
 	return s
 }
 

@@ -115,28 +115,17 @@ type NodeSnapshot struct {
 	NextBrickVolume string
 	NextBrickPath   string
 	// DrainBlockedReason: why bricks cannot be moved off this node at all
-	// right now (no device with room in an unused zone, ...), "" if none;
-	// DrainBlock says what kind of reason it is.
+	// right now (no device with room in an unused zone, ...), "" if none.
 	DrainBlockedReason string
-	DrainBlock         DrainBlock
+	// VolumeNodeDown names the node(s), other than a brick's target, whose
+	// being down stops a move: GD2's transaction engine replaces no brick
+	// of a volume while a node holding one of its bricks (this node
+	// included) is down. "" when every such node is up.
+	VolumeNodeDown string
 
 	// LostPod: the pod stuck on a lost Kubernetes node (Offline only).
 	LostPod LostPod
 }
-
-// DrainBlock is the kind of reason a drain cannot move a brick now.
-type DrainBlock string
-
-const (
-	// DrainBlockPlacement: no peer can take the brick (zones, room,
-	// devices, peers a replace-brick already failed on).
-	DrainBlockPlacement DrainBlock = "placement"
-	// DrainBlockNodeDown: a node holding a brick of the volume (this node
-	// included) or every possible target is down, and GD2's transaction
-	// engine refuses to replace a brick while one is. Ends when the node
-	// is back.
-	DrainBlockNodeDown DrainBlock = "nodeDown"
-)
 
 // removalRequested reports whether the admin asked for the node to go,
 // either by decommission request or by deleting the GlusterNode.
