@@ -392,8 +392,10 @@ func TestUpgradeHealTimeoutBlocksAndResumes(t *testing.T) {
 	ns := env.Namespace(t)
 	const name = "slowheal"
 	// Writes at fifty times the heal rate: a node down for a second or two
-	// comes back with a backlog that takes minutes to heal.
-	c := createClusterWithSim(t, ns, name, 1, framework.SimOptions{Seed: 3, WriteRate: 50, HealRate: 1})
+	// (GD2 takes two seconds to start after its pod is Ready; kwok alone
+	// restarts a pod in a fraction of a second) comes back with a backlog
+	// that takes minutes to heal.
+	c := createClusterWithSim(t, ns, name, 1, framework.SimOptions{Seed: 3, WriteRate: 50, HealRate: 1, StartupDelay: 2 * time.Second})
 	g := gd2Client(t)
 	waitNodes(t, ns, name, 3, 2*time.Minute)
 	createReplicatedVolume(t, g, "slow")
