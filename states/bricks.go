@@ -70,9 +70,6 @@ type VolumeBrick struct {
 	BrickFacts
 }
 
-// Ref names the brick.
-func (b VolumeBrick) Ref() BrickRef { return BrickRef{Volume: b.Volume, Path: b.Path} }
-
 // healedCopies returns the bricks of s that hold a complete copy, excluding
 // bricks on peer exclude.
 func (s SubvolFacts) healedCopies(exclude string) []BrickFacts {
