@@ -444,7 +444,7 @@ func (s *DisruptionSyncer) readHeal(ctx context.Context, g gd2View, zone string)
 			notClean = append(notClean, v.Name)
 			continue
 		}
-		if slices.ContainsFunc(vv.Subvols, func(sv subvolView) bool { return sv.Replica && !sv.healthy() }) {
+		if slices.ContainsFunc(vv.Subvols, func(sv states.SubvolFacts) bool { return sv.Replica && !sv.Healthy() }) {
 			notClean = append(notClean, v.Name)
 		}
 	}

@@ -178,7 +178,7 @@ func findBrick(v *gd2.Volume, peerID, brickPath string) (gd2.BrickInfo, bool) {
 }
 
 // ReplaceBrick moves the brick at brickPath on srcPeerID to a device on one
-// of to.Peers, which the dispatcher planned (planMove): each keeps the
+// of to.Peers, which the dispatcher planned (states.PlanMove): each keeps the
 // brick's replica set in distinct zones and cannot hold a logical volume
 // named like the replacement.
 //

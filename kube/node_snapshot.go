@@ -41,9 +41,9 @@ const DefaultUpgradeStepTimeout = 15 * time.Minute
 type nodeView struct {
 	peer     *gd2.Peer
 	peers    []gd2.Peer
-	analysis PeerBricks
+	analysis states.PeerBricks
 	// move is where the next brick may go.
-	move movePlan
+	move states.MovePlan
 }
 
 // gd2Reads are the GD2 calls one node sync makes. They are all reads.
@@ -273,8 +273,8 @@ func (s *NodeSyncer) gd2Side(ctx context.Context, node *operatorv1alpha1.Gluster
 	}
 	snap.OnlyPeer = onlyLivePoolMember(p.ID, peers, vols)
 	moved := movedRefs(node)
-	var views []volumeView
-	byName := map[string]volumeView{}
+	var views []states.VolumeFacts
+	byName := map[string]states.VolumeFacts{}
 	for _, v := range vols {
 		if !volumeConcerns(v, p.ID, moved) {
 			continue
@@ -286,22 +286,22 @@ func (s *NodeSyncer) gd2Side(ctx context.Context, node *operatorv1alpha1.Gluster
 		views = append(views, vv)
 		byName[v.Name] = vv
 	}
-	a := analyzePeer(p.ID, views, moved)
+	a := states.AnalyzePeer(p.ID, views, moved)
 	view.analysis = a
 	snap.BricksOnNode, snap.BricksOffline = a.OnPeer, a.Offline
 	snap.SoleHealedCopies, snap.QuorumAtRisk = a.SoleHealedCopies, a.QuorumAtRisk
 	snap.ReplacementsHealing = a.Unhealed
 	snap.PendingHealEntries, snap.SplitBrainEntries = a.PendingHealEntries, a.SplitBrainEntries
-	excluded := s.excludedPeers(node, peers)
+	pf, df := peerFacts(peers), deviceFacts(devices)
 	refused := map[string]bool{}
 	for _, id := range node.Status.RefusedPeers {
 		refused[id] = true
 	}
 	former := s.formerHolders(node)
-	var block *moveBlock
+	var block *states.MoveBlock
 	for _, b := range a.Movable {
 		vol := byName[b.Volume]
-		plan, blocked := planMove(b, vol, p.ID, peers, devices, excluded, clashPeers(vol, b.Path, former), refused)
+		plan, blocked := states.PlanMove(b, vol, p.ID, pf, df, states.ClashPeers(vol, b.Path, former), refused)
 		if blocked != nil {
 			// A node that is down is what an admin can act on: report it
 			// before a lack of room, and even when another brick can move
@@ -326,9 +326,9 @@ func (s *NodeSyncer) gd2Side(ctx context.Context, node *operatorv1alpha1.Gluster
 
 // formerHolders maps each brick moved off a node of the cluster to the
 // peers that held it: GD2 leaves the replaced brick's logical volume there
-// (see clashPeers).
-func (s *NodeSyncer) formerHolders(node *operatorv1alpha1.GlusterNode) map[BrickRef][]string {
-	out := map[BrickRef][]string{}
+// (see states.ClashPeers).
+func (s *NodeSyncer) formerHolders(node *operatorv1alpha1.GlusterNode) map[states.BrickRef][]string {
+	out := map[states.BrickRef][]string{}
 	nodes, err := s.Nodes.GlusterNodes(node.Namespace).List(labels.Everything())
 	if err != nil {
 		return out
@@ -339,7 +339,7 @@ func (s *NodeSyncer) formerHolders(node *operatorv1alpha1.GlusterNode) map[Brick
 		}
 		for _, list := range [][]operatorv1alpha1.BrickRef{n.Status.LeftBricks, n.Status.MovedBricks} {
 			for _, r := range list {
-				ref := BrickRef{Volume: r.Volume, Path: r.Path}
+				ref := states.BrickRef{Volume: r.Volume, Path: r.Path}
 				if !slices.Contains(out[ref], n.Status.PeerID) {
 					out[ref] = append(out[ref], n.Status.PeerID)
 				}
@@ -349,31 +349,16 @@ func (s *NodeSyncer) formerHolders(node *operatorv1alpha1.GlusterNode) map[Brick
 	return out
 }
 
-// excludedPeers are peers that must not receive a moved brick: peers of
-// nodes that are leaving or in maintenance. Their devices are disabled too,
-// but a disable that has not happened yet must not let a brick land there.
-func (s *NodeSyncer) excludedPeers(node *operatorv1alpha1.GlusterNode, peers []gd2.Peer) map[string]bool {
-	out := map[string]bool{}
-	for _, p := range peers {
-		switch fsm.State(p.Metadata[transitions.MetaState]) {
-		case states.NodeMaintenance, states.NodeDraining, states.NodeDetaching, states.NodeDeleting,
-			states.NodeFailed, states.NodeAbandoned, states.NodeOffline:
-			out[p.ID] = true
-		}
-	}
-	return out
-}
-
-func movedRefs(node *operatorv1alpha1.GlusterNode) []BrickRef {
-	out := make([]BrickRef, 0, len(node.Status.MovedBricks))
+func movedRefs(node *operatorv1alpha1.GlusterNode) []states.BrickRef {
+	out := make([]states.BrickRef, 0, len(node.Status.MovedBricks))
 	for _, m := range node.Status.MovedBricks {
-		out = append(out, BrickRef{Volume: m.Volume, Path: m.Path})
+		out = append(out, states.BrickRef{Volume: m.Volume, Path: m.Path})
 	}
 	return out
 }
 
 // volumeConcerns: the volume has a brick on peer, or a brick this node moved.
-func volumeConcerns(v gd2.Volume, peer string, moved []BrickRef) bool {
+func volumeConcerns(v gd2.Volume, peer string, moved []states.BrickRef) bool {
 	for _, b := range v.Bricks() {
 		if b.PeerID == peer {
 			return true
@@ -388,22 +373,22 @@ func volumeConcerns(v gd2.Volume, peer string, moved []BrickRef) bool {
 }
 
 // readVolume reads brick status and heal-info of a started volume.
-func readVolume(ctx context.Context, gc gd2Reads, v gd2.Volume) (volumeView, error) {
+func readVolume(ctx context.Context, gc gd2Reads, v gd2.Volume) (states.VolumeFacts, error) {
 	if v.State != gd2.VolumeStarted {
-		return buildVolumeView(v, nil, nil), nil
+		return volumeFacts(v, nil, nil), nil
 	}
 	st, err := gc.BricksStatus(ctx, v.Name)
 	if err != nil {
-		return volumeView{}, fmt.Errorf("bricks status of %s: %w", v.Name, err)
+		return states.VolumeFacts{}, fmt.Errorf("bricks status of %s: %w", v.Name, err)
 	}
 	var heal []gd2.BrickHealInfo
 	if redundant(v) {
 		heal, err = gc.HealInfo(ctx, v.Name, gd2.HealInfoSummary)
 		if err != nil {
-			return volumeView{}, fmt.Errorf("heal info of %s: %w", v.Name, err)
+			return states.VolumeFacts{}, fmt.Errorf("heal info of %s: %w", v.Name, err)
 		}
 	}
-	return buildVolumeView(v, st, heal), nil
+	return volumeFacts(v, st, heal), nil
 }
 
 func redundant(v gd2.Volume) bool {

@@ -10,6 +10,14 @@
 // read the clock — Snapshot.Now is the only time they know — so every branch
 // is a table test.
 //
+// The data-safety policies the gatherer applies while it gathers live here
+// too, over plain fact structs: which copy of a replica set is healed, which
+// brick may move and what would lose quorum (AnalyzePeer over VolumeFacts,
+// bricks.go), where a brick may go (PlanMove and ClashPeers over PeerFacts
+// and DeviceFacts, brick_placement.go), and which node states may receive a
+// brick (NodeStateMayReceiveBricks, node.go). The gatherer in kube only
+// converts GD2 answers into these facts.
+//
 // The full documentation of each state and event lives in the machine's
 // Definition (and from there in docs/fsm); the Go comments on the constants
 // are short summaries of the same contract.

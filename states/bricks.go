@@ -1,0 +1,220 @@
+package states
+
+import (
+	"cmp"
+	"slices"
+)
+
+// The brick facts are what the node gatherer learns from GD2's volume,
+// brick-status and heal-info answers, reduced to what the data-safety rules
+// read. The rules themselves (which copy is healed, which brick may move,
+// where it may go) are pure functions here and in brick_placement.go, so
+// that each is table- and property-tested on its own; docs/design/
+// heal-safety.md and docs/design/failure-recovery.md explain them.
+//
+// Heal-info reports, on each reachable brick, the entries its replica-set
+// siblings still lack (AFR's pending index), and -1 for a brick that is down.
+// It does not say which sibling lacks them. anthill therefore counts a brick
+// as a healed copy only when it is online and reports the largest pending
+// count of the online bricks in its set: a complete brick always reports at
+// least as many pending entries as any sibling that lacks data, so a brick
+// reporting fewer than a sibling is certainly missing entries. When every
+// online brick reports zero, all of them are healed. The rule is conservative
+// for the common cases (one brick down, or one new brick filling) and is
+// documented with its limit in docs/design/heal-safety.md.
+
+// BrickRef names a brick: a volume and the brick's path. Replace-brick keeps
+// the path, so a ref follows a brick onto its new peer.
+type BrickRef struct {
+	Volume string
+	Path   string
+}
+
+// BrickFacts is one brick with what GD2 said about it.
+type BrickFacts struct {
+	Path, PeerID string
+	Arbiter      bool
+	// Online: the volume is started and the brick process is up.
+	Online bool
+	// Pending is heal-info's pending count; -1 when the brick is down or
+	// heal-info did not list it (0 for an online brick of a set without
+	// copies, which heal-info does not cover).
+	Pending    int64
+	SplitBrain int64
+	// Size is the brick's capacity in bytes.
+	Size uint64
+}
+
+// SubvolFacts is one replica set (or distribute leg) of a volume.
+type SubvolFacts struct {
+	Name string
+	// Replica: replicate or disperse, so other bricks hold copies.
+	Replica  bool
+	Disperse bool
+	// Data is the disperse data count.
+	Data   int
+	Bricks []BrickFacts
+}
+
+// VolumeFacts is a volume with its brick runtime state merged in.
+type VolumeFacts struct {
+	Name    string
+	Started bool
+	Subvols []SubvolFacts
+}
+
+// VolumeBrick is a brick together with the volume and subvolume it
+// belongs to: what AnalyzePeer offers to move and PlanMove places.
+type VolumeBrick struct {
+	Volume, Subvol string
+	BrickFacts
+}
+
+// healedCopies returns the bricks of s that hold a complete copy, excluding
+// bricks on peer exclude.
+func (s SubvolFacts) healedCopies(exclude string) []BrickFacts {
+	if s.splitBrain() > 0 {
+		return nil
+	}
+	var maxPending int64 = -1
+	for _, b := range s.Bricks {
+		if b.Online && b.Pending > maxPending {
+			maxPending = b.Pending
+		}
+	}
+	var out []BrickFacts
+	for _, b := range s.Bricks {
+		if b.PeerID == exclude || !b.Online || b.Arbiter || b.Pending < 0 {
+			continue
+		}
+		if b.Pending == maxPending {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+func (s SubvolFacts) pending() int64 {
+	var n int64
+	for _, b := range s.Bricks {
+		n += max(b.Pending, 0)
+	}
+	return n
+}
+
+func (s SubvolFacts) splitBrain() int64 {
+	var n int64
+	for _, b := range s.Bricks {
+		n += b.SplitBrain
+	}
+	return n
+}
+
+// Healthy reports whether every brick of s is online with nothing pending
+// and nothing in split-brain.
+func (s SubvolFacts) Healthy() bool {
+	for _, b := range s.Bricks {
+		if !b.Online || b.Pending != 0 {
+			return false
+		}
+	}
+	return s.splitBrain() == 0
+}
+
+// quorumWithout reports whether s keeps client quorum when the bricks on
+// peer stop: more than half up (or exactly half including the first brick)
+// for replicate, the data count for disperse, every brick for distribute.
+func (s SubvolFacts) quorumWithout(peer string) bool {
+	up := 0
+	for _, b := range s.Bricks {
+		if b.Online && b.PeerID != peer {
+			up++
+		}
+	}
+	n := len(s.Bricks)
+	switch {
+	case s.Disperse:
+		return up >= max(s.Data, 1)
+	case s.Replica:
+		first := n > 0 && s.Bricks[0].Online && s.Bricks[0].PeerID != peer
+		return 2*up > n || (2*up == n && first)
+	}
+	return up == n
+}
+
+// PeerBricks is the analysis of one peer's bricks across all volumes.
+type PeerBricks struct {
+	OnPeer, Offline, SoleHealedCopies, QuorumAtRisk int
+	// PendingHealEntries and SplitBrainEntries sum over the replica sets
+	// that include a brick of the peer.
+	PendingHealEntries, SplitBrainEntries int64
+	// Movable are the peer's bricks that may be moved now (another healed
+	// copy exists), ordered by volume and path.
+	Movable []VolumeBrick
+	// Unhealed counts the refs (moved bricks) whose replica set is not yet
+	// healthy again.
+	Unhealed int
+}
+
+// AnalyzePeer computes PeerBricks for peer over vols; moved are bricks this
+// node's drain already moved, to be watched until healed.
+//
+// A brick is movable only when its volume is started, its set holds copies
+// (replicate or disperse), and another peer holds a healed copy of the set;
+// otherwise it counts as a sole healed copy. A brick whose stop would take
+// its set below client quorum counts as at risk.
+func AnalyzePeer(peer string, vols []VolumeFacts, moved []BrickRef) PeerBricks {
+	var out PeerBricks
+	movedSet := map[BrickRef]bool{}
+	for _, m := range moved {
+		movedSet[m] = true
+	}
+	for _, v := range vols {
+		for _, s := range v.Subvols {
+			mine := 0
+			for _, b := range s.Bricks {
+				if movedSet[BrickRef{v.Name, b.Path}] && b.PeerID != peer && !s.Healthy() {
+					out.Unhealed++
+				}
+				if b.PeerID != peer {
+					continue
+				}
+				mine++
+				out.OnPeer++
+				if !b.Online {
+					out.Offline++
+				}
+			}
+			if mine == 0 {
+				continue
+			}
+			out.PendingHealEntries += s.pending()
+			out.SplitBrainEntries += s.splitBrain()
+			if !v.Started {
+				// A stopped volume serves no data; its bricks can move
+				// only when it starts again (replace-brick needs it).
+				continue
+			}
+			healedElsewhere := len(s.healedCopies(peer)) > 0
+			quorum := s.quorumWithout(peer)
+			for _, b := range s.Bricks {
+				if b.PeerID != peer {
+					continue
+				}
+				if s.Replica && !healedElsewhere {
+					out.SoleHealedCopies++
+				}
+				if b.Online && !quorum {
+					out.QuorumAtRisk++
+				}
+				if s.Replica && healedElsewhere {
+					out.Movable = append(out.Movable, VolumeBrick{Volume: v.Name, Subvol: s.Name, BrickFacts: b})
+				}
+			}
+		}
+	}
+	slices.SortFunc(out.Movable, func(a, b VolumeBrick) int {
+		return cmp.Or(cmp.Compare(a.Volume, b.Volume), cmp.Compare(a.Path, b.Path))
+	})
+	return out
+}
