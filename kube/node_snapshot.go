@@ -299,16 +299,23 @@ func (s *NodeSyncer) gd2Side(ctx context.Context, node *operatorv1alpha1.Gluster
 	}
 	former := s.formerHolders(node)
 	var block *states.MoveBlock
+	// A node of one of this node's volumes that is down is what an admin
+	// can act on, and may be why this node's copies are short: name it
+	// whether or not some other brick can move.
+	byID := make(map[string]states.PeerFacts, len(pf))
+	for _, f := range pf {
+		byID[f.ID] = f
+	}
+	for _, v := range views {
+		if down := states.VolumeNodesDown(v, byID); down != "" {
+			snap.VolumeNodeDown = down
+			break
+		}
+	}
 	for _, b := range a.Movable {
 		vol := byName[b.Volume]
 		plan, blocked := states.PlanMove(b, vol, p.ID, pf, df, states.ClashPeers(vol, b.Path, former), refused)
 		if blocked != nil {
-			// A node that is down is what an admin can act on: report it
-			// before a lack of room, and even when another brick can move
-			// (it may be why this node's copies are short).
-			if blocked.NodeDown && snap.VolumeNodeDown == "" {
-				snap.VolumeNodeDown = blocked.Reason
-			}
 			if block == nil || (blocked.NodeDown && !block.NodeDown) {
 				block = blocked
 			}

@@ -97,12 +97,11 @@ func ReplacementRoom(size uint64) uint64 { return size + size/100 }
 // peers a replace-brick of this brick already failed on; neither is offered,
 // nor is a peer that is down, may not receive, or has no enabled device
 // with ReplacementRoom free.
-func PlanMove(b VolumeBrick, vol VolumeFacts, src string, peers []PeerFacts, devices []DeviceFacts, clash, refused map[string]bool) (MovePlan, *MoveBlock) {
-	byID := map[string]PeerFacts{}
-	for _, p := range peers {
-		byID[p.ID] = p
-	}
-	// The v1 liveness gate: every node of the volume, the source included.
+// VolumeNodesDown is GD2's v1 liveness gate for a volume: it names the
+// nodes holding a brick of vol that are down (peers GD2 does not list count
+// as down), "" when every one is up. While it names one, GD2 replaces no
+// brick of the volume, the down node's own included.
+func VolumeNodesDown(vol VolumeFacts, peers map[string]PeerFacts) string {
 	var down []string
 	seen := map[string]bool{}
 	for _, sv := range vol.Subvols {
@@ -111,7 +110,7 @@ func PlanMove(b VolumeBrick, vol VolumeFacts, src string, peers []PeerFacts, dev
 				continue
 			}
 			seen[o.PeerID] = true
-			if p, ok := byID[o.PeerID]; !ok || !p.Online {
+			if p, ok := peers[o.PeerID]; !ok || !p.Online {
 				label := "peer " + o.PeerID
 				if ok {
 					label = p.label()
@@ -120,10 +119,20 @@ func PlanMove(b VolumeBrick, vol VolumeFacts, src string, peers []PeerFacts, dev
 			}
 		}
 	}
-	if len(down) > 0 {
-		sort.Strings(down)
-		return MovePlan{}, &MoveBlock{NodeDown: true, Reason: fmt.Sprintf(
-			"GD2 moves no brick of volume %s while a node holding one of its bricks is down: %s", vol.Name, strings.Join(down, ", "))}
+	if len(down) == 0 {
+		return ""
+	}
+	sort.Strings(down)
+	return fmt.Sprintf("GD2 moves no brick of volume %s while a node holding one of its bricks is down: %s", vol.Name, strings.Join(down, ", "))
+}
+
+func PlanMove(b VolumeBrick, vol VolumeFacts, src string, peers []PeerFacts, devices []DeviceFacts, clash, refused map[string]bool) (MovePlan, *MoveBlock) {
+	byID := map[string]PeerFacts{}
+	for _, p := range peers {
+		byID[p.ID] = p
+	}
+	if reason := VolumeNodesDown(vol, byID); reason != "" {
+		return MovePlan{}, &MoveBlock{NodeDown: true, Reason: reason}
 	}
 	var set *SubvolFacts
 	for i := range vol.Subvols {
