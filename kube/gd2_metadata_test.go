@@ -53,16 +53,6 @@ func worstVolumeMetadata() map[string]string {
 	return transitions.HealMetadata(fsm.State(longestState(states.HealDefinition())), time.Date(2026, 12, 31, 23, 59, 59, 0, time.FixedZone("x", 3600)))
 }
 
-func metadataSize(md map[string]string) int {
-	n := 0
-	for k, v := range md {
-		if !strings.HasPrefix(k, "_") {
-			n += len(k) + len(v)
-		}
-	}
-	return n
-}
-
 // TestAnthillMetadataStaysWellUnderGD2sLimit keeps the budget that
 // docs/design/gd2-metadata.md states: anthill's keys never start with "_",
 // and at their longest take under a quarter of GD2's 4 KiB, leaving the
@@ -74,7 +64,7 @@ func TestAnthillMetadataStaysWellUnderGD2sLimit(t *testing.T) {
 				t.Errorf("%s key %q: anthill's keys start with anthill- (GD2 reserves _)", what, k)
 			}
 		}
-		size := metadataSize(md)
+		size := transitions.MetadataSize(md)
 		t.Logf("worst-case %s metadata: %d bytes", what, size)
 		if size > gd2MetadataLimit/4 {
 			t.Errorf("worst-case %s metadata is %d bytes; the documented budget is 1024 of GD2's %d", what, size, gd2MetadataLimit)

@@ -123,13 +123,7 @@ func TestHealSyncerCommitsTheTransitionWhenTheMirrorWriteFailsAndRepairsItNextSy
 
 func TestHealSyncerWritesNoMetadataOnVolumesItDoesNotTrack(t *testing.T) {
 	f := newHealFixture(t)
-	ctx := context.Background()
-	for _, p := range f.peers {
-		md := map[string]string{transitions.MetaCluster: "other", transitions.MetaNode: "elsewhere/" + p.Name}
-		if _, err := f.gd2.EditPeer(ctx, p.ID, gd2.PeerEditRequest{Metadata: md}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	f.tagPeersForAnotherCluster()
 	f.mustSync()
 	if n := f.volumeEdits.Load(); n != 0 {
 		t.Fatalf("%d volume edits on another cluster's volume; want none", n)

@@ -571,22 +571,28 @@ func TestHealSyncerForgetsADeletedCluster(t *testing.T) {
 	}
 }
 
-func TestHealSyncerIgnoresVolumesOfAnotherClusterInASharedPool(t *testing.T) {
-	f := newHealFixture(t)
-	ctx := context.Background()
+// tagPeersForAnotherCluster marks every peer of the pool as a node of
+// another cluster, as in a pool shared by two GlusterClusters.
+func (f *healFixture) tagPeersForAnotherCluster() {
+	f.t.Helper()
 	for _, p := range f.peers {
 		md := map[string]string{transitions.MetaCluster: "other", transitions.MetaNode: "elsewhere/" + p.Name}
-		if _, err := f.gd2.EditPeer(ctx, p.ID, gd2.PeerEditRequest{Metadata: md}); err != nil {
-			t.Fatal(err)
+		if _, err := f.gd2.EditPeer(context.Background(), p.ID, gd2.PeerEditRequest{Metadata: md}); err != nil {
+			f.t.Fatal(err)
 		}
 	}
+}
+
+func TestHealSyncerIgnoresVolumesOfAnotherClusterInASharedPool(t *testing.T) {
+	f := newHealFixture(t)
+	f.tagPeersForAnotherCluster()
 	f.mustSync()
 	if got := f.cluster().Status.Volumes; len(got) != 0 {
 		t.Fatalf("volumes %+v; want none: every brick is on another cluster's peers", got)
 	}
 	for _, p := range f.peers {
 		md := map[string]string{transitions.MetaCluster: "gc", transitions.MetaNode: "ns/" + p.Name}
-		if _, err := f.gd2.EditPeer(ctx, p.ID, gd2.PeerEditRequest{Metadata: md}); err != nil {
+		if _, err := f.gd2.EditPeer(context.Background(), p.ID, gd2.PeerEditRequest{Metadata: md}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -138,7 +138,7 @@ func NodeDefinition() *fsm.Definition {
 				"waits with reason `VolumeNodeDown` naming it. Left by " +
 				"`detach` when no bricks remain and the peer is alive, `abandon` when no bricks remain but the " +
 				"peer is dead, or `resume` if the admin cancels a decommission."},
-			{Name: NodeAbandoned, Doc: "Entered by `abandon`: every brick was rebuilt elsewhere but the peer is dead, " +
+			{Name: NodeAbandoned, Doc: "Entered by `abandon`: every brick has moved off the node but the peer is dead, " +
 				"and GD2 cannot delete a peer that is not alive. Re-reads GD2's volumes, then leaves by `remove` at " +
 				"once while the peer still holds no brick: the dead peer stays in GD2's list as a tombstone, its " +
 				"metadata still `anthill-state=Abandoned`, ignored when anthill counts the pool. Left by `detach` " +

@@ -236,7 +236,7 @@ func decideNodeDraining(s NodeSnapshot) Decision {
 		if !s.PeerKnown || s.PeerAlive {
 			return fire(NodeDetach, ReasonDrained, "Every brick has moved off the node and healed; removing its peer.")
 		}
-		return fire(NodeAbandon, ReasonDrainedPeerDead, "Every brick was rebuilt elsewhere, but the peer is dead and GD2 cannot delete it.")
+		return fire(NodeAbandon, ReasonDrainedPeerDead, "Every brick has moved off the node, but the peer is dead and GD2 cannot delete it.")
 	}
 	if d, blocked := drainBlocked(s); blocked {
 		return d
@@ -264,7 +264,7 @@ func decideNodeAbandoned(s NodeSnapshot) Decision {
 		return fire(NodeDetach, ReasonPeerRecovered, "The abandoned peer is alive again and holds no bricks; deleting it.")
 	}
 	if s.PeerKnown {
-		return fire(NodeRemove, ReasonAbandoned, "Every brick was rebuilt elsewhere; deleting the node's pod and PVC. Its dead peer stays in GD2's list, marked Abandoned, because GD2 cannot delete a peer that is not alive.")
+		return fire(NodeRemove, ReasonAbandoned, "Every brick has moved off the node; deleting the node's pod and PVC. Its dead peer stays in GD2's list, marked Abandoned, because GD2 cannot delete a peer that is not alive.")
 	}
 	if s.Deleting {
 		return fire(NodeRemove, ReasonDeletionRequested, "Deleting the drained node; its peer is no longer in GD2's list.")

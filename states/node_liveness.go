@@ -5,7 +5,7 @@ import "time"
 // Liveness hysteresis. GD2 reports a peer alive or not on every read; the
 // node machine does not follow each report, because a peer that drops for a
 // few seconds, or comes and goes, must neither churn the node's state nor
-// get its bricks rebuilt elsewhere. Two clocks, kept in GlusterNode status
+// be declared failed. Two clocks, kept in GlusterNode status
 // so that an operator restart does not reset them, turn the reports into
 // decisions:
 //

@@ -22,8 +22,8 @@ import (
 // period, the pod's own deletion grace is over, and every claim of the pod
 // is on storage that can be attached elsewhere. Node-local storage can
 // never move, so for it the operator forces nothing: the pod waits for its
-// node, and the permissibleDowntime path (Failed, rebuild elsewhere)
-// applies.
+// node, and past permissibleDowntime the node is Failed (an alert: GD2
+// cannot move a dead peer's bricks) until it returns.
 type LostPod struct {
 	// Terminating: the pod has a deletion timestamp (Kubernetes evicted it,
 	// or someone deleted it). A pod that is not terminating is never
@@ -95,7 +95,7 @@ func lostPodWait(s NodeSnapshot) (Decision, bool) {
 	if lp.StorageChecked && !lp.StorageMovable {
 		return wait(ReasonLostPodStorageLocal, fmt.Sprintf(
 			"The pod is stuck on lost Kubernetes node %s, but %s, so it cannot run elsewhere; waiting for the node to return, "+
-				"or for the permissible downtime to pass (the node is then Failed and its bricks are rebuilt on other nodes).",
+				"raising the Failed alert if it is not back within the permissible downtime (GD2 cannot move a dead peer's bricks elsewhere).",
 			lp.KubeNode, lp.StorageNote), failIn), true
 	}
 	if !lp.StorageChecked {

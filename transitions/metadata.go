@@ -3,6 +3,7 @@ package transitions
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -31,21 +32,29 @@ const (
 // of len(key)+len(value) over keys not starting with "_".
 const MetadataLimit = 4096
 
+// MetadataSize is how GD2 measures metadata against MetadataLimit: the
+// sum of len(key)+len(value) over keys not starting with "_".
+func MetadataSize(md map[string]string) int {
+	n := 0
+	for k, v := range md {
+		if !strings.HasPrefix(k, "_") {
+			n += len(k) + len(v)
+		}
+	}
+	return n
+}
+
 // MetadataFits reports whether merging add into current stays within
 // MetadataLimit. A write that does not fit is refused by GD2 (400 or 500)
 // and would fail the same way on every sync, so mirrors skip it and say
 // so instead.
 func MetadataFits(current, add map[string]string) bool {
-	n := 0
-	for k, v := range current {
-		if _, replaced := add[k]; !replaced && !strings.HasPrefix(k, "_") {
-			n += len(k) + len(v)
-		}
+	merged := maps.Clone(current)
+	if merged == nil {
+		merged = map[string]string{}
 	}
-	for k, v := range add {
-		n += len(k) + len(v)
-	}
-	return n <= MetadataLimit
+	maps.Copy(merged, add)
+	return MetadataSize(merged) <= MetadataLimit
 }
 
 // HealMetadata is the volume metadata mirroring heal state s, entered at
