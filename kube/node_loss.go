@@ -203,7 +203,7 @@ func (s *NodeSyncer) recordStep(ctx context.Context, node *operatorv1alpha1.Glus
 		From: state, To: state, Event: d.Step, Reason: d.Reason, Message: d.Message, Time: s.Clock.Now(),
 	}
 	node.Status.History = AppendHistory(node.Status.History, c.Record())
-	res, err := s.wait(ctx, node, d.Reason, d.Message, d.RequeueAfter, d.Warning)
+	res, err := s.wait(ctx, node, d)
 	if err == nil {
 		s.Log.Announce(node, c)
 	}

@@ -85,7 +85,7 @@ func (s *NodeSyncer) Sync(ctx context.Context, key Key) (Result, error) {
 	cluster, err := s.Clusters.GlusterClusters(node.Namespace).Get(node.Spec.Cluster)
 	if err != nil {
 		if apierrors.IsNotFound(err) {
-			return s.wait(ctx, node, "ClusterNotFound", fmt.Sprintf("GlusterCluster %q does not exist.", node.Spec.Cluster), pollWait, false)
+			return s.wait(ctx, node, states.Decision{Reason: "ClusterNotFound", Message: fmt.Sprintf("GlusterCluster %q does not exist.", node.Spec.Cluster), RequeueAfter: pollWait})
 		}
 		return Result{}, err
 	}
@@ -152,9 +152,9 @@ func (s *NodeSyncer) Sync(ctx context.Context, key Key) (Result, error) {
 				node.Status.LeftBricks = append(node.Status.LeftBricks, ref)
 			}
 		}
-		return s.wait(ctx, node, d.Reason, d.Message, d.RequeueAfter, false)
+		return s.wait(ctx, node, d)
 	default:
-		return s.wait(ctx, node, d.Reason, d.Message, d.RequeueAfter, d.Warning)
+		return s.wait(ctx, node, d)
 	}
 }
 
@@ -285,10 +285,12 @@ func optTime(t time.Time) *metav1.Time {
 	return &metav1.Time{Time: t}
 }
 
-// wait records why the machine stays put (message and conditions) — written
-// only when something changed, so a steady node causes no writes — and
+// wait records why the machine stays put (d's message and conditions) —
+// written only when something changed, so a steady node causes no writes —
+// records a Warning Event for a warning wait each time it changes, and
 // requeues after the decision's wait.
-func (s *NodeSyncer) wait(ctx context.Context, node *operatorv1alpha1.GlusterNode, reason, message string, after time.Duration, warning bool) (Result, error) {
+func (s *NodeSyncer) wait(ctx context.Context, node *operatorv1alpha1.GlusterNode, d states.Decision) (Result, error) {
+	reason, message := d.Reason, d.Message
 	before := node.Status.DeepCopy()
 	node.Status.Message = message
 	node.Status.ObservedGeneration = node.Generation
@@ -297,8 +299,8 @@ func (s *NodeSyncer) wait(ctx context.Context, node *operatorv1alpha1.GlusterNod
 		state = nodeDef.Initial
 		node.Status.State = string(state)
 	}
-	setNodeConditions(node, state, states.Decision{Reason: reason, Message: message}, s.Clock.Now())
-	if warning && (before.Message != node.Status.Message || conditionReason(before.Conditions) != reason) {
+	setNodeConditions(node, state, d, s.Clock.Now())
+	if d.Warning && (before.Message != node.Status.Message || conditionReason(before.Conditions) != reason) {
 		// A wait an admin must act on: one Warning Event per change.
 		s.Log.Warn(node, reason, message)
 	}
@@ -307,7 +309,7 @@ func (s *NodeSyncer) wait(ctx context.Context, node *operatorv1alpha1.GlusterNod
 			return Result{}, err
 		}
 	}
-	return Result{RequeueAfter: after}, nil
+	return Result{RequeueAfter: d.RequeueAfter}, nil
 }
 
 // actionFailed leaves the state unchanged, says why in a condition and a
@@ -383,5 +385,5 @@ func (s *NodeSyncer) externalClusterNode(ctx context.Context, node *operatorv1al
 	if node.DeletionTimestamp != nil {
 		return Result{}, removeFinalizer(ctx, node, FinalizerNode, s.update)
 	}
-	return s.wait(ctx, node, states.ReasonExternalCluster, fmt.Sprintf("GlusterCluster %q is external: anthill runs and changes none of its servers, so this node is left alone.", node.Spec.Cluster), 0, false)
+	return s.wait(ctx, node, states.Decision{Reason: states.ReasonExternalCluster, Message: fmt.Sprintf("GlusterCluster %q is external: anthill runs and changes none of its servers, so this node is left alone.", node.Spec.Cluster)})
 }
