@@ -417,6 +417,20 @@ func TestNodeSyncerRecoversOnlyAfterTheRecoveryWindow(t *testing.T) {
 		t.Fatalf("36 minutes after the first drop but 25 into the second outage: state %s, want Offline", s)
 	}
 
+	// Records a drain would have left: on Online the peers a replace-brick
+	// failed on are forgotten, the bricks that ever left the node are not
+	// (their logical volumes stay on its devices).
+	n = f.node()
+	n.Status.RefusedPeers = []string{"refused-peer"}
+	n.Status.LeftBricks = []operatorv1alpha1.BrickRef{{Volume: "vol", Path: "/bricks/vol"}}
+	stored, err := f.anthill.OperatorV1alpha1().GlusterNodes("ns").UpdateStatus(context.Background(), n, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.nodes.Update(stored); err != nil {
+		t.Fatal(err)
+	}
+
 	setAlive(true)
 	syncN(2)
 	f.clock.Step(DefaultRecoveryWindow)
@@ -424,6 +438,9 @@ func TestNodeSyncerRecoversOnlyAfterTheRecoveryWindow(t *testing.T) {
 	n = f.node()
 	if n.Status.State != string(states.NodeOnline) || n.Status.DownSince != nil || n.Status.AliveSince != nil {
 		t.Fatalf("peer alive for the window: state %s downSince %v aliveSince %v; want Online with clear clocks", n.Status.State, n.Status.DownSince, n.Status.AliveSince)
+	}
+	if len(n.Status.RefusedPeers) != 0 || len(n.Status.LeftBricks) != 1 {
+		t.Fatalf("Online with refusedPeers %v and leftBricks %v; want the first cleared and the second kept", n.Status.RefusedPeers, n.Status.LeftBricks)
 	}
 }
 
