@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	kubefake "k8s.io/client-go/kubernetes/fake"
@@ -578,6 +579,9 @@ func TestNodeSyncerRecordsThePeerAFailedBrickPreparationRanOn(t *testing.T) {
 	}
 	if r := conditionReason(got.Status.Conditions); r != ReasonBrickPrepareFailed {
 		t.Errorf("condition reason %q, want %s", r, ReasonBrickPrepareFailed)
+	}
+	if c := apimeta.FindStatusCondition(got.Status.Conditions, operatorv1alpha1.ConditionProgressing); c == nil || !strings.Contains(c.Message, gd2.StepReplaceBrickPrepareBricks) {
+		t.Errorf("condition %+v does not name the GD2 step that failed", c)
 	}
 	select {
 	case e := <-f.events.Events:
