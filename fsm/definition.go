@@ -8,9 +8,13 @@ import (
 // State is a machine state. Names are PascalCase (see Validate).
 type State string
 
-// Event is the name of a transition or of an in-state step. Names are
-// lowerCamel (see Validate).
+// Event is the name of a transition. Names are lowerCamel (see Validate).
 type Event string
+
+// Step is the name of an in-state step: work done without leaving the
+// state. It is a type apart from Event so that a step can never be fired
+// as a transition (nor a transition run as a step). Names are lowerCamel.
+type Step string
 
 // StateDoc documents one state: how it is entered, what it observes or waits
 // for, and which events leave it. Doc must be full sentences; it is printed
@@ -30,7 +34,7 @@ type EventDoc struct {
 // StepDoc documents an in-state step: an idempotent piece of work done while
 // the machine stays in one of the In states.
 type StepDoc struct {
-	Name Event
+	Name Step
 	In   []State
 	Doc  string
 }
@@ -73,7 +77,7 @@ func (d *Definition) HasEvent(e Event) bool {
 }
 
 // HasStep reports whether e is a declared in-state step.
-func (d *Definition) HasStep(e Event) bool {
+func (d *Definition) HasStep(e Step) bool {
 	return slices.ContainsFunc(d.Steps, func(sd StepDoc) bool { return sd.Name == e })
 }
 
@@ -95,7 +99,7 @@ func (d *Definition) Target(e Event, from State) (State, bool) {
 }
 
 // StepAllowed reports whether step e may run in state s.
-func (d *Definition) StepAllowed(e Event, s State) bool {
+func (d *Definition) StepAllowed(e Step, s State) bool {
 	for _, st := range d.Steps {
 		if st.Name == e && slices.Contains(st.In, s) {
 			return true
@@ -126,16 +130,11 @@ func (d *Definition) StateDocOf(s State) string {
 	return ""
 }
 
-// EventDocOf returns the documentation of transition event or step e, or "".
+// EventDocOf returns the documentation of transition event e, or "".
 func (d *Definition) EventDocOf(e Event) string {
 	for _, ed := range d.Events {
 		if ed.Name == e {
 			return ed.Doc
-		}
-	}
-	for _, sd := range d.Steps {
-		if sd.Name == e {
-			return sd.Doc
 		}
 	}
 	return ""

@@ -48,7 +48,7 @@ func (m *Machine) Current() State { return State(m.f.Current()) }
 func (m *Machine) Can(e Event) bool { return m.f.Can(string(e)) }
 
 // CanStep reports whether in-state step e may run in the current state.
-func (m *Machine) CanStep(e Event) bool { return m.def.StepAllowed(e, m.Current()) }
+func (m *Machine) CanStep(e Step) bool { return m.def.StepAllowed(e, m.Current()) }
 
 // Fire moves the machine along event e and returns the transition taken,
 // with From holding the single state it left. An event that is unknown or

@@ -67,7 +67,7 @@ func (d *Definition) Validate() error {
 			bad("event %q is undocumented", e.Name)
 		}
 	}
-	steps := map[Event]bool{}
+	steps := map[Step]bool{}
 	for _, st := range d.Steps {
 		if !eventNameRE.MatchString(string(st.Name)) {
 			bad("step %q: name must match %s", st.Name, eventNameRE)
@@ -75,7 +75,7 @@ func (d *Definition) Validate() error {
 		if steps[st.Name] {
 			bad("step %q declared twice", st.Name)
 		}
-		if events[st.Name] {
+		if events[Event(st.Name)] {
 			bad("step %q has the name of a transition event", st.Name)
 		}
 		steps[st.Name] = true

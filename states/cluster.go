@@ -42,13 +42,13 @@ const (
 	ClusterReconfigure fsm.Event = "reconfigure"
 
 	// Steps.
-	ClusterScaleNodes  fsm.Event = "scaleNodes"
-	ClusterDeleteNodes fsm.Event = "deleteNodes"
-	ClusterDeleteInfra fsm.Event = "deleteInfra"
+	ClusterScaleNodes  fsm.Step = "scaleNodes"
+	ClusterDeleteNodes fsm.Step = "deleteNodes"
+	ClusterDeleteInfra fsm.Step = "deleteInfra"
 	// ClusterEnsureDrivers creates missing CSI driver objects.
-	ClusterEnsureDrivers fsm.Event = "ensureDrivers"
+	ClusterEnsureDrivers fsm.Step = "ensureDrivers"
 	// ClusterSyncEndpoints is external mode only.
-	ClusterSyncEndpoints fsm.Event = "syncEndpoints"
+	ClusterSyncEndpoints fsm.Step = "syncEndpoints"
 )
 
 // ClusterMachine is the machine name used in logs, metrics and docs.

@@ -41,7 +41,7 @@ func TestDecideCluster(t *testing.T) {
 		state      fsm.State
 		mutate     func(*ClusterSnapshot)
 		wantEvent  fsm.Event
-		wantStep   fsm.Event
+		wantStep   fsm.Step
 		wantReason string
 	}{
 		{name: "a new cluster is provisioned", state: ClusterPending, mutate: func(s *ClusterSnapshot) { *s = ClusterSnapshot{State: ClusterPending, Now: t0, DesiredNodes: 3} }, wantEvent: ClusterProvision},

@@ -13,7 +13,7 @@ type Decision struct {
 	// Event is the transition to fire, or empty.
 	Event fsm.Event
 	// Step is the in-state step to run without leaving the state, or empty.
-	Step fsm.Event
+	Step fsm.Step
 	// Reason is a CamelCase constant, usable as a Kubernetes Event or
 	// condition reason and as a bounded metric label.
 	Reason string
@@ -36,7 +36,7 @@ func fire(e fsm.Event, reason, msg string) Decision {
 	return Decision{Event: e, Reason: reason, Message: msg}
 }
 
-func step(s fsm.Event, reason, msg string, after time.Duration) Decision {
+func step(s fsm.Step, reason, msg string, after time.Duration) Decision {
 	return Decision{Step: s, Reason: reason, Message: msg, RequeueAfter: after}
 }
 

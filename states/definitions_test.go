@@ -39,14 +39,17 @@ func TestMachineNamesAreUniqueAndResolvable(t *testing.T) {
 func TestEveryStateDocNamesItsExitsAndSteps(t *testing.T) {
 	for _, d := range Definitions() {
 		for _, s := range d.States {
-			want := d.Exits(s.Name)
+			var want []string
+			for _, e := range d.Exits(s.Name) {
+				want = append(want, string(e))
+			}
 			for _, st := range d.Steps {
 				if slices.Contains(st.In, s.Name) {
-					want = append(want, st.Name)
+					want = append(want, string(st.Name))
 				}
 			}
 			for _, e := range want {
-				if !strings.Contains(s.Doc, "`"+string(e)+"`") {
+				if !strings.Contains(s.Doc, "`"+e+"`") {
 					t.Errorf("%s: doc of state %s does not mention `%s`", d.Machine, s.Name, e)
 				}
 			}

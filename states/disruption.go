@@ -25,7 +25,7 @@ const (
 	DisruptionLock      fsm.Event = "lock"
 
 	// Steps.
-	DisruptionApplyBudgets fsm.Event = "applyBudgets"
+	DisruptionApplyBudgets fsm.Step = "applyBudgets"
 )
 
 // DisruptionMachine is the machine name used in logs, metrics and docs.

@@ -33,7 +33,7 @@ func TestDecideDisruption(t *testing.T) {
 		zone       string
 		mutate     func(*DisruptionSnapshot)
 		wantEvent  fsm.Event
-		wantStep   fsm.Event
+		wantStep   fsm.Step
 		wantReason string
 		wantZone   string
 	}{

@@ -62,12 +62,12 @@ const (
 	NodeUpgraded         fsm.Event = "upgraded"
 
 	// Steps (in-state work, no state change).
-	NodeMoveBrick      fsm.Event = "moveBrick"
-	NodeDeletePeer     fsm.Event = "deletePeer"
-	NodeDeleteWorkload fsm.Event = "deleteWorkload"
-	NodeDisableDevices fsm.Event = "disableDevices"
-	NodeEvictLostPod   fsm.Event = "evictLostPod"
-	NodeRollWorkload   fsm.Event = "rollWorkload"
+	NodeMoveBrick      fsm.Step = "moveBrick"
+	NodeDeletePeer     fsm.Step = "deletePeer"
+	NodeDeleteWorkload fsm.Step = "deleteWorkload"
+	NodeDisableDevices fsm.Step = "disableDevices"
+	NodeEvictLostPod   fsm.Step = "evictLostPod"
+	NodeRollWorkload   fsm.Step = "rollWorkload"
 )
 
 // NodeMachine is the machine name used in logs, metrics and docs.

@@ -27,7 +27,7 @@ type nodeCase struct {
 	state     fsm.State
 	mutate    func(*NodeSnapshot)
 	wantEvent fsm.Event
-	wantStep  fsm.Event
+	wantStep  fsm.Step
 	// wantReason is checked when set.
 	wantReason string
 }

@@ -28,7 +28,7 @@ func TestDecideLostPod(t *testing.T) {
 		name       string
 		mutate     func(*NodeSnapshot)
 		wantEvent  fsm.Event
-		wantStep   fsm.Event
+		wantStep   fsm.Step
 		wantReason string
 	}{
 		{name: "a pod stuck on a lost node with movable storage is force-deleted",

@@ -38,8 +38,8 @@ const (
 	UpgradeSettle      fsm.Event = "settle"
 
 	// Steps.
-	UpgradeSelectNextNode fsm.Event = "selectNextNode"
-	UpgradeRollClients    fsm.Event = "rollClients"
+	UpgradeSelectNextNode fsm.Step = "selectNextNode"
+	UpgradeRollClients    fsm.Step = "rollClients"
 )
 
 // UpgradeMachine is the machine name used in logs, metrics and docs.
@@ -118,7 +118,8 @@ func UpgradeDefinition() *fsm.Definition {
 			{Name: UpgradeSelectNextNode, In: []fsm.State{UpgradeRollingServers}, Doc: "Record the next batch " +
 				"to upgrade in `status.upgrade.currentNodes` and when its step started: the first nodes, by zone " +
 				"then name, not yet at the target, up to `upgradePolicy.maxParallel`, all from one zone when " +
-				"`perZone` is set. Idempotent: selecting the already selected batch changes nothing."},
+				"`perZone` is set. No action: the batch is the machine's own status, written by the sync " +
+				"that runs the step. Idempotent: selecting the already selected batch changes nothing."},
 			{Name: UpgradeRollClients, In: []fsm.State{UpgradeRollingClients}, Doc: "Set the CSI node plugin " +
 				"DaemonSets, controllers and block targets to the target version, then delete the old-version " +
 				"node plugin pods on Kubernetes nodes where no running pod uses a volume of the cluster's drivers " +

@@ -27,7 +27,7 @@ func TestDecideUpgrade(t *testing.T) {
 		state      fsm.State
 		mutate     func(*UpgradeSnapshot)
 		wantEvent  fsm.Event
-		wantStep   fsm.Event
+		wantStep   fsm.Step
 		wantReason string
 	}{
 		// Idle.

@@ -12,33 +12,32 @@ import (
 // step; both machines act on the GlusterCluster.
 type ClusterAction func(ctx context.Context, ops Ops, c ClusterTarget) error
 
-var clusterActions = map[fsm.Event]ClusterAction{
-	states.ClusterProvision:     ensureClusterInfra,
-	states.ClusterScaleNodes:    scaleNodes,
-	states.ClusterDeleteNodes:   deleteNodes,
-	states.ClusterDeleteInfra:   deleteClusterInfra,
-	states.ClusterEnsureDrivers: ensureDrivers,
-	// External mode: the event and the step write the same objects.
-	states.ClusterReconfigure:   syncEndpoints,
-	states.ClusterSyncEndpoints: syncEndpoints,
-}
+// ClusterActions are the cluster machine's actions.
+var ClusterActions = register(Actions[ClusterAction]{
+	Machine: states.ClusterMachine,
+	Events: map[fsm.Event]ClusterAction{
+		states.ClusterProvision: ensureClusterInfra,
+		// External mode: the event and the step write the same objects.
+		states.ClusterReconfigure: syncEndpoints,
+	},
+	Steps: map[fsm.Step]ClusterAction{
+		states.ClusterScaleNodes:    scaleNodes,
+		states.ClusterDeleteNodes:   deleteNodes,
+		states.ClusterDeleteInfra:   deleteClusterInfra,
+		states.ClusterEnsureDrivers: ensureDrivers,
+		states.ClusterSyncEndpoints: syncEndpoints,
+	},
+})
 
-var upgradeActions = map[fsm.Event]ClusterAction{
-	states.UpgradeSelectNextNode: selectNextNode,
-	states.UpgradeRollClients:    rollClients,
-}
-
-// ClusterActionFor returns the action of cluster event or step e, if any.
-func ClusterActionFor(e fsm.Event) (ClusterAction, bool) {
-	a, ok := clusterActions[e]
-	return a, ok
-}
-
-// UpgradeActionFor returns the action of upgrade event or step e, if any.
-func UpgradeActionFor(e fsm.Event) (ClusterAction, bool) {
-	a, ok := upgradeActions[e]
-	return a, ok
-}
+// UpgradeActions are the upgrade machine's actions. Its selectNextNode
+// step has none: what it records is the machine's own status, written by
+// the sync that runs it.
+var UpgradeActions = register(Actions[ClusterAction]{
+	Machine: states.UpgradeMachine,
+	Steps: map[fsm.Step]ClusterAction{
+		states.UpgradeRollClients: rollClients,
+	},
+})
 
 func key(c ClusterTarget) string { return c.Namespace + "/" + c.Name }
 
@@ -83,16 +82,6 @@ func ensureDrivers(ctx context.Context, ops Ops, c ClusterTarget) error {
 func syncEndpoints(ctx context.Context, ops Ops, c ClusterTarget) error {
 	if err := ops.Kube.SyncEndpoints(ctx, c); err != nil {
 		return fmt.Errorf("sync the endpoints of external cluster %s: %w", key(c), err)
-	}
-	return nil
-}
-
-func selectNextNode(ctx context.Context, ops Ops, c ClusterTarget) error {
-	if len(c.NextNodes) == 0 || c.TargetVersion == "" {
-		return fmt.Errorf("select next nodes of cluster %s: nodes %q, version %q", key(c), c.NextNodes, c.TargetVersion)
-	}
-	if err := ops.Kube.SelectNodesForUpgrade(ctx, c, c.NextNodes, c.TargetVersion); err != nil {
-		return fmt.Errorf("select nodes %s of cluster %s for %s: %w", c.NextNodes, key(c), c.TargetVersion, err)
 	}
 	return nil
 }

@@ -8,20 +8,17 @@ import (
 )
 
 func TestClusterUpgradeAndHealActionsAreIdempotent(t *testing.T) {
-	c := ClusterTarget{Namespace: "storage", Name: "gluster", DesiredNodes: 3, NextNodes: []string{"gluster-a-0"}, TargetVersion: "11.1"}
+	c := ClusterTarget{Namespace: "storage", Name: "gluster", DesiredNodes: 3, TargetVersion: "11.1"}
 	type run func(w *world) error
 	var runs = map[string]run{}
-	for _, e := range Registered()[states.ClusterMachine] {
-		a, _ := ClusterActionFor(e)
-		runs["cluster/"+string(e)] = func(w *world) error { return a(context.Background(), w.ops(), c) }
+	for e, a := range every(ClusterActions) {
+		runs["cluster/"+e] = func(w *world) error { return a(context.Background(), w.ops(), c) }
 	}
-	for _, e := range Registered()[states.UpgradeMachine] {
-		a, _ := UpgradeActionFor(e)
-		runs["upgrade/"+string(e)] = func(w *world) error { return a(context.Background(), w.ops(), c) }
+	for e, a := range every(UpgradeActions) {
+		runs["upgrade/"+e] = func(w *world) error { return a(context.Background(), w.ops(), c) }
 	}
-	for _, e := range Registered()[states.HealMachine] {
-		a, _ := HealActionFor(e)
-		runs["heal/"+string(e)] = func(w *world) error {
+	for e, a := range every(HealActions) {
+		runs["heal/"+e] = func(w *world) error {
 			return a(context.Background(), w.ops(), VolumeTarget{Cluster: "gluster", Volume: "vol1"})
 		}
 	}
@@ -43,11 +40,7 @@ func TestClusterUpgradeAndHealActionsAreIdempotent(t *testing.T) {
 }
 
 func TestUpgradeStepsRefuseIncompleteTargets(t *testing.T) {
-	sel, _ := UpgradeActionFor(states.UpgradeSelectNextNode)
-	if err := sel(context.Background(), newWorld().ops(), ClusterTarget{Name: "g", TargetVersion: "11.1"}); err == nil {
-		t.Error("selectNextNode without a node should fail")
-	}
-	roll, _ := UpgradeActionFor(states.UpgradeRollClients)
+	roll, _ := UpgradeActions.Step(states.UpgradeRollClients)
 	if err := roll(context.Background(), newWorld().ops(), ClusterTarget{Name: "g"}); err == nil {
 		t.Error("rollClients without a version should fail")
 	}

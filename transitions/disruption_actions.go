@@ -43,23 +43,20 @@ type DisruptionTarget struct {
 // DisruptionAction runs the side effect of one disruption event or step.
 type DisruptionAction func(ctx context.Context, kube DisruptionKube, t DisruptionTarget) error
 
-// Every disruption event and step has the same action: make the budgets
-// match the state being entered (or kept). The dispatcher fills OpenZone
-// from the target state, so the action cannot open a zone the decision
-// did not.
-var disruptionActions = map[fsm.Event]DisruptionAction{
-	states.DisruptionOpenZone:     applyBudgets,
-	states.DisruptionDisrupted:    applyBudgets,
-	states.DisruptionRecovered:    applyBudgets,
-	states.DisruptionLock:         applyBudgets,
-	states.DisruptionApplyBudgets: applyBudgets,
-}
-
-// DisruptionActionFor returns the action of disruption event or step e.
-func DisruptionActionFor(e fsm.Event) (DisruptionAction, bool) {
-	a, ok := disruptionActions[e]
-	return a, ok
-}
+// DisruptionActions are the disruption machine's actions. Every event and
+// step has the same one: make the budgets match the state being entered
+// (or kept). The sync fills OpenZone from the target state, so the action
+// cannot open a zone the decision did not.
+var DisruptionActions = register(Actions[DisruptionAction]{
+	Machine: states.DisruptionMachine,
+	Events: map[fsm.Event]DisruptionAction{
+		states.DisruptionOpenZone:  applyBudgets,
+		states.DisruptionDisrupted: applyBudgets,
+		states.DisruptionRecovered: applyBudgets,
+		states.DisruptionLock:      applyBudgets,
+	},
+	Steps: map[fsm.Step]DisruptionAction{states.DisruptionApplyBudgets: applyBudgets},
+})
 
 func applyBudgets(ctx context.Context, kube DisruptionKube, t DisruptionTarget) error {
 	if err := kube.ApplyDisruptionBudgets(ctx, t); err != nil {

@@ -1,10 +1,11 @@
 package transitions
 
 import (
+	"testing"
+
 	"context"
 	"fmt"
 	"maps"
-	"strings"
 )
 
 // world is a stateful fake of Kubernetes and GD2 that behaves like the real
@@ -19,7 +20,6 @@ type world struct {
 	volumeMeta map[string]map[string]string // volume → metadata
 	infra      map[string]bool              // cluster key → infra exists
 	nodes      map[string]int               // cluster key → node count
-	selected   map[string]string            // cluster key → node selected
 	csi        map[string]string            // cluster key → CSI version
 	lostPods   map[string]string            // node key → UID of its pod stuck on a lost node
 	drivers    map[string]bool              // cluster key → CSI drivers exist
@@ -33,7 +33,7 @@ func newWorld() *world {
 		workloads: map[string]string{}, peers: map[string]map[string]string{},
 		devices: map[string]map[string]bool{}, bricks: map[string]string{},
 		heals: map[string]int{}, infra: map[string]bool{}, nodes: map[string]int{},
-		selected: map[string]string{}, csi: map[string]string{}, drivers: map[string]bool{}, fail: map[string]error{},
+		csi: map[string]string{}, drivers: map[string]bool{}, fail: map[string]error{},
 		lostPods: map[string]string{},
 	}
 }
@@ -47,7 +47,7 @@ func (w *world) call(name string) error {
 
 // snapshot copies the observable state, for comparing before and after.
 func (w *world) snapshot() string {
-	return fmt.Sprint(w.workloads, w.peers, w.devices, w.bricks, w.heals, w.infra, w.nodes, w.selected, w.csi, w.lostPods, w.drivers)
+	return fmt.Sprint(w.workloads, w.peers, w.devices, w.bricks, w.heals, w.infra, w.nodes, w.csi, w.lostPods, w.drivers)
 }
 
 func (w *world) EnsureNodeWorkload(_ context.Context, n NodeTarget) error {
@@ -261,18 +261,33 @@ func (w *world) SyncEndpoints(_ context.Context, c ClusterTarget) error {
 	return nil
 }
 
-func (w *world) SelectNodesForUpgrade(_ context.Context, c ClusterTarget, nodes []string, _ string) error {
-	if err := w.call("SelectNodesForUpgrade"); err != nil {
-		return err
-	}
-	w.selected[key(c)] = strings.Join(nodes, ",")
-	return nil
-}
-
 func (w *world) SetCSIVersion(_ context.Context, c ClusterTarget, version string) error {
 	if err := w.call("SetCSIVersion"); err != nil {
 		return err
 	}
 	w.csi[key(c)] = version
 	return nil
+}
+
+// every lists a machine's actions by name, events and steps alike, for
+// tests that run each one.
+func every[A any](a Actions[A]) map[string]A {
+	out := map[string]A{}
+	for e, act := range a.Events {
+		out[string(e)] = act
+	}
+	for s, act := range a.Steps {
+		out[string(s)] = act
+	}
+	return out
+}
+
+// named looks up a machine's action by name, event or step.
+func named[A any](t *testing.T, a Actions[A], name string) A {
+	t.Helper()
+	act, ok := every(a)[name]
+	if !ok {
+		t.Fatalf("%s has no action %q", a.Machine, name)
+	}
+	return act
 }

@@ -11,15 +11,11 @@ import (
 // HealAction runs the side effect of one heal event.
 type HealAction func(ctx context.Context, ops Ops, v VolumeTarget) error
 
-var healActions = map[fsm.Event]HealAction{
-	states.HealStartHeal: startHeal,
-}
-
-// HealActionFor returns the action of heal event e, if it has one.
-func HealActionFor(e fsm.Event) (HealAction, bool) {
-	a, ok := healActions[e]
-	return a, ok
-}
+// HealActions are the heal machine's actions.
+var HealActions = register(Actions[HealAction]{
+	Machine: states.HealMachine,
+	Events:  map[fsm.Event]HealAction{states.HealStartHeal: startHeal},
+})
 
 func startHeal(ctx context.Context, ops Ops, v VolumeTarget) error {
 	if err := ops.GD2.TriggerHeal(ctx, v.Volume); err != nil {

@@ -17,27 +17,27 @@ type NodeAction func(ctx context.Context, ops Ops, n NodeTarget) (NodeResult, er
 // builder finds the peer by its MetaNode tag.
 var ErrNoPeerID = errors.New("node has no recorded GD2 peer id")
 
-var nodeActions = map[fsm.Event]NodeAction{
-	states.NodeProvision:        provisionNode,
-	states.NodeJoin:             joinNode,
-	states.NodeActivate:         activateNode,
-	states.NodeEnterMaintenance: disableNodeDevices,
-	states.NodeDrain:            disableNodeDevices,
-	states.NodeDisableDevices:   disableNodeDevices,
-	states.NodeResume:           enableNodeDevices,
-	states.NodeRollWorkload:     rollWorkload,
-	states.NodeMoveBrick:        moveBrick,
-	states.NodeDeletePeer:       deletePeer,
-	states.NodeDeleteWorkload:   deleteNodeWorkload,
-	states.NodeEvictLostPod:     evictLostPod,
-}
-
-// NodeActionFor returns the action of node event or step e, if it has one.
-// Events without an action only change the state.
-func NodeActionFor(e fsm.Event) (NodeAction, bool) {
-	a, ok := nodeActions[e]
-	return a, ok
-}
+// NodeActions are the node machine's actions. Events without an action
+// only change the state.
+var NodeActions = register(Actions[NodeAction]{
+	Machine: states.NodeMachine,
+	Events: map[fsm.Event]NodeAction{
+		states.NodeProvision:        provisionNode,
+		states.NodeJoin:             joinNode,
+		states.NodeActivate:         activateNode,
+		states.NodeEnterMaintenance: disableNodeDevices,
+		states.NodeDrain:            disableNodeDevices,
+		states.NodeResume:           enableNodeDevices,
+	},
+	Steps: map[fsm.Step]NodeAction{
+		states.NodeDisableDevices: disableNodeDevices,
+		states.NodeRollWorkload:   rollWorkload,
+		states.NodeMoveBrick:      moveBrick,
+		states.NodeDeletePeer:     deletePeer,
+		states.NodeDeleteWorkload: deleteNodeWorkload,
+		states.NodeEvictLostPod:   evictLostPod,
+	},
+})
 
 func provisionNode(ctx context.Context, ops Ops, n NodeTarget) (NodeResult, error) {
 	if err := ops.Kube.EnsureNodeWorkload(ctx, n); err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/gluster/anthill/fsm"
 	"github.com/gluster/anthill/states"
 )
 
@@ -42,13 +41,12 @@ func joined(t *testing.T) (*world, NodeTarget) {
 // Every node action is run twice, as after a crash between the action and
 // the status write; the second run must change nothing.
 func TestEveryNodeActionIsIdempotent(t *testing.T) {
-	for _, e := range Registered()[states.NodeMachine] {
-		t.Run(string(e), func(t *testing.T) {
+	for e, act := range every(NodeActions) {
+		t.Run(e, func(t *testing.T) {
 			w, n := joined(t)
-			if e == states.NodeDeletePeer {
+			if e == string(states.NodeDeletePeer) {
 				delete(w.bricks, "vol1:/bricks/vol1/b1")
 			}
-			act, _ := NodeActionFor(e)
 			first, err := act(context.Background(), w.ops(), n)
 			if err != nil {
 				t.Fatalf("first run: %v", err)
@@ -106,8 +104,8 @@ func TestDisablingDevicesSkipsADeadPeer(t *testing.T) {
 }
 
 func TestActionsNeedingAPeerRefuseWithoutOne(t *testing.T) {
-	for _, e := range []fsm.Event{states.NodeActivate, states.NodeMoveBrick, states.NodeDeletePeer, states.NodeResume} {
-		act, _ := NodeActionFor(e)
+	for _, e := range []string{string(states.NodeActivate), string(states.NodeMoveBrick), string(states.NodeDeletePeer), string(states.NodeResume)} {
+		act := named(t, NodeActions, e)
 		n := nodeTarget()
 		n.MoveVolume, n.MovePath = "vol1", "/b"
 		n.MoveTo = MoveTo{Peers: []string{"peer-b"}}
@@ -120,24 +118,24 @@ func TestActionsNeedingAPeerRefuseWithoutOne(t *testing.T) {
 func TestNodeActionErrorsAreWrappedWithContext(t *testing.T) {
 	boom := errors.New("boom")
 	tests := []struct {
-		event  fsm.Event
+		action string
 		method string
 	}{
-		{states.NodeProvision, "EnsureNodeWorkload"},
-		{states.NodeJoin, "AddPeer"},
-		{states.NodeActivate, "RegisterDevice"},
-		{states.NodeDrain, "SetDeviceEnabled"},
-		{states.NodeRollWorkload, "RollNodeWorkload"},
-		{states.NodeMoveBrick, "ReplaceBrick"},
-		{states.NodeMoveBrick, "BrickOnPeer"},
-		{states.NodeDeleteWorkload, "DeleteNodeWorkload"},
-		{states.NodeEvictLostPod, "ForceDeleteLostPod"},
+		{string(states.NodeProvision), "EnsureNodeWorkload"},
+		{string(states.NodeJoin), "AddPeer"},
+		{string(states.NodeActivate), "RegisterDevice"},
+		{string(states.NodeDrain), "SetDeviceEnabled"},
+		{string(states.NodeRollWorkload), "RollNodeWorkload"},
+		{string(states.NodeMoveBrick), "ReplaceBrick"},
+		{string(states.NodeMoveBrick), "BrickOnPeer"},
+		{string(states.NodeDeleteWorkload), "DeleteNodeWorkload"},
+		{string(states.NodeEvictLostPod), "ForceDeleteLostPod"},
 	}
 	for _, tt := range tests {
-		t.Run(string(tt.event)+" "+tt.method, func(t *testing.T) {
+		t.Run(tt.action+" "+tt.method, func(t *testing.T) {
 			w, n := joined(t)
 			w.fail[tt.method] = boom
-			act, _ := NodeActionFor(tt.event)
+			act := named(t, NodeActions, tt.action)
 			_, err := act(context.Background(), w.ops(), n)
 			if !errors.Is(err, boom) || err.Error() == boom.Error() {
 				t.Errorf("error = %v, want boom wrapped with context", err)

@@ -104,10 +104,6 @@ type ClusterKube interface {
 
 // UpgradeKube is what upgrade actions need from Kubernetes.
 type UpgradeKube interface {
-	// SelectNodesForUpgrade records nodes as the batch being upgraded to
-	// version and when that step started. Selecting the selected batch is
-	// a no-op (the start time is kept).
-	SelectNodesForUpgrade(ctx context.Context, c ClusterTarget, nodes []string, version string) error
 	// SetCSIVersion sets the CSI node plugins to version and restarts the
 	// old plugin pods on nodes where no volume of the cluster is in use.
 	// Setting the version it has changes nothing but such restarts.

@@ -9,32 +9,36 @@ import (
 	"github.com/gluster/anthill/states"
 )
 
-// The event docs say "Action: ..." for events with a side effect and
-// "No action" otherwise; the registry must agree with them, and every step
-// (in-state work) must have an action.
-func TestEveryEventThatNeedsAnActionHasOne(t *testing.T) {
+// The doc of an event says "Action:" when it has a side effect and "No
+// action" otherwise. A step is work, so it has an action unless its doc
+// says "No action" (such a step only records the machine's own status).
+// The registry must agree with the docs.
+func TestEveryEventAndStepThatNeedsAnActionHasOne(t *testing.T) {
 	reg := Registered()
 	for _, d := range states.Definitions() {
 		have := reg[d.Machine]
 		for _, e := range d.Events {
-			says := strings.Contains(e.Doc, "Action:")
-			saysNone := strings.Contains(e.Doc, "No action")
-			if says == saysNone {
+			action, none := strings.Contains(e.Doc, "Action:"), strings.Contains(e.Doc, "No action")
+			if action == none {
 				t.Errorf("%s: doc of event %s must say either \"Action:\" or \"No action\"", d.Machine, e.Name)
-				continue
-			}
-			if got := slices.Contains(have, e.Name); got != says {
-				t.Errorf("%s: event %s has an action: %t, its doc says %t", d.Machine, e.Name, got, says)
+			} else if got := slices.Contains(have.Events, e.Name); got != action {
+				t.Errorf("%s: event %s has an action: %t, its doc says %t", d.Machine, e.Name, got, action)
 			}
 		}
 		for _, st := range d.Steps {
-			if !slices.Contains(have, st.Name) {
-				t.Errorf("%s: step %s has no action", d.Machine, st.Name)
+			action := !strings.Contains(st.Doc, "No action")
+			if got := slices.Contains(have.Steps, st.Name); got != action {
+				t.Errorf("%s: step %s has an action: %t, its doc says %t", d.Machine, st.Name, got, action)
 			}
 		}
-		for _, e := range have {
-			if !d.HasEvent(e) && !d.HasStep(e) {
-				t.Errorf("%s: action registered for %q, which is neither an event nor a step", d.Machine, e)
+		for _, e := range have.Events {
+			if !d.HasEvent(e) {
+				t.Errorf("%s: action registered for event %q, which the machine does not have", d.Machine, e)
+			}
+		}
+		for _, s := range have.Steps {
+			if !d.HasStep(s) {
+				t.Errorf("%s: action registered for step %q, which the machine does not have", d.Machine, s)
 			}
 		}
 	}
@@ -44,19 +48,25 @@ func TestEveryEventThatNeedsAnActionHasOne(t *testing.T) {
 }
 
 func TestLookupsAnswerOnlyForTheirMachine(t *testing.T) {
-	if _, ok := NodeActionFor(states.NodeJoin); !ok {
-		t.Error("NodeActionFor(join) missing")
+	if _, ok := NodeActions.Event(states.NodeJoin); !ok {
+		t.Error("node join has no action")
 	}
-	if _, ok := NodeActionFor(states.NodePeerLost); ok {
+	if _, ok := NodeActions.Event(states.NodePeerLost); ok {
 		t.Error("peerLost has no side effect and must have no action")
 	}
-	if _, ok := HealActionFor(states.HealStartHeal); !ok {
-		t.Error("HealActionFor(startHeal) missing")
+	if _, ok := NodeActions.Step(states.NodeMoveBrick); !ok {
+		t.Error("node moveBrick has no action")
 	}
-	if _, ok := ClusterActionFor(states.ClusterProvision); !ok {
-		t.Error("ClusterActionFor(provision) missing")
+	if _, ok := HealActions.Event(states.HealStartHeal); !ok {
+		t.Error("heal startHeal has no action")
 	}
-	if _, ok := UpgradeActionFor(fsm.Event("provision")); ok {
+	if _, ok := ClusterActions.Event(states.ClusterProvision); !ok {
+		t.Error("cluster provision has no action")
+	}
+	if _, ok := UpgradeActions.Event(fsm.Event("provision")); ok {
 		t.Error("the upgrade machine has no provision action")
+	}
+	if _, ok := UpgradeActions.Step(states.UpgradeSelectNextNode); ok {
+		t.Error("selectNextNode records the machine's own status and must have no action")
 	}
 }

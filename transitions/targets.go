@@ -80,8 +80,7 @@ type ClusterTarget struct {
 	Name      string
 	// DesiredNodes is spec.nodeCount (scaleNodes).
 	DesiredNodes int
-	// NextNodes and TargetVersion are for the upgrade steps.
-	NextNodes     []string
+	// TargetVersion is the version the upgrade steps roll to.
 	TargetVersion string
 }
 
