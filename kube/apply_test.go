@@ -20,7 +20,7 @@ func TestApplyDecision(t *testing.T) {
 		return m
 	}
 	var ran []fsm.Event
-	run := func(e fsm.Event) error { ran = append(ran, e); return nil }
+	run := func(e fsm.Event, s fsm.Step) error { ran = append(ran, e+fsm.Event(s)); return nil }
 	var warned []string
 	failed := func(_, msg string) { warned = append(warned, msg) }
 
@@ -49,7 +49,7 @@ func TestApplyDecision(t *testing.T) {
 	// A failed action fires nothing and is reported.
 	boom := errors.New("boom")
 	m := machine(states.UpgradeIdle)
-	did, _, err = applyDecision(ctx, m, states.Decision{Event: states.UpgradeRequest}, func(fsm.Event) error { return boom }, failed)
+	did, _, err = applyDecision(ctx, m, states.Decision{Event: states.UpgradeRequest}, func(fsm.Event, fsm.Step) error { return boom }, failed)
 	if !errors.Is(err, boom) || did != appliedWait || m.Current() != states.UpgradeIdle || len(warned) != 1 {
 		t.Errorf("failed action: %v %v, state %s, warned %v", did, err, m.Current(), warned)
 	}

@@ -86,8 +86,8 @@ func (s *ClusterSyncer) Sync(ctx context.Context, key Key) (Result, error) {
 	d := states.DecideCluster(snap)
 	target := transitions.ClusterTarget{Namespace: c.Namespace, Name: c.Name, DesiredNodes: snap.DesiredNodes}
 	ops := transitions.Ops{Kube: s.Kube, GD2: noGD2{}}
-	run := func(e fsm.Event) error {
-		if a, ok := transitions.ClusterActionFor(e); ok {
+	run := func(e fsm.Event, st fsm.Step) error {
+		if a, ok := lookup(transitions.ClusterActions, e, st); ok {
 			return a(ctx, ops, target)
 		}
 		return nil

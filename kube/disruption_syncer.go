@@ -112,15 +112,15 @@ func (s *DisruptionSyncer) Sync(ctx context.Context, key Key) (Result, error) {
 		return Result{}, err
 	}
 	d := states.DecideDisruption(view.snap)
-	run := func(e fsm.Event) error {
-		a, ok := transitions.DisruptionActionFor(e)
+	run := func(e fsm.Event, step fsm.Step) error {
+		a, ok := lookup(transitions.DisruptionActions, e, step)
 		if !ok {
 			return nil
 		}
 		// An event's action applies the budgets of the state it enters;
 		// a step re-applies those of the current state.
 		t := view.target(c, state, st.Zone)
-		if e == d.Event {
+		if e != "" {
 			to, _ := disruptionDef.Target(d.Event, state)
 			t = view.target(c, to, d.Zone)
 		}

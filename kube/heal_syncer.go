@@ -347,7 +347,7 @@ func (s *HealSyncer) volume(ctx context.Context, c *operatorv1alpha1.GlusterClus
 		s.Log.Warn(c, states.ReasonUnknownState, err.Error())
 		return prev, nil, d, &PermanentError{Err: err}
 	}
-	if a, ok := transitions.HealActionFor(d.Event); ok {
+	if a, ok := transitions.HealActions.Event(d.Event); ok {
 		if err := a(ctx, transitions.Ops{GD2: ops}, transitions.VolumeTarget{Cluster: c.Name, Volume: r.vol.Name}); err != nil {
 			msg := fmt.Sprintf("volume %s: %s failed: %v", r.vol.Name, d.Event, err)
 			s.Log.Warn(c, refusalReason(err), msg)

@@ -200,7 +200,7 @@ func pvNodeLocal(pv *corev1.PersistentVolume) string {
 func (s *NodeSyncer) recordStep(ctx context.Context, node *operatorv1alpha1.GlusterNode, state fsm.State, d states.Decision) (Result, error) {
 	c := Committed{
 		Machine: states.NodeMachine, Namespace: node.Namespace, Name: node.Name,
-		From: state, To: state, Event: d.Step, Reason: d.Reason, Message: d.Message, Time: s.Clock.Now(),
+		From: state, To: state, Event: fsm.Event(d.Step), Reason: d.Reason, Message: d.Message, Time: s.Clock.Now(),
 	}
 	node.Status.History = AppendHistory(node.Status.History, c.Record())
 	res, err := s.wait(ctx, node, d)

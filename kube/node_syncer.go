@@ -124,7 +124,7 @@ func (s *NodeSyncer) Sync(ctx context.Context, key Key) (Result, error) {
 		if !m.Can(d.Event) {
 			return Result{}, &PermanentError{Err: fmt.Errorf("decision %s is not allowed in state %s", d.Event, state)}
 		}
-		res, err := s.runAction(ctx, d.Event, all, target)
+		res, err := s.runAction(ctx, d, all, target)
 		if err != nil {
 			return s.actionFailed(ctx, node, d, err)
 		}
@@ -137,7 +137,7 @@ func (s *NodeSyncer) Sync(ctx context.Context, key Key) (Result, error) {
 		if !m.CanStep(d.Step) {
 			return Result{}, &PermanentError{Err: fmt.Errorf("step %s is not allowed in state %s", d.Step, state)}
 		}
-		if _, err := s.runAction(ctx, d.Step, all, target); err != nil {
+		if _, err := s.runAction(ctx, d, all, target); err != nil {
 			return s.actionFailed(ctx, node, d, err)
 		}
 		if d.Step == states.NodeEvictLostPod {
@@ -160,8 +160,8 @@ func (s *NodeSyncer) Sync(ctx context.Context, key Key) (Result, error) {
 
 // runAction runs the action of event or step e, if it has one. Actions that
 // need GD2 fail cleanly when the cluster has no GD2 client yet.
-func (s *NodeSyncer) runAction(ctx context.Context, e fsm.Event, ops transitions.Ops, n transitions.NodeTarget) (transitions.NodeResult, error) {
-	a, ok := transitions.NodeActionFor(e)
+func (s *NodeSyncer) runAction(ctx context.Context, d states.Decision, ops transitions.Ops, n transitions.NodeTarget) (transitions.NodeResult, error) {
+	a, ok := lookup(transitions.NodeActions, d.Event, d.Step)
 	if !ok {
 		return transitions.NodeResult{}, nil
 	}
@@ -315,9 +315,9 @@ func (s *NodeSyncer) wait(ctx context.Context, node *operatorv1alpha1.GlusterNod
 // actionFailed leaves the state unchanged, says why in a condition and a
 // Warning Event, and returns the error so the dispatcher backs off.
 func (s *NodeSyncer) actionFailed(ctx context.Context, node *operatorv1alpha1.GlusterNode, d states.Decision, err error) (Result, error) {
-	what := d.Event
+	what := string(d.Event)
 	if what == "" {
-		what = d.Step
+		what = string(d.Step)
 	}
 	msg := fmt.Sprintf("%s failed: %v", what, err)
 	reason := refusalReason(err)

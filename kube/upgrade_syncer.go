@@ -94,9 +94,12 @@ func (s *UpgradeSyncer) Sync(ctx context.Context, key Key) (Result, error) {
 		return Result{}, err
 	}
 	d := states.DecideUpgrade(snap)
-	target := transitions.ClusterTarget{Namespace: c.Namespace, Name: c.Name, NextNodes: snap.NextNodes, TargetVersion: snap.ActiveTarget}
-	run := func(e fsm.Event) error {
-		if a, ok := transitions.UpgradeActionFor(e); ok {
+	target := transitions.ClusterTarget{Namespace: c.Namespace, Name: c.Name, TargetVersion: snap.ActiveTarget}
+	run := func(e fsm.Event, st fsm.Step) error {
+		if st == states.UpgradeSelectNextNode {
+			return s.Kube.(*KubeOps).SelectNodesForUpgrade(ctx, target, snap.NextNodes, snap.ActiveTarget)
+		}
+		if a, ok := lookup(transitions.UpgradeActions, e, st); ok {
 			return a(ctx, transitions.Ops{Kube: s.Kube, GD2: noGD2{}}, target)
 		}
 		return nil
