@@ -1,12 +1,14 @@
 package kube
 
 import (
+	"cmp"
 	"context"
-	"fmt"
 	"slices"
+	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
+	"github.com/gluster/anthill/kube/engine"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,8 +33,6 @@ const DefaultProvisionGrace = 10 * time.Minute
 
 // ClusterSyncer advances the cluster machine of one GlusterCluster per sync.
 type ClusterSyncer struct {
-	fence writeFence
-
 	Clusters     listers.GlusterClusterLister
 	Nodes        listers.GlusterNodeLister
 	Secrets      corev1listers.SecretLister
@@ -45,61 +45,119 @@ type ClusterSyncer struct {
 	Anthill        versioned.Interface
 	Kube           transitions.KubeOps
 	GD2            *GD2Clients
-	Log            *TransitionLog
+	Log            *engine.TransitionLog
 	Clock          clock.Clock
+
+	once   sync.Once
+	runner *engine.Runner[*operatorv1alpha1.GlusterCluster, *clusterFacts]
 }
 
 var clusterDef = states.ClusterDefinition()
 
 // Sync runs one decision for the cluster named by key.
-func (s *ClusterSyncer) Sync(ctx context.Context, key Key) (Result, error) {
-	cached, err := s.Clusters.GlusterClusters(key.Namespace).Get(key.Name)
-	if apierrors.IsNotFound(err) {
-		s.GD2.Forget(key.Namespace, key.Name)
-		return Result{}, nil
-	}
-	if err != nil {
-		return Result{}, err
-	}
-	if s.fence.behind(key, cached.ResourceVersion) {
-		return Result{RequeueAfter: fenceRetry}, nil
-	}
-	c := cached.DeepCopy()
-	state := fsm.State(c.Status.Phase)
-	if state == "" {
-		state = clusterDef.Initial
-	}
-	if state == states.ClusterDeleted {
-		return Result{}, removeFinalizer(ctx, c, FinalizerCluster, s.update)
+func (s *ClusterSyncer) Sync(ctx context.Context, key engine.Key) (engine.Result, error) {
+	s.once.Do(func() {
+		s.runner = clusterRunner[*clusterFacts](s, s.Anthill, s.Log, s.Clock, func(st *operatorv1alpha1.GlusterClusterStatus) any {
+			return []any{st.Phase, st.Conditions, st.Nodes, st.ObservedGeneration, st.History}
+		})
+	})
+	return s.runner.Sync(ctx, key)
+}
+
+// clusterFacts is what one cluster sync gathered.
+type clusterFacts struct{ snap states.ClusterSnapshot }
+
+// Definition is the cluster machine.
+func (s *ClusterSyncer) Definition() *fsm.Definition { return clusterDef }
+
+// Get reads the cluster from the cache.
+func (s *ClusterSyncer) Get(key engine.Key) (*operatorv1alpha1.GlusterCluster, error) {
+	return s.Clusters.GlusterClusters(key.Namespace).Get(key.Name)
+}
+
+// Forget drops the GD2 client of a cluster that is gone.
+func (s *ClusterSyncer) Forget(key engine.Key) { s.GD2.Forget(key.Namespace, key.Name) }
+
+// Prepare releases a Deleted cluster and adds the finalizer to every other.
+func (s *ClusterSyncer) Prepare(ctx context.Context, c *operatorv1alpha1.GlusterCluster) (bool, engine.Result, error) {
+	if fsm.State(c.Status.Phase) == states.ClusterDeleted {
+		return true, engine.Result{}, removeFinalizer(ctx, c, FinalizerCluster, s.update)
 	}
 	if added, err := addFinalizer(ctx, c, FinalizerCluster, s.update); added || err != nil {
-		return Result{Requeue: err == nil}, err
+		return true, engine.Result{Requeue: err == nil}, err
 	}
-	m, err := clusterDef.NewMachine(state)
-	if err != nil {
-		return Result{}, clusterStateUnknown(ctx, s.Anthill, s.Log, c, err)
+	return false, engine.Result{}, nil
+}
+
+// Gather reads the cluster's facts (none for a state the machine does not
+// know: it is surfaced, not decided).
+func (s *ClusterSyncer) Gather(ctx context.Context, c *operatorv1alpha1.GlusterCluster) ([]engine.Instance[*clusterFacts], error) {
+	in := engine.Instance[*clusterFacts]{State: fsm.State(c.Status.Phase), Facts: &clusterFacts{}}
+	state := cmp.Or(in.State, clusterDef.Initial)
+	if !clusterDef.HasState(state) {
+		return []engine.Instance[*clusterFacts]{in}, nil
 	}
 	snap, err := s.snapshot(ctx, c, state)
-	if err != nil {
-		return Result{}, err
-	}
-	d := states.DecideCluster(snap)
-	target := transitions.ClusterTarget{Namespace: c.Namespace, Name: c.Name, DesiredNodes: snap.DesiredNodes}
-	ops := transitions.Ops{Kube: s.Kube, GD2: noGD2{}}
-	run := func(e fsm.Event, st fsm.Step) error {
-		if a, ok := lookup(transitions.ClusterActions, e, st); ok {
-			return a(ctx, ops, target)
-		}
+	in.Facts.snap = snap
+	return []engine.Instance[*clusterFacts]{in}, err
+}
+
+// Decide is the cluster's pure decision.
+func (s *ClusterSyncer) Decide(in engine.Instance[*clusterFacts]) states.Decision {
+	return states.DecideCluster(in.Facts.snap)
+}
+
+// Act runs the cluster action of d.
+func (s *ClusterSyncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterCluster, in engine.Instance[*clusterFacts], d states.Decision) error {
+	a, ok := transitions.ClusterActions.For(d)
+	if !ok {
 		return nil
 	}
-	did, tr, err := applyDecision(ctx, m, d, run, func(reason, msg string) { s.Log.Warn(c, reason, msg) })
-	switch {
-	case err != nil:
-		return Result{}, err
-	case did == appliedEvent:
-		return s.commit(ctx, c, tr, d, snap)
+	target := transitions.ClusterTarget{Namespace: c.Namespace, Name: c.Name, DesiredNodes: in.Facts.snap.DesiredNodes}
+	return a(ctx, transitions.Ops{Kube: s.Kube, GD2: noGD2{}}, target)
+}
+
+// Message is the message of the cluster's Ready condition.
+func (s *ClusterSyncer) Message(c *operatorv1alpha1.GlusterCluster, _ string) string {
+	if cond := apimeta.FindStatusCondition(c.Status.Conditions, operatorv1alpha1.ConditionReady); cond != nil {
+		return cond.Message
 	}
-	return s.wait(ctx, c, state, d, snap)
+	return ""
+}
+
+// Record lands the outcome in the phase, the conditions and the history.
+func (s *ClusterSyncer) Record(c *operatorv1alpha1.GlusterCluster, outs []engine.Outcome[*clusterFacts], now time.Time) {
+	out := &outs[0]
+	switch out.Kind {
+	case engine.Unknown:
+		setUnknownStateCondition(&c.Status.Conditions, out.Err, c.Generation)
+		return
+	case engine.Refused, engine.Failed:
+		return
+	case engine.Fired:
+		c.Status.History = engine.AppendHistory(c.Status.History, out.Committed.Record())
+	}
+	c.Status.Phase = operatorv1alpha1.ClusterPhase(out.To)
+	s.fillStatus(c, out.To, out.Decision, out.Facts.snap, now)
+}
+
+// Finish forgets a cluster that reached Deleted and releases it. A wait
+// looks again after pollWait at the latest: node transitions re-enqueue
+// the cluster, but it must also notice GD2 becoming unreachable without
+// any Kubernetes event.
+func (s *ClusterSyncer) Finish(ctx context.Context, c *operatorv1alpha1.GlusterCluster, outs []engine.Outcome[*clusterFacts], res engine.Result, err error) (engine.Result, error) {
+	switch out := outs[0]; out.Kind {
+	case engine.Fired:
+		if out.To == states.ClusterDeleted {
+			s.GD2.Forget(c.Namespace, c.Name)
+			return engine.Result{}, removeFinalizer(ctx, c.DeepCopy(), FinalizerCluster, s.update)
+		}
+	case engine.Waited, engine.Stepped:
+		if res.RequeueAfter == 0 {
+			res.RequeueAfter = pollWait
+		}
+	}
+	return res, err
 }
 
 // snapshot gathers the cluster's facts from listers and one GD2 read.
@@ -255,56 +313,6 @@ func lastTransition(h []operatorv1alpha1.TransitionRecord) *metav1.Time {
 		}
 	}
 	return nil
-}
-
-func (s *ClusterSyncer) commit(ctx context.Context, c *operatorv1alpha1.GlusterCluster, tr fsm.Transition, d states.Decision, snap states.ClusterSnapshot) (Result, error) {
-	now := s.Clock.Now()
-	cm := Committed{
-		Machine: states.ClusterMachine, Namespace: c.Namespace, Name: c.Name,
-		From: tr.From[0], To: tr.To, Event: tr.Event, Reason: d.Reason, Message: d.Message, Time: now,
-	}
-	c.Status.Phase = operatorv1alpha1.ClusterPhase(tr.To)
-	c.Status.History = AppendHistory(c.Status.History, cm.Record())
-	s.fillStatus(c, tr.To, d, snap, now)
-	updated, err := s.fence.commitClusterStatus(ctx, s.Anthill, clusterKey(c.Namespace, c.Name), c)
-	if err != nil {
-		return Result{}, fmt.Errorf("persist transition %s -> %s: %w", cm.From, cm.To, err)
-	}
-	s.Log.Announce(updated, cm)
-	if tr.To == states.ClusterDeleted {
-		s.GD2.Forget(c.Namespace, c.Name)
-		return Result{}, removeFinalizer(ctx, updated.DeepCopy(), FinalizerCluster, s.update)
-	}
-	// The informer delivers this write as an update; that sync continues.
-	return Result{}, nil
-}
-
-// wait writes status only if something a user can see changed.
-func (s *ClusterSyncer) wait(ctx context.Context, c *operatorv1alpha1.GlusterCluster, state fsm.State, d states.Decision, snap states.ClusterSnapshot) (Result, error) {
-	before := c.Status.DeepCopy()
-	if c.Status.Phase == "" {
-		c.Status.Phase = operatorv1alpha1.ClusterPhase(state)
-	}
-	s.fillStatus(c, state, d, snap, s.Clock.Now())
-	if d.Reason == states.ReasonPVsExist {
-		// A held deletion is something an admin must act on: say which
-		// PersistentVolumes hold it in a Warning Event, once per change.
-		if old := apimeta.FindStatusCondition(before.Conditions, operatorv1alpha1.ConditionReady); old == nil || old.Reason != d.Reason || old.Message != truncate(d.Message, 1024) {
-			s.Log.Warn(c, d.Reason, d.Message)
-		}
-	}
-	if !equality.Semantic.DeepEqual(before, &c.Status) {
-		if _, err := s.Anthill.OperatorV1alpha1().GlusterClusters(c.Namespace).UpdateStatus(ctx, c, metav1.UpdateOptions{}); err != nil {
-			return Result{}, err
-		}
-	}
-	after := d.RequeueAfter
-	if after == 0 {
-		// Node transitions re-enqueue the cluster, but a cluster must also
-		// notice GD2 becoming unreachable without any Kubernetes event.
-		after = pollWait
-	}
-	return Result{RequeueAfter: after}, nil
 }
 
 func (s *ClusterSyncer) fillStatus(c *operatorv1alpha1.GlusterCluster, st fsm.State, d states.Decision, snap states.ClusterSnapshot, now time.Time) {

@@ -5,12 +5,13 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
+
+	"github.com/gluster/anthill/kube/engine"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
@@ -37,8 +38,6 @@ var disruptionDef = states.DisruptionDefinition()
 // zone it might open; then it fires at most one transition, or repairs the
 // budgets, or waits.
 type DisruptionSyncer struct {
-	fence writeFence
-
 	Clusters  listers.GlusterClusterLister
 	Nodes     listers.GlusterNodeLister
 	KubeNodes corev1listers.NodeLister
@@ -47,8 +46,11 @@ type DisruptionSyncer struct {
 	Anthill versioned.Interface
 	Kube    transitions.DisruptionKube
 	GD2     *GD2Clients
-	Log     *TransitionLog
+	Log     *engine.TransitionLog
 	Clock   clock.Clock
+
+	once   sync.Once
+	runner *engine.Runner[*operatorv1alpha1.GlusterCluster, *disruptionFacts]
 }
 
 // disruptionView is what one sync gathered: the snapshot, and the pod
@@ -69,115 +71,134 @@ func (v disruptionView) target(c *operatorv1alpha1.GlusterCluster, state fsm.Sta
 }
 
 // Sync runs one decision of the disruption machine of the cluster in key.
-func (s *DisruptionSyncer) Sync(ctx context.Context, key Key) (Result, error) {
-	cached, err := s.Clusters.GlusterClusters(key.Namespace).Get(key.Name)
-	if apierrors.IsNotFound(err) {
-		return Result{}, nil
+func (s *DisruptionSyncer) Sync(ctx context.Context, key engine.Key) (engine.Result, error) {
+	s.once.Do(func() {
+		s.runner = clusterRunner[*disruptionFacts](s, s.Anthill, s.Log, s.Clock, func(st *operatorv1alpha1.GlusterClusterStatus) any {
+			return []any{st.Disruption, st.History, st.Conditions}
+		})
+	})
+	return s.runner.Sync(ctx, key)
+}
+
+// disruptionFacts is what one disruption sync gathered, and the zone its
+// decision names.
+type disruptionFacts struct {
+	view disruptionView
+	// zone is the persisted zone; decided the zone of the decision.
+	zone, decided string
+}
+
+// Definition is the disruption machine.
+func (s *DisruptionSyncer) Definition() *fsm.Definition { return disruptionDef }
+
+// Get reads the cluster from the cache.
+func (s *DisruptionSyncer) Get(key engine.Key) (*operatorv1alpha1.GlusterCluster, error) {
+	return s.Clusters.GlusterClusters(key.Namespace).Get(key.Name)
+}
+
+// Forget has nothing to drop: the machine keeps no memory.
+func (s *DisruptionSyncer) Forget(engine.Key) {}
+
+// Prepare stops the machine where there is nothing to protect: an
+// external pool has no pods, a cluster being deleted has its budgets
+// removed by the cluster machine, and a cluster not provisioned yet (or
+// any more) has no servers.
+func (s *DisruptionSyncer) Prepare(_ context.Context, c *operatorv1alpha1.GlusterCluster) (bool, engine.Result, error) {
+	if c.Spec.Mode == operatorv1alpha1.ClusterModeExternal || c.DeletionTimestamp != nil {
+		return true, engine.Result{}, nil
 	}
-	if err != nil {
-		return Result{}, err
-	}
-	if s.fence.behind(key, cached.ResourceVersion) {
-		return Result{RequeueAfter: fenceRetry}, nil
-	}
-	// An external pool has no pods to protect; a cluster being deleted has
-	// its budgets removed by the cluster machine.
-	if cached.Spec.Mode == operatorv1alpha1.ClusterModeExternal || cached.DeletionTimestamp != nil {
-		return Result{}, nil
-	}
-	switch fsm.State(cached.Status.Phase) {
+	switch fsm.State(c.Status.Phase) {
 	case "", states.ClusterPending, states.ClusterDeleting, states.ClusterDeleted:
-		return Result{}, nil // nothing to protect yet, or any more
+		return true, engine.Result{}, nil
 	}
-	c := cached.DeepCopy()
+	return false, engine.Result{}, nil
+}
+
+// Gather reads the disruption facts from status.disruption, the pods and
+// budgets (live), the nodes and GD2.
+func (s *DisruptionSyncer) Gather(ctx context.Context, c *operatorv1alpha1.GlusterCluster) ([]engine.Instance[*disruptionFacts], error) {
 	var st operatorv1alpha1.DisruptionStatus
 	if c.Status.Disruption != nil {
 		st = *c.Status.Disruption
 	}
-	state := fsm.State(st.State)
-	if state == "" {
-		state = disruptionDef.Initial
-	}
-	m, err := disruptionDef.NewMachine(state)
-	if err != nil {
-		// Never reset an unknown state: an admin must look.
-		return Result{}, clusterStateUnknown(ctx, s.Anthill, s.Log, c, fmt.Errorf("disruption: %w", err))
+	in := engine.Instance[*disruptionFacts]{State: fsm.State(st.State), Facts: &disruptionFacts{zone: st.Zone}}
+	state := cmp.Or(in.State, disruptionDef.Initial)
+	if !disruptionDef.HasState(state) {
+		return []engine.Instance[*disruptionFacts]{in}, nil
 	}
 	var since time.Time
 	if st.LastTransitionTime != nil {
 		since = st.LastTransitionTime.Time
 	}
 	view, err := s.gather(ctx, c, state, st.Zone, since)
-	if err != nil {
-		return Result{}, err
-	}
-	d := states.DecideDisruption(view.snap)
-	run := func(e fsm.Event, step fsm.Step) error {
-		a, ok := lookup(transitions.DisruptionActions, e, step)
-		if !ok {
-			return nil
-		}
-		// An event's action applies the budgets of the state it enters;
-		// a step re-applies those of the current state.
-		t := view.target(c, state, st.Zone)
-		if e != "" {
-			to, _ := disruptionDef.Target(d.Event, state)
-			t = view.target(c, to, d.Zone)
-		}
-		return a(ctx, s.Kube, t)
-	}
-	did, tr, err := applyDecision(ctx, m, d.Decision, run, func(reason, msg string) { s.Log.Warn(c, reason, msg) })
-	switch {
-	case err != nil:
-		return Result{}, err
-	case did == appliedEvent:
-		return s.commit(ctx, c, tr, d)
-	}
-	return s.wait(ctx, c, state, st.Zone, d)
+	in.Facts.view = view
+	return []engine.Instance[*disruptionFacts]{in}, err
 }
 
-// commit persists the transition in status.disruption and the shared
-// history, then announces it.
-func (s *DisruptionSyncer) commit(ctx context.Context, c *operatorv1alpha1.GlusterCluster, tr fsm.Transition, d states.DisruptionDecision) (Result, error) {
-	now := s.Clock.Now()
-	cm := Committed{
-		Machine: states.DisruptionMachine, Namespace: c.Namespace, Name: c.Name, Subject: d.Zone,
-		From: tr.From[0], To: tr.To, Event: tr.Event, Reason: d.Reason, Message: d.Message, Time: now,
-	}
-	c.Status.Disruption = &operatorv1alpha1.DisruptionStatus{
-		State: string(tr.To), Zone: d.Zone, LastTransitionTime: &metav1.Time{Time: now}, Message: truncate(d.Message, 1024),
-	}
-	c.Status.History = appendHealHistory(c.Status.History, cm.Record())
-	updated, err := s.fence.commitClusterStatus(ctx, s.Anthill, disruptionKey(c.Namespace, c.Name), c)
-	if err != nil {
-		// The budgets already match the new state, which is at least as
-		// protective as the decision wanted; the next sync decides again
-		// from the persisted state and repairs them if needed.
-		return Result{}, fmt.Errorf("persist disruption transition %s -> %s: %w", cm.From, cm.To, err)
-	}
-	s.Log.Announce(updated, cm)
-	// The informer delivers the status write; that sync continues.
-	return Result{}, nil
+// Decide is the disruption machine's pure decision; the zone it names is
+// kept in the facts for the action and the record.
+func (s *DisruptionSyncer) Decide(in engine.Instance[*disruptionFacts]) states.Decision {
+	d := states.DecideDisruption(in.Facts.view.snap)
+	in.Facts.decided = d.Zone
+	return d.Decision
 }
 
-// wait records the decision's message when it changed and requeues.
-func (s *DisruptionSyncer) wait(ctx context.Context, c *operatorv1alpha1.GlusterCluster, state fsm.State, zone string, d states.DisruptionDecision) (Result, error) {
-	before := c.Status.Disruption.DeepCopy()
-	next := operatorv1alpha1.DisruptionStatus{State: string(state), Zone: zone, Message: truncate(d.Message, 1024)}
-	if before != nil {
-		next.LastTransitionTime = before.LastTransitionTime
+// Act applies the budgets: an event's action those of the state it
+// enters, a step's those of the current state.
+func (s *DisruptionSyncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterCluster, in engine.Instance[*disruptionFacts], d states.Decision) error {
+	a, ok := transitions.DisruptionActions.For(d)
+	if !ok {
+		return nil
 	}
-	if !equality.Semantic.DeepEqual(before, &next) {
+	f := in.Facts
+	state := cmp.Or(in.State, disruptionDef.Initial)
+	t := f.view.target(c, state, f.zone)
+	if d.Event != "" {
+		to, _ := disruptionDef.Target(d.Event, state)
+		t = f.view.target(c, to, f.decided)
+	}
+	return a(ctx, s.Kube, t)
+}
+
+// Message is status.disruption's message.
+func (s *DisruptionSyncer) Message(c *operatorv1alpha1.GlusterCluster, _ string) string {
+	if c.Status.Disruption == nil {
+		return ""
+	}
+	return c.Status.Disruption.Message
+}
+
+// Record lands the outcome in status.disruption and, for a transition, the
+// shared history (the record names the zone).
+func (s *DisruptionSyncer) Record(c *operatorv1alpha1.GlusterCluster, outs []engine.Outcome[*disruptionFacts], now time.Time) {
+	out := &outs[0]
+	switch out.Kind {
+	case engine.Unknown:
+		setUnknownStateCondition(&c.Status.Conditions, out.Err, c.Generation)
+	case engine.Fired:
+		out.Committed.Subject = out.Facts.decided
+		c.Status.Disruption = &operatorv1alpha1.DisruptionStatus{
+			State: string(out.To), Zone: out.Facts.decided, LastTransitionTime: &metav1.Time{Time: now}, Message: truncate(out.Decision.Message, 1024),
+		}
+		c.Status.History = appendHealHistory(c.Status.History, out.Committed.Record())
+	case engine.Waited, engine.Stepped:
+		next := operatorv1alpha1.DisruptionStatus{State: string(out.To), Zone: out.Facts.zone, Message: truncate(out.Decision.Message, 1024)}
+		if old := c.Status.Disruption; old != nil {
+			next.LastTransitionTime = old.LastTransitionTime
+		}
 		c.Status.Disruption = &next
-		if _, err := s.Anthill.OperatorV1alpha1().GlusterClusters(c.Namespace).UpdateStatus(ctx, c, metav1.UpdateOptions{}); err != nil {
-			return Result{}, fmt.Errorf("persist disruption status: %w", err)
-		}
 	}
-	after := d.RequeueAfter
-	if after == 0 {
-		after = pollWait
+}
+
+// Finish looks again after pollWait at the latest while the machine
+// waits. A failed status write after budgets were applied is harmless: the
+// budgets then match the new state, at least as protective as the decision
+// wanted, and the next sync decides again and repairs them if needed.
+func (s *DisruptionSyncer) Finish(_ context.Context, _ *operatorv1alpha1.GlusterCluster, outs []engine.Outcome[*disruptionFacts], res engine.Result, err error) (engine.Result, error) {
+	if k := outs[0].Kind; (k == engine.Waited || k == engine.Stepped) && res.RequeueAfter == 0 {
+		res.RequeueAfter = pollWait
 	}
-	return Result{RequeueAfter: after}, nil
+	return res, err
 }
 
 // gather builds the snapshot. GD2 failing is not an error (the decision

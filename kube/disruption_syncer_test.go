@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gluster/anthill/kube/engine"
+
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -113,7 +115,7 @@ func newDisruptionFixture(t *testing.T) *disruptionFixture {
 		Clusters: listers.NewGlusterClusterLister(f.clusters), Nodes: listers.NewGlusterNodeLister(f.nodes),
 		KubeNodes: corev1listers.NewNodeLister(f.kubeNodes), Client: f.kube, Anthill: f.anthill,
 		Kube: &KubeOps{Client: f.kube, Anthill: f.anthill, Clock: clk}, GD2: &GD2Clients{Secrets: f.kube.CoreV1()},
-		Log: &TransitionLog{Log: zap.NewNop(), Metrics: NewMetrics(), Recorder: f.events}, Clock: clk,
+		Log: &engine.TransitionLog{Log: zap.NewNop(), Metrics: engine.NewMetrics(), Recorder: f.events}, Clock: clk,
 	}
 	return f
 }
@@ -156,7 +158,7 @@ func (f *disruptionFixture) cluster() *operatorv1alpha1.GlusterCluster {
 
 // sync runs one sync, feeds the stored cluster back into the lister, and
 // checks the invariants after every step.
-func (f *disruptionFixture) sync() (Result, error) {
+func (f *disruptionFixture) sync() (engine.Result, error) {
 	f.t.Helper()
 	res, err := f.syncer.Sync(context.Background(), disruptionKey("ns", "gc"))
 	if uerr := f.clusters.Update(f.cluster()); uerr != nil {
@@ -455,7 +457,7 @@ func TestDisruptionSurfacesAnUnknownStateWithoutResettingIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = f.syncer.Sync(context.Background(), disruptionKey("ns", "gc"))
-	var perm *PermanentError
+	var perm *engine.PermanentError
 	if !errors.As(err, &perm) {
 		t.Fatalf("sync error %v, want a permanent error", err)
 	}

@@ -3,30 +3,31 @@ package kube
 import (
 	"slices"
 
+	"github.com/gluster/anthill/kube/engine"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	corev1listers "k8s.io/client-go/listers/core/v1"
-	"k8s.io/client-go/tools/cache"
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/states"
 )
 
-func disruptionKey(namespace, cluster string) Key {
-	return Key{Machine: states.DisruptionMachine, Namespace: namespace, Name: cluster}
+func disruptionKey(namespace, cluster string) engine.Key {
+	return engine.Key{Machine: states.DisruptionMachine, Namespace: namespace, Name: cluster}
 }
 
 // disruptionKeys maps the objects the disruption machine watches to its
 // key: GlusterClusters, GlusterNodes, and the Gluster pods and budgets
 // anthill labels with their cluster.
-func disruptionKeys(obj any) []Key {
+func disruptionKeys(obj any) []engine.Key {
 	switch o := obj.(type) {
 	case *operatorv1alpha1.GlusterCluster:
-		return []Key{disruptionKey(o.Namespace, o.Name)}
+		return []engine.Key{disruptionKey(o.Namespace, o.Name)}
 	case *operatorv1alpha1.GlusterNode:
-		return []Key{disruptionKey(o.Namespace, o.Spec.Cluster)}
+		return []engine.Key{disruptionKey(o.Namespace, o.Spec.Cluster)}
 	}
 	m, err := meta.Accessor(obj)
 	if err != nil {
@@ -34,7 +35,7 @@ func disruptionKeys(obj any) []Key {
 	}
 	l := m.GetLabels()
 	if c := l[LabelCluster]; c != "" && l[LabelComponent] == ComponentGlusterNode {
-		return []Key{disruptionKey(m.GetNamespace(), c)}
+		return []engine.Key{disruptionKey(m.GetNamespace(), c)}
 	}
 	return nil
 }
@@ -42,15 +43,15 @@ func disruptionKeys(obj any) []Key {
 // nodeDrainKeys maps a Kubernetes Node to the disruption keys of the
 // clusters with a Gluster pod on it: cordoning or tainting it may ask for
 // its zone to open.
-func nodeDrainKeys(pods corev1listers.PodLister) func(obj any) []Key {
+func nodeDrainKeys(pods corev1listers.PodLister) func(obj any) []engine.Key {
 	sel := labels.SelectorFromSet(labels.Set{LabelComponent: ComponentGlusterNode})
-	return func(obj any) []Key {
+	return func(obj any) []engine.Key {
 		n, ok := obj.(*corev1.Node)
 		if !ok {
 			return nil
 		}
 		ps, _ := pods.List(sel)
-		var keys []Key
+		var keys []engine.Key
 		for _, p := range ps {
 			if k := disruptionKey(p.Namespace, p.Labels[LabelCluster]); p.Spec.NodeName == n.Name && k.Name != "" && !slices.Contains(keys, k) {
 				keys = append(keys, k)
@@ -69,31 +70,4 @@ func schedulingChanged(oldObj, newObj any) bool {
 		return true
 	}
 	return o.Spec.Unschedulable != n.Spec.Unschedulable || !equality.Semantic.DeepEqual(o.Spec.Taints, n.Spec.Taints)
-}
-
-// WatchChanges is Watch for informers whose updates matter only when
-// changed says so (adds and deletes always do).
-func (d *Dispatcher) WatchChanges(inf cache.SharedIndexInformer, changed func(oldObj, newObj any) bool, keys func(obj any) []Key) error {
-	enqueue := func(obj any) {
-		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = t.Obj
-		}
-		for _, k := range keys(obj) {
-			d.queue.Add(k)
-		}
-	}
-	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: enqueue,
-		UpdateFunc: func(oldObj, newObj any) {
-			if changed(oldObj, newObj) {
-				enqueue(newObj)
-			}
-		},
-		DeleteFunc: enqueue,
-	})
-	if err != nil {
-		return err
-	}
-	d.synced = append(d.synced, inf.HasSynced)
-	return nil
 }

@@ -6,9 +6,12 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gluster/anthill/kube/engine"
 
 	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -30,7 +33,7 @@ type GD2Clients struct {
 	// admin supplied (not labelled by anthill, so not in any informer), and
 	// a rotated secret must be used at once.
 	Secrets typedcorev1.SecretsGetter
-	Metrics *Metrics
+	Metrics *engine.Metrics
 	// Timeout bounds each GD2 call.
 	Timeout time.Duration
 	// Log, if set, records every GD2 address failover.
@@ -95,7 +98,7 @@ func (g *GD2Clients) For(ctx context.Context, c *operatorv1alpha1.GlusterCluster
 	}
 	opts := gd2.Options{Endpoint: endpoints[0], Secret: secret, Timeout: g.Timeout, Retry: &syncRetry}
 	if g.Metrics != nil {
-		opts.Observer = g.Metrics
+		opts.Observer = gd2Observer{g.Metrics}
 	}
 	if len(endpoints) > 1 {
 		tr, err := newFailoverTransport(endpoints, failoverLogger(g.Log, c.Namespace, c.Name))
@@ -151,7 +154,7 @@ func (g *GD2Clients) ForNode(ctx context.Context, c *operatorv1alpha1.GlusterClu
 	}
 	opts := gd2.Options{Endpoint: endpoint, Secret: secret, Timeout: g.Timeout, Retry: &syncRetry}
 	if g.Metrics != nil {
-		opts.Observer = g.Metrics
+		opts.Observer = gd2Observer{g.Metrics}
 	}
 	opts.DialAddress = dial
 	cl, err := gd2.New(opts)
@@ -184,4 +187,14 @@ func (g *GD2Clients) Forget(namespace, name string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	delete(g.cache, namespace+"/"+name)
+}
+
+// gd2Observer feeds the GD2 client's request observations into the
+// operator's metrics.
+type gd2Observer struct{ m *engine.Metrics }
+
+// ObserveRequest records one GD2 request attempt.
+func (o gd2Observer) ObserveRequest(op gd2.Operation, code int, d time.Duration) {
+	o.m.GD2Requests.WithLabelValues(string(op), strconv.Itoa(code)).Inc()
+	o.m.GD2Duration.WithLabelValues(string(op)).Observe(d.Seconds())
 }

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gluster/anthill/kube/engine"
+
 	"go.uber.org/zap"
 )
 
@@ -124,7 +126,7 @@ func failoverLogger(log *zap.Logger, namespace, name string) func(from, to strin
 		return nil
 	}
 	return func(from, to string, err error) {
-		log.Info("gd2 address changed", zap.String(LogNamespace, namespace), zap.String(LogName, name),
-			zap.String(LogFrom, from), zap.String(LogTo, to), zap.NamedError(LogError, err))
+		log.Info("gd2 address changed", zap.String(engine.LogNamespace, namespace), zap.String(engine.LogName, name),
+			zap.String(engine.LogFrom, from), zap.String(engine.LogTo, to), zap.NamedError(engine.LogError, err))
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gluster/anthill/gd2"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/engine"
 )
 
 // Condition reasons for an action GD2 refused. Every refusal the operator
@@ -76,7 +77,7 @@ func refusalReason(err error) string {
 	case errors.Is(err, gd2.ErrNoResponse):
 		return ReasonGD2Unreachable
 	}
-	return ReasonActionFailed
+	return engine.ReasonActionFailed
 }
 
 // preparedOn returns the peers on which a code-2 answer says a step

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gluster/anthill/gd2"
+	"github.com/gluster/anthill/kube/engine"
 )
 
 func TestRefusalReasonNamesWhatGD2Refused(t *testing.T) {
@@ -28,7 +29,7 @@ func TestRefusalReasonNamesWhatGD2Refused(t *testing.T) {
 		{"a peer that is not alive", api(500, gd2.ErrorItem{Code: 1, Message: "peer is not alive"}), ReasonPeerNotAlive},
 		{"a peer with bricks", api(403, gd2.ErrorItem{Code: 1, Message: "cannot delete peer, peer has bricks"}), ReasonPeerHasBricks},
 		{"anything else GD2 answered", api(400, gd2.ErrorItem{Code: 1, Message: "something new"}), ReasonGD2Refused},
-		{"not a GD2 error", errors.New("boom"), ReasonActionFailed},
+		{"not a GD2 error", errors.New("boom"), engine.ReasonActionFailed},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

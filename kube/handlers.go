@@ -5,6 +5,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/gluster/anthill/kube/engine"
+
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
 	"github.com/gluster/anthill/states"
@@ -12,20 +14,20 @@ import (
 
 // Key constructors for the machines the dispatcher runs.
 
-func nodeKey(namespace, name string) Key {
-	return Key{Machine: states.NodeMachine, Namespace: namespace, Name: name}
+func nodeKey(namespace, name string) engine.Key {
+	return engine.Key{Machine: states.NodeMachine, Namespace: namespace, Name: name}
 }
 
-func clusterKey(namespace, name string) Key {
-	return Key{Machine: states.ClusterMachine, Namespace: namespace, Name: name}
+func clusterKey(namespace, name string) engine.Key {
+	return engine.Key{Machine: states.ClusterMachine, Namespace: namespace, Name: name}
 }
 
-func healKey(namespace, name string) Key {
-	return Key{Machine: states.HealMachine, Namespace: namespace, Name: name}
+func healKey(namespace, name string) engine.Key {
+	return engine.Key{Machine: states.HealMachine, Namespace: namespace, Name: name}
 }
 
-func upgradeKey(namespace, name string) Key {
-	return Key{Machine: states.UpgradeMachine, Namespace: namespace, Name: name}
+func upgradeKey(namespace, name string) engine.Key {
+	return engine.Key{Machine: states.UpgradeMachine, Namespace: namespace, Name: name}
 }
 
 // keyMapper turns informer objects into the machine keys they concern. It
@@ -37,12 +39,12 @@ type keyMapper struct {
 
 // forCluster: a cluster's own machine, its volumes' heal machines, and its
 // nodes (whose decisions read the cluster's spec and upgrade status).
-func (k keyMapper) forCluster(obj any) []Key {
+func (k keyMapper) forCluster(obj any) []engine.Key {
 	c, ok := obj.(*operatorv1alpha1.GlusterCluster)
 	if !ok {
 		return nil
 	}
-	keys := []Key{clusterKey(c.Namespace, c.Name), healKey(c.Namespace, c.Name), upgradeKey(c.Namespace, c.Name)}
+	keys := []engine.Key{clusterKey(c.Namespace, c.Name), healKey(c.Namespace, c.Name), upgradeKey(c.Namespace, c.Name)}
 	nodes, _ := k.nodes.GlusterNodes(c.Namespace).List(labels.Everything())
 	for _, n := range nodes {
 		if n.Spec.Cluster == c.Name {
@@ -57,46 +59,46 @@ func (k keyMapper) forCluster(obj any) []Key {
 // machines: a node that stopped, came back or finished healing changes
 // what heal-info says, and the upgrade machine waits on status.volumes
 // before it picks the next node, so that must not wait for the timer.
-func (k keyMapper) forNode(obj any) []Key {
+func (k keyMapper) forNode(obj any) []engine.Key {
 	n, ok := obj.(*operatorv1alpha1.GlusterNode)
 	if !ok {
 		return nil
 	}
 	ns, c := n.Namespace, n.Spec.Cluster
-	return []Key{nodeKey(ns, n.Name), clusterKey(ns, c), upgradeKey(ns, c), healKey(ns, c)}
+	return []engine.Key{nodeKey(ns, n.Name), clusterKey(ns, c), upgradeKey(ns, c), healKey(ns, c)}
 }
 
 // forLabelled maps a namespaced object the operator created (pods,
 // StatefulSets, PVCs, Secrets, Services) through its labels: a node's
 // objects to the node, shared infrastructure to the cluster.
-func (k keyMapper) forLabelled(obj any) []Key {
+func (k keyMapper) forLabelled(obj any) []engine.Key {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return nil
 	}
 	l := m.GetLabels()
 	if n := l[LabelNode]; n != "" {
-		return []Key{nodeKey(m.GetNamespace(), n)}
+		return []engine.Key{nodeKey(m.GetNamespace(), n)}
 	}
 	if c := l[LabelCluster]; c != "" {
 		if l[LabelComponent] == ComponentCSINode {
 			// The upgrade machine waits for the CSI node plugin.
-			return []Key{clusterKey(m.GetNamespace(), c), upgradeKey(m.GetNamespace(), c)}
+			return []engine.Key{clusterKey(m.GetNamespace(), c), upgradeKey(m.GetNamespace(), c)}
 		}
-		return []Key{clusterKey(m.GetNamespace(), c)}
+		return []engine.Key{clusterKey(m.GetNamespace(), c)}
 	}
 	return nil
 }
 
 // forPV maps a cluster-scoped PersistentVolume to every GlusterCluster it
 // uses (a deletion may be waiting for it).
-func (k keyMapper) forPV(obj any) []Key {
+func (k keyMapper) forPV(obj any) []engine.Key {
 	pv, ok := obj.(*corev1.PersistentVolume)
 	if !ok {
 		return nil
 	}
 	cs, _ := k.clusters.List(labels.Everything())
-	var keys []Key
+	var keys []engine.Key
 	for _, c := range cs {
 		if usesCluster(pv, c) {
 			keys = append(keys, clusterKey(c.Namespace, c.Name))
@@ -119,7 +121,7 @@ func usesCluster(pv *corev1.PersistentVolume, c *operatorv1alpha1.GlusterCluster
 // forClusterScoped maps a cluster-scoped object anthill made for a cluster
 // (CSIDriver, ClusterRole, ClusterRoleBinding) through its cluster and
 // cluster-namespace labels: it has no namespace and no owner reference.
-func (k keyMapper) forClusterScoped(obj any) []Key {
+func (k keyMapper) forClusterScoped(obj any) []engine.Key {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return nil
@@ -128,5 +130,5 @@ func (k keyMapper) forClusterScoped(obj any) []Key {
 	if l[LabelCluster] == "" || l[LabelClusterNamespace] == "" {
 		return nil
 	}
-	return []Key{clusterKey(l[LabelClusterNamespace], l[LabelCluster])}
+	return []engine.Key{clusterKey(l[LabelClusterNamespace], l[LabelCluster])}
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gluster/anthill/kube/engine"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -33,18 +35,18 @@ func TestPVsMapToTheClustersTheyUse(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		pv   *corev1.PersistentVolume
-		want []Key
+		want []engine.Key
 	}{
-		{"provisioned by the file driver of ns1/gc", csiPV(CSIDriverName("ns1", "gc", operatorv1alpha1.GlusterDriverFile)), []Key{clusterKey("ns1", "gc")}},
-		{"provisioned by the block driver of ns2/gc", csiPV(CSIDriverName("ns2", "gc", operatorv1alpha1.GlusterDriverBlock)), []Key{clusterKey("ns2", "gc")}},
+		{"provisioned by the file driver of ns1/gc", csiPV(CSIDriverName("ns1", "gc", operatorv1alpha1.GlusterDriverFile)), []engine.Key{clusterKey("ns1", "gc")}},
+		{"provisioned by the block driver of ns2/gc", csiPV(CSIDriverName("ns2", "gc", operatorv1alpha1.GlusterDriverBlock)), []engine.Key{clusterKey("ns2", "gc")}},
 		{"another CSI driver", csiPV("ebs.csi.aws.com"), nil},
 		{"not CSI, unlabelled", &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv"}}, nil},
 		{"labelled by an admin with the cluster name", &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv", Labels: map[string]string{LabelCluster: "gc"}}},
-			[]Key{clusterKey("ns1", "gc"), clusterKey("ns2", "gc")}},
+			[]engine.Key{clusterKey("ns1", "gc"), clusterKey("ns2", "gc")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := km.forPV(tc.pv)
-			slices.SortFunc(got, func(x, y Key) int { return strings.Compare(x.Namespace, y.Namespace) })
+			slices.SortFunc(got, func(x, y engine.Key) int { return strings.Compare(x.Namespace, y.Namespace) })
 			if !slices.Equal(got, tc.want) {
 				t.Fatalf("keys %v, want %v", got, tc.want)
 			}

@@ -11,9 +11,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gluster/anthill/kube/engine"
+
 	"go.uber.org/zap"
-	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 
@@ -54,7 +54,7 @@ type HealSyncer struct {
 	Clusters listers.GlusterClusterLister
 	Anthill  versioned.Interface
 	GD2      *GD2Clients
-	Log      *TransitionLog
+	Log      *engine.TransitionLog
 	Clock    clock.Clock
 
 	// Zero values take the Default* constants.
@@ -67,19 +67,19 @@ type HealSyncer struct {
 
 	mu sync.Mutex
 	// backoff is the current back-off interval per key (absent: none).
-	backoff map[Key]time.Duration
+	backoff map[engine.Key]time.Duration
 	// progress remembers, per volume in Healing, the last pending count and
 	// when it last fell (status has no field for it; after a restart the
 	// state's start time is used, which at worst re-triggers a heal).
 	progress map[string]healProgress
+	// listed is what the running sync of a key learned of the cluster as
+	// a whole, from its Gather to its Finish (one key is never synced by
+	// two workers at once).
+	listed map[engine.Key]*healSync
+
+	once   sync.Once
+	runner *engine.Runner[*operatorv1alpha1.GlusterCluster, *healFacts]
 }
-
-// healActionError is a failed heal action: the state stays, and the
-// syncer backs off before retrying.
-type healActionError struct{ err error }
-
-func (e *healActionError) Error() string { return e.err.Error() }
-func (e *healActionError) Unwrap() error { return e.err }
 
 type healProgress struct {
 	pending int64
@@ -116,143 +116,252 @@ func (s *HealSyncer) jitter(d time.Duration) time.Duration {
 	return time.Duration(float64(d) * f)
 }
 
-func (s *HealSyncer) log(key Key) *zap.Logger {
-	return s.Log.Log.With(zap.String(LogMachine, states.HealMachine), zap.String(LogNamespace, key.Namespace), zap.String(LogName, key.Name))
+func (s *HealSyncer) log(key engine.Key) *zap.Logger {
+	return s.Log.Log.With(zap.String(engine.LogMachine, states.HealMachine), zap.String(engine.LogNamespace, key.Namespace), zap.String(engine.LogName, key.Name))
 }
 
 // Sync refreshes the heal machines of the cluster named by key.
-func (s *HealSyncer) Sync(ctx context.Context, key Key) (Result, error) {
-	cached, err := s.Clusters.GlusterClusters(key.Namespace).Get(key.Name)
-	if apierrors.IsNotFound(err) {
-		s.forget(key)
-		return Result{}, nil
-	}
-	if err != nil {
-		return Result{}, err
-	}
-	if cached.Status.Phase == operatorv1alpha1.ClusterPhase(states.ClusterDeleted) {
-		s.forget(key)
-		return Result{}, nil
-	}
-	c := cached.DeepCopy()
-	now := s.Clock.Now()
+func (s *HealSyncer) Sync(ctx context.Context, key engine.Key) (engine.Result, error) {
+	s.once.Do(func() {
+		s.runner = clusterRunner[*healFacts](s, s.Anthill, s.Log, s.Clock, func(st *operatorv1alpha1.GlusterClusterStatus) any {
+			return []any{st.Volumes, st.History, st.Conditions}
+		})
+	})
+	return s.runner.Sync(ctx, key)
+}
 
-	var gc *gd2.Client
+// healFacts is what one sync learned about one volume.
+type healFacts struct {
+	reading healReading
+	// prev is the volume's entry in status.volumes before this sync.
+	prev operatorv1alpha1.VolumeStatus
+	snap states.HealSnapshot
+	// sync is shared by every volume of the sync.
+	sync *healSync
+}
+
+// healSync is what one heal sync learned about the cluster as a whole.
+type healSync struct {
+	key engine.Key
+	// listErr is set when GD2 could not list the volumes or peers.
+	listErr error
+	ops     transitions.GD2Ops
+}
+
+// Definition is the heal machine.
+func (s *HealSyncer) Definition() *fsm.Definition { return healDef }
+
+// Get reads the cluster from the cache.
+func (s *HealSyncer) Get(key engine.Key) (*operatorv1alpha1.GlusterCluster, error) {
+	return s.Clusters.GlusterClusters(key.Namespace).Get(key.Name)
+}
+
+// Prepare stops the machines of a Deleted cluster.
+func (s *HealSyncer) Prepare(_ context.Context, c *operatorv1alpha1.GlusterCluster) (bool, engine.Result, error) {
+	if c.Status.Phase == operatorv1alpha1.ClusterPhase(states.ClusterDeleted) {
+		s.Forget(healKey(c.Namespace, c.Name))
+		return true, engine.Result{}, nil
+	}
+	return false, engine.Result{}, nil
+}
+
+// Gather lists the cluster's volumes once and reads heal-info of the
+// redundant started ones, at most Workers GD2 calls at a time: one
+// instance per volume. When GD2 does not answer, every volume already in
+// status is an instance with no reading (lostContact); none is dropped,
+// since the volume list is unknown. A volume no longer listed by GD2 has
+// no instance, and Record drops its entry.
+func (s *HealSyncer) Gather(ctx context.Context, c *operatorv1alpha1.GlusterCluster) ([]engine.Instance[*healFacts], error) {
+	hs := &healSync{key: healKey(c.Namespace, c.Name), ops: noGD2{}}
 	var vols []gd2.Volume
-	gc, gd2Err := s.GD2.For(ctx, c)
-	if gd2Err == nil {
-		vols, gd2Err = gc.ListVolumes(ctx, gd2.Filter{})
-		if gd2Err != nil {
-			gd2Err = fmt.Errorf("list volumes: %w", gd2Err)
+	gc, err := s.GD2.For(ctx, c)
+	if err == nil {
+		hs.ops = &GD2Ops{Client: gc}
+		if vols, err = gc.ListVolumes(ctx, gd2.Filter{}); err != nil {
+			err = fmt.Errorf("list volumes: %w", err)
 		} else {
 			var peers []gd2.Peer
-			if peers, gd2Err = gc.ListPeers(ctx, gd2.Filter{}); gd2Err != nil {
-				gd2Err = fmt.Errorf("list peers: %w", gd2Err)
+			if peers, err = gc.ListPeers(ctx, gd2.Filter{}); err != nil {
+				err = fmt.Errorf("list peers: %w", err)
 			}
 			vols = ownVolumes(c, vols, peers)
 		}
 	}
-	if gd2Err != nil && errors.Is(gd2Err, context.Canceled) {
-		return Result{}, gd2Err
+	if err != nil && errors.Is(err, context.Canceled) {
+		return nil, err
 	}
-
+	hs.listErr = err
+	s.mu.Lock()
+	if s.listed == nil {
+		s.listed = map[engine.Key]*healSync{}
+	}
+	s.listed[hs.key] = hs
+	s.mu.Unlock()
 	var readings []healReading
-	if gd2Err == nil {
+	if err == nil {
 		readings = s.read(ctx, gc, vols)
 	} else {
-		// GD2 did not answer: every volume already in status is re-decided
-		// with no reading (lostContact); none is dropped, since the volume
-		// list is unknown.
 		for _, v := range c.Status.Volumes {
-			readings = append(readings, healReading{vol: gd2.Volume{Name: v.Name}, redundant: true, started: true, err: gd2Err})
+			readings = append(readings, healReading{vol: gd2.Volume{Name: v.Name}, redundant: true, started: true, err: err})
 		}
 	}
-
-	old := map[string]operatorv1alpha1.VolumeStatus{}
+	prev := map[string]operatorv1alpha1.VolumeStatus{}
 	for _, v := range c.Status.Volumes {
-		old[v.Name] = v
+		prev[v.Name] = v
 	}
-	var ops transitions.GD2Ops = noGD2{}
-	if gc != nil {
-		ops = &GD2Ops{Client: gc}
+	now := s.Clock.Now()
+	ins := make([]engine.Instance[*healFacts], 0, len(readings))
+	for _, r := range readings {
+		p := prev[r.vol.Name]
+		f := &healFacts{reading: r, prev: p, sync: hs}
+		state := cmp.Or(fsm.State(p.State), healDef.Initial)
+		if healDef.HasState(state) {
+			f.snap = s.snapshot(c, p, r, state, now)
+		}
+		ins = append(ins, engine.Instance[*healFacts]{Subject: r.vol.Name, State: fsm.State(p.State), Facts: f})
 	}
+	return ins, nil
+}
+
+// snapshot builds one volume's heal snapshot from its reading.
+func (s *HealSyncer) snapshot(c *operatorv1alpha1.GlusterCluster, prev operatorv1alpha1.VolumeStatus, r healReading, state fsm.State, now time.Time) states.HealSnapshot {
+	snap := states.HealSnapshot{
+		State: state, Now: now,
+		Redundant: r.redundant, Started: r.started, HealInfoOK: r.ok,
+		PendingEntries: r.pending, SplitBrainEntries: r.split, BricksUnreachable: r.down,
+		StallTimeout: s.stallTimeout(),
+		// GD2 triggers a heal only when this option is "on" (it is off by
+		// default on replicate volumes).
+		SelfHealOff: r.vol.Options[gd2.OptionSelfHealDaemon] != "on",
+	}
+	if prev.LastTransitionTime != nil {
+		snap.StateSince = prev.LastTransitionTime.Time
+	}
+	snap.LastProgressAt = s.trackProgress(c, r, state, now)
+	return snap
+}
+
+// Decide is one volume's pure decision.
+func (s *HealSyncer) Decide(in engine.Instance[*healFacts]) states.Decision {
+	return states.DecideHeal(in.Facts.snap)
+}
+
+// Act runs the heal action of d on the volume.
+func (s *HealSyncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterCluster, in engine.Instance[*healFacts], d states.Decision) error {
+	a, ok := transitions.HealActions.Event(d.Event)
+	if !ok {
+		return nil
+	}
+	return a(ctx, transitions.Ops{GD2: in.Facts.sync.ops}, transitions.VolumeTarget{Cluster: c.Name, Volume: in.Subject})
+}
+
+// Message is the message of the volume's entry in status.volumes.
+func (s *HealSyncer) Message(c *operatorv1alpha1.GlusterCluster, volume string) string {
+	for _, v := range c.Status.Volumes {
+		if v.Name == volume {
+			return v.Message
+		}
+	}
+	return ""
+}
+
+// Record rebuilds status.volumes from this sync's volumes, sorted by name
+// (a volume GD2 no longer lists is dropped), and appends each transition
+// to the history it shares with the cluster machine.
+func (s *HealSyncer) Record(c *operatorv1alpha1.GlusterCluster, outs []engine.Outcome[*healFacts], now time.Time) {
+	entries := make([]operatorv1alpha1.VolumeStatus, 0, len(outs))
+	for i := range outs {
+		out := &outs[i]
+		r := out.Facts.reading
+		entry := out.Facts.prev
+		switch out.Kind {
+		case engine.Unknown, engine.Refused:
+			// Never reset an unknown state: an admin must look.
+			entries = append(entries, entry)
+			continue
+		}
+		entry.Name = r.vol.Name
+		entry.State = string(out.To)
+		if r.ok {
+			entry.PendingEntries, entry.SplitBrainEntries = r.pending, r.split
+		} else if !r.redundant {
+			entry.PendingEntries, entry.SplitBrainEntries = 0, 0
+		}
+		switch out.Kind {
+		case engine.Failed:
+			entry.Message = truncate(out.Message, 1024)
+		case engine.Fired:
+			entry.LastTransitionTime = &metav1.Time{Time: now}
+			entry.Message = out.Decision.Message
+			c.Status.History = appendHealHistory(c.Status.History, out.Committed.Record())
+		default:
+			entry.Message = out.Decision.Message
+		}
+		entries = append(entries, entry)
+	}
+	slices.SortFunc(entries, func(a, b operatorv1alpha1.VolumeStatus) int { return strings.Compare(a.Name, b.Name) })
+	c.Status.Volumes = entries
+}
+
+// Finish mirrors the persisted heal states into GD2, forgets the progress
+// of volumes that are gone, and requeues after Interval ± 20 %, backing off
+// while GD2 fails: the volume list could not be read, every heal-info read
+// failed, or an action failed. One unreadable volume among readable ones
+// keeps the normal interval for the others' sake. Failures are logged, not
+// returned: the machine's own back-off replaces the dispatcher's.
+func (s *HealSyncer) Finish(ctx context.Context, c *operatorv1alpha1.GlusterCluster, outs []engine.Outcome[*healFacts], _ engine.Result, _ error) (engine.Result, error) {
+	key := healKey(c.Namespace, c.Name)
+	s.pruneProgress(key, c.Status.Volumes)
+	s.mu.Lock()
+	hs := s.listed[key]
+	delete(s.listed, key)
+	s.mu.Unlock()
 	var (
-		committed    []Committed
-		entries      []operatorv1alpha1.VolumeStatus
-		errs         []error // GD2 reads and actions that failed
-		other        []error // decisions refused (unknown states)
+		listErr, ops = hs.listErr, hs.ops
+		readErrs     []error // GD2 reads and actions that failed
+		refused      []error // unknown states and refused decisions
 		readsOK      int
 		actionFailed bool
 		next         = s.interval()
+		readings     = make([]healReading, 0, len(outs))
 	)
-	if gd2Err != nil {
-		errs = append(errs, gd2Err)
-	}
-	for _, r := range readings {
-		if r.err != nil && gd2Err == nil {
-			errs = append(errs, r.err)
+	for _, out := range outs {
+		r := out.Facts.reading
+		readings = append(readings, r)
+		if r.err != nil && listErr == nil {
+			readErrs = append(readErrs, r.err)
 		}
 		if r.ok {
 			readsOK++
 		}
-		entry, cm, d, err := s.volume(ctx, c, old[r.vol.Name], r, ops, now)
-		if perr := (*PermanentError)(nil); errors.As(err, &perr) {
-			other = append(other, err)
-		} else if err != nil {
-			errs = append(errs, err)
-		}
-		entries = append(entries, entry)
-		if cm != nil {
-			committed = append(committed, *cm)
-		}
-		if errors.As(err, new(*healActionError)) {
+		switch out.Kind {
+		case engine.Failed:
 			actionFailed = true
+			readErrs = append(readErrs, out.Err)
+		case engine.Unknown, engine.Refused:
+			refused = append(refused, out.Err)
 		}
-		if d.RequeueAfter > 0 && d.RequeueAfter < next {
-			next = d.RequeueAfter
-		}
-	}
-	slices.SortFunc(entries, func(a, b operatorv1alpha1.VolumeStatus) int { return strings.Compare(a.Name, b.Name) })
-	s.pruneProgress(key, entries)
-
-	before := c.Status.DeepCopy()
-	c.Status.Volumes = entries
-	for _, cm := range committed {
-		c.Status.History = appendHealHistory(c.Status.History, cm.Record())
-	}
-	if !equality.Semantic.DeepEqual(before, &c.Status) {
-		updated, err := s.Anthill.OperatorV1alpha1().GlusterClusters(c.Namespace).UpdateStatus(ctx, c, metav1.UpdateOptions{})
-		if err != nil {
-			// Nothing was persisted, so nothing is announced; the next
-			// sync decides again from live GD2 state (the one action,
-			// triggering a heal, is idempotent).
-			return Result{}, fmt.Errorf("persist heal status of %d volume(s): %w", len(entries), err)
-		}
-		for _, cm := range committed {
-			s.Log.Announce(updated, cm)
+		if after := out.Decision.RequeueAfter; after > 0 && after < next {
+			next = after
 		}
 	}
-
-	if gd2Err == nil {
+	if listErr == nil {
 		s.mirror(ctx, key, ops, readings, c.Status.Volumes)
+	} else {
+		readErrs = append(readErrs, listErr)
 	}
-
-	if len(other) > 0 {
-		s.log(key).Info("heal decisions refused", zap.Error(errors.Join(other...)))
+	if len(refused) > 0 {
+		s.log(key).Info("heal decisions refused", zap.Error(errors.Join(refused...)))
 	}
-	// Back off while GD2 fails: the volume list could not be read, every
-	// heal-info read failed, or an action failed. One unreadable volume
-	// among readable ones keeps the normal interval for the others' sake.
-	failing := gd2Err != nil || (len(errs) > 0 && readsOK == 0) || actionFailed
-	if failing {
-		s.log(key).Info("heal refresh failed; backing off", zap.Error(errors.Join(errs...)))
-		return Result{RequeueAfter: s.nextBackoff(key)}, nil
+	if listErr != nil || (len(readErrs) > 0 && readsOK == 0) || actionFailed {
+		s.log(key).Info("heal refresh failed; backing off", zap.Error(errors.Join(readErrs...)))
+		return engine.Result{RequeueAfter: s.nextBackoff(key)}, nil
 	}
-	if len(errs) > 0 {
-		s.log(key).Info("heal refresh partly failed", zap.Error(errors.Join(errs...)))
+	if len(readErrs) > 0 {
+		s.log(key).Info("heal refresh partly failed", zap.Error(errors.Join(readErrs...)))
 	}
 	s.resetBackoff(key)
-	return Result{RequeueAfter: s.jitter(next)}, nil
+	return engine.Result{RequeueAfter: s.jitter(next)}, nil
 }
 
 // read gathers the heal reading of every volume, at most workers GD2
@@ -299,76 +408,6 @@ func (s *HealSyncer) read(ctx context.Context, gc gd2Reads, vols []gd2.Volume) [
 	return out
 }
 
-// volume decides one volume and returns its new status entry, the
-// transition committed in it (nil for none) and the decision.
-func (s *HealSyncer) volume(ctx context.Context, c *operatorv1alpha1.GlusterCluster, prev operatorv1alpha1.VolumeStatus, r healReading, ops transitions.GD2Ops, now time.Time) (operatorv1alpha1.VolumeStatus, *Committed, states.Decision, error) {
-	entry := prev
-	entry.Name = r.vol.Name
-	state := fsm.State(prev.State)
-	if state == "" {
-		state = healDef.Initial
-		entry.State = string(state)
-	}
-	m, err := healDef.NewMachine(state)
-	if err != nil {
-		// Never reset an unknown state: an admin must look.
-		msg := fmt.Sprintf("volume %s: %v", r.vol.Name, err)
-		s.Log.Warn(c, states.ReasonUnknownState, msg)
-		return prev, nil, states.Decision{}, &PermanentError{Err: errors.New(msg)}
-	}
-	if r.ok {
-		entry.PendingEntries, entry.SplitBrainEntries = r.pending, r.split
-	} else if !r.redundant {
-		entry.PendingEntries, entry.SplitBrainEntries = 0, 0
-	}
-	snap := states.HealSnapshot{
-		State: state, Now: now,
-		Redundant: r.redundant, Started: r.started, HealInfoOK: r.ok,
-		PendingEntries: r.pending, SplitBrainEntries: r.split, BricksUnreachable: r.down,
-		StallTimeout: s.stallTimeout(),
-		// GD2 triggers a heal only when this option is "on" (it is off by
-		// default on replicate volumes).
-		SelfHealOff: r.vol.Options[gd2.OptionSelfHealDaemon] != "on",
-	}
-	if prev.LastTransitionTime != nil {
-		snap.StateSince = prev.LastTransitionTime.Time
-	}
-	snap.LastProgressAt = s.trackProgress(c, r, state, now)
-	d := states.DecideHeal(snap)
-	if d.Event == "" {
-		if d.Warning && entry.Message != d.Message {
-			s.Log.Warn(c, d.Reason, fmt.Sprintf("volume %s: %s", r.vol.Name, d.Message))
-		}
-		entry.Message = d.Message
-		return entry, nil, d, nil
-	}
-	if !m.Can(d.Event) {
-		err := fmt.Errorf("volume %s: decision %s is not allowed in state %s", r.vol.Name, d.Event, state)
-		s.Log.Warn(c, states.ReasonUnknownState, err.Error())
-		return prev, nil, d, &PermanentError{Err: err}
-	}
-	if a, ok := transitions.HealActions.Event(d.Event); ok {
-		if err := a(ctx, transitions.Ops{GD2: ops}, transitions.VolumeTarget{Cluster: c.Name, Volume: r.vol.Name}); err != nil {
-			msg := fmt.Sprintf("volume %s: %s failed: %v", r.vol.Name, d.Event, err)
-			s.Log.Warn(c, refusalReason(err), msg)
-			entry.Message = truncate(msg, 1024)
-			return entry, nil, d, &healActionError{err: err}
-		}
-	}
-	tr, err := m.Fire(ctx, d.Event)
-	if err != nil {
-		return prev, nil, d, err
-	}
-	entry.State = string(tr.To)
-	entry.LastTransitionTime = &metav1.Time{Time: now}
-	entry.Message = d.Message
-	cm := &Committed{
-		Machine: states.HealMachine, Namespace: c.Namespace, Name: c.Name, Subject: r.vol.Name,
-		From: tr.From[0], To: tr.To, Event: tr.Event, Reason: d.Reason, Message: d.Message, Time: now,
-	}
-	return entry, cm, d, nil
-}
-
 // mirror writes each volume's heal state, as now persisted in
 // status.volumes, into the volume's GD2 metadata (MetaHealState,
 // MetaHealSince) where the volume read this sync does not already carry
@@ -376,7 +415,7 @@ func (s *HealSyncer) volume(ctx context.Context, c *operatorv1alpha1.GlusterClus
 // status does not hold; only volumes in status.volumes (the cluster's own,
 // seen in GD2 this sync) are written. A failure is logged and repaired by
 // the next sync, which compares again; it never fails the sync.
-func (s *HealSyncer) mirror(ctx context.Context, key Key, ops transitions.GD2Ops, readings []healReading, entries []operatorv1alpha1.VolumeStatus) {
+func (s *HealSyncer) mirror(ctx context.Context, key engine.Key, ops transitions.GD2Ops, readings []healReading, entries []operatorv1alpha1.VolumeStatus) {
 	seen := make(map[string]gd2.Volume, len(readings))
 	for _, r := range readings {
 		seen[r.vol.Name] = r.vol
@@ -438,7 +477,7 @@ func (s *HealSyncer) trackProgress(c *operatorv1alpha1.GlusterCluster, r healRea
 }
 
 // pruneProgress drops the progress of volumes no longer in the cluster.
-func (s *HealSyncer) pruneProgress(key Key, entries []operatorv1alpha1.VolumeStatus) {
+func (s *HealSyncer) pruneProgress(key engine.Key, entries []operatorv1alpha1.VolumeStatus) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	prefix := key.Namespace + "/" + key.Name + "/"
@@ -453,11 +492,11 @@ func (s *HealSyncer) pruneProgress(key Key, entries []operatorv1alpha1.VolumeSta
 	}
 }
 
-func (s *HealSyncer) nextBackoff(key Key) time.Duration {
+func (s *HealSyncer) nextBackoff(key engine.Key) time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.backoff == nil {
-		s.backoff = map[Key]time.Duration{}
+		s.backoff = map[engine.Key]time.Duration{}
 	}
 	b := s.backoff[key]
 	if b == 0 {
@@ -468,14 +507,14 @@ func (s *HealSyncer) nextBackoff(key Key) time.Duration {
 	return min(s.jitter(b), s.maxBackoff())
 }
 
-func (s *HealSyncer) resetBackoff(key Key) {
+func (s *HealSyncer) resetBackoff(key engine.Key) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.backoff, key)
 }
 
-// forget drops what the syncer remembers of a deleted cluster.
-func (s *HealSyncer) forget(key Key) {
+// Forget drops what the syncer remembers of a deleted cluster.
+func (s *HealSyncer) Forget(key engine.Key) {
 	s.mu.Lock()
 	delete(s.backoff, key)
 	s.mu.Unlock()

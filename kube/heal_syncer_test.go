@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gluster/anthill/kube/engine"
+
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -98,7 +100,7 @@ func newHealFixture(t *testing.T) *healFixture {
 	f.syncer = &HealSyncer{
 		Clusters: listers.NewGlusterClusterLister(f.clusters), Anthill: f.anthill,
 		GD2: &GD2Clients{Secrets: f.kube.CoreV1()}, Clock: clk,
-		Log:    &TransitionLog{Log: zap.NewNop(), Metrics: NewMetrics(), Recorder: f.events},
+		Log:    &engine.TransitionLog{Log: zap.NewNop(), Metrics: engine.NewMetrics(), Recorder: f.events},
 		Jitter: func() float64 { return 0.5 },
 	}
 	return f
@@ -127,7 +129,7 @@ func (f *healFixture) createVolume(name string, replica int) {
 // sync runs one sync, feeds the stored cluster back into the lister as the
 // informer would, and checks the invariants every sync keeps. It returns
 // the result and the transitions the sync committed.
-func (f *healFixture) sync() (Result, []operatorv1alpha1.TransitionRecord, error) {
+func (f *healFixture) sync() (engine.Result, []operatorv1alpha1.TransitionRecord, error) {
 	f.t.Helper()
 	before := f.cluster().Status.History
 	res, err := f.syncer.Sync(context.Background(), healKey("ns", "gc"))
@@ -140,7 +142,7 @@ func (f *healFixture) sync() (Result, []operatorv1alpha1.TransitionRecord, error
 	return res, added, err
 }
 
-func (f *healFixture) mustSync() (Result, []operatorv1alpha1.TransitionRecord) {
+func (f *healFixture) mustSync() (engine.Result, []operatorv1alpha1.TransitionRecord) {
 	f.t.Helper()
 	res, added, err := f.sync()
 	if err != nil {
@@ -566,7 +568,7 @@ func TestHealSyncerForgetsADeletedCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := f.syncer.Sync(context.Background(), healKey("ns", "gc"))
-	if err != nil || res != (Result{}) {
+	if err != nil || res != (engine.Result{}) {
 		t.Fatalf("sync of a deleted cluster: %+v, %v; want nothing", res, err)
 	}
 }

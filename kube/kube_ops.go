@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -678,37 +677,6 @@ func (o *KubeOps) deleteOwnAuthSecret(ctx context.Context, ns, cluster string) e
 	err = secrets.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &s.UID}})
 	if err := ignoreNotFound(err); err != nil {
 		return fmt.Errorf("delete Secret %s/%s: %w", ns, name, err)
-	}
-	return nil
-}
-
-// SelectNodesForUpgrade records the batch and version in status.upgrade
-// (currentNodes, toVersion) and stamps stepStartTime with the start of
-// this step. Re-selecting the selected batch at the same version writes
-// nothing, so the start time is kept.
-func (o *KubeOps) SelectNodesForUpgrade(ctx context.Context, ct transitions.ClusterTarget, nodes []string, version string) error {
-	clusters := o.Anthill.OperatorV1alpha1().GlusterClusters(ct.Namespace)
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		c, err := clusters.Get(ctx, ct.Name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		u := c.Status.Upgrade
-		if u != nil && slices.Equal(u.CurrentNodes, nodes) && u.ToVersion == version {
-			return nil
-		}
-		if u == nil {
-			u = &operatorv1alpha1.UpgradeStatus{}
-			c.Status.Upgrade = u
-		}
-		u.CurrentNodes, u.ToVersion = slices.Clone(nodes), version
-		now := o.now()
-		u.StepStartTime = &now
-		_, err = clusters.UpdateStatus(ctx, c, metav1.UpdateOptions{})
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("record nodes %v for upgrade of %s/%s to %s: %w", nodes, ct.Namespace, ct.Name, version, err)
 	}
 	return nil
 }

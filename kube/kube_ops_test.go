@@ -609,33 +609,6 @@ func TestKubeOpsDeleteNodesLeavesTheLastLeavingNodeToItsMachine(t *testing.T) {
 	}
 }
 
-func TestKubeOpsSelectNodesForUpgradeKeepsTheStartTime(t *testing.T) {
-	c := fxCluster("gc")
-	f := newFxKube(t, nil, c)
-	get := func() *operatorv1alpha1.UpgradeStatus {
-		got, err := f.crs.OperatorV1alpha1().GlusterClusters(fxNamespace).Get(fxCtx, "gc", metav1.GetOptions{})
-		fxMust(t, err, "get cluster")
-		return got.Status.Upgrade
-	}
-	start := f.clock.Now()
-	fxMust(t, f.ops.SelectNodesForUpgrade(fxCtx, fxClusterTarget(c), []string{"n1"}, "4.1.1"), "select")
-	u := get()
-	if u == nil || !slices.Equal(u.CurrentNodes, []string{"n1"}) || u.ToVersion != "4.1.1" || u.StepStartTime == nil || !u.StepStartTime.Time.Equal(start) {
-		t.Fatalf("upgrade status %+v", u)
-	}
-
-	f.clock.SetTime(start.Add(time.Minute))
-	fxMust(t, f.ops.SelectNodesForUpgrade(fxCtx, fxClusterTarget(c), []string{"n1"}, "4.1.1"), "reselect")
-	if u := get(); !u.StepStartTime.Time.Equal(start) {
-		t.Errorf("reselecting the selected node moved the start time to %v", u.StepStartTime)
-	}
-
-	fxMust(t, f.ops.SelectNodesForUpgrade(fxCtx, fxClusterTarget(c), []string{"n2", "n3"}, "4.1.1"), "select next")
-	if u := get(); !slices.Equal(u.CurrentNodes, []string{"n2", "n3"}) || !u.StepStartTime.Time.Equal(start.Add(time.Minute)) {
-		t.Errorf("next node %+v", u)
-	}
-}
-
 func TestKubeOpsSetCSIVersion(t *testing.T) {
 	c := fxCluster("gc")
 	c.Spec.CSI = &operatorv1alpha1.CSISpec{FileImage: "quay.io/gluster/csi-file", Version: "4.1.0"}

@@ -1,8 +1,6 @@
 package kube
 
 import (
-	"context"
-	"errors"
 	"time"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -10,15 +8,13 @@ import (
 
 	"github.com/gluster/anthill/fsm"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
-	"github.com/gluster/anthill/kube/client/clientset/versioned"
 	"github.com/gluster/anthill/states"
 )
 
 // Reasons the dispatcher itself gives (the machines' reasons live in
 // package states).
 const (
-	ReasonActionFailed = "ActionFailed"
-	ReasonSettled      = "Settled"
+	ReasonSettled = "Settled"
 )
 
 // pollWait is how long a sync waits for something outside any machine (a
@@ -49,17 +45,6 @@ func setUnknownStateCondition(conds *[]metav1.Condition, err error, generation i
 		Type: operatorv1alpha1.ConditionDegraded, Status: metav1.ConditionTrue, Reason: states.ReasonUnknownState,
 		Message: truncate(err.Error(), 1024), ObservedGeneration: generation,
 	})
-}
-
-// clusterStateUnknown surfaces a cluster-level machine (cluster, upgrade,
-// disruption) whose persisted state its definition does not know: a
-// Warning Event and the Degraded condition, written once, and a permanent
-// error, so that nothing resets the state behind an admin's back.
-func clusterStateUnknown(ctx context.Context, a versioned.Interface, log *TransitionLog, c *operatorv1alpha1.GlusterCluster, err error) error {
-	log.Warn(c, states.ReasonUnknownState, err.Error())
-	setUnknownStateCondition(&c.Status.Conditions, err, c.Generation)
-	_, uerr := a.OperatorV1alpha1().GlusterClusters(c.Namespace).UpdateStatus(ctx, c, metav1.UpdateOptions{})
-	return errors.Join(&PermanentError{Err: err}, uerr)
 }
 
 // phaseConditions are the three standard conditions every anthill object

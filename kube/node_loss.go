@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
-	"github.com/gluster/anthill/fsm"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
@@ -192,20 +191,4 @@ func pvNodeLocal(pv *corev1.PersistentVolume) string {
 		return ""
 	}
 	return "whose node affinity names its host"
-}
-
-// recordStep records an in-state step the admin must be able to find
-// later (a forced pod deletion) like a transition: a history entry with
-// from = to, then, after the status write, the log line, Event and counter.
-func (s *NodeSyncer) recordStep(ctx context.Context, node *operatorv1alpha1.GlusterNode, state fsm.State, d states.Decision) (Result, error) {
-	c := Committed{
-		Machine: states.NodeMachine, Namespace: node.Namespace, Name: node.Name,
-		From: state, To: state, Event: fsm.Event(d.Step), Reason: d.Reason, Message: d.Message, Time: s.Clock.Now(),
-	}
-	node.Status.History = AppendHistory(node.Status.History, c.Record())
-	res, err := s.wait(ctx, node, d)
-	if err == nil {
-		s.Log.Announce(node, c)
-	}
-	return res, err
 }

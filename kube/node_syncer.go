@@ -2,13 +2,12 @@ package kube
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,14 +20,14 @@ import (
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/client/clientset/versioned"
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
 )
 
-// NodeSyncer advances the node machine of one GlusterNode per sync.
+// NodeSyncer is the node machine's spec: one instance per GlusterNode,
+// persisted in its whole status. Its Sync runs the engine's protocol.
 type NodeSyncer struct {
-	fence writeFence
-
 	Nodes    listers.GlusterNodeLister
 	Clusters listers.GlusterClusterLister
 	Pods     corev1listers.PodLister
@@ -36,143 +35,161 @@ type NodeSyncer struct {
 	Anthill  versioned.Interface
 	Kube     transitions.KubeOps
 	GD2      *GD2Clients
-	Log      *TransitionLog
+	Log      *engine.TransitionLog
 	Clock    clock.Clock
 	// Live reads what must not come from a cache (a lost pod's Kubernetes
 	// node and storage, see lostPodSide); nil disables lost-pod eviction.
 	Live kubernetes.Interface
+
+	once   sync.Once
+	runner *engine.Runner[*operatorv1alpha1.GlusterNode, *nodeFacts]
 }
 
 var nodeDef = states.NodeDefinition()
 
-func (s *NodeSyncer) log(node *operatorv1alpha1.GlusterNode) *zap.Logger {
-	return s.Log.Log.With(zap.String(LogMachine, states.NodeMachine), zap.String(LogNamespace, node.Namespace), zap.String(LogName, node.Name))
+// nodeFacts is what one node sync gathered.
+type nodeFacts struct {
+	// clusterName names the node's GlusterCluster; cluster is it, nil
+	// when it does not exist.
+	clusterName string
+	cluster     *operatorv1alpha1.GlusterCluster
+	snap        states.NodeSnapshot
+	view        nodeView
+	// ops acts on the cluster's GD2; nil when there is no client yet.
+	ops *GD2Ops
+	// peerID is the peer a join action added (Act fills it in).
+	peerID string
 }
 
 // Sync runs one decision for the node named by key.
-func (s *NodeSyncer) Sync(ctx context.Context, key Key) (Result, error) {
-	cached, err := s.Nodes.GlusterNodes(key.Namespace).Get(key.Name)
-	if apierrors.IsNotFound(err) {
-		if s.GD2 != nil {
-			s.GD2.ForgetNode(key.Namespace, key.Name)
+func (s *NodeSyncer) Sync(ctx context.Context, key engine.Key) (engine.Result, error) {
+	s.once.Do(func() {
+		s.runner = &engine.Runner[*operatorv1alpha1.GlusterNode, *nodeFacts]{
+			Spec: s, Log: s.Log, Clock: s.Clock, Refusal: refusalReason, Writer: nodeStatusWriter(s.Anthill),
 		}
-		return Result{}, nil
+	})
+	return s.runner.Sync(ctx, key)
+}
+
+// Definition is the node machine.
+func (s *NodeSyncer) Definition() *fsm.Definition { return nodeDef }
+
+// Get reads the node from the cache.
+func (s *NodeSyncer) Get(key engine.Key) (*operatorv1alpha1.GlusterNode, error) {
+	return s.Nodes.GlusterNodes(key.Namespace).Get(key.Name)
+}
+
+// Forget drops the GD2 client of a node that is gone.
+func (s *NodeSyncer) Forget(key engine.Key) {
+	if s.GD2 != nil {
+		s.GD2.ForgetNode(key.Namespace, key.Name)
 	}
-	if err != nil {
-		return Result{}, err
-	}
-	if s.fence.behind(key, cached.ResourceVersion) {
-		return Result{RequeueAfter: fenceRetry}, nil
-	}
-	node := cached.DeepCopy()
-	state := fsm.State(node.Status.State)
-	if state == "" {
-		state = nodeDef.Initial
-	}
-	if state == states.NodeDeleted {
-		return Result{}, s.finishDeleted(ctx, node)
+}
+
+func (s *NodeSyncer) log(node *operatorv1alpha1.GlusterNode) *zap.Logger {
+	return s.Log.Log.With(zap.String(engine.LogMachine, states.NodeMachine), zap.String(engine.LogNamespace, node.Namespace), zap.String(engine.LogName, node.Name))
+}
+
+// Prepare finishes a Deleted node, releases a node of an external cluster
+// being deleted, and adds the finalizer to every other node.
+func (s *NodeSyncer) Prepare(ctx context.Context, node *operatorv1alpha1.GlusterNode) (bool, engine.Result, error) {
+	if fsm.State(node.Status.State) == states.NodeDeleted {
+		return true, engine.Result{}, s.finishDeleted(ctx, node)
 	}
 	if cl, err := s.Clusters.GlusterClusters(node.Namespace).Get(node.Spec.Cluster); err == nil && IsExternal(cl) {
-		return s.externalClusterNode(ctx, node)
+		if node.DeletionTimestamp != nil {
+			return true, engine.Result{}, removeFinalizer(ctx, node, FinalizerNode, s.update)
+		}
+		return false, engine.Result{}, nil
 	}
 	if added, err := addFinalizer(ctx, node, FinalizerNode, s.update); added || err != nil {
-		return Result{Requeue: err == nil}, err
+		return true, engine.Result{Requeue: err == nil}, err
 	}
-	m, err := nodeDef.NewMachine(state)
-	if err != nil {
-		return Result{}, s.unknownState(ctx, node, err)
-	}
+	return false, engine.Result{}, nil
+}
+
+// Gather reads the node's facts: its cluster, the Kubernetes side from
+// listers and the GD2 side live, and applies this sync's liveness
+// observation to the outage clocks (states.LivenessClocks), so that the
+// decision and the status write use the same clocks.
+func (s *NodeSyncer) Gather(ctx context.Context, node *operatorv1alpha1.GlusterNode) ([]engine.Instance[*nodeFacts], error) {
+	in := engine.Instance[*nodeFacts]{State: fsm.State(node.Status.State), Facts: &nodeFacts{clusterName: node.Spec.Cluster}}
+	f := in.Facts
 	cluster, err := s.Clusters.GlusterClusters(node.Namespace).Get(node.Spec.Cluster)
-	if err != nil {
-		if apierrors.IsNotFound(err) {
-			return s.wait(ctx, node, states.Decision{Reason: "ClusterNotFound", Message: fmt.Sprintf("GlusterCluster %q does not exist.", node.Spec.Cluster), RequeueAfter: pollWait})
-		}
-		return Result{}, err
+	switch {
+	case apierrors.IsNotFound(err):
+		return []engine.Instance[*nodeFacts]{in}, nil
+	case err != nil:
+		return nil, err
+	}
+	f.cluster = cluster
+	if IsExternal(cluster) || !nodeDef.HasState(cmpState(in.State)) {
+		return []engine.Instance[*nodeFacts]{in}, nil
 	}
 	var reads gd2Reads
-	var ops transitions.GD2Ops
-	var g2 *GD2Ops
 	if gc, err := s.GD2.For(ctx, cluster); err == nil {
-		g2 = &GD2Ops{Client: gc}
-		reads, ops = gc, g2
+		f.ops, reads = &GD2Ops{Client: gc}, gc
 	} else {
 		s.log(node).Debug("no GD2 client yet", zap.Error(err))
 	}
-	snap, view, err := s.nodeSnapshot(ctx, node, cluster, state, reads)
+	f.snap, f.view, err = s.nodeSnapshot(ctx, node, cluster, cmpState(in.State), reads)
 	if err != nil {
-		return Result{}, err
+		return nil, err
 	}
-	if changed, err := s.recordLiveness(ctx, node, &snap); changed || err != nil {
-		// The informer delivers the write; that sync decides from it.
-		return Result{}, err
+	f.snap.DownSince, f.snap.AliveSince = states.LivenessClocks(f.snap)
+	return []engine.Instance[*nodeFacts]{in}, nil
+}
+
+// cmpState is st, or the machine's initial state when st is empty.
+func cmpState(st fsm.State) fsm.State {
+	if st == "" {
+		return nodeDef.Initial
 	}
-	s.mirror(ctx, node, ops, view.peer, state)
-	d := states.DecideNode(snap)
-	if d.Step == states.NodeMoveBrick && g2 != nil {
-		// Only a brick move needs the node's own GD2 (GD2 sizes the new
-		// brick on the node serving the request).
-		local, err := s.GD2.ForNode(ctx, cluster, node)
-		if err != nil {
-			return s.actionFailed(ctx, node, d, err)
-		}
-		g2.Local = local
-	}
-	target := s.target(node, snap, view)
-	all := transitions.Ops{Kube: s.Kube, GD2: ops}
+	return st
+}
+
+// Decide is the node's pure decision; a node without its cluster, or of an
+// external cluster, waits.
+func (s *NodeSyncer) Decide(in engine.Instance[*nodeFacts]) states.Decision {
+	f := in.Facts
 	switch {
-	case d.Event != "":
-		if !m.Can(d.Event) {
-			return Result{}, &PermanentError{Err: fmt.Errorf("decision %s is not allowed in state %s", d.Event, state)}
-		}
-		res, err := s.runAction(ctx, d, all, target)
-		if err != nil {
-			return s.actionFailed(ctx, node, d, err)
-		}
-		tr, err := m.Fire(ctx, d.Event)
-		if err != nil {
-			return Result{}, err
-		}
-		return s.commit(ctx, node, tr, d, res, snap, view, ops)
-	case d.Step != "":
-		if !m.CanStep(d.Step) {
-			return Result{}, &PermanentError{Err: fmt.Errorf("step %s is not allowed in state %s", d.Step, state)}
-		}
-		if _, err := s.runAction(ctx, d, all, target); err != nil {
-			return s.actionFailed(ctx, node, d, err)
-		}
-		if d.Step == states.NodeEvictLostPod {
-			return s.recordStep(ctx, node, state, d)
-		}
-		if d.Step == states.NodeMoveBrick {
-			ref := operatorv1alpha1.BrickRef{Volume: target.MoveVolume, Path: target.MovePath}
-			if !slices.Contains(node.Status.MovedBricks, ref) {
-				node.Status.MovedBricks = append(node.Status.MovedBricks, ref)
-			}
-			if !slices.Contains(node.Status.LeftBricks, ref) {
-				node.Status.LeftBricks = append(node.Status.LeftBricks, ref)
-			}
-		}
-		return s.wait(ctx, node, d)
-	default:
-		return s.wait(ctx, node, d)
+	case f.cluster == nil:
+		return states.Decision{Reason: states.ReasonClusterNotFound, Message: fmt.Sprintf("GlusterCluster %q does not exist.", f.clusterName), RequeueAfter: pollWait}
+	case IsExternal(f.cluster):
+		return states.Decision{Reason: states.ReasonExternalCluster, Message: fmt.Sprintf("GlusterCluster %q is external: anthill runs and changes none of its servers, so this node is left alone.", f.cluster.Name)}
 	}
+	return states.DecideNode(f.snap)
 }
 
-// runAction runs the action of event or step e, if it has one. Actions that
-// need GD2 fail cleanly when the cluster has no GD2 client yet.
-func (s *NodeSyncer) runAction(ctx context.Context, d states.Decision, ops transitions.Ops, n transitions.NodeTarget) (transitions.NodeResult, error) {
-	a, ok := lookup(transitions.NodeActions, d.Event, d.Step)
+// Act runs the node action of d. Only a brick move needs the node's own
+// GD2 (GD2 sizes the new brick on the node serving the request); actions
+// that need GD2 fail cleanly while the cluster has no client yet.
+func (s *NodeSyncer) Act(ctx context.Context, node *operatorv1alpha1.GlusterNode, in engine.Instance[*nodeFacts], d states.Decision) error {
+	f := in.Facts
+	a, ok := transitions.NodeActions.For(d)
 	if !ok {
-		return transitions.NodeResult{}, nil
+		return nil
 	}
-	if ops.GD2 == nil {
-		ops.GD2 = noGD2{}
+	ops := transitions.Ops{Kube: s.Kube, GD2: noGD2{}}
+	if f.ops != nil {
+		g2 := *f.ops
+		if d.Step == states.NodeMoveBrick {
+			local, err := s.GD2.ForNode(ctx, f.cluster, node)
+			if err != nil {
+				return err
+			}
+			g2.Local = local
+		}
+		ops.GD2 = &g2
 	}
-	return a(ctx, ops, n)
+	res, err := a(ctx, ops, s.target(node, f))
+	f.peerID = res.PeerID
+	return err
 }
 
-// target builds the action target from the node, its snapshot and view.
-func (s *NodeSyncer) target(node *operatorv1alpha1.GlusterNode, snap states.NodeSnapshot, view nodeView) transitions.NodeTarget {
+// target builds the action target from the node and its facts.
+func (s *NodeSyncer) target(node *operatorv1alpha1.GlusterNode, f *nodeFacts) transitions.NodeTarget {
+	snap, view := f.snap, f.view
 	t := transitions.NodeTarget{
 		Namespace: node.Namespace, Name: node.Name, Cluster: node.Spec.Cluster,
 		Address: NodeAddress(node), Zone: node.Spec.Zone, Devices: NodeDevicePaths(node),
@@ -187,20 +204,82 @@ func (s *NodeSyncer) target(node *operatorv1alpha1.GlusterNode, snap states.Node
 	return t
 }
 
-// commit persists transition tr in status with one write, then announces it.
-func (s *NodeSyncer) commit(ctx context.Context, node *operatorv1alpha1.GlusterNode, tr fsm.Transition, d states.Decision, res transitions.NodeResult, snap states.NodeSnapshot, view nodeView, ops transitions.GD2Ops) (Result, error) {
-	now := s.Clock.Now()
+// Message is the node's persisted message.
+func (s *NodeSyncer) Message(node *operatorv1alpha1.GlusterNode, _ string) string {
+	return node.Status.Message
+}
+
+// Record lands one outcome in the node's status.
+func (s *NodeSyncer) Record(node *operatorv1alpha1.GlusterNode, outs []engine.Outcome[*nodeFacts], now time.Time) {
+	out := &outs[0]
 	st := &node.Status
-	from := tr.From[0]
-	st.State = string(tr.To)
+	f := out.Facts
+	if f.snap.State != "" {
+		// The snapshot was gathered: persist its outage clocks.
+		st.DownSince, st.AliveSince = optTime(f.snap.DownSince), optTime(f.snap.AliveSince)
+	}
+	d := out.Decision
+	switch out.Kind {
+	case engine.Unknown:
+		setUnknownStateCondition(&st.Conditions, out.Err, node.Generation)
+		return
+	case engine.Refused:
+		return
+	case engine.Failed:
+		apimeta.SetStatusCondition(&st.Conditions, metav1.Condition{
+			Type: operatorv1alpha1.ConditionProgressing, Status: metav1.ConditionFalse, Reason: out.Reason,
+			Message: truncate(out.Message, 1024), ObservedGeneration: node.Generation,
+		})
+		if d.Step == states.NodeMoveBrick {
+			// GD2 began preparing the new brick on these peers and failed
+			// there, leaving an unusable brick behind: never offer them again.
+			for _, id := range preparedOn(out.Err) {
+				if !slices.Contains(st.RefusedPeers, id) {
+					st.RefusedPeers = append(st.RefusedPeers, id)
+				}
+			}
+		}
+		return
+	case engine.Fired:
+		s.enter(node, out, now)
+		return
+	case engine.Stepped:
+		switch d.Step {
+		case states.NodeMoveBrick:
+			ref := operatorv1alpha1.BrickRef{Volume: f.snap.NextBrickVolume, Path: f.snap.NextBrickPath}
+			if !slices.Contains(st.MovedBricks, ref) {
+				st.MovedBricks = append(st.MovedBricks, ref)
+			}
+			if !slices.Contains(st.LeftBricks, ref) {
+				st.LeftBricks = append(st.LeftBricks, ref)
+			}
+		case states.NodeEvictLostPod:
+			// A forced pod deletion must be found later: it is recorded
+			// like a transition from the state to itself.
+			st.History = engine.AppendHistory(st.History, out.RecordStep(states.NodeMachine, node, now).Record())
+		}
+	}
+	st.Message = d.Message
+	st.ObservedGeneration = node.Generation
+	st.State = string(out.To)
+	setNodeConditions(node, out.To, d, now)
+}
+
+// enter applies a transition's entry effects: the new state and its time,
+// the peer a join added, the outage clocks and cursor fields the state
+// resets, the history entry and the conditions.
+func (s *NodeSyncer) enter(node *operatorv1alpha1.GlusterNode, out *engine.Outcome[*nodeFacts], now time.Time) {
+	st := &node.Status
+	d := out.Decision
+	st.State = string(out.To)
 	st.LastTransitionTime = &metav1.Time{Time: now}
 	st.Message = d.Message
 	st.ObservedGeneration = node.Generation
-	if res.PeerID != "" {
-		st.PeerID = res.PeerID
+	if out.Facts.peerID != "" {
+		st.PeerID = out.Facts.peerID
 	}
 	st.Address = NodeAddress(node)
-	switch tr.To {
+	switch out.To {
 	case states.NodeOffline:
 		if st.DownSince == nil {
 			st.DownSince = &metav1.Time{Time: now}
@@ -210,38 +289,36 @@ func (s *NodeSyncer) commit(ctx context.Context, node *operatorv1alpha1.GlusterN
 		st.AliveSince = nil
 		st.MovedBricks = nil
 		st.RefusedPeers = nil
-		if snap.RunningVersion != "" {
-			st.Version = snap.RunningVersion
+		if v := out.Facts.snap.RunningVersion; v != "" {
+			st.Version = v
 		}
 	case states.NodeDetaching, states.NodeDeleting, states.NodeDeleted:
 		st.DownSince = nil
 	}
-	if tr.To != states.NodeOffline && tr.To != states.NodeFailed {
+	if out.To != states.NodeOffline && out.To != states.NodeFailed {
 		st.AliveSince = nil
 	}
-	c := Committed{
-		Machine: states.NodeMachine, Namespace: node.Namespace, Name: node.Name,
-		From: from, To: tr.To, Event: tr.Event, Reason: d.Reason, Message: d.Message, Time: now,
+	st.History = engine.AppendHistory(st.History, out.Committed.Record())
+	setNodeConditions(node, out.To, d, now)
+}
+
+// Finish mirrors the persisted state into the peer's GD2 metadata and
+// removes a node that reached Deleted. After a transition there is no
+// requeue: the informer delivers the status write as an update, and that
+// sync reads the new state (requeueing now would read the cache from
+// before the write and repeat the action for nothing).
+func (s *NodeSyncer) Finish(ctx context.Context, node *operatorv1alpha1.GlusterNode, outs []engine.Outcome[*nodeFacts], res engine.Result, err error) (engine.Result, error) {
+	out := outs[0]
+	if out.Kind == engine.Unknown || out.Kind == engine.Refused {
+		return res, err
 	}
-	st.History = AppendHistory(st.History, c.Record())
-	setNodeConditions(node, tr.To, d, now)
-	replaced := node.ResourceVersion
-	updated, err := s.Anthill.OperatorV1alpha1().GlusterNodes(node.Namespace).UpdateStatus(ctx, node, metav1.UpdateOptions{})
-	if err != nil {
-		return Result{}, fmt.Errorf("persist transition %s -> %s: %w", from, tr.To, err)
+	if out.To == states.NodeDeleted {
+		return engine.Result{}, s.finishDeleted(ctx, node)
 	}
-	s.fence.committed(nodeKey(node.Namespace, node.Name), replaced)
-	s.Log.Announce(updated, c)
-	if tr.To != states.NodeDeleted {
-		s.mirror(ctx, node, ops, view.peer, tr.To)
+	if f := out.Facts; f.ops != nil {
+		s.mirror(ctx, node, f.ops, f.view.peer, out.To)
 	}
-	if tr.To == states.NodeDeleted {
-		return Result{}, s.finishDeleted(ctx, updated)
-	}
-	// No requeue: the informer delivers our own status write as an update,
-	// and that sync reads the new state. Requeueing now would read the
-	// cache from before the write and repeat the action for nothing.
-	return Result{}, nil
+	return res, err
 }
 
 // mirror writes the state into the peer's metadata when it differs; a
@@ -250,7 +327,7 @@ func (s *NodeSyncer) commit(ctx context.Context, node *operatorv1alpha1.GlusterN
 // tombstone GD2 will not let anthill delete, and the mark is what tells
 // anthill (and an admin reading GD2's peer list) to ignore it.
 func (s *NodeSyncer) mirror(ctx context.Context, node *operatorv1alpha1.GlusterNode, ops transitions.GD2Ops, peer *gd2.Peer, st fsm.State) {
-	if peer == nil || ops == nil {
+	if peer == nil {
 		return
 	}
 	current := fsm.State(peer.Metadata[transitions.MetaState])
@@ -262,92 +339,11 @@ func (s *NodeSyncer) mirror(ctx context.Context, node *operatorv1alpha1.GlusterN
 	}
 }
 
-// recordLiveness applies this sync's liveness observation to the outage
-// clocks (states.LivenessClocks) and persists them at once when they
-// changed, so that neither an operator restart nor a later wait loses
-// them. It reports whether it wrote.
-func (s *NodeSyncer) recordLiveness(ctx context.Context, node *operatorv1alpha1.GlusterNode, snap *states.NodeSnapshot) (bool, error) {
-	down, alive := states.LivenessClocks(*snap)
-	if down.Equal(snap.DownSince) && alive.Equal(snap.AliveSince) {
-		return false, nil
-	}
-	node.Status.DownSince, node.Status.AliveSince = optTime(down), optTime(alive)
-	if _, err := s.Anthill.OperatorV1alpha1().GlusterNodes(node.Namespace).UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
-		return false, fmt.Errorf("record peer liveness: %w", err)
-	}
-	return true, nil
-}
-
 func optTime(t time.Time) *metav1.Time {
 	if t.IsZero() {
 		return nil
 	}
 	return &metav1.Time{Time: t}
-}
-
-// wait records why the machine stays put (d's message and conditions) —
-// written only when something changed, so a steady node causes no writes —
-// records a Warning Event for a warning wait each time it changes, and
-// requeues after the decision's wait.
-func (s *NodeSyncer) wait(ctx context.Context, node *operatorv1alpha1.GlusterNode, d states.Decision) (Result, error) {
-	reason, message := d.Reason, d.Message
-	before := node.Status.DeepCopy()
-	node.Status.Message = message
-	node.Status.ObservedGeneration = node.Generation
-	state := fsm.State(node.Status.State)
-	if state == "" {
-		state = nodeDef.Initial
-		node.Status.State = string(state)
-	}
-	setNodeConditions(node, state, d, s.Clock.Now())
-	if d.Warning && (before.Message != node.Status.Message || conditionReason(before.Conditions) != reason) {
-		// A wait an admin must act on: one Warning Event per change.
-		s.Log.Warn(node, reason, message)
-	}
-	if !equality.Semantic.DeepEqual(before, &node.Status) {
-		if _, err := s.Anthill.OperatorV1alpha1().GlusterNodes(node.Namespace).UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
-			return Result{}, err
-		}
-	}
-	return Result{RequeueAfter: d.RequeueAfter}, nil
-}
-
-// actionFailed leaves the state unchanged, says why in a condition and a
-// Warning Event, and returns the error so the dispatcher backs off.
-func (s *NodeSyncer) actionFailed(ctx context.Context, node *operatorv1alpha1.GlusterNode, d states.Decision, err error) (Result, error) {
-	what := string(d.Event)
-	if what == "" {
-		what = string(d.Step)
-	}
-	msg := fmt.Sprintf("%s failed: %v", what, err)
-	reason := refusalReason(err)
-	s.Log.Warn(node, reason, msg)
-	apimeta.SetStatusCondition(&node.Status.Conditions, metav1.Condition{
-		Type: operatorv1alpha1.ConditionProgressing, Status: metav1.ConditionFalse, Reason: reason,
-		Message: truncate(msg, 1024), ObservedGeneration: node.Generation,
-	})
-	if d.Step == states.NodeMoveBrick {
-		// GD2 began preparing the new brick on these peers and failed
-		// there, leaving an unusable brick behind: never offer them again.
-		for _, id := range preparedOn(err) {
-			if !slices.Contains(node.Status.RefusedPeers, id) {
-				node.Status.RefusedPeers = append(node.Status.RefusedPeers, id)
-			}
-		}
-	}
-	if _, uerr := s.Anthill.OperatorV1alpha1().GlusterNodes(node.Namespace).UpdateStatus(ctx, node, metav1.UpdateOptions{}); uerr != nil {
-		return Result{}, errors.Join(err, uerr)
-	}
-	return Result{}, err
-}
-
-// unknownState surfaces a persisted state the machine does not know: it is
-// never reset, an admin must look.
-func (s *NodeSyncer) unknownState(ctx context.Context, node *operatorv1alpha1.GlusterNode, err error) error {
-	s.Log.Warn(node, states.ReasonUnknownState, err.Error())
-	setUnknownStateCondition(&node.Status.Conditions, err, node.Generation)
-	_, uerr := s.Anthill.OperatorV1alpha1().GlusterNodes(node.Namespace).UpdateStatus(ctx, node, metav1.UpdateOptions{})
-	return errors.Join(&PermanentError{Err: err}, uerr)
 }
 
 // finishDeleted removes a node that reached Deleted: a decommissioned
@@ -374,16 +370,4 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n-3] + "..."
-}
-
-// externalClusterNode handles a GlusterNode (made by hand) that names an
-// external cluster: anthill manages no server of an external pool, so the
-// node machine never runs for it — no pod, no peer add, no drain, no peer
-// delete. Its status says why; if it is deleted, the finalizer (added by
-// an earlier version, or by hand) is released at once.
-func (s *NodeSyncer) externalClusterNode(ctx context.Context, node *operatorv1alpha1.GlusterNode) (Result, error) {
-	if node.DeletionTimestamp != nil {
-		return Result{}, removeFinalizer(ctx, node, FinalizerNode, s.update)
-	}
-	return s.wait(ctx, node, states.Decision{Reason: states.ReasonExternalCluster, Message: fmt.Sprintf("GlusterCluster %q is external: anthill runs and changes none of its servers, so this node is left alone.", node.Spec.Cluster)})
 }

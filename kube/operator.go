@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gluster/anthill/kube/engine"
+
 	"go.uber.org/zap"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -77,12 +79,12 @@ func RunOperator(ctx context.Context, cfg OperatorConfig, log *zap.Logger) error
 	if err != nil {
 		return err
 	}
-	metrics := NewMetrics()
+	metrics := engine.NewMetrics()
 	srv, err := NewServer(cfg.MetricsAddress, metrics, log)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.MetricsAddress, err)
 	}
-	log.Info("serving health and metrics", zap.String(LogAddress, srv.Addr()))
+	log.Info("serving health and metrics", zap.String(engine.LogAddress, srv.Addr()))
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -141,7 +143,7 @@ func RunOperator(ctx context.Context, cfg OperatorConfig, log *zap.Logger) error
 		RetryPeriod:     2 * time.Second,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(ctx context.Context) {
-				log.Info("leading", zap.String(LogIdentity, id))
+				log.Info("leading", zap.String(engine.LogIdentity, id))
 				run(ctx)
 			},
 			OnStoppedLeading: func() {

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gluster/anthill/kube/engine"
+
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 )
@@ -24,7 +26,7 @@ type Server struct {
 
 // NewServer listens on addr at once, so a port conflict is reported before
 // the operator does anything else.
-func NewServer(addr string, m *Metrics, log *zap.Logger) (*Server, error) {
+func NewServer(addr string, m *engine.Metrics, log *zap.Logger) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/gluster/anthill/kube/engine"
+
 	"go.uber.org/zap"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -24,7 +26,7 @@ import (
 // peers.
 type upgradeMirror struct {
 	mu    sync.Mutex
-	known map[Key]map[string]string // cluster → peer id → value
+	known map[engine.Key]map[string]string // cluster → peer id → value
 }
 
 // mirror writes the upgrade machine's state (as now persisted in
@@ -68,7 +70,7 @@ func (s *UpgradeSyncer) mirror(ctx context.Context, c *operatorv1alpha1.GlusterC
 	err = s.writeUpgradeValue(ctx, c, key, peers, want)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		s.Log.Log.Info("mirroring upgrade state into GD2 failed; retrying next sync",
-			zap.String(LogMachine, states.UpgradeMachine), zap.String(LogNamespace, c.Namespace), zap.String(LogName, c.Name), zap.Error(err))
+			zap.String(engine.LogMachine, states.UpgradeMachine), zap.String(engine.LogNamespace, c.Namespace), zap.String(engine.LogName, c.Name), zap.Error(err))
 	}
 }
 
@@ -90,7 +92,7 @@ func (s *UpgradeSyncer) clusterPeers(c *operatorv1alpha1.GlusterCluster) ([]stri
 
 // writeUpgradeValue reads the peers' metadata once and writes want onto
 // each listed peer that is online and does not carry it.
-func (s *UpgradeSyncer) writeUpgradeValue(ctx context.Context, c *operatorv1alpha1.GlusterCluster, key Key, peers []string, want string) error {
+func (s *UpgradeSyncer) writeUpgradeValue(ctx context.Context, c *operatorv1alpha1.GlusterCluster, key engine.Key, peers []string, want string) error {
 	gc, err := s.GD2.For(ctx, c)
 	if err != nil {
 		return err
@@ -102,7 +104,7 @@ func (s *UpgradeSyncer) writeUpgradeValue(ctx context.Context, c *operatorv1alph
 	ops := &GD2Ops{Client: gc}
 	s.upMirror.mu.Lock()
 	if s.upMirror.known == nil {
-		s.upMirror.known = map[Key]map[string]string{}
+		s.upMirror.known = map[engine.Key]map[string]string{}
 	}
 	known := s.upMirror.known[key]
 	if known == nil {
@@ -145,7 +147,7 @@ func (s *UpgradeSyncer) remember(known map[string]string, peer, value string) {
 }
 
 // forgetMirror drops what the syncer remembers of a deleted cluster.
-func (s *UpgradeSyncer) forgetMirror(key Key) {
+func (s *UpgradeSyncer) forgetMirror(key engine.Key) {
 	s.upMirror.mu.Lock()
 	defer s.upMirror.mu.Unlock()
 	delete(s.upMirror.known, key)

@@ -3,12 +3,12 @@ package kube
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"slices"
+	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"github.com/gluster/anthill/kube/engine"
+
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -46,7 +46,6 @@ var upgradeDef = states.UpgradeDefinition()
 // own machine stops, restarts and heals it, re-reading GD2 live before it
 // stops anything.
 type UpgradeSyncer struct {
-	fence    writeFence
 	upMirror upgradeMirror
 
 	Clusters listers.GlusterClusterLister
@@ -57,67 +56,152 @@ type UpgradeSyncer struct {
 	// GD2 mirrors the machine's state onto the cluster's peers
 	// (transitions.MetaUpgrade); nil mirrors nothing.
 	GD2   *GD2Clients
-	Log   *TransitionLog
+	Log   *engine.TransitionLog
 	Clock clock.Clock
+
+	once   sync.Once
+	runner *engine.Runner[*operatorv1alpha1.GlusterCluster, *upgradeFacts]
 }
 
 // Sync runs one decision of the upgrade machine of the cluster named by key.
-func (s *UpgradeSyncer) Sync(ctx context.Context, key Key) (Result, error) {
-	cached, err := s.Clusters.GlusterClusters(key.Namespace).Get(key.Name)
-	if apierrors.IsNotFound(err) {
-		s.forgetMirror(key)
-		return Result{}, nil
+func (s *UpgradeSyncer) Sync(ctx context.Context, key engine.Key) (engine.Result, error) {
+	s.once.Do(func() {
+		s.runner = clusterRunner[*upgradeFacts](s, s.Anthill, s.Log, s.Clock, func(st *operatorv1alpha1.GlusterClusterStatus) any {
+			return []any{st.Upgrade, st.Conditions}
+		})
+	})
+	return s.runner.Sync(ctx, key)
+}
+
+// upgradeFacts is what one upgrade sync gathered.
+type upgradeFacts struct{ snap states.UpgradeSnapshot }
+
+// Definition is the upgrade machine.
+func (s *UpgradeSyncer) Definition() *fsm.Definition { return upgradeDef }
+
+// Get reads the cluster from the cache.
+func (s *UpgradeSyncer) Get(key engine.Key) (*operatorv1alpha1.GlusterCluster, error) {
+	return s.Clusters.GlusterClusters(key.Namespace).Get(key.Name)
+}
+
+// Forget drops the mirror bookkeeping of a cluster that is gone.
+func (s *UpgradeSyncer) Forget(key engine.Key) { s.forgetMirror(key) }
+
+// Prepare stops the machine for a cluster being deleted (it is not
+// upgraded any further) and for an external pool (its servers are
+// upgraded by its own admins).
+func (s *UpgradeSyncer) Prepare(_ context.Context, c *operatorv1alpha1.GlusterCluster) (bool, engine.Result, error) {
+	return c.DeletionTimestamp != nil || c.Spec.Mode == operatorv1alpha1.ClusterModeExternal, engine.Result{}, nil
+}
+
+// Gather reads the upgrade facts from status.upgrade (absent: Idle, never
+// run), the nodes and the CSI plugin.
+func (s *UpgradeSyncer) Gather(ctx context.Context, c *operatorv1alpha1.GlusterCluster) ([]engine.Instance[*upgradeFacts], error) {
+	in := engine.Instance[*upgradeFacts]{Facts: &upgradeFacts{}}
+	if c.Status.Upgrade != nil {
+		in.State = fsm.State(c.Status.Upgrade.State)
 	}
-	if err != nil {
-		return Result{}, err
+	state := cmp.Or(in.State, upgradeDef.Initial)
+	if !upgradeDef.HasState(state) {
+		return []engine.Instance[*upgradeFacts]{in}, nil
 	}
-	if s.fence.behind(key, cached.ResourceVersion) {
-		return Result{RequeueAfter: fenceRetry}, nil
+	view := c
+	if c.Status.Upgrade == nil {
+		// snapshot reads status.upgrade; a never-run machine has none.
+		cc := *c
+		cc.Status.Upgrade = &operatorv1alpha1.UpgradeStatus{}
+		view = &cc
 	}
-	// The servers of an external pool are upgraded by its own admins, and a
-	// cluster being deleted is not upgraded any further.
-	if cached.DeletionTimestamp != nil || cached.Spec.Mode == operatorv1alpha1.ClusterModeExternal {
-		return Result{}, nil
+	snap, err := s.snapshot(ctx, view, state)
+	in.Facts.snap = snap
+	return []engine.Instance[*upgradeFacts]{in}, err
+}
+
+// Decide is the upgrade's pure decision.
+func (s *UpgradeSyncer) Decide(in engine.Instance[*upgradeFacts]) states.Decision {
+	return states.DecideUpgrade(in.Facts.snap)
+}
+
+// Act runs the upgrade action of d (selectNextNode has none: Record
+// writes the batch).
+func (s *UpgradeSyncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterCluster, in engine.Instance[*upgradeFacts], d states.Decision) error {
+	a, ok := transitions.UpgradeActions.For(d)
+	if !ok {
+		return nil
 	}
-	c := cached.DeepCopy()
+	target := transitions.ClusterTarget{Namespace: c.Namespace, Name: c.Name, TargetVersion: in.Facts.snap.ActiveTarget}
+	return a(ctx, transitions.Ops{Kube: s.Kube, GD2: noGD2{}}, target)
+}
+
+// Message is status.upgrade's message.
+func (s *UpgradeSyncer) Message(c *operatorv1alpha1.GlusterCluster, _ string) string {
+	if c.Status.Upgrade == nil {
+		return ""
+	}
+	return c.Status.Upgrade.Message
+}
+
+// Record lands the outcome in status.upgrade and the Upgrading condition.
+func (s *UpgradeSyncer) Record(c *operatorv1alpha1.GlusterCluster, outs []engine.Outcome[*upgradeFacts], now time.Time) {
+	out := &outs[0]
+	switch out.Kind {
+	case engine.Unknown:
+		setUnknownStateCondition(&c.Status.Conditions, out.Err, c.Generation)
+		return
+	case engine.Refused, engine.Failed:
+		return
+	case engine.Waited:
+		if c.Status.Upgrade == nil && out.To == upgradeDef.Initial && out.Decision.RequeueAfter == 0 {
+			// Nothing has ever happened: keep status.upgrade absent.
+			return
+		}
+	}
 	if c.Status.Upgrade == nil {
 		c.Status.Upgrade = &operatorv1alpha1.UpgradeStatus{}
 	}
 	up := c.Status.Upgrade
-	state := fsm.State(cmp.Or(up.State, string(upgradeDef.Initial)))
-	m, err := upgradeDef.NewMachine(state)
-	if err != nil {
-		return Result{}, clusterStateUnknown(ctx, s.Anthill, s.Log, c, err)
-	}
-	snap, err := s.snapshot(ctx, c, state)
-	if err != nil {
-		return Result{}, err
-	}
-	d := states.DecideUpgrade(snap)
-	target := transitions.ClusterTarget{Namespace: c.Namespace, Name: c.Name, TargetVersion: snap.ActiveTarget}
-	run := func(e fsm.Event, st fsm.Step) error {
-		if st == states.UpgradeSelectNextNode {
-			return s.Kube.(*KubeOps).SelectNodesForUpgrade(ctx, target, snap.NextNodes, snap.ActiveTarget)
-		}
-		if a, ok := lookup(transitions.UpgradeActions, e, st); ok {
-			return a(ctx, transitions.Ops{Kube: s.Kube, GD2: noGD2{}}, target)
-		}
-		return nil
-	}
-	did, tr, err := applyDecision(ctx, m, d, run, func(reason, msg string) { s.Log.Warn(c, reason, msg) })
+	snap := out.Facts.snap
+	stamp := metav1.NewTime(now)
+	up.State = string(out.To)
 	switch {
-	case err != nil:
-		return Result{}, err
-	case did == appliedEvent:
-		return s.commit(ctx, c, tr, d, snap)
-	case did == appliedStep:
-		// selectNextNode wrote status itself; re-read it through the
-		// informer before writing anything else. The state is unchanged,
-		// so the mirror can still be repaired from c.
-		s.mirror(ctx, c)
-		return Result{RequeueAfter: d.RequeueAfter}, nil
+	case out.Kind == engine.Fired:
+		up.History = engine.AppendHistory(up.History, out.Committed.Record())
+		switch out.Committed.Event {
+		case states.UpgradeValidated:
+			// The run's target is fixed here; a resumed run gets a fresh
+			// step timeout.
+			if up.ToVersion != snap.TargetVersion || up.StartTime == nil {
+				// A new run, not a resumed one.
+				up.StartTime = &stamp
+				up.FromVersion = oldestVersion(snap.ServerVersions, up.ToVersion)
+			}
+			up.ToVersion = snap.TargetVersion
+			up.StepStartTime = &stamp
+		case states.UpgradeServersDone:
+			up.CurrentNodes = nil
+			up.StepStartTime = &stamp
+		case states.UpgradeSettle, states.UpgradeCancel:
+			up.CurrentNodes = nil
+			up.StepStartTime = nil
+		}
+	case out.Decision.Step == states.UpgradeSelectNextNode:
+		// The batch and when its step started; re-selecting the selected
+		// batch at the same version keeps the start time.
+		if !slices.Equal(up.CurrentNodes, snap.NextNodes) || up.ToVersion != snap.ActiveTarget {
+			up.CurrentNodes, up.ToVersion = slices.Clone(snap.NextNodes), snap.ActiveTarget
+			up.StepStartTime = &stamp
+		}
 	}
-	return s.wait(ctx, c, state, d)
+	s.fillStatus(c, out.To, out.Decision)
+}
+
+// Finish mirrors the persisted state onto the cluster's peers (repairing a
+// mirror write an earlier sync could not make).
+func (s *UpgradeSyncer) Finish(ctx context.Context, c *operatorv1alpha1.GlusterCluster, outs []engine.Outcome[*upgradeFacts], res engine.Result, err error) (engine.Result, error) {
+	if k := outs[0].Kind; k != engine.Unknown && k != engine.Refused && c.Status.Upgrade != nil {
+		s.mirror(ctx, c)
+	}
+	return res, err
 }
 
 // snapshot gathers the upgrade facts from listers: the cluster's spec and
@@ -249,69 +333,6 @@ func lastUpgradeTransition(h []operatorv1alpha1.TransitionRecord) *operatorv1alp
 		return nil
 	}
 	return &h[len(h)-1]
-}
-
-// commit persists one transition in status.upgrade with one status write,
-// then announces it.
-func (s *UpgradeSyncer) commit(ctx context.Context, c *operatorv1alpha1.GlusterCluster, tr fsm.Transition, d states.Decision, snap states.UpgradeSnapshot) (Result, error) {
-	now := s.Clock.Now()
-	cm := Committed{
-		Machine: states.UpgradeMachine, Namespace: c.Namespace, Name: c.Name,
-		From: tr.From[0], To: tr.To, Event: tr.Event, Reason: d.Reason, Message: d.Message, Time: now,
-	}
-	up := c.Status.Upgrade
-	up.State = string(tr.To)
-	up.History = AppendHistory(up.History, cm.Record())
-	stamp := metav1.NewTime(now)
-	switch tr.Event {
-	case states.UpgradeValidated:
-		// The run's target is fixed here; a resumed run gets a fresh
-		// step timeout.
-		if up.ToVersion != snap.TargetVersion || up.StartTime == nil {
-			// A new run, not a resumed one.
-			up.StartTime = &stamp
-			up.FromVersion = oldestVersion(snap.ServerVersions, up.ToVersion)
-		}
-		up.ToVersion = snap.TargetVersion
-		up.StepStartTime = &stamp
-	case states.UpgradeServersDone:
-		up.CurrentNodes = nil
-		up.StepStartTime = &stamp
-	case states.UpgradeSettle, states.UpgradeCancel:
-		up.CurrentNodes = nil
-		up.StepStartTime = nil
-	}
-	s.fillStatus(c, tr.To, d)
-	updated, err := s.fence.commitClusterStatus(ctx, s.Anthill, upgradeKey(c.Namespace, c.Name), c)
-	if err != nil {
-		return Result{}, fmt.Errorf("persist upgrade transition %s -> %s: %w", cm.From, cm.To, err)
-	}
-	s.Log.Announce(updated, cm)
-	s.mirror(ctx, updated)
-	// The informer delivers this write as an update; that sync continues.
-	return Result{}, nil
-}
-
-// wait records the decision's message; it writes status only when
-// something a user can see changed.
-func (s *UpgradeSyncer) wait(ctx context.Context, c *operatorv1alpha1.GlusterCluster, state fsm.State, d states.Decision) (Result, error) {
-	before := c.Status.DeepCopy()
-	if c.Status.Upgrade.State == "" {
-		if state == upgradeDef.Initial && d.RequeueAfter == 0 {
-			// Nothing has ever happened: keep status.upgrade absent.
-			return Result{}, nil
-		}
-		c.Status.Upgrade.State = string(state)
-	}
-	s.fillStatus(c, state, d)
-	if !equality.Semantic.DeepEqual(before, &c.Status) {
-		if _, err := s.Anthill.OperatorV1alpha1().GlusterClusters(c.Namespace).UpdateStatus(ctx, c, metav1.UpdateOptions{}); err != nil {
-			return Result{}, err
-		}
-	}
-	// Repairs a mirror write an earlier transition could not make.
-	s.mirror(ctx, c)
-	return Result{RequeueAfter: d.RequeueAfter}, nil
 }
 
 // fillStatus sets the message and the Upgrading condition for state.

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gluster/anthill/kube/engine"
+
 	"go.uber.org/zap"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -68,7 +70,7 @@ func newUpgradeFixture(t *testing.T, mutate func(c *operatorv1alpha1.GlusterClus
 		CSI:      csiReader{DaemonSets: appsv1listers.NewDaemonSetLister(newIndexer()), Pods: corev1listers.NewPodLister(newIndexer())},
 		Anthill:  ac,
 		Kube:     &KubeOps{Client: k8sfake.NewClientset(), Anthill: ac, Clock: clk},
-		Log:      &TransitionLog{Log: zap.NewNop(), Metrics: NewMetrics(), Recorder: f.events},
+		Log:      &engine.TransitionLog{Log: zap.NewNop(), Metrics: engine.NewMetrics(), Recorder: f.events},
 		Clock:    clk,
 	}
 	return f
@@ -205,7 +207,7 @@ func TestUpgradeSyncerSurfacesAnUnknownStateWithoutResettingIt(t *testing.T) {
 		c.Status.Upgrade = &operatorv1alpha1.UpgradeStatus{State: "Teleporting"}
 	})
 	_, err := f.syncer.Sync(context.Background(), upgradeKey(fxNamespace, "gc"))
-	var perm *PermanentError
+	var perm *engine.PermanentError
 	if !errors.As(err, &perm) {
 		t.Fatalf("sync error %v, want a permanent error", err)
 	}

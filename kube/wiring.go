@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gluster/anthill/kube/engine"
+
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,7 +28,7 @@ import (
 // Machines is everything the dispatcher needs to run anthill's machines,
 // assembled by Wire.
 type Machines struct {
-	Dispatcher *Dispatcher
+	Dispatcher *engine.Dispatcher
 	factories  []interface {
 		Start(stop <-chan struct{})
 		Shutdown()
@@ -56,7 +58,7 @@ type WireConfig struct {
 	Anthill    versioned.Interface
 	Resync     time.Duration
 	Workers    int
-	Metrics    *Metrics
+	Metrics    *engine.Metrics
 	Log        *zap.Logger
 	Clock      clock.Clock
 	GD2Timeout time.Duration
@@ -86,9 +88,9 @@ func Wire(cfg WireConfig) (*Machines, error) {
 	bc := record.NewBroadcaster()
 	bc.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cfg.Kube.CoreV1().Events("")})
 	recorder := bc.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "anthill"})
-	tlog := &TransitionLog{Log: cfg.Log, Metrics: cfg.Metrics, Recorder: recorder}
+	tlog := &engine.TransitionLog{Log: cfg.Log, Metrics: cfg.Metrics, Recorder: recorder}
 
-	d, err := NewDispatcher(DispatcherConfig{Workers: cfg.Workers, Metrics: cfg.Metrics, Log: cfg.Log})
+	d, err := engine.NewDispatcher(engine.DispatcherConfig{Workers: cfg.Workers, Metrics: cfg.Metrics, Log: cfg.Log})
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +111,7 @@ func Wire(cfg WireConfig) (*Machines, error) {
 		inf interface {
 			Informer() cache.SharedIndexInformer
 		}
-		keys func(any) []Key
+		keys func(any) []engine.Key
 	}{
 		{clusters, km.forCluster}, {nodes, km.forNode}, {pods, km.forLabelled}, {pvcs, km.forLabelled},
 		{secrets, km.forLabelled}, {services, km.forLabelled}, {sts, km.forLabelled}, {daemonSets, km.forLabelled}, {pvs, km.forPV}, {eps, km.forLabelled},

@@ -88,7 +88,7 @@ func DecideCluster(s ClusterSnapshot) Decision {
 
 	case ClusterDeleting:
 		if s.GlusterPVs > 0 {
-			return wait(ReasonPVsExist, pvsExistMessage(s), pollLong)
+			return warn(ReasonPVsExist, pvsExistMessage(s), pollLong)
 		}
 		if s.NodesAll > 0 {
 			return step(ClusterDeleteNodes, ReasonDeletingNodes, fmt.Sprintf("Deleting %d GlusterNode(s).", s.NodesAll), pollShort)

@@ -109,6 +109,9 @@ const (
 	// Cluster, external mode.
 	ReasonEndpointsChanged = "EndpointsChanged"
 	ReasonEndpointsUpdated = "EndpointsUpdated"
+	// ReasonClusterNotFound: a GlusterNode names a GlusterCluster that
+	// does not exist; the node waits for it.
+	ReasonClusterNotFound = "ClusterNotFound"
 	// ReasonExternalCluster: a GlusterNode names an external cluster and
 	// is left alone.
 	ReasonExternalCluster = "ExternalCluster"

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/gluster/anthill/fsm"
+	"github.com/gluster/anthill/states"
 )
 
 // Actions is one machine's part of the action registry: the side effect of
@@ -62,4 +63,12 @@ func Registered() map[string]Names {
 	registryMu.Lock()
 	defer registryMu.Unlock()
 	return maps.Clone(registry)
+}
+
+// For returns the action of the decision's event, or of its step.
+func (a Actions[A]) For(d states.Decision) (A, bool) {
+	if d.Event != "" {
+		return a.Event(d.Event)
+	}
+	return a.Step(d.Step)
 }

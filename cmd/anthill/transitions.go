@@ -34,7 +34,7 @@ func init() {
 }
 
 // The operator records every committed transition as a core/v1 Event (see
-// kube.TransitionLog): source component anthill, reason the transition's
+// engine.TransitionLog): source component anthill, reason the transition's
 // reason, message "<machine>[ <subject>]: <From> -> <To> (<event>): <message>",
 // on the GlusterNode or GlusterCluster. The constants below are the parts of
 // that contract this command reads back.
@@ -132,7 +132,7 @@ type transitionLine struct {
 }
 
 // parseTransitionMessage splits an Event message written by
-// kube.TransitionLog.Announce into its parts. ok is false for anything
+// engine.TransitionLog.Announce into its parts. ok is false for anything
 // else.
 func parseTransitionMessage(msg string) (l transitionLine, ok bool) {
 	msg = strings.TrimPrefix(msg, combinedPrefix)

@@ -88,7 +88,7 @@ func TestParseTransitionMessage(t *testing.T) {
 	}
 }
 
-// event is a core/v1 Event as kube.TransitionLog records it through
+// event is a core/v1 Event as engine.TransitionLog records it through
 // client-go's recorder; opts adjust one field per case.
 func event(name, kind, obj, typ, reason, msg string, at time.Time, opts ...func(*corev1.Event)) *corev1.Event {
 	ev := &corev1.Event{

@@ -27,12 +27,13 @@ import (
 	"github.com/gluster/anthill/kube"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	anthillscheme "github.com/gluster/anthill/kube/client/clientset/versioned/scheme"
+	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/states"
 )
 
 // This file runs the admin subcommands (node, transitions, status) as the
 // real binary against the real API server, with the Events recorded by the
-// operator's own kube.TransitionLog — the contract between the operator's
+// operator's own engine.TransitionLog — the contract between the operator's
 // writer and the CLI's reader is tested end to end, not restated.
 
 // cliResult is one finished run of the binary.
@@ -103,7 +104,7 @@ func loadSample(t *testing.T, file string, obj any) {
 
 // operatorRecorder records Events exactly as the operator's wiring does:
 // the core/v1 recorder, component anthill, anthill's types in the scheme.
-func operatorRecorder(t *testing.T) *kube.TransitionLog {
+func operatorRecorder(t *testing.T) *engine.TransitionLog {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
@@ -115,7 +116,7 @@ func operatorRecorder(t *testing.T) *kube.TransitionLog {
 	bc := record.NewBroadcaster()
 	t.Cleanup(bc.Shutdown)
 	bc.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: env.Client.CoreV1().Events("")})
-	return &kube.TransitionLog{Log: zap.NewNop(), Recorder: bc.NewRecorder(scheme, corev1.EventSource{Component: "anthill"})}
+	return &engine.TransitionLog{Log: zap.NewNop(), Recorder: bc.NewRecorder(scheme, corev1.EventSource{Component: "anthill"})}
 }
 
 func TestCLI(t *testing.T) {
@@ -172,12 +173,12 @@ func TestCLI(t *testing.T) {
 
 	tlog := operatorRecorder(t)
 	now := time.Now()
-	tlog.Announce(createdNode, kube.Committed{
+	tlog.Announce(createdNode, engine.Committed{
 		Machine: states.NodeMachine, Namespace: ns, Name: createdNode.Name,
 		From: fsm.State("Online"), To: fsm.State("Maintenance"), Event: fsm.Event("requestMaintenance"),
 		Reason: "MaintenanceRequested", Message: "admin request", Time: now,
 	})
-	tlog.Announce(createdCluster, kube.Committed{
+	tlog.Announce(createdCluster, engine.Committed{
 		Machine: states.HealMachine, Namespace: ns, Name: createdCluster.Name, Subject: "vol1",
 		From: fsm.State("Healthy"), To: fsm.State("HealPending"), Event: fsm.Event("healNeeded"),
 		Reason: "HealNeeded", Message: "3 entries", Time: now,
@@ -242,7 +243,7 @@ func TestCLI(t *testing.T) {
 			}
 		}
 		waitOutput(nodeLine)
-		tlog.Announce(createdNode, kube.Committed{
+		tlog.Announce(createdNode, engine.Committed{
 			Machine: states.NodeMachine, Namespace: ns, Name: createdNode.Name,
 			From: fsm.State("Maintenance"), To: fsm.State("Online"), Event: fsm.Event("resume"),
 			Reason: "ResumeRequested", Message: "admin resumed", Time: time.Now(),

@@ -1,12 +1,8 @@
-package kube
+package engine
 
 import (
-	"time"
-
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-
-	"github.com/gluster/anthill/gd2"
 )
 
 // Metrics are the operator's Prometheus metrics, registered on one injected
@@ -22,7 +18,8 @@ type Metrics struct {
 	// SyncErrors counts syncs that ended in an error, by machine and error
 	// class (transient, conflict, permanent) — never by message.
 	SyncErrors *prometheus.CounterVec
-	// GD2Requests and GD2Duration observe the GD2 client.
+	// GD2Requests and GD2Duration observe the GD2 client (fed by the
+	// operator's gd2.Observer).
 	GD2Requests *prometheus.CounterVec
 	GD2Duration *prometheus.HistogramVec
 }
@@ -59,11 +56,4 @@ func NewMetrics() *Metrics {
 	reg.MustRegister(m.Transitions, m.SyncDuration, m.SyncErrors, m.GD2Requests, m.GD2Duration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
-}
-
-// ObserveRequest records one GD2 request attempt; Metrics is the GD2
-// client's gd2.Observer.
-func (m *Metrics) ObserveRequest(op gd2.Operation, code int, d time.Duration) {
-	m.GD2Requests.WithLabelValues(string(op), itoa(code)).Inc()
-	m.GD2Duration.WithLabelValues(string(op)).Observe(d.Seconds())
 }

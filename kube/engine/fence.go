@@ -1,14 +1,8 @@
-package kube
+package engine
 
 import (
-	"context"
 	"sync"
 	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
-	"github.com/gluster/anthill/kube/client/clientset/versioned"
 )
 
 // fenceRetry is how soon a sync that found its cache behind its own last
@@ -54,18 +48,4 @@ func (f *writeFence) behind(key Key, rv string) bool {
 	}
 	delete(f.replaced, key)
 	return false
-}
-
-// commitClusterStatus writes the status of c, which carries one machine's
-// transition, with one write, and fences key against the version the write
-// replaced. Every cluster-level machine (cluster, upgrade, disruption)
-// commits through it.
-func (f *writeFence) commitClusterStatus(ctx context.Context, a versioned.Interface, key Key, c *operatorv1alpha1.GlusterCluster) (*operatorv1alpha1.GlusterCluster, error) {
-	replaced := c.ResourceVersion
-	updated, err := a.OperatorV1alpha1().GlusterClusters(c.Namespace).UpdateStatus(ctx, c, metav1.UpdateOptions{})
-	if err != nil {
-		return nil, err
-	}
-	f.committed(key, replaced)
-	return updated, nil
 }

@@ -1,4 +1,4 @@
-package kube
+package engine
 
 import (
 	"context"
@@ -80,8 +80,23 @@ func NewDispatcher(cfg DispatcherConfig) (*Dispatcher, error) {
 func (d *Dispatcher) Register(machine string, s Syncer) { d.syncers[machine] = s }
 
 // Watch registers informer handlers that map each object of inf to zero or
-// more keys. Handlers resolve tombstones and never do I/O.
+// more keys. Handlers resolve tombstones and never do I/O. Resyncs and our
+// own status-only writes arrive as updates with an unchanged
+// resourceVersion and are dropped.
 func (d *Dispatcher) Watch(inf cache.SharedIndexInformer, keys func(obj any) []Key) error {
+	return d.WatchChanges(inf, func(oldObj, newObj any) bool {
+		if om, err := meta.Accessor(oldObj); err == nil {
+			if nm, err := meta.Accessor(newObj); err == nil && om.GetResourceVersion() == nm.GetResourceVersion() {
+				return false
+			}
+		}
+		return true
+	}, keys)
+}
+
+// WatchChanges is Watch for informers whose updates matter only when
+// changed says so (adds and deletes always do).
+func (d *Dispatcher) WatchChanges(inf cache.SharedIndexInformer, changed func(oldObj, newObj any) bool, keys func(obj any) []Key) error {
 	enqueue := func(obj any) {
 		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = t.Obj
@@ -93,15 +108,9 @@ func (d *Dispatcher) Watch(inf cache.SharedIndexInformer, keys func(obj any) []K
 	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: enqueue,
 		UpdateFunc: func(oldObj, newObj any) {
-			// Resyncs and our own status-only writes arrive as updates with
-			// an unchanged generation; those matter only for objects without
-			// a generation (pods, PVCs), whose status is what we watch.
-			if om, err := meta.Accessor(oldObj); err == nil {
-				if nm, err := meta.Accessor(newObj); err == nil && om.GetResourceVersion() == nm.GetResourceVersion() {
-					return
-				}
+			if changed(oldObj, newObj) {
+				enqueue(newObj)
 			}
-			enqueue(newObj)
 		},
 		DeleteFunc: enqueue,
 	})

@@ -1,4 +1,4 @@
-package kube
+package engine
 
 // Log field keys. Every structured log line the operator writes uses these
 // constants, so the JSON log stays greppable and stable across releases.

@@ -1,10 +1,10 @@
-package kube
+package engine
 
 import "testing"
 
 func TestWriteFence(t *testing.T) {
 	var f writeFence
-	k, other := nodeKey("ns", "a"), nodeKey("ns", "b")
+	k, other := Key{Machine: "node", Namespace: "ns", Name: "a"}, Key{Machine: "node", Namespace: "ns", Name: "b"}
 	if f.behind(k, "7") {
 		t.Fatal("a fresh fence holds a key back")
 	}

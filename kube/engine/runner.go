@@ -1,0 +1,300 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/clock"
+
+	"github.com/gluster/anthill/fsm"
+	"github.com/gluster/anthill/states"
+)
+
+// Object is a custom resource whose status persists one or more machine
+// instances.
+type Object interface {
+	metav1.Object
+	runtime.Object
+}
+
+// Instance is one machine instance as one sync gathered it.
+type Instance[F any] struct {
+	// Subject names the instance inside its object when the object holds
+	// several (a volume, for the heal machine); "" otherwise.
+	Subject string
+	// State is the persisted cursor; "" stands for the initial state.
+	State fsm.State
+	// Facts is everything the decision and the action read. Gathering
+	// only reads; the runner never writes facts back.
+	Facts F
+}
+
+// Kind says what one sync did with one instance.
+type Kind int
+
+const (
+	// Waited: the decision was to stay; nothing ran.
+	Waited Kind = iota
+	// Stepped: a step's action ran; the state is unchanged.
+	Stepped
+	// Fired: an event's action ran and the event fired.
+	Fired
+	// Failed: the action failed; the state is unchanged and the sync is
+	// retried.
+	Failed
+	// Unknown: the persisted state is not one of the machine's. It is
+	// never reset: an admin must look.
+	Unknown
+	// Refused: the decision is not allowed in the state (the definition
+	// and the Decide function disagree); nothing ran.
+	Refused
+)
+
+// Outcome is what happened to one instance in one sync.
+type Outcome[F any] struct {
+	Instance[F]
+	Kind     Kind
+	Decision states.Decision
+	// To is the state after the sync: the transition's target when Fired,
+	// the persisted state otherwise.
+	To fsm.State
+	// Err is why an action failed, or why the state or decision was
+	// refused.
+	Err error
+	// Reason and Message say, for Failed and Unknown, what went wrong, in
+	// the words of the Warning Event the runner records.
+	Reason, Message string
+	// Committed is the transition to announce once the status write
+	// succeeded. The runner sets it when Fired; a spec's Record sets one
+	// for a step it records in history like a transition (RecordStep).
+	Committed *Committed
+}
+
+// RecordStep marks a step that must be found later (a forced pod deletion)
+// to be announced like a transition from the state to itself, and returns
+// the record for the spec to append to its history.
+func (o *Outcome[F]) RecordStep(machine string, obj metav1.Object, now time.Time) Committed {
+	o.Committed = &Committed{
+		Machine: machine, Namespace: obj.GetNamespace(), Name: obj.GetName(), Subject: o.Subject,
+		From: o.To, To: o.To, Event: fsm.Event(o.Decision.Step), Reason: o.Decision.Reason, Message: o.Decision.Message, Time: now,
+	}
+	return *o.Committed
+}
+
+// Spec is one machine's part of the sync protocol: where its objects and
+// cursor live, how its facts are gathered, how its actions run and how an
+// outcome lands in its status slice. Everything else — loading, fencing,
+// the machine at the persisted state, checking and firing, the one status
+// write and the announcements — is the Runner's, once for all machines.
+type Spec[O Object, F any] interface {
+	// Definition is the machine the runner builds at each persisted state.
+	Definition() *fsm.Definition
+	// Get reads the object from the informer cache.
+	Get(key Key) (O, error)
+	// Forget drops what the spec remembers of an object that is gone.
+	Forget(key Key)
+	// Prepare does what comes before the machine (finalizers, an object
+	// the machine no longer runs for) on o, a copy the spec may change. If
+	// done, the sync ends with res and err.
+	Prepare(ctx context.Context, o O) (done bool, res Result, err error)
+	// Gather reads the instances of o, each with its persisted state and
+	// its facts, from listers and GD2. It writes nothing.
+	Gather(ctx context.Context, o O) ([]Instance[F], error)
+	// Decide is the instance's pure decision.
+	Decide(in Instance[F]) states.Decision
+	// Act runs the action of d's event or step for in. It writes no
+	// status.
+	Act(ctx context.Context, o O, in Instance[F], d states.Decision) error
+	// Message is the instance's persisted message, to tell whether a
+	// warning wait says something new.
+	Message(o O, subject string) string
+	// Record applies the outcomes of this sync, one per gathered instance
+	// and in their order, to the machine's status slice of o: the entry
+	// effects of a transition (cursor, reset fields, history, conditions),
+	// the message of a wait, the condition of a failure. It may set an
+	// outcome's Committed (see RecordStep).
+	Record(o O, outs []Outcome[F], now time.Time)
+	// Finish runs after the status write (updated is what the API server
+	// returned, or o when nothing needed writing): mirrors and clean-up.
+	// It returns the sync's result, given the runner's default.
+	Finish(ctx context.Context, updated O, outs []Outcome[F], res Result, err error) (Result, error)
+}
+
+// Runner is the one sync protocol every machine runs through: load from
+// the lister, fence a cache behind the last commit, work on a deep copy,
+// build the machine at the persisted state (an unknown state is surfaced,
+// never reset), gather, decide, check the decision against the
+// definition, act before firing (a failed action leaves the state), record
+// every outcome in the status slice, write it once (nothing if unchanged),
+// announce what the write made durable, and requeue as the decisions ask.
+type Runner[O Object, F any] struct {
+	Spec   Spec[O, F]
+	Writer *StatusWriter[O]
+	Log    *TransitionLog
+	Clock  clock.Clock
+	// Refusal names a failed action's error as a bounded reason (what GD2
+	// or Kubernetes refused); nil gives ReasonActionFailed.
+	Refusal func(error) string
+}
+
+// ReasonActionFailed is the reason of a failed action that Refusal does
+// not name more precisely.
+const ReasonActionFailed = "ActionFailed"
+
+// Sync runs one decision for every instance of the object named by key.
+func (r *Runner[O, F]) Sync(ctx context.Context, key Key) (Result, error) {
+	cached, err := r.Spec.Get(key)
+	if apierrors.IsNotFound(err) {
+		r.Spec.Forget(key)
+		return Result{}, nil
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	if r.Writer.behind(key, cached.GetResourceVersion()) {
+		return Result{RequeueAfter: fenceRetry}, nil
+	}
+	o := cached.DeepCopyObject().(O)
+	if done, res, err := r.Spec.Prepare(ctx, o); done || err != nil {
+		return res, err
+	}
+	ins, err := r.Spec.Gather(ctx, o)
+	if err != nil {
+		return Result{}, err
+	}
+	now := r.Clock.Now()
+	outs := make([]Outcome[F], len(ins))
+	said := make([]string, len(ins))
+	fired := false
+	for i, in := range ins {
+		said[i] = r.Spec.Message(o, in.Subject)
+		outs[i] = r.advance(ctx, o, in, now)
+		fired = fired || outs[i].Kind == Fired
+	}
+	r.Spec.Record(o, outs, now)
+	for i := range outs {
+		r.warn(o, outs[i], said[i])
+	}
+	updated, wrote, err := r.Writer.Write(ctx, key, cached, o, fired)
+	if err != nil {
+		// Nothing was persisted, so nothing is announced; the next sync
+		// decides again from live state (every action is idempotent).
+		return Result{}, fmt.Errorf("persist %s status: %w", r.Spec.Definition().Machine, err)
+	}
+	if wrote {
+		for _, out := range outs {
+			if out.Committed != nil {
+				r.Log.Announce(updated, *out.Committed)
+			}
+		}
+	}
+	res, err := defaultResult(outs)
+	return r.Spec.Finish(ctx, updated, outs, res, err)
+}
+
+// advance takes one instance through decide, check, act and fire.
+func (r *Runner[O, F]) advance(ctx context.Context, o O, in Instance[F], now time.Time) Outcome[F] {
+	def := r.Spec.Definition()
+	if in.State == "" {
+		in.State = def.Initial
+	}
+	out := Outcome[F]{Instance: in, To: in.State}
+	what := def.Machine
+	if in.Subject != "" {
+		what += " " + in.Subject
+	}
+	m, err := def.NewMachine(in.State)
+	if err != nil {
+		out.Kind, out.Reason = Unknown, states.ReasonUnknownState
+		out.Message = fmt.Sprintf("%s: %v", what, err)
+		out.Err = &PermanentError{Err: errors.New(out.Message)}
+		return out
+	}
+	d := r.Spec.Decide(in)
+	out.Decision = d
+	var name string
+	switch {
+	case d.Event != "" && d.Step != "":
+		out.Kind, out.Err = Refused, &PermanentError{Err: fmt.Errorf("%s: decision sets both event %s and step %s", what, d.Event, d.Step)}
+		return out
+	case d.Event != "":
+		name = string(d.Event)
+		if !m.Can(d.Event) {
+			out.Kind, out.Err = Refused, &PermanentError{Err: fmt.Errorf("%s: decision %s is not allowed in state %s", what, d.Event, in.State)}
+			return out
+		}
+	case d.Step != "":
+		name = string(d.Step)
+		if !m.CanStep(d.Step) {
+			out.Kind, out.Err = Refused, &PermanentError{Err: fmt.Errorf("%s: step %s is not allowed in state %s", what, d.Step, in.State)}
+			return out
+		}
+	default:
+		out.Kind = Waited
+		return out
+	}
+	if err := r.Spec.Act(ctx, o, in, d); err != nil {
+		out.Kind, out.Err = Failed, err
+		out.Reason, out.Message = ReasonActionFailed, fmt.Sprintf("%s: %s failed: %v", what, name, err)
+		if r.Refusal != nil {
+			out.Reason = r.Refusal(err)
+		}
+		return out
+	}
+	if d.Step != "" {
+		out.Kind = Stepped
+		return out
+	}
+	tr, err := m.Fire(ctx, d.Event)
+	if err != nil {
+		out.Kind, out.Err = Refused, &PermanentError{Err: fmt.Errorf("%s: fire %s: %w", what, d.Event, err)}
+		return out
+	}
+	out.Kind, out.To = Fired, tr.To
+	out.Committed = &Committed{
+		Machine: def.Machine, Namespace: o.GetNamespace(), Name: o.GetName(), Subject: in.Subject,
+		From: tr.From[0], To: tr.To, Event: tr.Event, Reason: d.Reason, Message: d.Message, Time: now,
+	}
+	return out
+}
+
+// warn records the Warning Events of an outcome: every failed action and
+// unknown state, and a warning wait when its message is new.
+func (r *Runner[O, F]) warn(o O, out Outcome[F], said string) {
+	switch {
+	case out.Kind == Failed || out.Kind == Unknown:
+		r.Log.Warn(o, out.Reason, out.Message)
+	case out.Decision.Warning && (out.Kind == Waited || out.Kind == Stepped) && r.Spec.Message(o, out.Subject) != said:
+		msg := out.Decision.Message
+		if out.Subject != "" {
+			msg = out.Subject + ": " + msg
+		}
+		r.Log.Warn(o, out.Decision.Reason, msg)
+	}
+}
+
+// defaultResult is the sync's result unless the spec's Finish says
+// otherwise: failed actions and refused or unknown states are errors (the
+// dispatcher backs off; a PermanentError marks the latter); a sync that
+// fired waits for the informer to deliver its own write; waits and steps
+// requeue after the shortest interval their decisions ask for.
+func defaultResult[F any](outs []Outcome[F]) (Result, error) {
+	var errs []error
+	var res Result
+	for _, out := range outs {
+		switch out.Kind {
+		case Failed, Unknown, Refused:
+			errs = append(errs, out.Err)
+		case Waited, Stepped:
+			if after := out.Decision.RequeueAfter; after > 0 && (res.RequeueAfter == 0 || after < res.RequeueAfter) {
+				res.RequeueAfter = after
+			}
+		}
+	}
+	return res, errors.Join(errs...)
+}
