@@ -13,8 +13,9 @@ TEST_PARALLEL ?= 4
 
 all: build
 
+## build: bin/anthill (the shipped operator and admin binary) and bin/anthill-dev (the sandbox and the GD2 simulator)
 build:
-	$(GO) build -o bin/anthill ./cmd/anthill
+	$(GO) build -o bin/ ./cmd/anthill ./cmd/anthill-dev
 
 ## controlplane: build etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok into the per-user cache
 controlplane:
@@ -51,7 +52,7 @@ test-unit:
 
 ## sandbox: the main job — a real control plane, the GD2 simulator, the operator and a sample cluster with two volumes under write load
 sandbox: controlplane build
-	bin/anthill sandbox up
+	bin/anthill-dev sandbox up
 
 ## bench: benchmarks that print ratios against a baseline measured in the same run
 bench: controlplane

@@ -9,14 +9,15 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/gluster/anthill/cmd/internal/cli"
 	"github.com/gluster/anthill/fsm"
 	"github.com/gluster/anthill/states"
 )
 
 func init() {
-	register("diagram", command{
-		summary: "print a state machine as Mermaid, dot or Markdown, or write docs/fsm",
-		run:     runDiagram,
+	commands.Register("diagram", cli.Command{
+		Summary: "print a state machine as Mermaid, dot or Markdown, or write docs/fsm",
+		Run:     runDiagram,
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/gluster/anthill/cmd/internal/cli"
 	"github.com/gluster/anthill/kube/client/clientset/versioned"
 )
 
@@ -65,7 +66,7 @@ func (k *kubeFlags) clients() (kubernetes.Interface, versioned.Interface, string
 
 func newClients(rc *rest.Config) (kubernetes.Interface, versioned.Interface, error) {
 	rc = rest.CopyConfig(rc)
-	rc.UserAgent = "anthill-cli/" + version
+	rc.UserAgent = "anthill-cli/" + cli.Version
 	kc, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return nil, nil, fmt.Errorf("kubernetes client: %w", err)

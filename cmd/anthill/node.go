@@ -14,14 +14,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/gluster/anthill/cmd/internal/cli"
 	"github.com/gluster/anthill/kube"
 	"github.com/gluster/anthill/kube/client/clientset/versioned"
 )
 
 func init() {
-	register("node", command{
-		summary: "request decommission, maintenance or resume of a GlusterNode",
-		run:     runNode,
+	commands.Register("node", cli.Command{
+		Summary: "request decommission, maintenance or resume of a GlusterNode",
+		Run:     runNode,
 	})
 }
 

@@ -8,11 +8,12 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/gluster/anthill/cmd/internal/cli"
 	"github.com/gluster/anthill/kube"
 )
 
 func init() {
-	register("operator", command{summary: "run the anthill operator", run: runOperator})
+	commands.Register("operator", cli.Command{Summary: "run the anthill operator", Run: runOperator})
 }
 
 func runOperator(ctx context.Context, args []string) error {
@@ -51,7 +52,7 @@ func runOperator(ctx context.Context, args []string) error {
 		return fmt.Errorf("--log-level: %w", err)
 	}
 	defer func() { _ = log.Sync() }()
-	log.Info("anthill operator starting", zap.String("version", version))
+	log.Info("anthill operator starting", zap.String("version", cli.Version))
 	err = kube.RunOperator(ctx, cfg, log)
 	if ctx.Err() != nil {
 		log.Info("anthill operator stopped")

@@ -13,15 +13,16 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/gluster/anthill/cmd/internal/cli"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/client/clientset/versioned"
 	"github.com/gluster/anthill/states"
 )
 
 func init() {
-	register("status", command{
-		summary: "summarise a GlusterCluster: phase, conditions, nodes, volumes, upgrade, recent transitions",
-		run:     runStatus,
+	commands.Register("status", cli.Command{
+		Summary: "summarise a GlusterCluster: phase, conditions, nodes, volumes, upgrade, recent transitions",
+		Run:     runStatus,
 	})
 }
 

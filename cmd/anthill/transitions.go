@@ -21,15 +21,16 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/gluster/anthill/cmd/internal/cli"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/client/clientset/versioned"
 	"github.com/gluster/anthill/states"
 )
 
 func init() {
-	register("transitions", command{
-		summary: "print the state-machine transition log from Kubernetes Events (-f to follow)",
-		run:     runTransitions,
+	commands.Register("transitions", cli.Command{
+		Summary: "print the state-machine transition log from Kubernetes Events (-f to follow)",
+		Run:     runTransitions,
 	})
 }
 

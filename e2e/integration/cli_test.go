@@ -63,13 +63,25 @@ func (c cliRunner) run(ctx context.Context, env []string, args ...string) cliRes
 // buildAnthill builds the anthill binary into a temporary directory.
 func buildAnthill(ctx context.Context, t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "anthill")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/anthill")
+	return filepath.Join(buildCommands(ctx, t, "anthill"), "anthill")
+}
+
+// buildCommands builds the binaries of cmd/ named (anthill, anthill-dev)
+// into one temporary directory and returns it; there anthill-dev finds the
+// anthill it runs, as in bin/.
+func buildCommands(ctx context.Context, t *testing.T, names ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	args := []string{"build", "-o", dir + string(filepath.Separator)}
+	for _, n := range names {
+		args = append(args, "./cmd/"+n)
+	}
+	build := exec.CommandContext(ctx, "go", args...)
 	build.Dir = repoRoot(t)
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/anthill: %v\n%s", err, out)
+		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
-	return bin
+	return dir
 }
 
 // lockedBuffer collects the output of a running process for polling.

@@ -23,20 +23,21 @@ import (
 	"github.com/gluster/anthill/kube/client/clientset/versioned"
 )
 
-// TestSandbox runs the README's main command as a user would: `anthill
+// TestSandbox runs the README's main command as a user would: `anthill-dev
 // sandbox up` starts its own control plane, simulator, operator and sample
 // cluster with two sample volumes; the test checks the volumes exist and
 // are Healthy, then follows the commands it prints (maintenance and resume
 // of a node, the decommission of a node holding bricks, which must move
 // them to other nodes and heal them, the upgrade patch) through the
-// sandbox's kubeconfig, and `anthill sandbox down` stops everything.
+// sandbox's kubeconfig, and `anthill-dev sandbox down` stops everything.
 func TestSandbox(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 14*time.Minute)
 	defer cancel()
-	bin := buildAnthill(ctx, t)
+	binDir := buildCommands(ctx, t, "anthill", "anthill-dev")
+	bin, dev := filepath.Join(binDir, "anthill"), filepath.Join(binDir, "anthill-dev")
 	dir := t.TempDir()
 	var out, errOut lockedBuffer
-	up := exec.Command(bin, "sandbox", "up", "--dir", dir)
+	up := exec.Command(dev, "sandbox", "up", "--dir", dir)
 	up.Stdout, up.Stderr = &out, &errOut
 	if err := up.Start(); err != nil {
 		t.Fatal(err)
@@ -47,7 +48,7 @@ func TestSandbox(t *testing.T) {
 		// Not ctx: a cleanup runs after the test's deferred cancel.
 		dctx, dcancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer dcancel()
-		if r := (cliRunner{bin: bin}).run(dctx, nil, "sandbox", "down", "--dir", dir); r.err != nil {
+		if r := (cliRunner{bin: dev}).run(dctx, nil, "sandbox", "down", "--dir", dir); r.err != nil {
 			return fmt.Errorf("sandbox down: %s", r)
 		}
 		select {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,28 +18,54 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/gluster/anthill/cmd/internal/cli"
 	"github.com/gluster/anthill/e2e/framework"
 	"github.com/gluster/anthill/gd2"
 	"github.com/gluster/anthill/kube/client/clientset/versioned"
 )
 
 func init() {
-	register("sandbox", command{summary: "run a local sandbox: control plane, GD2 simulator, operator and a sample cluster (up|down)", run: runSandbox})
+	commands.Register("sandbox", cli.Command{Summary: "run a local sandbox: control plane, GD2 simulator, operator and a sample cluster (up|down)", Run: runSandbox})
 }
 
 const sandboxNamespace = "gluster"
 
+// sandboxOptions are what `sandbox up` was asked for.
+type sandboxOptions struct {
+	// dir holds the sandbox's state, logs and kubeconfig.
+	dir            string
+	zones, perZone int
+	glusterPerZone int32
+	// anthill is the binary that runs the operator and the transition
+	// stream; dev is this binary, which the walkthrough names for `sandbox
+	// down`.
+	anthill, dev string
+}
+
 func runSandbox(ctx context.Context, args []string) error {
-	if len(args) == 0 || (args[0] != "up" && args[0] != "down") {
-		return fmt.Errorf("usage: anthill sandbox up|down [flags]")
-	}
-	fs := flag.NewFlagSet("sandbox "+args[0], flag.ContinueOnError)
+	fs := flag.NewFlagSet("sandbox", flag.ContinueOnError)
 	dir := fs.String("dir", ".sandbox", "directory for the sandbox's state, logs and kubeconfig")
 	zones := fs.Int("zones", 3, "failure zones (one node template per zone in the sample cluster)")
 	perZone := fs.Int("nodes-per-zone", 2, "fake Kubernetes nodes per zone")
 	glusterPerZone := fs.Int("gluster-nodes", 2, "Gluster nodes per zone in the sample cluster (two: a decommission moves bricks to the other node of the zone)")
+	anthill := fs.String("anthill", "", "the anthill binary that runs the operator and the transition stream; default the anthill next to this binary, else the one on PATH")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: anthill-dev sandbox up|down [flags]\n\n"+
+			"up runs the sandbox until Ctrl-C or `anthill-dev sandbox down`; down stops the one running from --dir.\n\nflags:\n")
+		fs.PrintDefaults()
+	}
+	if len(args) == 0 || (args[0] != "up" && args[0] != "down") {
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+			fs.Usage()
+			return flag.ErrHelp
+		}
+		return fmt.Errorf("usage: anthill-dev sandbox up|down [flags] (-h for the flags)")
+	}
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	abs, err := filepath.Abs(*dir)
 	if err != nil {
@@ -56,16 +83,42 @@ func runSandbox(ctx context.Context, args []string) error {
 	case *glusterPerZone < 1 || *glusterPerZone > *perZone*4:
 		return fmt.Errorf("--gluster-nodes must be between 1 and %d (four disks per fake node), got %d", *perZone*4, *glusterPerZone)
 	}
-	return sandboxUp(ctx, abs, *zones, *perZone, int32(*glusterPerZone))
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	bin, err := findAnthill(*anthill, self)
+	if err != nil {
+		return err
+	}
+	return sandboxUp(ctx, sandboxOptions{dir: abs, zones: *zones, perZone: *perZone, glusterPerZone: int32(*glusterPerZone), anthill: bin, dev: self})
+}
+
+// findAnthill returns the anthill binary the sandbox runs: path when set,
+// else the anthill next to self (make build puts both in bin/), else the
+// one on PATH.
+func findAnthill(path, self string) (string, error) {
+	if path == "" {
+		path = filepath.Join(filepath.Dir(self), "anthill")
+		if _, err := os.Stat(path); err != nil {
+			path = "anthill"
+		}
+	}
+	found, err := exec.LookPath(path)
+	if err != nil {
+		return "", fmt.Errorf("no anthill binary to run the operator with (%v): run make build, or pass --anthill", err)
+	}
+	return filepath.Abs(found)
 }
 
 func pidFile(dir string) string { return filepath.Join(dir, "sandbox.pid") }
 
-// sandboxUp runs until ctx ends (Ctrl-C, or `anthill sandbox down`), then
-// stops everything it started.
-func sandboxUp(ctx context.Context, dir string, zones, perZone int, glusterPerZone int32) error {
+// sandboxUp runs until ctx ends (Ctrl-C, or `anthill-dev sandbox down`),
+// then stops everything it started.
+func sandboxUp(ctx context.Context, o sandboxOptions) error {
+	dir, zones, perZone, glusterPerZone := o.dir, o.zones, o.perZone, o.glusterPerZone
 	if pid, err := readPid(dir); err == nil && syscall.Kill(pid, 0) == nil {
-		return fmt.Errorf("a sandbox is already running (pid %d); stop it with: anthill sandbox down --dir %s", pid, dir)
+		return fmt.Errorf("a sandbox is already running (pid %d); stop it with: %s sandbox down --dir %s", pid, o.dev, dir)
 	}
 	cpDir := filepath.Join(dir, "controlplane")
 	if err := os.RemoveAll(cpDir); err != nil {
@@ -96,11 +149,7 @@ func sandboxUp(ctx context.Context, dir string, zones, perZone int, glusterPerZo
 		return err
 	}
 	defer sim.Stop()
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	op, err := cp.StartOperator(startCtx, self)
+	op, err := cp.StartOperator(startCtx, o.anthill)
 	if err != nil {
 		return err
 	}
@@ -132,10 +181,7 @@ func sandboxUp(ctx context.Context, dir string, zones, perZone int, glusterPerZo
 	}
 	say("sample cluster %s/gluster created; streaming transitions (Ctrl-C stops the sandbox)", sandboxNamespace)
 
-	streamErr := make(chan error, 1)
-	go func() {
-		streamErr <- streamTransitions(ctx, cp.Client, ac, transitionsOptions{Namespace: sandboxNamespace, Follow: true}, os.Stdout)
-	}()
+	streamErr := followTransitions(ctx, o.anthill, kubeconfig)
 	want := int(glusterPerZone) * zones
 	err = framework.WaitFor(ctx, 10*time.Minute, func(ctx context.Context) (bool, error) {
 		nodes, err := framework.ClusterNodes(ctx, ac, sandboxNamespace, "gluster")
@@ -154,7 +200,7 @@ func sandboxUp(ctx context.Context, dir string, zones, perZone int, glusterPerZo
 		say("the sample cluster did not come up: %v (see the operator log)", err)
 	} else if err == nil {
 		w := walkthrough{
-			online: want, kubeconfig: kubeconfig, self: self, dir: dir,
+			online: want, kubeconfig: kubeconfig, anthill: o.anthill, dev: o.dev, dir: dir,
 		}
 		if zones == 3 {
 			g, gerr := gd2.New(gd2.Options{Endpoint: sim.URL, Secret: sim.Secret})
@@ -174,6 +220,8 @@ func sandboxUp(ctx context.Context, dir string, zones, perZone int, glusterPerZo
 	}
 	select {
 	case <-ctx.Done():
+		// The stream ends with ctx; let it go before what it watches.
+		<-streamErr
 	case err := <-streamErr:
 		if err != nil && ctx.Err() == nil {
 			say("transition stream ended: %v", err)
@@ -182,6 +230,25 @@ func sandboxUp(ctx context.Context, dir string, zones, perZone int, glusterPerZo
 	}
 	say("stopping the operator, the GD2 simulator and the control plane")
 	return nil
+}
+
+// followTransitions runs `anthill transitions -f` on the sample cluster's
+// namespace, the command an admin would run, writing onto this process's
+// stdout and stderr until ctx ends. The channel yields how it ended: the
+// error of its start or of its run.
+func followTransitions(ctx context.Context, anthill, kubeconfig string) <-chan error {
+	done := make(chan error, 1)
+	cmd := exec.CommandContext(ctx, anthill, "transitions", "-f", "-n", sandboxNamespace, "--kubeconfig", kubeconfig)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	// Stopped as Ctrl-C would stop it, so that it ends cleanly.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		done <- err
+		return done
+	}
+	go func() { done <- cmd.Wait() }()
+	return done
 }
 
 // sandboxDown asks a running sandbox to stop and waits until it has.
@@ -259,9 +326,10 @@ func sandboxData(ctx context.Context, g *gd2.Client, ac versioned.Interface, say
 type walkthrough struct {
 	online     int
 	kubeconfig string
-	self       string
-	dir        string
-	layout     []brickPlace
+	// anthill runs the admin commands, dev stops the sandbox.
+	anthill, dev string
+	dir          string
+	layout       []brickPlace
 }
 
 func (w walkthrough) write(out io.Writer) {
@@ -271,23 +339,23 @@ func (w walkthrough) write(out io.Writer) {
 		b.WriteString("\nVolumes (created through GD2, with client writes running):\n")
 		writeLayout(&b, w.layout)
 	}
-	ns, self := sandboxNamespace, w.self
+	ns, anthill := sandboxNamespace, w.anthill
 	fmt.Fprintf(&b, "\nIn another terminal:\n\n")
 	fmt.Fprintf(&b, "  export KUBECONFIG=%s\n", w.kubeconfig)
 	fmt.Fprintf(&b, "  kubectl get glusterclusters,glusternodes -n %s\n", ns)
-	fmt.Fprintf(&b, "  %s transitions -f -n %s         # every transition, heals included\n", self, ns)
-	fmt.Fprintf(&b, "  %s status gluster -n %s         # nodes, volumes and their heal state\n", self, ns)
-	fmt.Fprintf(&b, "  %s node maintenance NODE -n %s  # then: node resume NODE\n", self, ns)
+	fmt.Fprintf(&b, "  %s transitions -f -n %s         # every transition, heals included\n", anthill, ns)
+	fmt.Fprintf(&b, "  %s status gluster -n %s         # nodes, volumes and their heal state\n", anthill, ns)
+	fmt.Fprintf(&b, "  %s node maintenance NODE -n %s  # then: node resume NODE\n", anthill, ns)
 	if node, n := busiestNode(w.layout); node != "" {
-		fmt.Fprintf(&b, "  %s node decommission %s -n %s\n", self, node, ns)
+		fmt.Fprintf(&b, "  %s node decommission %s -n %s\n", anthill, node, ns)
 		fmt.Fprintf(&b, "      # %s holds %d brick(s): each is moved by replace-brick to another node and healed\n", node, n)
 		b.WriteString("      # (\"sandbox: brick moved\" lines below; `status` shows the volumes HealPending -> Healing -> Healthy),\n")
 		b.WriteString("      # then the node leaves the pool\n")
 	} else {
-		fmt.Fprintf(&b, "  %s node decommission NODE -n %s  # moves its bricks first, if it has any\n", self, ns)
+		fmt.Fprintf(&b, "  %s node decommission NODE -n %s  # moves its bricks first, if it has any\n", anthill, ns)
 	}
 	fmt.Fprintf(&b, "  kubectl -n %s patch glustercluster gluster --type merge -p '{\"spec\":{\"gluster\":{\"version\":\"4.1.1\"}}}'\n", ns)
 	b.WriteString("      # a rolling upgrade, one node at a time; each node waits for its bricks to heal\n")
-	fmt.Fprintf(&b, "  %s sandbox down --dir %s\n\n", self, w.dir)
+	fmt.Fprintf(&b, "  %s sandbox down --dir %s\n\n", w.dev, w.dir)
 	_, _ = io.WriteString(out, b.String())
 }

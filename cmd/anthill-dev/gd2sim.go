@@ -17,12 +17,13 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/gluster/anthill/cmd/internal/cli"
 	"github.com/gluster/anthill/gd2/sim"
 	"github.com/gluster/anthill/gd2/sim/kubelink"
 )
 
 func init() {
-	register("gd2sim", command{summary: "run the GD2 REST simulator (or 'gd2sim token METHOD PATH')", run: runGD2Sim})
+	commands.Register("gd2sim", cli.Command{Summary: "run the GD2 REST simulator (or 'gd2sim token METHOD PATH')", Run: runGD2Sim})
 }
 
 const defaultSecretFile = "gd2sim.auth"
@@ -157,7 +158,7 @@ func runGD2SimToken(args []string) error {
 		return err
 	}
 	if fs.NArg() != 2 {
-		return errors.New("usage: anthill gd2sim token [-secret-file F] [-ttl D] METHOD PATH")
+		return errors.New("usage: anthill-dev gd2sim token [-secret-file F] [-ttl D] METHOD PATH")
 	}
 	b, err := os.ReadFile(*secretFile)
 	if err != nil {

@@ -1,0 +1,40 @@
+package e2e
+
+import (
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// shippedBinary is the package of the binary the operator image ships.
+const shippedBinary = module + "/cmd/anthill"
+
+// devOnly lists the module packages (and those below them) that exist for
+// tests and the sandbox: the control-plane launcher and the GD2 simulator.
+// They belong in cmd/anthill-dev, never in the shipped binary.
+var devOnly = []string{module + "/e2e", module + "/gd2/sim"}
+
+func TestShippedBinaryLeavesOutTestCode(t *testing.T) {
+	_, file, _, _ := runtime.Caller(0)
+	cmd := exec.Command("go", "list", "-deps", shippedBinary)
+	cmd.Dir = filepath.Dir(filepath.Dir(file))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v", shippedBinary, err)
+	}
+	deps := strings.Fields(string(out))
+	found := false
+	for _, dep := range deps {
+		found = found || dep == shippedBinary
+		for _, d := range devOnly {
+			if dep == d || strings.HasPrefix(dep, d+"/") {
+				t.Errorf("%s depends on %s, which is for tests and the sandbox only (cmd/anthill-dev)", shippedBinary, dep)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("go list -deps %s did not list the package itself:\n%s", shippedBinary, out)
+	}
+}
