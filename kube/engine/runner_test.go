@@ -1,0 +1,402 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/record"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/gluster/anthill/fsm"
+	"github.com/gluster/anthill/states"
+)
+
+// The runner's protocol is tested once, here, with a fake machine: a
+// ticket whose cursor lives in a ConfigMap's data ("state" for a single
+// instance, "state/<subject>" for several), decided by a script.
+
+var ticket = &fsm.Definition{
+	Machine: "ticket",
+	Doc:     "A ticket, to exercise the runner.",
+	Initial: "Open",
+	States: []fsm.StateDoc{
+		{Name: "Open", Doc: "Entered on creation. Left by `start`; runs `poke`."},
+		{Name: "Working", Doc: "Entered by `start`. Left by `close`."},
+		{Name: "Closed", Doc: "Entered by `close`. Terminal."},
+	},
+	Events: []fsm.EventDoc{
+		{Name: "start", Doc: "Work begins. Action: counted."},
+		{Name: "close", Doc: "Work ends. No action."},
+	},
+	Transitions: []fsm.Transition{
+		{Event: "start", From: []fsm.State{"Open"}, To: "Working"},
+		{Event: "close", From: []fsm.State{"Working"}, To: "Closed"},
+	},
+	Steps:    []fsm.StepDoc{{Name: "poke", In: []fsm.State{"Open"}, Doc: "Remind someone. Action: counted."}},
+	Terminal: []fsm.State{"Closed"},
+}
+
+// world is the fake API server and the fake machine's spec.
+type world struct {
+	t *testing.T
+	// stored is the object as the API server has it; cached what the
+	// informer cache returns (the test decides when it catches up).
+	stored, cached *corev1.ConfigMap
+	rv             int
+	// subjects are the instances (nil: one instance without a subject).
+	subjects []string
+	decide   func(in Instance[string]) states.Decision
+	actErr   error
+	writeErr error
+	acted    []string
+	writes   int
+	prepared int
+}
+
+func newWorld(t *testing.T, data map[string]string) *world {
+	w := &world{t: t, rv: 1}
+	w.stored = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "t", ResourceVersion: "1"}, Data: data}
+	w.cached = w.stored.DeepCopy()
+	return w
+}
+
+func (w *world) Definition() *fsm.Definition { return ticket }
+func (w *world) Get(Key) (*corev1.ConfigMap, error) {
+	if w.cached == nil {
+		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "configmaps"}, "t")
+	}
+	return w.cached, nil
+}
+func (w *world) Forget(Key) {}
+func (w *world) Prepare(context.Context, *corev1.ConfigMap) (bool, Result, error) {
+	w.prepared++
+	return false, Result{}, nil
+}
+
+func cursor(subject string) string {
+	if subject == "" {
+		return "state"
+	}
+	return "state/" + subject
+}
+
+func (w *world) Gather(_ context.Context, o *corev1.ConfigMap) ([]Instance[string], error) {
+	subjects := w.subjects
+	if subjects == nil {
+		subjects = []string{""}
+	}
+	var ins []Instance[string]
+	for _, s := range subjects {
+		ins = append(ins, Instance[string]{Subject: s, State: fsm.State(o.Data[cursor(s)]), Facts: "facts of " + s})
+	}
+	return ins, nil
+}
+func (w *world) Decide(in Instance[string]) states.Decision { return w.decide(in) }
+func (w *world) Act(_ context.Context, _ *corev1.ConfigMap, in Instance[string], d states.Decision) error {
+	w.acted = append(w.acted, in.Subject+":"+string(d.Event)+string(d.Step))
+	return w.actErr
+}
+func (w *world) Message(o *corev1.ConfigMap, subject string) string {
+	return o.Data["message/"+subject]
+}
+func (w *world) Record(o *corev1.ConfigMap, outs []Outcome[string], _ time.Time) {
+	if o.Data == nil {
+		o.Data = map[string]string{}
+	}
+	for _, out := range outs {
+		switch out.Kind {
+		case Fired, Waited, Stepped:
+			o.Data[cursor(out.Subject)] = string(out.To)
+			o.Data["message/"+out.Subject] = out.Decision.Message
+		case Failed, Unknown:
+			o.Data["message/"+out.Subject] = out.Message
+		}
+	}
+}
+func (w *world) Finish(_ context.Context, _ *corev1.ConfigMap, _ []Outcome[string], res Result, err error) (Result, error) {
+	return res, err
+}
+
+// update is the API server's UpdateStatus: it fails on a stale version.
+func (w *world) update(_ context.Context, o *corev1.ConfigMap) (*corev1.ConfigMap, error) {
+	if w.writeErr != nil {
+		return nil, w.writeErr
+	}
+	if o.ResourceVersion != w.stored.ResourceVersion {
+		return nil, apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, o.Name, errors.New("stale"))
+	}
+	w.writes++
+	w.rv++
+	w.stored = o.DeepCopy()
+	w.stored.ResourceVersion = strconv.Itoa(w.rv)
+	return w.stored.DeepCopy(), nil
+}
+
+// catchUp lets the informer cache see the stored object.
+func (w *world) catchUp() { w.cached = w.stored.DeepCopy() }
+
+func (w *world) runner() (*Runner[*corev1.ConfigMap, string], *record.FakeRecorder) {
+	rec := record.NewFakeRecorder(20)
+	return &Runner[*corev1.ConfigMap, string]{
+		Spec:   w,
+		Writer: &StatusWriter[*corev1.ConfigMap]{Update: w.update, Slice: func(o *corev1.ConfigMap) any { return o.Data }},
+		Log:    &TransitionLog{Log: zap.NewNop(), Recorder: rec},
+		Clock:  clocktesting.NewFakeClock(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)),
+		Refusal: func(err error) string {
+			if strings.Contains(err.Error(), "refused") {
+				return "Refused"
+			}
+			return ""
+		},
+	}, rec
+}
+
+func events(rec *record.FakeRecorder) []string {
+	var out []string
+	for {
+		select {
+		case e := <-rec.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
+var key = Key{Machine: "ticket", Namespace: "ns", Name: "t"}
+
+func fire(e fsm.Event) func(Instance[string]) states.Decision {
+	return func(Instance[string]) states.Decision {
+		return states.Decision{Event: e, Reason: "Go", Message: "go " + string(e)}
+	}
+}
+
+func TestRunnerActsBeforeItFiresAndAnnouncesAfterTheWrite(t *testing.T) {
+	w := newWorld(t, nil)
+	w.decide = fire("start")
+	r, rec := w.runner()
+	res, err := r.Sync(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.stored.Data["state"] != "Working" || w.writes != 1 {
+		t.Fatalf("stored %v after %d writes; want Working after one", w.stored.Data, w.writes)
+	}
+	if fmt.Sprint(w.acted) != "[:start]" {
+		t.Errorf("acted %v, want the start action once", w.acted)
+	}
+	if res != (Result{}) {
+		t.Errorf("result %+v: a sync that fired waits for the informer to deliver its write", res)
+	}
+	if ev := events(rec); len(ev) != 1 || !strings.Contains(ev[0], "Normal Go ticket: Open -> Working (start)") {
+		t.Errorf("events %q, want one Normal event announcing the transition", ev)
+	}
+}
+
+func TestRunnerFailingActionLeavesTheState(t *testing.T) {
+	w := newWorld(t, map[string]string{"state": "Open"})
+	w.decide = fire("start")
+	w.actErr = errors.New("GD2 refused the call")
+	r, rec := w.runner()
+	_, err := r.Sync(context.Background(), key)
+	if err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Fatalf("error %v, want the action's error so the dispatcher backs off", err)
+	}
+	if ErrorClass(err) != ClassTransient {
+		t.Errorf("a failed action is class %s, want transient", ErrorClass(err))
+	}
+	if got := w.stored.Data["state"]; got != "Open" {
+		t.Errorf("state %q after a failed action, want Open", got)
+	}
+	if got := w.stored.Data["message/"]; !strings.Contains(got, "start failed: GD2 refused the call") {
+		t.Errorf("recorded message %q does not say what failed", got)
+	}
+	if ev := events(rec); len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning Refused ") {
+		t.Errorf("events %q, want one Warning with the refusal's reason and no announcement", ev)
+	}
+}
+
+func TestRunnerRetriesAFailedWriteWithoutAnnouncing(t *testing.T) {
+	w := newWorld(t, map[string]string{"state": "Open"})
+	w.decide = fire("start")
+	w.writeErr = errors.New("etcd timed out")
+	r, rec := w.runner()
+	if _, err := r.Sync(context.Background(), key); err == nil || !strings.Contains(err.Error(), "etcd timed out") {
+		t.Fatalf("error %v, want the write's error", err)
+	}
+	if ev := events(rec); len(ev) != 0 {
+		t.Errorf("events %q after a failed write: nothing durable happened, nothing may be announced", ev)
+	}
+	// The retry decides again from the unchanged object, re-runs the
+	// (idempotent) action and commits.
+	w.writeErr = nil
+	if _, err := r.Sync(context.Background(), key); err != nil {
+		t.Fatal(err)
+	}
+	if w.stored.Data["state"] != "Working" || fmt.Sprint(w.acted) != "[:start :start]" {
+		t.Errorf("after the retry: stored %v, acted %v", w.stored.Data, w.acted)
+	}
+	if ev := events(rec); len(ev) != 1 {
+		t.Errorf("events %q, want the one announcement of the retried commit", ev)
+	}
+}
+
+func TestRunnerSurfacesAnUnknownStateAndNeverResetsIt(t *testing.T) {
+	w := newWorld(t, map[string]string{"state": "Lost"})
+	w.decide = func(Instance[string]) states.Decision {
+		t.Fatal("an unknown state must not be decided")
+		return states.Decision{}
+	}
+	r, rec := w.runner()
+	_, err := r.Sync(context.Background(), key)
+	var perm *PermanentError
+	if !errors.As(err, &perm) {
+		t.Fatalf("error %v, want a PermanentError", err)
+	}
+	if w.stored.Data["state"] != "Lost" {
+		t.Errorf("state reset to %q", w.stored.Data["state"])
+	}
+	if !strings.Contains(w.stored.Data["message/"], "Lost") {
+		t.Errorf("message %q does not name the unknown state", w.stored.Data["message/"])
+	}
+	if ev := events(rec); len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning "+states.ReasonUnknownState) {
+		t.Errorf("events %q, want one %s Warning", ev, states.ReasonUnknownState)
+	}
+	if len(w.acted) != 0 {
+		t.Errorf("acted %v in an unknown state", w.acted)
+	}
+}
+
+func TestRunnerRefusesADecisionTheDefinitionDoesNotAllow(t *testing.T) {
+	for _, d := range []states.Decision{
+		{Event: "close", Reason: "Go", Message: "close from Open"},
+		{Step: "poke", Event: "start", Reason: "Go", Message: "both"},
+	} {
+		w := newWorld(t, map[string]string{"state": "Open"})
+		w.decide = func(Instance[string]) states.Decision { return d }
+		r, _ := w.runner()
+		_, err := r.Sync(context.Background(), key)
+		if ErrorClass(err) != ClassPermanent || len(w.acted) != 0 || w.writes != 0 {
+			t.Errorf("%+v: error %v (class %s), acted %v, writes %d; want a permanent error and nothing done", d, err, ErrorClass(err), w.acted, w.writes)
+		}
+	}
+}
+
+func TestRunnerRequeuesAWaitAndWritesOnlyWhatChanged(t *testing.T) {
+	w := newWorld(t, map[string]string{"state": "Open"})
+	w.decide = func(Instance[string]) states.Decision {
+		return states.Decision{Reason: "Later", Message: "not yet", RequeueAfter: 5 * time.Second, Warning: true}
+	}
+	r, rec := w.runner()
+	for i := range 3 {
+		res, err := r.Sync(context.Background(), key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.RequeueAfter != 5*time.Second {
+			t.Errorf("sync %d: requeue after %v, want the decision's 5s", i, res.RequeueAfter)
+		}
+		w.catchUp()
+	}
+	if w.writes != 1 {
+		t.Errorf("%d writes for a steady wait, want one (the first records the message)", w.writes)
+	}
+	if ev := events(rec); len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning Later") {
+		t.Errorf("events %q, want one Warning for the warning wait's new message", ev)
+	}
+}
+
+func TestRunnerFencesACacheBehindItsLastCommit(t *testing.T) {
+	w := newWorld(t, map[string]string{"state": "Open"})
+	w.decide = func(in Instance[string]) states.Decision {
+		if in.State == "Open" {
+			return states.Decision{Event: "start", Reason: "Go", Message: "start"}
+		}
+		return states.Decision{Reason: "Busy", Message: "working"}
+	}
+	r, _ := w.runner()
+	if _, err := r.Sync(context.Background(), key); err != nil {
+		t.Fatal(err)
+	}
+	// The cache still shows the version the commit replaced.
+	res, err := r.Sync(context.Background(), key)
+	if err != nil || res.RequeueAfter != fenceRetry {
+		t.Fatalf("sync on a stale cache: %+v, %v; want a requeue after %v", res, err, fenceRetry)
+	}
+	if fmt.Sprint(w.acted) != "[:start]" || w.prepared != 1 {
+		t.Errorf("acted %v, prepared %d: a fenced sync must do nothing", w.acted, w.prepared)
+	}
+	w.catchUp()
+	if _, err := r.Sync(context.Background(), key); err != nil {
+		t.Fatal(err)
+	}
+	if w.prepared != 2 {
+		t.Error("the fence did not lift once the cache caught up")
+	}
+}
+
+func TestRunnerStepsWithoutLeavingTheState(t *testing.T) {
+	w := newWorld(t, map[string]string{"state": "Open"})
+	w.decide = func(Instance[string]) states.Decision {
+		return states.Decision{Step: "poke", Reason: "Poke", Message: "poking", RequeueAfter: time.Second}
+	}
+	r, rec := w.runner()
+	res, err := r.Sync(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.stored.Data["state"] != "Open" || fmt.Sprint(w.acted) != "[:poke]" || res.RequeueAfter != time.Second {
+		t.Errorf("stored %v, acted %v, result %+v", w.stored.Data, w.acted, res)
+	}
+	if ev := events(rec); len(ev) != 0 {
+		t.Errorf("events %q for a step that is not recorded", ev)
+	}
+}
+
+// Several instances in one object (the heal machine's volumes): each is
+// decided on its own, all land in one write, each transition is
+// announced with its subject.
+func TestRunnerAdvancesEveryInstanceWithOneWrite(t *testing.T) {
+	w := newWorld(t, map[string]string{"state/a": "Open", "state/b": "Working", "state/c": "Gone"})
+	w.subjects = []string{"a", "b", "c"}
+	w.decide = func(in Instance[string]) states.Decision {
+		switch in.Subject {
+		case "a":
+			return states.Decision{Event: "start", Reason: "Go", Message: "start a"}
+		default:
+			return states.Decision{Reason: "Wait", Message: "waiting", RequeueAfter: time.Minute}
+		}
+	}
+	r, rec := w.runner()
+	_, err := r.Sync(context.Background(), key)
+	if ErrorClass(err) != ClassPermanent {
+		t.Errorf("error %v: the unknown state of c must surface as permanent", err)
+	}
+	if w.writes != 1 || w.stored.Data["state/a"] != "Working" || w.stored.Data["state/b"] != "Working" || w.stored.Data["state/c"] != "Gone" {
+		t.Errorf("after %d writes: %v", w.writes, w.stored.Data)
+	}
+	// Warnings are recorded as the sync goes, announcements after the write.
+	ev := events(rec)
+	if len(ev) != 2 || !strings.HasPrefix(ev[0], "Warning "+states.ReasonUnknownState+" ticket c:") || !strings.Contains(ev[1], "ticket a: Open -> Working") {
+		t.Errorf("events %q, want c's unknown state, then a's transition", ev)
+	}
+}
+
+func TestRunnerForgetsAnObjectThatIsGone(t *testing.T) {
+	w := newWorld(t, nil)
+	w.cached = nil
+	r, _ := w.runner()
+	if res, err := r.Sync(context.Background(), key); err != nil || res != (Result{}) || w.prepared != 0 {
+		t.Errorf("sync of a deleted object: %+v, %v, prepared %d", res, err, w.prepared)
+	}
+}
