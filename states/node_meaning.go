@@ -27,8 +27,9 @@ const (
 	// NodeClassMaintenance: held by an admin.
 	NodeClassMaintenance NodeClass = "Maintenance"
 	// NodeClassUnhealthy: down (Offline, Failed). Such a node still counts:
-	// GD2 cannot rebuild a dead peer's bricks anywhere, so a replacement
-	// could not take them, and the node is expected back as the same peer.
+	// GD2 cannot rebuild a dead peer's bricks anywhere
+	// (docs/design/failure-recovery.md), so a replacement could not take
+	// them, and the node is expected back as the same peer.
 	NodeClassUnhealthy NodeClass = "Unhealthy"
 	// NodeClassLeaving: being emptied or removed (Draining, Abandoned,
 	// Detaching, Deleting). It no longer counts, and a scaling cluster waits
