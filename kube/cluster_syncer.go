@@ -164,7 +164,7 @@ func (s *ClusterSyncer) Finish(ctx context.Context, c *operatorv1alpha1.GlusterC
 func (s *ClusterSyncer) snapshot(ctx context.Context, c *operatorv1alpha1.GlusterCluster, state fsm.State) (states.ClusterSnapshot, error) {
 	snap := states.ClusterSnapshot{
 		State: state, Now: s.Clock.Now(), Deleting: c.DeletionTimestamp != nil,
-		DesiredNodes: desiredNodes(c), ProvisionGrace: DefaultProvisionGrace,
+		DesiredNodes: states.DesiredNodes(templateFacts(c.Spec.NodeTemplates)), ProvisionGrace: DefaultProvisionGrace,
 	}
 	if t := lastTransition(c.Status.History); t != nil {
 		snap.StateSince = t.Time
@@ -195,31 +195,7 @@ func (s *ClusterSyncer) snapshot(ctx context.Context, c *operatorv1alpha1.Gluste
 	if err != nil {
 		return snap, err
 	}
-	for _, n := range nodes {
-		if n.Spec.Cluster != c.Name {
-			continue
-		}
-		snap.NodesAll++
-		st := fsm.State(n.Status.State)
-		switch st {
-		case states.NodeDraining, states.NodeAbandoned, states.NodeDetaching, states.NodeDeleting:
-			snap.NodesLeaving++
-		}
-		if !NodeCounts(n) {
-			continue
-		}
-		snap.NodesTotal++
-		switch st {
-		case states.NodeOnline, states.NodeQuiescing, states.NodeRestarting, states.NodeRejoining, states.NodeHealWait:
-			snap.NodesOnline++
-		case states.NodeMaintenance:
-			snap.NodesMaintenance++
-		case "", states.NodePending, states.NodeProvisioning, states.NodeJoining:
-			snap.NodesJoining++
-		case states.NodeOffline, states.NodeFailed, states.NodeAbandoned:
-			snap.NodesUnhealthy++
-		}
-	}
+	states.CountNodes(clusterNodeFacts(nodes, c.Name), "").FillCluster(&snap)
 	for _, v := range c.Status.Volumes {
 		if v.State != string(states.HealHealthy) {
 			snap.VolumesUnhealthy++
@@ -288,22 +264,6 @@ func (s *ClusterSyncer) infra(c *operatorv1alpha1.GlusterCluster) (infraState, e
 	}
 	st.ready = st.created && ok && sts.Status.ReadyReplicas >= 1
 	return st, nil
-}
-
-// desiredNodes is the node count the spec asks for: the sum of the
-// templates' fixed counts (manual), or of their minimums (automatic, until
-// the autoscaler decides more).
-func desiredNodes(c *operatorv1alpha1.GlusterCluster) int {
-	n := 0
-	for _, t := range c.Spec.NodeTemplates {
-		switch {
-		case t.Nodes != nil:
-			n += int(*t.Nodes)
-		case t.MinNodes != nil:
-			n += int(*t.MinNodes)
-		}
-	}
-	return n
 }
 
 func lastTransition(h []operatorv1alpha1.TransitionRecord) *metav1.Time {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 
@@ -324,19 +323,16 @@ func (o *KubeOps) ensureAuthSecret(ctx context.Context, c *operatorv1alpha1.Glus
 // the live cluster: in manual mode they are nodeTemplates[].nodes (the live
 // spec wins over desired, which may be a sync old); in automatic mode
 // desired is spread over the templates, each kept within minNodes..maxNodes,
-// adding to the least-populated zone first (see templateTargets).
+// adding to the least-populated zone first (states.TemplateTargets).
 //
-// Nodes that count are the cluster's GlusterNodes that are not leaving: not
-// being deleted, not asked to decommission, not Draining or beyond. A node
-// whose template is no longer in the spec, or a node added by hand, is
-// never chosen for removal: a node missing from a list must not lose its
-// data.
+// Nodes that count (states.NodeCounts) are the cluster's GlusterNodes that
+// are not leaving: not being deleted, not asked to decommission, not
+// Draining or beyond. A node whose template is no longer in the spec, or a
+// node added by hand, is never chosen for removal: a node missing from a
+// list must not lose its data.
 //
 // Scale-down sets the decommission request on the surplus nodes of a
-// template, least-used first. KubeOps cannot see GD2's brick placement, so
-// least-used is approximated: nodes that never reached Online (state empty,
-// Pending, Provisioning, Joining) hold no bricks and go first; then the
-// newest, which have had the least time to receive bricks; names break ties.
+// template, least-used first (states.ScaleDownOrder).
 func (o *KubeOps) ScaleNodes(ctx context.Context, ct transitions.ClusterTarget, desired int) error {
 	c, err := o.getCluster(ctx, ct.Namespace, ct.Name)
 	if err != nil {
@@ -352,7 +348,7 @@ func (o *KubeOps) ScaleNodes(ctx context.Context, ct transitions.ClusterTarget, 
 	byTemplate := map[string][]*operatorv1alpha1.GlusterNode{}
 	for i := range nodes {
 		n := &nodes[i]
-		if NodeCounts(n) {
+		if states.NodeCounts(nodeFacts(n)) {
 			byTemplate[n.Spec.Template] = append(byTemplate[n.Spec.Template], n)
 		}
 	}
@@ -360,7 +356,8 @@ func (o *KubeOps) ScaleNodes(ctx context.Context, ct transitions.ClusterTarget, 
 	for i, t := range c.Spec.NodeTemplates {
 		current[i] = len(byTemplate[t.Name])
 	}
-	targets := templateTargets(c, desired, current)
+	automatic := c.Spec.Mode == operatorv1alpha1.ClusterModeAutomatic
+	targets := states.TemplateTargets(templateFacts(c.Spec.NodeTemplates), automatic, desired, current)
 	var missing []*operatorv1alpha1.NodeTemplate
 	for i := range c.Spec.NodeTemplates {
 		t := &c.Spec.NodeTemplates[i]
@@ -369,7 +366,7 @@ func (o *KubeOps) ScaleNodes(ctx context.Context, ct transitions.ClusterTarget, 
 			missing = append(missing, t)
 		}
 		if surplus := len(members) - targets[i]; surplus > 0 {
-			for _, n := range ScaleDownOrder(members)[:surplus] {
+			for _, n := range scaleDownOrder(members)[:surplus] {
 				if err := o.requestDecommission(ctx, n); err != nil {
 					return err
 				}
@@ -396,100 +393,6 @@ func (o *KubeOps) createNodes(ctx context.Context, c *operatorv1alpha1.GlusterCl
 	}
 	wg.Wait()
 	return errors.Join(errs...)
-}
-
-// leavingStates are node states in which a node no longer counts toward the
-// cluster: it is being emptied or removed. A Failed node still counts: GD2
-// cannot rebuild a dead peer's bricks anywhere (docs/design/failure-recovery.md),
-// so a replacement could never take them, and the node is expected back as
-// the same peer.
-var leavingStates = map[string]bool{
-	string(states.NodeDraining):  true,
-	string(states.NodeAbandoned): true,
-	string(states.NodeDetaching): true,
-	string(states.NodeDeleting):  true,
-	string(states.NodeDeleted):   true,
-}
-
-// notYetOnlineStates hold no bricks yet: the first to go on scale-down.
-var notYetOnlineStates = map[string]bool{
-	"":                              true,
-	string(states.NodePending):      true,
-	string(states.NodeProvisioning): true,
-	string(states.NodeJoining):      true,
-}
-
-// NodeCounts reports whether n counts toward its cluster's size: it is not
-// being deleted, carries no decommission request, and is not leaving.
-func NodeCounts(n *operatorv1alpha1.GlusterNode) bool {
-	return n.DeletionTimestamp == nil &&
-		n.Annotations[AnnotationRequest] != RequestDecommission &&
-		!leavingStates[n.Status.State]
-}
-
-// ScaleDownOrder returns nodes ordered for removal, first to go first:
-// never-Online nodes before the rest, then newest first, then by name
-// (descending, so that the order is total and stable).
-func ScaleDownOrder(nodes []*operatorv1alpha1.GlusterNode) []*operatorv1alpha1.GlusterNode {
-	out := append([]*operatorv1alpha1.GlusterNode(nil), nodes...)
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if ai, bi := notYetOnlineStates[a.Status.State], notYetOnlineStates[b.Status.State]; ai != bi {
-			return ai
-		}
-		if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
-			return b.CreationTimestamp.Before(&a.CreationTimestamp)
-		}
-		return a.Name > b.Name
-	})
-	return out
-}
-
-// templateTargets is the number of nodes each template of c should have.
-// Manual mode: nodeTemplates[].nodes. Automatic mode: every template starts
-// at minNodes, then the rest of desired goes one node at a time to the
-// template below maxNodes whose zone has the fewest nodes so far (ties: the
-// template that has more nodes now, so nothing is shuffled, then spec
-// order). The zones' counts thus differ by at most one wherever the bounds
-// allow, and scaling down takes from the largest zone first.
-func templateTargets(c *operatorv1alpha1.GlusterCluster, desired int, current []int) []int {
-	ts := c.Spec.NodeTemplates
-	out := make([]int, len(ts))
-	if c.Spec.Mode != operatorv1alpha1.ClusterModeAutomatic {
-		for i, t := range ts {
-			out[i] = int(ptr.Deref(t.Nodes, 0))
-		}
-		return out
-	}
-	zoneCount := map[string]int{}
-	remaining := desired
-	for i, t := range ts {
-		out[i] = int(ptr.Deref(t.MinNodes, 0))
-		zoneCount[t.Zone] += out[i]
-		remaining -= out[i]
-	}
-	for ; remaining > 0; remaining-- {
-		best := -1
-		for i, t := range ts {
-			if t.MaxNodes != nil && out[i] >= int(*t.MaxNodes) {
-				continue
-			}
-			if best < 0 {
-				best = i
-				continue
-			}
-			bz, iz := zoneCount[ts[best].Zone], zoneCount[t.Zone]
-			if iz < bz || (iz == bz && current[i] > current[best]) {
-				best = i
-			}
-		}
-		if best < 0 {
-			break // every template is at its maximum
-		}
-		out[best]++
-		zoneCount[ts[best].Zone]++
-	}
-	return out
 }
 
 // clusterNodes lists the GlusterNodes whose spec.cluster is cluster. It
@@ -610,7 +513,7 @@ func (o *KubeOps) DeleteNodes(ctx context.Context, ct transitions.ClusterTarget)
 	if len(leaving) > 0 || len(rest) == 0 {
 		return nil // a node is still leaving; its removal requeues the cluster
 	}
-	n := ScaleDownOrder(rest)[0]
+	n := scaleDownOrder(rest)[0]
 	err = o.Anthill.OperatorV1alpha1().GlusterNodes(n.Namespace).Delete(ctx, n.Name, metav1.DeleteOptions{
 		Preconditions: &metav1.Preconditions{UID: &n.UID},
 	})

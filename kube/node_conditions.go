@@ -22,20 +22,10 @@ const (
 const pollWait = 30 * time.Second
 
 // setNodeConditions derives Ready, Progressing and Degraded from the state
-// and the latest decision, so `kubectl get` and `kubectl wait` can follow a
-// node without knowing the machine.
+// (states.NodeMeaning) and the latest decision, so `kubectl get` and
+// `kubectl wait` can follow a node without knowing the machine.
 func setNodeConditions(node *operatorv1alpha1.GlusterNode, st fsm.State, d states.Decision, now time.Time) {
-	var c phaseConditions
-	switch st {
-	case states.NodeOnline:
-		c.ready = true
-	case states.NodeMaintenance, states.NodeDeleted:
-	case states.NodeOffline, states.NodeFailed, states.NodeAbandoned:
-		c.degraded = true
-	default:
-		c.progressing = true
-	}
-	c.set(&node.Status.Conditions, d, node.Generation, now)
+	phaseConditionsOf(states.NodeMeaning(st).Condition).set(&node.Status.Conditions, d, node.Generation, now)
 }
 
 // setUnknownStateCondition marks an object whose persisted state its

@@ -123,33 +123,13 @@ func (s *NodeSyncer) nodeSnapshot(ctx context.Context, node *operatorv1alpha1.Gl
 	return snap, view, nil
 }
 
-// decisionReadsGD2 reports whether the node's decision can depend on GD2 in
-// this state: a Pending node, or a Provisioning node whose pod is not ready
-// yet, is decided from Kubernetes alone. Skipping the reads there keeps a
-// cluster of new nodes from queueing on GD2 calls (and, before the first
-// pod serves, on their retries) for answers nobody uses.
-func decisionReadsGD2(s states.NodeSnapshot) bool {
-	switch s.State {
-	case states.NodePending:
-		return false
-	case states.NodeProvisioning:
-		return s.PVCBound && s.PodReady
-	}
-	return true
-}
+// decisionReadsGD2 reports whether the node's decision can depend on GD2
+// (states.NodeReadsGD2).
+func decisionReadsGD2(s states.NodeSnapshot) bool { return states.NodeReadsGD2(s) }
 
 // decisionReadsBricks reports whether the node's decision in state can use
-// volumes, brick status or heal-info. The states that only watch liveness
-// and requests skip those reads: they re-read GD2 every few seconds (see
-// the liveness poll), and a node that does nothing must stay cheap. Their
-// brick counts stay zero, which no decision in these states reads.
-func decisionReadsBricks(st fsm.State) bool {
-	switch st {
-	case states.NodeProvisioning, states.NodeJoining, states.NodeOnline, states.NodeOffline, states.NodeMaintenance, states.NodeFailed:
-		return false
-	}
-	return true
-}
+// volumes, brick status or heal-info (states.NodeStateMeaning.ReadsBricks).
+func decisionReadsBricks(st fsm.State) bool { return states.NodeMeaning(st).ReadsBricks }
 
 // onlyLivePoolMember reports whether self is the only member of the pool
 // apart from tombstones: peers anthill abandoned (metadata anthill-state

@@ -42,13 +42,13 @@ type NodeSyncer struct {
 	Live kubernetes.Interface
 
 	once   sync.Once
-	runner *engine.Runner[*operatorv1alpha1.GlusterNode, *nodeFacts]
+	runner *engine.Runner[*operatorv1alpha1.GlusterNode, *nodeSync]
 }
 
 var nodeDef = states.NodeDefinition()
 
-// nodeFacts is what one node sync gathered.
-type nodeFacts struct {
+// nodeSync is what one node sync gathered.
+type nodeSync struct {
 	// clusterName names the node's GlusterCluster; cluster is it, nil
 	// when it does not exist.
 	clusterName string
@@ -64,7 +64,7 @@ type nodeFacts struct {
 // Sync runs one decision for the node named by key.
 func (s *NodeSyncer) Sync(ctx context.Context, key engine.Key) (engine.Result, error) {
 	s.once.Do(func() {
-		s.runner = &engine.Runner[*operatorv1alpha1.GlusterNode, *nodeFacts]{
+		s.runner = &engine.Runner[*operatorv1alpha1.GlusterNode, *nodeSync]{
 			Spec: s, Log: s.Log, Clock: s.Clock, Refusal: refusalReason, Writer: nodeStatusWriter(s.Anthill),
 		}
 	})
@@ -112,19 +112,19 @@ func (s *NodeSyncer) Prepare(ctx context.Context, node *operatorv1alpha1.Gluster
 // listers and the GD2 side live, and applies this sync's liveness
 // observation to the outage clocks (states.LivenessClocks), so that the
 // decision and the status write use the same clocks.
-func (s *NodeSyncer) Gather(ctx context.Context, node *operatorv1alpha1.GlusterNode) ([]engine.Instance[*nodeFacts], error) {
-	in := engine.Instance[*nodeFacts]{State: fsm.State(node.Status.State), Facts: &nodeFacts{clusterName: node.Spec.Cluster}}
+func (s *NodeSyncer) Gather(ctx context.Context, node *operatorv1alpha1.GlusterNode) ([]engine.Instance[*nodeSync], error) {
+	in := engine.Instance[*nodeSync]{State: fsm.State(node.Status.State), Facts: &nodeSync{clusterName: node.Spec.Cluster}}
 	f := in.Facts
 	cluster, err := s.Clusters.GlusterClusters(node.Namespace).Get(node.Spec.Cluster)
 	switch {
 	case apierrors.IsNotFound(err):
-		return []engine.Instance[*nodeFacts]{in}, nil
+		return []engine.Instance[*nodeSync]{in}, nil
 	case err != nil:
 		return nil, err
 	}
 	f.cluster = cluster
 	if IsExternal(cluster) || !nodeDef.HasState(cmpState(in.State)) {
-		return []engine.Instance[*nodeFacts]{in}, nil
+		return []engine.Instance[*nodeSync]{in}, nil
 	}
 	var reads gd2Reads
 	if gc, err := s.GD2.For(ctx, cluster); err == nil {
@@ -137,7 +137,7 @@ func (s *NodeSyncer) Gather(ctx context.Context, node *operatorv1alpha1.GlusterN
 		return nil, err
 	}
 	f.snap.DownSince, f.snap.AliveSince = states.LivenessClocks(f.snap)
-	return []engine.Instance[*nodeFacts]{in}, nil
+	return []engine.Instance[*nodeSync]{in}, nil
 }
 
 // cmpState is st, or the machine's initial state when st is empty.
@@ -150,7 +150,7 @@ func cmpState(st fsm.State) fsm.State {
 
 // Decide is the node's pure decision; a node without its cluster, or of an
 // external cluster, waits.
-func (s *NodeSyncer) Decide(in engine.Instance[*nodeFacts]) states.Decision {
+func (s *NodeSyncer) Decide(in engine.Instance[*nodeSync]) states.Decision {
 	f := in.Facts
 	switch {
 	case f.cluster == nil:
@@ -164,7 +164,7 @@ func (s *NodeSyncer) Decide(in engine.Instance[*nodeFacts]) states.Decision {
 // Act runs the node action of d. Only a brick move needs the node's own
 // GD2 (GD2 sizes the new brick on the node serving the request); actions
 // that need GD2 fail cleanly while the cluster has no client yet.
-func (s *NodeSyncer) Act(ctx context.Context, node *operatorv1alpha1.GlusterNode, in engine.Instance[*nodeFacts], d states.Decision) error {
+func (s *NodeSyncer) Act(ctx context.Context, node *operatorv1alpha1.GlusterNode, in engine.Instance[*nodeSync], d states.Decision) error {
 	f := in.Facts
 	a, ok := transitions.NodeActions.For(d)
 	if !ok {
@@ -188,7 +188,7 @@ func (s *NodeSyncer) Act(ctx context.Context, node *operatorv1alpha1.GlusterNode
 }
 
 // target builds the action target from the node and its facts.
-func (s *NodeSyncer) target(node *operatorv1alpha1.GlusterNode, f *nodeFacts) transitions.NodeTarget {
+func (s *NodeSyncer) target(node *operatorv1alpha1.GlusterNode, f *nodeSync) transitions.NodeTarget {
 	snap, view := f.snap, f.view
 	t := transitions.NodeTarget{
 		Namespace: node.Namespace, Name: node.Name, Cluster: node.Spec.Cluster,
@@ -210,7 +210,7 @@ func (s *NodeSyncer) Message(node *operatorv1alpha1.GlusterNode, _ string) strin
 }
 
 // Record lands one outcome in the node's status.
-func (s *NodeSyncer) Record(node *operatorv1alpha1.GlusterNode, outs []engine.Outcome[*nodeFacts], now time.Time) {
+func (s *NodeSyncer) Record(node *operatorv1alpha1.GlusterNode, outs []engine.Outcome[*nodeSync], now time.Time) {
 	out := &outs[0]
 	st := &node.Status
 	f := out.Facts
@@ -268,7 +268,7 @@ func (s *NodeSyncer) Record(node *operatorv1alpha1.GlusterNode, outs []engine.Ou
 // enter applies a transition's entry effects: the new state and its time,
 // the peer a join added, the outage clocks and cursor fields the state
 // resets, the history entry and the conditions.
-func (s *NodeSyncer) enter(node *operatorv1alpha1.GlusterNode, out *engine.Outcome[*nodeFacts], now time.Time) {
+func (s *NodeSyncer) enter(node *operatorv1alpha1.GlusterNode, out *engine.Outcome[*nodeSync], now time.Time) {
 	st := &node.Status
 	d := out.Decision
 	st.State = string(out.To)
@@ -307,7 +307,7 @@ func (s *NodeSyncer) enter(node *operatorv1alpha1.GlusterNode, out *engine.Outco
 // requeue: the informer delivers the status write as an update, and that
 // sync reads the new state (requeueing now would read the cache from
 // before the write and repeat the action for nothing).
-func (s *NodeSyncer) Finish(ctx context.Context, node *operatorv1alpha1.GlusterNode, outs []engine.Outcome[*nodeFacts], res engine.Result, err error) (engine.Result, error) {
+func (s *NodeSyncer) Finish(ctx context.Context, node *operatorv1alpha1.GlusterNode, outs []engine.Outcome[*nodeSync], res engine.Result, err error) (engine.Result, error) {
 	out := outs[0]
 	if out.Kind == engine.Unknown || out.Kind == engine.Refused {
 		return res, err

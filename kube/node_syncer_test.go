@@ -573,8 +573,8 @@ func TestNodeSyncerRecordsThePeerAFailedBrickPreparationRanOn(t *testing.T) {
 	err := fmt.Errorf("replace brick: %w", prepare)
 	for range 2 {
 		// What the runner hands the spec after the action failed.
-		outs := []engine.Outcome[*nodeFacts]{{
-			Instance: engine.Instance[*nodeFacts]{State: states.NodeDraining, Facts: &nodeFacts{}},
+		outs := []engine.Outcome[*nodeSync]{{
+			Instance: engine.Instance[*nodeSync]{State: states.NodeDraining, Facts: &nodeSync{}},
 			Kind:     engine.Failed, Decision: d, To: states.NodeDraining, Err: err,
 			Reason: refusalReason(err), Message: "node: moveBrick failed: " + err.Error(),
 		}}

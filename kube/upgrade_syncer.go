@@ -238,45 +238,14 @@ func (s *UpgradeSyncer) snapshot(ctx context.Context, c *operatorv1alpha1.Gluste
 	if err != nil {
 		return snap, err
 	}
-	slices.SortFunc(nodes, func(a, b *operatorv1alpha1.GlusterNode) int {
-		return cmp.Or(cmp.Compare(a.Spec.Zone, b.Spec.Zone), cmp.Compare(a.Name, b.Name))
-	})
-	versions := map[string]bool{}
-	// candidates: Online, not at the target, in upgrade order; selected:
-	// those of them already in the recorded batch.
-	var candidates []*operatorv1alpha1.GlusterNode
-	var selected []string
-	for _, n := range nodes {
-		if n.Spec.Cluster != c.Name || !NodeCounts(n) {
-			continue
-		}
-		snap.NodesTotal++
-		if v := n.Status.Version; v != "" && !versions[v] {
-			versions[v] = true
-			snap.ServerVersions = append(snap.ServerVersions, v)
-		}
-		switch fsm.State(n.Status.State) {
-		case states.NodeOnline:
-			snap.NodesOnline++
-			if n.Status.Version == snap.ActiveTarget {
-				snap.NodesAtTarget++
-				continue
-			}
-			candidates = append(candidates, n)
-			if slices.Contains(up.CurrentNodes, n.Name) {
-				selected = append(selected, n.Name)
-			}
-		case states.NodeQuiescing, states.NodeRestarting, states.NodeRejoining, states.NodeHealWait:
-			snap.NodesUpgrading++
-		}
+	tally := states.CountNodes(clusterNodeFacts(nodes, c.Name), snap.ActiveTarget)
+	tally.FillUpgrade(&snap)
+	var maxParallel int
+	var perZone bool
+	if p := c.Spec.UpgradePolicy; p != nil {
+		maxParallel, perZone = int(p.MaxParallel), p.PerZone
 	}
-	slices.Sort(snap.ServerVersions)
-	// A batch already selected keeps its turn (after a crash, or after its
-	// nodes went back to Online because the run was paused).
-	snap.NextNodes = selected
-	if len(snap.NextNodes) == 0 {
-		snap.NextNodes = nextBatch(candidates, c.Spec.UpgradePolicy)
-	}
+	snap.NextNodes = states.UpgradeBatch(tally.Candidates, up.CurrentNodes, maxParallel, perZone)
 	for _, v := range c.Status.Volumes {
 		switch fsm.State(v.State) {
 		case states.HealHealthy:
@@ -299,31 +268,6 @@ func (s *UpgradeSyncer) snapshot(ctx context.Context, c *operatorv1alpha1.Gluste
 		return snap, err
 	}
 	return snap, nil
-}
-
-// nextBatch picks the next nodes to upgrade together from candidates (in
-// upgrade order): up to maxParallel of them, all from the first
-// candidate's zone when perZone is set.
-func nextBatch(candidates []*operatorv1alpha1.GlusterNode, p *operatorv1alpha1.UpgradePolicy) []string {
-	if len(candidates) == 0 {
-		return nil
-	}
-	size, perZone := 1, false
-	if p != nil {
-		size, perZone = max(1, int(p.MaxParallel)), p.PerZone
-	}
-	zone := candidates[0].Spec.Zone
-	var out []string
-	for _, n := range candidates {
-		if len(out) == size {
-			break
-		}
-		if perZone && n.Spec.Zone != zone {
-			continue
-		}
-		out = append(out, n.Name)
-	}
-	return out
 }
 
 // lastUpgradeTransition is the newest record of the upgrade history, nil

@@ -205,19 +205,23 @@ type ClusterSnapshot struct {
 
 	// DesiredNodes: spec.nodeCount.
 	DesiredNodes int
-	// NodesTotal: GlusterNodes that count toward nodeCount — every node not
-	// deleted, not being deleted and without a decommission request.
+	// NodesTotal: GlusterNodes that count toward nodeCount (NodeCounts) —
+	// every node not leaving or Deleted, not being deleted and without a
+	// decommission request.
 	NodesTotal int
-	// NodesAll: every GlusterNode of the cluster, leaving ones included.
+	// NodesAll: every GlusterNode of the cluster, leaving and Deleted ones
+	// included.
 	NodesAll int
-	// NodesOnline / NodesMaintenance: counted nodes in those states.
+	// NodesOnline: counted nodes Online or being upgraded (NodeClassOnline,
+	// NodeClassUpgrading). NodesMaintenance: counted nodes in Maintenance.
 	NodesOnline      int
 	NodesMaintenance int
 	// NodesJoining: counted nodes in Pending, Provisioning or Joining.
 	NodesJoining int
-	// NodesLeaving: nodes in Draining, Detaching or Deleting.
+	// NodesLeaving: nodes in Draining, Abandoned, Detaching or Deleting
+	// (NodeClassLeaving), counted or not; a Deleted node has left.
 	NodesLeaving int
-	// NodesUnhealthy: nodes in Offline, Failed or Abandoned.
+	// NodesUnhealthy: counted nodes in Offline or Failed.
 	NodesUnhealthy int
 
 	// VolumesUnhealthy: heal machines in anything but Healthy.

@@ -14,9 +14,19 @@
 // too, over plain fact structs: which copy of a replica set is healed, which
 // brick may move and what would lose quorum (AnalyzePeer over VolumeFacts,
 // bricks.go), where a brick may go (PlanMove and ClashPeers over PeerFacts
-// and DeviceFacts, brick_placement.go), and which node states may receive a
-// brick (NodeStateMayReceiveBricks, node.go). The gatherer in kube only
-// converts GD2 answers into these facts.
+// and DeviceFacts, brick_placement.go), which node leaves first on
+// scale-down and how many nodes each template gets (ScaleDownOrder,
+// TemplateTargets, scale.go), which nodes upgrade together (NextBatch,
+// upgrade_batch.go), and how a cluster's nodes are counted (CountNodes over
+// NodeFacts, node_facts.go). The gatherer in kube only converts listers'
+// objects and GD2 answers into these facts.
+//
+// What each state means outside its own machine is data next to the
+// machine, one entry per state, checked exhaustively by the tests:
+// NodeMeaning (how a node counts, whether it may receive bricks, its
+// conditions, what its decision reads, which status cursors entering it
+// resets; node_meaning.go), ClusterMeaning and UpgradeMeaning (the
+// conditions of a phase).
 //
 // The full documentation of each state and event lives in the machine's
 // Definition (and from there in docs/fsm); the Go comments on the constants

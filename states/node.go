@@ -250,18 +250,3 @@ func NodeDefinition() *fsm.Definition {
 		Terminal: []fsm.State{NodeDeleted},
 	}
 }
-
-// NodeStateMayReceiveBricks reports whether a peer whose node is in state s
-// may receive a moved brick. A node that is leaving (Draining, Detaching,
-// Deleting, Abandoned), held by an admin (Maintenance), or down (Offline,
-// Failed) may not: its devices are disabled too, but a disable that has
-// not happened yet must not let a brick land there. A peer with no
-// recorded state (not yet mirrored, or not anthill's) may.
-func NodeStateMayReceiveBricks(s fsm.State) bool {
-	switch s {
-	case NodeMaintenance, NodeDraining, NodeDetaching, NodeDeleting,
-		NodeFailed, NodeAbandoned, NodeOffline:
-		return false
-	}
-	return true
-}

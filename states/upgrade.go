@@ -150,7 +150,8 @@ type UpgradeSnapshot struct {
 	NodesOnline int
 	// NodesAtTarget: of those, nodes Online at the target version.
 	NodesAtTarget int
-	// NodesUpgrading: nodes in Quiescing, Restarting, Rejoining or HealWait.
+	// NodesUpgrading: of those, nodes in Quiescing, Restarting, Rejoining or
+	// HealWait.
 	NodesUpgrading int
 	// StepStartedAt: when the current server or client step began (node
 	// selected, previous node finished, clients rolled); zero if none. The
