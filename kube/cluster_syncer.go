@@ -278,17 +278,7 @@ func lastTransition(h []operatorv1alpha1.TransitionRecord) *metav1.Time {
 func (s *ClusterSyncer) fillStatus(c *operatorv1alpha1.GlusterCluster, st fsm.State, d states.Decision, snap states.ClusterSnapshot, now time.Time) {
 	c.Status.ObservedGeneration = c.Generation
 	c.Status.Nodes = operatorv1alpha1.NodeCounts{Desired: int32(snap.DesiredNodes), Total: int32(snap.NodesTotal), Online: int32(snap.NodesOnline)}
-	var p phaseConditions
-	switch st {
-	case states.ClusterReady:
-		p.ready = true
-	case states.ClusterDegraded:
-		p.degraded = true
-	case states.ClusterDeleted:
-	default:
-		p.progressing = true
-	}
-	p.set(&c.Status.Conditions, d, c.Generation, now)
+	phaseConditionsOf(states.ClusterMeaning(st).Condition).set(&c.Status.Conditions, d, c.Generation, now)
 }
 
 func (s *ClusterSyncer) update(ctx context.Context, c *operatorv1alpha1.GlusterCluster) (*operatorv1alpha1.GlusterCluster, error) {

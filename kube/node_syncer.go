@@ -279,24 +279,15 @@ func (s *NodeSyncer) enter(node *operatorv1alpha1.GlusterNode, out *engine.Outco
 		st.PeerID = out.Facts.peerID
 	}
 	st.Address = NodeAddress(node)
-	switch out.To {
-	case states.NodeOffline:
-		if st.DownSince == nil {
-			st.DownSince = &metav1.Time{Time: now}
-		}
-	case states.NodeOnline:
-		st.DownSince = nil
-		st.AliveSince = nil
-		st.MovedBricks = nil
-		st.RefusedPeers = nil
-		if v := out.Facts.snap.RunningVersion; v != "" {
-			st.Version = v
-		}
-	case states.NodeDetaching, states.NodeDeleting, states.NodeDeleted:
-		st.DownSince = nil
+	meaning := states.NodeMeaning(out.To)
+	for _, c := range meaning.ResetOnEntry {
+		resetCursor(st, c)
 	}
-	if out.To != states.NodeOffline && out.To != states.NodeFailed {
-		st.AliveSince = nil
+	for _, c := range meaning.StampOnEntry {
+		stampCursor(st, c, now)
+	}
+	if v := out.Facts.snap.RunningVersion; meaning.RecordsVersion && v != "" {
+		st.Version = v
 	}
 	st.History = engine.AppendHistory(st.History, out.Committed.Record())
 	setNodeConditions(node, out.To, d, now)
@@ -336,6 +327,36 @@ func (s *NodeSyncer) mirror(ctx context.Context, node *operatorv1alpha1.GlusterN
 	}
 	if err := transitions.MirrorNodeState(ctx, ops, peer.ID, st); err != nil {
 		s.log(node).Info("mirroring state into GD2 failed; retrying next sync", zap.Error(err))
+	}
+}
+
+// resetCursor clears the status field cursor c names.
+func resetCursor(st *operatorv1alpha1.GlusterNodeStatus, c states.NodeCursor) {
+	switch c {
+	case states.CursorDownSince:
+		st.DownSince = nil
+	case states.CursorAliveSince:
+		st.AliveSince = nil
+	case states.CursorMovedBricks:
+		st.MovedBricks = nil
+	case states.CursorRefusedPeers:
+		st.RefusedPeers = nil
+	}
+}
+
+// stampCursor sets the clock cursor c names to now unless it is set.
+func stampCursor(st *operatorv1alpha1.GlusterNodeStatus, c states.NodeCursor, now time.Time) {
+	var t **metav1.Time
+	switch c {
+	case states.CursorDownSince:
+		t = &st.DownSince
+	case states.CursorAliveSince:
+		t = &st.AliveSince
+	default:
+		return
+	}
+	if *t == nil {
+		*t = &metav1.Time{Time: now}
 	}
 }
 

@@ -282,17 +282,15 @@ func lastUpgradeTransition(h []operatorv1alpha1.TransitionRecord) *operatorv1alp
 // fillStatus sets the message and the Upgrading condition for state.
 func (s *UpgradeSyncer) fillStatus(c *operatorv1alpha1.GlusterCluster, st fsm.State, d states.Decision) {
 	c.Status.Upgrade.Message = truncate(d.Message, 1024)
-	cond := metav1.Condition{Type: ConditionUpgrade, Reason: d.Reason, Message: truncate(d.Message, 1024), ObservedGeneration: c.Generation}
-	switch st {
-	case states.UpgradeIdle:
+	status := states.UpgradeMeaning(st).Upgrading
+	if status == states.ConditionAbsent {
 		apimeta.RemoveStatusCondition(&c.Status.Conditions, ConditionUpgrade)
 		return
-	case states.UpgradeBlocked, states.UpgradePaused, states.UpgradeComplete:
-		cond.Status = metav1.ConditionFalse
-	default:
-		cond.Status = metav1.ConditionTrue
 	}
-	apimeta.SetStatusCondition(&c.Status.Conditions, cond)
+	apimeta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{
+		Type: ConditionUpgrade, Status: metav1.ConditionStatus(status), Reason: d.Reason,
+		Message: truncate(d.Message, 1024), ObservedGeneration: c.Generation,
+	})
 }
 
 // oldestVersion is the lowest of versions by version order, or fallback
