@@ -5,37 +5,12 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/internal/fixtures"
 )
-
-const fxNamespace = "storage"
-
-func fxQuantity(s string) resource.Quantity { return resource.MustParse(s) }
-
-func fxCluster(name string) *operatorv1alpha1.GlusterCluster {
-	return &operatorv1alpha1.GlusterCluster{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: fxNamespace, UID: types.UID("uid-" + name)},
-		Spec: operatorv1alpha1.GlusterClusterSpec{
-			Mode:    operatorv1alpha1.ClusterModeManual,
-			Gluster: &operatorv1alpha1.GlusterServerSpec{Image: "quay.io/gluster/gd2", Version: "4.1.0"},
-			NodeTemplates: []operatorv1alpha1.NodeTemplate{
-				{Name: "z1", Zone: "zone-1", Nodes: ptr.To[int32](1), Storage: operatorv1alpha1.TemplateStorage{Capacity: fxQuantity("100Gi"), DeviceCount: 2}},
-			},
-		},
-	}
-}
-
-func fxNode(cluster, name string, storage *operatorv1alpha1.NodeStorage) *operatorv1alpha1.GlusterNode {
-	return &operatorv1alpha1.GlusterNode{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: fxNamespace, UID: types.UID("uid-" + name)},
-		Spec:       operatorv1alpha1.GlusterNodeSpec{Cluster: cluster, Zone: "zone-1", Template: "z1", Storage: storage},
-	}
-}
 
 func fxEnv(c corev1.Container, name string) string {
 	for _, e := range c.Env {
@@ -64,11 +39,11 @@ func TestBuildGlusterImage(t *testing.T) {
 }
 
 func TestBuildNodeStatefulSet(t *testing.T) {
-	c := fxCluster("gc")
-	n := fxNode("gc", "gc-z1-abcde", fxPVCStorage(2))
+	c := fixtures.Cluster("gc")
+	n := fixtures.Node("gc", "gc-z1-abcde", fixtures.PVCStorage(2))
 	sts := NodeStatefulSet(c, n, "4.1.0")
 
-	if sts.Name != "gc-z1-abcde" || sts.Namespace != fxNamespace {
+	if sts.Name != "gc-z1-abcde" || sts.Namespace != fixtures.Namespace {
 		t.Fatalf("name = %s/%s", sts.Namespace, sts.Name)
 	}
 	if *sts.Spec.Replicas != 1 || sts.Spec.ServiceName != "gc-nodes" {
@@ -164,7 +139,7 @@ func TestBuildNodeStatefulSet(t *testing.T) {
 		if ptr.Deref(claim.Spec.StorageClassName, "") != "fast" {
 			t.Errorf("claim %d storage class %v", i, claim.Spec.StorageClassName)
 		}
-		if q := claim.Spec.Resources.Requests[corev1.ResourceStorage]; q.Cmp(fxQuantity("100Gi")) != 0 {
+		if q := claim.Spec.Resources.Requests[corev1.ResourceStorage]; q.Cmp(fixtures.Quantity("100Gi")) != 0 {
 			t.Errorf("claim %d capacity %s", i, q.String())
 		}
 		if claim.Labels[LabelNode] != n.Name || claim.Labels[LabelCluster] != "gc" {
@@ -272,8 +247,8 @@ func TestBuildNodeStatefulSetPlacementAndStorageVariants(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := fxCluster("gc")
-			n := fxNode("gc", "n1", fxPVCStorage(1))
+			c := fixtures.Cluster("gc")
+			n := fixtures.Node("gc", "n1", fixtures.PVCStorage(1))
 			tt.setup(c, n)
 			sts := NodeStatefulSet(c, n, "4.1.0")
 			tt.check(t, sts.Spec.Template.Spec, sts.Spec.VolumeClaimTemplates)
@@ -282,13 +257,13 @@ func TestBuildNodeStatefulSetPlacementAndStorageVariants(t *testing.T) {
 }
 
 func TestBuildClusterInfra(t *testing.T) {
-	c := fxCluster("gc")
+	c := fixtures.Cluster("gc")
 	owned := func(t *testing.T, m metav1.ObjectMeta) {
 		t.Helper()
 		if len(m.OwnerReferences) != 1 || m.OwnerReferences[0].Kind != "GlusterCluster" || m.OwnerReferences[0].UID != c.UID {
 			t.Errorf("%s owner = %+v", m.Name, m.OwnerReferences)
 		}
-		if m.Namespace != fxNamespace || m.Labels[LabelCluster] != "gc" || m.Labels[LabelManagedBy] != ManagedByAnthill {
+		if m.Namespace != fixtures.Namespace || m.Labels[LabelCluster] != "gc" || m.Labels[LabelManagedBy] != ManagedByAnthill {
 			t.Errorf("%s namespace %q labels %v", m.Name, m.Namespace, m.Labels)
 		}
 	}

@@ -13,6 +13,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/utils/ptr"
 
 	"github.com/gluster/anthill/gd2"
@@ -39,9 +41,11 @@ const (
 	LabelCSIDriver        = "operator.gluster.org/csi-driver"
 )
 
-// LabelComponent values of CSI objects; ComponentCSINode (the node plugins)
-// is in csi_rollout.go.
+// LabelComponent values of CSI objects.
 const (
+	// ComponentCSINode is the LabelComponent value of the CSI node plugin
+	// DaemonSets (file and block) and their pods.
+	ComponentCSINode       = "csi-node"
 	ComponentCSIController = "csi-controller"
 	ComponentBlockTarget   = "block-target"
 	ComponentCSI           = "csi"
@@ -591,4 +595,25 @@ func DesiredCSIObjects(c *operatorv1alpha1.GlusterCluster, version string) CSIOb
 		}
 	}
 	return o
+}
+
+// csiNamespacedSelector selects the namespaced CSI objects of cluster.
+func csiNamespacedSelector(cluster string) labels.Selector {
+	comp, _ := labels.NewRequirement(LabelComponent, selection.In, csiComponents)
+	return labels.SelectorFromSet(labels.Set{LabelCluster: cluster, LabelManagedBy: ManagedByAnthill}).Add(*comp)
+}
+
+// csiClusterScopedSelector selects the cluster-scoped CSI objects of the
+// cluster in namespace.
+func csiClusterScopedSelector(namespace, cluster string) labels.Selector {
+	return labels.SelectorFromSet(labels.Set{LabelCluster: cluster, LabelClusterNamespace: namespace, LabelManagedBy: ManagedByAnthill})
+}
+
+// csiDriverNames are the driver names of both of c's possible drivers: a
+// volume of a driver since removed from spec.drivers still pins its node.
+func csiDriverNames(c *operatorv1alpha1.GlusterCluster) map[string]bool {
+	return map[string]bool{
+		CSIDriverName(c.Namespace, c.Name, operatorv1alpha1.GlusterDriverFile):  true,
+		CSIDriverName(c.Namespace, c.Name, operatorv1alpha1.GlusterDriverBlock): true,
+	}
 }

@@ -8,7 +8,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
@@ -90,18 +89,6 @@ func (o *KubeOps) csiCreateVersion(ctx context.Context, c *operatorv1alpha1.Glus
 		}
 	}
 	return clusterVersion(c), nil
-}
-
-// csiNamespacedSelector selects the namespaced CSI objects of cluster.
-func csiNamespacedSelector(cluster string) labels.Selector {
-	comp, _ := labels.NewRequirement(LabelComponent, selection.In, csiComponents)
-	return labels.SelectorFromSet(labels.Set{LabelCluster: cluster, LabelManagedBy: ManagedByAnthill}).Add(*comp)
-}
-
-// csiClusterScopedSelector selects the cluster-scoped CSI objects of the
-// cluster in namespace.
-func csiClusterScopedSelector(namespace, cluster string) labels.Selector {
-	return labels.SelectorFromSet(labels.Set{LabelCluster: cluster, LabelClusterNamespace: namespace, LabelManagedBy: ManagedByAnthill})
 }
 
 // deleteCSI deletes every CSI object of the cluster, found by labels alone
@@ -290,15 +277,6 @@ func (o *KubeOps) pinnedNodes(ctx context.Context, c *operatorv1alpha1.GlusterCl
 		}
 		return out, nil
 	})
-}
-
-// csiDriverNames are the driver names of both of c's possible drivers: a
-// volume of a driver since removed from spec.drivers still pins its node.
-func csiDriverNames(c *operatorv1alpha1.GlusterCluster) map[string]bool {
-	return map[string]bool{
-		CSIDriverName(c.Namespace, c.Name, operatorv1alpha1.GlusterDriverFile):  true,
-		CSIDriverName(c.Namespace, c.Name, operatorv1alpha1.GlusterDriverBlock): true,
-	}
 }
 
 // pinnedNodeSet is the set of Kubernetes nodes running a pod (not yet

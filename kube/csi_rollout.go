@@ -12,10 +12,6 @@ import (
 	"github.com/gluster/anthill/states"
 )
 
-// ComponentCSINode is the LabelComponent value of the CSI node plugin
-// DaemonSets (file and block) and their pods.
-const ComponentCSINode = "csi-node"
-
 // csiReader reads the CSI node plugins of a cluster from listers.
 //
 // Pinned, when set, tells which Kubernetes nodes have a volume of the

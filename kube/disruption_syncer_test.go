@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gluster/anthill/kube/engine"
-
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -27,6 +25,8 @@ import (
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	anthillfake "github.com/gluster/anthill/kube/client/clientset/versioned/fake"
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/engine"
+	"github.com/gluster/anthill/kube/internal/fixtures"
 	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
 )
@@ -54,13 +54,13 @@ type disruptionFixture struct {
 func newDisruptionFixture(t *testing.T) *disruptionFixture {
 	t.Helper()
 	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
-	s, err := sim.New(sim.Config{Secret: fixtureSecret, Peers: 3, Zones: 3, DevicesPerPeer: 1, DeviceSize: 100 << 30, Clock: clk})
+	s, err := sim.New(sim.Config{Secret: fixtures.GD2Secret, Peers: 3, Zones: 3, DevicesPerPeer: 1, DeviceSize: 100 << 30, Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(func() { srv.Close(); _ = s.Close() })
-	g, err := gd2.New(gd2.Options{Endpoint: srv.URL, Secret: fixtureSecret, Retry: &gd2.RetryPolicy{MaxAttempts: 1}})
+	g, err := gd2.New(gd2.Options{Endpoint: srv.URL, Secret: fixtures.GD2Secret, Retry: &gd2.RetryPolicy{MaxAttempts: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func newDisruptionFixture(t *testing.T) *disruptionFixture {
 			Volumes: []operatorv1alpha1.VolumeStatus{{Name: "data", State: string(states.HealHealthy)}},
 		},
 	}
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "auth"}, Data: map[string][]byte{"secret": []byte(fixtureSecret)}}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "auth"}, Data: map[string][]byte{"secret": []byte(fixtures.GD2Secret)}}
 	f := &disruptionFixture{
 		t: t, kube: kubefake.NewClientset(secret), clusters: newIndexer(), nodes: newIndexer(), kubeNodes: newIndexer(),
 		sim: s, gd2: g, peerOf: map[string]string{}, clock: clk, events: record.NewFakeRecorder(100),

@@ -3,8 +3,6 @@ package kube
 import (
 	"slices"
 
-	"github.com/gluster/anthill/kube/engine"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -12,6 +10,7 @@ import (
 	corev1listers "k8s.io/client-go/listers/core/v1"
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/states"
 )
 

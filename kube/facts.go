@@ -63,13 +63,3 @@ func scaleDownOrder(nodes []*operatorv1alpha1.GlusterNode) []*operatorv1alpha1.G
 	}
 	return out
 }
-
-// phaseConditionsOf is the three standard conditions a state's
-// PhaseCondition stands for.
-func phaseConditionsOf(c states.PhaseCondition) phaseConditions {
-	return phaseConditions{
-		ready:       c == states.PhaseReady,
-		progressing: c == states.PhaseProgressing,
-		degraded:    c == states.PhaseDegraded,
-	}
-}

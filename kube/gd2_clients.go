@@ -11,8 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gluster/anthill/kube/engine"
-
 	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,6 +18,7 @@ import (
 
 	"github.com/gluster/anthill/gd2"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/engine"
 )
 
 // GD2Clients hands out one GD2 client per GlusterCluster, built from the

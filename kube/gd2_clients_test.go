@@ -12,6 +12,7 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/internal/fixtures"
 )
 
 // A node's own client names the node (so a proxy, or the simulator, routes
@@ -26,7 +27,7 @@ func TestGD2ClientsForNodeNamesTheNodeAndDialsTheOverride(t *testing.T) {
 		mu.Unlock()
 	}))
 	defer srv.Close()
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "auth"}, Data: map[string][]byte{"secret": []byte(fixtureSecret)}}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "auth"}, Data: map[string][]byte{"secret": []byte(fixtures.GD2Secret)}}
 	g := &GD2Clients{Secrets: kubefake.NewClientset(secret).CoreV1()}
 	c := &operatorv1alpha1.GlusterCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gc"},
 		Spec: operatorv1alpha1.GlusterClusterSpec{Management: &operatorv1alpha1.ManagementSpec{

@@ -9,9 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gluster/anthill/kube/engine"
-
 	"go.uber.org/zap"
+
+	"github.com/gluster/anthill/kube/engine"
 )
 
 // failoverDialTimeout bounds one connection attempt to one address of an

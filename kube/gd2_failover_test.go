@@ -17,6 +17,7 @@ import (
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/internal/fixtures"
 )
 
 // fxServer is one address of a pool: it answers every request with its
@@ -189,10 +190,10 @@ func TestGD2ClientsTalkToAnExternalPoolsAddresses(t *testing.T) {
 		t.Skipf("127.0.0.1:%s is taken", port)
 	}
 	p, _ := strconv.Atoi(port)
-	c := fxExternal("gc", int32(p), xn("127.0.0.1", "a"), xn("127.0.0.2", "b"))
+	c := fixtures.External("gc", int32(p), fixtures.ExternalNode("127.0.0.1", "a"), fixtures.ExternalNode("127.0.0.2", "b"))
 	c.Spec.Management = &operatorv1alpha1.ManagementSpec{AuthSecretRef: &operatorv1alpha1.SecretReference{Name: "pool-secret"}}
 	kube := k8sfake.NewClientset(&corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "pool-secret", Namespace: fxNamespace},
+		ObjectMeta: metav1.ObjectMeta{Name: "pool-secret", Namespace: fixtures.Namespace},
 		Data:       map[string][]byte{AuthSecretKey: []byte(strings.Repeat("ab", 32))},
 	})
 	g := &GD2Clients{Secrets: kube.CoreV1()}

@@ -8,6 +8,7 @@ import (
 	"github.com/gluster/anthill/fsm"
 	"github.com/gluster/anthill/gd2"
 	"github.com/gluster/anthill/gd2/sim"
+	"github.com/gluster/anthill/kube/internal/fixtures"
 	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
 )
@@ -79,17 +80,17 @@ func TestAnthillMetadataStaysWellUnderGD2sLimit(t *testing.T) {
 // simulator, which enforces GD2's reserved-prefix and size rules.
 func TestGD2AcceptsTheWorstCaseMetadata(t *testing.T) {
 	f := newFxGD2(t, sim.Config{Peers: 3, Zones: 3, DevicesPerPeer: 1, DeviceSize: 100 * fxGiB})
-	peers, err := f.c.ListPeers(fxCtx, gd2.Filter{})
-	fxMust(t, err, "list peers")
-	fxMust(t, f.ops.SetPeerMetadata(fxCtx, peers[0].ID, worstPeerMetadata()), "peer edit")
+	peers, err := f.c.ListPeers(fixtures.Ctx, gd2.Filter{})
+	fixtures.Must(t, err, "list peers")
+	fixtures.Must(t, f.ops.SetPeerMetadata(fixtures.Ctx, peers[0].ID, worstPeerMetadata()), "peer edit")
 	for _, p := range peers {
-		fxMust(t, f.ops.RegisterDevice(fxCtx, p.ID, "/dev/sdb"), "register device")
+		fixtures.Must(t, f.ops.RegisterDevice(fixtures.Ctx, p.ID, "/dev/sdb"), "register device")
 	}
-	_, err = f.c.CreateVolume(fxCtx, gd2.VolumeCreateRequest{Name: "v", Size: 1 << 30, Replica: 3})
-	fxMust(t, err, "create volume")
-	fxMust(t, f.ops.SetVolumeMetadata(fxCtx, "v", worstVolumeMetadata()), "volume edit")
-	v, err := f.c.GetVolume(fxCtx, "v")
-	fxMust(t, err, "get volume")
+	_, err = f.c.CreateVolume(fixtures.Ctx, gd2.VolumeCreateRequest{Name: "v", Size: 1 << 30, Replica: 3})
+	fixtures.Must(t, err, "create volume")
+	fixtures.Must(t, f.ops.SetVolumeMetadata(fixtures.Ctx, "v", worstVolumeMetadata()), "volume edit")
+	v, err := f.c.GetVolume(fixtures.Ctx, "v")
+	fixtures.Must(t, err, "get volume")
 	if !transitions.HealMetadataCurrent(v.Metadata, worstVolumeMetadata()) {
 		t.Errorf("volume metadata %v", v.Metadata)
 	}

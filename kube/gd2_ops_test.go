@@ -9,6 +9,7 @@ import (
 
 	"github.com/gluster/anthill/gd2"
 	"github.com/gluster/anthill/gd2/sim"
+	"github.com/gluster/anthill/kube/internal/fixtures"
 	"github.com/gluster/anthill/transitions"
 )
 
@@ -76,20 +77,20 @@ func fxNodeMeta(key string) map[string]string {
 func TestGD2OpsAddPeerTwiceReturnsTheSameID(t *testing.T) {
 	f := newFxGD2(t, sim.Config{Peers: 1, DevicesPerPeer: 2, DeviceSize: 100 * fxGiB})
 	addr := "gc-z1-aaaaa-0.gc-nodes.storage.svc:24008"
-	id1, err := f.ops.AddPeer(fxCtx, addr, "zone-1", fxNodeMeta("storage/gc-z1-aaaaa"))
-	fxMust(t, err, "first add")
-	id2, err := f.ops.AddPeer(fxCtx, addr, "zone-1", fxNodeMeta("storage/gc-z1-aaaaa"))
-	fxMust(t, err, "repeated add")
+	id1, err := f.ops.AddPeer(fixtures.Ctx, addr, "zone-1", fxNodeMeta("storage/gc-z1-aaaaa"))
+	fixtures.Must(t, err, "first add")
+	id2, err := f.ops.AddPeer(fixtures.Ctx, addr, "zone-1", fxNodeMeta("storage/gc-z1-aaaaa"))
+	fixtures.Must(t, err, "repeated add")
 	if id1 == "" || id1 != id2 {
 		t.Fatalf("ids %q and %q: a repeated join must return the first peer", id1, id2)
 	}
-	peers, err := f.c.ListPeers(fxCtx, gd2.Filter{})
-	fxMust(t, err, "list")
+	peers, err := f.c.ListPeers(fixtures.Ctx, gd2.Filter{})
+	fixtures.Must(t, err, "list")
 	if len(peers) != 2 {
 		t.Fatalf("%d peers, want the pre-existing one and the added one", len(peers))
 	}
-	p, err := f.c.GetPeer(fxCtx, id1)
-	fxMust(t, err, "get")
+	p, err := f.c.GetPeer(fixtures.Ctx, id1)
+	fixtures.Must(t, err, "get")
 	if p.Zone() != "zone-1" || p.Metadata[transitions.MetaNode] != "storage/gc-z1-aaaaa" {
 		t.Errorf("peer metadata %v", p.Metadata)
 	}
@@ -99,58 +100,58 @@ func TestGD2OpsAddPeerAdoptsAMemberWithoutMetadata(t *testing.T) {
 	// The pre-created peer stands for the first pod, which the management
 	// Service reached and which formed the pool with itself.
 	f := newFxGD2(t, sim.Config{Peers: 1})
-	peers, err := f.c.ListPeers(fxCtx, gd2.Filter{})
-	fxMust(t, err, "list")
+	peers, err := f.c.ListPeers(fixtures.Ctx, gd2.Filter{})
+	fixtures.Must(t, err, "list")
 	first := peers[0]
 
-	id, err := f.ops.AddPeer(fxCtx, first.PeerAddresses[0], "zone-1", fxNodeMeta("storage/first"))
-	fxMust(t, err, "add the bootstrap member")
+	id, err := f.ops.AddPeer(fixtures.Ctx, first.PeerAddresses[0], "zone-1", fxNodeMeta("storage/first"))
+	fixtures.Must(t, err, "add the bootstrap member")
 	if id != first.ID {
 		t.Fatalf("adopted id %q, want the member's %q", id, first.ID)
 	}
-	p, err := f.c.GetPeer(fxCtx, id)
-	fxMust(t, err, "get")
+	p, err := f.c.GetPeer(fixtures.Ctx, id)
+	fixtures.Must(t, err, "get")
 	if p.Zone() != "zone-1" || p.Metadata[transitions.MetaNode] != "storage/first" {
 		t.Errorf("adopted peer not tagged: %v", p.Metadata)
 	}
 
-	if _, err := f.ops.AddPeer(fxCtx, first.PeerAddresses[0], "zone-1", fxNodeMeta("storage/someone-else")); err == nil {
+	if _, err := f.ops.AddPeer(fixtures.Ctx, first.PeerAddresses[0], "zone-1", fxNodeMeta("storage/someone-else")); err == nil {
 		t.Error("a peer tagged for one node was adopted by another")
 	}
 }
 
 func TestGD2OpsDevicesAreIdempotent(t *testing.T) {
 	f := newFxGD2(t, sim.Config{Peers: 1, DevicesPerPeer: 2, DeviceSize: 100 * fxGiB})
-	id, err := f.ops.AddPeer(fxCtx, "n1-0.gc-nodes.storage.svc:24008", "zone-1", fxNodeMeta("storage/n1"))
-	fxMust(t, err, "add peer")
+	id, err := f.ops.AddPeer(fixtures.Ctx, "n1-0.gc-nodes.storage.svc:24008", "zone-1", fxNodeMeta("storage/n1"))
+	fixtures.Must(t, err, "add peer")
 	for range 2 {
-		fxMust(t, f.ops.RegisterDevice(fxCtx, id, "/dev/sdb"), "register")
+		fixtures.Must(t, f.ops.RegisterDevice(fixtures.Ctx, id, "/dev/sdb"), "register")
 	}
 	for _, enabled := range []bool{false, false, true, true} {
-		fxMust(t, f.ops.SetDeviceEnabled(fxCtx, id, "/dev/sdb", enabled), "set enabled")
-		d, err := f.c.GetDevice(fxCtx, id, "/dev/sdb")
-		fxMust(t, err, "get device")
+		fixtures.Must(t, f.ops.SetDeviceEnabled(fixtures.Ctx, id, "/dev/sdb", enabled), "set enabled")
+		d, err := f.c.GetDevice(fixtures.Ctx, id, "/dev/sdb")
+		fixtures.Must(t, err, "get device")
 		if want := map[bool]gd2.DeviceState{true: gd2.DeviceEnabled, false: gd2.DeviceDisabled}[enabled]; d.State != want {
 			t.Errorf("state %s, want %s", d.State, want)
 		}
 	}
-	devs, err := f.c.ListDevices(fxCtx, id)
-	fxMust(t, err, "list devices")
+	devs, err := f.c.ListDevices(fixtures.Ctx, id)
+	fixtures.Must(t, err, "list devices")
 	if len(devs) != 1 {
 		t.Errorf("%d devices, want 1", len(devs))
 	}
-	if err := f.ops.RegisterDevice(fxCtx, id, "/dev/sdz"); err == nil {
+	if err := f.ops.RegisterDevice(fixtures.Ctx, id, "/dev/sdz"); err == nil {
 		t.Error("registering a disk the host does not have succeeded")
 	}
 }
 
 func TestGD2OpsSetPeerMetadataMerges(t *testing.T) {
 	f := newFxGD2(t, sim.Config{Peers: 1})
-	id, err := f.ops.AddPeer(fxCtx, "n1:24008", "zone-1", fxNodeMeta("storage/n1"))
-	fxMust(t, err, "add peer")
-	fxMust(t, f.ops.SetPeerMetadata(fxCtx, id, map[string]string{transitions.MetaState: "Online"}), "set")
-	p, err := f.c.GetPeer(fxCtx, id)
-	fxMust(t, err, "get")
+	id, err := f.ops.AddPeer(fixtures.Ctx, "n1:24008", "zone-1", fxNodeMeta("storage/n1"))
+	fixtures.Must(t, err, "add peer")
+	fixtures.Must(t, f.ops.SetPeerMetadata(fixtures.Ctx, id, map[string]string{transitions.MetaState: "Online"}), "set")
+	p, err := f.c.GetPeer(fixtures.Ctx, id)
+	fixtures.Must(t, err, "get")
 	if p.Metadata[transitions.MetaState] != "Online" || p.Metadata[transitions.MetaNode] != "storage/n1" {
 		t.Errorf("metadata %v", p.Metadata)
 	}
@@ -158,14 +159,14 @@ func TestGD2OpsSetPeerMetadataMerges(t *testing.T) {
 
 func TestGD2OpsDeletePeerOfAGonePeerIsSuccess(t *testing.T) {
 	f := newFxGD2(t, sim.Config{Peers: 1})
-	id, err := f.ops.AddPeer(fxCtx, "n1:24008", "zone-1", fxNodeMeta("storage/n1"))
-	fxMust(t, err, "add peer")
+	id, err := f.ops.AddPeer(fixtures.Ctx, "n1:24008", "zone-1", fxNodeMeta("storage/n1"))
+	fixtures.Must(t, err, "add peer")
 	// GD2 refuses to delete the node serving the request: the leaving pod
 	// is taken out of the management Service first, as deletePeer does.
-	fxMust(t, f.sim.UpsertHost(sim.HostSpec{Name: "n1", Alive: true, Unserving: true}), "leave the management Service")
-	fxMust(t, f.ops.DeletePeer(fxCtx, id), "delete")
-	fxMust(t, f.ops.DeletePeer(fxCtx, id), "delete again")
-	if _, err := f.c.GetPeer(fxCtx, id); !errors.Is(err, gd2.ErrNotFound) {
+	fixtures.Must(t, f.sim.UpsertHost(sim.HostSpec{Name: "n1", Alive: true, Unserving: true}), "leave the management Service")
+	fixtures.Must(t, f.ops.DeletePeer(fixtures.Ctx, id), "delete")
+	fixtures.Must(t, f.ops.DeletePeer(fixtures.Ctx, id), "delete again")
+	if _, err := f.c.GetPeer(fixtures.Ctx, id); !errors.Is(err, gd2.ErrNotFound) {
 		t.Errorf("peer still there: %v", err)
 	}
 }
@@ -175,15 +176,15 @@ func TestGD2OpsDeletePeerOfAGonePeerIsSuccess(t *testing.T) {
 func fxReplicaSetup(t *testing.T) (f *fxGD2, victim gd2.Peer, spare string, brick gd2.BrickInfo) {
 	t.Helper()
 	f = newFxGD2(t, sim.Config{Peers: 3, Zones: 3, DevicesPerPeer: 2, DeviceSize: 100 * fxGiB})
-	peers, err := f.c.ListPeers(fxCtx, gd2.Filter{})
-	fxMust(t, err, "list peers")
+	peers, err := f.c.ListPeers(fixtures.Ctx, gd2.Filter{})
+	fixtures.Must(t, err, "list peers")
 	for _, p := range peers {
-		fxMust(t, f.ops.RegisterDevice(fxCtx, p.ID, "/dev/sdb"), "register")
+		fixtures.Must(t, f.ops.RegisterDevice(fixtures.Ctx, p.ID, "/dev/sdb"), "register")
 	}
-	_, err = f.c.CreateVolume(fxCtx, gd2.VolumeCreateRequest{Name: "pv1", Size: fxGiB, Replica: 3})
-	fxMust(t, err, "create volume")
-	v, err := f.c.GetVolume(fxCtx, "pv1")
-	fxMust(t, err, "get volume")
+	_, err = f.c.CreateVolume(fixtures.Ctx, gd2.VolumeCreateRequest{Name: "pv1", Size: fxGiB, Replica: 3})
+	fixtures.Must(t, err, "create volume")
+	v, err := f.c.GetVolume(fixtures.Ctx, "pv1")
+	fixtures.Must(t, err, "get volume")
 	for _, p := range peers {
 		if p.Zone() != "zone-1" {
 			continue
@@ -198,23 +199,23 @@ func fxReplicaSetup(t *testing.T) (f *fxGD2, victim gd2.Peer, spare string, bric
 	if brick.Path == "" {
 		t.Fatalf("no brick in zone-1: %+v", v.Bricks())
 	}
-	spare, err = f.ops.AddPeer(fxCtx, "gd2-4:24008", "zone-1", fxNodeMeta("storage/spare"))
-	fxMust(t, err, "add spare")
-	fxMust(t, f.ops.RegisterDevice(fxCtx, spare, "/dev/sdb"), "register spare")
+	spare, err = f.ops.AddPeer(fixtures.Ctx, "gd2-4:24008", "zone-1", fxNodeMeta("storage/spare"))
+	fixtures.Must(t, err, "add spare")
+	fixtures.Must(t, f.ops.RegisterDevice(fixtures.Ctx, spare, "/dev/sdb"), "register spare")
 	// The leaving node takes no new bricks, as the drain action ensures.
-	fxMust(t, f.ops.SetDeviceEnabled(fxCtx, victim.ID, "/dev/sdb", false), "disable victim")
+	fixtures.Must(t, f.ops.SetDeviceEnabled(fixtures.Ctx, victim.ID, "/dev/sdb", false), "disable victim")
 	return f, victim, spare, brick
 }
 
 func TestGD2OpsBrickOnPeerBeforeAndAfterReplaceBrick(t *testing.T) {
 	f, victim, spare, brick := fxReplicaSetup(t)
 
-	on, err := f.ops.BrickOnPeer(fxCtx, "pv1", victim.ID, brick.Path)
-	fxMust(t, err, "brick on peer before")
+	on, err := f.ops.BrickOnPeer(fixtures.Ctx, "pv1", victim.ID, brick.Path)
+	fixtures.Must(t, err, "brick on peer before")
 	if !on {
 		t.Fatal("the brick is not reported on its peer")
 	}
-	if on, _ := f.ops.BrickOnPeer(fxCtx, "pv1", spare, brick.Path); on {
+	if on, _ := f.ops.BrickOnPeer(fixtures.Ctx, "pv1", spare, brick.Path); on {
 		t.Fatal("the brick is reported on the spare before the replacement")
 	}
 
@@ -222,24 +223,24 @@ func TestGD2OpsBrickOnPeerBeforeAndAfterReplaceBrick(t *testing.T) {
 	// leaving peer is moved out of the zone first; the request goes to the
 	// source's own GD2, which sizes the new brick.
 	f.ops.Local = f.nodeClient(t, f.hostOf(t, victim.ID))
-	fxMust(t, f.ops.ReplaceBrick(fxCtx, "pv1", victim.ID, brick.Path, transitions.MoveTo{Peers: []string{spare}, SameZone: true}), "replace brick")
+	fixtures.Must(t, f.ops.ReplaceBrick(fixtures.Ctx, "pv1", victim.ID, brick.Path, transitions.MoveTo{Peers: []string{spare}, SameZone: true}), "replace brick")
 
-	on, err = f.ops.BrickOnPeer(fxCtx, "pv1", victim.ID, brick.Path)
-	fxMust(t, err, "brick on peer after")
+	on, err = f.ops.BrickOnPeer(fixtures.Ctx, "pv1", victim.ID, brick.Path)
+	fixtures.Must(t, err, "brick on peer after")
 	if on {
 		t.Fatal("the brick is still on the leaving peer")
 	}
-	if on, _ := f.ops.BrickOnPeer(fxCtx, "pv1", spare, brick.Path); !on {
+	if on, _ := f.ops.BrickOnPeer(fixtures.Ctx, "pv1", spare, brick.Path); !on {
 		t.Fatal("the brick did not land on the spare in the same zone")
 	}
-	p, err := f.c.GetPeer(fxCtx, victim.ID)
-	fxMust(t, err, "get victim")
+	p, err := f.c.GetPeer(fixtures.Ctx, victim.ID)
+	fixtures.Must(t, err, "get victim")
 	if p.Zone() != transitions.DrainingZone("zone-1") || p.Metadata[PeerMetaZone] != "zone-1" {
 		t.Errorf("victim zone %q, recorded %q", p.Zone(), p.Metadata[PeerMetaZone])
 	}
-	fxMust(t, f.ops.RestorePeerZone(fxCtx, victim.ID), "restore zone")
-	fxMust(t, f.ops.RestorePeerZone(fxCtx, victim.ID), "restore zone again")
-	if p, _ := f.c.GetPeer(fxCtx, victim.ID); p.Zone() != "zone-1" {
+	fixtures.Must(t, f.ops.RestorePeerZone(fixtures.Ctx, victim.ID), "restore zone")
+	fixtures.Must(t, f.ops.RestorePeerZone(fixtures.Ctx, victim.ID), "restore zone again")
+	if p, _ := f.c.GetPeer(fixtures.Ctx, victim.ID); p.Zone() != "zone-1" {
 		t.Errorf("zone after restore %q", p.Zone())
 	}
 	if vs := f.sim.Violations(); len(vs) != 0 {
@@ -249,15 +250,15 @@ func TestGD2OpsBrickOnPeerBeforeAndAfterReplaceBrick(t *testing.T) {
 
 func TestGD2OpsReplaceBrickWithNowhereToGoIsErrNoPlacement(t *testing.T) {
 	f := newFxGD2(t, sim.Config{Peers: 3, Zones: 3, DevicesPerPeer: 2, DeviceSize: 100 * fxGiB})
-	peers, err := f.c.ListPeers(fxCtx, gd2.Filter{})
-	fxMust(t, err, "list peers")
+	peers, err := f.c.ListPeers(fixtures.Ctx, gd2.Filter{})
+	fixtures.Must(t, err, "list peers")
 	for _, p := range peers {
-		fxMust(t, f.ops.RegisterDevice(fxCtx, p.ID, "/dev/sdb"), "register")
+		fixtures.Must(t, f.ops.RegisterDevice(fixtures.Ctx, p.ID, "/dev/sdb"), "register")
 	}
-	_, err = f.c.CreateVolume(fxCtx, gd2.VolumeCreateRequest{Name: "pv1", Size: fxGiB, Replica: 3})
-	fxMust(t, err, "create volume")
-	v, err := f.c.GetVolume(fxCtx, "pv1")
-	fxMust(t, err, "get volume")
+	_, err = f.c.CreateVolume(fixtures.Ctx, gd2.VolumeCreateRequest{Name: "pv1", Size: fxGiB, Replica: 3})
+	fixtures.Must(t, err, "create volume")
+	v, err := f.c.GetVolume(fixtures.Ctx, "pv1")
+	fixtures.Must(t, err, "get volume")
 	b := v.Bricks()[0]
 
 	f.ops.Local = f.nodeClient(t, f.hostOf(t, b.PeerID))
@@ -267,21 +268,21 @@ func TestGD2OpsReplaceBrickWithNowhereToGoIsErrNoPlacement(t *testing.T) {
 			others = append(others, p.ID)
 		}
 	}
-	err = f.ops.ReplaceBrick(fxCtx, "pv1", b.PeerID, b.Path, transitions.MoveTo{Peers: others})
+	err = f.ops.ReplaceBrick(fixtures.Ctx, "pv1", b.PeerID, b.Path, transitions.MoveTo{Peers: others})
 	if !errors.Is(err, ErrNoPlacement) || !errors.Is(err, gd2.ErrNoCapacity) {
 		t.Fatalf("err = %v, want ErrNoPlacement wrapping gd2.ErrNoCapacity", err)
 	}
 	if !strings.Contains(err.Error(), b.PeerID) || !strings.Contains(err.Error(), "pv1") {
 		t.Errorf("error %q does not name the volume and peer", err)
 	}
-	if on, _ := f.ops.BrickOnPeer(fxCtx, "pv1", b.PeerID, b.Path); !on {
+	if on, _ := f.ops.BrickOnPeer(fixtures.Ctx, "pv1", b.PeerID, b.Path); !on {
 		t.Error("a refused replacement moved the brick")
 	}
 }
 
 func TestGD2OpsBrickOnPeerOfAGoneVolumeIsFalse(t *testing.T) {
 	f := newFxGD2(t, sim.Config{Peers: 1})
-	on, err := f.ops.BrickOnPeer(fxCtx, "nope", "00000000-0000-0000-0000-000000000001", "/b")
+	on, err := f.ops.BrickOnPeer(fixtures.Ctx, "nope", "00000000-0000-0000-0000-000000000001", "/b")
 	if err != nil || on {
 		t.Errorf("BrickOnPeer = %t, %v; want false, nil", on, err)
 	}
@@ -289,15 +290,15 @@ func TestGD2OpsBrickOnPeerOfAGoneVolumeIsFalse(t *testing.T) {
 
 func TestGD2OpsTriggerHeal(t *testing.T) {
 	f, _, _, _ := fxReplicaSetup(t)
-	_, err := f.c.StartVolume(fxCtx, "pv1", false)
-	fxMust(t, err, "start")
-	_, err = f.c.SetVolumeOptions(fxCtx, "pv1", gd2.VolumeOptionRequest{
+	_, err := f.c.StartVolume(fixtures.Ctx, "pv1", false)
+	fixtures.Must(t, err, "start")
+	_, err = f.c.SetVolumeOptions(fixtures.Ctx, "pv1", gd2.VolumeOptionRequest{
 		Options: map[string]string{"cluster/replicate.self-heal-daemon": "on"}, AllowAdvanced: true})
-	fxMust(t, err, "enable self-heal")
+	fixtures.Must(t, err, "enable self-heal")
 	for range 2 {
-		fxMust(t, f.ops.TriggerHeal(fxCtx, "pv1"), "trigger heal")
+		fixtures.Must(t, f.ops.TriggerHeal(fixtures.Ctx, "pv1"), "trigger heal")
 	}
-	if err := f.ops.TriggerHeal(fxCtx, "nope"); !errors.Is(err, gd2.ErrNotFound) {
+	if err := f.ops.TriggerHeal(fixtures.Ctx, "nope"); !errors.Is(err, gd2.ErrNotFound) {
 		t.Errorf("heal of a missing volume: %v", err)
 	}
 }

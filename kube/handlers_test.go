@@ -5,13 +5,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gluster/anthill/kube/engine"
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/engine"
 )
 
 // A PersistentVolume holds a cluster's deletion when it came from one of the

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gluster/anthill/kube/engine"
-
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,6 +26,8 @@ import (
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	anthillfake "github.com/gluster/anthill/kube/client/clientset/versioned/fake"
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/engine"
+	"github.com/gluster/anthill/kube/internal/fixtures"
 	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
 )
@@ -54,7 +54,7 @@ type healFixture struct {
 func newHealFixture(t *testing.T) *healFixture {
 	t.Helper()
 	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
-	s, err := sim.New(sim.Config{Secret: fixtureSecret, Peers: 3, Zones: 3, DevicesPerPeer: 1, DeviceSize: 100 << 30, Clock: clk})
+	s, err := sim.New(sim.Config{Secret: fixtures.GD2Secret, Peers: 3, Zones: 3, DevicesPerPeer: 1, DeviceSize: 100 << 30, Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func newHealFixture(t *testing.T) *healFixture {
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(func() { srv.Close(); _ = s.Close() })
-	g, err := gd2.New(gd2.Options{Endpoint: srv.URL, Secret: fixtureSecret, Retry: &gd2.RetryPolicy{MaxAttempts: 1}})
+	g, err := gd2.New(gd2.Options{Endpoint: srv.URL, Secret: fixtures.GD2Secret, Retry: &gd2.RetryPolicy{MaxAttempts: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func newHealFixture(t *testing.T) *healFixture {
 		},
 		Status: operatorv1alpha1.GlusterClusterStatus{Phase: operatorv1alpha1.ClusterPhase(states.ClusterReady)},
 	}
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "auth"}, Data: map[string][]byte{"secret": []byte(fixtureSecret)}}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "auth"}, Data: map[string][]byte{"secret": []byte(fixtures.GD2Secret)}}
 	f.t, f.kube, f.anthill = t, kubefake.NewClientset(secret), anthillfake.NewSimpleClientset(cluster)
 	f.clusters, f.sim, f.gd2, f.clock, f.events = newIndexer(), s, g, clk, record.NewFakeRecorder(100)
 	if err := f.clusters.Add(cluster); err != nil {
@@ -503,7 +503,7 @@ func TestHealSyncerBacksOffWhileGD2FailsAndResetsOnSuccess(t *testing.T) {
 	if v := f.volume("data"); v.State != string(states.HealUnknown) {
 		t.Fatalf("volume %+v; want kept as Unknown while GD2 is unreachable", v)
 	}
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "auth"}, Data: map[string][]byte{"secret": []byte(fixtureSecret)}}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "auth"}, Data: map[string][]byte{"secret": []byte(fixtures.GD2Secret)}}
 	if _, err := f.kube.CoreV1().Secrets("ns").Create(ctx, secret, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -18,10 +17,9 @@ import (
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	anthillfake "github.com/gluster/anthill/kube/client/clientset/versioned/fake"
+	"github.com/gluster/anthill/kube/internal/fixtures"
 	"github.com/gluster/anthill/transitions"
 )
-
-var fxCtx = context.Background()
 
 type fxKube struct {
 	ops   *KubeOps
@@ -45,17 +43,13 @@ func newFxKube(t *testing.T, kubeObjs []runtime.Object, crObjs ...runtime.Object
 	return f
 }
 
-func fxClusterTarget(c *operatorv1alpha1.GlusterCluster) transitions.ClusterTarget {
-	return transitions.ClusterTarget{Namespace: c.Namespace, Name: c.Name}
-}
-
 func fxNodeTarget(n *operatorv1alpha1.GlusterNode) transitions.NodeTarget {
 	return transitions.NodeTarget{Namespace: n.Namespace, Name: n.Name, Cluster: n.Spec.Cluster, Zone: n.Spec.Zone, Devices: NodeDevicePaths(n)}
 }
 
 func (f *fxKube) secrets(t *testing.T) []corev1.Secret {
 	t.Helper()
-	l, err := f.kube.CoreV1().Secrets(fxNamespace).List(fxCtx, metav1.ListOptions{})
+	l, err := f.kube.CoreV1().Secrets(fixtures.Namespace).List(fixtures.Ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +61,7 @@ func (f *fxKube) names(t *testing.T, kind string) []string {
 	var out []string
 	switch kind {
 	case "services":
-		l, err := f.kube.CoreV1().Services(fxNamespace).List(fxCtx, metav1.ListOptions{})
+		l, err := f.kube.CoreV1().Services(fixtures.Namespace).List(fixtures.Ctx, metav1.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,7 +69,7 @@ func (f *fxKube) names(t *testing.T, kind string) []string {
 			out = append(out, o.Name)
 		}
 	case "statefulsets":
-		l, err := f.kube.AppsV1().StatefulSets(fxNamespace).List(fxCtx, metav1.ListOptions{})
+		l, err := f.kube.AppsV1().StatefulSets(fixtures.Namespace).List(fixtures.Ctx, metav1.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,7 +77,7 @@ func (f *fxKube) names(t *testing.T, kind string) []string {
 			out = append(out, o.Name)
 		}
 	case "pvcs":
-		l, err := f.kube.CoreV1().PersistentVolumeClaims(fxNamespace).List(fxCtx, metav1.ListOptions{})
+		l, err := f.kube.CoreV1().PersistentVolumeClaims(fixtures.Namespace).List(fixtures.Ctx, metav1.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,7 +85,7 @@ func (f *fxKube) names(t *testing.T, kind string) []string {
 			out = append(out, o.Name)
 		}
 	case "pods":
-		l, err := f.kube.CoreV1().Pods(fxNamespace).List(fxCtx, metav1.ListOptions{})
+		l, err := f.kube.CoreV1().Pods(fixtures.Namespace).List(fixtures.Ctx, metav1.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +103,7 @@ func (f *fxKube) names(t *testing.T, kind string) []string {
 
 func (f *fxKube) nodes(t *testing.T) []operatorv1alpha1.GlusterNode {
 	t.Helper()
-	l, err := f.crs.OperatorV1alpha1().GlusterNodes(fxNamespace).List(fxCtx, metav1.ListOptions{})
+	l, err := f.crs.OperatorV1alpha1().GlusterNodes(fixtures.Namespace).List(fixtures.Ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,23 +111,16 @@ func (f *fxKube) nodes(t *testing.T) []operatorv1alpha1.GlusterNode {
 	return l.Items
 }
 
-func fxMust(t *testing.T, err error, what string) {
-	t.Helper()
-	if err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
-}
-
 func TestKubeOpsEnsureClusterInfraIsIdempotentAndKeepsTheSecret(t *testing.T) {
-	c := fxCluster("gc")
+	c := fixtures.Cluster("gc")
 	f := newFxKube(t, nil, c)
 
-	fxMust(t, f.ops.EnsureClusterInfra(fxCtx, fxClusterTarget(c)), "first ensure")
+	fixtures.Must(t, f.ops.EnsureClusterInfra(fixtures.Ctx, fixtures.ClusterTarget(c)), "first ensure")
 	first := f.secrets(t)
 	if len(first) != 1 || first[0].Name != "gc-gd2-auth" || len(first[0].Data[AuthSecretKey]) != 64 {
 		t.Fatalf("secrets after first ensure: %+v", first)
 	}
-	fxMust(t, f.ops.EnsureClusterInfra(fxCtx, fxClusterTarget(c)), "second ensure")
+	fixtures.Must(t, f.ops.EnsureClusterInfra(fixtures.Ctx, fixtures.ClusterTarget(c)), "second ensure")
 	second := f.secrets(t)
 	if len(second) != 1 || string(second[0].Data[AuthSecretKey]) != string(first[0].Data[AuthSecretKey]) {
 		t.Fatal("a repeated ensure regenerated the auth secret")
@@ -147,13 +134,13 @@ func TestKubeOpsEnsureClusterInfraIsIdempotentAndKeepsTheSecret(t *testing.T) {
 }
 
 func TestKubeOpsEnsureClusterInfraNeverReplacesAnExistingSecret(t *testing.T) {
-	c := fxCluster("gc")
+	c := fixtures.Cluster("gc")
 	existing := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "gc-gd2-auth", Namespace: fxNamespace},
+		ObjectMeta: metav1.ObjectMeta{Name: "gc-gd2-auth", Namespace: fixtures.Namespace},
 		Data:       map[string][]byte{AuthSecretKey: []byte("the-one-the-nodes-started-with")},
 	}
 	f := newFxKube(t, []runtime.Object{existing}, c)
-	fxMust(t, f.ops.EnsureClusterInfra(fxCtx, fxClusterTarget(c)), "ensure")
+	fixtures.Must(t, f.ops.EnsureClusterInfra(fixtures.Ctx, fixtures.ClusterTarget(c)), "ensure")
 	for _, a := range f.kube.Actions() {
 		if a.GetResource().Resource == "secrets" && a.GetVerb() != "get" {
 			t.Errorf("unexpected %s on secrets", a.GetVerb())
@@ -192,10 +179,10 @@ func TestKubeOpsEnsureClusterInfraVariants(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := fxCluster("gc")
+			c := fixtures.Cluster("gc")
 			tt.mutate(c)
 			f := newFxKube(t, nil, c)
-			fxMust(t, f.ops.EnsureClusterInfra(fxCtx, fxClusterTarget(c)), "ensure")
+			fixtures.Must(t, f.ops.EnsureClusterInfra(fixtures.Ctx, fixtures.ClusterTarget(c)), "ensure")
 			if got := f.names(t, "secrets"); !slices.Equal(got, tt.wantSecrets) {
 				t.Errorf("secrets %v, want %v", got, tt.wantSecrets)
 			}
@@ -210,18 +197,18 @@ func TestKubeOpsEnsureClusterInfraVariants(t *testing.T) {
 }
 
 func TestKubeOpsDeleteClusterInfraIsIdempotentAndSparesTheAdminsSecret(t *testing.T) {
-	c := fxCluster("gc")
+	c := fixtures.Cluster("gc")
 	f := newFxKube(t, nil, c)
-	fxMust(t, f.ops.EnsureClusterInfra(fxCtx, fxClusterTarget(c)), "ensure")
+	fixtures.Must(t, f.ops.EnsureClusterInfra(fixtures.Ctx, fixtures.ClusterTarget(c)), "ensure")
 	etcdClaim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{
-		Name: EtcdDataClaimName("gc"), Namespace: fxNamespace, Labels: ClusterLabels("gc", ComponentEtcd)}}
-	other := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "unrelated", Namespace: fxNamespace}}
+		Name: EtcdDataClaimName("gc"), Namespace: fixtures.Namespace, Labels: ClusterLabels("gc", ComponentEtcd)}}
+	other := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "unrelated", Namespace: fixtures.Namespace}}
 	for _, pvc := range []*corev1.PersistentVolumeClaim{etcdClaim, other} {
-		_, err := f.kube.CoreV1().PersistentVolumeClaims(fxNamespace).Create(fxCtx, pvc, metav1.CreateOptions{})
-		fxMust(t, err, "create PVC")
+		_, err := f.kube.CoreV1().PersistentVolumeClaims(fixtures.Namespace).Create(fixtures.Ctx, pvc, metav1.CreateOptions{})
+		fixtures.Must(t, err, "create PVC")
 	}
 	for i := range 2 {
-		fxMust(t, f.ops.DeleteClusterInfra(fxCtx, fxClusterTarget(c)), fmt.Sprintf("delete #%d", i+1))
+		fixtures.Must(t, f.ops.DeleteClusterInfra(fixtures.Ctx, fixtures.ClusterTarget(c)), fmt.Sprintf("delete #%d", i+1))
 	}
 	if got := f.names(t, "services"); len(got) != 0 {
 		t.Errorf("services left: %v", got)
@@ -236,50 +223,50 @@ func TestKubeOpsDeleteClusterInfraIsIdempotentAndSparesTheAdminsSecret(t *testin
 		t.Errorf("PVCs left: %v", got)
 	}
 
-	admins := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "gc-gd2-auth", Namespace: fxNamespace}}
-	_, err := f.kube.CoreV1().Secrets(fxNamespace).Create(fxCtx, admins, metav1.CreateOptions{})
-	fxMust(t, err, "create admin secret")
-	fxMust(t, f.ops.DeleteClusterInfra(fxCtx, fxClusterTarget(c)), "delete with admin secret")
+	admins := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "gc-gd2-auth", Namespace: fixtures.Namespace}}
+	_, err := f.kube.CoreV1().Secrets(fixtures.Namespace).Create(fixtures.Ctx, admins, metav1.CreateOptions{})
+	fixtures.Must(t, err, "create admin secret")
+	fixtures.Must(t, f.ops.DeleteClusterInfra(fixtures.Ctx, fixtures.ClusterTarget(c)), "delete with admin secret")
 	if got := f.names(t, "secrets"); !slices.Equal(got, []string{"gc-gd2-auth"}) {
 		t.Errorf("an admin's secret that anthill did not create was deleted: %v", got)
 	}
 }
 
 func TestKubeOpsEnsureNodeWorkloadIsIdempotent(t *testing.T) {
-	c := fxCluster("gc")
-	n := fxNode("gc", "gc-z1-aaaaa", fxPVCStorage(2))
-	ext := fxNode("gc", "ext", nil)
+	c := fixtures.Cluster("gc")
+	n := fixtures.Node("gc", "gc-z1-aaaaa", fixtures.PVCStorage(2))
+	ext := fixtures.Node("gc", "ext", nil)
 	ext.Spec.ExternalAddress = "10.0.0.9"
 	f := newFxKube(t, nil, c, n, ext)
 
 	for i := range 2 {
-		fxMust(t, f.ops.EnsureNodeWorkload(fxCtx, fxNodeTarget(n)), fmt.Sprintf("ensure #%d", i+1))
-		fxMust(t, f.ops.EnsureNodeWorkload(fxCtx, fxNodeTarget(ext)), "ensure external")
+		fixtures.Must(t, f.ops.EnsureNodeWorkload(fixtures.Ctx, fxNodeTarget(n)), fmt.Sprintf("ensure #%d", i+1))
+		fixtures.Must(t, f.ops.EnsureNodeWorkload(fixtures.Ctx, fxNodeTarget(ext)), "ensure external")
 	}
 	if got := f.names(t, "statefulsets"); !slices.Equal(got, []string{"gc-z1-aaaaa"}) {
 		t.Fatalf("statefulsets %v", got)
 	}
-	sts, err := f.kube.AppsV1().StatefulSets(fxNamespace).Get(fxCtx, "gc-z1-aaaaa", metav1.GetOptions{})
-	fxMust(t, err, "get sts")
+	sts, err := f.kube.AppsV1().StatefulSets(fixtures.Namespace).Get(fixtures.Ctx, "gc-z1-aaaaa", metav1.GetOptions{})
+	fixtures.Must(t, err, "get sts")
 	if sts.Spec.Template.Annotations[AnnotationVersion] != "4.1.0" || len(sts.Spec.VolumeClaimTemplates) != 3 {
 		t.Errorf("sts not built from the live cluster and node: %+v", sts.Spec.Template.Annotations)
 	}
 }
 
 func TestKubeOpsRollNodeWorkloadRestartsOnlyAnOldPod(t *testing.T) {
-	c := fxCluster("gc")
-	n := fxNode("gc", "n1", fxPVCStorage(1))
+	c := fixtures.Cluster("gc")
+	n := fixtures.Node("gc", "n1", fixtures.PVCStorage(1))
 	f := newFxKube(t, nil, c, n)
-	fxMust(t, f.ops.EnsureNodeWorkload(fxCtx, fxNodeTarget(n)), "ensure")
-	oldPod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "n1-0", Namespace: fxNamespace, UID: "old",
+	fixtures.Must(t, f.ops.EnsureNodeWorkload(fixtures.Ctx, fxNodeTarget(n)), "ensure")
+	oldPod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "n1-0", Namespace: fixtures.Namespace, UID: "old",
 		Annotations: map[string]string{AnnotationVersion: "4.1.0"}}}
-	_, err := f.kube.CoreV1().Pods(fxNamespace).Create(fxCtx, oldPod, metav1.CreateOptions{})
-	fxMust(t, err, "create pod")
+	_, err := f.kube.CoreV1().Pods(fixtures.Namespace).Create(fixtures.Ctx, oldPod, metav1.CreateOptions{})
+	fixtures.Must(t, err, "create pod")
 
 	nt := fxNodeTarget(n)
-	fxMust(t, f.ops.RollNodeWorkload(fxCtx, nt, "4.1.1"), "roll")
-	sts, err := f.kube.AppsV1().StatefulSets(fxNamespace).Get(fxCtx, "n1", metav1.GetOptions{})
-	fxMust(t, err, "get sts")
+	fixtures.Must(t, f.ops.RollNodeWorkload(fixtures.Ctx, nt, "4.1.1"), "roll")
+	sts, err := f.kube.AppsV1().StatefulSets(fixtures.Namespace).Get(fixtures.Ctx, "n1", metav1.GetOptions{})
+	fixtures.Must(t, err, "get sts")
 	if sts.Spec.Template.Annotations[AnnotationVersion] != "4.1.1" || sts.Spec.Template.Spec.Containers[0].Image != "quay.io/gluster/gd2:4.1.1" {
 		t.Errorf("template not rolled: %v %s", sts.Spec.Template.Annotations, sts.Spec.Template.Spec.Containers[0].Image)
 	}
@@ -288,16 +275,16 @@ func TestKubeOpsRollNodeWorkloadRestartsOnlyAnOldPod(t *testing.T) {
 	}
 
 	// Repeated while the pod is gone: nothing to do.
-	fxMust(t, f.ops.RollNodeWorkload(fxCtx, nt, "4.1.1"), "roll while pod is gone")
+	fixtures.Must(t, f.ops.RollNodeWorkload(fixtures.Ctx, nt, "4.1.1"), "roll while pod is gone")
 
 	// The StatefulSet controller brings the pod back at the new version; a
 	// repeated roll must not restart it again.
 	newPod := oldPod.DeepCopy()
 	newPod.UID, newPod.Annotations[AnnotationVersion] = "new", "4.1.1"
-	_, err = f.kube.CoreV1().Pods(fxNamespace).Create(fxCtx, newPod, metav1.CreateOptions{})
-	fxMust(t, err, "create new pod")
+	_, err = f.kube.CoreV1().Pods(fixtures.Namespace).Create(fixtures.Ctx, newPod, metav1.CreateOptions{})
+	fixtures.Must(t, err, "create new pod")
 	f.kube.ClearActions()
-	fxMust(t, f.ops.RollNodeWorkload(fxCtx, nt, "4.1.1"), "repeated roll")
+	fixtures.Must(t, f.ops.RollNodeWorkload(fixtures.Ctx, nt, "4.1.1"), "repeated roll")
 	if got := f.names(t, "pods"); !slices.Equal(got, []string{"n1-0"}) {
 		t.Fatalf("the pod at the target version was deleted: %v", got)
 	}
@@ -309,16 +296,16 @@ func TestKubeOpsRollNodeWorkloadRestartsOnlyAnOldPod(t *testing.T) {
 }
 
 func TestKubeOpsDeleteNodeWorkloadRemovesOnlyTheNodesObjects(t *testing.T) {
-	c := fxCluster("gc")
-	n := fxNode("gc", "n1", fxPVCStorage(2))
-	labelled := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "brick-0-n1-0", Namespace: fxNamespace, Labels: NodeLabels("gc", "n1")}}
-	unlabelled := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "brick-1-n1-0", Namespace: fxNamespace}}
-	otherNode := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "brick-0-n2-0", Namespace: fxNamespace, Labels: NodeLabels("gc", "n2")}}
+	c := fixtures.Cluster("gc")
+	n := fixtures.Node("gc", "n1", fixtures.PVCStorage(2))
+	labelled := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "brick-0-n1-0", Namespace: fixtures.Namespace, Labels: NodeLabels("gc", "n1")}}
+	unlabelled := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "brick-1-n1-0", Namespace: fixtures.Namespace}}
+	otherNode := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "brick-0-n2-0", Namespace: fixtures.Namespace, Labels: NodeLabels("gc", "n2")}}
 	f := newFxKube(t, []runtime.Object{labelled, unlabelled, otherNode}, c, n)
-	fxMust(t, f.ops.EnsureNodeWorkload(fxCtx, fxNodeTarget(n)), "ensure")
+	fixtures.Must(t, f.ops.EnsureNodeWorkload(fixtures.Ctx, fxNodeTarget(n)), "ensure")
 
 	for i := range 2 {
-		fxMust(t, f.ops.DeleteNodeWorkload(fxCtx, fxNodeTarget(n)), fmt.Sprintf("delete #%d", i+1))
+		fixtures.Must(t, f.ops.DeleteNodeWorkload(fixtures.Ctx, fxNodeTarget(n)), fmt.Sprintf("delete #%d", i+1))
 	}
 	if got := f.names(t, "statefulsets"); len(got) != 0 {
 		t.Errorf("statefulsets left: %v", got)
@@ -331,10 +318,10 @@ func TestKubeOpsDeleteNodeWorkloadRemovesOnlyTheNodesObjects(t *testing.T) {
 // fxScaleCluster is a manual cluster with templates z1 (zone-1) and z2
 // (zone-2).
 func fxScaleCluster(z1, z2 int32) *operatorv1alpha1.GlusterCluster {
-	c := fxCluster("gc")
+	c := fixtures.Cluster("gc")
 	c.Spec.NodeTemplates = []operatorv1alpha1.NodeTemplate{
-		{Name: "z1", Zone: "zone-1", Nodes: ptr.To(z1), Storage: operatorv1alpha1.TemplateStorage{Capacity: fxQuantity("100Gi"), DeviceCount: 2, StorageClassName: ptr.To("fast")}},
-		{Name: "z2", Zone: "zone-2", Nodes: ptr.To(z2), Storage: operatorv1alpha1.TemplateStorage{Capacity: fxQuantity("50Gi")}},
+		{Name: "z1", Zone: "zone-1", Nodes: ptr.To(z1), Storage: operatorv1alpha1.TemplateStorage{Capacity: fixtures.Quantity("100Gi"), DeviceCount: 2, StorageClassName: ptr.To("fast")}},
+		{Name: "z2", Zone: "zone-2", Nodes: ptr.To(z2), Storage: operatorv1alpha1.TemplateStorage{Capacity: fixtures.Quantity("50Gi")}},
 	}
 	return c
 }
@@ -342,7 +329,7 @@ func fxScaleCluster(z1, z2 int32) *operatorv1alpha1.GlusterCluster {
 func fxMember(name, template, state string, age time.Duration) *operatorv1alpha1.GlusterNode {
 	zone := map[string]string{"z1": "zone-1", "z2": "zone-2"}[template]
 	return &operatorv1alpha1.GlusterNode{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: fxNamespace,
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: fixtures.Namespace,
 			CreationTimestamp: metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(-age))},
 		Spec:   operatorv1alpha1.GlusterNodeSpec{Cluster: "gc", Zone: zone, Template: template},
 		Status: operatorv1alpha1.GlusterNodeStatus{State: state},
@@ -363,7 +350,7 @@ func TestKubeOpsScaleNodesUpCreatesPerTemplateAndIsIdempotent(t *testing.T) {
 	c := fxScaleCluster(2, 1)
 	f := newFxKube(t, nil, c)
 	for i := range 2 {
-		fxMust(t, f.ops.ScaleNodes(fxCtx, fxClusterTarget(c), 3), fmt.Sprintf("scale #%d", i+1))
+		fixtures.Must(t, f.ops.ScaleNodes(fixtures.Ctx, fixtures.ClusterTarget(c), 3), fmt.Sprintf("scale #%d", i+1))
 	}
 	nodes := f.nodes(t)
 	// Nodes are created concurrently, so which suffix each drew varies;
@@ -381,7 +368,7 @@ func TestKubeOpsScaleNodesUpCreatesPerTemplateAndIsIdempotent(t *testing.T) {
 		t.Errorf("spec %+v", n.Spec)
 	}
 	s := n.Spec.Storage
-	if s == nil || s.Capacity.Cmp(fxQuantity("100Gi")) != 0 || ptr.Deref(s.DeviceCount, 0) != 2 || ptr.Deref(s.StorageClassName, "") != "fast" {
+	if s == nil || s.Capacity.Cmp(fixtures.Quantity("100Gi")) != 0 || ptr.Deref(s.DeviceCount, 0) != 2 || ptr.Deref(s.StorageClassName, "") != "fast" {
 		t.Errorf("storage %+v", s)
 	}
 	if z2 := nodes[2].Spec.Storage; ptr.Deref(z2.DeviceCount, 0) != 1 || z2.StorageClassName != nil {
@@ -396,7 +383,7 @@ func TestKubeOpsScaleNodesRandomSuffixIsFiveLowercaseAlphanumerics(t *testing.T)
 	c := fxScaleCluster(1, 0)
 	f := newFxKube(t, nil, c)
 	f.ops.NameSuffix = nil
-	fxMust(t, f.ops.ScaleNodes(fxCtx, fxClusterTarget(c), 1), "scale")
+	fixtures.Must(t, f.ops.ScaleNodes(fixtures.Ctx, fixtures.ClusterTarget(c), 1), "scale")
 	nodes := f.nodes(t)
 	if len(nodes) != 1 {
 		t.Fatalf("%d nodes", len(nodes))
@@ -489,7 +476,7 @@ func TestKubeOpsScaleNodesChoice(t *testing.T) {
 			}
 			f := newFxKube(t, nil, objs...)
 			for i := range 2 {
-				fxMust(t, f.ops.ScaleNodes(fxCtx, fxClusterTarget(tt.cluster), 0), fmt.Sprintf("scale #%d", i+1))
+				fixtures.Must(t, f.ops.ScaleNodes(fixtures.Ctx, fixtures.ClusterTarget(tt.cluster), 0), fmt.Sprintf("scale #%d", i+1))
 			}
 			nodes := f.nodes(t)
 			if got := fxDecommissioned(nodes); !slices.Equal(got, tt.wantDecommissioned) {
@@ -511,7 +498,7 @@ func TestKubeOpsScaleNodesAutomaticKeepsEachTemplateWithinItsBounds(t *testing.T
 	z1.Nodes, z1.MinNodes, z1.MaxNodes = nil, ptr.To[int32](1), ptr.To[int32](1)
 	z2.Nodes, z2.MinNodes = nil, ptr.To[int32](1)
 	f := newFxKube(t, nil, c)
-	fxMust(t, f.ops.ScaleNodes(fxCtx, fxClusterTarget(c), 4), "scale")
+	fixtures.Must(t, f.ops.ScaleNodes(fixtures.Ctx, fixtures.ClusterTarget(c), 4), "scale")
 	per := map[string]int{}
 	for _, n := range f.nodes(t) {
 		per[n.Spec.Template]++
@@ -527,7 +514,7 @@ func TestKubeOpsDeleteNodesIsIdempotent(t *testing.T) {
 	other.Spec.Cluster = "other"
 	f := newFxKube(t, nil, c, fxMember("a", "z1", "Online", time.Hour), fxMember("b", "z2", "Online", time.Hour), other)
 	for i := range 2 {
-		fxMust(t, f.ops.DeleteNodes(fxCtx, fxClusterTarget(c)), fmt.Sprintf("delete #%d", i+1))
+		fixtures.Must(t, f.ops.DeleteNodes(fixtures.Ctx, fixtures.ClusterTarget(c)), fmt.Sprintf("delete #%d", i+1))
 	}
 	nodes := f.nodes(t)
 	if len(nodes) != 1 || nodes[0].Name != "other" {
@@ -541,7 +528,7 @@ func TestKubeOpsDeleteNodesOneAtATime(t *testing.T) {
 	leaving.DeletionTimestamp = ptr.To(metav1.Now())
 	leaving.Finalizers = []string{FinalizerNode}
 	f := newFxKube(t, nil, c, leaving, fxMember("b", "z2", "Online", time.Hour))
-	fxMust(t, f.ops.DeleteNodes(fxCtx, fxClusterTarget(c)), "delete")
+	fixtures.Must(t, f.ops.DeleteNodes(fixtures.Ctx, fixtures.ClusterTarget(c)), "delete")
 	for _, a := range f.crs.Actions() {
 		if a.GetVerb() == "delete" {
 			t.Errorf("a node was deleted while another is still leaving: %v", a)
@@ -555,14 +542,14 @@ func TestKubeOpsDeleteNodesOneAtATime(t *testing.T) {
 // The last node leaves through its own machine (Detaching -> Deleting with
 // reason LastPeer); DeleteNodes never deletes a leaving node's workload.
 func TestKubeOpsDeleteNodesLeavesTheLastLeavingNodeToItsMachine(t *testing.T) {
-	c := fxCluster("gc")
-	last := fxNode("gc", "n1", fxPVCStorage(1))
+	c := fixtures.Cluster("gc")
+	last := fixtures.Node("gc", "n1", fixtures.PVCStorage(1))
 	last.DeletionTimestamp = ptr.To(metav1.Now())
 	last.Finalizers = []string{FinalizerNode}
 	last.Status.State = "Detaching"
 	f := newFxKube(t, nil, c, last)
-	fxMust(t, f.ops.EnsureNodeWorkload(fxCtx, fxNodeTarget(last)), "ensure")
-	fxMust(t, f.ops.DeleteNodes(fxCtx, fxClusterTarget(c)), "delete")
+	fixtures.Must(t, f.ops.EnsureNodeWorkload(fixtures.Ctx, fxNodeTarget(last)), "ensure")
+	fixtures.Must(t, f.ops.DeleteNodes(fixtures.Ctx, fixtures.ClusterTarget(c)), "delete")
 	if got := f.names(t, "statefulsets"); len(got) != 1 {
 		t.Errorf("a leaving node's workload was touched: statefulsets %v", got)
 	}
@@ -572,33 +559,33 @@ func TestKubeOpsDeleteNodesLeavesTheLastLeavingNodeToItsMachine(t *testing.T) {
 }
 
 func TestKubeOpsSetCSIVersion(t *testing.T) {
-	c := fxCluster("gc")
+	c := fixtures.Cluster("gc")
 	c.Spec.CSI = &operatorv1alpha1.CSISpec{FileImage: "quay.io/gluster/csi-file", Version: "4.1.0"}
 
 	t.Run("no CSI DaemonSet is success", func(t *testing.T) {
 		f := newFxKube(t, nil, c)
-		fxMust(t, f.ops.SetCSIVersion(fxCtx, fxClusterTarget(c), "4.1.1"), "set")
+		fixtures.Must(t, f.ops.SetCSIVersion(fixtures.Ctx, fixtures.ClusterTarget(c), "4.1.1"), "set")
 	})
 
 	t.Run("the DaemonSet is set once and a repeat writes nothing", func(t *testing.T) {
 		ds := &appsv1.DaemonSet{
-			ObjectMeta: metav1.ObjectMeta{Name: "gc-csi-node", Namespace: fxNamespace},
+			ObjectMeta: metav1.ObjectMeta{Name: "gc-csi-node", Namespace: fixtures.Namespace},
 			Spec: appsv1.DaemonSetSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{
 				{Name: "driver", Image: "quay.io/gluster/csi-file:4.1.0"},
 				{Name: "registrar", Image: "registry.k8s.io/sig-storage/csi-node-driver-registrar:v2.9.0"},
 			}}}},
 		}
 		f := newFxKube(t, []runtime.Object{ds}, c)
-		fxMust(t, f.ops.SetCSIVersion(fxCtx, fxClusterTarget(c), "4.1.1"), "set")
-		got, err := f.kube.AppsV1().DaemonSets(fxNamespace).Get(fxCtx, "gc-csi-node", metav1.GetOptions{})
-		fxMust(t, err, "get ds")
+		fixtures.Must(t, f.ops.SetCSIVersion(fixtures.Ctx, fixtures.ClusterTarget(c), "4.1.1"), "set")
+		got, err := f.kube.AppsV1().DaemonSets(fixtures.Namespace).Get(fixtures.Ctx, "gc-csi-node", metav1.GetOptions{})
+		fixtures.Must(t, err, "get ds")
 		ctrs := got.Spec.Template.Spec.Containers
 		if got.Spec.Template.Annotations[AnnotationVersion] != "4.1.1" || ctrs[0].Image != "quay.io/gluster/csi-file:4.1.1" ||
 			ctrs[1].Image != "registry.k8s.io/sig-storage/csi-node-driver-registrar:v2.9.0" {
 			t.Errorf("daemonset %v %s %s", got.Spec.Template.Annotations, ctrs[0].Image, ctrs[1].Image)
 		}
 		f.kube.ClearActions()
-		fxMust(t, f.ops.SetCSIVersion(fxCtx, fxClusterTarget(c), "4.1.1"), "repeat")
+		fixtures.Must(t, f.ops.SetCSIVersion(fixtures.Ctx, fixtures.ClusterTarget(c), "4.1.1"), "repeat")
 		for _, a := range f.kube.Actions() {
 			if a.GetVerb() != "get" && a.GetVerb() != "list" {
 				t.Errorf("repeat did %s", a.GetVerb())

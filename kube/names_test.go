@@ -5,9 +5,8 @@ import (
 	"slices"
 	"testing"
 
-	"k8s.io/utils/ptr"
-
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/internal/fixtures"
 )
 
 func TestBuildNodeAddress(t *testing.T) {
@@ -18,13 +17,13 @@ func TestBuildNodeAddress(t *testing.T) {
 	}{
 		{
 			name: "a pod-backed node is reached at its pod's name in the headless Service on the peer port",
-			node: fxNode("gc", "gc-z1-abcde", nil),
+			node: fixtures.Node("gc", "gc-z1-abcde", nil),
 			want: "gc-z1-abcde-0.gc-nodes.storage.svc:24008",
 		},
 		{
 			name: "an external node is reached at its external address",
 			node: func() *operatorv1alpha1.GlusterNode {
-				n := fxNode("gc", "ext", nil)
+				n := fixtures.Node("gc", "ext", nil)
 				n.Spec.ExternalAddress = "10.0.0.7"
 				return n
 			}(),
@@ -47,8 +46,8 @@ func TestBuildNodeDevicePaths(t *testing.T) {
 		want    []string
 	}{
 		{name: "no storage means one default device", storage: nil, want: []string{"/dev/sdb"}},
-		{name: "claims without a count mean one device", storage: fxPVCStorage(0), want: []string{"/dev/sdb"}},
-		{name: "three claims are sdb, sdc and sdd", storage: fxPVCStorage(3), want: []string{"/dev/sdb", "/dev/sdc", "/dev/sdd"}},
+		{name: "claims without a count mean one device", storage: fixtures.PVCStorage(0), want: []string{"/dev/sdb"}},
+		{name: "three claims are sdb, sdc and sdd", storage: fixtures.PVCStorage(3), want: []string{"/dev/sdb", "/dev/sdc", "/dev/sdd"}},
 		{
 			name:    "host devices are used as given",
 			storage: &operatorv1alpha1.NodeStorage{Devices: []string{"/dev/nvme0n1", "/dev/vdb"}},
@@ -57,7 +56,7 @@ func TestBuildNodeDevicePaths(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := NodeDevicePaths(fxNode("gc", "n1", tt.storage))
+			got := NodeDevicePaths(fixtures.Node("gc", "n1", tt.storage))
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("NodeDevicePaths = %v, want %v", got, tt.want)
 			}
@@ -66,7 +65,7 @@ func TestBuildNodeDevicePaths(t *testing.T) {
 }
 
 func TestBuildManagementEndpoint(t *testing.T) {
-	c := fxCluster("gc")
+	c := fixtures.Cluster("gc")
 	if got, want := ManagementEndpoint(c), "http://gc-mgmt.storage.svc:24007"; got != want {
 		t.Errorf("default endpoint = %q, want %q", got, want)
 	}
@@ -112,7 +111,7 @@ func TestBuildAuthSecretValueIsGD2Format(t *testing.T) {
 }
 
 func TestBuildAuthSecretRef(t *testing.T) {
-	c := fxCluster("gc")
+	c := fixtures.Cluster("gc")
 	if n, k := AuthSecretRef(c); n != "gc-gd2-auth" || k != "secret" {
 		t.Errorf("default ref = %s/%s", n, k)
 	}
@@ -124,12 +123,4 @@ func TestBuildAuthSecretRef(t *testing.T) {
 	if n, k := AuthSecretRef(c); n != "mine" || k != "token" {
 		t.Errorf("admin ref with key = %s/%s", n, k)
 	}
-}
-
-func fxPVCStorage(devices int32) *operatorv1alpha1.NodeStorage {
-	s := &operatorv1alpha1.NodeStorage{Capacity: ptr.To(fxQuantity("100Gi")), StorageClassName: ptr.To("fast")}
-	if devices > 0 {
-		s.DeviceCount = ptr.To(devices)
-	}
-	return s
 }

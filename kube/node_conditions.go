@@ -65,3 +65,13 @@ func (p phaseConditions) set(conds *[]metav1.Condition, d states.Decision, gener
 		apimeta.SetStatusCondition(conds, c)
 	}
 }
+
+// phaseConditionsOf is the three standard conditions a state's
+// PhaseCondition stands for.
+func phaseConditionsOf(c states.PhaseCondition) phaseConditions {
+	return phaseConditions{
+		ready:       c == states.PhaseReady,
+		progressing: c == states.PhaseProgressing,
+		degraded:    c == states.PhaseDegraded,
+	}
+}

@@ -9,12 +9,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/states"
-	"github.com/gluster/anthill/transitions"
 )
 
 // DefaultLostNodeGrace is how long a Kubernetes node must have been not
@@ -24,65 +21,8 @@ import (
 // pod's toleration of that taint, and the pod's termination grace period.
 const DefaultLostNodeGrace = time.Minute
 
-// LostNodeTolerationSeconds is how long a Gluster pod tolerates the
-// not-ready and unreachable taints before Kubernetes evicts it, unless the
-// node or its template brings its own toleration for them. Kubernetes'
-// default (300 s, added by the DefaultTolerationSeconds admission plugin)
-// keeps a dead server's pod in place for five minutes before anything can
-// happen; the peer is already known dead to GD2 after 30 s.
-const LostNodeTolerationSeconds int64 = 60
-
-// Taints the node lifecycle controller sets on a node that stops
-// reporting.
-const (
-	taintNotReady    = "node.kubernetes.io/not-ready"
-	taintUnreachable = "node.kubernetes.io/unreachable"
-)
-
 // hostnameLabel is the node label a local PV's node affinity names.
 const hostnameLabel = "kubernetes.io/hostname"
-
-// lostNodeTolerations adds a NoExecute toleration with
-// LostNodeTolerationSeconds for each of the not-ready and unreachable
-// taints that tol does not already tolerate, so an admin's own choice wins.
-func lostNodeTolerations(tol []corev1.Toleration) []corev1.Toleration {
-	for _, key := range []string{taintNotReady, taintUnreachable} {
-		covered := false
-		for _, t := range tol {
-			keyMatch := t.Key == key || (t.Key == "" && t.Operator == corev1.TolerationOpExists)
-			if keyMatch && (t.Effect == "" || t.Effect == corev1.TaintEffectNoExecute) {
-				covered = true
-				break
-			}
-		}
-		if !covered {
-			tol = append(tol, corev1.Toleration{
-				Key: key, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute,
-				TolerationSeconds: ptr.To(LostNodeTolerationSeconds),
-			})
-		}
-	}
-	return tol
-}
-
-// ForceDeleteLostPod deletes the node's pod with grace period 0, and only
-// if it still has the UID the decision saw.
-func (o *KubeOps) ForceDeleteLostPod(ctx context.Context, n transitions.NodeTarget) error {
-	uid := types.UID(n.LostPodUID)
-	err := o.Client.CoreV1().Pods(n.Namespace).Delete(ctx, NodePodName(n.Name), metav1.DeleteOptions{
-		GracePeriodSeconds: ptr.To[int64](0),
-		Preconditions:      &metav1.Preconditions{UID: &uid},
-	})
-	switch {
-	case err == nil, apierrors.IsNotFound(err):
-		return nil
-	case apierrors.IsConflict(err):
-		// The UID precondition failed: the StatefulSet already made a new
-		// pod, which must not be touched.
-		return nil
-	}
-	return fmt.Errorf("force-delete pod %s/%s: %w", n.Namespace, NodePodName(n.Name), err)
-}
 
 // lostPodSide fills snap.LostPod for an Offline node whose peer GD2 just
 // reported not alive: the pod from the lister (a deletion timestamp, once

@@ -8,64 +8,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	kubefake "k8s.io/client-go/kubernetes/fake"
-	"k8s.io/utils/ptr"
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/states"
-	"github.com/gluster/anthill/transitions"
 )
-
-func TestLostNodeTolerations(t *testing.T) {
-	short := ptr.To(LostNodeTolerationSeconds)
-	own := corev1.Toleration{Key: taintUnreachable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](900)}
-	cases := []struct {
-		name string
-		in   []corev1.Toleration
-		want map[string]*int64 // taint key → tolerationSeconds of the toleration that covers it
-	}{
-		{name: "a pod without tolerations gets both, shorter than Kubernetes' 300 s default",
-			want: map[string]*int64{taintNotReady: short, taintUnreachable: short}},
-		{name: "the admin's own toleration of one taint wins; the other is added",
-			in:   []corev1.Toleration{own},
-			want: map[string]*int64{taintNotReady: short, taintUnreachable: ptr.To[int64](900)}},
-		{name: "a toleration of every taint covers both and nothing is added",
-			in:   []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
-			want: map[string]*int64{}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			got := lostNodeTolerations(append([]corev1.Toleration(nil), tc.in...))
-			if len(got) != len(tc.in)+len(tc.want)-countKeys(tc.in, tc.want) {
-				t.Fatalf("tolerations %+v", got)
-			}
-			for key, secs := range tc.want {
-				found := false
-				for _, tol := range got {
-					if tol.Key == key && tol.Effect == corev1.TaintEffectNoExecute {
-						found = true
-						if *tol.TolerationSeconds != *secs {
-							t.Errorf("%s tolerated for %d s, want %d", key, *tol.TolerationSeconds, *secs)
-						}
-					}
-				}
-				if !found {
-					t.Errorf("no NoExecute toleration of %s in %+v", key, got)
-				}
-			}
-		})
-	}
-}
-
-func countKeys(in []corev1.Toleration, want map[string]*int64) int {
-	n := 0
-	for _, t := range in {
-		if _, ok := want[t.Key]; ok {
-			n++
-		}
-	}
-	return n
-}
 
 func TestPVNodeLocal(t *testing.T) {
 	hostAffinity := &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
@@ -97,38 +43,6 @@ func TestPVNodeLocal(t *testing.T) {
 				t.Errorf("pvNodeLocal = %q, want node-local %t", why, tc.local)
 			}
 		})
-	}
-}
-
-// The forced delete carries the UID it decided on: the real API server
-// refuses it for a replacement pod (Conflict), which counts as done.
-func TestForceDeleteLostPodSendsGraceZeroAndTheUID(t *testing.T) {
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: NodePodName("n1"), UID: "uid-1"}}
-	cs := kubefake.NewClientset(pod)
-	ops := &KubeOps{Client: cs}
-	if err := ops.ForceDeleteLostPod(context.Background(), transitions.NodeTarget{Namespace: "ns", Name: "n1", LostPodUID: "uid-1"}); err != nil {
-		t.Fatal(err)
-	}
-	var seen bool
-	for _, a := range cs.Actions() {
-		if a.GetVerb() != "delete" {
-			continue
-		}
-		seen = true
-		opts := a.(interface{ GetDeleteOptions() metav1.DeleteOptions }).GetDeleteOptions()
-		if opts.GracePeriodSeconds == nil || *opts.GracePeriodSeconds != 0 {
-			t.Errorf("grace period %v, want 0", opts.GracePeriodSeconds)
-		}
-		if opts.Preconditions == nil || opts.Preconditions.UID == nil || *opts.Preconditions.UID != "uid-1" {
-			t.Errorf("preconditions %+v, want the decided UID", opts.Preconditions)
-		}
-	}
-	if !seen {
-		t.Fatal("no delete was sent")
-	}
-	// Gone already: success.
-	if err := ops.ForceDeleteLostPod(context.Background(), transitions.NodeTarget{Namespace: "ns", Name: "n1", LostPodUID: "uid-1"}); err != nil {
-		t.Errorf("deleting a pod that is gone: %v", err)
 	}
 }
 

@@ -201,18 +201,6 @@ func (s *NodeSyncer) kubeSide(node *operatorv1alpha1.GlusterNode, snap *states.N
 	return nil
 }
 
-func podReady(p *corev1.Pod) bool {
-	if p.Status.Phase != corev1.PodRunning {
-		return false
-	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
 // gd2Side reads peers, devices, volumes, brick status and heal-info.
 func (s *NodeSyncer) gd2Side(ctx context.Context, node *operatorv1alpha1.GlusterNode, gc gd2Reads, snap *states.NodeSnapshot, view *nodeView) error {
 	peers, err := gc.ListPeers(ctx, gd2.Filter{})

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gluster/anthill/kube/engine"
-
 	"go.uber.org/zap"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -31,6 +29,8 @@ import (
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	anthillfake "github.com/gluster/anthill/kube/client/clientset/versioned/fake"
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/engine"
+	"github.com/gluster/anthill/kube/internal/fixtures"
 	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
 )
@@ -53,21 +53,19 @@ type nodeFixture struct {
 	syncer   *NodeSyncer
 }
 
-const fixtureSecret = "4f1c2e3d5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d"
-
 func newIndexer() cache.Indexer {
 	return cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 }
 
 func newNodeFixture(t *testing.T) *nodeFixture {
 	t.Helper()
-	s, err := sim.New(sim.Config{Secret: fixtureSecret, DevicesPerPeer: 1, DeviceSize: 100 << 30})
+	s, err := sim.New(sim.Config{Secret: fixtures.GD2Secret, DevicesPerPeer: 1, DeviceSize: 100 << 30})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(func() { srv.Close(); _ = s.Close() })
-	g, err := gd2.New(gd2.Options{Endpoint: srv.URL, Secret: fixtureSecret})
+	g, err := gd2.New(gd2.Options{Endpoint: srv.URL, Secret: fixtures.GD2Secret})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +90,7 @@ func newNodeFixture(t *testing.T) *nodeFixture {
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: BrickClaimName(node.Name, 0)},
 		Status:     corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound},
 	}
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "auth"}, Data: map[string][]byte{"secret": []byte(fixtureSecret)}}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "auth"}, Data: map[string][]byte{"secret": []byte(fixtures.GD2Secret)}}
 	f := &nodeFixture{
 		t: t, kube: kubefake.NewClientset(pod, pvc, secret), anthill: anthillfake.NewSimpleClientset(cluster, node),
 		nodes: newIndexer(), clusters: newIndexer(), pods: newIndexer(), pvcs: newIndexer(),

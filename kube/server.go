@@ -9,10 +9,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gluster/anthill/kube/engine"
-
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
+
+	"github.com/gluster/anthill/kube/engine"
 )
 
 // Server serves /healthz (the process is alive), /readyz (informers synced)

@@ -7,14 +7,13 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/gluster/anthill/kube/engine"
-
 	"go.uber.org/zap"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/gluster/anthill/fsm"
 	"github.com/gluster/anthill/gd2"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
 )

@@ -16,6 +16,7 @@ import (
 	"github.com/gluster/anthill/gd2/sim"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/internal/fixtures"
 	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
 )
@@ -32,7 +33,7 @@ type mirroredUpgrade struct {
 
 func newMirroredUpgrade(t *testing.T, mutate func(c *operatorv1alpha1.GlusterCluster, nodes []*operatorv1alpha1.GlusterNode)) *mirroredUpgrade {
 	t.Helper()
-	s, err := sim.New(sim.Config{Secret: fixtureSecret, Peers: 3, Zones: 3, DevicesPerPeer: 1, DeviceSize: 100 << 30})
+	s, err := sim.New(sim.Config{Secret: fixtures.GD2Secret, Peers: 3, Zones: 3, DevicesPerPeer: 1, DeviceSize: 100 << 30})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +46,7 @@ func newMirroredUpgrade(t *testing.T, mutate func(c *operatorv1alpha1.GlusterClu
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(func() { srv.Close(); _ = s.Close() })
-	m.gd2, err = gd2.New(gd2.Options{Endpoint: srv.URL, Secret: fixtureSecret, Retry: &gd2.RetryPolicy{MaxAttempts: 1}})
+	m.gd2, err = gd2.New(gd2.Options{Endpoint: srv.URL, Secret: fixtures.GD2Secret, Retry: &gd2.RetryPolicy{MaxAttempts: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func newMirroredUpgrade(t *testing.T, mutate func(c *operatorv1alpha1.GlusterClu
 			mutate(c, nodes)
 		}
 	})
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: fxNamespace, Name: "auth"}, Data: map[string][]byte{"secret": []byte(fixtureSecret)}}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: fixtures.Namespace, Name: "auth"}, Data: map[string][]byte{"secret": []byte(fixtures.GD2Secret)}}
 	m.syncer.GD2 = &GD2Clients{Secrets: k8sfake.NewClientset(secret).CoreV1()}
 	return m
 }
@@ -148,12 +149,12 @@ func TestUpgradeSyncerCommitsWhenGD2RefusesTheMirrorAndRepairsItLater(t *testing
 	}
 	m.cluster.Spec.Paused = true
 	paused := m.cluster.DeepCopy()
-	stored, err := m.anthill.OperatorV1alpha1().GlusterClusters(fxNamespace).Get(context.Background(), "gc", metav1.GetOptions{})
+	stored, err := m.anthill.OperatorV1alpha1().GlusterClusters(fixtures.Namespace).Get(context.Background(), "gc", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	paused.Status, paused.ResourceVersion = stored.Status, stored.ResourceVersion
-	if _, err := m.anthill.OperatorV1alpha1().GlusterClusters(fxNamespace).Update(context.Background(), paused, metav1.UpdateOptions{}); err != nil {
+	if _, err := m.anthill.OperatorV1alpha1().GlusterClusters(fixtures.Namespace).Update(context.Background(), paused, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	m.syncer.Clusters = listers.NewGlusterClusterLister(indexerWith(t, paused))

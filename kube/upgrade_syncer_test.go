@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gluster/anthill/kube/engine"
-
 	"go.uber.org/zap"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,6 +21,8 @@ import (
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	anthillfake "github.com/gluster/anthill/kube/client/clientset/versioned/fake"
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/engine"
+	"github.com/gluster/anthill/kube/internal/fixtures"
 	"github.com/gluster/anthill/states"
 )
 
@@ -40,11 +40,11 @@ type upgradeFixture struct {
 
 func newUpgradeFixture(t *testing.T, mutate func(c *operatorv1alpha1.GlusterCluster, nodes []*operatorv1alpha1.GlusterNode)) *upgradeFixture {
 	t.Helper()
-	c := fxCluster("gc")
+	c := fixtures.Cluster("gc")
 	c.Spec.Gluster.Version = "4.1.1"
 	var nodes []*operatorv1alpha1.GlusterNode
 	for _, n := range []struct{ name, zone string }{{"n-b", "zone-1"}, {"n-a", "zone-1"}, {"n-c", "zone-2"}} {
-		node := fxNode("gc", n.name, nil)
+		node := fixtures.Node("gc", n.name, nil)
 		node.Spec.Zone = n.zone
 		node.Status.State, node.Status.Version = string(states.NodeOnline), "4.1.0"
 		nodes = append(nodes, node)
@@ -78,10 +78,10 @@ func newUpgradeFixture(t *testing.T, mutate func(c *operatorv1alpha1.GlusterClus
 
 func (f *upgradeFixture) sync() *operatorv1alpha1.GlusterCluster {
 	f.t.Helper()
-	if _, err := f.syncer.Sync(context.Background(), upgradeKey(fxNamespace, "gc")); err != nil {
+	if _, err := f.syncer.Sync(context.Background(), upgradeKey(fixtures.Namespace, "gc")); err != nil {
 		f.t.Fatalf("sync: %v", err)
 	}
-	c, err := f.anthill.OperatorV1alpha1().GlusterClusters(fxNamespace).Get(context.Background(), "gc", metav1.GetOptions{})
+	c, err := f.anthill.OperatorV1alpha1().GlusterClusters(fixtures.Namespace).Get(context.Background(), "gc", metav1.GetOptions{})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -206,12 +206,12 @@ func TestUpgradeSyncerSurfacesAnUnknownStateWithoutResettingIt(t *testing.T) {
 	f := newUpgradeFixture(t, func(c *operatorv1alpha1.GlusterCluster, _ []*operatorv1alpha1.GlusterNode) {
 		c.Status.Upgrade = &operatorv1alpha1.UpgradeStatus{State: "Teleporting"}
 	})
-	_, err := f.syncer.Sync(context.Background(), upgradeKey(fxNamespace, "gc"))
+	_, err := f.syncer.Sync(context.Background(), upgradeKey(fixtures.Namespace, "gc"))
 	var perm *engine.PermanentError
 	if !errors.As(err, &perm) {
 		t.Fatalf("sync error %v, want a permanent error", err)
 	}
-	c, err := f.anthill.OperatorV1alpha1().GlusterClusters(fxNamespace).Get(context.Background(), "gc", metav1.GetOptions{})
+	c, err := f.anthill.OperatorV1alpha1().GlusterClusters(fixtures.Namespace).Get(context.Background(), "gc", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

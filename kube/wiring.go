@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/gluster/anthill/kube/engine"
-
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,6 +20,7 @@ import (
 	"github.com/gluster/anthill/kube/client/clientset/versioned"
 	anthillscheme "github.com/gluster/anthill/kube/client/clientset/versioned/scheme"
 	anthillinformers "github.com/gluster/anthill/kube/client/informers/externalversions"
+	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/states"
 )
 
