@@ -22,6 +22,7 @@ import (
 	"github.com/gluster/anthill/kube/client/clientset/versioned"
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/engine"
+	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
 )
@@ -80,9 +81,9 @@ func (s *ClusterSyncer) Forget(key engine.Key) { s.GD2.Forget(key.Namespace, key
 // Prepare releases a Deleted cluster and adds the finalizer to every other.
 func (s *ClusterSyncer) Prepare(ctx context.Context, c *operatorv1alpha1.GlusterCluster) (bool, engine.Result, error) {
 	if fsm.State(c.Status.Phase) == states.ClusterDeleted {
-		return true, engine.Result{}, removeFinalizer(ctx, c, FinalizerCluster, s.update)
+		return true, engine.Result{}, removeFinalizer(ctx, c, objects.FinalizerCluster, s.update)
 	}
-	if added, err := addFinalizer(ctx, c, FinalizerCluster, s.update); added || err != nil {
+	if added, err := addFinalizer(ctx, c, objects.FinalizerCluster, s.update); added || err != nil {
 		return true, engine.Result{Requeue: err == nil}, err
 	}
 	return false, engine.Result{}, nil
@@ -149,7 +150,7 @@ func (s *ClusterSyncer) Finish(ctx context.Context, c *operatorv1alpha1.GlusterC
 	case engine.Fired:
 		if out.To == states.ClusterDeleted {
 			s.GD2.Forget(c.Namespace, c.Name)
-			return engine.Result{}, removeFinalizer(ctx, c.DeepCopy(), FinalizerCluster, s.update)
+			return engine.Result{}, removeFinalizer(ctx, c.DeepCopy(), objects.FinalizerCluster, s.update)
 		}
 	case engine.Waited, engine.Stepped:
 		if res.RequeueAfter == 0 {
@@ -163,14 +164,14 @@ func (s *ClusterSyncer) Finish(ctx context.Context, c *operatorv1alpha1.GlusterC
 func (s *ClusterSyncer) snapshot(ctx context.Context, c *operatorv1alpha1.GlusterCluster, state fsm.State) (states.ClusterSnapshot, error) {
 	snap := states.ClusterSnapshot{
 		State: state, Now: s.Clock.Now(), Deleting: c.DeletionTimestamp != nil,
-		DesiredNodes: states.DesiredNodes(templateFacts(c.Spec.NodeTemplates)), ProvisionGrace: DefaultProvisionGrace,
+		DesiredNodes: states.DesiredNodes(objects.TemplateFacts(c.Spec.NodeTemplates)), ProvisionGrace: DefaultProvisionGrace,
 	}
 	if t := lastTransition(c.Status.History); t != nil {
 		snap.StateSince = t.Time
 	} else {
 		snap.StateSince = c.CreationTimestamp.Time
 	}
-	if IsExternal(c) {
+	if objects.IsExternal(c) {
 		// No etcd, secret or headless Service: the management Service and
 		// its EndpointSlices are all the infrastructure there is.
 		v, err := ObserveEndpoints(c, s.Services, s.EndpointSlices)
@@ -194,7 +195,7 @@ func (s *ClusterSyncer) snapshot(ctx context.Context, c *operatorv1alpha1.Gluste
 	if err != nil {
 		return snap, err
 	}
-	states.CountNodes(clusterNodeFacts(nodes, c.Name), "").FillCluster(&snap)
+	states.CountNodes(objects.ClusterNodeFacts(nodes, c.Name), "").FillCluster(&snap)
 	for _, v := range c.Status.Volumes {
 		if v.State != string(states.HealHealthy) {
 			snap.VolumesUnhealthy++
@@ -244,19 +245,19 @@ func (s *ClusterSyncer) infra(c *operatorv1alpha1.GlusterCluster) (infraState, e
 	}
 	// Only the secret anthill creates is infrastructure; a secret the admin
 	// references is theirs, and GD2 reachability shows whether it works.
-	if secretName, _ := AuthSecretRef(c); secretName == AuthSecretName(c.Name) {
+	if secretName, _ := objects.AuthSecretRef(c); secretName == objects.AuthSecretName(c.Name) {
 		_, err := s.Secrets.Secrets(c.Namespace).Get(secretName)
 		if _, err := found(err); err != nil {
 			return infraState{}, err
 		}
 	}
-	for _, name := range []string{HeadlessServiceName(c.Name), ManagementServiceName(c.Name), EtcdName(c.Name)} {
+	for _, name := range []string{objects.HeadlessServiceName(c.Name), objects.ManagementServiceName(c.Name), objects.EtcdName(c.Name)} {
 		_, err := s.Services.Services(c.Namespace).Get(name)
 		if _, err := found(err); err != nil {
 			return infraState{}, err
 		}
 	}
-	sts, err := s.StatefulSets.StatefulSets(c.Namespace).Get(EtcdName(c.Name))
+	sts, err := s.StatefulSets.StatefulSets(c.Namespace).Get(objects.EtcdName(c.Name))
 	ok, ferr := found(err)
 	if ferr != nil {
 		return infraState{}, ferr

@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/transitions"
 )
 
@@ -31,7 +32,7 @@ func (o *KubeOps) EnsureCSIDrivers(ctx context.Context, ct transitions.ClusterTa
 	if err != nil {
 		return err
 	}
-	objs := DesiredCSIObjects(c, version)
+	objs := objects.DesiredCSIObjects(c, version)
 	ns := c.Namespace
 	fail := func(kind, name string, err error) error {
 		return fmt.Errorf("create %s %s: %w", kind, name, err)
@@ -76,7 +77,7 @@ func (o *KubeOps) csiCreateVersion(ctx context.Context, c *operatorv1alpha1.Glus
 		return c.Spec.CSI.Version, nil
 	}
 	for _, k := range []operatorv1alpha1.GlusterDriver{operatorv1alpha1.GlusterDriverFile, operatorv1alpha1.GlusterDriverBlock} {
-		name := CSINodeDaemonSetNameOf(c.Name, k)
+		name := objects.CSINodeDaemonSetNameOf(c.Name, k)
 		ds, err := o.Client.AppsV1().DaemonSets(c.Namespace).Get(ctx, name, metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
@@ -84,11 +85,11 @@ func (o *KubeOps) csiCreateVersion(ctx context.Context, c *operatorv1alpha1.Glus
 		case err != nil:
 			return "", fmt.Errorf("get DaemonSet %s/%s: %w", c.Namespace, name, err)
 		}
-		if v := ds.Spec.Template.Annotations[AnnotationVersion]; v != "" {
+		if v := ds.Spec.Template.Annotations[objects.AnnotationVersion]; v != "" {
 			return v, nil
 		}
 	}
-	return clusterVersion(c), nil
+	return objects.ClusterVersion(c), nil
 }
 
 // deleteCSI deletes every CSI object of the cluster, found by labels alone
@@ -96,8 +97,8 @@ func (o *KubeOps) csiCreateVersion(ctx context.Context, c *operatorv1alpha1.Glus
 // same name without anthill's labels is not ours and is left alone. Pods
 // of the workloads go with them (background propagation).
 func (o *KubeOps) deleteCSI(ctx context.Context, ns, cluster string) error {
-	nsl := metav1.ListOptions{LabelSelector: csiNamespacedSelector(cluster).String()}
-	csl := metav1.ListOptions{LabelSelector: csiClusterScopedSelector(ns, cluster).String()}
+	nsl := metav1.ListOptions{LabelSelector: objects.CSINamespacedSelector(cluster).String()}
+	csl := metav1.ListOptions{LabelSelector: objects.CSIClusterScopedSelector(ns, cluster).String()}
 	bg := metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}
 	apps := o.Client.AppsV1()
 
@@ -181,7 +182,7 @@ func (o *KubeOps) SetCSIVersion(ctx context.Context, ct transitions.ClusterTarge
 	images := csiVersionImages(c, version)
 	apps := o.Client.AppsV1()
 	for _, k := range []operatorv1alpha1.GlusterDriver{operatorv1alpha1.GlusterDriverFile, operatorv1alpha1.GlusterDriverBlock} {
-		name := CSINodeDaemonSetNameOf(ct.Name, k)
+		name := objects.CSINodeDaemonSetNameOf(ct.Name, k)
 		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 			ds, err := apps.DaemonSets(ct.Namespace).Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
@@ -197,7 +198,7 @@ func (o *KubeOps) SetCSIVersion(ctx context.Context, ct transitions.ClusterTarge
 			return fmt.Errorf("set DaemonSet %s/%s to version %s: %w", ct.Namespace, name, version, err)
 		}
 	}
-	deps, err := apps.Deployments(ct.Namespace).List(ctx, metav1.ListOptions{LabelSelector: csiNamespacedSelector(ct.Name).String()})
+	deps, err := apps.Deployments(ct.Namespace).List(ctx, metav1.ListOptions{LabelSelector: objects.CSINamespacedSelector(ct.Name).String()})
 	if err != nil {
 		return fmt.Errorf("list CSI Deployments of %s/%s: %w", ct.Namespace, ct.Name, err)
 	}
@@ -225,14 +226,14 @@ func (o *KubeOps) SetCSIVersion(ctx context.Context, ct transitions.ClusterTarge
 // UID, so a pod recreated meanwhile is never deleted by mistake.
 func (o *KubeOps) restartUnpinnedPlugins(ctx context.Context, c *operatorv1alpha1.GlusterCluster, version string) error {
 	pods := o.Client.CoreV1().Pods(c.Namespace)
-	sel := labels.SelectorFromSet(labels.Set{LabelCluster: c.Name, LabelComponent: ComponentCSINode})
+	sel := labels.SelectorFromSet(labels.Set{objects.LabelCluster: c.Name, objects.LabelComponent: objects.ComponentCSINode})
 	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
 	if err != nil {
 		return fmt.Errorf("list CSI node plugin pods of %s/%s: %w", c.Namespace, c.Name, err)
 	}
 	var old []corev1.Pod
 	for _, p := range list.Items {
-		if p.DeletionTimestamp == nil && p.Annotations[AnnotationVersion] != version {
+		if p.DeletionTimestamp == nil && p.Annotations[objects.AnnotationVersion] != version {
 			old = append(old, p)
 		}
 	}
@@ -266,7 +267,7 @@ func (o *KubeOps) pinnedNodes(ctx context.Context, c *operatorv1alpha1.GlusterCl
 	for i := range pvs.Items {
 		ptrs[i] = &pvs.Items[i]
 	}
-	return pinnedNodeSet(csiDriverNames(c), ptrs, func(ns string) ([]*corev1.Pod, error) {
+	return pinnedNodeSet(objects.CSIDriverNames(c), ptrs, func(ns string) ([]*corev1.Pod, error) {
 		l, err := o.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return nil, fmt.Errorf("list pods in %s: %w", ns, err)
@@ -320,11 +321,11 @@ func pinnedNodeSet(drivers map[string]bool, pvs []*corev1.PersistentVolume, pods
 // version. An image the admin pinned to a tag or digest is not in the
 // map and never changes.
 func csiVersionImages(c *operatorv1alpha1.GlusterCluster, version string) map[string]string {
-	file, block := csiImages(c)
+	file, block := objects.CSIImages(c)
 	out := map[string]string{}
-	for _, img := range []string{file, block, BlockTargetImage} {
-		if GlusterImage(img, "x") != img { // untagged
-			out[imageRepo(img)] = GlusterImage(img, version)
+	for _, img := range []string{file, block, objects.BlockTargetImage} {
+		if objects.GlusterImage(img, "x") != img { // untagged
+			out[imageRepo(img)] = objects.GlusterImage(img, version)
 		}
 	}
 	return out

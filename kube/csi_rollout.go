@@ -9,6 +9,7 @@ import (
 	corev1listers "k8s.io/client-go/listers/core/v1"
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 )
 
@@ -35,14 +36,14 @@ type csiReader struct {
 func (r csiReader) fillUpgrade(ctx context.Context, c *operatorv1alpha1.GlusterCluster, target string, snap *states.UpgradeSnapshot) error {
 	found := false
 	for _, k := range []operatorv1alpha1.GlusterDriver{operatorv1alpha1.GlusterDriverFile, operatorv1alpha1.GlusterDriverBlock} {
-		ds, err := r.DaemonSets.DaemonSets(c.Namespace).Get(CSINodeDaemonSetNameOf(c.Name, k))
+		ds, err := r.DaemonSets.DaemonSets(c.Namespace).Get(objects.CSINodeDaemonSetNameOf(c.Name, k))
 		if errors.IsNotFound(err) {
 			continue
 		}
 		if err != nil {
 			return err
 		}
-		v := ds.Spec.Template.Annotations[AnnotationVersion]
+		v := ds.Spec.Template.Annotations[objects.AnnotationVersion]
 		if !found || v != target {
 			snap.CSIClientVersion = v
 		}
@@ -51,7 +52,7 @@ func (r csiReader) fillUpgrade(ctx context.Context, c *operatorv1alpha1.GlusterC
 	if !found {
 		return nil
 	}
-	pods, err := r.Pods.Pods(c.Namespace).List(labels.SelectorFromSet(labels.Set{LabelCluster: c.Name, LabelComponent: ComponentCSINode}))
+	pods, err := r.Pods.Pods(c.Namespace).List(labels.SelectorFromSet(labels.Set{objects.LabelCluster: c.Name, objects.LabelComponent: objects.ComponentCSINode}))
 	if err != nil {
 		return err
 	}
@@ -66,9 +67,9 @@ func (r csiReader) fillUpgrade(ctx context.Context, c *operatorv1alpha1.GlusterC
 			continue
 		}
 		snap.CSINodesTotal++
-		atTarget := p.Annotations[AnnotationVersion] == target
+		atTarget := p.Annotations[objects.AnnotationVersion] == target
 		switch {
-		case atTarget && podReady(p):
+		case atTarget && objects.PodReady(p):
 			snap.CSINodesAtTarget++
 		case atTarget:
 			// Restarted, not ready yet.

@@ -16,6 +16,7 @@ import (
 	storagev1listers "k8s.io/client-go/listers/storage/v1"
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/objects"
 )
 
 // csiListers read a cluster's CSI objects for the cluster machine. They
@@ -34,7 +35,7 @@ type csiListers struct {
 // that do not exist. Only presence counts: what an existing object runs
 // is the upgrade machine's business.
 func (l csiListers) missing(c *operatorv1alpha1.GlusterCluster) ([]string, error) {
-	want := DesiredCSIObjects(c, "")
+	want := objects.DesiredCSIObjects(c, "")
 	ns := c.Namespace
 	var out []string
 	check := func(kind, name string, err error) error {
@@ -86,7 +87,7 @@ func (l csiListers) missing(c *operatorv1alpha1.GlusterCluster) ([]string, error
 // exists reports whether any CSI object of the cluster named name in
 // namespace ns is left, by the labels deleteCSI selects on.
 func (l csiListers) exists(ns, name string) (bool, error) {
-	nsSel, csSel := csiNamespacedSelector(name), csiClusterScopedSelector(ns, name)
+	nsSel, csSel := objects.CSINamespacedSelector(name), objects.CSIClusterScopedSelector(ns, name)
 	counts := []func() (int, error){
 		func() (int, error) { o, err := l.DaemonSets.DaemonSets(ns).List(nsSel); return len(o), err },
 		func() (int, error) { o, err := l.Deployments.Deployments(ns).List(nsSel); return len(o), err },

@@ -17,6 +17,7 @@ import (
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/internal/fixtures"
+	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 )
 
@@ -97,7 +98,7 @@ func TestEnsureCSIDriversCreatesOnlyWhatIsMissing(t *testing.T) {
 	// file plugin is not touched.
 	ds, err := f.kube.AppsV1().DaemonSets(fixtures.Namespace).Get(fixtures.Ctx, "gc-csi-node", metav1.GetOptions{})
 	fixtures.Must(t, err, "get")
-	ds.Spec.Template.Annotations[AnnotationVersion] = "4.2.0"
+	ds.Spec.Template.Annotations[objects.AnnotationVersion] = "4.2.0"
 	ds.Spec.Template.Spec.Containers[0].Image = "admin/edit:1"
 	_, err = f.kube.AppsV1().DaemonSets(fixtures.Namespace).Update(fixtures.Ctx, ds, metav1.UpdateOptions{})
 	fixtures.Must(t, err, "update")
@@ -118,7 +119,7 @@ func TestEnsureCSIDriversCreatesOnlyWhatIsMissing(t *testing.T) {
 	}
 	block, err := f.kube.AppsV1().DaemonSets(fixtures.Namespace).Get(fixtures.Ctx, "gc-csi-block-node", metav1.GetOptions{})
 	fixtures.Must(t, err, "get block")
-	if v := block.Spec.Template.Annotations[AnnotationVersion]; v != "4.2.0" {
+	if v := block.Spec.Template.Annotations[objects.AnnotationVersion]; v != "4.2.0" {
 		t.Errorf("the block plugin was created at %q, want its sibling's 4.2.0", v)
 	}
 	if got := f.csiNames(t)["Deployment"]; !slices.Equal(got, []string{"gc-block-target-zone-1", "gc-block-target-zone-2", "gc-csi-block-controller", "gc-csi-controller"}) {
@@ -130,7 +131,7 @@ func TestDeleteClusterInfraDeletesEveryCSIObject(t *testing.T) {
 	c := fixtures.CSICluster("gc", fixtures.FileDriver, fixtures.BlockDriver)
 	other := fixtures.CSICluster("gc", fixtures.FileDriver)
 	other.Namespace, other.UID = "elsewhere", "uid-other"
-	admins := &storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: "gc.storage.file.gluster.org-admin", Labels: map[string]string{LabelCluster: "gc"}}}
+	admins := &storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: "gc.storage.file.gluster.org-admin", Labels: map[string]string{objects.LabelCluster: "gc"}}}
 	f := newFxKube(t, []runtime.Object{admins}, c, other)
 	fixtures.Must(t, f.ops.EnsureCSIDrivers(fixtures.Ctx, fixtures.ClusterTarget(c)), "ensure")
 	fixtures.Must(t, f.ops.EnsureCSIDrivers(fixtures.Ctx, fixtures.ClusterTarget(other)), "ensure other")
@@ -162,8 +163,8 @@ func fxPluginPod(name, node, version string) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name, Namespace: fixtures.Namespace, UID: types.UID("uid-" + name),
-			Labels:      map[string]string{LabelCluster: "gc", LabelComponent: ComponentCSINode, LabelManagedBy: ManagedByAnthill},
-			Annotations: map[string]string{AnnotationVersion: version},
+			Labels:      map[string]string{objects.LabelCluster: "gc", objects.LabelComponent: objects.ComponentCSINode, objects.LabelManagedBy: objects.ManagedByAnthill},
+			Annotations: map[string]string{objects.AnnotationVersion: version},
 		},
 		Spec: corev1.PodSpec{NodeName: node},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
@@ -196,9 +197,9 @@ func fxVolumeWorld() []runtime.Object {
 		}
 	}
 	return []runtime.Object{
-		pv("pv-ours", CSIDriverName(fixtures.Namespace, "gc", fixtures.FileDriver), "data-ours"),
+		pv("pv-ours", objects.CSIDriverName(fixtures.Namespace, "gc", fixtures.FileDriver), "data-ours"),
 		pv("pv-theirs", "ebs.csi.aws.com", "data-theirs"),
-		pv("pv-done", CSIDriverName(fixtures.Namespace, "gc", fixtures.FileDriver), "data-done"),
+		pv("pv-done", objects.CSIDriverName(fixtures.Namespace, "gc", fixtures.FileDriver), "data-done"),
 		app("app-b", "node-b", "data-ours", corev1.PodRunning),
 		app("app-d", "node-d", "data-theirs", corev1.PodRunning),
 		app("app-e", "node-e", "data-done", corev1.PodSucceeded),
@@ -208,7 +209,7 @@ func fxVolumeWorld() []runtime.Object {
 func TestSetCSIVersionRestartsOnlyPluginsOnNodesWithoutMounts(t *testing.T) {
 	c := fixtures.CSICluster("gc", fixtures.FileDriver)
 	c.Spec.CSI = &operatorv1alpha1.CSISpec{Version: "4.1.0"}
-	objs := DesiredCSIObjects(c, "4.1.0")
+	objs := objects.DesiredCSIObjects(c, "4.1.0")
 	kubeObjs := append(fxVolumeWorld(), objs.NodePlugins[0], objs.Controllers[0],
 		fxPluginPod("p-a", "node-a", "4.1.0"), fxPluginPod("p-b", "node-b", "4.1.0"),
 		fxPluginPod("p-c", "node-c", "4.2.0"), fxPluginPod("p-d", "node-d", "4.1.0"), fxPluginPod("p-e", "node-e", "4.1.0"))
@@ -217,15 +218,15 @@ func TestSetCSIVersionRestartsOnlyPluginsOnNodesWithoutMounts(t *testing.T) {
 
 	ds, err := f.kube.AppsV1().DaemonSets(fixtures.Namespace).Get(fixtures.Ctx, "gc-csi-node", metav1.GetOptions{})
 	fixtures.Must(t, err, "get")
-	if v := ds.Spec.Template.Annotations[AnnotationVersion]; v != "4.2.0" || ds.Spec.Template.Spec.Containers[0].Image != DefaultCSIFileImage+":4.2.0" {
+	if v := ds.Spec.Template.Annotations[objects.AnnotationVersion]; v != "4.2.0" || ds.Spec.Template.Spec.Containers[0].Image != objects.DefaultCSIFileImage+":4.2.0" {
 		t.Errorf("DaemonSet at %q with %s", v, ds.Spec.Template.Spec.Containers[0].Image)
 	}
-	if ds.Spec.Template.Spec.Containers[1].Image != CSINodeRegistrarImage {
+	if ds.Spec.Template.Spec.Containers[1].Image != objects.CSINodeRegistrarImage {
 		t.Errorf("the registrar sidecar changed to %s", ds.Spec.Template.Spec.Containers[1].Image)
 	}
 	dep, err := f.kube.AppsV1().Deployments(fixtures.Namespace).Get(fixtures.Ctx, "gc-csi-controller", metav1.GetOptions{})
 	fixtures.Must(t, err, "get")
-	if dep.Spec.Template.Spec.Containers[0].Image != DefaultCSIFileImage+":4.2.0" {
+	if dep.Spec.Template.Spec.Containers[0].Image != objects.DefaultCSIFileImage+":4.2.0" {
 		t.Errorf("controller image %s", dep.Spec.Template.Spec.Containers[0].Image)
 	}
 	pods, err := f.kube.CoreV1().Pods(fixtures.Namespace).List(fixtures.Ctx, metav1.ListOptions{})
@@ -253,8 +254,8 @@ func TestSetCSIVersionRestartsOnlyPluginsOnNodesWithoutMounts(t *testing.T) {
 
 func TestCSIReaderFillUpgradeCountsPinnedAndStalePlugins(t *testing.T) {
 	c := fixtures.CSICluster("gc", fixtures.FileDriver, fixtures.BlockDriver)
-	objs := DesiredCSIObjects(c, "4.2.0")
-	objs.NodePlugins[1].Spec.Template.Annotations[AnnotationVersion] = "4.1.0" // block not yet set
+	objs := objects.DesiredCSIObjects(c, "4.2.0")
+	objs.NodePlugins[1].Spec.Template.Annotations[objects.AnnotationVersion] = "4.1.0" // block not yet set
 
 	dsIdx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	for _, d := range objs.NodePlugins {
@@ -289,7 +290,7 @@ func TestCSIReaderFillUpgradeCountsPinnedAndStalePlugins(t *testing.T) {
 			if err != nil {
 				return nil, err
 			}
-			return pinnedNodeSet(csiDriverNames(c), all, func(ns string) ([]*corev1.Pod, error) {
+			return pinnedNodeSet(objects.CSIDriverNames(c), all, func(ns string) ([]*corev1.Pod, error) {
 				return apps.Pods(ns).List(labels.Everything())
 			})
 		},

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/transitions"
 )
 
@@ -35,10 +36,10 @@ func (o *KubeOps) ApplyDisruptionBudgets(ctx context.Context, t transitions.Disr
 	protect := func(cov transitions.PodCoverage) map[string]string {
 		l := map[string]string{}
 		if cov.Zone != "" {
-			l[LabelZone] = cov.Zone
+			l[objects.LabelZone] = cov.Zone
 		}
 		if cov.HoldsBricks != nil && *cov.HoldsBricks {
-			l[LabelHoldsBricks] = "true"
+			l[objects.LabelHoldsBricks] = "true"
 		}
 		return l
 	}
@@ -56,7 +57,7 @@ func (o *KubeOps) ApplyDisruptionBudgets(ctx context.Context, t transitions.Disr
 	}
 	for _, cov := range t.Pods {
 		if cov.HoldsBricks != nil && !*cov.HoldsBricks {
-			if err := o.labelPod(ctx, t.Namespace, cov.Pod, map[string]string{LabelHoldsBricks: HoldsBricksFalse}); err != nil {
+			if err := o.labelPod(ctx, t.Namespace, cov.Pod, map[string]string{objects.LabelHoldsBricks: objects.HoldsBricksFalse}); err != nil {
 				return err
 			}
 		}
@@ -92,7 +93,7 @@ func (o *KubeOps) labelPod(ctx context.Context, namespace, pod string, l map[str
 
 // ensureBudget creates zone's budget, or updates its spec when it differs.
 func (o *KubeOps) ensureBudget(ctx context.Context, c *operatorv1alpha1.GlusterCluster, zone string, open bool) error {
-	want := DisruptionBudget(c, zone, open)
+	want := objects.DisruptionBudget(c, zone, open)
 	pdbs := o.Client.PolicyV1().PodDisruptionBudgets(c.Namespace)
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cur, err := pdbs.Get(ctx, want.Name, metav1.GetOptions{})
@@ -103,7 +104,7 @@ func (o *KubeOps) ensureBudget(ctx context.Context, c *operatorv1alpha1.GlusterC
 		if err != nil {
 			return err
 		}
-		if budgetMatches(cur, c.Name, zone, open) && cur.Labels[LabelZone] == zone {
+		if objects.BudgetMatches(cur, c.Name, zone, open) && cur.Labels[objects.LabelZone] == zone {
 			return nil
 		}
 		cur = cur.DeepCopy()
@@ -129,13 +130,13 @@ func (o *KubeOps) ensureBudget(ctx context.Context, c *operatorv1alpha1.GlusterC
 // in keep (nil keep deletes all of them).
 func (o *KubeOps) deleteBudgets(ctx context.Context, namespace, cluster string, keep []string) error {
 	pdbs := o.Client.PolicyV1().PodDisruptionBudgets(namespace)
-	sel := labels.SelectorFromSet(budgetLabels(cluster, ""))
+	sel := labels.SelectorFromSet(objects.BudgetLabels(cluster, ""))
 	list, err := pdbs.List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
 	if err != nil {
 		return fmt.Errorf("list PodDisruptionBudgets of cluster %s/%s: %w", namespace, cluster, err)
 	}
 	for _, p := range list.Items {
-		if z, ok := p.Labels[LabelZone]; !ok || slices.Contains(keep, z) {
+		if z, ok := p.Labels[objects.LabelZone]; !ok || slices.Contains(keep, z) {
 			continue
 		}
 		err := pdbs.Delete(ctx, p.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}})

@@ -23,6 +23,7 @@ import (
 	"github.com/gluster/anthill/kube/client/clientset/versioned"
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/engine"
+	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
 )
@@ -226,7 +227,7 @@ func (s *DisruptionSyncer) gather(ctx context.Context, c *operatorv1alpha1.Glust
 	slices.Sort(view.zones)
 
 	podList, err := s.Client.CoreV1().Pods(c.Namespace).List(ctx, metav1.ListOptions{
-		LabelSelector: labels.SelectorFromSet(clusterSelectorLabels(c.Name, ComponentGlusterNode)).String(),
+		LabelSelector: labels.SelectorFromSet(objects.ClusterSelectorLabels(c.Name, objects.ComponentGlusterNode)).String(),
 	})
 	if err != nil {
 		return view, fmt.Errorf("list Gluster pods of %s/%s: %w", c.Namespace, c.Name, err)
@@ -236,14 +237,14 @@ func (s *DisruptionSyncer) gather(ctx context.Context, c *operatorv1alpha1.Glust
 		pods[podList.Items[i].Name] = &podList.Items[i]
 	}
 	pdbList, err := s.Client.PolicyV1().PodDisruptionBudgets(c.Namespace).List(ctx, metav1.ListOptions{
-		LabelSelector: labels.SelectorFromSet(budgetLabels(c.Name, "")).String(),
+		LabelSelector: labels.SelectorFromSet(objects.BudgetLabels(c.Name, "")).String(),
 	})
 	if err != nil {
 		return view, fmt.Errorf("list PodDisruptionBudgets of %s/%s: %w", c.Namespace, c.Name, err)
 	}
 	var pdbs []policyv1.PodDisruptionBudget
 	for _, p := range pdbList.Items {
-		if _, ok := p.Labels[LabelZone]; ok {
+		if _, ok := p.Labels[objects.LabelZone]; ok {
 			pdbs = append(pdbs, p)
 		}
 	}
@@ -262,7 +263,7 @@ func (s *DisruptionSyncer) gather(ctx context.Context, c *operatorv1alpha1.Glust
 		zones[z] = &states.DisruptionZone{Name: z}
 	}
 	for _, n := range nodes {
-		pod := pods[NodePodName(n.Name)]
+		pod := pods[objects.NodePodName(n.Name)]
 		if n.Spec.ExternalAddress == "" && pod != nil {
 			cov := transitions.PodCoverage{Pod: pod.Name, Zone: n.Spec.Zone}
 			if gerr == nil {
@@ -291,7 +292,7 @@ func (s *DisruptionSyncer) gather(ctx context.Context, c *operatorv1alpha1.Glust
 		}
 	}
 	for _, p := range pdbs {
-		if z := zones[p.Labels[LabelZone]]; z != nil {
+		if z := zones[p.Labels[objects.LabelZone]]; z != nil {
 			z.EvictionsInFlight += len(p.Status.DisruptedPods)
 		}
 	}
@@ -312,7 +313,7 @@ func (s *DisruptionSyncer) gather(ctx context.Context, c *operatorv1alpha1.Glust
 	if state == states.DisruptionOpen && !slices.Contains(view.zones, zone) {
 		current.OpenZone = "" // the decision locks; never "repair" towards a vanished zone
 	}
-	view.snap.BudgetsInSync = budgetsInSync(current, pdbs, pods)
+	view.snap.BudgetsInSync = objects.BudgetsInSync(current, pdbs, pods)
 	return view, nil
 }
 
@@ -340,10 +341,10 @@ func (s *DisruptionSyncer) nodeTrouble(n *operatorv1alpha1.GlusterNode, pod *cor
 	}
 	switch {
 	case pod == nil:
-		out = append(out, fmt.Sprintf("pod %s is missing", NodePodName(n.Name)))
+		out = append(out, fmt.Sprintf("pod %s is missing", objects.NodePodName(n.Name)))
 	case pod.DeletionTimestamp != nil:
 		out = append(out, fmt.Sprintf("pod %s is being deleted", pod.Name))
-	case !podReady(pod):
+	case !objects.PodReady(pod):
 		out = append(out, fmt.Sprintf("pod %s is not ready", pod.Name))
 	case state == states.DisruptionOpen && !since.IsZero() && pod.CreationTimestamp.After(since):
 		// Evicted and already back: the eviction happened while the zone

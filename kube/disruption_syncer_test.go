@@ -27,6 +27,7 @@ import (
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/kube/internal/fixtures"
+	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
 )
@@ -137,7 +138,7 @@ func (f *disruptionFixture) addNode(name, zone, peer string) {
 		f.t.Fatal(err)
 	}
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: NodePodName(name), Labels: NodeLabels("gc", name),
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: objects.NodePodName(name), Labels: objects.NodeLabels("gc", name),
 			CreationTimestamp: metav1.NewTime(f.clock.Now().Add(-time.Hour))},
 		Spec:   corev1.PodSpec{NodeName: kn.Name},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}},
@@ -184,7 +185,7 @@ func (f *disruptionFixture) budgets() map[string]int {
 	}
 	out := map[string]int{}
 	for _, p := range l.Items {
-		out[p.Labels[LabelZone]] = p.Spec.MaxUnavailable.IntValue()
+		out[p.Labels[objects.LabelZone]] = p.Spec.MaxUnavailable.IntValue()
 	}
 	return out
 }
@@ -244,14 +245,14 @@ func TestDisruptionOpensOneZoneAndLocksTheRest(t *testing.T) {
 		t.Fatalf("budgets %v, want zone-1 open and zone-2, zone-3 locked", got)
 	}
 	p := f.pod("gc-zone-2-0")
-	if p.Labels[LabelZone] != "zone-2" || p.Labels[LabelHoldsBricks] != "true" {
+	if p.Labels[objects.LabelZone] != "zone-2" || p.Labels[objects.LabelHoldsBricks] != "true" {
 		t.Fatalf("pod labels %v", p.Labels)
 	}
-	pdb, err := f.kube.PolicyV1().PodDisruptionBudgets("ns").Get(context.Background(), DisruptionBudgetName("gc", "zone-2"), metav1.GetOptions{})
+	pdb, err := f.kube.PolicyV1().PodDisruptionBudgets("ns").Get(context.Background(), objects.DisruptionBudgetName("gc", "zone-2"), metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pdb.OwnerReferences) != 1 || pdb.OwnerReferences[0].Name != "gc" || pdb.Labels[LabelManagedBy] != ManagedByAnthill {
+	if len(pdb.OwnerReferences) != 1 || pdb.OwnerReferences[0].Name != "gc" || pdb.Labels[objects.LabelManagedBy] != objects.ManagedByAnthill {
 		t.Fatalf("budget metadata %+v", pdb.ObjectMeta)
 	}
 	h := f.cluster().Status.History
@@ -351,10 +352,10 @@ func TestDisruptionEmptyNodeIsLabelledOutOfEveryBudget(t *testing.T) {
 	}
 	f.mustSync()
 	f.wantState(states.DisruptionOpen, "zone-1")
-	if got := f.pod("gc-zone-2b-0").Labels[LabelHoldsBricks]; got != HoldsBricksFalse {
+	if got := f.pod("gc-zone-2b-0").Labels[objects.LabelHoldsBricks]; got != objects.HoldsBricksFalse {
 		t.Fatalf("empty node's pod holds-bricks=%q", got)
 	}
-	pdb, err := f.kube.PolicyV1().PodDisruptionBudgets("ns").Get(ctx, DisruptionBudgetName("gc", "zone-2"), metav1.GetOptions{})
+	pdb, err := f.kube.PolicyV1().PodDisruptionBudgets("ns").Get(ctx, objects.DisruptionBudgetName("gc", "zone-2"), metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +370,7 @@ func TestDisruptionEmptyNodeIsLabelledOutOfEveryBudget(t *testing.T) {
 		t.Fatal("zone-2's budget does not select the pod holding a brick")
 	}
 	// A pod without the label (just recreated) is protected by default.
-	if !sel.Matches(labels.Set(map[string]string{LabelCluster: "gc", LabelComponent: ComponentGlusterNode, LabelZone: "zone-2"})) {
+	if !sel.Matches(labels.Set(map[string]string{objects.LabelCluster: "gc", objects.LabelComponent: objects.ComponentGlusterNode, objects.LabelZone: "zone-2"})) {
 		t.Fatal("a pod not yet labelled is not protected")
 	}
 }
@@ -405,7 +406,7 @@ func TestDisruptionLocksWhenGD2IsUnreachable(t *testing.T) {
 	f.mustSync()
 	f.wantState(states.DisruptionLocked, "zone-1")
 	// The labels stay as GD2 last said: nothing is relabelled blind.
-	if got := f.pod("gc-zone-1-0").Labels[LabelHoldsBricks]; got != "true" {
+	if got := f.pod("gc-zone-1-0").Labels[objects.LabelHoldsBricks]; got != "true" {
 		t.Fatalf("holds-bricks=%q", got)
 	}
 	f.mustSync()
@@ -417,11 +418,11 @@ func TestDisruptionRepairsADriftedBudget(t *testing.T) {
 	f.mustSync() // Open zone-1
 	ctx := context.Background()
 	pdbs := f.kube.PolicyV1().PodDisruptionBudgets("ns")
-	p, err := pdbs.Get(ctx, DisruptionBudgetName("gc", "zone-2"), metav1.GetOptions{})
+	p, err := pdbs.Get(ctx, objects.DisruptionBudgetName("gc", "zone-2"), metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.Spec.MaxUnavailable = maxUnavailable(true) // an admin's edit opens a second zone
+	p.Spec.MaxUnavailable = objects.MaxUnavailable(true) // an admin's edit opens a second zone
 	if _, err := pdbs.Update(ctx, p, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/engine"
+	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 )
 
@@ -33,7 +34,7 @@ func disruptionKeys(obj any) []engine.Key {
 		return nil
 	}
 	l := m.GetLabels()
-	if c := l[LabelCluster]; c != "" && l[LabelComponent] == ComponentGlusterNode {
+	if c := l[objects.LabelCluster]; c != "" && l[objects.LabelComponent] == objects.ComponentGlusterNode {
 		return []engine.Key{disruptionKey(m.GetNamespace(), c)}
 	}
 	return nil
@@ -43,7 +44,7 @@ func disruptionKeys(obj any) []engine.Key {
 // clusters with a Gluster pod on it: cordoning or tainting it may ask for
 // its zone to open.
 func nodeDrainKeys(pods corev1listers.PodLister) func(obj any) []engine.Key {
-	sel := labels.SelectorFromSet(labels.Set{LabelComponent: ComponentGlusterNode})
+	sel := labels.SelectorFromSet(labels.Set{objects.LabelComponent: objects.ComponentGlusterNode})
 	return func(obj any) []engine.Key {
 		n, ok := obj.(*corev1.Node)
 		if !ok {
@@ -52,7 +53,7 @@ func nodeDrainKeys(pods corev1listers.PodLister) func(obj any) []engine.Key {
 		ps, _ := pods.List(sel)
 		var keys []engine.Key
 		for _, p := range ps {
-			if k := disruptionKey(p.Namespace, p.Labels[LabelCluster]); p.Spec.NodeName == n.Name && k.Name != "" && !slices.Contains(keys, k) {
+			if k := disruptionKey(p.Namespace, p.Labels[objects.LabelCluster]); p.Spec.NodeName == n.Name && k.Name != "" && !slices.Contains(keys, k) {
 				keys = append(keys, k)
 			}
 		}

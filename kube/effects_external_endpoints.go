@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/transitions"
 )
 
@@ -26,7 +27,7 @@ func (o *KubeOps) SyncEndpoints(ctx context.Context, ct transitions.ClusterTarge
 	if err != nil {
 		return err
 	}
-	if !IsExternal(c) {
+	if !objects.IsExternal(c) {
 		return nil
 	}
 	if err := o.syncManagementService(ctx, c); err != nil {
@@ -36,7 +37,7 @@ func (o *KubeOps) SyncEndpoints(ctx context.Context, ct transitions.ClusterTarge
 }
 
 func (o *KubeOps) syncManagementService(ctx context.Context, c *operatorv1alpha1.GlusterCluster) error {
-	want := ExternalManagementService(c)
+	want := objects.ExternalManagementService(c)
 	services := o.Client.CoreV1().Services(c.Namespace)
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		have, err := services.Get(ctx, want.Name, metav1.GetOptions{})
@@ -44,7 +45,7 @@ func (o *KubeOps) syncManagementService(ctx context.Context, c *operatorv1alpha1
 			_, err = services.Create(ctx, want, metav1.CreateOptions{})
 			return ignoreExists(err)
 		}
-		if err != nil || serviceMatches(have, want) {
+		if err != nil || objects.ServiceMatches(have, want) {
 			return err
 		}
 		have = have.DeepCopy()
@@ -67,7 +68,7 @@ func (o *KubeOps) syncManagementService(ctx context.Context, c *operatorv1alpha1
 
 func (o *KubeOps) syncEndpointSlices(ctx context.Context, c *operatorv1alpha1.GlusterCluster) error {
 	api := o.Client.DiscoveryV1().EndpointSlices(c.Namespace)
-	list, err := api.List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(endpointSliceLabels(c.Name)).String()})
+	list, err := api.List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(objects.EndpointSliceLabels(c.Name)).String()})
 	if err != nil {
 		return fmt.Errorf("list EndpointSlices of %s/%s: %w", c.Namespace, c.Name, err)
 	}
@@ -75,7 +76,7 @@ func (o *KubeOps) syncEndpointSlices(ctx context.Context, c *operatorv1alpha1.Gl
 	for i := range list.Items {
 		have[list.Items[i].Name] = &list.Items[i]
 	}
-	for _, want := range ExternalEndpointSlices(c) {
+	for _, want := range objects.ExternalEndpointSlices(c) {
 		h, ok := have[want.Name]
 		delete(have, want.Name)
 		switch {
@@ -94,7 +95,7 @@ func (o *KubeOps) syncEndpointSlices(ctx context.Context, c *operatorv1alpha1.Gl
 			if _, err := api.Create(ctx, want, metav1.CreateOptions{}); err != nil {
 				return fmt.Errorf("create EndpointSlice %s/%s: %w", c.Namespace, want.Name, err)
 			}
-		case !sliceMatches(h, want):
+		case !objects.SliceMatches(h, want):
 			upd := h.DeepCopy()
 			for k, v := range want.Labels {
 				if upd.Labels == nil {
@@ -123,7 +124,7 @@ func (o *KubeOps) syncEndpointSlices(ctx context.Context, c *operatorv1alpha1.Gl
 // cluster's management Service. NotFound is success.
 func (o *KubeOps) deleteEndpointSlices(ctx context.Context, ns, cluster string) error {
 	api := o.Client.DiscoveryV1().EndpointSlices(ns)
-	list, err := api.List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(endpointSliceLabels(cluster)).String()})
+	list, err := api.List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(objects.EndpointSliceLabels(cluster)).String()})
 	if err != nil {
 		return fmt.Errorf("list EndpointSlices of %s/%s: %w", ns, cluster, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/transitions"
 )
 
@@ -16,7 +17,7 @@ import (
 // if it still has the UID the decision saw.
 func (o *KubeOps) ForceDeleteLostPod(ctx context.Context, n transitions.NodeTarget) error {
 	uid := types.UID(n.LostPodUID)
-	err := o.Client.CoreV1().Pods(n.Namespace).Delete(ctx, NodePodName(n.Name), metav1.DeleteOptions{
+	err := o.Client.CoreV1().Pods(n.Namespace).Delete(ctx, objects.NodePodName(n.Name), metav1.DeleteOptions{
 		GracePeriodSeconds: ptr.To[int64](0),
 		Preconditions:      &metav1.Preconditions{UID: &uid},
 	})
@@ -28,5 +29,5 @@ func (o *KubeOps) ForceDeleteLostPod(ctx context.Context, n transitions.NodeTarg
 		// pod, which must not be touched.
 		return nil
 	}
-	return fmt.Errorf("force-delete pod %s/%s: %w", n.Namespace, NodePodName(n.Name), err)
+	return fmt.Errorf("force-delete pod %s/%s: %w", n.Namespace, objects.NodePodName(n.Name), err)
 }

@@ -8,13 +8,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 
+	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/transitions"
 )
 
 // The forced delete carries the UID it decided on: the real API server
 // refuses it for a replacement pod (Conflict), which counts as done.
 func TestForceDeleteLostPodSendsGraceZeroAndTheUID(t *testing.T) {
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: NodePodName("n1"), UID: "uid-1"}}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: objects.NodePodName("n1"), UID: "uid-1"}}
 	cs := kubefake.NewClientset(pod)
 	ops := &KubeOps{Client: cs}
 	if err := ops.ForceDeleteLostPod(context.Background(), transitions.NodeTarget{Namespace: "ns", Name: "n1", LostPodUID: "uid-1"}); err != nil {

@@ -18,6 +18,7 @@ import (
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	anthillfake "github.com/gluster/anthill/kube/client/clientset/versioned/fake"
 	"github.com/gluster/anthill/kube/internal/fixtures"
+	"github.com/gluster/anthill/kube/objects"
 )
 
 // endpointsFixture is a fake API server holding external clusters, with
@@ -163,7 +164,7 @@ func TestSyncEndpointsRepairsHandEdits(t *testing.T) {
 	sl.Ports[0].Port = ptr.To[int32](1)
 	_, err = f.kube.DiscoveryV1().EndpointSlices(fixtures.Namespace).Update(fixtures.Ctx, sl, metav1.UpdateOptions{})
 	fixtures.Must(t, err, "edit slice")
-	stray := ExternalEndpointSlices(c)[0]
+	stray := objects.ExternalEndpointSlices(c)[0]
 	stray.Name, stray.AddressType = "gc-mgmt-ipv6", discoveryv1.AddressTypeIPv6
 	stray.Endpoints = []discoveryv1.Endpoint{{Addresses: []string{"2001:db8::9"}}}
 	_, err = f.kube.DiscoveryV1().EndpointSlices(fixtures.Namespace).Create(fixtures.Ctx, stray, metav1.CreateOptions{})

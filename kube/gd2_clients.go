@@ -19,6 +19,7 @@ import (
 	"github.com/gluster/anthill/gd2"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/engine"
+	"github.com/gluster/anthill/kube/objects"
 )
 
 // GD2Clients hands out one GD2 client per GlusterCluster, built from the
@@ -66,7 +67,7 @@ var syncRetry = gd2.RetryPolicy{MaxAttempts: 2, BaseDelay: 100 * time.Millisecon
 // authSecret reads c's GD2 auth secret live and returns its value and
 // resource version.
 func (g *GD2Clients) authSecret(ctx context.Context, c *operatorv1alpha1.GlusterCluster) (string, string, error) {
-	name, key := AuthSecretRef(c)
+	name, key := objects.AuthSecretRef(c)
 	sec, err := g.Secrets.Secrets(c.Namespace).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return "", "", &ErrNoAuthSecret{Namespace: c.Namespace, Name: name}
@@ -87,7 +88,7 @@ func (g *GD2Clients) For(ctx context.Context, c *operatorv1alpha1.GlusterCluster
 	if err != nil {
 		return nil, err
 	}
-	endpoints := GD2Endpoints(c)
+	endpoints := objects.GD2Endpoints(c)
 	endpoint := strings.Join(endpoints, ",")
 	id := c.Namespace + "/" + c.Name
 	g.mu.Lock()
@@ -132,7 +133,7 @@ func (g *GD2Clients) ForNode(ctx context.Context, c *operatorv1alpha1.GlusterClu
 	if err != nil {
 		return nil, err
 	}
-	endpoint := NodeEndpoint(c, node)
+	endpoint := objects.NodeEndpoint(c, node)
 	dial := ""
 	if m := c.Spec.Management; m != nil && m.Endpoint != "" {
 		u, err := url.Parse(m.Endpoint)

@@ -13,6 +13,7 @@ import (
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/internal/fixtures"
+	"github.com/gluster/anthill/kube/objects"
 )
 
 // A node's own client names the node (so a proxy, or the simulator, routes
@@ -34,7 +35,7 @@ func TestGD2ClientsForNodeNamesTheNodeAndDialsTheOverride(t *testing.T) {
 			Endpoint: srv.URL, AuthSecretRef: &operatorv1alpha1.SecretReference{Name: "auth"}}}}
 	n := &operatorv1alpha1.GlusterNode{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gc-z1-a"}, Spec: operatorv1alpha1.GlusterNodeSpec{Cluster: "gc"}}
 
-	if got, want := NodeEndpoint(c, n), "http://gc-z1-a-0.gc-nodes.ns.svc:24007"; got != want {
+	if got, want := objects.NodeEndpoint(c, n), "http://gc-z1-a-0.gc-nodes.ns.svc:24007"; got != want {
 		t.Fatalf("NodeEndpoint = %s, want %s", got, want)
 	}
 	cl, err := g.ForNode(context.Background(), c, n)

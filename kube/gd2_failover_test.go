@@ -18,6 +18,7 @@ import (
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/internal/fixtures"
+	"github.com/gluster/anthill/kube/objects"
 )
 
 // fxServer is one address of a pool: it answers every request with its
@@ -194,7 +195,7 @@ func TestGD2ClientsTalkToAnExternalPoolsAddresses(t *testing.T) {
 	c.Spec.Management = &operatorv1alpha1.ManagementSpec{AuthSecretRef: &operatorv1alpha1.SecretReference{Name: "pool-secret"}}
 	kube := k8sfake.NewClientset(&corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "pool-secret", Namespace: fixtures.Namespace},
-		Data:       map[string][]byte{AuthSecretKey: []byte(strings.Repeat("ab", 32))},
+		Data:       map[string][]byte{objects.AuthSecretKey: []byte(strings.Repeat("ab", 32))},
 	})
 	g := &GD2Clients{Secrets: kube.CoreV1()}
 	gc, err := g.For(context.Background(), c)

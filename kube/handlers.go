@@ -8,6 +8,7 @@ import (
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/engine"
+	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 )
 
@@ -76,11 +77,11 @@ func (k keyMapper) forLabelled(obj any) []engine.Key {
 		return nil
 	}
 	l := m.GetLabels()
-	if n := l[LabelNode]; n != "" {
+	if n := l[objects.LabelNode]; n != "" {
 		return []engine.Key{nodeKey(m.GetNamespace(), n)}
 	}
-	if c := l[LabelCluster]; c != "" {
-		if l[LabelComponent] == ComponentCSINode {
+	if c := l[objects.LabelCluster]; c != "" {
+		if l[objects.LabelComponent] == objects.ComponentCSINode {
 			// The upgrade machine waits for the CSI node plugin.
 			return []engine.Key{clusterKey(m.GetNamespace(), c), upgradeKey(m.GetNamespace(), c)}
 		}
@@ -111,10 +112,10 @@ func (k keyMapper) forPV(obj any) []engine.Key {
 // whose names are unique per cluster, or an admin labelled it with c's
 // name for a volume anthill cannot recognise by its driver.
 func usesCluster(pv *corev1.PersistentVolume, c *operatorv1alpha1.GlusterCluster) bool {
-	if pv.Spec.CSI != nil && csiDriverNames(c)[pv.Spec.CSI.Driver] {
+	if pv.Spec.CSI != nil && objects.CSIDriverNames(c)[pv.Spec.CSI.Driver] {
 		return true
 	}
-	return pv.Labels[LabelCluster] == c.Name
+	return pv.Labels[objects.LabelCluster] == c.Name
 }
 
 // forClusterScoped maps a cluster-scoped object anthill made for a cluster
@@ -126,8 +127,8 @@ func (k keyMapper) forClusterScoped(obj any) []engine.Key {
 		return nil
 	}
 	l := m.GetLabels()
-	if l[LabelCluster] == "" || l[LabelClusterNamespace] == "" {
+	if l[objects.LabelCluster] == "" || l[objects.LabelClusterNamespace] == "" {
 		return nil
 	}
-	return []engine.Key{clusterKey(l[LabelClusterNamespace], l[LabelCluster])}
+	return []engine.Key{clusterKey(l[objects.LabelClusterNamespace], l[objects.LabelCluster])}
 }

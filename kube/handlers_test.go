@@ -11,6 +11,7 @@ import (
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/engine"
+	"github.com/gluster/anthill/kube/objects"
 )
 
 // A PersistentVolume holds a cluster's deletion when it came from one of the
@@ -36,11 +37,11 @@ func TestPVsMapToTheClustersTheyUse(t *testing.T) {
 		pv   *corev1.PersistentVolume
 		want []engine.Key
 	}{
-		{"provisioned by the file driver of ns1/gc", csiPV(CSIDriverName("ns1", "gc", operatorv1alpha1.GlusterDriverFile)), []engine.Key{clusterKey("ns1", "gc")}},
-		{"provisioned by the block driver of ns2/gc", csiPV(CSIDriverName("ns2", "gc", operatorv1alpha1.GlusterDriverBlock)), []engine.Key{clusterKey("ns2", "gc")}},
+		{"provisioned by the file driver of ns1/gc", csiPV(objects.CSIDriverName("ns1", "gc", operatorv1alpha1.GlusterDriverFile)), []engine.Key{clusterKey("ns1", "gc")}},
+		{"provisioned by the block driver of ns2/gc", csiPV(objects.CSIDriverName("ns2", "gc", operatorv1alpha1.GlusterDriverBlock)), []engine.Key{clusterKey("ns2", "gc")}},
 		{"another CSI driver", csiPV("ebs.csi.aws.com"), nil},
 		{"not CSI, unlabelled", &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv"}}, nil},
-		{"labelled by an admin with the cluster name", &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv", Labels: map[string]string{LabelCluster: "gc"}}},
+		{"labelled by an admin with the cluster name", &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv", Labels: map[string]string{objects.LabelCluster: "gc"}}},
 			[]engine.Key{clusterKey("ns1", "gc"), clusterKey("ns2", "gc")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -28,6 +28,7 @@ import (
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/kube/internal/fixtures"
+	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
 )
@@ -72,7 +73,7 @@ func newHealFixture(t *testing.T) *healFixture {
 		t.Fatal(err)
 	}
 	cluster := &operatorv1alpha1.GlusterCluster{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gc", Finalizers: []string{FinalizerCluster}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gc", Finalizers: []string{objects.FinalizerCluster}},
 		Spec: operatorv1alpha1.GlusterClusterSpec{
 			Gluster:    &operatorv1alpha1.GlusterServerSpec{Image: "gluster/gd2", Version: "4.1.0"},
 			Management: &operatorv1alpha1.ManagementSpec{Endpoint: srv.URL, AuthSecretRef: &operatorv1alpha1.SecretReference{Name: "auth"}},

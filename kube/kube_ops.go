@@ -21,6 +21,7 @@ import (
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/client/clientset/versioned"
+	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
 )
@@ -111,7 +112,7 @@ func (o *KubeOps) EnsureNodeWorkload(ctx context.Context, n transitions.NodeTarg
 	if err != nil {
 		return err
 	}
-	sts := NodeStatefulSet(c, node, clusterVersion(c))
+	sts := objects.NodeStatefulSet(c, node, objects.ClusterVersion(c))
 	_, err = o.Client.AppsV1().StatefulSets(n.Namespace).Create(ctx, sts, metav1.CreateOptions{})
 	if err := ignoreExists(err); err != nil {
 		return fmt.Errorf("create StatefulSet %s/%s: %w", n.Namespace, sts.Name, err)
@@ -132,16 +133,16 @@ func (o *KubeOps) RollNodeWorkload(ctx context.Context, n transitions.NodeTarget
 	}
 	var image string
 	if c.Spec.Gluster != nil {
-		image = GlusterImage(c.Spec.Gluster.Image, version)
+		image = objects.GlusterImage(c.Spec.Gluster.Image, version)
 	}
-	stsName := NodeStatefulSetName(n.Name)
+	stsName := objects.NodeStatefulSetName(n.Name)
 	stsClient := o.Client.AppsV1().StatefulSets(n.Namespace)
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		sts, err := stsClient.Get(ctx, stsName, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
-		if !setPodTemplateVersion(&sts.Spec.Template, containerGD2, image, version) {
+		if !setPodTemplateVersion(&sts.Spec.Template, objects.ContainerGD2, image, version) {
 			return nil
 		}
 		_, err = stsClient.Update(ctx, sts, metav1.UpdateOptions{})
@@ -151,7 +152,7 @@ func (o *KubeOps) RollNodeWorkload(ctx context.Context, n transitions.NodeTarget
 		return fmt.Errorf("set StatefulSet %s/%s to version %s: %w", n.Namespace, stsName, version, err)
 	}
 
-	podName := NodePodName(n.Name)
+	podName := objects.NodePodName(n.Name)
 	pod, err := o.Client.CoreV1().Pods(n.Namespace).Get(ctx, podName, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
@@ -160,7 +161,7 @@ func (o *KubeOps) RollNodeWorkload(ctx context.Context, n transitions.NodeTarget
 	case err != nil:
 		return fmt.Errorf("get pod %s/%s: %w", n.Namespace, podName, err)
 	}
-	if pod.DeletionTimestamp != nil || pod.Annotations[AnnotationVersion] == version {
+	if pod.DeletionTimestamp != nil || pod.Annotations[objects.AnnotationVersion] == version {
 		return nil
 	}
 	err = o.Client.CoreV1().Pods(n.Namespace).Delete(ctx, podName, metav1.DeleteOptions{
@@ -194,10 +195,10 @@ func setPodTemplateVersion(t *corev1.PodTemplateSpec, container, image, version 
 // Service's selector with a merge patch. The StatefulSet does not reconcile
 // labels of existing pods, so the change sticks until the pod is deleted.
 func (o *KubeOps) LeaveManagementService(ctx context.Context, n transitions.NodeTarget) error {
-	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, LabelManagement, ManagementLeaving)
-	_, err := o.Client.CoreV1().Pods(n.Namespace).Patch(ctx, NodePodName(n.Name), types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, objects.LabelManagement, objects.ManagementLeaving)
+	_, err := o.Client.CoreV1().Pods(n.Namespace).Patch(ctx, objects.NodePodName(n.Name), types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 	if err := ignoreNotFound(err); err != nil {
-		return fmt.Errorf("relabel pod %s/%s: %w", n.Namespace, NodePodName(n.Name), err)
+		return fmt.Errorf("relabel pod %s/%s: %w", n.Namespace, objects.NodePodName(n.Name), err)
 	}
 	return nil
 }
@@ -207,17 +208,17 @@ func (o *KubeOps) LeaveManagementService(ctx context.Context, n transitions.Node
 // (in case a label was lost). The PVC protection finalizer keeps a claim
 // until the pod using it is gone.
 func (o *KubeOps) DeleteNodeWorkload(ctx context.Context, n transitions.NodeTarget) error {
-	stsName := NodeStatefulSetName(n.Name)
+	stsName := objects.NodeStatefulSetName(n.Name)
 	err := o.Client.AppsV1().StatefulSets(n.Namespace).Delete(ctx, stsName, metav1.DeleteOptions{
 		PropagationPolicy: ptr.To(metav1.DeletePropagationBackground),
 	})
 	if err := ignoreNotFound(err); err != nil {
 		return fmt.Errorf("delete StatefulSet %s/%s: %w", n.Namespace, stsName, err)
 	}
-	sel := labels.SelectorFromSet(labels.Set{LabelCluster: n.Cluster, LabelNode: n.Name})
-	names := []string{StateClaimName(n.Name)}
+	sel := labels.SelectorFromSet(labels.Set{objects.LabelCluster: n.Cluster, objects.LabelNode: n.Name})
+	names := []string{objects.StateClaimName(n.Name)}
 	for i := range n.Devices {
-		names = append(names, BrickClaimName(n.Name, i))
+		names = append(names, objects.BrickClaimName(n.Name, i))
 	}
 	if err := o.deleteClaims(ctx, n.Namespace, sel, names); err != nil {
 		return fmt.Errorf("delete PVCs of node %s: %w", n.NodeKey(), err)
@@ -264,19 +265,19 @@ func (o *KubeOps) EnsureClusterInfra(ctx context.Context, ct transitions.Cluster
 	if err != nil {
 		return err
 	}
-	if IsExternal(c) {
+	if objects.IsExternal(c) {
 		return o.SyncEndpoints(ctx, ct)
 	}
 	if err := o.ensureAuthSecret(ctx, c); err != nil {
 		return err
 	}
 	core := o.Client.CoreV1().Services(c.Namespace)
-	for _, svc := range []*corev1.Service{EtcdService(c), HeadlessService(c), ManagementService(c)} {
+	for _, svc := range []*corev1.Service{objects.EtcdService(c), objects.HeadlessService(c), objects.ManagementService(c)} {
 		if _, err := core.Create(ctx, svc, metav1.CreateOptions{}); ignoreExists(err) != nil {
 			return fmt.Errorf("create Service %s/%s: %w", c.Namespace, svc.Name, err)
 		}
 	}
-	etcd := EtcdStatefulSet(c)
+	etcd := objects.EtcdStatefulSet(c)
 	if _, err := o.Client.AppsV1().StatefulSets(c.Namespace).Create(ctx, etcd, metav1.CreateOptions{}); ignoreExists(err) != nil {
 		return fmt.Errorf("create StatefulSet %s/%s: %w", c.Namespace, etcd.Name, err)
 	}
@@ -288,8 +289,8 @@ func (o *KubeOps) EnsureClusterInfra(ctx context.Context, ct transitions.Cluster
 // the secret it started with, and a second writer that raced us to the
 // create wins (AlreadyExists), which is just as good.
 func (o *KubeOps) ensureAuthSecret(ctx context.Context, c *operatorv1alpha1.GlusterCluster) error {
-	name, _ := AuthSecretRef(c)
-	if name != AuthSecretName(c.Name) {
+	name, _ := objects.AuthSecretRef(c)
+	if name != objects.AuthSecretName(c.Name) {
 		return nil
 	}
 	secrets := o.Client.CoreV1().Secrets(c.Namespace)
@@ -300,11 +301,11 @@ func (o *KubeOps) ensureAuthSecret(ctx context.Context, c *operatorv1alpha1.Glus
 	case !apierrors.IsNotFound(err):
 		return fmt.Errorf("get Secret %s/%s: %w", c.Namespace, name, err)
 	}
-	value, err := NewAuthSecretValue()
+	value, err := objects.NewAuthSecretValue()
 	if err != nil {
 		return err
 	}
-	if _, err := secrets.Create(ctx, AuthSecret(c, value), metav1.CreateOptions{}); ignoreExists(err) != nil {
+	if _, err := secrets.Create(ctx, objects.AuthSecret(c, value), metav1.CreateOptions{}); ignoreExists(err) != nil {
 		return fmt.Errorf("create Secret %s/%s: %w", c.Namespace, name, err)
 	}
 	return nil
@@ -341,7 +342,7 @@ func (o *KubeOps) ScaleNodes(ctx context.Context, ct transitions.ClusterTarget, 
 	byTemplate := map[string][]*operatorv1alpha1.GlusterNode{}
 	for i := range nodes {
 		n := &nodes[i]
-		if states.NodeCounts(nodeFacts(n)) {
+		if states.NodeCounts(objects.NodeFacts(n)) {
 			byTemplate[n.Spec.Template] = append(byTemplate[n.Spec.Template], n)
 		}
 	}
@@ -350,7 +351,7 @@ func (o *KubeOps) ScaleNodes(ctx context.Context, ct transitions.ClusterTarget, 
 		current[i] = len(byTemplate[t.Name])
 	}
 	automatic := c.Spec.Mode == operatorv1alpha1.ClusterModeAutomatic
-	targets := states.TemplateTargets(templateFacts(c.Spec.NodeTemplates), automatic, desired, current)
+	targets := states.TemplateTargets(objects.TemplateFacts(c.Spec.NodeTemplates), automatic, desired, current)
 	var missing []*operatorv1alpha1.NodeTemplate
 	for i := range c.Spec.NodeTemplates {
 		t := &c.Spec.NodeTemplates[i]
@@ -359,7 +360,7 @@ func (o *KubeOps) ScaleNodes(ctx context.Context, ct transitions.ClusterTarget, 
 			missing = append(missing, t)
 		}
 		if surplus := len(members) - targets[i]; surplus > 0 {
-			for _, n := range scaleDownOrder(members)[:surplus] {
+			for _, n := range objects.ScaleDownOrder(members)[:surplus] {
 				if err := o.requestDecommission(ctx, n); err != nil {
 					return err
 				}
@@ -408,7 +409,7 @@ func (o *KubeOps) createNode(ctx context.Context, c *operatorv1alpha1.GlusterClu
 	nodes := o.Anthill.OperatorV1alpha1().GlusterNodes(c.Namespace)
 	var err error
 	for range createAttempts {
-		n := NodeFromTemplate(c, t, o.suffix())
+		n := objects.NodeFromTemplate(c, t, o.suffix())
 		_, err = nodes.Create(ctx, n, metav1.CreateOptions{})
 		if !apierrors.IsAlreadyExists(err) {
 			break
@@ -425,7 +426,7 @@ func (o *KubeOps) createNode(ctx context.Context, c *operatorv1alpha1.GlusterClu
 // it neither races other writers of the object nor needs a resourceVersion.
 func (o *KubeOps) requestDecommission(ctx context.Context, n *operatorv1alpha1.GlusterNode) error {
 	patch, err := json.Marshal(map[string]any{
-		"metadata": map[string]any{"annotations": map[string]string{AnnotationRequest: RequestDecommission}},
+		"metadata": map[string]any{"annotations": map[string]string{objects.AnnotationRequest: objects.RequestDecommission}},
 	})
 	if err != nil {
 		return fmt.Errorf("encode decommission request: %w", err)
@@ -462,7 +463,7 @@ func (o *KubeOps) DeleteNodes(ctx context.Context, ct transitions.ClusterTarget)
 	if len(leaving) > 0 || len(rest) == 0 {
 		return nil // a node is still leaving; its removal requeues the cluster
 	}
-	n := scaleDownOrder(rest)[0]
+	n := objects.ScaleDownOrder(rest)[0]
 	err = o.Anthill.OperatorV1alpha1().GlusterNodes(n.Namespace).Delete(ctx, n.Name, metav1.DeleteOptions{
 		Preconditions: &metav1.Preconditions{UID: &n.UID},
 	})
@@ -485,14 +486,14 @@ func (o *KubeOps) DeleteClusterInfra(ctx context.Context, ct transitions.Cluster
 	if err := o.deleteEndpointSlices(ctx, ns, ct.Name); err != nil {
 		return err
 	}
-	etcd := EtcdName(ct.Name)
+	etcd := objects.EtcdName(ct.Name)
 	err := o.Client.AppsV1().StatefulSets(ns).Delete(ctx, etcd, metav1.DeleteOptions{
 		PropagationPolicy: ptr.To(metav1.DeletePropagationBackground),
 	})
 	if err := ignoreNotFound(err); err != nil {
 		return fmt.Errorf("delete StatefulSet %s/%s: %w", ns, etcd, err)
 	}
-	for _, name := range []string{etcd, HeadlessServiceName(ct.Name), ManagementServiceName(ct.Name)} {
+	for _, name := range []string{etcd, objects.HeadlessServiceName(ct.Name), objects.ManagementServiceName(ct.Name)} {
 		if err := ignoreNotFound(o.Client.CoreV1().Services(ns).Delete(ctx, name, metav1.DeleteOptions{})); err != nil {
 			return fmt.Errorf("delete Service %s/%s: %w", ns, name, err)
 		}
@@ -506,15 +507,15 @@ func (o *KubeOps) DeleteClusterInfra(ctx context.Context, ct transitions.Cluster
 	if err := o.deleteBudgets(ctx, ns, ct.Name, nil); err != nil {
 		return err
 	}
-	sel := labels.SelectorFromSet(labels.Set{LabelCluster: ct.Name, LabelComponent: ComponentEtcd})
-	if err := o.deleteClaims(ctx, ns, sel, []string{EtcdDataClaimName(ct.Name)}); err != nil {
+	sel := labels.SelectorFromSet(labels.Set{objects.LabelCluster: ct.Name, objects.LabelComponent: objects.ComponentEtcd})
+	if err := o.deleteClaims(ctx, ns, sel, []string{objects.EtcdDataClaimName(ct.Name)}); err != nil {
 		return fmt.Errorf("delete etcd PVCs of cluster %s/%s: %w", ns, ct.Name, err)
 	}
 	return nil
 }
 
 func (o *KubeOps) deleteOwnAuthSecret(ctx context.Context, ns, cluster string) error {
-	name := AuthSecretName(cluster)
+	name := objects.AuthSecretName(cluster)
 	secrets := o.Client.CoreV1().Secrets(ns)
 	s, err := secrets.Get(ctx, name, metav1.GetOptions{})
 	switch {
@@ -523,7 +524,7 @@ func (o *KubeOps) deleteOwnAuthSecret(ctx context.Context, ns, cluster string) e
 	case err != nil:
 		return fmt.Errorf("get Secret %s/%s: %w", ns, name, err)
 	}
-	if s.Labels[LabelManagedBy] != ManagedByAnthill || s.Labels[LabelCluster] != cluster {
+	if s.Labels[objects.LabelManagedBy] != objects.ManagedByAnthill || s.Labels[objects.LabelCluster] != cluster {
 		return nil
 	}
 	err = secrets.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &s.UID}})
@@ -536,13 +537,13 @@ func (o *KubeOps) deleteOwnAuthSecret(ctx context.Context, ns, cluster string) e
 // setVersionAnnotation records version on a pod template; it reports
 // whether that changed anything.
 func setVersionAnnotation(t *corev1.PodTemplateSpec, version string) bool {
-	if t.Annotations[AnnotationVersion] == version {
+	if t.Annotations[objects.AnnotationVersion] == version {
 		return false
 	}
 	if t.Annotations == nil {
 		t.Annotations = map[string]string{}
 	}
-	t.Annotations[AnnotationVersion] = version
+	t.Annotations[objects.AnnotationVersion] = version
 	return true
 }
 

@@ -18,6 +18,7 @@ import (
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	anthillfake "github.com/gluster/anthill/kube/client/clientset/versioned/fake"
 	"github.com/gluster/anthill/kube/internal/fixtures"
+	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/transitions"
 )
 
@@ -44,7 +45,7 @@ func newFxKube(t *testing.T, kubeObjs []runtime.Object, crObjs ...runtime.Object
 }
 
 func fxNodeTarget(n *operatorv1alpha1.GlusterNode) transitions.NodeTarget {
-	return transitions.NodeTarget{Namespace: n.Namespace, Name: n.Name, Cluster: n.Spec.Cluster, Zone: n.Spec.Zone, Devices: NodeDevicePaths(n)}
+	return transitions.NodeTarget{Namespace: n.Namespace, Name: n.Name, Cluster: n.Spec.Cluster, Zone: n.Spec.Zone, Devices: objects.NodeDevicePaths(n)}
 }
 
 func (f *fxKube) secrets(t *testing.T) []corev1.Secret {
@@ -117,12 +118,12 @@ func TestKubeOpsEnsureClusterInfraIsIdempotentAndKeepsTheSecret(t *testing.T) {
 
 	fixtures.Must(t, f.ops.EnsureClusterInfra(fixtures.Ctx, fixtures.ClusterTarget(c)), "first ensure")
 	first := f.secrets(t)
-	if len(first) != 1 || first[0].Name != "gc-gd2-auth" || len(first[0].Data[AuthSecretKey]) != 64 {
+	if len(first) != 1 || first[0].Name != "gc-gd2-auth" || len(first[0].Data[objects.AuthSecretKey]) != 64 {
 		t.Fatalf("secrets after first ensure: %+v", first)
 	}
 	fixtures.Must(t, f.ops.EnsureClusterInfra(fixtures.Ctx, fixtures.ClusterTarget(c)), "second ensure")
 	second := f.secrets(t)
-	if len(second) != 1 || string(second[0].Data[AuthSecretKey]) != string(first[0].Data[AuthSecretKey]) {
+	if len(second) != 1 || string(second[0].Data[objects.AuthSecretKey]) != string(first[0].Data[objects.AuthSecretKey]) {
 		t.Fatal("a repeated ensure regenerated the auth secret")
 	}
 	if got, want := f.names(t, "services"), []string{"gc-etcd", "gc-mgmt", "gc-nodes"}; !slices.Equal(got, want) {
@@ -137,7 +138,7 @@ func TestKubeOpsEnsureClusterInfraNeverReplacesAnExistingSecret(t *testing.T) {
 	c := fixtures.Cluster("gc")
 	existing := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "gc-gd2-auth", Namespace: fixtures.Namespace},
-		Data:       map[string][]byte{AuthSecretKey: []byte("the-one-the-nodes-started-with")},
+		Data:       map[string][]byte{objects.AuthSecretKey: []byte("the-one-the-nodes-started-with")},
 	}
 	f := newFxKube(t, []runtime.Object{existing}, c)
 	fixtures.Must(t, f.ops.EnsureClusterInfra(fixtures.Ctx, fixtures.ClusterTarget(c)), "ensure")
@@ -147,7 +148,7 @@ func TestKubeOpsEnsureClusterInfraNeverReplacesAnExistingSecret(t *testing.T) {
 		}
 	}
 	s := f.secrets(t)
-	if len(s) != 1 || string(s[0].Data[AuthSecretKey]) != "the-one-the-nodes-started-with" {
+	if len(s) != 1 || string(s[0].Data[objects.AuthSecretKey]) != "the-one-the-nodes-started-with" {
 		t.Fatalf("existing secret changed: %+v", s)
 	}
 }
@@ -201,7 +202,7 @@ func TestKubeOpsDeleteClusterInfraIsIdempotentAndSparesTheAdminsSecret(t *testin
 	f := newFxKube(t, nil, c)
 	fixtures.Must(t, f.ops.EnsureClusterInfra(fixtures.Ctx, fixtures.ClusterTarget(c)), "ensure")
 	etcdClaim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{
-		Name: EtcdDataClaimName("gc"), Namespace: fixtures.Namespace, Labels: ClusterLabels("gc", ComponentEtcd)}}
+		Name: objects.EtcdDataClaimName("gc"), Namespace: fixtures.Namespace, Labels: objects.ClusterLabels("gc", objects.ComponentEtcd)}}
 	other := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "unrelated", Namespace: fixtures.Namespace}}
 	for _, pvc := range []*corev1.PersistentVolumeClaim{etcdClaim, other} {
 		_, err := f.kube.CoreV1().PersistentVolumeClaims(fixtures.Namespace).Create(fixtures.Ctx, pvc, metav1.CreateOptions{})
@@ -248,7 +249,7 @@ func TestKubeOpsEnsureNodeWorkloadIsIdempotent(t *testing.T) {
 	}
 	sts, err := f.kube.AppsV1().StatefulSets(fixtures.Namespace).Get(fixtures.Ctx, "gc-z1-aaaaa", metav1.GetOptions{})
 	fixtures.Must(t, err, "get sts")
-	if sts.Spec.Template.Annotations[AnnotationVersion] != "4.1.0" || len(sts.Spec.VolumeClaimTemplates) != 3 {
+	if sts.Spec.Template.Annotations[objects.AnnotationVersion] != "4.1.0" || len(sts.Spec.VolumeClaimTemplates) != 3 {
 		t.Errorf("sts not built from the live cluster and node: %+v", sts.Spec.Template.Annotations)
 	}
 }
@@ -259,7 +260,7 @@ func TestKubeOpsRollNodeWorkloadRestartsOnlyAnOldPod(t *testing.T) {
 	f := newFxKube(t, nil, c, n)
 	fixtures.Must(t, f.ops.EnsureNodeWorkload(fixtures.Ctx, fxNodeTarget(n)), "ensure")
 	oldPod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "n1-0", Namespace: fixtures.Namespace, UID: "old",
-		Annotations: map[string]string{AnnotationVersion: "4.1.0"}}}
+		Annotations: map[string]string{objects.AnnotationVersion: "4.1.0"}}}
 	_, err := f.kube.CoreV1().Pods(fixtures.Namespace).Create(fixtures.Ctx, oldPod, metav1.CreateOptions{})
 	fixtures.Must(t, err, "create pod")
 
@@ -267,7 +268,7 @@ func TestKubeOpsRollNodeWorkloadRestartsOnlyAnOldPod(t *testing.T) {
 	fixtures.Must(t, f.ops.RollNodeWorkload(fixtures.Ctx, nt, "4.1.1"), "roll")
 	sts, err := f.kube.AppsV1().StatefulSets(fixtures.Namespace).Get(fixtures.Ctx, "n1", metav1.GetOptions{})
 	fixtures.Must(t, err, "get sts")
-	if sts.Spec.Template.Annotations[AnnotationVersion] != "4.1.1" || sts.Spec.Template.Spec.Containers[0].Image != "quay.io/gluster/gd2:4.1.1" {
+	if sts.Spec.Template.Annotations[objects.AnnotationVersion] != "4.1.1" || sts.Spec.Template.Spec.Containers[0].Image != "quay.io/gluster/gd2:4.1.1" {
 		t.Errorf("template not rolled: %v %s", sts.Spec.Template.Annotations, sts.Spec.Template.Spec.Containers[0].Image)
 	}
 	if got := f.names(t, "pods"); len(got) != 0 {
@@ -280,7 +281,7 @@ func TestKubeOpsRollNodeWorkloadRestartsOnlyAnOldPod(t *testing.T) {
 	// The StatefulSet controller brings the pod back at the new version; a
 	// repeated roll must not restart it again.
 	newPod := oldPod.DeepCopy()
-	newPod.UID, newPod.Annotations[AnnotationVersion] = "new", "4.1.1"
+	newPod.UID, newPod.Annotations[objects.AnnotationVersion] = "new", "4.1.1"
 	_, err = f.kube.CoreV1().Pods(fixtures.Namespace).Create(fixtures.Ctx, newPod, metav1.CreateOptions{})
 	fixtures.Must(t, err, "create new pod")
 	f.kube.ClearActions()
@@ -298,9 +299,9 @@ func TestKubeOpsRollNodeWorkloadRestartsOnlyAnOldPod(t *testing.T) {
 func TestKubeOpsDeleteNodeWorkloadRemovesOnlyTheNodesObjects(t *testing.T) {
 	c := fixtures.Cluster("gc")
 	n := fixtures.Node("gc", "n1", fixtures.PVCStorage(2))
-	labelled := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "brick-0-n1-0", Namespace: fixtures.Namespace, Labels: NodeLabels("gc", "n1")}}
+	labelled := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "brick-0-n1-0", Namespace: fixtures.Namespace, Labels: objects.NodeLabels("gc", "n1")}}
 	unlabelled := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "brick-1-n1-0", Namespace: fixtures.Namespace}}
-	otherNode := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "brick-0-n2-0", Namespace: fixtures.Namespace, Labels: NodeLabels("gc", "n2")}}
+	otherNode := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "brick-0-n2-0", Namespace: fixtures.Namespace, Labels: objects.NodeLabels("gc", "n2")}}
 	f := newFxKube(t, []runtime.Object{labelled, unlabelled, otherNode}, c, n)
 	fixtures.Must(t, f.ops.EnsureNodeWorkload(fixtures.Ctx, fxNodeTarget(n)), "ensure")
 
@@ -339,7 +340,7 @@ func fxMember(name, template, state string, age time.Duration) *operatorv1alpha1
 func fxDecommissioned(nodes []operatorv1alpha1.GlusterNode) []string {
 	var out []string
 	for _, n := range nodes {
-		if n.Annotations[AnnotationRequest] == RequestDecommission {
+		if n.Annotations[objects.AnnotationRequest] == objects.RequestDecommission {
 			out = append(out, n.Name)
 		}
 	}
@@ -374,7 +375,7 @@ func TestKubeOpsScaleNodesUpCreatesPerTemplateAndIsIdempotent(t *testing.T) {
 	if z2 := nodes[2].Spec.Storage; ptr.Deref(z2.DeviceCount, 0) != 1 || z2.StorageClassName != nil {
 		t.Errorf("z2 storage %+v: deviceCount defaults to 1, no class means the default class", z2)
 	}
-	if !slices.Contains(n.Finalizers, FinalizerNode) || n.Labels[LabelCluster] != "gc" {
+	if !slices.Contains(n.Finalizers, objects.FinalizerNode) || n.Labels[objects.LabelCluster] != "gc" {
 		t.Errorf("finalizers %v labels %v", n.Finalizers, n.Labels)
 	}
 }
@@ -438,7 +439,7 @@ func TestKubeOpsScaleNodesChoice(t *testing.T) {
 			existing: []*operatorv1alpha1.GlusterNode{
 				func() *operatorv1alpha1.GlusterNode {
 					n := fxMember("asked", "z1", "Online", time.Hour)
-					n.Annotations = map[string]string{AnnotationRequest: RequestDecommission}
+					n.Annotations = map[string]string{objects.AnnotationRequest: objects.RequestDecommission}
 					return n
 				}(),
 				fxMember("kept", "z1", "Online", 2*time.Hour),
@@ -526,7 +527,7 @@ func TestKubeOpsDeleteNodesOneAtATime(t *testing.T) {
 	c := fxScaleCluster(1, 1)
 	leaving := fxMember("a", "z1", "Draining", time.Hour)
 	leaving.DeletionTimestamp = ptr.To(metav1.Now())
-	leaving.Finalizers = []string{FinalizerNode}
+	leaving.Finalizers = []string{objects.FinalizerNode}
 	f := newFxKube(t, nil, c, leaving, fxMember("b", "z2", "Online", time.Hour))
 	fixtures.Must(t, f.ops.DeleteNodes(fixtures.Ctx, fixtures.ClusterTarget(c)), "delete")
 	for _, a := range f.crs.Actions() {
@@ -534,7 +535,7 @@ func TestKubeOpsDeleteNodesOneAtATime(t *testing.T) {
 			t.Errorf("a node was deleted while another is still leaving: %v", a)
 		}
 	}
-	if nodes := f.nodes(t); len(nodes) != 2 || !slices.Contains(nodes[0].Finalizers, FinalizerNode) {
+	if nodes := f.nodes(t); len(nodes) != 2 || !slices.Contains(nodes[0].Finalizers, objects.FinalizerNode) {
 		t.Errorf("nodes %+v, want both, the leaving one still held", nodes)
 	}
 }
@@ -545,7 +546,7 @@ func TestKubeOpsDeleteNodesLeavesTheLastLeavingNodeToItsMachine(t *testing.T) {
 	c := fixtures.Cluster("gc")
 	last := fixtures.Node("gc", "n1", fixtures.PVCStorage(1))
 	last.DeletionTimestamp = ptr.To(metav1.Now())
-	last.Finalizers = []string{FinalizerNode}
+	last.Finalizers = []string{objects.FinalizerNode}
 	last.Status.State = "Detaching"
 	f := newFxKube(t, nil, c, last)
 	fixtures.Must(t, f.ops.EnsureNodeWorkload(fixtures.Ctx, fxNodeTarget(last)), "ensure")
@@ -553,7 +554,7 @@ func TestKubeOpsDeleteNodesLeavesTheLastLeavingNodeToItsMachine(t *testing.T) {
 	if got := f.names(t, "statefulsets"); len(got) != 1 {
 		t.Errorf("a leaving node's workload was touched: statefulsets %v", got)
 	}
-	if nodes := f.nodes(t); len(nodes) != 1 || !slices.Contains(nodes[0].Finalizers, FinalizerNode) {
+	if nodes := f.nodes(t); len(nodes) != 1 || !slices.Contains(nodes[0].Finalizers, objects.FinalizerNode) {
 		t.Errorf("nodes %+v", nodes)
 	}
 }
@@ -580,7 +581,7 @@ func TestKubeOpsSetCSIVersion(t *testing.T) {
 		got, err := f.kube.AppsV1().DaemonSets(fixtures.Namespace).Get(fixtures.Ctx, "gc-csi-node", metav1.GetOptions{})
 		fixtures.Must(t, err, "get ds")
 		ctrs := got.Spec.Template.Spec.Containers
-		if got.Spec.Template.Annotations[AnnotationVersion] != "4.1.1" || ctrs[0].Image != "quay.io/gluster/csi-file:4.1.1" ||
+		if got.Spec.Template.Annotations[objects.AnnotationVersion] != "4.1.1" || ctrs[0].Image != "quay.io/gluster/csi-file:4.1.1" ||
 			ctrs[1].Image != "registry.k8s.io/sig-storage/csi-node-driver-registrar:v2.9.0" {
 			t.Errorf("daemonset %v %s %s", got.Spec.Template.Annotations, ctrs[0].Image, ctrs[1].Image)
 		}

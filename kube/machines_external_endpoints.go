@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/objects"
 )
 
 // EndpointsView is what the cluster machine learns about an external
@@ -34,7 +35,7 @@ type EndpointsView struct {
 func ObserveEndpoints(c *operatorv1alpha1.GlusterCluster, services corev1listers.ServiceLister, slicesL discoveryv1listers.EndpointSliceLister) (EndpointsView, error) {
 	var v EndpointsView
 	var diffs []string
-	svc, err := services.Services(c.Namespace).Get(ManagementServiceName(c.Name))
+	svc, err := services.Services(c.Namespace).Get(objects.ManagementServiceName(c.Name))
 	switch {
 	case apierrors.IsNotFound(err):
 		diffs = append(diffs, "create the management Service")
@@ -42,18 +43,18 @@ func ObserveEndpoints(c *operatorv1alpha1.GlusterCluster, services corev1listers
 		return v, err
 	default:
 		v.ServiceExists, v.AnyExists = true, true
-		if !serviceMatches(svc, ExternalManagementService(c)) {
+		if !objects.ServiceMatches(svc, objects.ExternalManagementService(c)) {
 			diffs = append(diffs, "correct the management Service")
 		}
 	}
-	have, err := slicesL.EndpointSlices(c.Namespace).List(labels.SelectorFromSet(endpointSliceLabels(c.Name)))
+	have, err := slicesL.EndpointSlices(c.Namespace).List(labels.SelectorFromSet(objects.EndpointSliceLabels(c.Name)))
 	if err != nil {
 		return v, err
 	}
 	if len(have) > 0 {
 		v.AnyExists = true
 	}
-	diffs = append(diffs, diffEndpoints(have, ExternalEndpointSlices(c))...)
+	diffs = append(diffs, diffEndpoints(have, objects.ExternalEndpointSlices(c))...)
 	v.InSync = len(diffs) == 0
 	v.Diff = summarize(diffs, 6)
 	return v, nil
@@ -98,7 +99,7 @@ func diffEndpoints(have, want []*discoveryv1.EndpointSlice) []string {
 		byName[s.Name] = s
 	}
 	for _, s := range want {
-		if hs, ok := byName[s.Name]; !ok || !sliceMatches(hs, s) {
+		if hs, ok := byName[s.Name]; !ok || !objects.SliceMatches(hs, s) {
 			out = append(out, "rewrite EndpointSlice "+s.Name)
 		}
 		delete(byName, s.Name)

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 )
 
@@ -32,7 +33,7 @@ func (s *NodeSyncer) lostPodSide(ctx context.Context, node *operatorv1alpha1.Glu
 	if s.Live == nil || node.Spec.ExternalAddress != "" {
 		return
 	}
-	pod, err := s.Pods.Pods(node.Namespace).Get(NodePodName(node.Name))
+	pod, err := s.Pods.Pods(node.Namespace).Get(objects.NodePodName(node.Name))
 	if err != nil || pod.DeletionTimestamp == nil || pod.Spec.NodeName == "" {
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 )
 
@@ -18,7 +19,7 @@ func TestPVNodeLocal(t *testing.T) {
 		MatchExpressions: []corev1.NodeSelectorRequirement{{Key: hostnameLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{"worker-3"}}},
 	}}}}
 	zoneAffinity := &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
-		MatchExpressions: []corev1.NodeSelectorRequirement{{Key: ZoneLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{"zone-1"}}},
+		MatchExpressions: []corev1.NodeSelectorRequirement{{Key: objects.ZoneLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{"zone-1"}}},
 	}}}}
 	cases := []struct {
 		name  string
@@ -76,8 +77,8 @@ func lostPodFixture(t *testing.T, pv *corev1.PersistentVolume) *nodeFixture {
 	}
 	ctx := context.Background()
 	now := f.clock.Now()
-	claim := BrickClaimName("gc-z1-a", 0)
-	pod, err := f.kube.CoreV1().Pods("ns").Get(ctx, NodePodName("gc-z1-a"), metav1.GetOptions{})
+	claim := objects.BrickClaimName("gc-z1-a", 0)
+	pod, err := f.kube.CoreV1().Pods("ns").Get(ctx, objects.NodePodName("gc-z1-a"), metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

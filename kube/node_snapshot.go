@@ -14,6 +14,7 @@ import (
 	"github.com/gluster/anthill/fsm"
 	"github.com/gluster/anthill/gd2"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
 )
@@ -65,8 +66,8 @@ func (s *NodeSyncer) nodeSnapshot(ctx context.Context, node *operatorv1alpha1.Gl
 		Now:                 now,
 		Deleting:            node.DeletionTimestamp != nil,
 		ClusterDeleting:     cluster.DeletionTimestamp != nil,
-		Request:             states.NodeRequest(node.Annotations[AnnotationRequest]),
-		TargetVersion:       clusterVersion(cluster),
+		Request:             states.NodeRequest(node.Annotations[objects.AnnotationRequest]),
+		TargetVersion:       objects.ClusterVersion(cluster),
 		PermissibleDowntime: DefaultPermissibleDowntime,
 		OfflineGrace:        DefaultOfflineGrace,
 		RecoveryWindow:      DefaultRecoveryWindow,
@@ -170,22 +171,22 @@ func (s *NodeSyncer) kubeSide(node *operatorv1alpha1.GlusterNode, snap *states.N
 		snap.RunningVersion = snap.TargetVersion
 		return nil
 	}
-	pod, err := s.Pods.Pods(node.Namespace).Get(NodePodName(node.Name))
+	pod, err := s.Pods.Pods(node.Namespace).Get(objects.NodePodName(node.Name))
 	switch {
 	case apierrors.IsNotFound(err):
 	case err != nil:
 		return err
 	default:
 		snap.PodExists = pod.DeletionTimestamp == nil
-		snap.PodReady = snap.PodExists && podReady(pod)
+		snap.PodReady = snap.PodExists && objects.PodReady(pod)
 		if snap.PodReady {
-			snap.RunningVersion = pod.Annotations[AnnotationVersion]
+			snap.RunningVersion = pod.Annotations[objects.AnnotationVersion]
 		}
 	}
-	devices := NodeDevicePaths(node)
+	devices := objects.NodeDevicePaths(node)
 	bound := 0
 	for i := range devices {
-		pvc, err := s.PVCs.PersistentVolumeClaims(node.Namespace).Get(BrickClaimName(node.Name, i))
+		pvc, err := s.PVCs.PersistentVolumeClaims(node.Namespace).Get(objects.BrickClaimName(node.Name, i))
 		switch {
 		case apierrors.IsNotFound(err):
 			continue

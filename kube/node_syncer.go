@@ -21,6 +21,7 @@ import (
 	"github.com/gluster/anthill/kube/client/clientset/versioned"
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/engine"
+	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
 )
@@ -96,13 +97,13 @@ func (s *NodeSyncer) Prepare(ctx context.Context, node *operatorv1alpha1.Gluster
 	if fsm.State(node.Status.State) == states.NodeDeleted {
 		return true, engine.Result{}, s.finishDeleted(ctx, node)
 	}
-	if cl, err := s.Clusters.GlusterClusters(node.Namespace).Get(node.Spec.Cluster); err == nil && IsExternal(cl) {
+	if cl, err := s.Clusters.GlusterClusters(node.Namespace).Get(node.Spec.Cluster); err == nil && objects.IsExternal(cl) {
 		if node.DeletionTimestamp != nil {
-			return true, engine.Result{}, removeFinalizer(ctx, node, FinalizerNode, s.update)
+			return true, engine.Result{}, removeFinalizer(ctx, node, objects.FinalizerNode, s.update)
 		}
 		return false, engine.Result{}, nil
 	}
-	if added, err := addFinalizer(ctx, node, FinalizerNode, s.update); added || err != nil {
+	if added, err := addFinalizer(ctx, node, objects.FinalizerNode, s.update); added || err != nil {
 		return true, engine.Result{Requeue: err == nil}, err
 	}
 	return false, engine.Result{}, nil
@@ -123,7 +124,7 @@ func (s *NodeSyncer) Gather(ctx context.Context, node *operatorv1alpha1.GlusterN
 		return nil, err
 	}
 	f.cluster = cluster
-	if IsExternal(cluster) || !nodeDef.HasState(cmpState(in.State)) {
+	if objects.IsExternal(cluster) || !nodeDef.HasState(cmpState(in.State)) {
 		return []engine.Instance[*nodeSync]{in}, nil
 	}
 	var reads gd2Reads
@@ -155,7 +156,7 @@ func (s *NodeSyncer) Decide(in engine.Instance[*nodeSync]) states.Decision {
 	switch {
 	case f.cluster == nil:
 		return states.Decision{Reason: states.ReasonClusterNotFound, Message: fmt.Sprintf("GlusterCluster %q does not exist.", f.clusterName), RequeueAfter: pollWait}
-	case IsExternal(f.cluster):
+	case objects.IsExternal(f.cluster):
 		return states.Decision{Reason: states.ReasonExternalCluster, Message: fmt.Sprintf("GlusterCluster %q is external: anthill runs and changes none of its servers, so this node is left alone.", f.cluster.Name)}
 	}
 	return states.DecideNode(f.snap)
@@ -192,7 +193,7 @@ func (s *NodeSyncer) target(node *operatorv1alpha1.GlusterNode, f *nodeSync) tra
 	snap, view := f.snap, f.view
 	t := transitions.NodeTarget{
 		Namespace: node.Namespace, Name: node.Name, Cluster: node.Spec.Cluster,
-		Address: NodeAddress(node), Zone: node.Spec.Zone, Devices: NodeDevicePaths(node),
+		Address: objects.NodeAddress(node), Zone: node.Spec.Zone, Devices: objects.NodeDevicePaths(node),
 		PeerID: snap.PeerID, PeerAlive: snap.PeerAlive, TargetVersion: snap.TargetVersion,
 		MoveVolume: snap.NextBrickVolume, MovePath: snap.NextBrickPath,
 		MoveTo:     transitions.MoveTo{Peers: view.move.Targets, SameZone: view.move.SameZone},
@@ -278,7 +279,7 @@ func (s *NodeSyncer) enter(node *operatorv1alpha1.GlusterNode, out *engine.Outco
 	if out.Facts.peerID != "" {
 		st.PeerID = out.Facts.peerID
 	}
-	st.Address = NodeAddress(node)
+	st.Address = objects.NodeAddress(node)
 	meaning := states.NodeMeaning(out.To)
 	for _, c := range meaning.ResetOnEntry {
 		resetCursor(st, c)
@@ -379,7 +380,7 @@ func (s *NodeSyncer) finishDeleted(ctx context.Context, node *operatorv1alpha1.G
 			return fmt.Errorf("delete GlusterNode of a deleted node: %w", err)
 		}
 	}
-	return removeFinalizer(ctx, node.DeepCopy(), FinalizerNode, s.update)
+	return removeFinalizer(ctx, node.DeepCopy(), objects.FinalizerNode, s.update)
 }
 
 func (s *NodeSyncer) update(ctx context.Context, n *operatorv1alpha1.GlusterNode) (*operatorv1alpha1.GlusterNode, error) {

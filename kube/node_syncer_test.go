@@ -31,6 +31,7 @@ import (
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/kube/internal/fixtures"
+	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
 )
@@ -77,17 +78,17 @@ func newNodeFixture(t *testing.T) *nodeFixture {
 		},
 	}
 	node := &operatorv1alpha1.GlusterNode{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gc-z1-a", Finalizers: []string{FinalizerNode}, UID: "uid-1"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gc-z1-a", Finalizers: []string{objects.FinalizerNode}, UID: "uid-1"},
 		Spec: operatorv1alpha1.GlusterNodeSpec{Cluster: "gc", Zone: "zone-1",
 			Storage: &operatorv1alpha1.NodeStorage{DeviceCount: ptr.To[int32](1)}},
 		Status: operatorv1alpha1.GlusterNodeStatus{State: string(states.NodeProvisioning)},
 	}
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: NodePodName(node.Name), Annotations: map[string]string{AnnotationVersion: "4.1.0"}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: objects.NodePodName(node.Name), Annotations: map[string]string{objects.AnnotationVersion: "4.1.0"}},
 		Status:     corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}},
 	}
 	pvc := &corev1.PersistentVolumeClaim{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: BrickClaimName(node.Name, 0)},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: objects.BrickClaimName(node.Name, 0)},
 		Status:     corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound},
 	}
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "auth"}, Data: map[string][]byte{"secret": []byte(fixtures.GD2Secret)}}
@@ -111,7 +112,7 @@ func newNodeFixture(t *testing.T) *nodeFixture {
 	if err := s.UpsertHost(sim.HostSpec{Name: "founder-0", Alive: true}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.UpsertHost(sim.HostSpec{Name: NodePodName(node.Name), Address: NodeAddress(node), Alive: true}); err != nil {
+	if err := s.UpsertHost(sim.HostSpec{Name: objects.NodePodName(node.Name), Address: objects.NodeAddress(node), Alive: true}); err != nil {
 		t.Fatal(err)
 	}
 	f.syncer = &NodeSyncer{
@@ -330,7 +331,7 @@ func TestClusterSyncerSurfacesAnUnknownPhaseWithoutResettingIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Finalizers = []string{FinalizerCluster}
+	c.Finalizers = []string{objects.FinalizerCluster}
 	c.Status.Phase = "Melting"
 	if err := f.clusters.Update(c); err != nil {
 		t.Fatal(err)
@@ -485,10 +486,10 @@ func TestNodeSyncerPersistsRestartingBeforeStoppingThePod(t *testing.T) {
 		t.Fatalf("state %s, want Online", s)
 	}
 	sts := &appsv1.StatefulSet{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: NodeStatefulSetName("gc-z1-a")},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: objects.NodeStatefulSetName("gc-z1-a")},
 		Spec: appsv1.StatefulSetSpec{Template: corev1.PodTemplateSpec{
-			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{AnnotationVersion: "4.1.0"}},
-			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: containerGD2, Image: "gluster/gd2:4.1.0"}}},
+			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{objects.AnnotationVersion: "4.1.0"}},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: objects.ContainerGD2, Image: "gluster/gd2:4.1.0"}}},
 		}},
 	}
 	if _, err := f.kube.AppsV1().StatefulSets("ns").Create(context.Background(), sts, metav1.CreateOptions{}); err != nil {
@@ -525,7 +526,7 @@ func TestNodeSyncerPersistsRestartingBeforeStoppingThePod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := live.Spec.Template.Annotations[AnnotationVersion]; v != "4.1.0" {
+	if v := live.Spec.Template.Annotations[objects.AnnotationVersion]; v != "4.1.0" {
 		t.Fatalf("the StatefulSet moved to %s before Restarting was persisted", v)
 	}
 
@@ -546,7 +547,7 @@ func TestNodeSyncerPersistsRestartingBeforeStoppingThePod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, img := live.Spec.Template.Annotations[AnnotationVersion], live.Spec.Template.Spec.Containers[0].Image; v != "4.1.1" || img != "gluster/gd2:4.1.1" {
+	if v, img := live.Spec.Template.Annotations[objects.AnnotationVersion], live.Spec.Template.Spec.Containers[0].Image; v != "4.1.1" || img != "gluster/gd2:4.1.1" {
 		t.Fatalf("StatefulSet at %s (%s), want 4.1.1", v, img)
 	}
 	if n := podDeletes(); n != 1 {

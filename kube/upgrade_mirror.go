@@ -14,6 +14,7 @@ import (
 	"github.com/gluster/anthill/gd2"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/engine"
+	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
 )
@@ -51,7 +52,7 @@ func (s *UpgradeSyncer) mirror(ctx context.Context, c *operatorv1alpha1.GlusterC
 	case states.UpgradeIdle:
 		target = ""
 	case states.UpgradeValidating:
-		target = clusterVersion(c)
+		target = objects.ClusterVersion(c)
 	}
 	want := transitions.UpgradeValue(state, target)
 	key := upgradeKey(c.Namespace, c.Name)

@@ -17,6 +17,7 @@ import (
 	"github.com/gluster/anthill/kube/client/clientset/versioned"
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/engine"
+	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
 )
@@ -211,7 +212,7 @@ func (s *UpgradeSyncer) snapshot(ctx context.Context, c *operatorv1alpha1.Gluste
 	snap := states.UpgradeSnapshot{
 		State: state, Now: s.Clock.Now(),
 		Paused:        c.Spec.Paused,
-		TargetVersion: clusterVersion(c),
+		TargetVersion: objects.ClusterVersion(c),
 		StepTimeout:   DefaultHealTimeout,
 		CompleteHold:  DefaultUpgradeCompleteHold,
 	}
@@ -237,7 +238,7 @@ func (s *UpgradeSyncer) snapshot(ctx context.Context, c *operatorv1alpha1.Gluste
 	if err != nil {
 		return snap, err
 	}
-	tally := states.CountNodes(clusterNodeFacts(nodes, c.Name), snap.ActiveTarget)
+	tally := states.CountNodes(objects.ClusterNodeFacts(nodes, c.Name), snap.ActiveTarget)
 	tally.FillUpgrade(&snap)
 	var maxParallel int
 	var perZone bool

@@ -21,6 +21,7 @@ import (
 	anthillscheme "github.com/gluster/anthill/kube/client/clientset/versioned/scheme"
 	anthillinformers "github.com/gluster/anthill/kube/client/informers/externalversions"
 	"github.com/gluster/anthill/kube/engine"
+	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 )
 
@@ -70,7 +71,7 @@ func Wire(cfg WireConfig) (*Machines, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
-	managed, err := labels.NewRequirement(LabelManagedBy, selection.Equals, []string{ManagedByAnthill})
+	managed, err := labels.NewRequirement(objects.LabelManagedBy, selection.Equals, []string{objects.ManagedByAnthill})
 	if err != nil {
 		return nil, err
 	}

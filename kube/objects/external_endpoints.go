@@ -1,4 +1,4 @@
-package kube
+package objects
 
 import (
 	"cmp"
@@ -81,8 +81,8 @@ func endpointSliceName(cluster string, t discoveryv1.AddressType) string {
 	return ManagementServiceName(cluster) + "-" + strings.ToLower(string(t))
 }
 
-// endpointSliceLabels select the slices anthill writes for c.
-func endpointSliceLabels(cluster string) map[string]string {
+// EndpointSliceLabels select the slices anthill writes for c.
+func EndpointSliceLabels(cluster string) map[string]string {
 	return map[string]string{
 		discoveryv1.LabelServiceName: ManagementServiceName(cluster),
 		discoveryv1.LabelManagedBy:   EndpointSliceManagedBy,
@@ -131,7 +131,7 @@ func ExternalEndpointSlices(c *operatorv1alpha1.GlusterCluster) []*discoveryv1.E
 		}
 		slices.SortFunc(eps, func(a, b discoveryv1.Endpoint) int { return cmp.Compare(a.Addresses[0], b.Addresses[0]) })
 		meta := clusterObjectMeta(c, endpointSliceName(c.Name, t), ComponentManagement)
-		for k, v := range endpointSliceLabels(c.Name) {
+		for k, v := range EndpointSliceLabels(c.Name) {
 			meta.Labels[k] = v
 		}
 		out = append(out, &discoveryv1.EndpointSlice{
@@ -146,9 +146,9 @@ func ExternalEndpointSlices(c *operatorv1alpha1.GlusterCluster) []*discoveryv1.E
 	return out
 }
 
-// serviceMatches reports whether a live management Service has what
+// ServiceMatches reports whether a live management Service has what
 // ExternalManagementService sets (the API server fills in the rest).
-func serviceMatches(have, want *corev1.Service) bool {
+func ServiceMatches(have, want *corev1.Service) bool {
 	if len(have.Spec.Selector) > 0 || len(have.Spec.Ports) != len(want.Spec.Ports) || !labelsInclude(have.Labels, want.Labels) {
 		return false
 	}
@@ -161,8 +161,8 @@ func serviceMatches(have, want *corev1.Service) bool {
 	return true
 }
 
-// sliceMatches reports whether a live slice has what want sets.
-func sliceMatches(have, want *discoveryv1.EndpointSlice) bool {
+// SliceMatches reports whether a live slice has what want sets.
+func SliceMatches(have, want *discoveryv1.EndpointSlice) bool {
 	if have.AddressType != want.AddressType || !labelsInclude(have.Labels, want.Labels) ||
 		len(have.Endpoints) != len(want.Endpoints) || len(have.Ports) != len(want.Ports) {
 		return false

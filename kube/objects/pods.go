@@ -1,10 +1,11 @@
-package kube
+package objects
 
 import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-func podReady(p *corev1.Pod) bool {
+// PodReady reports whether p runs and its Ready condition is True.
+func PodReady(p *corev1.Pod) bool {
 	if p.Status.Phase != corev1.PodRunning {
 		return false
 	}

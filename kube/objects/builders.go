@@ -1,4 +1,4 @@
-package kube
+package objects
 
 import (
 	"fmt"
@@ -28,7 +28,7 @@ const ZoneLabel = "topology.kubernetes.io/zone"
 
 // Container and volume names inside the pods anthill builds.
 const (
-	containerGD2   = "glusterd2"
+	ContainerGD2   = "glusterd2"
 	containerEtcd  = "etcd"
 	volumeAuth     = "gd2-auth"
 	volumeState    = StateClaimTemplate
@@ -83,12 +83,13 @@ func podLabels(node map[string]string) map[string]string {
 // managementSelector selects the cluster's Gluster pods that have not been
 // taken out of the management Service (see LabelManagement).
 func managementSelector(cluster string) map[string]string {
-	l := clusterSelectorLabels(cluster, ComponentGlusterNode)
+	l := ClusterSelectorLabels(cluster, ComponentGlusterNode)
 	l[LabelManagement] = ManagementMember
 	return l
 }
 
-func clusterSelectorLabels(cluster, component string) map[string]string {
+// ClusterSelectorLabels select the objects of cluster with component.
+func ClusterSelectorLabels(cluster, component string) map[string]string {
 	return map[string]string{LabelCluster: cluster, LabelComponent: component}
 }
 
@@ -137,7 +138,7 @@ func NodeStatefulSet(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.Glu
 	secretName, secretKey := AuthSecretRef(c)
 
 	ctr := corev1.Container{
-		Name:  containerGD2,
+		Name:  ContainerGD2,
 		Image: image,
 		Env: []corev1.EnvVar{
 			{Name: "GD2_PEERADDRESS", Value: fmt.Sprintf("%s:%d", host, GD2PeerPort)},
@@ -347,7 +348,7 @@ func HeadlessService(c *operatorv1alpha1.GlusterCluster) *corev1.Service {
 		ObjectMeta: clusterObjectMeta(c, HeadlessServiceName(c.Name), ComponentGlusterNode),
 		Spec: corev1.ServiceSpec{
 			ClusterIP:                corev1.ClusterIPNone,
-			Selector:                 clusterSelectorLabels(c.Name, ComponentGlusterNode),
+			Selector:                 ClusterSelectorLabels(c.Name, ComponentGlusterNode),
 			Ports:                    gd2ServicePorts(),
 			PublishNotReadyAddresses: true,
 		},
@@ -388,7 +389,7 @@ func EtcdService(c *operatorv1alpha1.GlusterCluster) *corev1.Service {
 		ObjectMeta: clusterObjectMeta(c, EtcdName(c.Name), ComponentEtcd),
 		Spec: corev1.ServiceSpec{
 			ClusterIP: corev1.ClusterIPNone,
-			Selector:  clusterSelectorLabels(c.Name, ComponentEtcd),
+			Selector:  ClusterSelectorLabels(c.Name, ComponentEtcd),
 			Ports: []corev1.ServicePort{
 				{Name: portNameClient, Port: EtcdClientPort, TargetPort: intstr.FromInt32(EtcdClientPort), Protocol: corev1.ProtocolTCP},
 				{Name: portNameEtcdPr, Port: EtcdPeerPort, TargetPort: intstr.FromInt32(EtcdPeerPort), Protocol: corev1.ProtocolTCP},
@@ -410,7 +411,7 @@ func EtcdStatefulSet(c *operatorv1alpha1.GlusterCluster) *appsv1.StatefulSet {
 		Spec: appsv1.StatefulSetSpec{
 			Replicas:    ptr.To[int32](1),
 			ServiceName: name,
-			Selector:    &metav1.LabelSelector{MatchLabels: clusterSelectorLabels(c.Name, ComponentEtcd)},
+			Selector:    &metav1.LabelSelector{MatchLabels: ClusterSelectorLabels(c.Name, ComponentEtcd)},
 			PersistentVolumeClaimRetentionPolicy: &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
 				WhenDeleted: appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
 				WhenScaled:  appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
@@ -453,7 +454,9 @@ func EtcdStatefulSet(c *operatorv1alpha1.GlusterCluster) *appsv1.StatefulSet {
 	}
 }
 
-func clusterVersion(c *operatorv1alpha1.GlusterCluster) string {
+// ClusterVersion is the Gluster version c's spec asks for ("" when it names
+// none).
+func ClusterVersion(c *operatorv1alpha1.GlusterCluster) string {
 	if c.Spec.Gluster == nil {
 		return ""
 	}

@@ -1,4 +1,4 @@
-package kube
+package objects
 
 import (
 	"slices"
@@ -28,9 +28,9 @@ const (
 // cluster in zone.
 func DisruptionBudgetName(cluster, zone string) string { return cluster + "-zone-" + zone }
 
-// budgetLabels are the labels of every disruption budget of cluster; with
+// BudgetLabels are the labels of every disruption budget of cluster; with
 // zone set, of that zone's budget.
-func budgetLabels(cluster, zone string) map[string]string {
+func BudgetLabels(cluster, zone string) map[string]string {
 	l := ClusterLabels(cluster, ComponentGlusterNode)
 	if zone != "" {
 		l[LabelZone] = zone
@@ -49,8 +49,8 @@ func budgetSelector(cluster, zone string) *metav1.LabelSelector {
 	}
 }
 
-// maxUnavailable is 1 for the open zone's budget, 0 for a locked one.
-func maxUnavailable(open bool) *intstr.IntOrString {
+// MaxUnavailable is 1 for the open zone's budget, 0 for a locked one.
+func MaxUnavailable(open bool) *intstr.IntOrString {
 	v := intstr.FromInt32(0)
 	if open {
 		v = intstr.FromInt32(1)
@@ -65,11 +65,11 @@ func maxUnavailable(open bool) *intstr.IntOrString {
 // too.
 func DisruptionBudget(c *operatorv1alpha1.GlusterCluster, zone string, open bool) *policyv1.PodDisruptionBudget {
 	meta := clusterObjectMeta(c, DisruptionBudgetName(c.Name, zone), ComponentGlusterNode)
-	meta.Labels = budgetLabels(c.Name, zone)
+	meta.Labels = BudgetLabels(c.Name, zone)
 	return &policyv1.PodDisruptionBudget{
 		ObjectMeta: meta,
 		Spec: policyv1.PodDisruptionBudgetSpec{
-			MaxUnavailable: maxUnavailable(open),
+			MaxUnavailable: MaxUnavailable(open),
 			Selector:       budgetSelector(c.Name, zone),
 		},
 	}
@@ -83,10 +83,10 @@ func withZone(l map[string]string, zone string) map[string]string {
 	return l
 }
 
-// budgetMatches reports whether a live budget has the spec DisruptionBudget
+// BudgetMatches reports whether a live budget has the spec DisruptionBudget
 // would give it.
-func budgetMatches(pdb *policyv1.PodDisruptionBudget, cluster, zone string, open bool) bool {
-	want := maxUnavailable(open)
+func BudgetMatches(pdb *policyv1.PodDisruptionBudget, cluster, zone string, open bool) bool {
+	want := MaxUnavailable(open)
 	return pdb.DeletionTimestamp == nil && pdb.Spec.MinAvailable == nil && pdb.Spec.MaxUnavailable != nil &&
 		*pdb.Spec.MaxUnavailable == *want && equality.Semantic.DeepEqual(pdb.Spec.Selector, budgetSelector(cluster, zone))
 }
@@ -99,8 +99,8 @@ func podCovered(pod *corev1.Pod, cov transitions.PodCoverage) bool {
 	return cov.HoldsBricks == nil || pod.Labels[LabelHoldsBricks] == strconv.FormatBool(*cov.HoldsBricks)
 }
 
-// budgetsInSync reports whether the live budgets and pods already match t.
-func budgetsInSync(t transitions.DisruptionTarget, pdbs []policyv1.PodDisruptionBudget, pods map[string]*corev1.Pod) bool {
+// BudgetsInSync reports whether the live budgets and pods already match t.
+func BudgetsInSync(t transitions.DisruptionTarget, pdbs []policyv1.PodDisruptionBudget, pods map[string]*corev1.Pod) bool {
 	byZone := map[string]*policyv1.PodDisruptionBudget{}
 	for i := range pdbs {
 		z := pdbs[i].Labels[LabelZone]
@@ -111,7 +111,7 @@ func budgetsInSync(t transitions.DisruptionTarget, pdbs []policyv1.PodDisruption
 	}
 	for _, z := range t.Zones {
 		p, ok := byZone[z]
-		if !ok || p.Name != DisruptionBudgetName(t.Cluster, z) || !budgetMatches(p, t.Cluster, z, z == t.OpenZone) {
+		if !ok || p.Name != DisruptionBudgetName(t.Cluster, z) || !BudgetMatches(p, t.Cluster, z, z == t.OpenZone) {
 			return false
 		}
 	}

@@ -1,4 +1,4 @@
-package kube
+package objects
 
 import (
 	"k8s.io/utils/ptr"
@@ -11,8 +11,8 @@ import (
 // This file converts API objects into the fact structs package states
 // decides over. It makes no decision of its own.
 
-// nodeFacts is what the cluster-level policies know of n.
-func nodeFacts(n *operatorv1alpha1.GlusterNode) states.NodeFacts {
+// NodeFacts is what the cluster-level policies know of n.
+func NodeFacts(n *operatorv1alpha1.GlusterNode) states.NodeFacts {
 	return states.NodeFacts{
 		Name: n.Name, Zone: n.Spec.Zone, State: fsm.State(n.Status.State),
 		Created:               n.CreationTimestamp.Time,
@@ -22,20 +22,20 @@ func nodeFacts(n *operatorv1alpha1.GlusterNode) states.NodeFacts {
 	}
 }
 
-// clusterNodeFacts is the facts of those of nodes whose spec.cluster is
+// ClusterNodeFacts is the facts of those of nodes whose spec.cluster is
 // cluster (nodes added by hand included).
-func clusterNodeFacts(nodes []*operatorv1alpha1.GlusterNode, cluster string) []states.NodeFacts {
+func ClusterNodeFacts(nodes []*operatorv1alpha1.GlusterNode, cluster string) []states.NodeFacts {
 	var out []states.NodeFacts
 	for _, n := range nodes {
 		if n.Spec.Cluster == cluster {
-			out = append(out, nodeFacts(n))
+			out = append(out, NodeFacts(n))
 		}
 	}
 	return out
 }
 
-// templateFacts is what the scaling policy knows of a cluster's templates.
-func templateFacts(ts []operatorv1alpha1.NodeTemplate) []states.TemplateFacts {
+// TemplateFacts is what the scaling policy knows of a cluster's templates.
+func TemplateFacts(ts []operatorv1alpha1.NodeTemplate) []states.TemplateFacts {
 	out := make([]states.TemplateFacts, len(ts))
 	for i, t := range ts {
 		out[i] = states.TemplateFacts{Zone: t.Zone, MinNodes: int(ptr.Deref(t.MinNodes, 0))}
@@ -49,13 +49,13 @@ func templateFacts(ts []operatorv1alpha1.NodeTemplate) []states.TemplateFacts {
 	return out
 }
 
-// scaleDownOrder is states.ScaleDownOrder over GlusterNodes of one
+// ScaleDownOrder is states.ScaleDownOrder over GlusterNodes of one
 // namespace (their names are unique).
-func scaleDownOrder(nodes []*operatorv1alpha1.GlusterNode) []*operatorv1alpha1.GlusterNode {
+func ScaleDownOrder(nodes []*operatorv1alpha1.GlusterNode) []*operatorv1alpha1.GlusterNode {
 	byName := make(map[string]*operatorv1alpha1.GlusterNode, len(nodes))
 	facts := make([]states.NodeFacts, len(nodes))
 	for i, n := range nodes {
-		byName[n.Name], facts[i] = n, nodeFacts(n)
+		byName[n.Name], facts[i] = n, NodeFacts(n)
 	}
 	out := make([]*operatorv1alpha1.GlusterNode, len(nodes))
 	for i, f := range states.ScaleDownOrder(facts) {

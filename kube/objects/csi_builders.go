@@ -1,4 +1,4 @@
-package kube
+package objects
 
 import (
 	"cmp"
@@ -104,7 +104,7 @@ func CSIVersion(c *operatorv1alpha1.GlusterCluster) string {
 	if c.Spec.CSI != nil && c.Spec.CSI.Version != "" {
 		return c.Spec.CSI.Version
 	}
-	return clusterVersion(c)
+	return ClusterVersion(c)
 }
 
 // CSIDriverName is the CSI driver name of kind for cluster in namespace:
@@ -188,9 +188,9 @@ func CSIManagementEndpoint(c *operatorv1alpha1.GlusterCluster) string {
 	return fmt.Sprintf("%s://%s.%s.svc:%d", scheme, ManagementServiceName(c.Name), c.Namespace, GD2ClientPort)
 }
 
-// csiImages are the effective driver images of c, untagged unless the
+// CSIImages are the effective driver images of c, untagged unless the
 // admin pinned them.
-func csiImages(c *operatorv1alpha1.GlusterCluster) (file, block string) {
+func CSIImages(c *operatorv1alpha1.GlusterCluster) (file, block string) {
 	file, block = DefaultCSIFileImage, DefaultCSIBlockImage
 	if s := c.Spec.CSI; s != nil {
 		file = cmp.Or(s.FileImage, file)
@@ -223,7 +223,7 @@ func csiClusterMeta(c *operatorv1alpha1.GlusterCluster, name string, kind operat
 // csiSelector selects the pods of one CSI workload; like every selector
 // here it leaves out managed-by.
 func csiSelector(cluster, component string, kind operatorv1alpha1.GlusterDriver) map[string]string {
-	l := clusterSelectorLabels(cluster, component)
+	l := ClusterSelectorLabels(cluster, component)
 	if kind != "" {
 		l[LabelCSIDriver] = string(kind)
 	}
@@ -268,7 +268,7 @@ func hostPathVolume(name, path string, t corev1.HostPathType) corev1.Volume {
 
 // driverContainer is the CSI driver container of kind at version.
 func driverContainer(c *operatorv1alpha1.GlusterCluster, kind operatorv1alpha1.GlusterDriver, version string) corev1.Container {
-	file, block := csiImages(c)
+	file, block := CSIImages(c)
 	image := file
 	if kind == operatorv1alpha1.GlusterDriverBlock {
 		image = block
@@ -477,11 +477,11 @@ func BlockTargetDeployment(c *operatorv1alpha1.GlusterCluster, zone, version str
 				}}},
 			}},
 			PodAffinity: &corev1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
-				LabelSelector: &metav1.LabelSelector{MatchLabels: clusterSelectorLabels(c.Name, ComponentGlusterNode)},
+				LabelSelector: &metav1.LabelSelector{MatchLabels: ClusterSelectorLabels(c.Name, ComponentGlusterNode)},
 				TopologyKey:   hostnameTopologyKey,
 			}}},
 			PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
-				LabelSelector: &metav1.LabelSelector{MatchLabels: clusterSelectorLabels(c.Name, ComponentBlockTarget)},
+				LabelSelector: &metav1.LabelSelector{MatchLabels: ClusterSelectorLabels(c.Name, ComponentBlockTarget)},
 				TopologyKey:   hostnameTopologyKey,
 			}}},
 		},
@@ -597,21 +597,21 @@ func DesiredCSIObjects(c *operatorv1alpha1.GlusterCluster, version string) CSIOb
 	return o
 }
 
-// csiNamespacedSelector selects the namespaced CSI objects of cluster.
-func csiNamespacedSelector(cluster string) labels.Selector {
+// CSINamespacedSelector selects the namespaced CSI objects of cluster.
+func CSINamespacedSelector(cluster string) labels.Selector {
 	comp, _ := labels.NewRequirement(LabelComponent, selection.In, csiComponents)
 	return labels.SelectorFromSet(labels.Set{LabelCluster: cluster, LabelManagedBy: ManagedByAnthill}).Add(*comp)
 }
 
-// csiClusterScopedSelector selects the cluster-scoped CSI objects of the
+// CSIClusterScopedSelector selects the cluster-scoped CSI objects of the
 // cluster in namespace.
-func csiClusterScopedSelector(namespace, cluster string) labels.Selector {
+func CSIClusterScopedSelector(namespace, cluster string) labels.Selector {
 	return labels.SelectorFromSet(labels.Set{LabelCluster: cluster, LabelClusterNamespace: namespace, LabelManagedBy: ManagedByAnthill})
 }
 
-// csiDriverNames are the driver names of both of c's possible drivers: a
+// CSIDriverNames are the driver names of both of c's possible drivers: a
 // volume of a driver since removed from spec.drivers still pins its node.
-func csiDriverNames(c *operatorv1alpha1.GlusterCluster) map[string]bool {
+func CSIDriverNames(c *operatorv1alpha1.GlusterCluster) map[string]bool {
 	return map[string]bool{
 		CSIDriverName(c.Namespace, c.Name, operatorv1alpha1.GlusterDriverFile):  true,
 		CSIDriverName(c.Namespace, c.Name, operatorv1alpha1.GlusterDriverBlock): true,

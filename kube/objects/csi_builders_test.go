@@ -1,4 +1,4 @@
-package kube
+package objects
 
 import (
 	"slices"
@@ -212,7 +212,7 @@ func TestDesiredCSIObjects(t *testing.T) {
 			if l[LabelCluster] != "gc" || l[LabelManagedBy] != ManagedByAnthill || l[LabelClusterNamespace] != fixtures.Namespace {
 				t.Errorf("%s labels %v", m.GetName(), l)
 			}
-			if !csiNamespacedSelector("gc").Matches(labels.Set(l)) && m.GetNamespace() != "" {
+			if !CSINamespacedSelector("gc").Matches(labels.Set(l)) && m.GetNamespace() != "" {
 				t.Errorf("%s escapes the deletion selector", m.GetName())
 			}
 		}
@@ -222,7 +222,7 @@ func TestDesiredCSIObjects(t *testing.T) {
 			}
 		}
 		for _, m := range clusterScoped {
-			if m.GetNamespace() != "" || len(m.GetOwnerReferences()) != 0 || !csiClusterScopedSelector(fixtures.Namespace, "gc").Matches(labels.Set(m.GetLabels())) {
+			if m.GetNamespace() != "" || len(m.GetOwnerReferences()) != 0 || !CSIClusterScopedSelector(fixtures.Namespace, "gc").Matches(labels.Set(m.GetLabels())) {
 				t.Errorf("cluster-scoped %s: namespace %q, owners %v, labels %v", m.GetName(), m.GetNamespace(), m.GetOwnerReferences(), m.GetLabels())
 			}
 		}
