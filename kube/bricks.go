@@ -5,6 +5,7 @@ import (
 
 	"github.com/gluster/anthill/fsm"
 	"github.com/gluster/anthill/gd2"
+	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
 )
@@ -84,7 +85,7 @@ func peerFacts(peers []gd2.Peer) []states.PeerFacts {
 			ID: p.ID, Label: peerLabel(p), Zone: p.Zone(), Online: p.Online,
 			MayReceive: states.NodeStateMayReceiveBricks(fsm.State(p.Metadata[transitions.MetaState])),
 		}
-		if orig := p.Metadata[PeerMetaZone]; orig != "" && p.Zone() == transitions.DrainingZone(orig) {
+		if orig := p.Metadata[effects.PeerMetaZone]; orig != "" && p.Zone() == transitions.DrainingZone(orig) {
 			pf.HomeZone = orig
 		}
 		out = append(out, pf)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gluster/anthill/gd2"
+	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
 )
@@ -114,10 +115,10 @@ func TestPeerAndDeviceFactsFromGD2Answers(t *testing.T) {
 	peers := []gd2.Peer{
 		{ID: "1", Name: "h1", Online: true, Metadata: map[string]string{gd2.ZoneKey: "z1", transitions.MetaNode: "ns/n1", transitions.MetaState: "Online"}},
 		// Moved to its draining zone by a drain: it still sits in z2.
-		{ID: "2", Name: "h2", Online: true, Metadata: map[string]string{gd2.ZoneKey: transitions.DrainingZone("z2"), PeerMetaZone: "z2", transitions.MetaState: "Draining"}},
+		{ID: "2", Name: "h2", Online: true, Metadata: map[string]string{gd2.ZoneKey: transitions.DrainingZone("z2"), effects.PeerMetaZone: "z2", transitions.MetaState: "Draining"}},
 		// A recorded zone that is not the draining zone of the current
 		// one is stale: GD2's zone wins.
-		{ID: "3", Metadata: map[string]string{gd2.ZoneKey: "z4", PeerMetaZone: "z3", transitions.MetaState: "Maintenance"}},
+		{ID: "3", Metadata: map[string]string{gd2.ZoneKey: "z4", effects.PeerMetaZone: "z3", transitions.MetaState: "Maintenance"}},
 	}
 	got := peerFacts(peers)
 	want := []states.PeerFacts{

@@ -21,6 +21,7 @@ import (
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/client/clientset/versioned"
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
@@ -44,7 +45,7 @@ type ClusterSyncer struct {
 	EndpointSlices discoveryv1listers.EndpointSliceLister
 	Anthill        versioned.Interface
 	Kube           transitions.KubeOps
-	GD2            *GD2Clients
+	GD2            *effects.GD2Clients
 	Log            *engine.TransitionLog
 	Clock          clock.Clock
 
@@ -81,9 +82,9 @@ func (s *ClusterSyncer) Forget(key engine.Key) { s.GD2.Forget(key.Namespace, key
 // Prepare releases a Deleted cluster and adds the finalizer to every other.
 func (s *ClusterSyncer) Prepare(ctx context.Context, c *operatorv1alpha1.GlusterCluster) (bool, engine.Result, error) {
 	if fsm.State(c.Status.Phase) == states.ClusterDeleted {
-		return true, engine.Result{}, removeFinalizer(ctx, c, objects.FinalizerCluster, s.update)
+		return true, engine.Result{}, effects.RemoveFinalizer(ctx, c, objects.FinalizerCluster, s.update)
 	}
-	if added, err := addFinalizer(ctx, c, objects.FinalizerCluster, s.update); added || err != nil {
+	if added, err := effects.AddFinalizer(ctx, c, objects.FinalizerCluster, s.update); added || err != nil {
 		return true, engine.Result{Requeue: err == nil}, err
 	}
 	return false, engine.Result{}, nil
@@ -114,7 +115,7 @@ func (s *ClusterSyncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterClus
 		return nil
 	}
 	target := transitions.ClusterTarget{Namespace: c.Namespace, Name: c.Name, DesiredNodes: in.Facts.snap.DesiredNodes}
-	return a(ctx, transitions.Ops{Kube: s.Kube, GD2: noGD2{}}, target)
+	return a(ctx, transitions.Ops{Kube: s.Kube, GD2: effects.NoGD2{}}, target)
 }
 
 // Message is the message of the cluster's Ready condition.
@@ -150,7 +151,7 @@ func (s *ClusterSyncer) Finish(ctx context.Context, c *operatorv1alpha1.GlusterC
 	case engine.Fired:
 		if out.To == states.ClusterDeleted {
 			s.GD2.Forget(c.Namespace, c.Name)
-			return engine.Result{}, removeFinalizer(ctx, c.DeepCopy(), objects.FinalizerCluster, s.update)
+			return engine.Result{}, effects.RemoveFinalizer(ctx, c.DeepCopy(), objects.FinalizerCluster, s.update)
 		}
 	case engine.Waited, engine.Stepped:
 		if res.RequeueAfter == 0 {

@@ -22,6 +22,7 @@ import (
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/client/clientset/versioned"
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
@@ -45,7 +46,7 @@ type DisruptionSyncer struct {
 	Client  kubernetes.Interface
 	Anthill versioned.Interface
 	Kube    transitions.DisruptionKube
-	GD2     *GD2Clients
+	GD2     *effects.GD2Clients
 	Log     *engine.TransitionLog
 	Clock   clock.Clock
 

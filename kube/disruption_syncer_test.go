@@ -25,6 +25,7 @@ import (
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	anthillfake "github.com/gluster/anthill/kube/client/clientset/versioned/fake"
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/kube/internal/fixtures"
 	"github.com/gluster/anthill/kube/objects"
@@ -36,7 +37,7 @@ import (
 // GD2 simulator on a fake clock: three zones with one node each (node
 // gc-zone-N on the simulator's peer in zone-N, pod gc-zone-N-0 on
 // Kubernetes node kn-zone-N), a replica-3 volume "data" with a brick in
-// every zone, and KubeOps writing the budgets into the fake clientset.
+// every zone, and effects.Kube writing the budgets into the fake clientset.
 type disruptionFixture struct {
 	t         *testing.T
 	kube      *kubefake.Clientset
@@ -87,7 +88,7 @@ func newDisruptionFixture(t *testing.T) *disruptionFixture {
 	if err != nil || len(peers) != 3 {
 		t.Fatalf("peers: %v, %v", peers, err)
 	}
-	ops := &GD2Ops{Client: g}
+	ops := &effects.GD2{Client: g}
 	for _, p := range peers {
 		if err := ops.RegisterDevice(ctx, p.ID, "/dev/sdb"); err != nil {
 			t.Fatal(err)
@@ -115,7 +116,7 @@ func newDisruptionFixture(t *testing.T) *disruptionFixture {
 	f.syncer = &DisruptionSyncer{
 		Clusters: listers.NewGlusterClusterLister(f.clusters), Nodes: listers.NewGlusterNodeLister(f.nodes),
 		KubeNodes: corev1listers.NewNodeLister(f.kubeNodes), Client: f.kube, Anthill: f.anthill,
-		Kube: &KubeOps{Client: f.kube, Anthill: f.anthill, Clock: clk}, GD2: &GD2Clients{Secrets: f.kube.CoreV1()},
+		Kube: &effects.Kube{Client: f.kube, Anthill: f.anthill, Clock: clk}, GD2: &effects.GD2Clients{Secrets: f.kube.CoreV1()},
 		Log: &engine.TransitionLog{Log: zap.NewNop(), Metrics: engine.NewMetrics(), Recorder: f.events}, Clock: clk,
 	}
 	return f
@@ -437,7 +438,7 @@ func TestDisruptionRepairsADriftedBudget(t *testing.T) {
 func TestDisruptionDeleteClusterInfraRemovesTheBudgets(t *testing.T) {
 	f := newDisruptionFixture(t)
 	f.mustSync()
-	ops := &KubeOps{Client: f.kube, Anthill: f.anthill, Clock: f.clock}
+	ops := &effects.Kube{Client: f.kube, Anthill: f.anthill, Clock: f.clock}
 	if err := ops.DeleteClusterInfra(context.Background(), transitions.ClusterTarget{Namespace: "ns", Name: "gc"}); err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	anthillfake "github.com/gluster/anthill/kube/client/clientset/versioned/fake"
+	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/internal/fixtures"
 	"github.com/gluster/anthill/kube/objects"
 )
@@ -24,14 +25,14 @@ import (
 // endpointsFixture is a fake API server holding external clusters, with
 // the effects that write their management Services and EndpointSlices.
 type endpointsFixture struct {
-	ops  *KubeOps
+	ops  *effects.Kube
 	kube *k8sfake.Clientset
 	crs  *anthillfake.Clientset
 }
 
 func newEndpointsFixture(crObjs ...runtime.Object) *endpointsFixture {
 	f := &endpointsFixture{kube: k8sfake.NewClientset(), crs: anthillfake.NewSimpleClientset(crObjs...)}
-	f.ops = &KubeOps{Client: f.kube, Anthill: f.crs}
+	f.ops = &effects.Kube{Client: f.kube, Anthill: f.crs}
 	return f
 }
 

@@ -20,6 +20,7 @@ import (
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/client/clientset/versioned"
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
@@ -52,7 +53,7 @@ var healDef = states.HealDefinition()
 type HealSyncer struct {
 	Clusters listers.GlusterClusterLister
 	Anthill  versioned.Interface
-	GD2      *GD2Clients
+	GD2      *effects.GD2Clients
 	Log      *engine.TransitionLog
 	Clock    clock.Clock
 
@@ -171,11 +172,11 @@ func (s *HealSyncer) Prepare(_ context.Context, c *operatorv1alpha1.GlusterClust
 // since the volume list is unknown. A volume no longer listed by GD2 has
 // no instance, and Record drops its entry.
 func (s *HealSyncer) Gather(ctx context.Context, c *operatorv1alpha1.GlusterCluster) ([]engine.Instance[*healFacts], error) {
-	hs := &healSync{key: healKey(c.Namespace, c.Name), ops: noGD2{}}
+	hs := &healSync{key: healKey(c.Namespace, c.Name), ops: effects.NoGD2{}}
 	var vols []gd2.Volume
 	gc, err := s.GD2.For(ctx, c)
 	if err == nil {
-		hs.ops = &GD2Ops{Client: gc}
+		hs.ops = &effects.GD2{Client: gc}
 		if vols, err = gc.ListVolumes(ctx, gd2.Filter{}); err != nil {
 			err = fmt.Errorf("list volumes: %w", err)
 		} else {

@@ -26,6 +26,7 @@ import (
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	anthillfake "github.com/gluster/anthill/kube/client/clientset/versioned/fake"
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/kube/internal/fixtures"
 	"github.com/gluster/anthill/kube/objects"
@@ -87,7 +88,7 @@ func newHealFixture(t *testing.T) *healFixture {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	ops := &GD2Ops{Client: g}
+	ops := &effects.GD2{Client: g}
 	f.peers, err = g.ListPeers(ctx, gd2.Filter{})
 	if err != nil || len(f.peers) != 3 {
 		t.Fatalf("peers: %v, %v", f.peers, err)
@@ -100,7 +101,7 @@ func newHealFixture(t *testing.T) *healFixture {
 	f.createVolume("data", 3)
 	f.syncer = &HealSyncer{
 		Clusters: listers.NewGlusterClusterLister(f.clusters), Anthill: f.anthill,
-		GD2: &GD2Clients{Secrets: f.kube.CoreV1()}, Clock: clk,
+		GD2: &effects.GD2Clients{Secrets: f.kube.CoreV1()}, Clock: clk,
 		Log:    &engine.TransitionLog{Log: zap.NewNop(), Metrics: engine.NewMetrics(), Recorder: f.events},
 		Jitter: func() float64 { return 0.5 },
 	}

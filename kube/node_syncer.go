@@ -20,6 +20,7 @@ import (
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/client/clientset/versioned"
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
@@ -35,7 +36,7 @@ type NodeSyncer struct {
 	PVCs     corev1listers.PersistentVolumeClaimLister
 	Anthill  versioned.Interface
 	Kube     transitions.KubeOps
-	GD2      *GD2Clients
+	GD2      *effects.GD2Clients
 	Log      *engine.TransitionLog
 	Clock    clock.Clock
 	// Live reads what must not come from a cache (a lost pod's Kubernetes
@@ -57,7 +58,7 @@ type nodeSync struct {
 	snap        states.NodeSnapshot
 	view        nodeView
 	// ops acts on the cluster's GD2; nil when there is no client yet.
-	ops *GD2Ops
+	ops *effects.GD2
 	// peerID is the peer a join action added (Act fills it in).
 	peerID string
 }
@@ -66,7 +67,7 @@ type nodeSync struct {
 func (s *NodeSyncer) Sync(ctx context.Context, key engine.Key) (engine.Result, error) {
 	s.once.Do(func() {
 		s.runner = &engine.Runner[*operatorv1alpha1.GlusterNode, *nodeSync]{
-			Spec: s, Log: s.Log, Clock: s.Clock, Refusal: refusalReason, Writer: nodeStatusWriter(s.Anthill),
+			Spec: s, Log: s.Log, Clock: s.Clock, Refusal: effects.RefusalReason, Writer: nodeStatusWriter(s.Anthill),
 		}
 	})
 	return s.runner.Sync(ctx, key)
@@ -99,11 +100,11 @@ func (s *NodeSyncer) Prepare(ctx context.Context, node *operatorv1alpha1.Gluster
 	}
 	if cl, err := s.Clusters.GlusterClusters(node.Namespace).Get(node.Spec.Cluster); err == nil && objects.IsExternal(cl) {
 		if node.DeletionTimestamp != nil {
-			return true, engine.Result{}, removeFinalizer(ctx, node, objects.FinalizerNode, s.update)
+			return true, engine.Result{}, effects.RemoveFinalizer(ctx, node, objects.FinalizerNode, s.update)
 		}
 		return false, engine.Result{}, nil
 	}
-	if added, err := addFinalizer(ctx, node, objects.FinalizerNode, s.update); added || err != nil {
+	if added, err := effects.AddFinalizer(ctx, node, objects.FinalizerNode, s.update); added || err != nil {
 		return true, engine.Result{Requeue: err == nil}, err
 	}
 	return false, engine.Result{}, nil
@@ -129,7 +130,7 @@ func (s *NodeSyncer) Gather(ctx context.Context, node *operatorv1alpha1.GlusterN
 	}
 	var reads gd2Reads
 	if gc, err := s.GD2.For(ctx, cluster); err == nil {
-		f.ops, reads = &GD2Ops{Client: gc}, gc
+		f.ops, reads = &effects.GD2{Client: gc}, gc
 	} else {
 		s.log(node).Debug("no GD2 client yet", zap.Error(err))
 	}
@@ -171,7 +172,7 @@ func (s *NodeSyncer) Act(ctx context.Context, node *operatorv1alpha1.GlusterNode
 	if !ok {
 		return nil
 	}
-	ops := transitions.Ops{Kube: s.Kube, GD2: noGD2{}}
+	ops := transitions.Ops{Kube: s.Kube, GD2: effects.NoGD2{}}
 	if f.ops != nil {
 		g2 := *f.ops
 		if d.Step == states.NodeMoveBrick {
@@ -234,7 +235,7 @@ func (s *NodeSyncer) Record(node *operatorv1alpha1.GlusterNode, outs []engine.Ou
 		if d.Step == states.NodeMoveBrick {
 			// GD2 began preparing the new brick on these peers and failed
 			// there, leaving an unusable brick behind: never offer them again.
-			for _, id := range preparedOn(out.Err) {
+			for _, id := range effects.PreparedOn(out.Err) {
 				if !slices.Contains(st.RefusedPeers, id) {
 					st.RefusedPeers = append(st.RefusedPeers, id)
 				}
@@ -380,7 +381,7 @@ func (s *NodeSyncer) finishDeleted(ctx context.Context, node *operatorv1alpha1.G
 			return fmt.Errorf("delete GlusterNode of a deleted node: %w", err)
 		}
 	}
-	return removeFinalizer(ctx, node.DeepCopy(), objects.FinalizerNode, s.update)
+	return effects.RemoveFinalizer(ctx, node.DeepCopy(), objects.FinalizerNode, s.update)
 }
 
 func (s *NodeSyncer) update(ctx context.Context, n *operatorv1alpha1.GlusterNode) (*operatorv1alpha1.GlusterNode, error) {

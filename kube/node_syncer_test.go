@@ -29,6 +29,7 @@ import (
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	anthillfake "github.com/gluster/anthill/kube/client/clientset/versioned/fake"
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/kube/internal/fixtures"
 	"github.com/gluster/anthill/kube/objects"
@@ -118,8 +119,8 @@ func newNodeFixture(t *testing.T) *nodeFixture {
 	f.syncer = &NodeSyncer{
 		Nodes: listers.NewGlusterNodeLister(f.nodes), Clusters: listers.NewGlusterClusterLister(f.clusters),
 		Pods: corev1listers.NewPodLister(f.pods), PVCs: corev1listers.NewPersistentVolumeClaimLister(f.pvcs),
-		Anthill: f.anthill, Kube: &KubeOps{Client: f.kube, Anthill: f.anthill},
-		GD2: &GD2Clients{Secrets: f.kube.CoreV1()}, Clock: f.clock,
+		Anthill: f.anthill, Kube: &effects.Kube{Client: f.kube, Anthill: f.anthill},
+		GD2: &effects.GD2Clients{Secrets: f.kube.CoreV1()}, Clock: f.clock,
 		Log: &engine.TransitionLog{Log: zap.NewNop(), Metrics: engine.NewMetrics(), Recorder: f.events},
 	}
 	return f
@@ -575,7 +576,7 @@ func TestNodeSyncerRecordsThePeerAFailedBrickPreparationRanOn(t *testing.T) {
 		outs := []engine.Outcome[*nodeSync]{{
 			Instance: engine.Instance[*nodeSync]{State: states.NodeDraining, Facts: &nodeSync{}},
 			Kind:     engine.Failed, Decision: d, To: states.NodeDraining, Err: err,
-			Reason: refusalReason(err), Message: "node: moveBrick failed: " + err.Error(),
+			Reason: effects.RefusalReason(err), Message: "node: moveBrick failed: " + err.Error(),
 		}}
 		f.syncer.Record(node, outs, time.Now())
 	}
@@ -583,8 +584,8 @@ func TestNodeSyncerRecordsThePeerAFailedBrickPreparationRanOn(t *testing.T) {
 	if len(got.Status.RefusedPeers) != 1 || got.Status.RefusedPeers[0] != "target-peer" {
 		t.Fatalf("refusedPeers = %v, want the peer the preparation ran on, once", got.Status.RefusedPeers)
 	}
-	if r := conditionReason(got.Status.Conditions); r != ReasonBrickPrepareFailed {
-		t.Errorf("condition reason %q, want %s", r, ReasonBrickPrepareFailed)
+	if r := effects.ConditionReason(got.Status.Conditions); r != effects.ReasonBrickPrepareFailed {
+		t.Errorf("condition reason %q, want %s", r, effects.ReasonBrickPrepareFailed)
 	}
 	if c := apimeta.FindStatusCondition(got.Status.Conditions, operatorv1alpha1.ConditionProgressing); c == nil || !strings.Contains(c.Message, gd2.StepReplaceBrickPrepareBricks) {
 		t.Errorf("condition %+v does not name the GD2 step that failed", c)

@@ -8,6 +8,7 @@ import (
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/client/clientset/versioned"
+	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/engine"
 )
 
@@ -16,7 +17,7 @@ import (
 // status when the machine's slice of it changed.
 func clusterRunner[F any](spec engine.Spec[*operatorv1alpha1.GlusterCluster, F], a versioned.Interface, log *engine.TransitionLog, clk clock.Clock, slice func(*operatorv1alpha1.GlusterClusterStatus) any) *engine.Runner[*operatorv1alpha1.GlusterCluster, F] {
 	return &engine.Runner[*operatorv1alpha1.GlusterCluster, F]{
-		Spec: spec, Log: log, Clock: clk, Refusal: refusalReason,
+		Spec: spec, Log: log, Clock: clk, Refusal: effects.RefusalReason,
 		Writer: clusterStatusWriter(a, slice),
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/gluster/anthill/fsm"
 	"github.com/gluster/anthill/gd2"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
@@ -101,7 +102,7 @@ func (s *UpgradeSyncer) writeUpgradeValue(ctx context.Context, c *operatorv1alph
 	if err != nil {
 		return fmt.Errorf("list peers: %w", err)
 	}
-	ops := &GD2Ops{Client: gc}
+	ops := &effects.GD2{Client: gc}
 	s.upMirror.mu.Lock()
 	if s.upMirror.known == nil {
 		s.upMirror.known = map[engine.Key]map[string]string{}

@@ -16,6 +16,7 @@ import (
 	"github.com/gluster/anthill/gd2/sim"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/internal/fixtures"
 	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
@@ -63,7 +64,7 @@ func newMirroredUpgrade(t *testing.T, mutate func(c *operatorv1alpha1.GlusterClu
 		}
 	})
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: fixtures.Namespace, Name: "auth"}, Data: map[string][]byte{"secret": []byte(fixtures.GD2Secret)}}
-	m.syncer.GD2 = &GD2Clients{Secrets: k8sfake.NewClientset(secret).CoreV1()}
+	m.syncer.GD2 = &effects.GD2Clients{Secrets: k8sfake.NewClientset(secret).CoreV1()}
 	return m
 }
 

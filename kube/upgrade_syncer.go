@@ -16,6 +16,7 @@ import (
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/client/clientset/versioned"
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
@@ -50,12 +51,12 @@ type UpgradeSyncer struct {
 
 	Clusters listers.GlusterClusterLister
 	Nodes    listers.GlusterNodeLister
-	CSI      csiReader
+	CSI      effects.CSIReader
 	Anthill  versioned.Interface
 	Kube     transitions.KubeOps
 	// GD2 mirrors the machine's state onto the cluster's peers
 	// (transitions.MetaUpgrade); nil mirrors nothing.
-	GD2   *GD2Clients
+	GD2   *effects.GD2Clients
 	Log   *engine.TransitionLog
 	Clock clock.Clock
 
@@ -130,7 +131,7 @@ func (s *UpgradeSyncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterClus
 		return nil
 	}
 	target := transitions.ClusterTarget{Namespace: c.Namespace, Name: c.Name, TargetVersion: in.Facts.snap.ActiveTarget}
-	return a(ctx, transitions.Ops{Kube: s.Kube, GD2: noGD2{}}, target)
+	return a(ctx, transitions.Ops{Kube: s.Kube, GD2: effects.NoGD2{}}, target)
 }
 
 // Message is status.upgrade's message.
@@ -264,7 +265,7 @@ func (s *UpgradeSyncer) snapshot(ctx context.Context, c *operatorv1alpha1.Gluste
 		// roll needs it.
 		csi.Pinned = nil
 	}
-	if err := csi.fillUpgrade(ctx, c, csiTarget, &snap); err != nil {
+	if err := csi.FillUpgrade(ctx, c, csiTarget, &snap); err != nil {
 		return snap, err
 	}
 	return snap, nil

@@ -21,6 +21,7 @@ import (
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	anthillfake "github.com/gluster/anthill/kube/client/clientset/versioned/fake"
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/kube/internal/fixtures"
 	"github.com/gluster/anthill/states"
@@ -67,9 +68,9 @@ func newUpgradeFixture(t *testing.T, mutate func(c *operatorv1alpha1.GlusterClus
 	f.syncer = &UpgradeSyncer{
 		Clusters: listers.NewGlusterClusterLister(clusters),
 		Nodes:    listers.NewGlusterNodeLister(nodeIdx),
-		CSI:      csiReader{DaemonSets: appsv1listers.NewDaemonSetLister(newIndexer()), Pods: corev1listers.NewPodLister(newIndexer())},
+		CSI:      effects.CSIReader{DaemonSets: appsv1listers.NewDaemonSetLister(newIndexer()), Pods: corev1listers.NewPodLister(newIndexer())},
 		Anthill:  ac,
-		Kube:     &KubeOps{Client: k8sfake.NewClientset(), Anthill: ac, Clock: clk},
+		Kube:     &effects.Kube{Client: k8sfake.NewClientset(), Anthill: ac, Clock: clk},
 		Log:      &engine.TransitionLog{Log: zap.NewNop(), Metrics: engine.NewMetrics(), Recorder: f.events},
 		Clock:    clk,
 	}

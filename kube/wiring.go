@@ -20,6 +20,7 @@ import (
 	"github.com/gluster/anthill/kube/client/clientset/versioned"
 	anthillscheme "github.com/gluster/anthill/kube/client/clientset/versioned/scheme"
 	anthillinformers "github.com/gluster/anthill/kube/client/informers/externalversions"
+	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
@@ -135,8 +136,8 @@ func Wire(cfg WireConfig) (*Machines, error) {
 	if err := d.WatchChanges(kubeNodes.Informer(), schedulingChanged, nodeDrainKeys(pods.Lister())); err != nil {
 		return nil, err
 	}
-	gd2c := &GD2Clients{Secrets: cfg.Kube.CoreV1(), Metrics: cfg.Metrics, Timeout: cfg.GD2Timeout, Log: cfg.Log}
-	kops := &KubeOps{Client: cfg.Kube, Anthill: cfg.Anthill, Clock: cfg.Clock}
+	gd2c := &effects.GD2Clients{Secrets: cfg.Kube.CoreV1(), Metrics: cfg.Metrics, Timeout: cfg.GD2Timeout, Log: cfg.Log}
+	kops := &effects.Kube{Client: cfg.Kube, Anthill: cfg.Anthill, Clock: cfg.Clock}
 	d.Register(states.NodeMachine, &NodeSyncer{
 		Nodes: nodes.Lister(), Clusters: clusters.Lister(), Pods: pods.Lister(), PVCs: pvcs.Lister(),
 		Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock, Live: cfg.Kube,
@@ -147,7 +148,7 @@ func Wire(cfg WireConfig) (*Machines, error) {
 		EndpointSlices: eps.Lister(),
 	})
 	d.Register(states.UpgradeMachine, &UpgradeSyncer{
-		Clusters: clusters.Lister(), Nodes: nodes.Lister(), CSI: csiReader{DaemonSets: daemonSets.Lister(), Pods: pods.Lister(), Pinned: kops.pinnedNodes},
+		Clusters: clusters.Lister(), Nodes: nodes.Lister(), CSI: effects.CSIReader{DaemonSets: daemonSets.Lister(), Pods: pods.Lister(), Pinned: kops.PinnedNodes},
 		Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock,
 	})
 	d.Register(states.HealMachine, &HealSyncer{

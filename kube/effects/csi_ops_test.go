@@ -1,4 +1,4 @@
-package kube
+package effects
 
 import (
 	"context"
@@ -283,7 +283,7 @@ func TestCSIReaderFillUpgradeCountsPinnedAndStalePlugins(t *testing.T) {
 		}
 	}
 	pvs, apps := corev1listers.NewPersistentVolumeLister(pvIdx), corev1listers.NewPodLister(appIdx)
-	r := csiReader{
+	r := CSIReader{
 		DaemonSets: appsv1listers.NewDaemonSetLister(dsIdx), Pods: corev1listers.NewPodLister(pluginIdx),
 		Pinned: func(_ context.Context, c *operatorv1alpha1.GlusterCluster) (map[string]bool, error) {
 			all, err := pvs.List(labels.Everything())
@@ -296,7 +296,7 @@ func TestCSIReaderFillUpgradeCountsPinnedAndStalePlugins(t *testing.T) {
 		},
 	}
 	var snap states.UpgradeSnapshot
-	fixtures.Must(t, r.fillUpgrade(fixtures.Ctx, c, "4.2.0", &snap), "fill")
+	fixtures.Must(t, r.FillUpgrade(fixtures.Ctx, c, "4.2.0", &snap), "fill")
 	// p-a stale, p-b pinned, p-c at target, p-f restarting, p-g gone.
 	want := [5]any{"4.1.0", 4, 1, 1, 1}
 	if got := [5]any{snap.CSIClientVersion, snap.CSINodesTotal, snap.CSINodesAtTarget, snap.CSINodesPinned, snap.CSINodesStale}; got != want {
@@ -306,7 +306,7 @@ func TestCSIReaderFillUpgradeCountsPinnedAndStalePlugins(t *testing.T) {
 	// Without the volume reader nothing is pinned: the upgrade waits.
 	r.Pinned = nil
 	snap = states.UpgradeSnapshot{}
-	fixtures.Must(t, r.fillUpgrade(fixtures.Ctx, c, "4.2.0", &snap), "fill")
+	fixtures.Must(t, r.FillUpgrade(fixtures.Ctx, c, "4.2.0", &snap), "fill")
 	if snap.CSINodesPinned != 0 || snap.CSINodesStale != 2 {
 		t.Errorf("without volume listers: %+v", snap)
 	}

@@ -1,4 +1,4 @@
-package kube
+package effects
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 )
 
 // PeerMetaZone records, on a peer anthill moved out of its zone to drain it
-// (see GD2Ops.ReplaceBrick), the zone it had before. Like the keys in
+// (see GD2.ReplaceBrick), the zone it had before. Like the keys in
 // transitions it has no leading "_" (GD2 reserves those).
 const PeerMetaZone = "anthill-zone"
 
@@ -22,9 +22,9 @@ const PeerMetaZone = "anthill-zone"
 // unblocks it; repeating the call as it is will not.
 var ErrNoPlacement = errors.New("no device can take the replacement brick")
 
-// GD2Ops implements transitions.GD2Ops with a GD2 client bound to one
+// GD2 implements transitions.GD2Ops with a GD2 client bound to one
 // cluster's management endpoint.
-type GD2Ops struct {
+type GD2 struct {
 	Client *gd2.Client
 	// Local is the client of the node's own GD2 (GD2Clients.ForNode), for
 	// the requests GD2 must serve on that node (replace-brick). Nil when
@@ -32,7 +32,7 @@ type GD2Ops struct {
 	Local *gd2.Client
 }
 
-var _ transitions.GD2Ops = (*GD2Ops)(nil)
+var _ transitions.GD2Ops = (*GD2)(nil)
 
 // AddPeer returns the peer already tagged with metadata[MetaNode] if there
 // is one, so that a join repeated after a crash adds nothing. Otherwise it
@@ -40,7 +40,7 @@ var _ transitions.GD2Ops = (*GD2Ops)(nil)
 // node's GD2 is already a member: the first pod bootstraps the pool with
 // itself, without anthill's metadata), it adopts that peer by writing the
 // zone and metadata onto it, unless it is tagged for another node.
-func (g *GD2Ops) AddPeer(ctx context.Context, address, zone string, metadata map[string]string) (string, error) {
+func (g *GD2) AddPeer(ctx context.Context, address, zone string, metadata map[string]string) (string, error) {
 	key := metadata[transitions.MetaNode]
 	if key != "" {
 		id, err := g.peerTaggedFor(ctx, key)
@@ -67,7 +67,7 @@ func (g *GD2Ops) AddPeer(ctx context.Context, address, zone string, metadata map
 
 // peerTaggedFor returns the id of the peer whose MetaNode is key, "" if
 // none.
-func (g *GD2Ops) peerTaggedFor(ctx context.Context, key string) (string, error) {
+func (g *GD2) peerTaggedFor(ctx context.Context, key string) (string, error) {
 	peers, err := g.Client.ListPeers(ctx, gd2.Filter{Key: transitions.MetaNode, Value: key})
 	if err != nil {
 		return "", err
@@ -82,7 +82,7 @@ func (g *GD2Ops) peerTaggedFor(ctx context.Context, key string) (string, error) 
 	return "", nil
 }
 
-func (g *GD2Ops) adoptPeer(ctx context.Context, address, zone string, metadata map[string]string) (string, error) {
+func (g *GD2) adoptPeer(ctx context.Context, address, zone string, metadata map[string]string) (string, error) {
 	peers, err := g.Client.ListPeers(ctx, gd2.Filter{})
 	if err != nil {
 		return "", err
@@ -124,7 +124,7 @@ func peerHasHost(p gd2.Peer, host string) bool {
 
 // RegisterDevice registers device on the peer; a device GD2 already has is
 // success.
-func (g *GD2Ops) RegisterDevice(ctx context.Context, peerID, device string) error {
+func (g *GD2) RegisterDevice(ctx context.Context, peerID, device string) error {
 	_, err := g.Client.AddDevice(ctx, peerID, gd2.DeviceAddRequest{Device: device})
 	if err != nil && !errors.Is(err, gd2.ErrAlreadyExists) {
 		return fmt.Errorf("register device %q on peer %s: %w", device, peerID, err)
@@ -134,7 +134,7 @@ func (g *GD2Ops) RegisterDevice(ctx context.Context, peerID, device string) erro
 
 // SetDeviceEnabled sets the device's state. GD2 accepts setting the state a
 // device already has, so the call is idempotent as it stands.
-func (g *GD2Ops) SetDeviceEnabled(ctx context.Context, peerID, device string, enabled bool) error {
+func (g *GD2) SetDeviceEnabled(ctx context.Context, peerID, device string, enabled bool) error {
 	state := gd2.DeviceDisabled
 	if enabled {
 		state = gd2.DeviceEnabled
@@ -146,7 +146,7 @@ func (g *GD2Ops) SetDeviceEnabled(ctx context.Context, peerID, device string, en
 }
 
 // SetPeerMetadata merges md into the peer's metadata.
-func (g *GD2Ops) SetPeerMetadata(ctx context.Context, peerID string, md map[string]string) error {
+func (g *GD2) SetPeerMetadata(ctx context.Context, peerID string, md map[string]string) error {
 	if _, err := g.Client.EditPeer(ctx, peerID, gd2.PeerEditRequest{Metadata: md}); err != nil {
 		return fmt.Errorf("set metadata of peer %s: %w", peerID, err)
 	}
@@ -155,7 +155,7 @@ func (g *GD2Ops) SetPeerMetadata(ctx context.Context, peerID string, md map[stri
 
 // BrickOnPeer reports whether volume has a brick at path on the peer. A
 // volume that no longer exists has no brick anywhere.
-func (g *GD2Ops) BrickOnPeer(ctx context.Context, volume, peerID, brickPath string) (bool, error) {
+func (g *GD2) BrickOnPeer(ctx context.Context, volume, peerID, brickPath string) (bool, error) {
 	v, err := g.Client.GetVolume(ctx, volume)
 	if errors.Is(err, gd2.ErrNotFound) {
 		return false, nil
@@ -199,7 +199,7 @@ func findBrick(v *gd2.Volume, peerID, brickPath string) (gd2.BrickInfo, bool) {
 //
 // A replacement whose follow-up read failed did happen; that is success,
 // and the next sync re-reads the placement.
-func (g *GD2Ops) ReplaceBrick(ctx context.Context, volume, srcPeerID, brickPath string, to transitions.MoveTo) error {
+func (g *GD2) ReplaceBrick(ctx context.Context, volume, srcPeerID, brickPath string, to transitions.MoveTo) error {
 	if g.Local == nil {
 		return fmt.Errorf("replace brick %s:%s on peer %s: no client for the source node's own GD2", volume, brickPath, srcPeerID)
 	}
@@ -228,7 +228,7 @@ func (g *GD2Ops) ReplaceBrick(ctx context.Context, volume, srcPeerID, brickPath 
 // moveOutOfZone moves the peer to transitions.DrainingZone of its zone,
 // recording the old zone. A peer already in a draining zone is left as it
 // is, so a repeat never stacks suffixes.
-func (g *GD2Ops) moveOutOfZone(ctx context.Context, peerID string) error {
+func (g *GD2) moveOutOfZone(ctx context.Context, peerID string) error {
 	p, err := g.Client.GetPeer(ctx, peerID)
 	if err != nil {
 		return err
@@ -245,7 +245,7 @@ func (g *GD2Ops) moveOutOfZone(ctx context.Context, peerID string) error {
 // RestorePeerZone puts a peer that ReplaceBrick moved out of its zone back
 // into it (for a drain that is cancelled by a resume request). A peer that
 // was never moved is left alone.
-func (g *GD2Ops) RestorePeerZone(ctx context.Context, peerID string) error {
+func (g *GD2) RestorePeerZone(ctx context.Context, peerID string) error {
 	p, err := g.Client.GetPeer(ctx, peerID)
 	if err != nil {
 		return fmt.Errorf("restore zone of peer %s: %w", peerID, err)
@@ -263,7 +263,7 @@ func (g *GD2Ops) RestorePeerZone(ctx context.Context, peerID string) error {
 // DeletePeer removes the peer from the pool; a peer already gone is
 // success. GD2's refusals (bricks left, peer dead, serving peer) are
 // returned for the caller to classify with errors.Is.
-func (g *GD2Ops) DeletePeer(ctx context.Context, peerID string) error {
+func (g *GD2) DeletePeer(ctx context.Context, peerID string) error {
 	err := g.Client.DeletePeer(ctx, peerID)
 	if err != nil && !errors.Is(err, gd2.ErrNotFound) {
 		return fmt.Errorf("delete peer %s: %w", peerID, err)
@@ -274,7 +274,7 @@ func (g *GD2Ops) DeletePeer(ctx context.Context, peerID string) error {
 // TriggerHeal starts an index heal of volume. GD2 confirms a trigger while
 // the self-heal daemon is already draining; an answer saying a heal is
 // already in progress is treated the same way.
-func (g *GD2Ops) TriggerHeal(ctx context.Context, volume string) error {
+func (g *GD2) TriggerHeal(ctx context.Context, volume string) error {
 	err := g.Client.Heal(ctx, volume, gd2.HealIndex)
 	if err == nil {
 		return nil

@@ -1,4 +1,4 @@
-package kube
+package effects
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 // asks for (DesiredCSIObjects). It never updates an existing object, so it
 // never changes the version anything runs: SetCSIVersion does, for the
 // upgrade machine. A new object gets csiCreateVersion.
-func (o *KubeOps) EnsureCSIDrivers(ctx context.Context, ct transitions.ClusterTarget) error {
+func (o *Kube) EnsureCSIDrivers(ctx context.Context, ct transitions.ClusterTarget) error {
 	c, err := o.getCluster(ctx, ct.Namespace, ct.Name)
 	if err != nil {
 		return err
@@ -72,7 +72,7 @@ func (o *KubeOps) EnsureCSIDrivers(ctx context.Context, ct transitions.ClusterTa
 // already run (a driver added later joins its sibling, and the upgrade
 // machine rolls both together); else spec.gluster.version, which the
 // servers of a new cluster run.
-func (o *KubeOps) csiCreateVersion(ctx context.Context, c *operatorv1alpha1.GlusterCluster) (string, error) {
+func (o *Kube) csiCreateVersion(ctx context.Context, c *operatorv1alpha1.GlusterCluster) (string, error) {
 	if c.Spec.CSI != nil && c.Spec.CSI.Version != "" {
 		return c.Spec.CSI.Version, nil
 	}
@@ -96,7 +96,7 @@ func (o *KubeOps) csiCreateVersion(ctx context.Context, c *operatorv1alpha1.Glus
 // so that it also works after the GlusterCluster is gone: an object of the
 // same name without anthill's labels is not ours and is left alone. Pods
 // of the workloads go with them (background propagation).
-func (o *KubeOps) deleteCSI(ctx context.Context, ns, cluster string) error {
+func (o *Kube) deleteCSI(ctx context.Context, ns, cluster string) error {
 	nsl := metav1.ListOptions{LabelSelector: objects.CSINamespacedSelector(cluster).String()}
 	csl := metav1.ListOptions{LabelSelector: objects.CSIClusterScopedSelector(ns, cluster).String()}
 	bg := metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}
@@ -169,12 +169,12 @@ func (o *KubeOps) deleteCSI(ctx context.Context, ns, cluster string) error {
 // plugin DaemonSets use OnDelete, so setting them restarts nothing by
 // itself; SetCSIVersion then deletes the plugin pods still at another
 // version on Kubernetes nodes where no pod uses a volume of the cluster's
-// drivers (read live, see pinnedNodes), and the DaemonSet controller
+// drivers (read live, see PinnedNodes), and the DaemonSet controller
 // recreates them at version. A plugin pod on a node with such a volume is
 // pinned: its FUSE mounts serve running pods, so it keeps the old plugin
 // until the node is drained or rebooted or an admin deletes it. No CSI
 // object at all is success: the upgrade machine sees no plugin pods.
-func (o *KubeOps) SetCSIVersion(ctx context.Context, ct transitions.ClusterTarget, version string) error {
+func (o *Kube) SetCSIVersion(ctx context.Context, ct transitions.ClusterTarget, version string) error {
 	c, err := o.getCluster(ctx, ct.Namespace, ct.Name)
 	if err != nil {
 		return err
@@ -222,9 +222,9 @@ func (o *KubeOps) SetCSIVersion(ctx context.Context, ct transitions.ClusterTarge
 }
 
 // restartUnpinnedPlugins deletes node plugin pods of c not at version on
-// nodes that pinnedNodes does not report. Each delete carries the pod's
+// nodes that PinnedNodes does not report. Each delete carries the pod's
 // UID, so a pod recreated meanwhile is never deleted by mistake.
-func (o *KubeOps) restartUnpinnedPlugins(ctx context.Context, c *operatorv1alpha1.GlusterCluster, version string) error {
+func (o *Kube) restartUnpinnedPlugins(ctx context.Context, c *operatorv1alpha1.GlusterCluster, version string) error {
 	pods := o.Client.CoreV1().Pods(c.Namespace)
 	sel := labels.SelectorFromSet(labels.Set{objects.LabelCluster: c.Name, objects.LabelComponent: objects.ComponentCSINode})
 	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
@@ -240,7 +240,7 @@ func (o *KubeOps) restartUnpinnedPlugins(ctx context.Context, c *operatorv1alpha
 	if len(old) == 0 {
 		return nil
 	}
-	pinned, err := o.pinnedNodes(ctx, c)
+	pinned, err := o.PinnedNodes(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -256,9 +256,9 @@ func (o *KubeOps) restartUnpinnedPlugins(ctx context.Context, c *operatorv1alpha
 	return nil
 }
 
-// pinnedNodes reads live which Kubernetes nodes run a pod using a volume
+// PinnedNodes reads live which Kubernetes nodes run a pod using a volume
 // of c's drivers.
-func (o *KubeOps) pinnedNodes(ctx context.Context, c *operatorv1alpha1.GlusterCluster) (map[string]bool, error) {
+func (o *Kube) PinnedNodes(ctx context.Context, c *operatorv1alpha1.GlusterCluster) (map[string]bool, error) {
 	pvs, err := o.Client.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("list PersistentVolumes: %w", err)

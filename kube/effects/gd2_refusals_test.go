@@ -1,4 +1,4 @@
-package kube
+package effects
 
 import (
 	"errors"
@@ -33,15 +33,15 @@ func TestRefusalReasonNamesWhatGD2Refused(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := refusalReason(tc.err); got != tc.want {
-				t.Fatalf("refusalReason(%v) = %s, want %s", tc.err, got, tc.want)
+			if got := RefusalReason(tc.err); got != tc.want {
+				t.Fatalf("RefusalReason(%v) = %s, want %s", tc.err, got, tc.want)
 			}
 		})
 	}
-	if got := preparedOn(api(500, step)); len(got) != 1 || got[0] != "0b9a4f3e-0000-4000-8000-000000000002" {
-		t.Fatalf("preparedOn = %v, want the peer the preparation failed on", got)
+	if got := PreparedOn(api(500, step)); len(got) != 1 || got[0] != "0b9a4f3e-0000-4000-8000-000000000002" {
+		t.Fatalf("PreparedOn = %v, want the peer the preparation failed on", got)
 	}
-	if got := preparedOn(api(500, nodeDown)); len(got) != 0 {
-		t.Fatalf("preparedOn of a node-down answer = %v, want none", got)
+	if got := PreparedOn(api(500, nodeDown)); len(got) != 0 {
+		t.Fatalf("PreparedOn of a node-down answer = %v, want none", got)
 	}
 }

@@ -1,4 +1,4 @@
-package kube
+package effects
 
 import (
 	"context"
@@ -22,7 +22,7 @@ import (
 // the end: label pods into budgets, lock every zone but the open one,
 // label empty nodes' pods out, then open the one zone, and last delete the
 // budgets of zones that no longer exist.
-func (o *KubeOps) ApplyDisruptionBudgets(ctx context.Context, t transitions.DisruptionTarget) error {
+func (o *Kube) ApplyDisruptionBudgets(ctx context.Context, t transitions.DisruptionTarget) error {
 	c, err := o.getCluster(ctx, t.Namespace, t.Cluster)
 	if apierrors.IsNotFound(err) {
 		return nil // the cluster is gone; its deletion removed the budgets
@@ -75,7 +75,7 @@ func (o *KubeOps) ApplyDisruptionBudgets(ctx context.Context, t transitions.Disr
 
 // labelPod merges l into the pod's labels; a missing pod is success (its
 // StatefulSet recreates it protected by default).
-func (o *KubeOps) labelPod(ctx context.Context, namespace, pod string, l map[string]string) error {
+func (o *Kube) labelPod(ctx context.Context, namespace, pod string, l map[string]string) error {
 	if len(l) == 0 {
 		return nil
 	}
@@ -92,7 +92,7 @@ func (o *KubeOps) labelPod(ctx context.Context, namespace, pod string, l map[str
 }
 
 // ensureBudget creates zone's budget, or updates its spec when it differs.
-func (o *KubeOps) ensureBudget(ctx context.Context, c *operatorv1alpha1.GlusterCluster, zone string, open bool) error {
+func (o *Kube) ensureBudget(ctx context.Context, c *operatorv1alpha1.GlusterCluster, zone string, open bool) error {
 	want := objects.DisruptionBudget(c, zone, open)
 	pdbs := o.Client.PolicyV1().PodDisruptionBudgets(c.Namespace)
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -128,7 +128,7 @@ func (o *KubeOps) ensureBudget(ctx context.Context, c *operatorv1alpha1.GlusterC
 
 // deleteBudgets deletes the cluster's disruption budgets whose zone is not
 // in keep (nil keep deletes all of them).
-func (o *KubeOps) deleteBudgets(ctx context.Context, namespace, cluster string, keep []string) error {
+func (o *Kube) deleteBudgets(ctx context.Context, namespace, cluster string, keep []string) error {
 	pdbs := o.Client.PolicyV1().PodDisruptionBudgets(namespace)
 	sel := labels.SelectorFromSet(objects.BudgetLabels(cluster, ""))
 	list, err := pdbs.List(ctx, metav1.ListOptions{LabelSelector: sel.String()})

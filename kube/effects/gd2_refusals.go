@@ -1,4 +1,4 @@
-package kube
+package effects
 
 import (
 	"errors"
@@ -13,7 +13,7 @@ import (
 )
 
 // Condition reasons for an action GD2 refused. Every refusal the operator
-// can receive maps to one of them (refusalReason), so a condition says what
+// can receive maps to one of them (RefusalReason), so a condition says what
 // GD2 objected to, not just that something failed.
 const (
 	// ReasonGD2NodeDown: GD2's transaction engine found a node of the
@@ -48,8 +48,8 @@ const (
 	ReasonInvalidOption = "InvalidOption"
 )
 
-// refusalReason classifies an action's error into a condition reason.
-func refusalReason(err error) string {
+// RefusalReason classifies an action's error into a condition reason.
+func RefusalReason(err error) string {
 	var api *gd2.APIError
 	switch {
 	case errors.Is(err, ErrNoPlacement), errors.Is(err, gd2.ErrNoCapacity):
@@ -80,10 +80,10 @@ func refusalReason(err error) string {
 	return engine.ReasonActionFailed
 }
 
-// preparedOn returns the peers on which a code-2 answer says a step
+// PreparedOn returns the peers on which a code-2 answer says a step
 // failed: for a replace-brick, the node GD2 chose for the new brick and
 // began preparing it on.
-func preparedOn(err error) []string {
+func PreparedOn(err error) []string {
 	var out []string
 	for _, st := range gd2.TxnSteps(err) {
 		if st.PeerID != "" && strings.HasPrefix(st.Step, "brick-replace.") && !slices.Contains(out, st.PeerID) {
@@ -93,9 +93,9 @@ func preparedOn(err error) []string {
 	return out
 }
 
-// conditionReason is the reason of the Progressing condition, which every
+// ConditionReason is the reason of the Progressing condition, which every
 // wait and failure sets.
-func conditionReason(conds []metav1.Condition) string {
+func ConditionReason(conds []metav1.Condition) string {
 	for _, c := range conds {
 		if c.Type == operatorv1alpha1.ConditionProgressing {
 			return c.Reason

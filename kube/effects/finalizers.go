@@ -1,4 +1,4 @@
-package kube
+package effects
 
 import (
 	"context"
@@ -8,14 +8,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// updateFunc writes an object's metadata and spec (not its status).
-type updateFunc[T metav1.Object] func(ctx context.Context, obj T) (T, error)
+// UpdateFunc writes an object's metadata and spec (not its status).
+type UpdateFunc[T metav1.Object] func(ctx context.Context, obj T) (T, error)
 
-// addFinalizer puts name on obj (a copy the caller owns) unless obj is
+// AddFinalizer puts name on obj (a copy the caller owns) unless obj is
 // being deleted or already carries it, and reports whether it wrote. Every
 // machine's finalizer goes on before anything is created, so deleting the
 // object always passes through the machine's teardown.
-func addFinalizer[T metav1.Object](ctx context.Context, obj T, name string, update updateFunc[T]) (bool, error) {
+func AddFinalizer[T metav1.Object](ctx context.Context, obj T, name string, update UpdateFunc[T]) (bool, error) {
 	if obj.GetDeletionTimestamp() != nil || slices.Contains(obj.GetFinalizers(), name) {
 		return false, nil
 	}
@@ -24,9 +24,9 @@ func addFinalizer[T metav1.Object](ctx context.Context, obj T, name string, upda
 	return true, err
 }
 
-// removeFinalizer takes name off obj (a copy the caller owns); an object
+// RemoveFinalizer takes name off obj (a copy the caller owns); an object
 // already gone is success.
-func removeFinalizer[T metav1.Object](ctx context.Context, obj T, name string, update updateFunc[T]) error {
+func RemoveFinalizer[T metav1.Object](ctx context.Context, obj T, name string, update UpdateFunc[T]) error {
 	if !slices.Contains(obj.GetFinalizers(), name) {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package kube
+package effects
 
 import (
 	"fmt"
@@ -23,7 +23,7 @@ import (
 )
 
 type fxKube struct {
-	ops   *KubeOps
+	ops   *Kube
 	kube  *k8sfake.Clientset
 	crs   *anthillfake.Clientset
 	clock *clocktesting.FakePassiveClock
@@ -37,7 +37,7 @@ func newFxKube(t *testing.T, kubeObjs []runtime.Object, crObjs ...runtime.Object
 		clock: clocktesting.NewFakePassiveClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)),
 	}
 	n := 0
-	f.ops = &KubeOps{Client: f.kube, Anthill: f.crs, Clock: f.clock, NameSuffix: func() string {
+	f.ops = &Kube{Client: f.kube, Anthill: f.crs, Clock: f.clock, NameSuffix: func() string {
 		n++
 		return fmt.Sprintf("s%04d", n)
 	}}

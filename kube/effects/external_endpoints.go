@@ -1,4 +1,4 @@
-package kube
+package effects
 
 import (
 	"context"
@@ -22,7 +22,7 @@ import (
 // the live objects (not the informer's) and writes only what differs:
 // repeating it, or running it on an unchanged spec, writes nothing. A
 // cluster that is not external has nothing to sync.
-func (o *KubeOps) SyncEndpoints(ctx context.Context, ct transitions.ClusterTarget) error {
+func (o *Kube) SyncEndpoints(ctx context.Context, ct transitions.ClusterTarget) error {
 	c, err := o.getCluster(ctx, ct.Namespace, ct.Name)
 	if err != nil {
 		return err
@@ -36,7 +36,7 @@ func (o *KubeOps) SyncEndpoints(ctx context.Context, ct transitions.ClusterTarge
 	return o.syncEndpointSlices(ctx, c)
 }
 
-func (o *KubeOps) syncManagementService(ctx context.Context, c *operatorv1alpha1.GlusterCluster) error {
+func (o *Kube) syncManagementService(ctx context.Context, c *operatorv1alpha1.GlusterCluster) error {
 	want := objects.ExternalManagementService(c)
 	services := o.Client.CoreV1().Services(c.Namespace)
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -66,7 +66,7 @@ func (o *KubeOps) syncManagementService(ctx context.Context, c *operatorv1alpha1
 	return nil
 }
 
-func (o *KubeOps) syncEndpointSlices(ctx context.Context, c *operatorv1alpha1.GlusterCluster) error {
+func (o *Kube) syncEndpointSlices(ctx context.Context, c *operatorv1alpha1.GlusterCluster) error {
 	api := o.Client.DiscoveryV1().EndpointSlices(c.Namespace)
 	list, err := api.List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(objects.EndpointSliceLabels(c.Name)).String()})
 	if err != nil {
@@ -122,7 +122,7 @@ func (o *KubeOps) syncEndpointSlices(ctx context.Context, c *operatorv1alpha1.Gl
 
 // deleteEndpointSlices deletes every EndpointSlice anthill wrote for
 // cluster's management Service. NotFound is success.
-func (o *KubeOps) deleteEndpointSlices(ctx context.Context, ns, cluster string) error {
+func (o *Kube) deleteEndpointSlices(ctx context.Context, ns, cluster string) error {
 	api := o.Client.DiscoveryV1().EndpointSlices(ns)
 	list, err := api.List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(objects.EndpointSliceLabels(cluster)).String()})
 	if err != nil {

@@ -1,4 +1,4 @@
-package kube
+package effects
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 func TestForceDeleteLostPodSendsGraceZeroAndTheUID(t *testing.T) {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: objects.NodePodName("n1"), UID: "uid-1"}}
 	cs := kubefake.NewClientset(pod)
-	ops := &KubeOps{Client: cs}
+	ops := &Kube{Client: cs}
 	if err := ops.ForceDeleteLostPod(context.Background(), transitions.NodeTarget{Namespace: "ns", Name: "n1", LostPodUID: "uid-1"}); err != nil {
 		t.Fatal(err)
 	}

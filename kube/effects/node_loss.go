@@ -1,4 +1,4 @@
-package kube
+package effects
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 
 // ForceDeleteLostPod deletes the node's pod with grace period 0, and only
 // if it still has the UID the decision saw.
-func (o *KubeOps) ForceDeleteLostPod(ctx context.Context, n transitions.NodeTarget) error {
+func (o *Kube) ForceDeleteLostPod(ctx context.Context, n transitions.NodeTarget) error {
 	uid := types.UID(n.LostPodUID)
 	err := o.Client.CoreV1().Pods(n.Namespace).Delete(ctx, objects.NodePodName(n.Name), metav1.DeleteOptions{
 		GracePeriodSeconds: ptr.To[int64](0),

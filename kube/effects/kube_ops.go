@@ -1,4 +1,4 @@
-package kube
+package effects
 
 import (
 	"context"
@@ -34,10 +34,10 @@ const nodeNameSuffixLen = 5
 // name collided with an existing node.
 const createAttempts = 3
 
-// KubeOps implements transitions.KubeOps against the Kubernetes API. It
+// Kube implements transitions.KubeOps against the Kubernetes API. It
 // reads live objects from the API server, not from listers: an action must
 // act on the state as it is now, not as an informer last saw it.
-type KubeOps struct {
+type Kube struct {
 	Client  kubernetes.Interface
 	Anthill versioned.Interface
 	// Clock stamps status.upgrade.startTime; nil means the real clock.
@@ -47,16 +47,16 @@ type KubeOps struct {
 	NameSuffix func() string
 }
 
-var _ transitions.KubeOps = (*KubeOps)(nil)
+var _ transitions.KubeOps = (*Kube)(nil)
 
-func (o *KubeOps) now() metav1.Time {
+func (o *Kube) now() metav1.Time {
 	if o.Clock == nil {
 		return metav1.Now()
 	}
 	return metav1.NewTime(o.Clock.Now())
 }
 
-func (o *KubeOps) suffix() string {
+func (o *Kube) suffix() string {
 	if o.NameSuffix == nil {
 		return utilrand.String(nodeNameSuffixLen)
 	}
@@ -89,7 +89,7 @@ func ignoreNotFound(err error) error {
 	return err
 }
 
-func (o *KubeOps) getCluster(ctx context.Context, namespace, name string) (*operatorv1alpha1.GlusterCluster, error) {
+func (o *Kube) getCluster(ctx context.Context, namespace, name string) (*operatorv1alpha1.GlusterCluster, error) {
 	c, err := o.Anthill.OperatorV1alpha1().GlusterClusters(namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("get GlusterCluster %s/%s: %w", namespace, name, err)
@@ -100,7 +100,7 @@ func (o *KubeOps) getCluster(ctx context.Context, namespace, name string) (*oper
 // EnsureNodeWorkload creates the node's StatefulSet if absent; the
 // StatefulSet controller creates the brick PVCs from its claim templates.
 // A node with an external address runs no pod, so there is nothing to do.
-func (o *KubeOps) EnsureNodeWorkload(ctx context.Context, n transitions.NodeTarget) error {
+func (o *Kube) EnsureNodeWorkload(ctx context.Context, n transitions.NodeTarget) error {
 	node, err := o.Anthill.OperatorV1alpha1().GlusterNodes(n.Namespace).Get(ctx, n.Name, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("get GlusterNode %s: %w", n.NodeKey(), err)
@@ -126,7 +126,7 @@ func (o *KubeOps) EnsureNodeWorkload(ctx context.Context, n transitions.NodeTarg
 // live pod tells whether that already happened. The delete carries the
 // pod's UID as a precondition so that a pod recreated in between is never
 // deleted by mistake.
-func (o *KubeOps) RollNodeWorkload(ctx context.Context, n transitions.NodeTarget, version string) error {
+func (o *Kube) RollNodeWorkload(ctx context.Context, n transitions.NodeTarget, version string) error {
 	c, err := o.getCluster(ctx, n.Namespace, n.Cluster)
 	if err != nil {
 		return err
@@ -194,7 +194,7 @@ func setPodTemplateVersion(t *corev1.PodTemplateSpec, container, image, version 
 // LeaveManagementService relabels the node's pod out of the management
 // Service's selector with a merge patch. The StatefulSet does not reconcile
 // labels of existing pods, so the change sticks until the pod is deleted.
-func (o *KubeOps) LeaveManagementService(ctx context.Context, n transitions.NodeTarget) error {
+func (o *Kube) LeaveManagementService(ctx context.Context, n transitions.NodeTarget) error {
 	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, objects.LabelManagement, objects.ManagementLeaving)
 	_, err := o.Client.CoreV1().Pods(n.Namespace).Patch(ctx, objects.NodePodName(n.Name), types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 	if err := ignoreNotFound(err); err != nil {
@@ -207,7 +207,7 @@ func (o *KubeOps) LeaveManagementService(ctx context.Context, n transitions.Node
 // those labelled for the node, and those named after its claim templates
 // (in case a label was lost). The PVC protection finalizer keeps a claim
 // until the pod using it is gone.
-func (o *KubeOps) DeleteNodeWorkload(ctx context.Context, n transitions.NodeTarget) error {
+func (o *Kube) DeleteNodeWorkload(ctx context.Context, n transitions.NodeTarget) error {
 	stsName := objects.NodeStatefulSetName(n.Name)
 	err := o.Client.AppsV1().StatefulSets(n.Namespace).Delete(ctx, stsName, metav1.DeleteOptions{
 		PropagationPolicy: ptr.To(metav1.DeletePropagationBackground),
@@ -227,7 +227,7 @@ func (o *KubeOps) DeleteNodeWorkload(ctx context.Context, n transitions.NodeTarg
 }
 
 // deleteClaims deletes the PVCs matching sel and those named in names.
-func (o *KubeOps) deleteClaims(ctx context.Context, namespace string, sel labels.Selector, names []string) error {
+func (o *Kube) deleteClaims(ctx context.Context, namespace string, sel labels.Selector, names []string) error {
 	pvcs := o.Client.CoreV1().PersistentVolumeClaims(namespace)
 	list, err := pvcs.List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
 	if err != nil {
@@ -260,7 +260,7 @@ func (o *KubeOps) deleteClaims(ctx context.Context, namespace string, sel labels
 // Service. An external cluster runs none of these: it gets only its
 // management Service, without a selector, and the EndpointSlices of its
 // addresses (SyncEndpoints).
-func (o *KubeOps) EnsureClusterInfra(ctx context.Context, ct transitions.ClusterTarget) error {
+func (o *Kube) EnsureClusterInfra(ctx context.Context, ct transitions.ClusterTarget) error {
 	c, err := o.getCluster(ctx, ct.Namespace, ct.Name)
 	if err != nil {
 		return err
@@ -288,7 +288,7 @@ func (o *KubeOps) EnsureClusterInfra(ctx context.Context, ct transitions.Cluster
 // Secret is never read back, compared or rewritten: every node must keep
 // the secret it started with, and a second writer that raced us to the
 // create wins (AlreadyExists), which is just as good.
-func (o *KubeOps) ensureAuthSecret(ctx context.Context, c *operatorv1alpha1.GlusterCluster) error {
+func (o *Kube) ensureAuthSecret(ctx context.Context, c *operatorv1alpha1.GlusterCluster) error {
 	name, _ := objects.AuthSecretRef(c)
 	if name != objects.AuthSecretName(c.Name) {
 		return nil
@@ -327,7 +327,7 @@ func (o *KubeOps) ensureAuthSecret(ctx context.Context, c *operatorv1alpha1.Glus
 //
 // Scale-down sets the decommission request on the surplus nodes of a
 // template, least-used first (states.ScaleDownOrder).
-func (o *KubeOps) ScaleNodes(ctx context.Context, ct transitions.ClusterTarget, desired int) error {
+func (o *Kube) ScaleNodes(ctx context.Context, ct transitions.ClusterTarget, desired int) error {
 	c, err := o.getCluster(ctx, ct.Namespace, ct.Name)
 	if err != nil {
 		return err
@@ -374,7 +374,7 @@ func (o *KubeOps) ScaleNodes(ctx context.Context, ct transitions.ClusterTarget, 
 // createParallelism at a time: a new cluster's nodes then start
 // provisioning together instead of one API round trip apart. Every create
 // is attempted; the errors are joined.
-func (o *KubeOps) createNodes(ctx context.Context, c *operatorv1alpha1.GlusterCluster, templates []*operatorv1alpha1.NodeTemplate) error {
+func (o *Kube) createNodes(ctx context.Context, c *operatorv1alpha1.GlusterCluster, templates []*operatorv1alpha1.NodeTemplate) error {
 	sem := make(chan struct{}, createParallelism)
 	errs := make([]error, len(templates))
 	var wg sync.WaitGroup
@@ -391,7 +391,7 @@ func (o *KubeOps) createNodes(ctx context.Context, c *operatorv1alpha1.GlusterCl
 
 // clusterNodes lists the GlusterNodes whose spec.cluster is cluster. It
 // filters on the spec, not a label, so that nodes added by hand count too.
-func (o *KubeOps) clusterNodes(ctx context.Context, namespace, cluster string) ([]operatorv1alpha1.GlusterNode, error) {
+func (o *Kube) clusterNodes(ctx context.Context, namespace, cluster string) ([]operatorv1alpha1.GlusterNode, error) {
 	list, err := o.Anthill.OperatorV1alpha1().GlusterNodes(namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("list GlusterNodes in %s: %w", namespace, err)
@@ -405,7 +405,7 @@ func (o *KubeOps) clusterNodes(ctx context.Context, namespace, cluster string) (
 	return out, nil
 }
 
-func (o *KubeOps) createNode(ctx context.Context, c *operatorv1alpha1.GlusterCluster, t *operatorv1alpha1.NodeTemplate) error {
+func (o *Kube) createNode(ctx context.Context, c *operatorv1alpha1.GlusterCluster, t *operatorv1alpha1.NodeTemplate) error {
 	nodes := o.Anthill.OperatorV1alpha1().GlusterNodes(c.Namespace)
 	var err error
 	for range createAttempts {
@@ -424,7 +424,7 @@ func (o *KubeOps) createNode(ctx context.Context, c *operatorv1alpha1.GlusterClu
 
 // requestDecommission sets the decommission request with a merge patch, so
 // it neither races other writers of the object nor needs a resourceVersion.
-func (o *KubeOps) requestDecommission(ctx context.Context, n *operatorv1alpha1.GlusterNode) error {
+func (o *Kube) requestDecommission(ctx context.Context, n *operatorv1alpha1.GlusterNode) error {
 	patch, err := json.Marshal(map[string]any{
 		"metadata": map[string]any{"annotations": map[string]string{objects.AnnotationRequest: objects.RequestDecommission}},
 	})
@@ -447,7 +447,7 @@ func (o *KubeOps) requestDecommission(ctx context.Context, n *operatorv1alpha1.G
 // The last node cannot have its peer deleted (GD2 refuses to remove its only
 // peer); its own machine sees that the cluster is going and removes it with
 // the pool (Detaching -> Deleting, reason LastPeer).
-func (o *KubeOps) DeleteNodes(ctx context.Context, ct transitions.ClusterTarget) error {
+func (o *Kube) DeleteNodes(ctx context.Context, ct transitions.ClusterTarget) error {
 	nodes, err := o.clusterNodes(ctx, ct.Namespace, ct.Name)
 	if err != nil {
 		return err
@@ -480,7 +480,7 @@ func (o *KubeOps) DeleteNodes(ctx context.Context, ct transitions.ClusterTarget)
 // so it also completes after the GlusterCluster is gone. The auth secret
 // is deleted only if anthill made it: an admin's Secret that happens to
 // carry the same name is left alone.
-func (o *KubeOps) DeleteClusterInfra(ctx context.Context, ct transitions.ClusterTarget) error {
+func (o *Kube) DeleteClusterInfra(ctx context.Context, ct transitions.ClusterTarget) error {
 	ns := ct.Namespace
 	// An external cluster's EndpointSlices (none exist in other modes).
 	if err := o.deleteEndpointSlices(ctx, ns, ct.Name); err != nil {
@@ -514,7 +514,7 @@ func (o *KubeOps) DeleteClusterInfra(ctx context.Context, ct transitions.Cluster
 	return nil
 }
 
-func (o *KubeOps) deleteOwnAuthSecret(ctx context.Context, ns, cluster string) error {
+func (o *Kube) deleteOwnAuthSecret(ctx context.Context, ns, cluster string) error {
 	name := objects.AuthSecretName(cluster)
 	secrets := o.Client.CoreV1().Secrets(ns)
 	s, err := secrets.Get(ctx, name, metav1.GetOptions{})

@@ -1,4 +1,4 @@
-package kube
+package effects
 
 import (
 	"errors"
@@ -22,7 +22,7 @@ type fxGD2 struct {
 	sim *sim.Simulator
 	srv *httptest.Server
 	c   *gd2.Client
-	ops *GD2Ops
+	ops *GD2
 }
 
 // nodeClient is a client of one simulated host's own GD2, addressed by its
@@ -67,7 +67,7 @@ func newFxGD2(t *testing.T, cfg sim.Config) *fxGD2 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fxGD2{sim: s, srv: srv, c: c, ops: &GD2Ops{Client: c}}
+	return &fxGD2{sim: s, srv: srv, c: c, ops: &GD2{Client: c}}
 }
 
 func fxNodeMeta(key string) map[string]string {

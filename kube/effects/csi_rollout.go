@@ -1,4 +1,4 @@
-package kube
+package effects
 
 import (
 	"context"
@@ -13,27 +13,27 @@ import (
 	"github.com/gluster/anthill/states"
 )
 
-// csiReader reads the CSI node plugins of a cluster from listers.
+// CSIReader reads the CSI node plugins of a cluster from listers.
 //
 // Pinned, when set, tells which Kubernetes nodes have a volume of the
-// cluster's drivers in use (KubeOps.pinnedNodes reads it live: the pods
+// cluster's drivers in use (Kube.PinnedNodes reads it live: the pods
 // using those volumes are not anthill's, so no informer of the operator
 // sees them). When nil no node counts as pinned: the upgrade then waits
 // for every plugin pod, and blocks on the step timeout if a pod cannot be
 // restarted, which is safe if slower.
-type csiReader struct {
+type CSIReader struct {
 	DaemonSets appsv1listers.DaemonSetLister
 	Pods       corev1listers.PodLister
 	Pinned     func(ctx context.Context, c *operatorv1alpha1.GlusterCluster) (map[string]bool, error)
 }
 
-// fillUpgrade sets the CSI fields of an upgrade snapshot: the version the
+// FillUpgrade sets the CSI fields of an upgrade snapshot: the version the
 // node plugin DaemonSets are set to ("" when no CSI driver is deployed;
 // when the file and block DaemonSets disagree, the one not at target, so
 // that rollClients runs), their pods, those ready at target, those pinned
 // by volumes in use on their node, and the stale rest rollClients
 // restarts.
-func (r csiReader) fillUpgrade(ctx context.Context, c *operatorv1alpha1.GlusterCluster, target string, snap *states.UpgradeSnapshot) error {
+func (r CSIReader) FillUpgrade(ctx context.Context, c *operatorv1alpha1.GlusterCluster, target string, snap *states.UpgradeSnapshot) error {
 	found := false
 	for _, k := range []operatorv1alpha1.GlusterDriver{operatorv1alpha1.GlusterDriverFile, operatorv1alpha1.GlusterDriverBlock} {
 		ds, err := r.DaemonSets.DaemonSets(c.Namespace).Get(objects.CSINodeDaemonSetNameOf(c.Name, k))
