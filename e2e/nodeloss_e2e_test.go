@@ -16,8 +16,8 @@ import (
 
 	"github.com/gluster/anthill/e2e/framework"
 	"github.com/gluster/anthill/gd2"
-	"github.com/gluster/anthill/kube"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/machines"
 	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 )
@@ -178,8 +178,8 @@ func TestNodeLossLocalStorageWaits(t *testing.T) {
 		}
 		due := pod.DeletionTimestamp.Time
 		for _, c := range node.Status.Conditions {
-			if c.Type == corev1.NodeReady && c.LastTransitionTime.Add(kube.DefaultLostNodeGrace).After(due) {
-				due = c.LastTransitionTime.Add(kube.DefaultLostNodeGrace)
+			if c.Type == corev1.NodeReady && c.LastTransitionTime.Add(machines.DefaultLostNodeGrace).After(due) {
+				due = c.LastTransitionTime.Add(machines.DefaultLostNodeGrace)
 			}
 		}
 		time.Sleep(time.Until(due.Add(15 * time.Second)))

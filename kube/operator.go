@@ -18,6 +18,7 @@ import (
 
 	"github.com/gluster/anthill/kube/client/clientset/versioned"
 	"github.com/gluster/anthill/kube/engine"
+	"github.com/gluster/anthill/kube/machines"
 )
 
 // OperatorConfig is everything `anthill operator` takes from its flags.
@@ -101,16 +102,16 @@ func RunOperator(ctx context.Context, cfg OperatorConfig, log *zap.Logger) error
 	if err != nil {
 		return err
 	}
-	machines, err := Wire(WireConfig{
+	wired, err := machines.Wire(machines.WireConfig{
 		Kube: kc, Anthill: ac, Resync: cfg.ResyncPeriod, Workers: cfg.Workers,
 		Metrics: metrics, Log: log, GD2Timeout: cfg.GD2Timeout,
 	})
 	if err != nil {
 		return err
 	}
-	defer machines.Shutdown()
-	d := machines.Dispatcher
-	machines.Start(ctx.Done())
+	defer wired.Shutdown()
+	d := wired.Dispatcher
+	wired.Start(ctx.Done())
 	if err := d.WaitForSync(ctx); err != nil {
 		return err
 	}
