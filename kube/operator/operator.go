@@ -1,4 +1,4 @@
-package kube
+package operator
 
 import (
 	"context"
@@ -21,8 +21,8 @@ import (
 	"github.com/gluster/anthill/kube/machines"
 )
 
-// OperatorConfig is everything `anthill operator` takes from its flags.
-type OperatorConfig struct {
+// Config is everything `anthill operator` takes from its flags.
+type Config struct {
 	// Kubeconfig is a kubeconfig path; empty means in-cluster.
 	Kubeconfig string
 	// MetricsAddress serves /healthz, /readyz and /metrics.
@@ -61,12 +61,12 @@ func RestConfig(path string) (*rest.Config, error) {
 	return cfg, nil
 }
 
-// RunOperator runs the operator until ctx ends: it serves health and
+// Run runs the operator until ctx ends: it serves health and
 // metrics at once, starts the informers, reports ready when they have
 // synced, and — as leader, when leader election is on — runs the
 // dispatcher. Losing the lease ends the run with an error so the process
 // restarts clean instead of acting on a stale view.
-func RunOperator(ctx context.Context, cfg OperatorConfig, log *zap.Logger) error {
+func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	rc, err := RestConfig(cfg.Kubeconfig)
 	if err != nil {
 		return err
