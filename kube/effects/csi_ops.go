@@ -17,7 +17,7 @@ import (
 )
 
 // EnsureCSIDrivers creates, each only if absent, the CSI objects c's spec
-// asks for (DesiredCSIObjects). It never updates an existing object, so it
+// asks for (objects.DesiredCSIObjects). It never updates an existing object, so it
 // never changes the version anything runs: SetCSIVersion does, for the
 // upgrade machine. A new object gets csiCreateVersion.
 func (o *Kube) EnsureCSIDrivers(ctx context.Context, ct transitions.ClusterTarget) error {

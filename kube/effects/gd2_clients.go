@@ -23,7 +23,7 @@ import (
 )
 
 // GD2Clients hands out one GD2 client per GlusterCluster, built from the
-// cluster's GD2 endpoints (GD2Endpoints) and its auth secret. A client is
+// cluster's GD2 endpoints (objects.GD2Endpoints) and its auth secret. A client is
 // rebuilt when either changes, so rotating the secret, moving the endpoint
 // or editing an external cluster's addresses takes effect on the next sync.
 // An external cluster's client talks to the pool's addresses themselves,

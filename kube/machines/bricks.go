@@ -75,7 +75,7 @@ func counter(cs ...*int64) int64 {
 }
 
 // peerFacts converts GD2 peers. A peer a drain moved to its draining zone
-// gets the zone recorded under PeerMetaZone as its home zone (the planner
+// gets the zone recorded under effects.PeerMetaZone as its home zone (the planner
 // compares physical zones); whether it may receive bricks follows the node
 // state mirrored into its metadata.
 func peerFacts(peers []gd2.Peer) []states.PeerFacts {

@@ -85,7 +85,7 @@ func (l csiListers) missing(c *operatorv1alpha1.GlusterCluster) ([]string, error
 }
 
 // exists reports whether any CSI object of the cluster named name in
-// namespace ns is left, by the labels deleteCSI selects on.
+// namespace ns is left, by the labels effects.Kube's deleteCSI selects on.
 func (l csiListers) exists(ns, name string) (bool, error) {
 	nsSel, csSel := objects.CSINamespacedSelector(name), objects.CSIClusterScopedSelector(ns, name)
 	counts := []func() (int, error){
