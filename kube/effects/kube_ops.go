@@ -49,13 +49,6 @@ type Kube struct {
 
 var _ transitions.KubeOps = (*Kube)(nil)
 
-func (o *Kube) now() metav1.Time {
-	if o.Clock == nil {
-		return metav1.Now()
-	}
-	return metav1.NewTime(o.Clock.Now())
-}
-
 func (o *Kube) suffix() string {
 	if o.NameSuffix == nil {
 		return utilrand.String(nodeNameSuffixLen)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -68,5 +67,3 @@ func (s *Server) Run(ctx context.Context) error {
 		return nil
 	}
 }
-
-func itoa(i int) string { return strconv.Itoa(i) }
