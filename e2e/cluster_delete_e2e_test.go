@@ -18,8 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gluster/anthill/e2e/framework"
-	"github.com/gluster/anthill/kube"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/objects"
 )
 
 const (
@@ -95,7 +95,7 @@ func TestClusterDelete(t *testing.T) {
 			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
 			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
 			PersistentVolumeSource: corev1.PersistentVolumeSource{
-				CSI: &corev1.CSIPersistentVolumeSource{Driver: kube.CSIDriverName(ns, name, operatorv1alpha1.GlusterDriverFile), VolumeHandle: pvName},
+				CSI: &corev1.CSIPersistentVolumeSource{Driver: objects.CSIDriverName(ns, name, operatorv1alpha1.GlusterDriverFile), VolumeHandle: pvName},
 			},
 		},
 	}

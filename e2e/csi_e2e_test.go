@@ -16,8 +16,8 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/gluster/anthill/e2e/framework"
-	"github.com/gluster/anthill/kube"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/objects"
 )
 
 // createClusterWith is createCluster with a change to the spec before it
@@ -99,11 +99,11 @@ func checkNodePlugin(ctx context.Context, ns, cluster, name, version string) err
 	if ds.Spec.UpdateStrategy.Type != appsv1.OnDeleteDaemonSetStrategyType {
 		return fmt.Errorf("DaemonSet %s uses %s, want OnDelete", name, ds.Spec.UpdateStrategy.Type)
 	}
-	if got := ds.Spec.Template.Annotations[kube.AnnotationVersion]; got != version {
+	if got := ds.Spec.Template.Annotations[objects.AnnotationVersion]; got != version {
 		return fmt.Errorf("DaemonSet %s is at version %q, want %q", name, got, version)
 	}
 	l := ds.Labels
-	if l[labelCluster] != cluster || l[labelManagedBy] != "anthill" || l[kube.LabelComponent] != kube.ComponentCSINode {
+	if l[labelCluster] != cluster || l[labelManagedBy] != "anthill" || l[objects.LabelComponent] != objects.ComponentCSINode {
 		return fmt.Errorf("DaemonSet %s labels %v", name, l)
 	}
 	nodes, err := kwokNodes(ctx)
@@ -117,7 +117,7 @@ func checkNodePlugin(ctx context.Context, ns, cluster, name, version string) err
 	ready := map[string]bool{}
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		if podIsReady(p) && p.Annotations[kube.AnnotationVersion] == version {
+		if podIsReady(p) && p.Annotations[objects.AnnotationVersion] == version {
 			ready[p.Spec.NodeName] = true
 		}
 	}
@@ -145,13 +145,13 @@ func checkDeploymentReady(ctx context.Context, ns, name string) (*appsv1.Deploym
 // checkCSIDriver checks the CSIDriver exists with the cluster's labels,
 // its namespace among them.
 func checkCSIDriver(ctx context.Context, ns, cluster string, kind operatorv1alpha1.GlusterDriver) error {
-	name := kube.CSIDriverName(ns, cluster, kind)
+	name := objects.CSIDriverName(ns, cluster, kind)
 	d, err := env.Client.StorageV1().CSIDrivers().Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
 	l := d.Labels
-	if l[labelCluster] != cluster || l[kube.LabelClusterNamespace] != ns || l[labelManagedBy] != "anthill" {
+	if l[labelCluster] != cluster || l[objects.LabelClusterNamespace] != ns || l[labelManagedBy] != "anthill" {
 		return fmt.Errorf("CSIDriver %s labels %v", name, l)
 	}
 	return nil
@@ -161,7 +161,7 @@ func checkCSIDriver(ctx context.Context, ns, cluster string, kind operatorv1alph
 // a Kubernetes node that runs a Gluster pod of the cluster.
 func checkBlockTargets(ctx context.Context, ns, cluster string) error {
 	gluster, err := env.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{
-		LabelSelector: labelCluster + "=" + cluster + "," + kube.LabelComponent + "=" + kube.ComponentGlusterNode,
+		LabelSelector: labelCluster + "=" + cluster + "," + objects.LabelComponent + "=" + objects.ComponentGlusterNode,
 	})
 	if err != nil {
 		return err
@@ -173,7 +173,7 @@ func checkBlockTargets(ctx context.Context, ns, cluster string) error {
 		}
 	}
 	for z := 1; z <= 3; z++ {
-		name := kube.BlockTargetName(cluster, framework.ZoneName(z))
+		name := objects.BlockTargetName(cluster, framework.ZoneName(z))
 		d, err := checkDeploymentReady(ctx, ns, name)
 		if err != nil {
 			return err
@@ -227,28 +227,28 @@ func TestCSIDrivers(t *testing.T) {
 
 	t.Run("the file driver is deployed", func(t *testing.T) {
 		wait(t, "file driver", 2*time.Minute, func(ctx context.Context) error {
-			if _, err := checkDeploymentReady(ctx, ns, kube.CSIControllerName(name, file)); err != nil {
+			if _, err := checkDeploymentReady(ctx, ns, objects.CSIControllerName(name, file)); err != nil {
 				return err
 			}
 			if err := checkCSIDriver(ctx, ns, name, file); err != nil {
 				return err
 			}
-			for _, sa := range []string{kube.CSIControllerServiceAccountName(name), kube.CSINodeServiceAccountName(name)} {
+			for _, sa := range []string{objects.CSIControllerServiceAccountName(name), objects.CSINodeServiceAccountName(name)} {
 				if _, err := env.Client.CoreV1().ServiceAccounts(ns).Get(ctx, sa, metav1.GetOptions{}); err != nil {
 					return err
 				}
 			}
-			rn := kube.CSIClusterRoleName(ns, name)
+			rn := objects.CSIClusterRoleName(ns, name)
 			if _, err := env.Client.RbacV1().ClusterRoles().Get(ctx, rn, metav1.GetOptions{}); err != nil {
 				return err
 			}
 			if _, err := env.Client.RbacV1().ClusterRoleBindings().Get(ctx, rn, metav1.GetOptions{}); err != nil {
 				return err
 			}
-			return checkNodePlugin(ctx, ns, name, kube.CSINodeDaemonSetName(name), "4.1.0")
+			return checkNodePlugin(ctx, ns, name, objects.CSINodeDaemonSetName(name), "4.1.0")
 		})
 		// Only what the spec asks for: no block driver yet.
-		if _, err := env.Client.AppsV1().DaemonSets(ns).Get(ctx, kube.CSINodeDaemonSetNameOf(name, block), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		if _, err := env.Client.AppsV1().DaemonSets(ns).Get(ctx, objects.CSINodeDaemonSetNameOf(name, block), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Fatalf("block node plugin exists without block in spec.drivers: %v", err)
 		}
 	})
@@ -256,13 +256,13 @@ func TestCSIDrivers(t *testing.T) {
 	t.Run("adding block deploys the block driver and its targets", func(t *testing.T) {
 		setDrivers(t, ns, name, file, block)
 		wait(t, "block driver", 2*time.Minute, func(ctx context.Context) error {
-			if _, err := checkDeploymentReady(ctx, ns, kube.CSIControllerName(name, block)); err != nil {
+			if _, err := checkDeploymentReady(ctx, ns, objects.CSIControllerName(name, block)); err != nil {
 				return err
 			}
 			if err := checkCSIDriver(ctx, ns, name, block); err != nil {
 				return err
 			}
-			if err := checkNodePlugin(ctx, ns, name, kube.CSINodeDaemonSetNameOf(name, block), "4.1.0"); err != nil {
+			if err := checkNodePlugin(ctx, ns, name, objects.CSINodeDaemonSetNameOf(name, block), "4.1.0"); err != nil {
 				return err
 			}
 			return checkBlockTargets(ctx, ns, name)
@@ -273,8 +273,8 @@ func TestCSIDrivers(t *testing.T) {
 		// Removing block from the spec deletes nothing: its volumes may be
 		// mounted, and deleting a node plugin would break them.
 		setDrivers(t, ns, name, file)
-		blockDS := kube.CSINodeDaemonSetNameOf(name, block)
-		fileDS := kube.CSINodeDaemonSetName(name)
+		blockDS := objects.CSINodeDaemonSetNameOf(name, block)
+		fileDS := objects.CSINodeDaemonSetName(name)
 		if _, err := env.Client.AppsV1().DaemonSets(ns).Get(ctx, blockDS, metav1.GetOptions{}); err != nil {
 			t.Fatalf("removing block from spec.drivers must not delete its node plugin: %v", err)
 		}

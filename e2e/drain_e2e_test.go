@@ -10,8 +10,8 @@ import (
 
 	"github.com/gluster/anthill/e2e/framework"
 	"github.com/gluster/anthill/gd2"
-	"github.com/gluster/anthill/kube"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/effects"
 )
 
 // TestDrainOnGD2AsItIs drains nodes the way real GD2 lets them be drained
@@ -167,7 +167,7 @@ func replicaSetsInDistinctZones(t testing.TB, g *gd2.Client, vol string) {
 	zone := map[string]string{}
 	for _, p := range peers {
 		zone[p.ID] = p.Zone()
-		if orig := p.Metadata[kube.PeerMetaZone]; orig != "" {
+		if orig := p.Metadata[effects.PeerMetaZone]; orig != "" {
 			zone[p.ID] = orig
 		}
 	}

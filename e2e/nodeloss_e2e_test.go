@@ -16,8 +16,9 @@ import (
 
 	"github.com/gluster/anthill/e2e/framework"
 	"github.com/gluster/anthill/gd2"
-	"github.com/gluster/anthill/kube"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/machines"
+	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 )
 
@@ -52,7 +53,7 @@ func TestNodeLossPodMovesAndRejoins(t *testing.T) {
 		restartOperator(t)
 		var graceEnds *metav1.Time
 		err := framework.WaitFor(ctx, 5*time.Minute, func(ctx context.Context) (bool, error) {
-			p, err := env.Client.CoreV1().Pods(ns).Get(ctx, kube.NodePodName(victim), metav1.GetOptions{})
+			p, err := env.Client.CoreV1().Pods(ns).Get(ctx, objects.NodePodName(victim), metav1.GetOptions{})
 			if err != nil {
 				return false, err
 			}
@@ -70,7 +71,7 @@ func TestNodeLossPodMovesAndRejoins(t *testing.T) {
 			t.Fatalf("waiting for the pod to come back elsewhere: %v", err)
 		}
 		t.Logf("pod back after %s", time.Since(start).Round(time.Second))
-		p, err := env.Client.CoreV1().Pods(ns).Get(ctx, kube.NodePodName(victim), metav1.GetOptions{})
+		p, err := env.Client.CoreV1().Pods(ns).Get(ctx, objects.NodePodName(victim), metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -139,7 +140,7 @@ func TestNodeLossLocalStorageWaits(t *testing.T) {
 		var pod *corev1.Pod
 		err := framework.WaitFor(ctx, 4*time.Minute, func(ctx context.Context) (bool, error) {
 			var err error
-			if pod, err = env.Client.CoreV1().Pods(nl.ns).Get(ctx, kube.NodePodName(nl.victim), metav1.GetOptions{}); err != nil {
+			if pod, err = env.Client.CoreV1().Pods(nl.ns).Get(ctx, objects.NodePodName(nl.victim), metav1.GetOptions{}); err != nil {
 				return false, err
 			}
 			if pod.UID != nl.pod0.UID {
@@ -177,12 +178,12 @@ func TestNodeLossLocalStorageWaits(t *testing.T) {
 		}
 		due := pod.DeletionTimestamp.Time
 		for _, c := range node.Status.Conditions {
-			if c.Type == corev1.NodeReady && c.LastTransitionTime.Add(kube.DefaultLostNodeGrace).After(due) {
-				due = c.LastTransitionTime.Add(kube.DefaultLostNodeGrace)
+			if c.Type == corev1.NodeReady && c.LastTransitionTime.Add(machines.DefaultLostNodeGrace).After(due) {
+				due = c.LastTransitionTime.Add(machines.DefaultLostNodeGrace)
 			}
 		}
 		time.Sleep(time.Until(due.Add(15 * time.Second)))
-		p, err := env.Client.CoreV1().Pods(nl.ns).Get(ctx, kube.NodePodName(nl.victim), metav1.GetOptions{})
+		p, err := env.Client.CoreV1().Pods(nl.ns).Get(ctx, objects.NodePodName(nl.victim), metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -205,7 +206,7 @@ func TestNodeLossLocalStorageWaits(t *testing.T) {
 			t.Fatal(err)
 		}
 		err := framework.WaitFor(ctx, 3*time.Minute, func(ctx context.Context) (bool, error) {
-			p, err := env.Client.CoreV1().Pods(nl.ns).Get(ctx, kube.NodePodName(nl.victim), metav1.GetOptions{})
+			p, err := env.Client.CoreV1().Pods(nl.ns).Get(ctx, objects.NodePodName(nl.victim), metav1.GetOptions{})
 			if err != nil {
 				return false, err
 			}
@@ -311,7 +312,7 @@ func startNodeLoss(t *testing.T, name string, storageClass *string) *nodeLoss {
 		}
 	}
 	nl.before = nodes[nl.victim]
-	if nl.pod0, err = env.Client.CoreV1().Pods(nl.ns).Get(ctx, kube.NodePodName(nl.victim), metav1.GetOptions{}); err != nil {
+	if nl.pod0, err = env.Client.CoreV1().Pods(nl.ns).Get(ctx, objects.NodePodName(nl.victim), metav1.GetOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	nl.lost = nl.pod0.Spec.NodeName

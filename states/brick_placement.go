@@ -22,8 +22,9 @@ import (
 //     stricter than the volume's own layout.
 //   - GD2 always counts the source brick's zone as used. A move within the
 //     source's zone therefore first moves the source peer out of it (see
-//     GD2Ops.ReplaceBrick in kube); zones are compared by where a peer
-//     really is (PeerFacts.PhysicalZone), never by that draining zone.
+//     effects.GD2.ReplaceBrick in kube/effects); zones are compared by
+//     where a peer really is (PeerFacts.PhysicalZone), never by that
+//     draining zone.
 //   - GD2 names a replacement 0-based (brick_<vol>_s<i>_b<j>) while its
 //     create planner names 1-based, and a replacement whose name exists in
 //     the target's volume group truncates that live brick. Peers that may

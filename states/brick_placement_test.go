@@ -28,7 +28,7 @@ func roomOn(free uint64, peers ...string) []DeviceFacts {
 }
 
 // drained moves peer id of peers to its draining zone, as a drain of a
-// brick within its own zone does (GD2Ops.ReplaceBrick in kube).
+// brick within its own zone does (effects.GD2.ReplaceBrick in kube/effects).
 func drained(peers []PeerFacts, id string) []PeerFacts {
 	out := slices.Clone(peers)
 	for i := range out {

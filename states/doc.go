@@ -18,8 +18,8 @@
 // scale-down and how many nodes each template gets (ScaleDownOrder,
 // TemplateTargets, scale.go), which nodes upgrade together (NextBatch,
 // upgrade_batch.go), and how a cluster's nodes are counted (CountNodes over
-// NodeFacts, node_facts.go). The gatherer in kube only converts listers'
-// objects and GD2 answers into these facts.
+// NodeFacts, node_facts.go). The gatherer in kube/machines only converts
+// listers' objects and GD2 answers into these facts.
 //
 // What each state means outside its own machine is data next to the
 // machine, one entry per state, checked exhaustively by the tests:

@@ -15,8 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gluster/anthill/cmd/internal/cli"
-	"github.com/gluster/anthill/kube"
 	"github.com/gluster/anthill/kube/client/clientset/versioned"
+	"github.com/gluster/anthill/kube/objects"
 )
 
 func init() {
@@ -27,8 +27,8 @@ func init() {
 }
 
 // nodeActions are the requests an admin can make, in the order the usage
-// lists them; each is a value of the kube.AnnotationRequest annotation.
-var nodeActions = []string{kube.RequestDecommission, kube.RequestMaintenance, kube.RequestResume}
+// lists them; each is a value of the objects.AnnotationRequest annotation.
+var nodeActions = []string{objects.RequestDecommission, objects.RequestMaintenance, objects.RequestResume}
 
 func runNode(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("node", flag.ContinueOnError)
@@ -40,7 +40,7 @@ func runNode(ctx context.Context, args []string) error {
 			"actions:\n"+
 			"  decommission  move every brick off the node, then remove it\n"+
 			"  maintenance   take the node out of failure handling and brick placement\n"+
-			"  resume        bring a node in maintenance back online\n\nflags:\n", kube.AnnotationRequest)
+			"  resume        bring a node in maintenance back online\n\nflags:\n", objects.AnnotationRequest)
 		fs.PrintDefaults()
 	}
 	rest, err := parseInterspersed(fs, args)
@@ -78,7 +78,7 @@ func nodeArgs(args []string) (action, name string, err error) {
 // action and leaves every other annotation alone.
 func requestPatch(action string) ([]byte, error) {
 	return json.Marshal(map[string]any{
-		"metadata": map[string]any{"annotations": map[string]string{kube.AnnotationRequest: action}},
+		"metadata": map[string]any{"annotations": map[string]string{objects.AnnotationRequest: action}},
 	})
 }
 
@@ -110,8 +110,8 @@ func requestNode(ctx context.Context, ac versioned.Interface, ns, name, action s
 	if state == "" {
 		state = "not yet reported"
 	}
-	fmt.Fprintf(w, "GlusterNode %s/%s: requested %s (annotation %s=%s; state %s)\n", ns, name, action, kube.AnnotationRequest, action, state)
-	if prev := before.Annotations[kube.AnnotationRequest]; prev != "" && prev != action {
+	fmt.Fprintf(w, "GlusterNode %s/%s: requested %s (annotation %s=%s; state %s)\n", ns, name, action, objects.AnnotationRequest, action, state)
+	if prev := before.Annotations[objects.AnnotationRequest]; prev != "" && prev != action {
 		fmt.Fprintf(w, "note: this replaces the previous request %q\n", prev)
 	}
 	if before.DeletionTimestamp != nil {

@@ -8,8 +8,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/gluster/anthill/kube"
 	anthillfake "github.com/gluster/anthill/kube/client/clientset/versioned/fake"
+	"github.com/gluster/anthill/kube/objects"
 )
 
 func TestNodeArgs(t *testing.T) {
@@ -45,18 +45,18 @@ func TestNodeArgs(t *testing.T) {
 
 func TestRequestNodeSetsTheAnnotationAndKeepsOthers(t *testing.T) {
 	n := glusterNode("ns", "n1", "gluster")
-	n.Annotations = map[string]string{"keep": "me", kube.AnnotationRequest: kube.RequestMaintenance}
+	n.Annotations = map[string]string{"keep": "me", objects.AnnotationRequest: objects.RequestMaintenance}
 	n.Status.State = "Maintenance"
 	ac := anthillfake.NewSimpleClientset(n)
 	var out bytes.Buffer
-	if err := requestNode(context.Background(), ac, "ns", "n1", kube.RequestResume, &out); err != nil {
+	if err := requestNode(context.Background(), ac, "ns", "n1", objects.RequestResume, &out); err != nil {
 		t.Fatalf("requestNode: %v", err)
 	}
 	got, err := ac.OperatorV1alpha1().GlusterNodes("ns").Get(context.Background(), "n1", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Annotations[kube.AnnotationRequest] != kube.RequestResume || got.Annotations["keep"] != "me" {
+	if got.Annotations[objects.AnnotationRequest] != objects.RequestResume || got.Annotations["keep"] != "me" {
 		t.Errorf("annotations = %v, want the request set to resume and keep=me kept", got.Annotations)
 	}
 	want := "GlusterNode ns/n1: requested resume (annotation operator.gluster.org/request=resume; state Maintenance)\n" +
@@ -78,7 +78,7 @@ func TestRequestNodeSetsTheAnnotationAndKeepsOthers(t *testing.T) {
 
 func TestRequestNodeNamesAMissingNode(t *testing.T) {
 	ac := anthillfake.NewSimpleClientset(glusterNode("other", "n1", "gluster"))
-	err := requestNode(context.Background(), ac, "ns", "n1", kube.RequestMaintenance, &bytes.Buffer{})
+	err := requestNode(context.Background(), ac, "ns", "n1", objects.RequestMaintenance, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), `GlusterNode "n1" not found in namespace ns`) {
 		t.Errorf("requestNode = %v, want a not-found error naming node and namespace", err)
 	}

@@ -9,7 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gluster/anthill/cmd/internal/cli"
-	"github.com/gluster/anthill/kube"
+	"github.com/gluster/anthill/kube/operator"
 )
 
 func init() {
@@ -18,7 +18,7 @@ func init() {
 
 func runOperator(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("operator", flag.ContinueOnError)
-	var cfg kube.OperatorConfig
+	var cfg operator.Config
 	fs.StringVar(&cfg.Kubeconfig, "kubeconfig", "", "kubeconfig file; empty means in-cluster configuration")
 	fs.StringVar(&cfg.MetricsAddress, "metrics-address", ":8080", "address serving /healthz, /readyz and /metrics")
 	fs.IntVar(&cfg.Workers, "workers", 8, "dispatcher workers (machines advanced in parallel)")
@@ -47,13 +47,13 @@ func runOperator(ctx context.Context, args []string) error {
 	if cfg.ResyncPeriod <= 0 {
 		return fmt.Errorf("--resync must be positive, got %s", cfg.ResyncPeriod)
 	}
-	log, err := kube.NewLogger(*logLevel)
+	log, err := operator.NewLogger(*logLevel)
 	if err != nil {
 		return fmt.Errorf("--log-level: %w", err)
 	}
 	defer func() { _ = log.Sync() }()
 	log.Info("anthill operator starting", zap.String("version", cli.Version))
-	err = kube.RunOperator(ctx, cfg, log)
+	err = operator.Run(ctx, cfg, log)
 	if ctx.Err() != nil {
 		log.Info("anthill operator stopped")
 		return nil

@@ -24,10 +24,10 @@ import (
 
 	"github.com/gluster/anthill/e2e/framework"
 	"github.com/gluster/anthill/fsm"
-	"github.com/gluster/anthill/kube"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	anthillscheme "github.com/gluster/anthill/kube/client/clientset/versioned/scheme"
 	"github.com/gluster/anthill/kube/engine"
+	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 )
 
@@ -167,8 +167,8 @@ func TestCLI(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if v := got.Annotations[kube.AnnotationRequest]; v != kube.RequestMaintenance {
-			t.Errorf("annotation %s = %q, want %q", kube.AnnotationRequest, v, kube.RequestMaintenance)
+		if v := got.Annotations[objects.AnnotationRequest]; v != objects.RequestMaintenance {
+			t.Errorf("annotation %s = %q, want %q", objects.AnnotationRequest, v, objects.RequestMaintenance)
 		}
 	})
 

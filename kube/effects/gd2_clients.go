@@ -1,0 +1,200 @@
+package effects
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+
+	"github.com/gluster/anthill/gd2"
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/engine"
+	"github.com/gluster/anthill/kube/objects"
+)
+
+// GD2Clients hands out one GD2 client per GlusterCluster, built from the
+// cluster's GD2 endpoints (objects.GD2Endpoints) and its auth secret. A client is
+// rebuilt when either changes, so rotating the secret, moving the endpoint
+// or editing an external cluster's addresses takes effect on the next sync.
+// An external cluster's client talks to the pool's addresses themselves,
+// sticking to one that answers and failing over in order (failoverTransport).
+type GD2Clients struct {
+	// Secrets is read live on every call: the auth secret may be one the
+	// admin supplied (not labelled by anthill, so not in any informer), and
+	// a rotated secret must be used at once.
+	Secrets typedcorev1.SecretsGetter
+	Metrics *engine.Metrics
+	// Timeout bounds each GD2 call.
+	Timeout time.Duration
+	// Log, if set, records every GD2 address failover.
+	Log *zap.Logger
+
+	mu    sync.Mutex
+	cache map[string]gd2Entry
+}
+
+type gd2Entry struct {
+	endpoint, secretVersion string
+	client                  *gd2.Client
+}
+
+// ErrNoAuthSecret means the cluster's GD2 auth secret does not exist yet
+// (cluster provisioning creates it).
+type ErrNoAuthSecret struct{ Namespace, Name string }
+
+func (e *ErrNoAuthSecret) Error() string {
+	return fmt.Sprintf("GD2 auth secret %s/%s not found", e.Namespace, e.Name)
+}
+
+// syncRetry is the GD2 clients' retry policy. A sync holds one of the
+// dispatcher's workers while it waits: one quick retry rides out a blip,
+// then the decision waits (GD2 unreachable) and the dispatcher requeues,
+// instead of a worker sleeping through a GD2 that is not up yet (every
+// sync of a new cluster would otherwise spend almost two seconds in the
+// default policy's back-off).
+var syncRetry = gd2.RetryPolicy{MaxAttempts: 2, BaseDelay: 100 * time.Millisecond, MaxDelay: 100 * time.Millisecond}
+
+// authSecret reads c's GD2 auth secret live and returns its value and
+// resource version.
+func (g *GD2Clients) authSecret(ctx context.Context, c *operatorv1alpha1.GlusterCluster) (string, string, error) {
+	name, key := objects.AuthSecretRef(c)
+	sec, err := g.Secrets.Secrets(c.Namespace).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return "", "", &ErrNoAuthSecret{Namespace: c.Namespace, Name: name}
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("read GD2 auth secret %s/%s: %w", c.Namespace, name, err)
+	}
+	secret := string(sec.Data[key])
+	if secret == "" {
+		return "", "", fmt.Errorf("GD2 auth secret %s/%s has no key %q", c.Namespace, name, key)
+	}
+	return secret, sec.ResourceVersion, nil
+}
+
+// For returns the GD2 client of c.
+func (g *GD2Clients) For(ctx context.Context, c *operatorv1alpha1.GlusterCluster) (*gd2.Client, error) {
+	secret, secretVersion, err := g.authSecret(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	endpoints := objects.GD2Endpoints(c)
+	endpoint := strings.Join(endpoints, ",")
+	id := c.Namespace + "/" + c.Name
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if e, ok := g.cache[id]; ok && e.endpoint == endpoint && e.secretVersion == secretVersion {
+		return e.client, nil
+	}
+	opts := gd2.Options{Endpoint: endpoints[0], Secret: secret, Timeout: g.Timeout, Retry: &syncRetry}
+	if g.Metrics != nil {
+		opts.Observer = gd2Observer{g.Metrics}
+	}
+	if len(endpoints) > 1 {
+		tr, err := newFailoverTransport(endpoints, failoverLogger(g.Log, c.Namespace, c.Name))
+		if err != nil {
+			return nil, fmt.Errorf("GD2 client for %s: %w", endpoint, err)
+		}
+		opts.HTTPClient = &http.Client{Transport: tr}
+	}
+	cl, err := gd2.New(opts)
+	if err != nil {
+		return nil, fmt.Errorf("GD2 client for %s: %w", endpoint, err)
+	}
+	if g.cache == nil {
+		g.cache = map[string]gd2Entry{}
+	}
+	g.cache[id] = gd2Entry{endpoint: endpoint, secretVersion: secretVersion, client: cl}
+	return cl, nil
+}
+
+// ForNode returns a client bound to node's own GD2 (its pod's stable
+// address, or spec.externalAddress), not the management Service. GD2 runs
+// some steps on the node that serves the request: replace-brick sizes the
+// new brick from the source brick's path on the serving node, so it must
+// reach the node that holds the source brick (fact sheet §7).
+//
+// With spec.management.endpoint set (an operator outside the cluster
+// network, and the tests) every connection goes to that endpoint while the
+// request still names the node (URL host, Host header, TLS server name), as
+// through a proxy that routes by host.
+func (g *GD2Clients) ForNode(ctx context.Context, c *operatorv1alpha1.GlusterCluster, node *operatorv1alpha1.GlusterNode) (*gd2.Client, error) {
+	secret, secretVersion, err := g.authSecret(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	endpoint := objects.NodeEndpoint(c, node)
+	dial := ""
+	if m := c.Spec.Management; m != nil && m.Endpoint != "" {
+		u, err := url.Parse(m.Endpoint)
+		if err != nil {
+			return nil, fmt.Errorf("management endpoint %q: %w", m.Endpoint, err)
+		}
+		dial = u.Host
+		if u.Port() == "" {
+			dial = net.JoinHostPort(u.Hostname(), defaultPort(u.Scheme))
+		}
+	}
+	id := "node:" + node.Namespace + "/" + node.Name
+	want := endpoint + "|" + dial
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if e, ok := g.cache[id]; ok && e.endpoint == want && e.secretVersion == secretVersion {
+		return e.client, nil
+	}
+	opts := gd2.Options{Endpoint: endpoint, Secret: secret, Timeout: g.Timeout, Retry: &syncRetry}
+	if g.Metrics != nil {
+		opts.Observer = gd2Observer{g.Metrics}
+	}
+	opts.DialAddress = dial
+	cl, err := gd2.New(opts)
+	if err != nil {
+		return nil, fmt.Errorf("GD2 client for node %s at %s: %w", node.Name, endpoint, err)
+	}
+	if g.cache == nil {
+		g.cache = map[string]gd2Entry{}
+	}
+	g.cache[id] = gd2Entry{endpoint: want, secretVersion: secretVersion, client: cl}
+	return cl, nil
+}
+
+func defaultPort(scheme string) string {
+	if scheme == "https" {
+		return "443"
+	}
+	return "80"
+}
+
+// ForgetNode drops the client of a deleted node.
+func (g *GD2Clients) ForgetNode(namespace, name string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.cache, "node:"+namespace+"/"+name)
+}
+
+// Forget drops the client of a deleted cluster.
+func (g *GD2Clients) Forget(namespace, name string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.cache, namespace+"/"+name)
+}
+
+// gd2Observer feeds the GD2 client's request observations into the
+// operator's metrics.
+type gd2Observer struct{ m *engine.Metrics }
+
+// ObserveRequest records one GD2 request attempt.
+func (o gd2Observer) ObserveRequest(op gd2.Operation, code int, d time.Duration) {
+	o.m.GD2Requests.WithLabelValues(string(op), strconv.Itoa(code)).Inc()
+	o.m.GD2Duration.WithLabelValues(string(op)).Observe(d.Seconds())
+}

@@ -1,0 +1,68 @@
+package effects
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/internal/fixtures"
+	"github.com/gluster/anthill/kube/objects"
+)
+
+// A node's own client names the node (so a proxy, or the simulator, routes
+// the request to that GD2) while connecting to the management endpoint
+// override; without an override it would dial the pod's stable name.
+func TestGD2ClientsForNodeNamesTheNodeAndDialsTheOverride(t *testing.T) {
+	var mu sync.Mutex
+	var hosts []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hosts = append(hosts, r.Host)
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "auth"}, Data: map[string][]byte{"secret": []byte(fixtures.GD2Secret)}}
+	g := &GD2Clients{Secrets: kubefake.NewClientset(secret).CoreV1()}
+	c := &operatorv1alpha1.GlusterCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gc"},
+		Spec: operatorv1alpha1.GlusterClusterSpec{Management: &operatorv1alpha1.ManagementSpec{
+			Endpoint: srv.URL, AuthSecretRef: &operatorv1alpha1.SecretReference{Name: "auth"}}}}
+	n := &operatorv1alpha1.GlusterNode{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gc-z1-a"}, Spec: operatorv1alpha1.GlusterNodeSpec{Cluster: "gc"}}
+
+	if got, want := objects.NodeEndpoint(c, n), "http://gc-z1-a-0.gc-nodes.ns.svc:24007"; got != want {
+		t.Fatalf("NodeEndpoint = %s, want %s", got, want)
+	}
+	cl, err := g.ForNode(context.Background(), c, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.Ping(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	again, err := g.ForNode(context.Background(), c, n)
+	if err != nil || again != cl {
+		t.Fatalf("a second ForNode built another client (%v)", err)
+	}
+	mc, err := g.For(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mc.Ping(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(hosts) != 2 || hosts[0] != "gc-z1-a-0.gc-nodes.ns.svc:24007" || hosts[1] == hosts[0] {
+		t.Fatalf("Host headers %v: want the node's stable name, then the management endpoint's own", hosts)
+	}
+	g.ForgetNode("ns", "gc-z1-a")
+	if fresh, _ := g.ForNode(context.Background(), c, n); fresh == cl {
+		t.Fatal("a forgotten node's client was reused")
+	}
+}

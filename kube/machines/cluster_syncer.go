@@ -1,0 +1,287 @@
+package machines
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	appsv1listers "k8s.io/client-go/listers/apps/v1"
+	corev1listers "k8s.io/client-go/listers/core/v1"
+	discoveryv1listers "k8s.io/client-go/listers/discovery/v1"
+	"k8s.io/utils/clock"
+
+	"github.com/gluster/anthill/fsm"
+	"github.com/gluster/anthill/gd2"
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/client/clientset/versioned"
+	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/effects"
+	"github.com/gluster/anthill/kube/engine"
+	"github.com/gluster/anthill/kube/objects"
+	"github.com/gluster/anthill/states"
+	"github.com/gluster/anthill/transitions"
+)
+
+// DefaultProvisionGrace is how long a new cluster may take to bring every
+// node Online before it reports Degraded instead of Provisioning.
+const DefaultProvisionGrace = 10 * time.Minute
+
+// ClusterSyncer advances the cluster machine of one GlusterCluster per sync.
+type ClusterSyncer struct {
+	Clusters     listers.GlusterClusterLister
+	Nodes        listers.GlusterNodeLister
+	Secrets      corev1listers.SecretLister
+	Services     corev1listers.ServiceLister
+	StatefulSets appsv1listers.StatefulSetLister
+	PVs          corev1listers.PersistentVolumeLister
+	CSI          csiListers
+	// EndpointSlices are an external cluster's published addresses.
+	EndpointSlices discoveryv1listers.EndpointSliceLister
+	Anthill        versioned.Interface
+	Kube           transitions.KubeOps
+	GD2            *effects.GD2Clients
+	Log            *engine.TransitionLog
+	Clock          clock.Clock
+
+	once   sync.Once
+	runner *engine.Runner[*operatorv1alpha1.GlusterCluster, *clusterFacts]
+}
+
+var clusterDef = states.ClusterDefinition()
+
+// Sync runs one decision for the cluster named by key.
+func (s *ClusterSyncer) Sync(ctx context.Context, key engine.Key) (engine.Result, error) {
+	s.once.Do(func() {
+		s.runner = clusterRunner[*clusterFacts](s, s.Anthill, s.Log, s.Clock, func(st *operatorv1alpha1.GlusterClusterStatus) any {
+			return []any{st.Phase, st.Conditions, st.Nodes, st.ObservedGeneration, st.History}
+		})
+	})
+	return s.runner.Sync(ctx, key)
+}
+
+// clusterFacts is what one cluster sync gathered.
+type clusterFacts struct{ snap states.ClusterSnapshot }
+
+// Definition is the cluster machine.
+func (s *ClusterSyncer) Definition() *fsm.Definition { return clusterDef }
+
+// Get reads the cluster from the cache.
+func (s *ClusterSyncer) Get(key engine.Key) (*operatorv1alpha1.GlusterCluster, error) {
+	return s.Clusters.GlusterClusters(key.Namespace).Get(key.Name)
+}
+
+// Forget drops the GD2 client of a cluster that is gone.
+func (s *ClusterSyncer) Forget(key engine.Key) { s.GD2.Forget(key.Namespace, key.Name) }
+
+// Prepare releases a Deleted cluster and adds the finalizer to every other.
+func (s *ClusterSyncer) Prepare(ctx context.Context, c *operatorv1alpha1.GlusterCluster) (bool, engine.Result, error) {
+	if fsm.State(c.Status.Phase) == states.ClusterDeleted {
+		return true, engine.Result{}, effects.RemoveFinalizer(ctx, c, objects.FinalizerCluster, s.update)
+	}
+	if added, err := effects.AddFinalizer(ctx, c, objects.FinalizerCluster, s.update); added || err != nil {
+		return true, engine.Result{Requeue: err == nil}, err
+	}
+	return false, engine.Result{}, nil
+}
+
+// Gather reads the cluster's facts (none for a state the machine does not
+// know: it is surfaced, not decided).
+func (s *ClusterSyncer) Gather(ctx context.Context, c *operatorv1alpha1.GlusterCluster) ([]engine.Instance[*clusterFacts], error) {
+	in := engine.Instance[*clusterFacts]{State: fsm.State(c.Status.Phase), Facts: &clusterFacts{}}
+	state := cmp.Or(in.State, clusterDef.Initial)
+	if !clusterDef.HasState(state) {
+		return []engine.Instance[*clusterFacts]{in}, nil
+	}
+	snap, err := s.snapshot(ctx, c, state)
+	in.Facts.snap = snap
+	return []engine.Instance[*clusterFacts]{in}, err
+}
+
+// Decide is the cluster's pure decision.
+func (s *ClusterSyncer) Decide(in engine.Instance[*clusterFacts]) states.Decision {
+	return states.DecideCluster(in.Facts.snap)
+}
+
+// Act runs the cluster action of d.
+func (s *ClusterSyncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterCluster, in engine.Instance[*clusterFacts], d states.Decision) error {
+	a, ok := transitions.ClusterActions.For(d)
+	if !ok {
+		return nil
+	}
+	target := transitions.ClusterTarget{Namespace: c.Namespace, Name: c.Name, DesiredNodes: in.Facts.snap.DesiredNodes}
+	return a(ctx, transitions.Ops{Kube: s.Kube, GD2: effects.NoGD2{}}, target)
+}
+
+// Message is the message of the cluster's Ready condition.
+func (s *ClusterSyncer) Message(c *operatorv1alpha1.GlusterCluster, _ string) string {
+	if cond := apimeta.FindStatusCondition(c.Status.Conditions, operatorv1alpha1.ConditionReady); cond != nil {
+		return cond.Message
+	}
+	return ""
+}
+
+// Record lands the outcome in the phase, the conditions and the history.
+func (s *ClusterSyncer) Record(c *operatorv1alpha1.GlusterCluster, outs []engine.Outcome[*clusterFacts], now time.Time) {
+	out := &outs[0]
+	switch out.Kind {
+	case engine.Unknown:
+		setUnknownStateCondition(&c.Status.Conditions, out.Err, c.Generation)
+		return
+	case engine.Refused, engine.Failed:
+		return
+	case engine.Fired:
+		c.Status.History = engine.AppendHistory(c.Status.History, out.Committed.Record())
+	}
+	c.Status.Phase = operatorv1alpha1.ClusterPhase(out.To)
+	s.fillStatus(c, out.To, out.Decision, out.Facts.snap, now)
+}
+
+// Finish forgets a cluster that reached Deleted and releases it. A wait
+// looks again after pollWait at the latest: node transitions re-enqueue
+// the cluster, but it must also notice GD2 becoming unreachable without
+// any Kubernetes event.
+func (s *ClusterSyncer) Finish(ctx context.Context, c *operatorv1alpha1.GlusterCluster, outs []engine.Outcome[*clusterFacts], res engine.Result, err error) (engine.Result, error) {
+	switch out := outs[0]; out.Kind {
+	case engine.Fired:
+		if out.To == states.ClusterDeleted {
+			s.GD2.Forget(c.Namespace, c.Name)
+			return engine.Result{}, effects.RemoveFinalizer(ctx, c.DeepCopy(), objects.FinalizerCluster, s.update)
+		}
+	case engine.Waited, engine.Stepped:
+		if res.RequeueAfter == 0 {
+			res.RequeueAfter = pollWait
+		}
+	}
+	return res, err
+}
+
+// snapshot gathers the cluster's facts from listers and one GD2 read.
+func (s *ClusterSyncer) snapshot(ctx context.Context, c *operatorv1alpha1.GlusterCluster, state fsm.State) (states.ClusterSnapshot, error) {
+	snap := states.ClusterSnapshot{
+		State: state, Now: s.Clock.Now(), Deleting: c.DeletionTimestamp != nil,
+		DesiredNodes: states.DesiredNodes(objects.TemplateFacts(c.Spec.NodeTemplates)), ProvisionGrace: DefaultProvisionGrace,
+	}
+	if t := lastTransition(c.Status.History); t != nil {
+		snap.StateSince = t.Time
+	} else {
+		snap.StateSince = c.CreationTimestamp.Time
+	}
+	if objects.IsExternal(c) {
+		// No etcd, secret or headless Service: the management Service and
+		// its EndpointSlices are all the infrastructure there is.
+		v, err := ObserveEndpoints(c, s.Services, s.EndpointSlices)
+		if err != nil {
+			return snap, err
+		}
+		snap.External = true
+		snap.InfraCreated, snap.InfraReady, snap.InfraExists = v.ServiceExists, v.ServiceExists, v.AnyExists
+		snap.EndpointsInSync, snap.EndpointsDiff = v.InSync, v.Diff
+	} else {
+		infra, err := s.infra(c)
+		if err != nil {
+			return snap, err
+		}
+		snap.InfraCreated, snap.InfraReady, snap.InfraExists = infra.created, infra.ready, infra.exists
+	}
+	if err := s.CSI.fillCSI(c, &snap.DriversMissing, &snap.InfraExists); err != nil {
+		return snap, err
+	}
+	nodes, err := s.Nodes.GlusterNodes(c.Namespace).List(labels.Everything())
+	if err != nil {
+		return snap, err
+	}
+	states.CountNodes(objects.ClusterNodeFacts(nodes, c.Name), "").FillCluster(&snap)
+	for _, v := range c.Status.Volumes {
+		if v.State != string(states.HealHealthy) {
+			snap.VolumesUnhealthy++
+		}
+	}
+	pvs, err := s.PVs.List(labels.Everything())
+	if err != nil {
+		return snap, err
+	}
+	for _, pv := range pvs {
+		if usesCluster(pv, c) {
+			snap.GlusterPVs++
+			snap.GlusterPVNames = append(snap.GlusterPVNames, pv.Name)
+		}
+	}
+	slices.Sort(snap.GlusterPVNames)
+	if up := c.Status.Upgrade; up != nil {
+		snap.UpgradeActive = up.State != "" && up.State != string(states.UpgradeIdle) && up.State != string(states.UpgradeComplete)
+	}
+	if gc, err := s.GD2.For(ctx, c); err == nil {
+		_, err := gc.ListPeers(ctx, gd2.Filter{})
+		snap.GD2Reachable = err == nil
+	}
+	return snap, nil
+}
+
+// infraState is what exists of a cluster's shared infrastructure.
+type infraState struct {
+	// created: every object exists; ready: and etcd is ready; exists: any
+	// object still exists (for deletion).
+	created, ready, exists bool
+}
+
+// infra reads the shared infrastructure from the listers.
+func (s *ClusterSyncer) infra(c *operatorv1alpha1.GlusterCluster) (infraState, error) {
+	st := infraState{created: true}
+	found := func(err error) (bool, error) {
+		switch {
+		case err == nil:
+			st.exists = true
+			return true, nil
+		case apierrors.IsNotFound(err):
+			st.created = false
+			return false, nil
+		}
+		return false, err
+	}
+	// Only the secret anthill creates is infrastructure; a secret the admin
+	// references is theirs, and GD2 reachability shows whether it works.
+	if secretName, _ := objects.AuthSecretRef(c); secretName == objects.AuthSecretName(c.Name) {
+		_, err := s.Secrets.Secrets(c.Namespace).Get(secretName)
+		if _, err := found(err); err != nil {
+			return infraState{}, err
+		}
+	}
+	for _, name := range []string{objects.HeadlessServiceName(c.Name), objects.ManagementServiceName(c.Name), objects.EtcdName(c.Name)} {
+		_, err := s.Services.Services(c.Namespace).Get(name)
+		if _, err := found(err); err != nil {
+			return infraState{}, err
+		}
+	}
+	sts, err := s.StatefulSets.StatefulSets(c.Namespace).Get(objects.EtcdName(c.Name))
+	ok, ferr := found(err)
+	if ferr != nil {
+		return infraState{}, ferr
+	}
+	st.ready = st.created && ok && sts.Status.ReadyReplicas >= 1
+	return st, nil
+}
+
+func lastTransition(h []operatorv1alpha1.TransitionRecord) *metav1.Time {
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].Machine == "" || h[i].Machine == states.ClusterMachine {
+			return &h[i].Time
+		}
+	}
+	return nil
+}
+
+func (s *ClusterSyncer) fillStatus(c *operatorv1alpha1.GlusterCluster, st fsm.State, d states.Decision, snap states.ClusterSnapshot, now time.Time) {
+	c.Status.ObservedGeneration = c.Generation
+	c.Status.Nodes = operatorv1alpha1.NodeCounts{Desired: int32(snap.DesiredNodes), Total: int32(snap.NodesTotal), Online: int32(snap.NodesOnline)}
+	phaseConditionsOf(states.ClusterMeaning(st).Condition).set(&c.Status.Conditions, d, c.Generation, now)
+}
+
+func (s *ClusterSyncer) update(ctx context.Context, c *operatorv1alpha1.GlusterCluster) (*operatorv1alpha1.GlusterCluster, error) {
+	return s.Anthill.OperatorV1alpha1().GlusterClusters(c.Namespace).Update(ctx, c, metav1.UpdateOptions{})
+}

@@ -1,0 +1,11 @@
+// Package machines holds, per machine, the spec the engine's sync runner
+// drives (NodeSyncer, ClusterSyncer, UpgradeSyncer, HealSyncer,
+// DisruptionSyncer): where its cursor lives, what it gathers from listers
+// and GD2 into the facts package states decides over, its entry effects
+// and its status writer. It also maps informer events to machine keys
+// (handlers.go) and wires it all: Wire builds the informers and listers,
+// the specs and the dispatcher, and registers each machine with it.
+//
+// Gathering only reads; every write goes through the actions, to effects.
+// It builds on engine, objects and effects, and does not import operator.
+package machines

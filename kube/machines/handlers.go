@@ -1,0 +1,134 @@
+package machines
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/labels"
+
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/engine"
+	"github.com/gluster/anthill/kube/objects"
+	"github.com/gluster/anthill/states"
+)
+
+// Key constructors for the machines the dispatcher runs.
+
+func nodeKey(namespace, name string) engine.Key {
+	return engine.Key{Machine: states.NodeMachine, Namespace: namespace, Name: name}
+}
+
+func clusterKey(namespace, name string) engine.Key {
+	return engine.Key{Machine: states.ClusterMachine, Namespace: namespace, Name: name}
+}
+
+func healKey(namespace, name string) engine.Key {
+	return engine.Key{Machine: states.HealMachine, Namespace: namespace, Name: name}
+}
+
+func upgradeKey(namespace, name string) engine.Key {
+	return engine.Key{Machine: states.UpgradeMachine, Namespace: namespace, Name: name}
+}
+
+// keyMapper turns informer objects into the machine keys they concern. It
+// reads only listers (no I/O), as informer handlers must.
+type keyMapper struct {
+	nodes    listers.GlusterNodeLister
+	clusters listers.GlusterClusterLister
+}
+
+// forCluster: a cluster's own machine, its volumes' heal machines, and its
+// nodes (whose decisions read the cluster's spec and upgrade status).
+func (k keyMapper) forCluster(obj any) []engine.Key {
+	c, ok := obj.(*operatorv1alpha1.GlusterCluster)
+	if !ok {
+		return nil
+	}
+	keys := []engine.Key{clusterKey(c.Namespace, c.Name), healKey(c.Namespace, c.Name), upgradeKey(c.Namespace, c.Name)}
+	nodes, _ := k.nodes.GlusterNodes(c.Namespace).List(labels.Everything())
+	for _, n := range nodes {
+		if n.Spec.Cluster == c.Name {
+			keys = append(keys, nodeKey(n.Namespace, n.Name))
+		}
+	}
+	return keys
+}
+
+// forNode: the node's machine, its cluster's cluster and upgrade machines
+// (which count nodes by state and version), and its cluster's heal
+// machines: a node that stopped, came back or finished healing changes
+// what heal-info says, and the upgrade machine waits on status.volumes
+// before it picks the next node, so that must not wait for the timer.
+func (k keyMapper) forNode(obj any) []engine.Key {
+	n, ok := obj.(*operatorv1alpha1.GlusterNode)
+	if !ok {
+		return nil
+	}
+	ns, c := n.Namespace, n.Spec.Cluster
+	return []engine.Key{nodeKey(ns, n.Name), clusterKey(ns, c), upgradeKey(ns, c), healKey(ns, c)}
+}
+
+// forLabelled maps a namespaced object the operator created (pods,
+// StatefulSets, PVCs, Secrets, Services) through its labels: a node's
+// objects to the node, shared infrastructure to the cluster.
+func (k keyMapper) forLabelled(obj any) []engine.Key {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil
+	}
+	l := m.GetLabels()
+	if n := l[objects.LabelNode]; n != "" {
+		return []engine.Key{nodeKey(m.GetNamespace(), n)}
+	}
+	if c := l[objects.LabelCluster]; c != "" {
+		if l[objects.LabelComponent] == objects.ComponentCSINode {
+			// The upgrade machine waits for the CSI node plugin.
+			return []engine.Key{clusterKey(m.GetNamespace(), c), upgradeKey(m.GetNamespace(), c)}
+		}
+		return []engine.Key{clusterKey(m.GetNamespace(), c)}
+	}
+	return nil
+}
+
+// forPV maps a cluster-scoped PersistentVolume to every GlusterCluster it
+// uses (a deletion may be waiting for it).
+func (k keyMapper) forPV(obj any) []engine.Key {
+	pv, ok := obj.(*corev1.PersistentVolume)
+	if !ok {
+		return nil
+	}
+	cs, _ := k.clusters.List(labels.Everything())
+	var keys []engine.Key
+	for _, c := range cs {
+		if usesCluster(pv, c) {
+			keys = append(keys, clusterKey(c.Namespace, c.Name))
+		}
+	}
+	return keys
+}
+
+// usesCluster reports whether PersistentVolume pv holds data of cluster c:
+// it was provisioned by (or statically bound to) one of c's CSI drivers,
+// whose names are unique per cluster, or an admin labelled it with c's
+// name for a volume anthill cannot recognise by its driver.
+func usesCluster(pv *corev1.PersistentVolume, c *operatorv1alpha1.GlusterCluster) bool {
+	if pv.Spec.CSI != nil && objects.CSIDriverNames(c)[pv.Spec.CSI.Driver] {
+		return true
+	}
+	return pv.Labels[objects.LabelCluster] == c.Name
+}
+
+// forClusterScoped maps a cluster-scoped object anthill made for a cluster
+// (CSIDriver, ClusterRole, ClusterRoleBinding) through its cluster and
+// cluster-namespace labels: it has no namespace and no owner reference.
+func (k keyMapper) forClusterScoped(obj any) []engine.Key {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil
+	}
+	l := m.GetLabels()
+	if l[objects.LabelCluster] == "" || l[objects.LabelClusterNamespace] == "" {
+		return nil
+	}
+	return []engine.Key{clusterKey(l[objects.LabelClusterNamespace], l[objects.LabelCluster])}
+}

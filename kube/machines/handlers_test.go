@@ -1,0 +1,60 @@
+package machines
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/engine"
+	"github.com/gluster/anthill/kube/objects"
+)
+
+// A PersistentVolume holds a cluster's deletion when it came from one of the
+// cluster's CSI drivers (what a provisioner creates: no anthill label) or
+// when an admin labelled it; a PV of another cluster's driver, or of the
+// same cluster name in another namespace, does not.
+func TestPVsMapToTheClustersTheyUse(t *testing.T) {
+	a := &operatorv1alpha1.GlusterCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "gc"}}
+	b := &operatorv1alpha1.GlusterCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns2", Name: "gc"}}
+	clusters := newIndexer()
+	for _, c := range []*operatorv1alpha1.GlusterCluster{a, b} {
+		if err := clusters.Add(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	km := keyMapper{clusters: listers.NewGlusterClusterLister(clusters)}
+	csiPV := func(driver string) *corev1.PersistentVolume {
+		return &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv"}, Spec: corev1.PersistentVolumeSpec{
+			PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: driver, VolumeHandle: "h"}}}}
+	}
+	for _, tc := range []struct {
+		name string
+		pv   *corev1.PersistentVolume
+		want []engine.Key
+	}{
+		{"provisioned by the file driver of ns1/gc", csiPV(objects.CSIDriverName("ns1", "gc", operatorv1alpha1.GlusterDriverFile)), []engine.Key{clusterKey("ns1", "gc")}},
+		{"provisioned by the block driver of ns2/gc", csiPV(objects.CSIDriverName("ns2", "gc", operatorv1alpha1.GlusterDriverBlock)), []engine.Key{clusterKey("ns2", "gc")}},
+		{"another CSI driver", csiPV("ebs.csi.aws.com"), nil},
+		{"not CSI, unlabelled", &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv"}}, nil},
+		{"labelled by an admin with the cluster name", &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv", Labels: map[string]string{objects.LabelCluster: "gc"}}},
+			[]engine.Key{clusterKey("ns1", "gc"), clusterKey("ns2", "gc")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := km.forPV(tc.pv)
+			slices.SortFunc(got, func(x, y engine.Key) int { return strings.Compare(x.Namespace, y.Namespace) })
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("keys %v, want %v", got, tc.want)
+			}
+			for _, c := range []*operatorv1alpha1.GlusterCluster{a, b} {
+				if usesCluster(tc.pv, c) != slices.Contains(tc.want, clusterKey(c.Namespace, c.Name)) {
+					t.Fatalf("usesCluster(%s/%s) disagrees with the key mapping", c.Namespace, c.Name)
+				}
+			}
+		})
+	}
+}

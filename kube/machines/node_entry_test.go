@@ -1,0 +1,66 @@
+package machines
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/engine"
+	"github.com/gluster/anthill/states"
+)
+
+// Entering each node state applies exactly its meaning's entry effects:
+// the cursors it resets are cleared, those it stamps are set when unset,
+// every other cursor is kept, and the version is recorded where the table
+// says so.
+func TestNodeEntryEffectsFollowTheStateMeaning(t *testing.T) {
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	earlier := metav1.NewTime(now.Add(-time.Hour))
+	ref := operatorv1alpha1.BrickRef{Volume: "v", Path: "/b"}
+	set := func(st *operatorv1alpha1.GlusterNodeStatus) map[states.NodeCursor]bool {
+		return map[states.NodeCursor]bool{
+			states.CursorDownSince: st.DownSince != nil, states.CursorAliveSince: st.AliveSince != nil,
+			states.CursorMovedBricks: st.MovedBricks != nil, states.CursorRefusedPeers: st.RefusedPeers != nil,
+		}
+	}
+	s := &NodeSyncer{}
+	for _, sd := range states.NodeDefinition().States {
+		meaning := states.NodeMeaning(sd.Name)
+		for _, startSet := range []bool{true, false} {
+			node := &operatorv1alpha1.GlusterNode{}
+			if startSet {
+				node.Status = operatorv1alpha1.GlusterNodeStatus{
+					DownSince: &earlier, AliveSince: &earlier, MovedBricks: []operatorv1alpha1.BrickRef{ref}, RefusedPeers: []string{"p"},
+				}
+			}
+			out := &engine.Outcome[*nodeSync]{
+				Kind: engine.Fired, To: sd.Name,
+				Instance:  engine.Instance[*nodeSync]{Facts: &nodeSync{snap: states.NodeSnapshot{RunningVersion: "11.2"}}},
+				Committed: &engine.Committed{Machine: states.NodeMachine, To: sd.Name, Time: now},
+			}
+			s.enter(node, out, now)
+			got := set(&node.Status)
+			for c, was := range map[states.NodeCursor]bool{states.CursorDownSince: startSet, states.CursorAliveSince: startSet, states.CursorMovedBricks: startSet, states.CursorRefusedPeers: startSet} {
+				want := was
+				switch {
+				case slices.Contains(meaning.ResetOnEntry, c):
+					want = false
+				case slices.Contains(meaning.StampOnEntry, c):
+					want = true
+				}
+				if got[c] != want {
+					t.Errorf("entering %s (cursors set before: %t): %s set = %t, want %t", sd.Name, startSet, c, got[c], want)
+				}
+			}
+			if startSet && slices.Contains(meaning.StampOnEntry, states.CursorDownSince) && !node.Status.DownSince.Equal(&earlier) {
+				t.Errorf("entering %s restamped a set downSince", sd.Name)
+			}
+			if recorded := node.Status.Version == "11.2"; recorded != meaning.RecordsVersion {
+				t.Errorf("entering %s recorded the running version: %t, meaning says %t", sd.Name, recorded, meaning.RecordsVersion)
+			}
+		}
+	}
+}

@@ -1,0 +1,377 @@
+package machines
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/gluster/anthill/fsm"
+	"github.com/gluster/anthill/gd2"
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/objects"
+	"github.com/gluster/anthill/states"
+	"github.com/gluster/anthill/transitions"
+)
+
+// DefaultPermissibleDowntime applies when a cluster sets no failure policy:
+// long enough to ride out a node reboot or a kernel upgrade, short enough
+// that a dead node's replica sets do not run degraded for a whole shift.
+const DefaultPermissibleDowntime = 30 * time.Minute
+
+// DefaultOfflineGrace and DefaultRecoveryWindow are the liveness
+// hysteresis windows (see states.LivenessClocks) when a cluster sets none.
+// GD2 itself reports a peer dead only after its 30-second session lapses,
+// so another 30 s rides out a GD2 restart; two minutes alive tells a peer
+// that is back from one that flaps.
+const (
+	DefaultOfflineGrace   = 30 * time.Second
+	DefaultRecoveryWindow = 2 * time.Minute
+)
+
+// DefaultUpgradeStepTimeout bounds Restarting and Rejoining of one node.
+const DefaultUpgradeStepTimeout = 15 * time.Minute
+
+// nodeView is what one sync learned about a node, beyond the snapshot: the
+// objects and GD2 records the action target is built from.
+type nodeView struct {
+	peer     *gd2.Peer
+	peers    []gd2.Peer
+	analysis states.PeerBricks
+	// move is where the next brick may go.
+	move states.MovePlan
+}
+
+// gd2Reads are the GD2 calls one node sync makes. They are all reads.
+type gd2Reads interface {
+	ListPeers(ctx context.Context, f gd2.Filter) ([]gd2.Peer, error)
+	ListAllDevices(ctx context.Context) ([]gd2.Device, error)
+	ListVolumes(ctx context.Context, f gd2.Filter) ([]gd2.Volume, error)
+	BricksStatus(ctx context.Context, volume string) ([]gd2.BrickStatus, error)
+	HealInfo(ctx context.Context, volume string, kind gd2.HealInfoKind) ([]gd2.BrickHealInfo, error)
+}
+
+// nodeSnapshot gathers a NodeSnapshot from listers and live GD2 reads. A GD2
+// failure makes GD2Reachable false (the decision then waits); it is not an
+// error. An error means the snapshot could not be trusted at all.
+func (s *NodeSyncer) nodeSnapshot(ctx context.Context, node *operatorv1alpha1.GlusterNode, cluster *operatorv1alpha1.GlusterCluster, state fsm.State, gc gd2Reads) (states.NodeSnapshot, nodeView, error) {
+	now := s.Clock.Now()
+	snap := states.NodeSnapshot{
+		State:               state,
+		Now:                 now,
+		Deleting:            node.DeletionTimestamp != nil,
+		ClusterDeleting:     cluster.DeletionTimestamp != nil,
+		Request:             states.NodeRequest(node.Annotations[objects.AnnotationRequest]),
+		TargetVersion:       objects.ClusterVersion(cluster),
+		PermissibleDowntime: DefaultPermissibleDowntime,
+		OfflineGrace:        DefaultOfflineGrace,
+		RecoveryWindow:      DefaultRecoveryWindow,
+		UpgradeStepTimeout:  DefaultUpgradeStepTimeout,
+	}
+	if t := node.Status.LastTransitionTime; t != nil {
+		snap.StateSince = t.Time
+	}
+	if d := node.Status.DownSince; d != nil {
+		snap.DownSince = d.Time
+	}
+	if a := node.Status.AliveSince; a != nil {
+		snap.AliveSince = a.Time
+	}
+	if fp := cluster.Spec.FailurePolicy; fp != nil {
+		if fp.PermissibleDowntime != nil {
+			snap.PermissibleDowntime = fp.PermissibleDowntime.Duration
+		}
+		if fp.OfflineGrace != nil {
+			snap.OfflineGrace = fp.OfflineGrace.Duration
+		}
+		if fp.RecoveryWindow != nil {
+			snap.RecoveryWindow = fp.RecoveryWindow.Duration
+		}
+	}
+	if up := cluster.Status.Upgrade; up != nil {
+		snap.UpgradeSelected = up.State == string(states.UpgradeRollingServers) && slices.Contains(up.CurrentNodes, node.Name)
+		if up.ToVersion != "" {
+			snap.TargetVersion = up.ToVersion
+		}
+	}
+	if err := s.kubeSide(node, &snap); err != nil {
+		return snap, nodeView{}, err
+	}
+	var view nodeView
+	if gc == nil || !decisionReadsGD2(snap) {
+		return snap, view, nil
+	}
+	if err := s.gd2Side(ctx, node, gc, &snap, &view); err != nil {
+		if errors.Is(err, context.Canceled) {
+			return snap, view, err
+		}
+		// Any GD2 failure makes the whole GD2 side unknown: counts gathered
+		// halfway would read as "zero bricks", the unsafe answer.
+		s.log(node).Debug("GD2 read failed; deciding without GD2")
+		snap.GD2Reachable = false
+		snap.PeerKnown, snap.PeerAlive, snap.PeerID = false, false, ""
+		clearBrickCounts(&snap)
+		view = nodeView{}
+	}
+	if state == states.NodeOffline && snap.PeerKnown && !snap.PeerAlive {
+		s.lostPodSide(ctx, node, &snap)
+	}
+	return snap, view, nil
+}
+
+// decisionReadsGD2 reports whether the node's decision can depend on GD2
+// (states.NodeReadsGD2).
+func decisionReadsGD2(s states.NodeSnapshot) bool { return states.NodeReadsGD2(s) }
+
+// decisionReadsBricks reports whether the node's decision in state can use
+// volumes, brick status or heal-info (states.NodeStateMeaning.ReadsBricks).
+func decisionReadsBricks(st fsm.State) bool { return states.NodeMeaning(st).ReadsBricks }
+
+// onlyLivePoolMember reports whether self is the only member of the pool
+// apart from tombstones: peers anthill abandoned (metadata anthill-state
+// Abandoned) that are dead and hold no brick. GD2 cannot delete those, and
+// they must not keep the last real member of a cluster being deleted from
+// leaving with its pool.
+func onlyLivePoolMember(self string, peers []gd2.Peer, vols []gd2.Volume) bool {
+	hasBricks := map[string]bool{}
+	for _, v := range vols {
+		for _, b := range v.Bricks() {
+			hasBricks[b.PeerID] = true
+		}
+	}
+	for _, p := range peers {
+		if p.ID == self {
+			continue
+		}
+		tombstone := !p.Online && fsm.State(p.Metadata[transitions.MetaState]) == states.NodeAbandoned && !hasBricks[p.ID]
+		if !tombstone {
+			return false
+		}
+	}
+	return true
+}
+
+func clearBrickCounts(s *states.NodeSnapshot) {
+	s.DevicesEnabled, s.BricksOnNode, s.BricksOffline, s.SoleHealedCopies, s.QuorumAtRisk = 0, 0, 0, 0, 0
+	s.ReplacementsHealing, s.PendingHealEntries, s.SplitBrainEntries = 0, 0, 0
+	s.NextBrickVolume, s.NextBrickPath, s.DrainBlockedReason, s.VolumeNodeDown = "", "", "", ""
+}
+
+// kubeSide fills the pod and PVC facts from the listers.
+func (s *NodeSyncer) kubeSide(node *operatorv1alpha1.GlusterNode, snap *states.NodeSnapshot) error {
+	if node.Spec.ExternalAddress != "" {
+		// An external node runs no pod and has no claims: treat its
+		// workload as present and ready, GD2 liveness decides the rest.
+		snap.PodExists, snap.PodReady, snap.PVCExists, snap.PVCBound = true, true, true, true
+		snap.RunningVersion = snap.TargetVersion
+		return nil
+	}
+	pod, err := s.Pods.Pods(node.Namespace).Get(objects.NodePodName(node.Name))
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return err
+	default:
+		snap.PodExists = pod.DeletionTimestamp == nil
+		snap.PodReady = snap.PodExists && objects.PodReady(pod)
+		if snap.PodReady {
+			snap.RunningVersion = pod.Annotations[objects.AnnotationVersion]
+		}
+	}
+	devices := objects.NodeDevicePaths(node)
+	bound := 0
+	for i := range devices {
+		pvc, err := s.PVCs.PersistentVolumeClaims(node.Namespace).Get(objects.BrickClaimName(node.Name, i))
+		switch {
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			return err
+		}
+		snap.PVCExists = true
+		if pvc.Status.Phase == corev1.ClaimBound {
+			bound++
+		}
+	}
+	snap.PVCBound = bound == len(devices)
+	return nil
+}
+
+// gd2Side reads peers, devices, volumes, brick status and heal-info.
+func (s *NodeSyncer) gd2Side(ctx context.Context, node *operatorv1alpha1.GlusterNode, gc gd2Reads, snap *states.NodeSnapshot, view *nodeView) error {
+	peers, err := gc.ListPeers(ctx, gd2.Filter{})
+	if err != nil {
+		return fmt.Errorf("list peers: %w", err)
+	}
+	snap.GD2Reachable = true
+	view.peers = peers
+	key := node.Namespace + "/" + node.Name
+	for i := range peers {
+		p := &peers[i]
+		if p.Metadata[transitions.MetaNode] == key || (node.Status.PeerID != "" && p.ID == node.Status.PeerID) {
+			view.peer = p
+			break
+		}
+	}
+	if view.peer == nil {
+		return nil
+	}
+	p := view.peer
+	snap.PeerKnown, snap.PeerID, snap.PeerAlive = true, p.ID, p.Online
+
+	devices, err := gc.ListAllDevices(ctx)
+	if err != nil {
+		return fmt.Errorf("list devices: %w", err)
+	}
+	for _, d := range devices {
+		if d.PeerID == p.ID && d.State == gd2.DeviceEnabled {
+			snap.DevicesEnabled++
+		}
+	}
+	if !decisionReadsBricks(snap.State) {
+		return nil
+	}
+	vols, err := gc.ListVolumes(ctx, gd2.Filter{})
+	if err != nil {
+		return fmt.Errorf("list volumes: %w", err)
+	}
+	snap.OnlyPeer = onlyLivePoolMember(p.ID, peers, vols)
+	moved := movedRefs(node)
+	var views []states.VolumeFacts
+	byName := map[string]states.VolumeFacts{}
+	for _, v := range vols {
+		if !volumeConcerns(v, p.ID, moved) {
+			continue
+		}
+		vv, err := readVolume(ctx, gc, v)
+		if err != nil {
+			return err
+		}
+		views = append(views, vv)
+		byName[v.Name] = vv
+	}
+	a := states.AnalyzePeer(p.ID, views, moved)
+	view.analysis = a
+	snap.BricksOnNode, snap.BricksOffline = a.OnPeer, a.Offline
+	snap.SoleHealedCopies, snap.QuorumAtRisk = a.SoleHealedCopies, a.QuorumAtRisk
+	snap.ReplacementsHealing = a.Unhealed
+	snap.PendingHealEntries, snap.SplitBrainEntries = a.PendingHealEntries, a.SplitBrainEntries
+	pf, df := peerFacts(peers), deviceFacts(devices)
+	refused := map[string]bool{}
+	for _, id := range node.Status.RefusedPeers {
+		refused[id] = true
+	}
+	former := s.formerHolders(node)
+	var block *states.MoveBlock
+	// A node of one of this node's volumes that is down is what an admin
+	// can act on, and may be why this node's copies are short: name it
+	// whether or not some other brick can move.
+	byID := make(map[string]states.PeerFacts, len(pf))
+	for _, f := range pf {
+		byID[f.ID] = f
+	}
+	for _, v := range views {
+		if down := states.VolumeNodesDown(v, byID); down != "" {
+			snap.VolumeNodeDown = down
+			break
+		}
+	}
+	for _, b := range a.Movable {
+		vol := byName[b.Volume]
+		plan, blocked := states.PlanMove(b, vol, p.ID, pf, df, states.ClashPeers(vol, b.Path, former), refused)
+		if blocked != nil {
+			if block == nil || (blocked.NodeDown && !block.NodeDown) {
+				block = blocked
+			}
+			continue
+		}
+		snap.NextBrickVolume, snap.NextBrickPath = b.Volume, b.Path
+		view.move = plan
+		break
+	}
+	if snap.NextBrickPath == "" && block != nil {
+		snap.DrainBlockedReason = block.Reason
+	}
+	return nil
+}
+
+// formerHolders maps each brick moved off a node of the cluster to the
+// peers that held it: GD2 leaves the replaced brick's logical volume there
+// (see states.ClashPeers).
+func (s *NodeSyncer) formerHolders(node *operatorv1alpha1.GlusterNode) map[states.BrickRef][]string {
+	out := map[states.BrickRef][]string{}
+	nodes, err := s.Nodes.GlusterNodes(node.Namespace).List(labels.Everything())
+	if err != nil {
+		return out
+	}
+	for _, n := range nodes {
+		if n.Spec.Cluster != node.Spec.Cluster || n.Status.PeerID == "" {
+			continue
+		}
+		for _, list := range [][]operatorv1alpha1.BrickRef{n.Status.LeftBricks, n.Status.MovedBricks} {
+			for _, r := range list {
+				ref := states.BrickRef{Volume: r.Volume, Path: r.Path}
+				if !slices.Contains(out[ref], n.Status.PeerID) {
+					out[ref] = append(out[ref], n.Status.PeerID)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func movedRefs(node *operatorv1alpha1.GlusterNode) []states.BrickRef {
+	out := make([]states.BrickRef, 0, len(node.Status.MovedBricks))
+	for _, m := range node.Status.MovedBricks {
+		out = append(out, states.BrickRef{Volume: m.Volume, Path: m.Path})
+	}
+	return out
+}
+
+// volumeConcerns: the volume has a brick on peer, or a brick this node moved.
+func volumeConcerns(v gd2.Volume, peer string, moved []states.BrickRef) bool {
+	for _, b := range v.Bricks() {
+		if b.PeerID == peer {
+			return true
+		}
+		for _, m := range moved {
+			if m.Volume == v.Name && m.Path == b.Path {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// readVolume reads brick status and heal-info of a started volume.
+func readVolume(ctx context.Context, gc gd2Reads, v gd2.Volume) (states.VolumeFacts, error) {
+	if v.State != gd2.VolumeStarted {
+		return volumeFacts(v, nil, nil), nil
+	}
+	st, err := gc.BricksStatus(ctx, v.Name)
+	if err != nil {
+		return states.VolumeFacts{}, fmt.Errorf("bricks status of %s: %w", v.Name, err)
+	}
+	var heal []gd2.BrickHealInfo
+	if redundant(v) {
+		heal, err = gc.HealInfo(ctx, v.Name, gd2.HealInfoSummary)
+		if err != nil {
+			return states.VolumeFacts{}, fmt.Errorf("heal info of %s: %w", v.Name, err)
+		}
+	}
+	return volumeFacts(v, st, heal), nil
+}
+
+func redundant(v gd2.Volume) bool {
+	for _, sv := range v.Subvols {
+		if sv.Type == gd2.SubvolReplicate || sv.Type == gd2.SubvolDisperse {
+			return true
+		}
+	}
+	return false
+}

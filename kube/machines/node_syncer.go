@@ -1,0 +1,396 @@
+package machines
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	corev1listers "k8s.io/client-go/listers/core/v1"
+	"k8s.io/utils/clock"
+
+	"github.com/gluster/anthill/fsm"
+	"github.com/gluster/anthill/gd2"
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/client/clientset/versioned"
+	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/effects"
+	"github.com/gluster/anthill/kube/engine"
+	"github.com/gluster/anthill/kube/objects"
+	"github.com/gluster/anthill/states"
+	"github.com/gluster/anthill/transitions"
+)
+
+// NodeSyncer is the node machine's spec: one instance per GlusterNode,
+// persisted in its whole status. Its Sync runs the engine's protocol.
+type NodeSyncer struct {
+	Nodes    listers.GlusterNodeLister
+	Clusters listers.GlusterClusterLister
+	Pods     corev1listers.PodLister
+	PVCs     corev1listers.PersistentVolumeClaimLister
+	Anthill  versioned.Interface
+	Kube     transitions.KubeOps
+	GD2      *effects.GD2Clients
+	Log      *engine.TransitionLog
+	Clock    clock.Clock
+	// Live reads what must not come from a cache (a lost pod's Kubernetes
+	// node and storage, see lostPodSide); nil disables lost-pod eviction.
+	Live kubernetes.Interface
+
+	once   sync.Once
+	runner *engine.Runner[*operatorv1alpha1.GlusterNode, *nodeSync]
+}
+
+var nodeDef = states.NodeDefinition()
+
+// nodeSync is what one node sync gathered.
+type nodeSync struct {
+	// clusterName names the node's GlusterCluster; cluster is it, nil
+	// when it does not exist.
+	clusterName string
+	cluster     *operatorv1alpha1.GlusterCluster
+	snap        states.NodeSnapshot
+	view        nodeView
+	// ops acts on the cluster's GD2; nil when there is no client yet.
+	ops *effects.GD2
+	// peerID is the peer a join action added (Act fills it in).
+	peerID string
+}
+
+// Sync runs one decision for the node named by key.
+func (s *NodeSyncer) Sync(ctx context.Context, key engine.Key) (engine.Result, error) {
+	s.once.Do(func() {
+		s.runner = &engine.Runner[*operatorv1alpha1.GlusterNode, *nodeSync]{
+			Spec: s, Log: s.Log, Clock: s.Clock, Refusal: effects.RefusalReason, Writer: nodeStatusWriter(s.Anthill),
+		}
+	})
+	return s.runner.Sync(ctx, key)
+}
+
+// Definition is the node machine.
+func (s *NodeSyncer) Definition() *fsm.Definition { return nodeDef }
+
+// Get reads the node from the cache.
+func (s *NodeSyncer) Get(key engine.Key) (*operatorv1alpha1.GlusterNode, error) {
+	return s.Nodes.GlusterNodes(key.Namespace).Get(key.Name)
+}
+
+// Forget drops the GD2 client of a node that is gone.
+func (s *NodeSyncer) Forget(key engine.Key) {
+	if s.GD2 != nil {
+		s.GD2.ForgetNode(key.Namespace, key.Name)
+	}
+}
+
+func (s *NodeSyncer) log(node *operatorv1alpha1.GlusterNode) *zap.Logger {
+	return s.Log.Log.With(zap.String(engine.LogMachine, states.NodeMachine), zap.String(engine.LogNamespace, node.Namespace), zap.String(engine.LogName, node.Name))
+}
+
+// Prepare finishes a Deleted node, releases a node of an external cluster
+// being deleted, and adds the finalizer to every other node.
+func (s *NodeSyncer) Prepare(ctx context.Context, node *operatorv1alpha1.GlusterNode) (bool, engine.Result, error) {
+	if fsm.State(node.Status.State) == states.NodeDeleted {
+		return true, engine.Result{}, s.finishDeleted(ctx, node)
+	}
+	if cl, err := s.Clusters.GlusterClusters(node.Namespace).Get(node.Spec.Cluster); err == nil && objects.IsExternal(cl) {
+		if node.DeletionTimestamp != nil {
+			return true, engine.Result{}, effects.RemoveFinalizer(ctx, node, objects.FinalizerNode, s.update)
+		}
+		return false, engine.Result{}, nil
+	}
+	if added, err := effects.AddFinalizer(ctx, node, objects.FinalizerNode, s.update); added || err != nil {
+		return true, engine.Result{Requeue: err == nil}, err
+	}
+	return false, engine.Result{}, nil
+}
+
+// Gather reads the node's facts: its cluster, the Kubernetes side from
+// listers and the GD2 side live, and applies this sync's liveness
+// observation to the outage clocks (states.LivenessClocks), so that the
+// decision and the status write use the same clocks.
+func (s *NodeSyncer) Gather(ctx context.Context, node *operatorv1alpha1.GlusterNode) ([]engine.Instance[*nodeSync], error) {
+	in := engine.Instance[*nodeSync]{State: fsm.State(node.Status.State), Facts: &nodeSync{clusterName: node.Spec.Cluster}}
+	f := in.Facts
+	cluster, err := s.Clusters.GlusterClusters(node.Namespace).Get(node.Spec.Cluster)
+	switch {
+	case apierrors.IsNotFound(err):
+		return []engine.Instance[*nodeSync]{in}, nil
+	case err != nil:
+		return nil, err
+	}
+	f.cluster = cluster
+	if objects.IsExternal(cluster) || !nodeDef.HasState(cmpState(in.State)) {
+		return []engine.Instance[*nodeSync]{in}, nil
+	}
+	var reads gd2Reads
+	if gc, err := s.GD2.For(ctx, cluster); err == nil {
+		f.ops, reads = &effects.GD2{Client: gc}, gc
+	} else {
+		s.log(node).Debug("no GD2 client yet", zap.Error(err))
+	}
+	f.snap, f.view, err = s.nodeSnapshot(ctx, node, cluster, cmpState(in.State), reads)
+	if err != nil {
+		return nil, err
+	}
+	f.snap.DownSince, f.snap.AliveSince = states.LivenessClocks(f.snap)
+	return []engine.Instance[*nodeSync]{in}, nil
+}
+
+// cmpState is st, or the machine's initial state when st is empty.
+func cmpState(st fsm.State) fsm.State {
+	if st == "" {
+		return nodeDef.Initial
+	}
+	return st
+}
+
+// Decide is the node's pure decision; a node without its cluster, or of an
+// external cluster, waits.
+func (s *NodeSyncer) Decide(in engine.Instance[*nodeSync]) states.Decision {
+	f := in.Facts
+	switch {
+	case f.cluster == nil:
+		return states.Decision{Reason: states.ReasonClusterNotFound, Message: fmt.Sprintf("GlusterCluster %q does not exist.", f.clusterName), RequeueAfter: pollWait}
+	case objects.IsExternal(f.cluster):
+		return states.Decision{Reason: states.ReasonExternalCluster, Message: fmt.Sprintf("GlusterCluster %q is external: anthill runs and changes none of its servers, so this node is left alone.", f.cluster.Name)}
+	}
+	return states.DecideNode(f.snap)
+}
+
+// Act runs the node action of d. Only a brick move needs the node's own
+// GD2 (GD2 sizes the new brick on the node serving the request); actions
+// that need GD2 fail cleanly while the cluster has no client yet.
+func (s *NodeSyncer) Act(ctx context.Context, node *operatorv1alpha1.GlusterNode, in engine.Instance[*nodeSync], d states.Decision) error {
+	f := in.Facts
+	a, ok := transitions.NodeActions.For(d)
+	if !ok {
+		return nil
+	}
+	ops := transitions.Ops{Kube: s.Kube, GD2: effects.NoGD2{}}
+	if f.ops != nil {
+		g2 := *f.ops
+		if d.Step == states.NodeMoveBrick {
+			local, err := s.GD2.ForNode(ctx, f.cluster, node)
+			if err != nil {
+				return err
+			}
+			g2.Local = local
+		}
+		ops.GD2 = &g2
+	}
+	res, err := a(ctx, ops, s.target(node, f))
+	f.peerID = res.PeerID
+	return err
+}
+
+// target builds the action target from the node and its facts.
+func (s *NodeSyncer) target(node *operatorv1alpha1.GlusterNode, f *nodeSync) transitions.NodeTarget {
+	snap, view := f.snap, f.view
+	t := transitions.NodeTarget{
+		Namespace: node.Namespace, Name: node.Name, Cluster: node.Spec.Cluster,
+		Address: objects.NodeAddress(node), Zone: node.Spec.Zone, Devices: objects.NodeDevicePaths(node),
+		PeerID: snap.PeerID, PeerAlive: snap.PeerAlive, TargetVersion: snap.TargetVersion,
+		MoveVolume: snap.NextBrickVolume, MovePath: snap.NextBrickPath,
+		MoveTo:     transitions.MoveTo{Peers: view.move.Targets, SameZone: view.move.SameZone},
+		LostPodUID: snap.LostPod.UID,
+	}
+	if t.PeerID == "" {
+		t.PeerID = node.Status.PeerID
+	}
+	return t
+}
+
+// Message is the node's persisted message.
+func (s *NodeSyncer) Message(node *operatorv1alpha1.GlusterNode, _ string) string {
+	return node.Status.Message
+}
+
+// Record lands one outcome in the node's status.
+func (s *NodeSyncer) Record(node *operatorv1alpha1.GlusterNode, outs []engine.Outcome[*nodeSync], now time.Time) {
+	out := &outs[0]
+	st := &node.Status
+	f := out.Facts
+	if f.snap.State != "" {
+		// The snapshot was gathered: persist its outage clocks.
+		st.DownSince, st.AliveSince = optTime(f.snap.DownSince), optTime(f.snap.AliveSince)
+	}
+	d := out.Decision
+	switch out.Kind {
+	case engine.Unknown:
+		setUnknownStateCondition(&st.Conditions, out.Err, node.Generation)
+		return
+	case engine.Refused:
+		return
+	case engine.Failed:
+		apimeta.SetStatusCondition(&st.Conditions, metav1.Condition{
+			Type: operatorv1alpha1.ConditionProgressing, Status: metav1.ConditionFalse, Reason: out.Reason,
+			Message: truncate(out.Message, 1024), ObservedGeneration: node.Generation,
+		})
+		if d.Step == states.NodeMoveBrick {
+			// GD2 began preparing the new brick on these peers and failed
+			// there, leaving an unusable brick behind: never offer them again.
+			for _, id := range effects.PreparedOn(out.Err) {
+				if !slices.Contains(st.RefusedPeers, id) {
+					st.RefusedPeers = append(st.RefusedPeers, id)
+				}
+			}
+		}
+		return
+	case engine.Fired:
+		s.enter(node, out, now)
+		return
+	case engine.Stepped:
+		switch d.Step {
+		case states.NodeMoveBrick:
+			ref := operatorv1alpha1.BrickRef{Volume: f.snap.NextBrickVolume, Path: f.snap.NextBrickPath}
+			if !slices.Contains(st.MovedBricks, ref) {
+				st.MovedBricks = append(st.MovedBricks, ref)
+			}
+			if !slices.Contains(st.LeftBricks, ref) {
+				st.LeftBricks = append(st.LeftBricks, ref)
+			}
+		case states.NodeEvictLostPod:
+			// A forced pod deletion must be found later: it is recorded
+			// like a transition from the state to itself.
+			st.History = engine.AppendHistory(st.History, out.RecordStep(states.NodeMachine, node, now).Record())
+		}
+	}
+	st.Message = d.Message
+	st.ObservedGeneration = node.Generation
+	st.State = string(out.To)
+	setNodeConditions(node, out.To, d, now)
+}
+
+// enter applies a transition's entry effects: the new state and its time,
+// the peer a join added, the outage clocks and cursor fields the state
+// resets, the history entry and the conditions.
+func (s *NodeSyncer) enter(node *operatorv1alpha1.GlusterNode, out *engine.Outcome[*nodeSync], now time.Time) {
+	st := &node.Status
+	d := out.Decision
+	st.State = string(out.To)
+	st.LastTransitionTime = &metav1.Time{Time: now}
+	st.Message = d.Message
+	st.ObservedGeneration = node.Generation
+	if out.Facts.peerID != "" {
+		st.PeerID = out.Facts.peerID
+	}
+	st.Address = objects.NodeAddress(node)
+	meaning := states.NodeMeaning(out.To)
+	for _, c := range meaning.ResetOnEntry {
+		resetCursor(st, c)
+	}
+	for _, c := range meaning.StampOnEntry {
+		stampCursor(st, c, now)
+	}
+	if v := out.Facts.snap.RunningVersion; meaning.RecordsVersion && v != "" {
+		st.Version = v
+	}
+	st.History = engine.AppendHistory(st.History, out.Committed.Record())
+	setNodeConditions(node, out.To, d, now)
+}
+
+// Finish mirrors the persisted state into the peer's GD2 metadata and
+// removes a node that reached Deleted. After a transition there is no
+// requeue: the informer delivers the status write as an update, and that
+// sync reads the new state (requeueing now would read the cache from
+// before the write and repeat the action for nothing).
+func (s *NodeSyncer) Finish(ctx context.Context, node *operatorv1alpha1.GlusterNode, outs []engine.Outcome[*nodeSync], res engine.Result, err error) (engine.Result, error) {
+	out := outs[0]
+	if out.Kind == engine.Unknown || out.Kind == engine.Refused {
+		return res, err
+	}
+	if out.To == states.NodeDeleted {
+		return engine.Result{}, s.finishDeleted(ctx, node)
+	}
+	if f := out.Facts; f.ops != nil {
+		s.mirror(ctx, node, f.ops, f.view.peer, out.To)
+	}
+	return res, err
+}
+
+// mirror writes the state into the peer's metadata when it differs; a
+// failure is logged and repaired by the next sync, which compares the
+// mirrored value. A dead peer marked Abandoned keeps that mark: it is the
+// tombstone GD2 will not let anthill delete, and the mark is what tells
+// anthill (and an admin reading GD2's peer list) to ignore it.
+func (s *NodeSyncer) mirror(ctx context.Context, node *operatorv1alpha1.GlusterNode, ops transitions.GD2Ops, peer *gd2.Peer, st fsm.State) {
+	if peer == nil {
+		return
+	}
+	current := fsm.State(peer.Metadata[transitions.MetaState])
+	if current == st || (current == states.NodeAbandoned && !peer.Online) {
+		return
+	}
+	if err := transitions.MirrorNodeState(ctx, ops, peer.ID, st); err != nil {
+		s.log(node).Info("mirroring state into GD2 failed; retrying next sync", zap.Error(err))
+	}
+}
+
+// resetCursor clears the status field cursor c names.
+func resetCursor(st *operatorv1alpha1.GlusterNodeStatus, c states.NodeCursor) {
+	switch c {
+	case states.CursorDownSince:
+		st.DownSince = nil
+	case states.CursorAliveSince:
+		st.AliveSince = nil
+	case states.CursorMovedBricks:
+		st.MovedBricks = nil
+	case states.CursorRefusedPeers:
+		st.RefusedPeers = nil
+	}
+}
+
+// stampCursor sets the clock cursor c names to now unless it is set.
+func stampCursor(st *operatorv1alpha1.GlusterNodeStatus, c states.NodeCursor, now time.Time) {
+	var t **metav1.Time
+	switch c {
+	case states.CursorDownSince:
+		t = &st.DownSince
+	case states.CursorAliveSince:
+		t = &st.AliveSince
+	default:
+		return
+	}
+	if *t == nil {
+		*t = &metav1.Time{Time: now}
+	}
+}
+
+func optTime(t time.Time) *metav1.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &metav1.Time{Time: t}
+}
+
+// finishDeleted removes a node that reached Deleted: a decommissioned
+// node's GlusterNode object is deleted (its record stays in the Events and
+// the log), and the finalizer is released so the object goes away. The
+// delete carries the UID so a new node of the same name is never hit.
+func (s *NodeSyncer) finishDeleted(ctx context.Context, node *operatorv1alpha1.GlusterNode) error {
+	if node.DeletionTimestamp == nil {
+		uid := node.UID
+		err := s.Anthill.OperatorV1alpha1().GlusterNodes(node.Namespace).Delete(ctx, node.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete GlusterNode of a deleted node: %w", err)
+		}
+	}
+	return effects.RemoveFinalizer(ctx, node.DeepCopy(), objects.FinalizerNode, s.update)
+}
+
+func (s *NodeSyncer) update(ctx context.Context, n *operatorv1alpha1.GlusterNode) (*operatorv1alpha1.GlusterNode, error) {
+	return s.Anthill.OperatorV1alpha1().GlusterNodes(n.Namespace).Update(ctx, n, metav1.UpdateOptions{})
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}

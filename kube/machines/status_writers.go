@@ -1,0 +1,49 @@
+package machines
+
+import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
+
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/client/clientset/versioned"
+	"github.com/gluster/anthill/kube/effects"
+	"github.com/gluster/anthill/kube/engine"
+)
+
+// clusterRunner is the runner of a machine persisted in a GlusterCluster's
+// status (cluster, upgrade, disruption, heal): its writer writes the
+// status when the machine's slice of it changed.
+func clusterRunner[F any](spec engine.Spec[*operatorv1alpha1.GlusterCluster, F], a versioned.Interface, log *engine.TransitionLog, clk clock.Clock, slice func(*operatorv1alpha1.GlusterClusterStatus) any) *engine.Runner[*operatorv1alpha1.GlusterCluster, F] {
+	return &engine.Runner[*operatorv1alpha1.GlusterCluster, F]{
+		Spec: spec, Log: log, Clock: clk, Refusal: effects.RefusalReason,
+		Writer: clusterStatusWriter(a, slice),
+	}
+}
+
+// The status writers below are the only code that writes a status. Every
+// machine's runner owns one, for its slice of the status (see
+// engine.StatusWriter).
+
+// nodeStatusWriter writes a GlusterNode's status, which is the node
+// machine's alone.
+func nodeStatusWriter(a versioned.Interface) *engine.StatusWriter[*operatorv1alpha1.GlusterNode] {
+	return &engine.StatusWriter[*operatorv1alpha1.GlusterNode]{
+		Update: func(ctx context.Context, n *operatorv1alpha1.GlusterNode) (*operatorv1alpha1.GlusterNode, error) {
+			return a.OperatorV1alpha1().GlusterNodes(n.Namespace).UpdateStatus(ctx, n, metav1.UpdateOptions{})
+		},
+		Slice: func(n *operatorv1alpha1.GlusterNode) any { return &n.Status },
+	}
+}
+
+// clusterStatusWriter writes a GlusterCluster's status when the slice of
+// it one machine owns changed.
+func clusterStatusWriter(a versioned.Interface, slice func(*operatorv1alpha1.GlusterClusterStatus) any) *engine.StatusWriter[*operatorv1alpha1.GlusterCluster] {
+	return &engine.StatusWriter[*operatorv1alpha1.GlusterCluster]{
+		Update: func(ctx context.Context, c *operatorv1alpha1.GlusterCluster) (*operatorv1alpha1.GlusterCluster, error) {
+			return a.OperatorV1alpha1().GlusterClusters(c.Namespace).UpdateStatus(ctx, c, metav1.UpdateOptions{})
+		},
+		Slice: func(c *operatorv1alpha1.GlusterCluster) any { return slice(&c.Status) },
+	}
+}

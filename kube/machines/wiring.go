@@ -1,0 +1,164 @@
+package machines
+
+import (
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+
+	"github.com/gluster/anthill/kube/client/clientset/versioned"
+	anthillscheme "github.com/gluster/anthill/kube/client/clientset/versioned/scheme"
+	anthillinformers "github.com/gluster/anthill/kube/client/informers/externalversions"
+	"github.com/gluster/anthill/kube/effects"
+	"github.com/gluster/anthill/kube/engine"
+	"github.com/gluster/anthill/kube/objects"
+	"github.com/gluster/anthill/states"
+)
+
+// Machines is everything the dispatcher needs to run anthill's machines,
+// assembled by Wire.
+type Machines struct {
+	Dispatcher *engine.Dispatcher
+	factories  []interface {
+		Start(stop <-chan struct{})
+		Shutdown()
+	}
+	broadcast record.EventBroadcaster
+}
+
+// Start starts the informers (the dispatcher is started separately, by the
+// leader).
+func (m *Machines) Start(stop <-chan struct{}) {
+	for _, f := range m.factories {
+		f.Start(stop)
+	}
+}
+
+// Shutdown stops the informers and the Event broadcaster.
+func (m *Machines) Shutdown() {
+	for _, f := range m.factories {
+		f.Shutdown()
+	}
+	m.broadcast.Shutdown()
+}
+
+// WireConfig is what Wire needs from the process.
+type WireConfig struct {
+	Kube       kubernetes.Interface
+	Anthill    versioned.Interface
+	Resync     time.Duration
+	Workers    int
+	Metrics    *engine.Metrics
+	Log        *zap.Logger
+	Clock      clock.Clock
+	GD2Timeout time.Duration
+}
+
+// Wire builds the informers, listers, syncers and the dispatcher. Only
+// objects anthill labels are watched (managed-by=anthill), except the
+// custom resources and PersistentVolumes (all of them).
+func Wire(cfg WireConfig) (*Machines, error) {
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	managed, err := labels.NewRequirement(objects.LabelManagedBy, selection.Equals, []string{objects.ManagedByAnthill})
+	if err != nil {
+		return nil, err
+	}
+	kf := informers.NewSharedInformerFactoryWithOptions(cfg.Kube, cfg.Resync,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = labels.NewSelector().Add(*managed).String() }))
+	// Every PersistentVolume: one a cluster's CSI driver provisioned carries
+	// no anthill label, only the driver's name (see usesCluster).
+	pvf := informers.NewSharedInformerFactory(cfg.Kube, cfg.Resync)
+	af := anthillinformers.NewSharedInformerFactory(cfg.Anthill, cfg.Resync)
+
+	if err := anthillscheme.AddToScheme(scheme.Scheme); err != nil {
+		return nil, fmt.Errorf("register anthill types for Events: %w", err)
+	}
+	bc := record.NewBroadcaster()
+	bc.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cfg.Kube.CoreV1().Events("")})
+	recorder := bc.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "anthill"})
+	tlog := &engine.TransitionLog{Log: cfg.Log, Metrics: cfg.Metrics, Recorder: recorder}
+
+	d, err := engine.NewDispatcher(engine.DispatcherConfig{Workers: cfg.Workers, Metrics: cfg.Metrics, Log: cfg.Log})
+	if err != nil {
+		return nil, err
+	}
+	nodes := af.Operator().V1alpha1().GlusterNodes()
+	clusters := af.Operator().V1alpha1().GlusterClusters()
+	pods := kf.Core().V1().Pods()
+	pvcs := kf.Core().V1().PersistentVolumeClaims()
+	secrets := kf.Core().V1().Secrets()
+	services := kf.Core().V1().Services()
+	sts := kf.Apps().V1().StatefulSets()
+	daemonSets := kf.Apps().V1().DaemonSets()
+	eps := kf.Discovery().V1().EndpointSlices()
+	pvs := pvf.Core().V1().PersistentVolumes()
+	csi := csiInformers(kf)
+
+	km := keyMapper{nodes: nodes.Lister(), clusters: clusters.Lister()}
+	for _, w := range []struct {
+		inf interface {
+			Informer() cache.SharedIndexInformer
+		}
+		keys func(any) []engine.Key
+	}{
+		{clusters, km.forCluster}, {nodes, km.forNode}, {pods, km.forLabelled}, {pvcs, km.forLabelled},
+		{secrets, km.forLabelled}, {services, km.forLabelled}, {sts, km.forLabelled}, {daemonSets, km.forLabelled}, {pvs, km.forPV}, {eps, km.forLabelled},
+		{csi.serviceAccounts, km.forLabelled}, {csi.deployments, km.forLabelled},
+		{csi.drivers, km.forClusterScoped}, {csi.clusterRoles, km.forClusterScoped}, {csi.clusterRoleBindings, km.forClusterScoped},
+	} {
+		if err := d.Watch(w.inf.Informer(), w.keys); err != nil {
+			return nil, err
+		}
+	}
+	// The disruption machine: PodDisruptionBudgets anthill labels, and
+	// every Kubernetes Node (cordons and taints ask for a zone to open).
+	pdbs := kf.Policy().V1().PodDisruptionBudgets()
+	nf := informers.NewSharedInformerFactory(cfg.Kube, cfg.Resync)
+	kubeNodes := nf.Core().V1().Nodes()
+	for _, inf := range []cache.SharedIndexInformer{clusters.Informer(), nodes.Informer(), pods.Informer(), pdbs.Informer()} {
+		if err := d.Watch(inf, disruptionKeys); err != nil {
+			return nil, err
+		}
+	}
+	if err := d.WatchChanges(kubeNodes.Informer(), schedulingChanged, nodeDrainKeys(pods.Lister())); err != nil {
+		return nil, err
+	}
+	gd2c := &effects.GD2Clients{Secrets: cfg.Kube.CoreV1(), Metrics: cfg.Metrics, Timeout: cfg.GD2Timeout, Log: cfg.Log}
+	kops := &effects.Kube{Client: cfg.Kube, Anthill: cfg.Anthill, Clock: cfg.Clock}
+	d.Register(states.NodeMachine, &NodeSyncer{
+		Nodes: nodes.Lister(), Clusters: clusters.Lister(), Pods: pods.Lister(), PVCs: pvcs.Lister(),
+		Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock, Live: cfg.Kube,
+	})
+	d.Register(states.ClusterMachine, &ClusterSyncer{
+		Clusters: clusters.Lister(), Nodes: nodes.Lister(), Secrets: secrets.Lister(), Services: services.Lister(),
+		StatefulSets: sts.Lister(), PVs: pvs.Lister(), CSI: csi.listers(), Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock,
+		EndpointSlices: eps.Lister(),
+	})
+	d.Register(states.UpgradeMachine, &UpgradeSyncer{
+		Clusters: clusters.Lister(), Nodes: nodes.Lister(), CSI: effects.CSIReader{DaemonSets: daemonSets.Lister(), Pods: pods.Lister(), Pinned: kops.PinnedNodes},
+		Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock,
+	})
+	d.Register(states.HealMachine, &HealSyncer{
+		Clusters: clusters.Lister(), Anthill: cfg.Anthill, GD2: gd2c, Log: tlog, Clock: cfg.Clock,
+	})
+	d.Register(states.DisruptionMachine, &DisruptionSyncer{
+		Clusters: clusters.Lister(), Nodes: nodes.Lister(), KubeNodes: kubeNodes.Lister(), Client: cfg.Kube,
+		Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock,
+	})
+	m := &Machines{Dispatcher: d, broadcast: bc}
+	m.factories = append(m.factories, kf, pvf, af, nf)
+	return m, nil
+}

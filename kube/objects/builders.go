@@ -1,0 +1,508 @@
+package objects
+
+import (
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+)
+
+// EtcdImage is the etcd GD2 stores its state in, one small StatefulSet per
+// Gluster cluster, as the original GCS deployment ran it.
+const EtcdImage = "quay.io/coreos/etcd:v3.5.17"
+
+// EtcdStorageSize is the size of etcd's data claim: GD2's store is small
+// (peers, volumes, devices, options).
+const EtcdStorageSize = "1Gi"
+
+// ZoneLabel is the well-known Kubernetes node label a node's zone is matched
+// against.
+const ZoneLabel = "topology.kubernetes.io/zone"
+
+// Container and volume names inside the pods anthill builds.
+const (
+	ContainerGD2   = "glusterd2"
+	containerEtcd  = "etcd"
+	volumeAuth     = "gd2-auth"
+	volumeState    = StateClaimTemplate
+	volumeHostDev  = "host-dev"
+	authFileName   = "auth"
+	etcdDataDir    = "/var/lib/etcd"
+	portNameGD2    = "gd2"
+	portNamePeer   = "gd2-peer"
+	portNameClient = "etcd-client"
+	portNameEtcdPr = "etcd-peer"
+)
+
+var (
+	glusterClusterKind = operatorv1alpha1.SchemeGroupVersion.WithKind("GlusterCluster")
+	glusterNodeKind    = operatorv1alpha1.SchemeGroupVersion.WithKind("GlusterNode")
+)
+
+// ClusterLabels are the labels of every object of cluster with component.
+func ClusterLabels(cluster, component string) map[string]string {
+	return map[string]string{
+		LabelCluster:   cluster,
+		LabelComponent: component,
+		LabelManagedBy: ManagedByAnthill,
+	}
+}
+
+// NodeLabels are the labels of node's StatefulSet, pod and PVCs.
+func NodeLabels(cluster, node string) map[string]string {
+	l := ClusterLabels(cluster, ComponentGlusterNode)
+	l[LabelNode] = node
+	return l
+}
+
+// nodeSelectorLabels select node's pod. They leave out managed-by so that
+// the selector, which is immutable, never depends on a cosmetic label.
+func nodeSelectorLabels(cluster, node string) map[string]string {
+	return map[string]string{LabelCluster: cluster, LabelNode: node, LabelComponent: ComponentGlusterNode}
+}
+
+// podLabels are a node pod's labels: the node's, plus membership of the
+// management Service (only on the pod, never in a selector, so the operator
+// can take one pod out without touching the StatefulSet).
+func podLabels(node map[string]string) map[string]string {
+	l := make(map[string]string, len(node)+1)
+	for k, v := range node {
+		l[k] = v
+	}
+	l[LabelManagement] = ManagementMember
+	return l
+}
+
+// managementSelector selects the cluster's Gluster pods that have not been
+// taken out of the management Service (see LabelManagement).
+func managementSelector(cluster string) map[string]string {
+	l := ClusterSelectorLabels(cluster, ComponentGlusterNode)
+	l[LabelManagement] = ManagementMember
+	return l
+}
+
+// ClusterSelectorLabels select the objects of cluster with component.
+func ClusterSelectorLabels(cluster, component string) map[string]string {
+	return map[string]string{LabelCluster: cluster, LabelComponent: component}
+}
+
+// GlusterImage is the image a node runs for version: image itself when it
+// already names a tag or digest (the admin pinned it), else image:version.
+// An empty version leaves the image as it is.
+func GlusterImage(image, version string) string {
+	if version == "" || strings.Contains(image, "@") {
+		return image
+	}
+	last := image[strings.LastIndex(image, "/")+1:]
+	if strings.Contains(last, ":") {
+		return image
+	}
+	return image + ":" + version
+}
+
+// NodeTemplateOf returns the cluster's template named name, or nil.
+func NodeTemplateOf(c *operatorv1alpha1.GlusterCluster, name string) *operatorv1alpha1.NodeTemplate {
+	if name == "" {
+		return nil
+	}
+	for i := range c.Spec.NodeTemplates {
+		if c.Spec.NodeTemplates[i].Name == name {
+			return &c.Spec.NodeTemplates[i]
+		}
+	}
+	return nil
+}
+
+// NodeStatefulSet is the one-replica StatefulSet that runs node n of
+// cluster c at version. Its brick claims come from the node's storage: one
+// Block-mode claim per device, exposed to GD2 as volumeDevices at
+// NodeDevicePaths. It uses the OnDelete strategy so that only the operator
+// restarts a Gluster node (one at a time, after heal), and retains its
+// claims: brick data is removed by DeleteNodeWorkload after the node is
+// drained, never by the StatefulSet controller.
+func NodeStatefulSet(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.GlusterNode, version string) *appsv1.StatefulSet {
+	labels := NodeLabels(c.Name, n.Name)
+	host := NodePodHost(n.Namespace, c.Name, n.Name)
+
+	var image string
+	if c.Spec.Gluster != nil {
+		image = GlusterImage(c.Spec.Gluster.Image, version)
+	}
+	secretName, secretKey := AuthSecretRef(c)
+
+	ctr := corev1.Container{
+		Name:  ContainerGD2,
+		Image: image,
+		Env: []corev1.EnvVar{
+			{Name: "GD2_PEERADDRESS", Value: fmt.Sprintf("%s:%d", host, GD2PeerPort)},
+			{Name: "GD2_CLIENTADDRESS", Value: fmt.Sprintf("%s:%d", host, GD2ClientPort)},
+			{Name: "GD2_ETCDENDPOINTS", Value: EtcdEndpoint(n.Namespace, c.Name)},
+			// The cluster's own etcd replaces GD2's embedded one, which makes
+			// every joined node a voter and loses quorum easily.
+			{Name: "GD2_NOEMBED", Value: "true"},
+			{Name: "GD2_RESTAUTH", Value: "true"},
+		},
+		Ports: []corev1.ContainerPort{
+			{Name: portNameGD2, ContainerPort: GD2ClientPort, Protocol: corev1.ProtocolTCP},
+			{Name: portNamePeer, ContainerPort: GD2PeerPort, Protocol: corev1.ProtocolTCP},
+		},
+		ReadinessProbe: &corev1.Probe{
+			ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
+				Path: "/ping", Port: intstr.FromInt32(GD2ClientPort),
+			}},
+			PeriodSeconds: 10,
+		},
+		VolumeMounts: []corev1.VolumeMount{
+			// GD2 keeps its peer UUID here; surviving a container restart
+			// keeps the peer's identity.
+			{Name: volumeState, MountPath: GD2StateDir},
+			// The shared secret, at the path GD2 reads it from, so that GD2
+			// does not generate a different one on each node.
+			{Name: volumeAuth, MountPath: GD2StateDir + "/" + authFileName, SubPath: authFileName, ReadOnly: true},
+		},
+		// LVM on the brick devices needs a privileged container.
+		SecurityContext: &corev1.SecurityContext{Privileged: ptr.To(true)},
+	}
+	if id := NodePeerID(n); id != "" {
+		// GD2 keeps this id from its first start, through join, leave and
+		// restart (fact sheet §13), so the node is always the same peer,
+		// even if its state volume is lost: docs/design/failure-recovery.md.
+		ctr.Env = append(ctr.Env, corev1.EnvVar{Name: "GD2_PEER_ID", Value: id})
+	}
+
+	volumes := []corev1.Volume{
+		{Name: volumeAuth, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName:  secretName,
+			Items:       []corev1.KeyToPath{{Key: secretKey, Path: authFileName}},
+			DefaultMode: ptr.To[int32](0o400),
+		}}},
+	}
+
+	var claims []corev1.PersistentVolumeClaim
+	switch s := n.Spec.Storage; {
+	case s != nil && len(s.Devices) > 0:
+		// Host block devices: the pod sees the host's /dev.
+		volumes = append(volumes, corev1.Volume{Name: volumeHostDev, VolumeSource: corev1.VolumeSource{
+			HostPath: &corev1.HostPathVolumeSource{Path: "/dev", Type: ptr.To(corev1.HostPathDirectory)},
+		}})
+		ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: volumeHostDev, MountPath: "/dev"})
+	case s != nil && s.Capacity != nil:
+		// GD2's state (its peer UUID) must outlive the pod: an upgrade
+		// or a reschedule replaces the pod, and a GD2 without its state
+		// would come back as a new, empty peer.
+		claims = append(claims, stateClaim(n.Namespace, labels, s.StorageClassName))
+		for i, path := range NodeDevicePaths(n) {
+			name := BrickClaimTemplateName(i)
+			claims = append(claims, brickClaim(name, n.Namespace, labels, s))
+			ctr.VolumeDevices = append(ctr.VolumeDevices, corev1.VolumeDevice{Name: name, DevicePath: path})
+		}
+	}
+
+	if len(claims) == 0 {
+		// A node on host devices is pinned to its host: GD2's state lives
+		// there too.
+		volumes = append(volumes, corev1.Volume{Name: volumeState, VolumeSource: corev1.VolumeSource{
+			HostPath: &corev1.HostPathVolumeSource{Path: HostStateDir(n.Namespace, n.Name), Type: ptr.To(corev1.HostPathDirectoryOrCreate)},
+		}})
+	}
+	affinity, tolerations := nodePlacement(c, n)
+
+	return &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            NodeStatefulSetName(n.Name),
+			Namespace:       n.Namespace,
+			Labels:          labels,
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(n, glusterNodeKind)},
+		},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas:            ptr.To[int32](1),
+			ServiceName:         HeadlessServiceName(c.Name),
+			Selector:            &metav1.LabelSelector{MatchLabels: nodeSelectorLabels(c.Name, n.Name)},
+			PodManagementPolicy: appsv1.ParallelPodManagement,
+			UpdateStrategy:      appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType},
+			PersistentVolumeClaimRetentionPolicy: &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
+				WhenDeleted: appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
+				WhenScaled:  appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
+			},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{
+					Labels:      withZone(podLabels(labels), n.Spec.Zone),
+					Annotations: map[string]string{AnnotationVersion: version},
+				},
+				Spec: corev1.PodSpec{
+					Containers:  []corev1.Container{ctr},
+					Volumes:     volumes,
+					Affinity:    affinity,
+					Tolerations: tolerations,
+				},
+			},
+			VolumeClaimTemplates: claims,
+		},
+	}
+}
+
+// stateClaim is the small filesystem claim that holds GD2's state
+// directory, in the brick claims' StorageClass.
+func stateClaim(namespace string, labels map[string]string, class *string) corev1.PersistentVolumeClaim {
+	return corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: StateClaimTemplate, Namespace: namespace, Labels: labels},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			VolumeMode:       ptr.To(corev1.PersistentVolumeFilesystem),
+			StorageClassName: class,
+			Resources: corev1.VolumeResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(StateClaimSize)},
+			},
+		},
+	}
+}
+
+func brickClaim(name, namespace string, labels map[string]string, s *operatorv1alpha1.NodeStorage) corev1.PersistentVolumeClaim {
+	return corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: labels},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			VolumeMode:       ptr.To(corev1.PersistentVolumeBlock),
+			StorageClassName: s.StorageClassName,
+			Resources: corev1.VolumeResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceStorage: s.Capacity.DeepCopy()},
+			},
+		},
+	}
+}
+
+// nodePlacement pins the pod to the node's zone, ANDed with the node's own
+// nodeAffinity (or, when it has none, its template's), and takes the node's
+// tolerations (or its template's), plus a shorter toleration of a lost
+// Kubernetes node than Kubernetes' default (see lostNodeTolerations).
+func nodePlacement(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.GlusterNode) (*corev1.Affinity, []corev1.Toleration) {
+	na, tol := n.Spec.NodeAffinity, n.Spec.Tolerations
+	if t := NodeTemplateOf(c, n.Spec.Template); t != nil {
+		if na == nil {
+			na = t.NodeAffinity
+		}
+		if tol == nil {
+			tol = t.Tolerations
+		}
+	}
+	var out *corev1.NodeAffinity
+	if na != nil {
+		out = na.DeepCopy()
+	} else {
+		out = &corev1.NodeAffinity{}
+	}
+	if n.Spec.Zone != "" {
+		zone := corev1.NodeSelectorRequirement{Key: ZoneLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{n.Spec.Zone}}
+		req := out.RequiredDuringSchedulingIgnoredDuringExecution
+		if req == nil || len(req.NodeSelectorTerms) == 0 {
+			out.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{
+				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{zone}}},
+			}
+		} else {
+			// Terms are ORed and a term's expressions ANDed: the zone must
+			// join every term to constrain them all.
+			for i := range req.NodeSelectorTerms {
+				req.NodeSelectorTerms[i].MatchExpressions = append(req.NodeSelectorTerms[i].MatchExpressions, zone)
+			}
+		}
+	}
+	var tolerations []corev1.Toleration
+	for _, t := range tol {
+		tolerations = append(tolerations, *t.DeepCopy())
+	}
+	tolerations = lostNodeTolerations(tolerations)
+	if out.RequiredDuringSchedulingIgnoredDuringExecution == nil && len(out.PreferredDuringSchedulingIgnoredDuringExecution) == 0 {
+		return nil, tolerations
+	}
+	return &corev1.Affinity{NodeAffinity: out}, tolerations
+}
+
+func clusterObjectMeta(c *operatorv1alpha1.GlusterCluster, name, component string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{
+		Name:            name,
+		Namespace:       c.Namespace,
+		Labels:          ClusterLabels(c.Name, component),
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(c, glusterClusterKind)},
+	}
+}
+
+func gd2ServicePorts() []corev1.ServicePort {
+	return []corev1.ServicePort{
+		{Name: portNameGD2, Port: GD2ClientPort, TargetPort: intstr.FromInt32(GD2ClientPort), Protocol: corev1.ProtocolTCP},
+		{Name: portNamePeer, Port: GD2PeerPort, TargetPort: intstr.FromInt32(GD2PeerPort), Protocol: corev1.ProtocolTCP},
+	}
+}
+
+// HeadlessService gives every node pod of c a stable name
+// (<pod>.<cluster>-nodes.<ns>.svc). It publishes pods before they are
+// ready: peers must reach a node that is starting or rejoining.
+func HeadlessService(c *operatorv1alpha1.GlusterCluster) *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: clusterObjectMeta(c, HeadlessServiceName(c.Name), ComponentGlusterNode),
+		Spec: corev1.ServiceSpec{
+			ClusterIP:                corev1.ClusterIPNone,
+			Selector:                 ClusterSelectorLabels(c.Name, ComponentGlusterNode),
+			Ports:                    gd2ServicePorts(),
+			PublishNotReadyAddresses: true,
+		},
+	}
+}
+
+// ManagementService is the ClusterIP Service the operator reaches GD2's REST
+// API through: any ready gluster-node pod of c answers for the cluster.
+func ManagementService(c *operatorv1alpha1.GlusterCluster) *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: clusterObjectMeta(c, ManagementServiceName(c.Name), ComponentManagement),
+		Spec: corev1.ServiceSpec{
+			Type:     corev1.ServiceTypeClusterIP,
+			Selector: managementSelector(c.Name),
+			Ports: []corev1.ServicePort{{
+				Name: portNameGD2, Port: GD2ClientPort, TargetPort: intstr.FromInt32(GD2ClientPort), Protocol: corev1.ProtocolTCP,
+			}},
+		},
+	}
+}
+
+// AuthSecret is the Secret holding c's shared GD2 auth secret value (see
+// NewAuthSecretValue). The value is a parameter so that the builder stays
+// pure; EnsureClusterInfra generates it once and never again.
+func AuthSecret(c *operatorv1alpha1.GlusterCluster, value string) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: clusterObjectMeta(c, AuthSecretName(c.Name), ComponentGlusterNode),
+		Type:       corev1.SecretTypeOpaque,
+		Data:       map[string][]byte{AuthSecretKey: []byte(value)},
+	}
+}
+
+// EtcdService is the headless Service of c's etcd, its StatefulSet's
+// governing Service and GD2's etcd endpoint. It publishes the pod before it
+// is ready because etcd resolves its own advertised name at start.
+func EtcdService(c *operatorv1alpha1.GlusterCluster) *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: clusterObjectMeta(c, EtcdName(c.Name), ComponentEtcd),
+		Spec: corev1.ServiceSpec{
+			ClusterIP: corev1.ClusterIPNone,
+			Selector:  ClusterSelectorLabels(c.Name, ComponentEtcd),
+			Ports: []corev1.ServicePort{
+				{Name: portNameClient, Port: EtcdClientPort, TargetPort: intstr.FromInt32(EtcdClientPort), Protocol: corev1.ProtocolTCP},
+				{Name: portNameEtcdPr, Port: EtcdPeerPort, TargetPort: intstr.FromInt32(EtcdPeerPort), Protocol: corev1.ProtocolTCP},
+			},
+			PublishNotReadyAddresses: true,
+		},
+	}
+}
+
+// EtcdStatefulSet is c's one-member etcd. Its data claim is retained when
+// the StatefulSet goes; DeleteClusterInfra removes it explicitly.
+func EtcdStatefulSet(c *operatorv1alpha1.GlusterCluster) *appsv1.StatefulSet {
+	name := EtcdName(c.Name)
+	labels := ClusterLabels(c.Name, ComponentEtcd)
+	pod := NodePodName(name)
+	advertise := fmt.Sprintf("http://%s.%s.%s.svc:%d", pod, name, c.Namespace, EtcdClientPort)
+	return &appsv1.StatefulSet{
+		ObjectMeta: clusterObjectMeta(c, name, ComponentEtcd),
+		Spec: appsv1.StatefulSetSpec{
+			Replicas:    ptr.To[int32](1),
+			ServiceName: name,
+			Selector:    &metav1.LabelSelector{MatchLabels: ClusterSelectorLabels(c.Name, ComponentEtcd)},
+			PersistentVolumeClaimRetentionPolicy: &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
+				WhenDeleted: appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
+				WhenScaled:  appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
+			},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{
+					Name:  containerEtcd,
+					Image: EtcdImage,
+					Command: []string{
+						"/usr/local/bin/etcd",
+						"--name=" + pod,
+						"--data-dir=" + etcdDataDir,
+						fmt.Sprintf("--listen-client-urls=http://0.0.0.0:%d", EtcdClientPort),
+						"--advertise-client-urls=" + advertise,
+					},
+					Ports: []corev1.ContainerPort{
+						{Name: portNameClient, ContainerPort: EtcdClientPort, Protocol: corev1.ProtocolTCP},
+						{Name: portNameEtcdPr, ContainerPort: EtcdPeerPort, Protocol: corev1.ProtocolTCP},
+					},
+					ReadinessProbe: &corev1.Probe{
+						ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
+							Path: "/health", Port: intstr.FromInt32(EtcdClientPort),
+						}},
+						PeriodSeconds: 10,
+					},
+					VolumeMounts: []corev1.VolumeMount{{Name: EtcdDataClaimTemplate, MountPath: etcdDataDir}},
+				}}},
+			},
+			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
+				ObjectMeta: metav1.ObjectMeta{Name: EtcdDataClaimTemplate, Namespace: c.Namespace, Labels: labels},
+				Spec: corev1.PersistentVolumeClaimSpec{
+					AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+					Resources: corev1.VolumeResourceRequirements{
+						Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(EtcdStorageSize)},
+					},
+				},
+			}},
+		},
+	}
+}
+
+// ClusterVersion is the Gluster version c's spec asks for ("" when it names
+// none).
+func ClusterVersion(c *operatorv1alpha1.GlusterCluster) string {
+	if c.Spec.Gluster == nil {
+		return ""
+	}
+	return c.Spec.Gluster.Version
+}
+
+// NodeFromTemplate is a new GlusterNode of c made from template t, named
+// <cluster>-<template>-<suffix>. It carries the node finalizer from birth,
+// so a node deleted before its first sync is still drained and detached.
+func NodeFromTemplate(c *operatorv1alpha1.GlusterCluster, t *operatorv1alpha1.NodeTemplate, suffix string) *operatorv1alpha1.GlusterNode {
+	count := t.Storage.DeviceCount
+	if count <= 0 {
+		count = defaultDeviceCount
+	}
+	n := &operatorv1alpha1.GlusterNode{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      c.Name + "-" + t.Name + "-" + suffix,
+			Namespace: c.Namespace,
+			Labels: map[string]string{
+				LabelCluster:   c.Name,
+				LabelComponent: ComponentGlusterNode,
+				LabelManagedBy: ManagedByAnthill,
+			},
+			Finalizers:      []string{FinalizerNode},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(c, glusterClusterKind)},
+		},
+		Spec: operatorv1alpha1.GlusterNodeSpec{
+			Cluster:      c.Name,
+			Zone:         t.Zone,
+			Template:     t.Name,
+			DesiredState: operatorv1alpha1.NodeEnabled,
+			Storage: &operatorv1alpha1.NodeStorage{
+				Capacity:    ptr.To(t.Storage.Capacity.DeepCopy()),
+				DeviceCount: ptr.To(count),
+				VDO:         t.VDO,
+			},
+		},
+	}
+	if t.Storage.StorageClassName != nil {
+		n.Spec.Storage.StorageClassName = ptr.To(*t.Storage.StorageClassName)
+	}
+	if t.NodeAffinity != nil {
+		n.Spec.NodeAffinity = t.NodeAffinity.DeepCopy()
+	}
+	for _, tol := range t.Tolerations {
+		n.Spec.Tolerations = append(n.Spec.Tolerations, *tol.DeepCopy())
+	}
+	return n
+}

@@ -1,0 +1,65 @@
+package objects
+
+import (
+	"k8s.io/utils/ptr"
+
+	"github.com/gluster/anthill/fsm"
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/states"
+)
+
+// This file converts API objects into the fact structs package states
+// decides over. It makes no decision of its own.
+
+// NodeFacts is what the cluster-level policies know of n.
+func NodeFacts(n *operatorv1alpha1.GlusterNode) states.NodeFacts {
+	return states.NodeFacts{
+		Name: n.Name, Zone: n.Spec.Zone, State: fsm.State(n.Status.State),
+		Created:               n.CreationTimestamp.Time,
+		Deleting:              n.DeletionTimestamp != nil,
+		DecommissionRequested: n.Annotations[AnnotationRequest] == RequestDecommission,
+		Version:               n.Status.Version,
+	}
+}
+
+// ClusterNodeFacts is the facts of those of nodes whose spec.cluster is
+// cluster (nodes added by hand included).
+func ClusterNodeFacts(nodes []*operatorv1alpha1.GlusterNode, cluster string) []states.NodeFacts {
+	var out []states.NodeFacts
+	for _, n := range nodes {
+		if n.Spec.Cluster == cluster {
+			out = append(out, NodeFacts(n))
+		}
+	}
+	return out
+}
+
+// TemplateFacts is what the scaling policy knows of a cluster's templates.
+func TemplateFacts(ts []operatorv1alpha1.NodeTemplate) []states.TemplateFacts {
+	out := make([]states.TemplateFacts, len(ts))
+	for i, t := range ts {
+		out[i] = states.TemplateFacts{Zone: t.Zone, MinNodes: int(ptr.Deref(t.MinNodes, 0))}
+		if t.Nodes != nil {
+			out[i].Nodes = ptr.To(int(*t.Nodes))
+		}
+		if t.MaxNodes != nil {
+			out[i].MaxNodes = ptr.To(int(*t.MaxNodes))
+		}
+	}
+	return out
+}
+
+// ScaleDownOrder is states.ScaleDownOrder over GlusterNodes of one
+// namespace (their names are unique).
+func ScaleDownOrder(nodes []*operatorv1alpha1.GlusterNode) []*operatorv1alpha1.GlusterNode {
+	byName := make(map[string]*operatorv1alpha1.GlusterNode, len(nodes))
+	facts := make([]states.NodeFacts, len(nodes))
+	for i, n := range nodes {
+		byName[n.Name], facts[i] = n, NodeFacts(n)
+	}
+	out := make([]*operatorv1alpha1.GlusterNode, len(nodes))
+	for i, f := range states.ScaleDownOrder(facts) {
+		out[i] = byName[f.Name]
+	}
+	return out
+}
