@@ -29,10 +29,28 @@ var layering = []struct {
 	{"gd2/sim", []string{"github.com/golang-jwt/jwt/v5", "github.com/google/uuid", "k8s.io/utils/clock"}},
 	{"gd2/sim/kubelink", []string{module + "/gd2/sim", "k8s.io/api", "k8s.io/apimachinery", "k8s.io/client-go"}},
 	{"manifests", nil},
+	// The kube rooms, in dependency order: engine (the one sync protocol)
+	// knows no GD2 and no action; objects only name and build objects and
+	// makes no API call; effects implement the actions; machines gather
+	// and wire the specs; operator is the process.
+	{"kube", nil},
+	{"kube/engine", []string{module + "/fsm", module + "/states", module + "/kube/apis",
+		"github.com/prometheus/client_golang", "go.uber.org/zap", "k8s.io/api", "k8s.io/apimachinery", "k8s.io/client-go", "k8s.io/utils"}},
+	{"kube/objects", []string{module + "/fsm", module + "/states", module + "/transitions", module + "/gd2", module + "/kube/apis",
+		"k8s.io/api", "k8s.io/apimachinery", "k8s.io/utils"}},
+	{"kube/effects", []string{module + "/fsm", module + "/states", module + "/transitions", module + "/gd2", module + "/kube/apis",
+		module + "/kube/client", module + "/kube/engine", module + "/kube/objects",
+		"go.uber.org/zap", "k8s.io/api", "k8s.io/apimachinery", "k8s.io/client-go", "k8s.io/utils"}},
+	{"kube/machines", []string{module + "/fsm", module + "/states", module + "/transitions", module + "/gd2", module + "/kube/apis",
+		module + "/kube/client", module + "/kube/engine", module + "/kube/objects", module + "/kube/effects",
+		"go.uber.org/zap", "k8s.io/api", "k8s.io/apimachinery", "k8s.io/client-go", "k8s.io/klog", "k8s.io/utils"}},
+	{"kube/operator", []string{module + "/kube/client", module + "/kube/engine", module + "/kube/machines",
+		"github.com/go-logr/zapr", "github.com/prometheus/client_golang", "go.uber.org/zap", "k8s.io/apimachinery", "k8s.io/client-go", "k8s.io/klog"}},
 }
 
-// forbidden lists packages no one but cmd (and tests) may import.
-var forbidden = []string{module + "/cmd/", module + "/e2e"}
+// forbidden lists packages no one but cmd (and tests) may import: the
+// commands, the test framework, and the shared test fixtures.
+var forbidden = []string{module + "/cmd/", module + "/e2e", module + "/kube/internal/fixtures"}
 
 type listedPackage struct {
 	ImportPath string

@@ -16,7 +16,6 @@ import (
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
-	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
@@ -40,8 +39,6 @@ const createAttempts = 3
 type Kube struct {
 	Client  kubernetes.Interface
 	Anthill versioned.Interface
-	// Clock stamps status.upgrade.startTime; nil means the real clock.
-	Clock clock.PassiveClock
 	// NameSuffix returns the random suffix of a new GlusterNode name; nil
 	// means 5 random lowercase alphanumerics.
 	NameSuffix func() string

@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
-	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
@@ -23,21 +22,19 @@ import (
 )
 
 type fxKube struct {
-	ops   *Kube
-	kube  *k8sfake.Clientset
-	crs   *anthillfake.Clientset
-	clock *clocktesting.FakePassiveClock
+	ops  *Kube
+	kube *k8sfake.Clientset
+	crs  *anthillfake.Clientset
 }
 
 func newFxKube(t *testing.T, kubeObjs []runtime.Object, crObjs ...runtime.Object) *fxKube {
 	t.Helper()
 	f := &fxKube{
-		kube:  k8sfake.NewClientset(kubeObjs...),
-		crs:   anthillfake.NewSimpleClientset(crObjs...),
-		clock: clocktesting.NewFakePassiveClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)),
+		kube: k8sfake.NewClientset(kubeObjs...),
+		crs:  anthillfake.NewSimpleClientset(crObjs...),
 	}
 	n := 0
-	f.ops = &Kube{Client: f.kube, Anthill: f.crs, Clock: f.clock, NameSuffix: func() string {
+	f.ops = &Kube{Client: f.kube, Anthill: f.crs, NameSuffix: func() string {
 		n++
 		return fmt.Sprintf("s%04d", n)
 	}}

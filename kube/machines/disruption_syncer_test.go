@@ -116,7 +116,7 @@ func newDisruptionFixture(t *testing.T) *disruptionFixture {
 	f.syncer = &DisruptionSyncer{
 		Clusters: listers.NewGlusterClusterLister(f.clusters), Nodes: listers.NewGlusterNodeLister(f.nodes),
 		KubeNodes: corev1listers.NewNodeLister(f.kubeNodes), Client: f.kube, Anthill: f.anthill,
-		Kube: &effects.Kube{Client: f.kube, Anthill: f.anthill, Clock: clk}, GD2: &effects.GD2Clients{Secrets: f.kube.CoreV1()},
+		Kube: &effects.Kube{Client: f.kube, Anthill: f.anthill}, GD2: &effects.GD2Clients{Secrets: f.kube.CoreV1()},
 		Log: &engine.TransitionLog{Log: zap.NewNop(), Metrics: engine.NewMetrics(), Recorder: f.events}, Clock: clk,
 	}
 	return f
@@ -438,7 +438,7 @@ func TestDisruptionRepairsADriftedBudget(t *testing.T) {
 func TestDisruptionDeleteClusterInfraRemovesTheBudgets(t *testing.T) {
 	f := newDisruptionFixture(t)
 	f.mustSync()
-	ops := &effects.Kube{Client: f.kube, Anthill: f.anthill, Clock: f.clock}
+	ops := &effects.Kube{Client: f.kube, Anthill: f.anthill}
 	if err := ops.DeleteClusterInfra(context.Background(), transitions.ClusterTarget{Namespace: "ns", Name: "gc"}); err != nil {
 		t.Fatal(err)
 	}

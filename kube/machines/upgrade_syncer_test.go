@@ -70,7 +70,7 @@ func newUpgradeFixture(t *testing.T, mutate func(c *operatorv1alpha1.GlusterClus
 		Nodes:    listers.NewGlusterNodeLister(nodeIdx),
 		CSI:      effects.CSIReader{DaemonSets: appsv1listers.NewDaemonSetLister(newIndexer()), Pods: corev1listers.NewPodLister(newIndexer())},
 		Anthill:  ac,
-		Kube:     &effects.Kube{Client: k8sfake.NewClientset(), Anthill: ac, Clock: clk},
+		Kube:     &effects.Kube{Client: k8sfake.NewClientset(), Anthill: ac},
 		Log:      &engine.TransitionLog{Log: zap.NewNop(), Metrics: engine.NewMetrics(), Recorder: f.events},
 		Clock:    clk,
 	}

@@ -137,7 +137,7 @@ func Wire(cfg WireConfig) (*Machines, error) {
 		return nil, err
 	}
 	gd2c := &effects.GD2Clients{Secrets: cfg.Kube.CoreV1(), Metrics: cfg.Metrics, Timeout: cfg.GD2Timeout, Log: cfg.Log}
-	kops := &effects.Kube{Client: cfg.Kube, Anthill: cfg.Anthill, Clock: cfg.Clock}
+	kops := &effects.Kube{Client: cfg.Kube, Anthill: cfg.Anthill}
 	d.Register(states.NodeMachine, &NodeSyncer{
 		Nodes: nodes.Lister(), Clusters: clusters.Lister(), Pods: pods.Lister(), PVCs: pvcs.Lister(),
 		Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock, Live: cfg.Kube,
