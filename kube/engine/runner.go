@@ -7,11 +7,13 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/clock"
 
 	"github.com/gluster/anthill/fsm"
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/states"
 )
 
@@ -102,9 +104,14 @@ type Spec[O Object, F any] interface {
 	// the machine no longer runs for) on o, a copy the spec may change. If
 	// done, the sync ends with res and err.
 	Prepare(ctx context.Context, o O) (done bool, res Result, err error)
-	// Gather reads the instances of o, each with its persisted state and
-	// its facts, from listers and GD2. It writes nothing.
-	Gather(ctx context.Context, o O) ([]Instance[F], error)
+	// Instances lists o's machine instances, each with its persisted
+	// state (and, for a machine whose instances one read serves, what that
+	// read learned). It writes nothing.
+	Instances(ctx context.Context, o O) ([]Instance[F], error)
+	// Gather fills in the facts of one instance, at a state the machine
+	// knows (it is never called for an unknown one), from listers and GD2.
+	// It writes nothing.
+	Gather(ctx context.Context, o O, in *Instance[F]) error
 	// Decide is the instance's pure decision.
 	Decide(in Instance[F]) states.Decision
 	// Act runs the action of d's event or step for in. It writes no
@@ -113,6 +120,10 @@ type Spec[O Object, F any] interface {
 	// Message is the instance's persisted message, to tell whether a
 	// warning wait says something new.
 	Message(o O, subject string) string
+	// Conditions are o's status conditions, where the runner marks an
+	// unknown state (Degraded, reason UnknownState); nil when the machine
+	// surfaces it in its own entries instead.
+	Conditions(o O) *[]metav1.Condition
 	// Record applies the outcomes of this sync, one per gathered instance
 	// and in their order, to the machine's status slice of o: the entry
 	// effects of a transition (cursor, reset fields, history, conditions),
@@ -146,6 +157,17 @@ type Runner[O Object, F any] struct {
 // not name more precisely.
 const ReasonActionFailed = "ActionFailed"
 
+// MaxConditionMessage is the longest message a condition carries.
+const MaxConditionMessage = 1024
+
+// Truncate shortens s to at most n bytes, marking the cut with "...".
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}
+
 // Sync runs one decision for every instance of the object named by key.
 func (r *Runner[O, F]) Sync(ctx context.Context, key Key) (Result, error) {
 	cached, err := r.Spec.Get(key)
@@ -163,7 +185,7 @@ func (r *Runner[O, F]) Sync(ctx context.Context, key Key) (Result, error) {
 	if done, res, err := r.Spec.Prepare(ctx, o); done || err != nil {
 		return res, err
 	}
-	ins, err := r.Spec.Gather(ctx, o)
+	ins, err := r.Spec.Instances(ctx, o)
 	if err != nil {
 		return Result{}, err
 	}
@@ -173,11 +195,21 @@ func (r *Runner[O, F]) Sync(ctx context.Context, key Key) (Result, error) {
 	fired := false
 	for i, in := range ins {
 		said[i] = r.Spec.Message(o, in.Subject)
-		outs[i] = r.advance(ctx, o, in, now)
+		if outs[i], err = r.advance(ctx, o, in, now); err != nil {
+			// The facts could not be gathered: nothing is decided or
+			// written, and the sync is retried.
+			return Result{}, err
+		}
 		fired = fired || outs[i].Kind == Fired
 	}
 	r.Spec.Record(o, outs, now)
 	for i := range outs {
+		if conds := r.Spec.Conditions(o); outs[i].Kind == Unknown && conds != nil {
+			apimeta.SetStatusCondition(conds, metav1.Condition{
+				Type: operatorv1alpha1.ConditionDegraded, Status: metav1.ConditionTrue, Reason: states.ReasonUnknownState,
+				Message: Truncate(outs[i].Message, MaxConditionMessage), ObservedGeneration: o.GetGeneration(),
+			})
+		}
 		r.warn(o, outs[i], said[i])
 	}
 	updated, wrote, err := r.Writer.Write(ctx, key, cached, o, fired)
@@ -197,8 +229,9 @@ func (r *Runner[O, F]) Sync(ctx context.Context, key Key) (Result, error) {
 	return r.Spec.Finish(ctx, updated, outs, res, err)
 }
 
-// advance takes one instance through decide, check, act and fire.
-func (r *Runner[O, F]) advance(ctx context.Context, o O, in Instance[F], now time.Time) Outcome[F] {
+// advance takes one instance through the machine at its persisted state,
+// gather, decide, check, act and fire. Its error is a failure to gather.
+func (r *Runner[O, F]) advance(ctx context.Context, o O, in Instance[F], now time.Time) (Outcome[F], error) {
 	def := r.Spec.Definition()
 	if in.State == "" {
 		in.State = def.Initial
@@ -213,30 +246,34 @@ func (r *Runner[O, F]) advance(ctx context.Context, o O, in Instance[F], now tim
 		out.Kind, out.Reason = Unknown, states.ReasonUnknownState
 		out.Message = fmt.Sprintf("%s: %v", what, err)
 		out.Err = &PermanentError{Err: errors.New(out.Message)}
-		return out
+		return out, nil
 	}
+	if err := r.Spec.Gather(ctx, o, &in); err != nil {
+		return out, err
+	}
+	out.Instance = in
 	d := r.Spec.Decide(in)
 	out.Decision = d
 	var name string
 	switch {
 	case d.Event != "" && d.Step != "":
 		out.Kind, out.Err = Refused, &PermanentError{Err: fmt.Errorf("%s: decision sets both event %s and step %s", what, d.Event, d.Step)}
-		return out
+		return out, nil
 	case d.Event != "":
 		name = string(d.Event)
 		if !m.Can(d.Event) {
 			out.Kind, out.Err = Refused, &PermanentError{Err: fmt.Errorf("%s: decision %s is not allowed in state %s", what, d.Event, in.State)}
-			return out
+			return out, nil
 		}
 	case d.Step != "":
 		name = string(d.Step)
 		if !m.CanStep(d.Step) {
 			out.Kind, out.Err = Refused, &PermanentError{Err: fmt.Errorf("%s: step %s is not allowed in state %s", what, d.Step, in.State)}
-			return out
+			return out, nil
 		}
 	default:
 		out.Kind = Waited
-		return out
+		return out, nil
 	}
 	if err := r.Spec.Act(ctx, o, in, d); err != nil {
 		out.Kind, out.Err = Failed, err
@@ -244,23 +281,23 @@ func (r *Runner[O, F]) advance(ctx context.Context, o O, in Instance[F], now tim
 		if r.Refusal != nil {
 			out.Reason = r.Refusal(err)
 		}
-		return out
+		return out, nil
 	}
 	if d.Step != "" {
 		out.Kind = Stepped
-		return out
+		return out, nil
 	}
 	tr, err := m.Fire(ctx, d.Event)
 	if err != nil {
 		out.Kind, out.Err = Refused, &PermanentError{Err: fmt.Errorf("%s: fire %s: %w", what, d.Event, err)}
-		return out
+		return out, nil
 	}
 	out.Kind, out.To = Fired, tr.To
 	out.Committed = &Committed{
 		Machine: def.Machine, Namespace: o.GetNamespace(), Name: o.GetName(), Subject: in.Subject,
 		From: tr.From[0], To: tr.To, Event: tr.Event, Reason: d.Reason, Message: d.Message, Time: now,
 	}
-	return out
+	return out, nil
 }
 
 // warn records the Warning Events of an outcome: every failed action and

@@ -4,15 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"go.uber.org/zap"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -22,7 +25,7 @@ import (
 )
 
 // The runner's protocol is tested once, here, with a fake machine: a
-// ticket whose cursor lives in a ConfigMap's data ("state" for a single
+// ticket whose cursor lives in its object's data ("state" for a single
 // instance, "state/<subject>" for several), decided by a script.
 
 var ticket = &fsm.Definition{
@@ -46,12 +49,31 @@ var ticket = &fsm.Definition{
 	Terminal: []fsm.State{"Closed"},
 }
 
+// ticketObject is the fake machine's custom resource: its cursor and
+// messages live in Data, beside its conditions.
+type ticketObject struct {
+	metav1.TypeMeta
+	metav1.ObjectMeta
+	Data       map[string]string
+	Conditions []metav1.Condition
+}
+
+func (o *ticketObject) DeepCopyObject() runtime.Object {
+	c := *o
+	o.ObjectMeta.DeepCopyInto(&c.ObjectMeta)
+	c.Data = maps.Clone(o.Data)
+	c.Conditions = slices.Clone(o.Conditions)
+	return &c
+}
+
+func (o *ticketObject) DeepCopy() *ticketObject { return o.DeepCopyObject().(*ticketObject) }
+
 // world is the fake API server and the fake machine's spec.
 type world struct {
 	t *testing.T
 	// stored is the object as the API server has it; cached what the
 	// informer cache returns (the test decides when it catches up).
-	stored, cached *corev1.ConfigMap
+	stored, cached *ticketObject
 	rv             int
 	// subjects are the instances (nil: one instance without a subject).
 	subjects []string
@@ -65,20 +87,20 @@ type world struct {
 
 func newWorld(t *testing.T, data map[string]string) *world {
 	w := &world{t: t, rv: 1}
-	w.stored = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "t", ResourceVersion: "1"}, Data: data}
+	w.stored = &ticketObject{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "t", ResourceVersion: "1", Generation: 3}, Data: data}
 	w.cached = w.stored.DeepCopy()
 	return w
 }
 
 func (w *world) Definition() *fsm.Definition { return ticket }
-func (w *world) Get(Key) (*corev1.ConfigMap, error) {
+func (w *world) Get(Key) (*ticketObject, error) {
 	if w.cached == nil {
 		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "configmaps"}, "t")
 	}
 	return w.cached, nil
 }
 func (w *world) Forget(Key) {}
-func (w *world) Prepare(context.Context, *corev1.ConfigMap) (bool, Result, error) {
+func (w *world) Prepare(context.Context, *ticketObject) (bool, Result, error) {
 	w.prepared++
 	return false, Result{}, nil
 }
@@ -90,26 +112,39 @@ func cursor(subject string) string {
 	return "state/" + subject
 }
 
-func (w *world) Gather(_ context.Context, o *corev1.ConfigMap) ([]Instance[string], error) {
+func (w *world) Gather(_ context.Context, _ *ticketObject, in *Instance[string]) error {
+	if in.State == "Lost" || in.State == "Gone" {
+		w.t.Errorf("gathered for the unknown state %s", in.State)
+	}
+	in.Facts = "facts of " + in.Subject
+	return nil
+}
+func (w *world) Instances(_ context.Context, o *ticketObject) ([]Instance[string], error) {
 	subjects := w.subjects
 	if subjects == nil {
 		subjects = []string{""}
 	}
 	var ins []Instance[string]
 	for _, s := range subjects {
-		ins = append(ins, Instance[string]{Subject: s, State: fsm.State(o.Data[cursor(s)]), Facts: "facts of " + s})
+		ins = append(ins, Instance[string]{Subject: s, State: fsm.State(o.Data[cursor(s)])})
 	}
 	return ins, nil
 }
-func (w *world) Decide(in Instance[string]) states.Decision { return w.decide(in) }
-func (w *world) Act(_ context.Context, _ *corev1.ConfigMap, in Instance[string], d states.Decision) error {
+func (w *world) Decide(in Instance[string]) states.Decision {
+	if in.Facts != "facts of "+in.Subject {
+		w.t.Errorf("decided %q without its facts (%q)", in.Subject, in.Facts)
+	}
+	return w.decide(in)
+}
+func (w *world) Act(_ context.Context, _ *ticketObject, in Instance[string], d states.Decision) error {
 	w.acted = append(w.acted, in.Subject+":"+string(d.Event)+string(d.Step))
 	return w.actErr
 }
-func (w *world) Message(o *corev1.ConfigMap, subject string) string {
+func (w *world) Conditions(o *ticketObject) *[]metav1.Condition { return &o.Conditions }
+func (w *world) Message(o *ticketObject, subject string) string {
 	return o.Data["message/"+subject]
 }
-func (w *world) Record(o *corev1.ConfigMap, outs []Outcome[string], _ time.Time) {
+func (w *world) Record(o *ticketObject, outs []Outcome[string], _ time.Time) {
 	if o.Data == nil {
 		o.Data = map[string]string{}
 	}
@@ -123,12 +158,12 @@ func (w *world) Record(o *corev1.ConfigMap, outs []Outcome[string], _ time.Time)
 		}
 	}
 }
-func (w *world) Finish(_ context.Context, _ *corev1.ConfigMap, _ []Outcome[string], res Result, err error) (Result, error) {
+func (w *world) Finish(_ context.Context, _ *ticketObject, _ []Outcome[string], res Result, err error) (Result, error) {
 	return res, err
 }
 
 // update is the API server's UpdateStatus: it fails on a stale version.
-func (w *world) update(_ context.Context, o *corev1.ConfigMap) (*corev1.ConfigMap, error) {
+func (w *world) update(_ context.Context, o *ticketObject) (*ticketObject, error) {
 	if w.writeErr != nil {
 		return nil, w.writeErr
 	}
@@ -145,11 +180,11 @@ func (w *world) update(_ context.Context, o *corev1.ConfigMap) (*corev1.ConfigMa
 // catchUp lets the informer cache see the stored object.
 func (w *world) catchUp() { w.cached = w.stored.DeepCopy() }
 
-func (w *world) runner() (*Runner[*corev1.ConfigMap, string], *record.FakeRecorder) {
+func (w *world) runner() (*Runner[*ticketObject, string], *record.FakeRecorder) {
 	rec := record.NewFakeRecorder(20)
-	return &Runner[*corev1.ConfigMap, string]{
+	return &Runner[*ticketObject, string]{
 		Spec:   w,
-		Writer: &StatusWriter[*corev1.ConfigMap]{Update: w.update, Slice: func(o *corev1.ConfigMap) any { return o.Data }},
+		Writer: &StatusWriter[*ticketObject]{Update: w.update, Slice: func(o *ticketObject) any { return []any{o.Data, o.Conditions} }},
 		Log:    &TransitionLog{Log: zap.NewNop(), Recorder: rec},
 		Clock:  clocktesting.NewFakeClock(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)),
 		Refusal: func(err error) string {
@@ -268,6 +303,9 @@ func TestRunnerSurfacesAnUnknownStateAndNeverResetsIt(t *testing.T) {
 	}
 	if !strings.Contains(w.stored.Data["message/"], "Lost") {
 		t.Errorf("message %q does not name the unknown state", w.stored.Data["message/"])
+	}
+	if c := apimeta.FindStatusCondition(w.stored.Conditions, "Degraded"); c == nil || c.Status != metav1.ConditionTrue || c.Reason != states.ReasonUnknownState || c.ObservedGeneration != 3 {
+		t.Errorf("Degraded condition %+v, want True with reason %s for generation 3", c, states.ReasonUnknownState)
 	}
 	if ev := events(rec); len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning "+states.ReasonUnknownState) {
 		t.Errorf("events %q, want one %s Warning", ev, states.ReasonUnknownState)

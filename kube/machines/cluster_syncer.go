@@ -1,7 +1,6 @@
 package machines
 
 import (
-	"cmp"
 	"context"
 	"slices"
 	"sync"
@@ -90,17 +89,16 @@ func (s *ClusterSyncer) Prepare(ctx context.Context, c *operatorv1alpha1.Gluster
 	return false, engine.Result{}, nil
 }
 
-// Gather reads the cluster's facts (none for a state the machine does not
-// know: it is surfaced, not decided).
-func (s *ClusterSyncer) Gather(ctx context.Context, c *operatorv1alpha1.GlusterCluster) ([]engine.Instance[*clusterFacts], error) {
-	in := engine.Instance[*clusterFacts]{State: fsm.State(c.Status.Phase), Facts: &clusterFacts{}}
-	state := cmp.Or(in.State, clusterDef.Initial)
-	if !clusterDef.HasState(state) {
-		return []engine.Instance[*clusterFacts]{in}, nil
-	}
-	snap, err := s.snapshot(ctx, c, state)
-	in.Facts.snap = snap
-	return []engine.Instance[*clusterFacts]{in}, err
+// Instances is the cluster machine's one instance, at the persisted phase.
+func (s *ClusterSyncer) Instances(_ context.Context, c *operatorv1alpha1.GlusterCluster) ([]engine.Instance[*clusterFacts], error) {
+	return []engine.Instance[*clusterFacts]{{State: fsm.State(c.Status.Phase), Facts: &clusterFacts{}}}, nil
+}
+
+// Gather reads the cluster's facts.
+func (s *ClusterSyncer) Gather(ctx context.Context, c *operatorv1alpha1.GlusterCluster, in *engine.Instance[*clusterFacts]) error {
+	var err error
+	in.Facts.snap, err = s.snapshot(ctx, c, in.State)
+	return err
 }
 
 // Decide is the cluster's pure decision.
@@ -118,6 +116,11 @@ func (s *ClusterSyncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterClus
 	return a(ctx, transitions.Ops{Kube: s.Kube, GD2: effects.NoGD2{}}, target)
 }
 
+// Conditions are the cluster's conditions.
+func (s *ClusterSyncer) Conditions(c *operatorv1alpha1.GlusterCluster) *[]metav1.Condition {
+	return &c.Status.Conditions
+}
+
 // Message is the message of the cluster's Ready condition.
 func (s *ClusterSyncer) Message(c *operatorv1alpha1.GlusterCluster, _ string) string {
 	if cond := apimeta.FindStatusCondition(c.Status.Conditions, operatorv1alpha1.ConditionReady); cond != nil {
@@ -130,10 +133,7 @@ func (s *ClusterSyncer) Message(c *operatorv1alpha1.GlusterCluster, _ string) st
 func (s *ClusterSyncer) Record(c *operatorv1alpha1.GlusterCluster, outs []engine.Outcome[*clusterFacts], now time.Time) {
 	out := &outs[0]
 	switch out.Kind {
-	case engine.Unknown:
-		setUnknownStateCondition(&c.Status.Conditions, out.Err, c.Generation)
-		return
-	case engine.Refused, engine.Failed:
+	case engine.Unknown, engine.Refused, engine.Failed:
 		return
 	case engine.Fired:
 		c.Status.History = engine.AppendHistory(c.Status.History, out.Committed.Record())

@@ -85,8 +85,10 @@ func (s *DisruptionSyncer) Sync(ctx context.Context, key engine.Key) (engine.Res
 // decision names.
 type disruptionFacts struct {
 	view disruptionView
-	// zone is the persisted zone; decided the zone of the decision.
+	// zone is the persisted zone, since when the machine is in its state;
+	// decided is the zone of the decision.
 	zone, decided string
+	since         time.Time
 }
 
 // Definition is the disruption machine.
@@ -115,25 +117,25 @@ func (s *DisruptionSyncer) Prepare(_ context.Context, c *operatorv1alpha1.Gluste
 	return false, engine.Result{}, nil
 }
 
-// Gather reads the disruption facts from status.disruption, the pods and
-// budgets (live), the nodes and GD2.
-func (s *DisruptionSyncer) Gather(ctx context.Context, c *operatorv1alpha1.GlusterCluster) ([]engine.Instance[*disruptionFacts], error) {
-	var st operatorv1alpha1.DisruptionStatus
-	if c.Status.Disruption != nil {
-		st = *c.Status.Disruption
+// Instances is the disruption machine's one instance, at the state and
+// zone in status.disruption.
+func (s *DisruptionSyncer) Instances(_ context.Context, c *operatorv1alpha1.GlusterCluster) ([]engine.Instance[*disruptionFacts], error) {
+	in := engine.Instance[*disruptionFacts]{Facts: &disruptionFacts{}}
+	if st := c.Status.Disruption; st != nil {
+		in.State, in.Facts.zone = fsm.State(st.State), st.Zone
+		if st.LastTransitionTime != nil {
+			in.Facts.since = st.LastTransitionTime.Time
+		}
 	}
-	in := engine.Instance[*disruptionFacts]{State: fsm.State(st.State), Facts: &disruptionFacts{zone: st.Zone}}
-	state := cmp.Or(in.State, disruptionDef.Initial)
-	if !disruptionDef.HasState(state) {
-		return []engine.Instance[*disruptionFacts]{in}, nil
-	}
-	var since time.Time
-	if st.LastTransitionTime != nil {
-		since = st.LastTransitionTime.Time
-	}
-	view, err := s.gather(ctx, c, state, st.Zone, since)
-	in.Facts.view = view
-	return []engine.Instance[*disruptionFacts]{in}, err
+	return []engine.Instance[*disruptionFacts]{in}, nil
+}
+
+// Gather reads the disruption facts: the pods and budgets (live), the
+// nodes and GD2.
+func (s *DisruptionSyncer) Gather(ctx context.Context, c *operatorv1alpha1.GlusterCluster, in *engine.Instance[*disruptionFacts]) error {
+	var err error
+	in.Facts.view, err = s.gather(ctx, c, in.State, in.Facts.zone, in.Facts.since)
+	return err
 }
 
 // Decide is the disruption machine's pure decision; the zone it names is
@@ -152,13 +154,17 @@ func (s *DisruptionSyncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterC
 		return nil
 	}
 	f := in.Facts
-	state := cmp.Or(in.State, disruptionDef.Initial)
-	t := f.view.target(c, state, f.zone)
+	t := f.view.target(c, in.State, f.zone)
 	if d.Event != "" {
-		to, _ := disruptionDef.Target(d.Event, state)
+		to, _ := disruptionDef.Target(d.Event, in.State)
 		t = f.view.target(c, to, f.decided)
 	}
 	return a(ctx, s.Kube, t)
+}
+
+// Conditions are the cluster's conditions.
+func (s *DisruptionSyncer) Conditions(c *operatorv1alpha1.GlusterCluster) *[]metav1.Condition {
+	return &c.Status.Conditions
 }
 
 // Message is status.disruption's message.
@@ -174,16 +180,14 @@ func (s *DisruptionSyncer) Message(c *operatorv1alpha1.GlusterCluster, _ string)
 func (s *DisruptionSyncer) Record(c *operatorv1alpha1.GlusterCluster, outs []engine.Outcome[*disruptionFacts], now time.Time) {
 	out := &outs[0]
 	switch out.Kind {
-	case engine.Unknown:
-		setUnknownStateCondition(&c.Status.Conditions, out.Err, c.Generation)
 	case engine.Fired:
 		out.Committed.Subject = out.Facts.decided
 		c.Status.Disruption = &operatorv1alpha1.DisruptionStatus{
-			State: string(out.To), Zone: out.Facts.decided, LastTransitionTime: &metav1.Time{Time: now}, Message: truncate(out.Decision.Message, 1024),
+			State: string(out.To), Zone: out.Facts.decided, LastTransitionTime: &metav1.Time{Time: now}, Message: engine.Truncate(out.Decision.Message, engine.MaxConditionMessage),
 		}
 		c.Status.History = appendHealHistory(c.Status.History, out.Committed.Record())
 	case engine.Waited, engine.Stepped:
-		next := operatorv1alpha1.DisruptionStatus{State: string(out.To), Zone: out.Facts.zone, Message: truncate(out.Decision.Message, 1024)}
+		next := operatorv1alpha1.DisruptionStatus{State: string(out.To), Zone: out.Facts.zone, Message: engine.Truncate(out.Decision.Message, engine.MaxConditionMessage)}
 		if old := c.Status.Disruption; old != nil {
 			next.LastTransitionTime = old.LastTransitionTime
 		}

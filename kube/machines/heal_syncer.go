@@ -165,13 +165,13 @@ func (s *HealSyncer) Prepare(_ context.Context, c *operatorv1alpha1.GlusterClust
 	return false, engine.Result{}, nil
 }
 
-// Gather lists the cluster's volumes once and reads heal-info of the
+// Instances lists the cluster's volumes once and reads heal-info of the
 // redundant started ones, at most Workers GD2 calls at a time: one
 // instance per volume. When GD2 does not answer, every volume already in
 // status is an instance with no reading (lostContact); none is dropped,
 // since the volume list is unknown. A volume no longer listed by GD2 has
 // no instance, and Record drops its entry.
-func (s *HealSyncer) Gather(ctx context.Context, c *operatorv1alpha1.GlusterCluster) ([]engine.Instance[*healFacts], error) {
+func (s *HealSyncer) Instances(ctx context.Context, c *operatorv1alpha1.GlusterCluster) ([]engine.Instance[*healFacts], error) {
 	hs := &healSync{key: healKey(c.Namespace, c.Name), ops: effects.NoGD2{}}
 	var vols []gd2.Volume
 	gc, err := s.GD2.For(ctx, c)
@@ -209,22 +209,17 @@ func (s *HealSyncer) Gather(ctx context.Context, c *operatorv1alpha1.GlusterClus
 	for _, v := range c.Status.Volumes {
 		prev[v.Name] = v
 	}
-	now := s.Clock.Now()
 	ins := make([]engine.Instance[*healFacts], 0, len(readings))
 	for _, r := range readings {
 		p := prev[r.vol.Name]
-		f := &healFacts{reading: r, prev: p, sync: hs}
-		state := cmp.Or(fsm.State(p.State), healDef.Initial)
-		if healDef.HasState(state) {
-			f.snap = s.snapshot(c, p, r, state, now)
-		}
-		ins = append(ins, engine.Instance[*healFacts]{Subject: r.vol.Name, State: fsm.State(p.State), Facts: f})
+		ins = append(ins, engine.Instance[*healFacts]{Subject: r.vol.Name, State: fsm.State(p.State), Facts: &healFacts{reading: r, prev: p, sync: hs}})
 	}
 	return ins, nil
 }
 
-// snapshot builds one volume's heal snapshot from its reading.
-func (s *HealSyncer) snapshot(c *operatorv1alpha1.GlusterCluster, prev operatorv1alpha1.VolumeStatus, r healReading, state fsm.State, now time.Time) states.HealSnapshot {
+// Gather builds one volume's heal snapshot from its reading.
+func (s *HealSyncer) Gather(_ context.Context, c *operatorv1alpha1.GlusterCluster, in *engine.Instance[*healFacts]) error {
+	r, prev, state, now := in.Facts.reading, in.Facts.prev, in.State, s.Clock.Now()
 	snap := states.HealSnapshot{
 		State: state, Now: now,
 		Redundant: r.redundant, Started: r.started, HealInfoOK: r.ok,
@@ -238,7 +233,8 @@ func (s *HealSyncer) snapshot(c *operatorv1alpha1.GlusterCluster, prev operatorv
 		snap.StateSince = prev.LastTransitionTime.Time
 	}
 	snap.LastProgressAt = s.trackProgress(c, r, state, now)
-	return snap
+	in.Facts.snap = snap
+	return nil
 }
 
 // Decide is one volume's pure decision.
@@ -254,6 +250,11 @@ func (s *HealSyncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterCluster
 	}
 	return a(ctx, transitions.Ops{GD2: in.Facts.sync.ops}, transitions.VolumeTarget{Cluster: c.Name, Volume: in.Subject})
 }
+
+// Conditions is nil: an unknown heal state is surfaced in the volume's
+// entry (kept as it was) and a Warning Event, not in the cluster's
+// conditions, which the cluster machine owns.
+func (s *HealSyncer) Conditions(*operatorv1alpha1.GlusterCluster) *[]metav1.Condition { return nil }
 
 // Message is the message of the volume's entry in status.volumes.
 func (s *HealSyncer) Message(c *operatorv1alpha1.GlusterCluster, volume string) string {
@@ -289,7 +290,7 @@ func (s *HealSyncer) Record(c *operatorv1alpha1.GlusterCluster, outs []engine.Ou
 		}
 		switch out.Kind {
 		case engine.Failed:
-			entry.Message = truncate(out.Message, 1024)
+			entry.Message = engine.Truncate(out.Message, engine.MaxConditionMessage)
 		case engine.Fired:
 			entry.LastTransitionTime = &metav1.Time{Time: now}
 			entry.Message = out.Decision.Message

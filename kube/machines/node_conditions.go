@@ -8,6 +8,7 @@ import (
 
 	"github.com/gluster/anthill/fsm"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/states"
 )
 
@@ -26,15 +27,6 @@ const pollWait = 30 * time.Second
 // `kubectl wait` can follow a node without knowing the machine.
 func setNodeConditions(node *operatorv1alpha1.GlusterNode, st fsm.State, d states.Decision, now time.Time) {
 	phaseConditionsOf(states.NodeMeaning(st).Condition).set(&node.Status.Conditions, d, node.Generation, now)
-}
-
-// setUnknownStateCondition marks an object whose persisted state its
-// machine does not know: Degraded, never reset, for an admin to look at.
-func setUnknownStateCondition(conds *[]metav1.Condition, err error, generation int64) {
-	apimeta.SetStatusCondition(conds, metav1.Condition{
-		Type: operatorv1alpha1.ConditionDegraded, Status: metav1.ConditionTrue, Reason: states.ReasonUnknownState,
-		Message: truncate(err.Error(), 1024), ObservedGeneration: generation,
-	})
 }
 
 // phaseConditions are the three standard conditions every anthill object
@@ -60,7 +52,7 @@ func (p phaseConditions) set(conds *[]metav1.Condition, d states.Decision, gener
 		{Type: operatorv1alpha1.ConditionProgressing, Status: status(p.progressing)},
 		{Type: operatorv1alpha1.ConditionDegraded, Status: status(p.degraded)},
 	} {
-		c.Reason, c.Message, c.ObservedGeneration = reason, truncate(d.Message, 1024), generation
+		c.Reason, c.Message, c.ObservedGeneration = reason, engine.Truncate(d.Message, engine.MaxConditionMessage), generation
 		c.LastTransitionTime = metav1.NewTime(now)
 		apimeta.SetStatusCondition(conds, c)
 	}

@@ -110,23 +110,27 @@ func (s *NodeSyncer) Prepare(ctx context.Context, node *operatorv1alpha1.Gluster
 	return false, engine.Result{}, nil
 }
 
+// Instances is the node's one instance, at the persisted state.
+func (s *NodeSyncer) Instances(_ context.Context, node *operatorv1alpha1.GlusterNode) ([]engine.Instance[*nodeSync], error) {
+	return []engine.Instance[*nodeSync]{{State: fsm.State(node.Status.State), Facts: &nodeSync{clusterName: node.Spec.Cluster}}}, nil
+}
+
 // Gather reads the node's facts: its cluster, the Kubernetes side from
 // listers and the GD2 side live, and applies this sync's liveness
 // observation to the outage clocks (states.LivenessClocks), so that the
 // decision and the status write use the same clocks.
-func (s *NodeSyncer) Gather(ctx context.Context, node *operatorv1alpha1.GlusterNode) ([]engine.Instance[*nodeSync], error) {
-	in := engine.Instance[*nodeSync]{State: fsm.State(node.Status.State), Facts: &nodeSync{clusterName: node.Spec.Cluster}}
+func (s *NodeSyncer) Gather(ctx context.Context, node *operatorv1alpha1.GlusterNode, in *engine.Instance[*nodeSync]) error {
 	f := in.Facts
 	cluster, err := s.Clusters.GlusterClusters(node.Namespace).Get(node.Spec.Cluster)
 	switch {
 	case apierrors.IsNotFound(err):
-		return []engine.Instance[*nodeSync]{in}, nil
+		return nil
 	case err != nil:
-		return nil, err
+		return err
 	}
 	f.cluster = cluster
-	if objects.IsExternal(cluster) || !nodeDef.HasState(cmpState(in.State)) {
-		return []engine.Instance[*nodeSync]{in}, nil
+	if objects.IsExternal(cluster) {
+		return nil
 	}
 	var reads gd2Reads
 	if gc, err := s.GD2.For(ctx, cluster); err == nil {
@@ -134,20 +138,12 @@ func (s *NodeSyncer) Gather(ctx context.Context, node *operatorv1alpha1.GlusterN
 	} else {
 		s.log(node).Debug("no GD2 client yet", zap.Error(err))
 	}
-	f.snap, f.view, err = s.nodeSnapshot(ctx, node, cluster, cmpState(in.State), reads)
+	f.snap, f.view, err = s.nodeSnapshot(ctx, node, cluster, in.State, reads)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	f.snap.DownSince, f.snap.AliveSince = states.LivenessClocks(f.snap)
-	return []engine.Instance[*nodeSync]{in}, nil
-}
-
-// cmpState is st, or the machine's initial state when st is empty.
-func cmpState(st fsm.State) fsm.State {
-	if st == "" {
-		return nodeDef.Initial
-	}
-	return st
+	return nil
 }
 
 // Decide is the node's pure decision; a node without its cluster, or of an
@@ -206,6 +202,11 @@ func (s *NodeSyncer) target(node *operatorv1alpha1.GlusterNode, f *nodeSync) tra
 	return t
 }
 
+// Conditions are the node's conditions.
+func (s *NodeSyncer) Conditions(node *operatorv1alpha1.GlusterNode) *[]metav1.Condition {
+	return &node.Status.Conditions
+}
+
 // Message is the node's persisted message.
 func (s *NodeSyncer) Message(node *operatorv1alpha1.GlusterNode, _ string) string {
 	return node.Status.Message
@@ -222,15 +223,12 @@ func (s *NodeSyncer) Record(node *operatorv1alpha1.GlusterNode, outs []engine.Ou
 	}
 	d := out.Decision
 	switch out.Kind {
-	case engine.Unknown:
-		setUnknownStateCondition(&st.Conditions, out.Err, node.Generation)
-		return
-	case engine.Refused:
+	case engine.Unknown, engine.Refused:
 		return
 	case engine.Failed:
 		apimeta.SetStatusCondition(&st.Conditions, metav1.Condition{
 			Type: operatorv1alpha1.ConditionProgressing, Status: metav1.ConditionFalse, Reason: out.Reason,
-			Message: truncate(out.Message, 1024), ObservedGeneration: node.Generation,
+			Message: engine.Truncate(out.Message, engine.MaxConditionMessage), ObservedGeneration: node.Generation,
 		})
 		if d.Step == states.NodeMoveBrick {
 			// GD2 began preparing the new brick on these peers and failed
@@ -386,11 +384,4 @@ func (s *NodeSyncer) finishDeleted(ctx context.Context, node *operatorv1alpha1.G
 
 func (s *NodeSyncer) update(ctx context.Context, n *operatorv1alpha1.GlusterNode) (*operatorv1alpha1.GlusterNode, error) {
 	return s.Anthill.OperatorV1alpha1().GlusterNodes(n.Namespace).Update(ctx, n, metav1.UpdateOptions{})
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-3] + "..."
 }

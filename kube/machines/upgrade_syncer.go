@@ -95,17 +95,19 @@ func (s *UpgradeSyncer) Prepare(_ context.Context, c *operatorv1alpha1.GlusterCl
 	return c.DeletionTimestamp != nil || c.Spec.Mode == operatorv1alpha1.ClusterModeExternal, engine.Result{}, nil
 }
 
-// Gather reads the upgrade facts from status.upgrade (absent: Idle, never
-// run), the nodes and the CSI plugin.
-func (s *UpgradeSyncer) Gather(ctx context.Context, c *operatorv1alpha1.GlusterCluster) ([]engine.Instance[*upgradeFacts], error) {
+// Instances is the upgrade machine's one instance, at the state in
+// status.upgrade (absent: Idle, never run).
+func (s *UpgradeSyncer) Instances(_ context.Context, c *operatorv1alpha1.GlusterCluster) ([]engine.Instance[*upgradeFacts], error) {
 	in := engine.Instance[*upgradeFacts]{Facts: &upgradeFacts{}}
 	if c.Status.Upgrade != nil {
 		in.State = fsm.State(c.Status.Upgrade.State)
 	}
-	state := cmp.Or(in.State, upgradeDef.Initial)
-	if !upgradeDef.HasState(state) {
-		return []engine.Instance[*upgradeFacts]{in}, nil
-	}
+	return []engine.Instance[*upgradeFacts]{in}, nil
+}
+
+// Gather reads the upgrade facts from status.upgrade, the nodes and the
+// CSI plugin.
+func (s *UpgradeSyncer) Gather(ctx context.Context, c *operatorv1alpha1.GlusterCluster, in *engine.Instance[*upgradeFacts]) error {
 	view := c
 	if c.Status.Upgrade == nil {
 		// snapshot reads status.upgrade; a never-run machine has none.
@@ -113,9 +115,9 @@ func (s *UpgradeSyncer) Gather(ctx context.Context, c *operatorv1alpha1.GlusterC
 		cc.Status.Upgrade = &operatorv1alpha1.UpgradeStatus{}
 		view = &cc
 	}
-	snap, err := s.snapshot(ctx, view, state)
-	in.Facts.snap = snap
-	return []engine.Instance[*upgradeFacts]{in}, err
+	var err error
+	in.Facts.snap, err = s.snapshot(ctx, view, in.State)
+	return err
 }
 
 // Decide is the upgrade's pure decision.
@@ -134,6 +136,11 @@ func (s *UpgradeSyncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterClus
 	return a(ctx, transitions.Ops{Kube: s.Kube, GD2: effects.NoGD2{}}, target)
 }
 
+// Conditions are the cluster's conditions.
+func (s *UpgradeSyncer) Conditions(c *operatorv1alpha1.GlusterCluster) *[]metav1.Condition {
+	return &c.Status.Conditions
+}
+
 // Message is status.upgrade's message.
 func (s *UpgradeSyncer) Message(c *operatorv1alpha1.GlusterCluster, _ string) string {
 	if c.Status.Upgrade == nil {
@@ -146,10 +153,7 @@ func (s *UpgradeSyncer) Message(c *operatorv1alpha1.GlusterCluster, _ string) st
 func (s *UpgradeSyncer) Record(c *operatorv1alpha1.GlusterCluster, outs []engine.Outcome[*upgradeFacts], now time.Time) {
 	out := &outs[0]
 	switch out.Kind {
-	case engine.Unknown:
-		setUnknownStateCondition(&c.Status.Conditions, out.Err, c.Generation)
-		return
-	case engine.Refused, engine.Failed:
+	case engine.Unknown, engine.Refused, engine.Failed:
 		return
 	case engine.Waited:
 		if c.Status.Upgrade == nil && out.To == upgradeDef.Initial && out.Decision.RequeueAfter == 0 {
@@ -282,7 +286,7 @@ func lastUpgradeTransition(h []operatorv1alpha1.TransitionRecord) *operatorv1alp
 
 // fillStatus sets the message and the Upgrading condition for state.
 func (s *UpgradeSyncer) fillStatus(c *operatorv1alpha1.GlusterCluster, st fsm.State, d states.Decision) {
-	c.Status.Upgrade.Message = truncate(d.Message, 1024)
+	c.Status.Upgrade.Message = engine.Truncate(d.Message, engine.MaxConditionMessage)
 	status := states.UpgradeMeaning(st).Upgrading
 	if status == states.ConditionAbsent {
 		apimeta.RemoveStatusCondition(&c.Status.Conditions, ConditionUpgrade)
@@ -290,7 +294,7 @@ func (s *UpgradeSyncer) fillStatus(c *operatorv1alpha1.GlusterCluster, st fsm.St
 	}
 	apimeta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{
 		Type: ConditionUpgrade, Status: metav1.ConditionStatus(status), Reason: d.Reason,
-		Message: truncate(d.Message, 1024), ObservedGeneration: c.Generation,
+		Message: engine.Truncate(d.Message, engine.MaxConditionMessage), ObservedGeneration: c.Generation,
 	})
 }
 
