@@ -6,6 +6,7 @@
 // (handlers.go) and wires it all: Wire builds the informers and listers,
 // the specs and the dispatcher, and registers each machine with it.
 //
-// Gathering only reads; every write goes through the actions, to effects.
+// Gathering only reads: the world is changed by the actions (effects), a
+// status only by the runner's status writer (status_writers.go).
 // It builds on engine, objects and effects, and does not import operator.
 package machines
