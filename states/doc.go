@@ -2,11 +2,12 @@
 // every anthill machine with their documentation, the Snapshot each machine
 // decides from, and pure decision functions over it. It imports only fsm.
 //
-// The split follows "gather, decide, act": the dispatcher gathers a Snapshot
-// from listers and GD2 reads (plain data, no client types), a Decide function
-// here turns it into at most one Decision, and the dispatcher runs the
-// decided event's action (package transitions) before firing the event on
-// an fsm.Machine and writing status. Decide functions never do I/O and never
+// The split follows "gather, decide, act": the sync runner (kube/engine)
+// has a machine's spec gather a Snapshot from listers and GD2 reads (plain
+// data, no client types), a Decide function here turns it into at most one
+// Decision, and the runner runs the decided event's action (package
+// transitions) before firing the event on an fsm.Machine and writing
+// status. Decide functions never do I/O and never
 // read the clock — Snapshot.Now is the only time they know — so every branch
 // is a table test.
 //

@@ -110,7 +110,7 @@ type UpgradeKube interface {
 	SetCSIVersion(ctx context.Context, c ClusterTarget, version string) error
 }
 
-// KubeOps is everything the actions need from Kubernetes; the dispatcher
+// KubeOps is everything the actions need from Kubernetes; effects.Kube
 // implements it.
 type KubeOps interface {
 	NodeKube
@@ -118,7 +118,7 @@ type KubeOps interface {
 	UpgradeKube
 }
 
-// GD2Ops is everything the actions need from GD2; the dispatcher implements
+// GD2Ops is everything the actions need from GD2; effects.GD2 implements
 // it with a GD2 client bound to one cluster.
 type GD2Ops interface {
 	NodeGD2
