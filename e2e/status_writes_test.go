@@ -1,0 +1,71 @@
+package e2e
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// statusWriters is the one file whose code may write a status: the
+// machines' status writers (see engine.StatusWriter). Actions, gatherers
+// and the commands change the world; only a machine's runner, through its
+// writer, changes its status.
+const statusWriters = "kube/machines/status_writers.go"
+
+func TestOnlyTheStatusWritersWriteStatus(t *testing.T) {
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Dir(filepath.Dir(file))
+	fset := token.NewFileSet()
+	var sites []string
+	found := 0
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			// Generated clients define UpdateStatus; they do not call it.
+			if rel == "kube/client" || rel == "tools" || strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "UpdateStatus" {
+				if rel == statusWriters {
+					found++
+				} else {
+					sites = append(sites, fset.Position(call.Pos()).String())
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sites {
+		t.Errorf("status written outside %s: %s", statusWriters, s)
+	}
+	if found == 0 {
+		t.Errorf("%s writes no status: the check no longer looks at the writers", statusWriters)
+	}
+}
