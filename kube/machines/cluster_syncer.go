@@ -3,7 +3,6 @@ package machines
 import (
 	"context"
 	"slices"
-	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -48,20 +47,19 @@ type ClusterSyncer struct {
 	Log            *engine.TransitionLog
 	Clock          clock.Clock
 
-	once   sync.Once
-	runner *engine.Runner[*operatorv1alpha1.GlusterCluster, *clusterFacts]
+	onCluster[*clusterFacts]
 }
 
 var clusterDef = states.ClusterDefinition()
 
 // Sync runs one decision for the cluster named by key.
 func (s *ClusterSyncer) Sync(ctx context.Context, key engine.Key) (engine.Result, error) {
-	s.once.Do(func() {
-		s.runner = clusterRunner[*clusterFacts](s, s.Anthill, s.Log, s.Clock, func(st *operatorv1alpha1.GlusterClusterStatus) any {
-			return []any{st.Phase, st.Conditions, st.Nodes, st.ObservedGeneration, st.History}
-		})
-	})
-	return s.runner.Sync(ctx, key)
+	return s.sync(ctx, key, s, s.Anthill, s.Log, s.Clock, clusterSlice)
+}
+
+// clusterSlice is the part of the status owned by the cluster machine: its phase, conditions, node counts and history.
+func clusterSlice(st *operatorv1alpha1.GlusterClusterStatus) any {
+	return []any{st.Phase, st.Conditions, st.Nodes, st.ObservedGeneration, st.History}
 }
 
 // clusterFacts is what one cluster sync gathered.
@@ -114,11 +112,6 @@ func (s *ClusterSyncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterClus
 	}
 	target := transitions.ClusterTarget{Namespace: c.Namespace, Name: c.Name, DesiredNodes: in.Facts.snap.DesiredNodes}
 	return a(ctx, transitions.Ops{Kube: s.Kube, GD2: effects.NoGD2{}}, target)
-}
-
-// Conditions are the cluster's conditions.
-func (s *ClusterSyncer) Conditions(c *operatorv1alpha1.GlusterCluster) *[]metav1.Condition {
-	return &c.Status.Conditions
 }
 
 // Message is the message of the cluster's Ready condition.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -50,8 +49,7 @@ type DisruptionSyncer struct {
 	Log     *engine.TransitionLog
 	Clock   clock.Clock
 
-	once   sync.Once
-	runner *engine.Runner[*operatorv1alpha1.GlusterCluster, *disruptionFacts]
+	onCluster[*disruptionFacts]
 }
 
 // disruptionView is what one sync gathered: the snapshot, and the pod
@@ -73,12 +71,12 @@ func (v disruptionView) target(c *operatorv1alpha1.GlusterCluster, state fsm.Sta
 
 // Sync runs one decision of the disruption machine of the cluster in key.
 func (s *DisruptionSyncer) Sync(ctx context.Context, key engine.Key) (engine.Result, error) {
-	s.once.Do(func() {
-		s.runner = clusterRunner[*disruptionFacts](s, s.Anthill, s.Log, s.Clock, func(st *operatorv1alpha1.GlusterClusterStatus) any {
-			return []any{st.Disruption, st.History, st.Conditions}
-		})
-	})
-	return s.runner.Sync(ctx, key)
+	return s.sync(ctx, key, s, s.Anthill, s.Log, s.Clock, disruptionSlice)
+}
+
+// disruptionSlice is the part of the status owned by the disruption machine: status.disruption, the history and the conditions.
+func disruptionSlice(st *operatorv1alpha1.GlusterClusterStatus) any {
+	return []any{st.Disruption, st.History, st.Conditions}
 }
 
 // disruptionFacts is what one disruption sync gathered, and the zone its
@@ -160,11 +158,6 @@ func (s *DisruptionSyncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterC
 		t = f.view.target(c, to, f.decided)
 	}
 	return a(ctx, s.Kube, t)
-}
-
-// Conditions are the cluster's conditions.
-func (s *DisruptionSyncer) Conditions(c *operatorv1alpha1.GlusterCluster) *[]metav1.Condition {
-	return &c.Status.Conditions
 }
 
 // Message is status.disruption's message.

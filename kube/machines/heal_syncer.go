@@ -77,8 +77,7 @@ type HealSyncer struct {
 	// two workers at once).
 	listed map[engine.Key]*healSync
 
-	once   sync.Once
-	runner *engine.Runner[*operatorv1alpha1.GlusterCluster, *healFacts]
+	onCluster[*healFacts]
 }
 
 type healProgress struct {
@@ -122,12 +121,12 @@ func (s *HealSyncer) log(key engine.Key) *zap.Logger {
 
 // Sync refreshes the heal machines of the cluster named by key.
 func (s *HealSyncer) Sync(ctx context.Context, key engine.Key) (engine.Result, error) {
-	s.once.Do(func() {
-		s.runner = clusterRunner[*healFacts](s, s.Anthill, s.Log, s.Clock, func(st *operatorv1alpha1.GlusterClusterStatus) any {
-			return []any{st.Volumes, st.History, st.Conditions}
-		})
-	})
-	return s.runner.Sync(ctx, key)
+	return s.sync(ctx, key, s, s.Anthill, s.Log, s.Clock, healSlice)
+}
+
+// healSlice is the part of the status owned by the heal machines: status.volumes, the history and the conditions.
+func healSlice(st *operatorv1alpha1.GlusterClusterStatus) any {
+	return []any{st.Volumes, st.History, st.Conditions}
 }
 
 // healFacts is what one sync learned about one volume.

@@ -2,6 +2,7 @@ package machines
 
 import (
 	"context"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
@@ -11,6 +12,26 @@ import (
 	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/engine"
 )
+
+// onCluster is what every spec of a machine persisted in a GlusterCluster's
+// status shares: its runner, built on the first sync, and where the
+// cluster's conditions are.
+type onCluster[F any] struct {
+	once   sync.Once
+	runner *engine.Runner[*operatorv1alpha1.GlusterCluster, F]
+}
+
+// sync runs spec's sync of key, on a runner whose writer writes the slice
+// of the status that slice returns.
+func (o *onCluster[F]) sync(ctx context.Context, key engine.Key, spec engine.Spec[*operatorv1alpha1.GlusterCluster, F], a versioned.Interface, log *engine.TransitionLog, clk clock.Clock, slice func(*operatorv1alpha1.GlusterClusterStatus) any) (engine.Result, error) {
+	o.once.Do(func() { o.runner = clusterRunner(spec, a, log, clk, slice) })
+	return o.runner.Sync(ctx, key)
+}
+
+// Conditions are the cluster's conditions.
+func (o *onCluster[F]) Conditions(c *operatorv1alpha1.GlusterCluster) *[]metav1.Condition {
+	return &c.Status.Conditions
+}
 
 // clusterRunner is the runner of a machine persisted in a GlusterCluster's
 // status (cluster, upgrade, disruption, heal): its writer writes the

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"slices"
-	"sync"
 	"time"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -60,18 +59,17 @@ type UpgradeSyncer struct {
 	Log   *engine.TransitionLog
 	Clock clock.Clock
 
-	once   sync.Once
-	runner *engine.Runner[*operatorv1alpha1.GlusterCluster, *upgradeFacts]
+	onCluster[*upgradeFacts]
 }
 
 // Sync runs one decision of the upgrade machine of the cluster named by key.
 func (s *UpgradeSyncer) Sync(ctx context.Context, key engine.Key) (engine.Result, error) {
-	s.once.Do(func() {
-		s.runner = clusterRunner[*upgradeFacts](s, s.Anthill, s.Log, s.Clock, func(st *operatorv1alpha1.GlusterClusterStatus) any {
-			return []any{st.Upgrade, st.Conditions}
-		})
-	})
-	return s.runner.Sync(ctx, key)
+	return s.sync(ctx, key, s, s.Anthill, s.Log, s.Clock, upgradeSlice)
+}
+
+// upgradeSlice is the part of the status owned by the upgrade machine: status.upgrade and the conditions.
+func upgradeSlice(st *operatorv1alpha1.GlusterClusterStatus) any {
+	return []any{st.Upgrade, st.Conditions}
 }
 
 // upgradeFacts is what one upgrade sync gathered.
@@ -134,11 +132,6 @@ func (s *UpgradeSyncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterClus
 	}
 	target := transitions.ClusterTarget{Namespace: c.Namespace, Name: c.Name, TargetVersion: in.Facts.snap.ActiveTarget}
 	return a(ctx, transitions.Ops{Kube: s.Kube, GD2: effects.NoGD2{}}, target)
-}
-
-// Conditions are the cluster's conditions.
-func (s *UpgradeSyncer) Conditions(c *operatorv1alpha1.GlusterCluster) *[]metav1.Condition {
-	return &c.Status.Conditions
 }
 
 // Message is status.upgrade's message.
