@@ -194,7 +194,6 @@ func TestAPIGlusterClusterRoundTrip(t *testing.T) {
 		tmpl.FreeStorageMax = ptr.To(resource.MustParse("2Ti"))
 		tmpl.Storage.StorageClassName = ptr.To("fast-block")
 		tmpl.Storage.DeviceCount = 2
-		tmpl.VDO = true
 		tmpl.Tolerations = []corev1.Toleration{{Key: "storage", Operator: "Exists", Effect: "NoSchedule"}}
 		tmpl.NodeAffinity = storageNodeAffinity()
 	}
@@ -250,7 +249,6 @@ func TestAPIGlusterNodeRoundTrip(t *testing.T) {
 	want := validNode(ns, "gluster-zone-1-0")
 	want.Spec.DesiredState = operatorv1alpha1.NodeEnabled
 	want.Spec.Storage.StorageClassName = ptr.To("fast-block")
-	want.Spec.Storage.VDO = true
 	want.Spec.NodeAffinity = storageNodeAffinity()
 	want.Spec.Tolerations = []corev1.Toleration{{Key: "storage", Operator: "Exists", Effect: "NoSchedule"}}
 
@@ -516,6 +514,8 @@ func TestAPIRejectsInvalidObjects(t *testing.T) {
 		{name: "a template's freeStorageMin is not below its freeStorageMax", resource: clusters,
 			ops:   append(clone(automatic), set("spec.nodeTemplates[0].freeStorageMin", "2Ti"), set("spec.nodeTemplates[0].freeStorageMax", "1Ti")),
 			field: "spec.nodeTemplates[0].freeStorageMin"},
+		{name: "a template asks for VDO, which GD2 cannot provide", resource: clusters,
+			ops: []op{set("spec.nodeTemplates[0].vdo", true)}, field: "spec.nodeTemplates[0].vdo"},
 		{name: "the mode is unknown", resource: clusters,
 			ops: []op{set("spec.mode", "hybrid")}, field: "spec.mode"},
 		{name: "external mode lists no addresses", resource: clusters,
@@ -605,6 +605,8 @@ func TestAPIRejectsInvalidObjects(t *testing.T) {
 			ops: []op{set("spec.nodeTemplates[0].zone", "zone-9")}, field: "spec.nodeTemplates[0].zone"},
 
 		// GlusterNode, on create.
+		{name: "a node asks for VDO, which GD2 cannot provide", resource: nodes,
+			ops: []op{set("spec.storage.vdo", true)}, field: "spec.storage.vdo"},
 		{name: "a node names no cluster", resource: nodes,
 			ops: []op{set("spec.cluster", "")}, field: "spec.cluster"},
 		{name: "a node's zone is not a DNS label", resource: nodes,

@@ -242,8 +242,12 @@ type NodeTemplate struct {
 	// storage is the brick storage each server gets.
 	Storage TemplateStorage `json:"storage"`
 
-	// vdo puts a VDO (deduplication and compression) layer under each
-	// brick.
+	// vdo would put a VDO (deduplication and compression) layer under each
+	// brick. GD2 cannot: its device API registers a plain device for its
+	// LVM provisioner. The field is kept so that a manifest asking for VDO
+	// is refused with a reason instead of being silently pruned; true is
+	// rejected at admission.
+	// +kubebuilder:validation:XValidation:rule="!self",message="GD2 has no VDO support: its device API registers a plain device for its LVM provisioner, so anthill cannot put a VDO layer under a brick; leave vdo unset"
 	// +optional
 	VDO bool `json:"vdo,omitempty"`
 }

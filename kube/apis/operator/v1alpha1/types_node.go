@@ -154,8 +154,10 @@ type NodeStorage struct {
 	// +optional
 	DeviceCount *int32 `json:"deviceCount,omitempty"`
 
-	// vdo puts a VDO (deduplication and compression) layer under each
-	// brick.
+	// vdo would put a VDO (deduplication and compression) layer under each
+	// brick; GD2 cannot (see NodeTemplate.VDO), so true is rejected at
+	// admission.
+	// +kubebuilder:validation:XValidation:rule="!self",message="GD2 has no VDO support: its device API registers a plain device for its LVM provisioner, so anthill cannot put a VDO layer under a brick; leave vdo unset"
 	// +optional
 	VDO bool `json:"vdo,omitempty"`
 }
