@@ -4,9 +4,17 @@ package e2e
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gluster/anthill/e2e/framework"
+	"github.com/gluster/anthill/gd2"
+	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
 )
 
@@ -51,6 +59,32 @@ func TestNodeLifecycle(t *testing.T) {
 	if err := gd2sim.Write("data", 50); err != nil {
 		t.Fatal(err)
 	}
+
+	t.Run("status.capacity is what GD2's devices hold and have free, per zone", func(t *testing.T) {
+		err := framework.WaitFor(context.Background(), time.Minute, func(ctx context.Context) (bool, error) {
+			want, zones, err := clusterCapacity(ctx, g, ns, name)
+			if err != nil {
+				return false, err
+			}
+			c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			cp := c.Status.Capacity
+			switch {
+			case cp == nil || cp.Total == nil || cp.Free == nil:
+				return false, errors.New("status.capacity not written yet")
+			case uint64(cp.Total.Value()) != want.Total || uint64(cp.Free.Value()) != want.Free:
+				return false, fmt.Errorf("status.capacity %s free of %s, GD2 says %d free of %d", cp.Free, cp.Total, want.Free, want.Total)
+			case len(cp.Zones) != zones:
+				return false, fmt.Errorf("status.capacity has %d zones, want %d", len(cp.Zones), zones)
+			}
+			return true, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
 
 	if !t.Run("scaling up to five nodes adds them Online", func(t *testing.T) {
 		setTemplateNodes(t, ns, name, map[string]int32{"zone-1": 2, "zone-2": 2})
@@ -132,4 +166,36 @@ func TestNodeLifecycle(t *testing.T) {
 	}) {
 		return // later steps build on this one
 	}
+}
+
+// clusterCapacity sums, straight from GD2, the devices of the cluster's
+// peers: the total, and the free space of enabled devices on online peers;
+// and counts the zones those peers are in.
+func clusterCapacity(ctx context.Context, g *gd2.Client, ns, cluster string) (states.ZoneCapacity, int, error) {
+	peers, err := g.ListPeers(ctx, gd2FilterAll)
+	if err != nil {
+		return states.ZoneCapacity{}, 0, err
+	}
+	devices, err := g.ListAllDevices(ctx)
+	if err != nil {
+		return states.ZoneCapacity{}, 0, err
+	}
+	ours, zones := map[string]bool{}, map[string]bool{}
+	online := map[string]bool{}
+	for _, p := range peers {
+		if p.Metadata[transitions.MetaCluster] == cluster && strings.HasPrefix(p.Metadata[transitions.MetaNode], ns+"/") {
+			ours[p.ID], online[p.ID], zones[p.Zone()] = true, p.Online, true
+		}
+	}
+	var sum states.ZoneCapacity
+	for _, d := range devices {
+		if !ours[d.PeerID] {
+			continue
+		}
+		sum.Total += d.TotalSize
+		if d.State == gd2.DeviceEnabled && online[d.PeerID] {
+			sum.Free += d.FreeSize
+		}
+	}
+	return sum, len(zones), nil
 }

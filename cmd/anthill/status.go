@@ -107,6 +107,9 @@ func writeStatus(w io.Writer, c *operatorv1alpha1.GlusterCluster, nodes []operat
 			free = cp.Free.String()
 		}
 		fmt.Fprintf(&b, "Capacity: %s free of %s\n", free, cp.Total.String())
+		for _, z := range cp.Zones {
+			fmt.Fprintf(&b, "  zone %s: %s free of %s\n", z.Zone, z.Free.String(), z.Total.String())
+		}
 	}
 
 	b.WriteString("\nConditions:\n")

@@ -34,9 +34,12 @@ func statusFixture() (*operatorv1alpha1.GlusterCluster, []operatorv1alpha1.Glust
 			{Type: "Ready", Status: metav1.ConditionFalse, Reason: "NodesOffline", Message: "1 of 2 nodes online"},
 			{Type: "Progressing", Status: metav1.ConditionTrue, Reason: "Upgrading"},
 		},
-		Nodes:    operatorv1alpha1.NodeCounts{Desired: 2, Total: 2, Online: 1},
-		Volumes:  []operatorv1alpha1.VolumeStatus{{Name: "vol1", State: "Healing", PendingEntries: 12, Message: "healing 12 entries"}, {Name: "vol2", State: "Healthy"}},
-		Capacity: &operatorv1alpha1.CapacityStatus{Total: &total, Free: &free},
+		Nodes:   operatorv1alpha1.NodeCounts{Desired: 2, Total: 2, Online: 1},
+		Volumes: []operatorv1alpha1.VolumeStatus{{Name: "vol1", State: "Healing", PendingEntries: 12, Message: "healing 12 entries"}, {Name: "vol2", State: "Healthy"}},
+		Capacity: &operatorv1alpha1.CapacityStatus{Total: &total, Free: &free, Zones: []operatorv1alpha1.ZoneCapacityStatus{
+			{Zone: "zone-1", Total: resource.MustParse("100Gi"), Free: resource.MustParse("90Gi")},
+			{Zone: "zone-2", Total: resource.MustParse("100Gi"), Free: resource.MustParse("60Gi")},
+		}},
 		Upgrade: &operatorv1alpha1.UpgradeStatus{
 			State: "RollingServers", FromVersion: "4.1.0", ToVersion: "4.2.0", CurrentNodes: []string{"gluster-zone-2-0"}, Message: "waiting for heal",
 			History: []operatorv1alpha1.TransitionRecord{record(3*time.Second, "upgrade", "", "Validating", "RollingServers", "validated", "Validated", "")},
@@ -70,6 +73,8 @@ Phase:    Upgrading
 Mode:     manual
 Version:  4.2.0
 Capacity: 150Gi free of 200Gi
+  zone zone-1: 90Gi free of 100Gi
+  zone zone-2: 60Gi free of 100Gi
 
 Conditions:
   TYPE         STATUS  REASON        MESSAGE

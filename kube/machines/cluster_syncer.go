@@ -57,13 +57,18 @@ func (s *ClusterSyncer) Sync(ctx context.Context, key engine.Key) (engine.Result
 	return s.sync(ctx, key, s, s.Anthill, s.Log, s.Clock, clusterSlice)
 }
 
-// clusterSlice is the part of the status owned by the cluster machine: its phase, conditions, node counts and history.
+// clusterSlice is the part of the status owned by the cluster machine: its
+// phase, conditions, node counts, capacity and history.
 func clusterSlice(st *operatorv1alpha1.GlusterClusterStatus) any {
-	return []any{st.Phase, st.Conditions, st.Nodes, st.ObservedGeneration, st.History}
+	return []any{st.Phase, st.Conditions, st.Nodes, st.Capacity, st.ObservedGeneration, st.History}
 }
 
-// clusterFacts is what one cluster sync gathered.
-type clusterFacts struct{ snap states.ClusterSnapshot }
+// clusterFacts is what one cluster sync gathered: the snapshot, and the
+// capacity to record (nil: GD2 did not say).
+type clusterFacts struct {
+	snap     states.ClusterSnapshot
+	capacity *operatorv1alpha1.CapacityStatus
+}
 
 // Definition is the cluster machine.
 func (s *ClusterSyncer) Definition() *fsm.Definition { return clusterDef }
@@ -92,11 +97,17 @@ func (s *ClusterSyncer) Instances(_ context.Context, c *operatorv1alpha1.Gluster
 	return []engine.Instance[*clusterFacts]{{State: fsm.State(c.Status.Phase), Facts: &clusterFacts{}}}, nil
 }
 
-// Gather reads the cluster's facts.
+// Gather reads the cluster's facts, and its capacity from GD2's devices
+// when GD2 answers (status.capacity keeps the last reading otherwise).
 func (s *ClusterSyncer) Gather(ctx context.Context, c *operatorv1alpha1.GlusterCluster, in *engine.Instance[*clusterFacts]) error {
 	var err error
-	in.Facts.snap, err = s.snapshot(ctx, c, in.State)
-	return err
+	if in.Facts.snap, err = s.snapshot(ctx, c, in.State); err != nil {
+		return err
+	}
+	if in.Facts.snap.GD2Reachable {
+		in.Facts.capacity = s.capacity(ctx, c)
+	}
+	return nil
 }
 
 // Decide is the cluster's pure decision.
@@ -132,6 +143,9 @@ func (s *ClusterSyncer) Record(c *operatorv1alpha1.GlusterCluster, outs []engine
 		c.Status.History = engine.AppendHistory(c.Status.History, out.Committed.Record())
 	}
 	c.Status.Phase = operatorv1alpha1.ClusterPhase(out.To)
+	if out.Facts.capacity != nil {
+		c.Status.Capacity = out.Facts.capacity
+	}
 	s.fillStatus(c, out.To, out.Decision, out.Facts.snap, now)
 }
 

@@ -544,6 +544,24 @@ func appendHealHistory(h []operatorv1alpha1.TransitionRecord, r operatorv1alpha1
 	return h
 }
 
+// ownPeer reports whether p is one of c's peers: tagged for c (and a node
+// of c's namespace), or untagged (external mode, the founding GD2).
+func ownPeer(c *operatorv1alpha1.GlusterCluster, p gd2.Peer) bool {
+	node, cl := p.Metadata[transitions.MetaNode], p.Metadata[transitions.MetaCluster]
+	return (cl == "" || cl == c.Name) && (node == "" || strings.HasPrefix(node, c.Namespace+"/"))
+}
+
+// ownPeers is those of peers that are c's (ownPeer).
+func ownPeers(c *operatorv1alpha1.GlusterCluster, peers []gd2.Peer) []gd2.Peer {
+	var out []gd2.Peer
+	for _, p := range peers {
+		if ownPeer(c, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // ownVolumes drops the volumes whose every brick sits on a peer anthill
 // tagged for another GlusterCluster: a GD2 pool shared by several
 // clusters (the e2e simulator, or an admin's mistake) must not let one
@@ -552,12 +570,7 @@ func appendHealHistory(h []operatorv1alpha1.TransitionRecord, r operatorv1alpha1
 func ownVolumes(c *operatorv1alpha1.GlusterCluster, vols []gd2.Volume, peers []gd2.Peer) []gd2.Volume {
 	foreign := map[string]bool{}
 	for _, p := range peers {
-		node, cl := p.Metadata[transitions.MetaNode], p.Metadata[transitions.MetaCluster]
-		if node == "" && cl == "" {
-			continue
-		}
-		ours := (cl == "" || cl == c.Name) && (node == "" || strings.HasPrefix(node, c.Namespace+"/"))
-		foreign[p.ID] = !ours
+		foreign[p.ID] = !ownPeer(c, p)
 	}
 	out := vols[:0:0]
 	for _, v := range vols {

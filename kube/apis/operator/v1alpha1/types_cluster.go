@@ -603,13 +603,32 @@ type DisruptionStatus struct {
 	Message string `json:"message,omitempty"`
 }
 
-// CapacityStatus is the raw capacity of a cluster.
+// CapacityStatus is the raw capacity of a cluster's GD2 devices, as GD2
+// reported it when the cluster machine last read it.
 type CapacityStatus struct {
-	// total is the size of all devices registered in GD2.
+	// total is the size of all devices registered on the cluster's peers.
 	// +optional
 	Total *resource.Quantity `json:"total,omitempty"`
 
-	// free is the unallocated part of total.
+	// free is what can still take a new brick: the free space of enabled
+	// devices on online peers.
 	// +optional
 	Free *resource.Quantity `json:"free,omitempty"`
+
+	// zones is total and free per failure zone, sorted by zone.
+	// +listType=atomic
+	// +optional
+	Zones []ZoneCapacityStatus `json:"zones,omitempty"`
+}
+
+// ZoneCapacityStatus is the capacity of one zone's devices.
+type ZoneCapacityStatus struct {
+	// zone is the failure zone.
+	Zone string `json:"zone"`
+
+	// total is the size of the devices of the zone's peers.
+	Total resource.Quantity `json:"total"`
+
+	// free is the free space of the zone's enabled devices on online peers.
+	Free resource.Quantity `json:"free"`
 }

@@ -1,0 +1,63 @@
+package machines
+
+import (
+	"context"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/gluster/anthill/gd2"
+	"github.com/gluster/anthill/kube/effects"
+	"github.com/gluster/anthill/states"
+)
+
+// The cluster machine reads its capacity from the devices GD2 lists: three
+// peers in three zones with one 100 GiB device each; a disabled device
+// counts toward the total but has no free space to offer.
+func TestClusterCapacityIsReadFromGD2Devices(t *testing.T) {
+	f := newHealFixture(t)
+	ctx := context.Background()
+	ops := &effects.GD2{Client: f.gd2}
+	if err := ops.SetDeviceEnabled(ctx, f.peers[0].ID, "/dev/sdb", false); err != nil {
+		t.Fatal(err)
+	}
+	s := &ClusterSyncer{GD2: &effects.GD2Clients{Secrets: f.kube.CoreV1()}, Log: f.syncer.Log}
+	got := s.capacity(ctx, f.cluster())
+	if got == nil {
+		t.Fatal("no capacity read")
+	}
+	gib := func(n int64) resource.Quantity { return *resource.NewQuantity(n<<30, resource.BinarySI) }
+	devices, err := f.gd2.ListAllDevices(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var free int64
+	for _, d := range devices {
+		if d.State == gd2.DeviceEnabled {
+			free += int64(d.FreeSize)
+		}
+	}
+	if want := gib(300); got.Total.Cmp(want) != 0 {
+		t.Errorf("total %s, want %s", got.Total, &want)
+	}
+	if got.Free.Value() != free || free == 0 || free >= 300<<30 {
+		t.Errorf("free %s, want %d bytes (the enabled devices' free space)", got.Free, free)
+	}
+	if len(got.Zones) != 3 {
+		t.Fatalf("zones %+v, want three", got.Zones)
+	}
+	var zoneFree int64
+	for _, z := range got.Zones {
+		zoneFree += z.Free.Value()
+		if z.Total.Cmp(gib(100)) != 0 {
+			t.Errorf("zone %s total %s, want 100Gi", z.Zone, &z.Total)
+		}
+	}
+	if zoneFree != free {
+		t.Errorf("zones' free adds up to %d, want %d", zoneFree, free)
+	}
+	total, _ := states.Capacity(nil, nil)
+	if c := capacityStatus(total, nil); !c.Total.IsZero() || len(c.Zones) != 0 {
+		t.Errorf("capacity of nothing: %+v", c)
+	}
+}
