@@ -240,6 +240,18 @@ func TestAPIGlusterClusterRoundTrip(t *testing.T) {
 	}
 }
 
+// A server on one host's block devices, naming that host, is accepted.
+func TestAPIAcceptsAHostDeviceNodeNamingItsHost(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
+	defer cancel()
+	ns := env.Namespace(t)
+	n := validNode(ns, "gluster-host-a")
+	n.Spec.Storage = &operatorv1alpha1.NodeStorage{Devices: []string{"/dev/sdb", "/dev/sdc"}, Host: "host-a"}
+	if _, err := operatorClient(t).OperatorV1alpha1().GlusterNodes(ns).Create(ctx, n, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("a pinned host-device node was rejected: %v", err)
+	}
+}
+
 func TestAPIGlusterNodeRoundTrip(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
 	defer cancel()
@@ -621,6 +633,12 @@ func TestAPIRejectsInvalidObjects(t *testing.T) {
 			ops: []op{set("spec.storage", map[string]any{"vdo": true})}, field: "spec.storage"},
 		{name: "a node's host device is not under /dev", resource: nodes,
 			ops: []op{set("spec.storage", map[string]any{"devices": []any{"sdb"}})}, field: "spec.storage.devices[0]"},
+		{name: "a node on host devices names no host", resource: nodes,
+			ops: []op{set("spec.storage", map[string]any{"devices": []any{"/dev/sdb"}})}, field: "spec.storage.host"},
+		{name: "a node on claims names a host", resource: nodes,
+			ops: []op{set("spec.storage.host", "host-a")}, field: "spec.storage.host"},
+		{name: "a node's host is not a node name", resource: nodes,
+			ops: []op{set("spec.storage", map[string]any{"devices": []any{"/dev/sdb"}, "host": "Host A"})}, field: "spec.storage.host"},
 		{name: "a node's claim capacity is zero", resource: nodes,
 			ops: []op{set("spec.storage.capacity", "0Gi")}, field: "spec.storage.capacity"},
 		{name: "a node's external address is not an address", resource: nodes,

@@ -22,9 +22,6 @@ import (
 // pod's toleration of that taint, and the pod's termination grace period.
 const DefaultLostNodeGrace = time.Minute
 
-// hostnameLabel is the node label a local PV's node affinity names.
-const hostnameLabel = "kubernetes.io/hostname"
-
 // lostPodSide fills snap.LostPod for an Offline node whose peer GD2 just
 // reported not alive: the pod from the lister (a deletion timestamp, once
 // set, never goes away), the Kubernetes node and the storage read live.
@@ -115,7 +112,7 @@ func pvNodeLocal(pv *corev1.PersistentVolume) string {
 	for _, t := range terms {
 		pinned := false
 		for _, r := range t.MatchExpressions {
-			if r.Key == hostnameLabel && r.Operator == corev1.NodeSelectorOpIn {
+			if r.Key == objects.HostnameLabel && r.Operator == corev1.NodeSelectorOpIn {
 				pinned = true
 			}
 		}

@@ -16,7 +16,7 @@ import (
 
 func TestPVNodeLocal(t *testing.T) {
 	hostAffinity := &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
-		MatchExpressions: []corev1.NodeSelectorRequirement{{Key: hostnameLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{"worker-3"}}},
+		MatchExpressions: []corev1.NodeSelectorRequirement{{Key: objects.HostnameLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{"worker-3"}}},
 	}}}}
 	zoneAffinity := &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
 		MatchExpressions: []corev1.NodeSelectorRequirement{{Key: objects.ZoneLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{"zone-1"}}},
@@ -155,7 +155,7 @@ func TestNodeSyncerNeverEvictsAPodOnNodeLocalStorage(t *testing.T) {
 	f := lostPodFixture(t, &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "worker-3-block-0"}, Spec: corev1.PersistentVolumeSpec{
 		PersistentVolumeSource: corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: "/dev/sdb"}},
 		NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
-			MatchExpressions: []corev1.NodeSelectorRequirement{{Key: hostnameLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{"worker-3"}}},
+			MatchExpressions: []corev1.NodeSelectorRequirement{{Key: objects.HostnameLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{"worker-3"}}},
 		}}}}}})
 	for range 3 {
 		if _, err := f.sync(); err != nil {

@@ -26,6 +26,9 @@ const EtcdStorageSize = "1Gi"
 // against.
 const ZoneLabel = "topology.kubernetes.io/zone"
 
+// HostnameLabel is the Kubernetes node label that names its host.
+const HostnameLabel = "kubernetes.io/hostname"
+
 // Container and volume names inside the pods anthill builds.
 const (
 	ContainerGD2   = "glusterd2"
@@ -206,8 +209,8 @@ func NodeStatefulSet(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.Glu
 	}
 
 	if len(claims) == 0 {
-		// A node on host devices is pinned to its host: GD2's state lives
-		// there too.
+		// A node on host devices is pinned to its host (spec.storage.host,
+		// see nodePlacement): GD2's state lives there too.
 		volumes = append(volumes, corev1.Volume{Name: volumeState, VolumeSource: corev1.VolumeSource{
 			HostPath: &corev1.HostPathVolumeSource{Path: HostStateDir(n.Namespace, n.Name), Type: ptr.To(corev1.HostPathDirectoryOrCreate)},
 		}})
@@ -298,18 +301,26 @@ func nodePlacement(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.Glust
 	} else {
 		out = &corev1.NodeAffinity{}
 	}
+	// The zone, and the host of a server on host devices (its bricks and
+	// GD2's state are that host's), are required of every placement.
+	var must []corev1.NodeSelectorRequirement
 	if n.Spec.Zone != "" {
-		zone := corev1.NodeSelectorRequirement{Key: ZoneLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{n.Spec.Zone}}
+		must = append(must, corev1.NodeSelectorRequirement{Key: ZoneLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{n.Spec.Zone}})
+	}
+	if s := n.Spec.Storage; s != nil && s.Host != "" {
+		must = append(must, corev1.NodeSelectorRequirement{Key: HostnameLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{s.Host}})
+	}
+	if len(must) > 0 {
 		req := out.RequiredDuringSchedulingIgnoredDuringExecution
 		if req == nil || len(req.NodeSelectorTerms) == 0 {
 			out.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{
-				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{zone}}},
+				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: must}},
 			}
 		} else {
-			// Terms are ORed and a term's expressions ANDed: the zone must
-			// join every term to constrain them all.
+			// Terms are ORed and a term's expressions ANDed: the
+			// requirements must join every term to constrain them all.
 			for i := range req.NodeSelectorTerms {
-				req.NodeSelectorTerms[i].MatchExpressions = append(req.NodeSelectorTerms[i].MatchExpressions, zone)
+				req.NodeSelectorTerms[i].MatchExpressions = append(req.NodeSelectorTerms[i].MatchExpressions, must...)
 			}
 		}
 	}

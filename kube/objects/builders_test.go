@@ -214,13 +214,32 @@ func TestBuildNodeStatefulSetPlacementAndStorageVariants(t *testing.T) {
 			},
 		},
 		{
-			name: "host devices are reached through the host's /dev, with no claims",
+			name: "host devices are reached through the host's /dev, with no claims, on that host only",
 			setup: func(_ *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.GlusterNode) {
-				n.Spec.Storage = &operatorv1alpha1.NodeStorage{Devices: []string{"/dev/vdb"}}
+				n.Spec.Storage = &operatorv1alpha1.NodeStorage{Devices: []string{"/dev/vdb"}, Host: "worker-7"}
+				n.Spec.NodeAffinity = &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+					NodeSelectorTerms: []corev1.NodeSelectorTerm{
+						{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "disk", Operator: corev1.NodeSelectorOpIn, Values: []string{"ssd"}}}},
+						{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "rack", Operator: corev1.NodeSelectorOpIn, Values: []string{"r1"}}}},
+					},
+				}}
 			},
 			check: func(t *testing.T, pod corev1.PodSpec, claims []corev1.PersistentVolumeClaim) {
 				if len(claims) != 0 || len(pod.Containers[0].VolumeDevices) != 0 {
 					t.Errorf("claims %d, volume devices %v", len(claims), pod.Containers[0].VolumeDevices)
+				}
+				// Terms are ORed: the host must be required in each.
+				terms := pod.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+				for _, term := range terms {
+					pinned := slices.ContainsFunc(term.MatchExpressions, func(r corev1.NodeSelectorRequirement) bool {
+						return r.Key == "kubernetes.io/hostname" && r.Operator == corev1.NodeSelectorOpIn && slices.Equal(r.Values, []string{"worker-7"})
+					})
+					if !pinned || !fxHasZone(term, "zone-1") {
+						t.Errorf("term %+v does not require host worker-7 and the zone", term)
+					}
+				}
+				if len(terms) != 2 {
+					t.Errorf("terms %+v, want the admin's two", terms)
 				}
 				found := false
 				for _, v := range pod.Volumes {

@@ -80,7 +80,7 @@ const (
 	blockdPort          = 24010
 	caDefaultKey        = "ca.crt"
 	driverNameDomain    = ".gluster.org"
-	hostnameTopologyKey = "kubernetes.io/hostname"
+	hostnameTopologyKey = HostnameLabel
 )
 
 // CSIDriverKinds are the drivers c asks for, file first: spec.drivers, or

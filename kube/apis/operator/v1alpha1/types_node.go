@@ -123,6 +123,7 @@ type GlusterNodeSpec struct {
 //
 // +kubebuilder:validation:XValidation:rule="has(self.devices) != has(self.capacity)",message="spec.storage must set exactly one of devices (host block devices) or capacity (PersistentVolumeClaims)"
 // +kubebuilder:validation:XValidation:rule="!has(self.devices) || (!has(self.storageClassName) && !has(self.deviceCount))",message="spec.storage.storageClassName and spec.storage.deviceCount apply only to PersistentVolumeClaims, not to spec.storage.devices"
+// +kubebuilder:validation:XValidation:rule="has(self.devices) == has(self.host)",message="spec.storage.host names the Kubernetes node whose block devices spec.storage.devices are: set it exactly when spec.storage.devices is set",fieldPath=".host"
 type NodeStorage struct {
 	// devices are paths of raw block devices on the Kubernetes node, such as
 	// /dev/sdb, each registered as a GD2 device.
@@ -133,6 +134,15 @@ type NodeStorage struct {
 	// +kubebuilder:validation:items:Pattern=`^/dev/`
 	// +optional
 	Devices []string `json:"devices,omitempty"`
+
+	// host is the Kubernetes node (its kubernetes.io/hostname label) whose
+	// block devices devices are. The server is pinned to it: its bricks and
+	// GD2's state live there, and a restart on another host would find
+	// another host's /dev. Required with devices, refused without.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="spec.storage.host must be a Kubernetes node name"
+	// +optional
+	Host string `json:"host,omitempty"`
 
 	// storageClassName is the StorageClass of the claims. Unset means the
 	// default StorageClass.
