@@ -11,6 +11,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/gluster/anthill/e2e/framework"
 	"github.com/gluster/anthill/gd2"
@@ -82,6 +83,23 @@ func TestNodeLifecycle(t *testing.T) {
 			return true, nil
 		})
 		if err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("spec.clusterOptions reach GD2, and come back after a hand change there", func(t *testing.T) {
+		const key = "cluster.localtime-logging"
+		setClusterOptions(t, ns, name, map[string]string{key: "on"})
+		waitClusterOption(t, g, key, "on", time.Minute)
+		// An admin changes the option in GD2 behind anthill's back: the
+		// cluster machine sees the drift on its next look and sets it again.
+		if _, err := g.SetClusterOptions(context.Background(), map[string]string{key: "off"}); err != nil {
+			t.Fatal(err)
+		}
+		waitClusterOption(t, g, key, "on", 2*time.Minute)
+		// Leave the shared simulator as it was.
+		setClusterOptions(t, ns, name, nil)
+		if _, err := g.SetClusterOptions(context.Background(), map[string]string{key: "off"}); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -198,4 +216,43 @@ func clusterCapacity(ctx context.Context, g *gd2.Client, ns, cluster string) (st
 		}
 	}
 	return sum, len(zones), nil
+}
+
+// setClusterOptions sets the cluster's spec.clusterOptions, as an admin's
+// edit would (retrying on conflict with the operator's status writes).
+func setClusterOptions(t testing.TB, ns, cluster string, opts map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, cluster, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		c.Spec.ClusterOptions = opts
+		_, err = anthill.OperatorV1alpha1().GlusterClusters(ns).Update(ctx, c, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitClusterOption waits until GD2's cluster option key has value.
+func waitClusterOption(t testing.TB, g *gd2.Client, key, value string, timeout time.Duration) {
+	t.Helper()
+	err := framework.WaitFor(context.Background(), timeout, func(ctx context.Context) (bool, error) {
+		opts, err := g.ClusterOptions(ctx)
+		if err != nil {
+			return false, err
+		}
+		for _, o := range opts {
+			if o.Key == key {
+				return o.Value == value, fmt.Errorf("GD2 has %s = %q, want %q", key, o.Value, value)
+			}
+		}
+		return false, fmt.Errorf("GD2 lists no option %s", key)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

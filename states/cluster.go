@@ -1,6 +1,7 @@
 package states
 
 import (
+	"slices"
 	"time"
 
 	"github.com/gluster/anthill/fsm"
@@ -49,6 +50,8 @@ const (
 	ClusterEnsureDrivers fsm.Step = "ensureDrivers"
 	// ClusterSyncEndpoints is external mode only.
 	ClusterSyncEndpoints fsm.Step = "syncEndpoints"
+	// ClusterApplyOptions sets spec.clusterOptions in GD2.
+	ClusterApplyOptions fsm.Step = "applyOptions"
 )
 
 // ClusterMachine is the machine name used in logs, metrics and docs.
@@ -87,7 +90,8 @@ func ClusterDefinition() *fsm.Definition {
 				"no node is failed or abandoned, and every volume is Healthy. Left by `degrade`, `scale` when the " +
 				"node count differs from `spec.nodeCount`, `upgrade` when the upgrade machine becomes active, or " +
 				"`delete`. The `ensureDrivers` step recreates a missing CSI driver object, or adds the block " +
-				"driver when `block` joins `spec.drivers`. External mode: GD2 answers at one of " +
+				"driver when `block` joins `spec.drivers`. The `applyOptions` step sets `spec.clusterOptions` " +
+				"in GD2 where GD2's value differs. External mode: GD2 answers at one of " +
 				"`spec.external.nodes` and every volume is Healthy (there are no nodes to count); left by " +
 				"`reconfigure` when the EndpointSlices differ from the addresses, never by `scale`."},
 			{Name: ClusterDegraded, Doc: "Entered by `degrade` when a node is Offline, Failed or Abandoned, a volume " +
@@ -95,7 +99,7 @@ func ClusterDefinition() *fsm.Definition {
 				"(adding nodes is how lost capacity comes back), `upgrade` (the upgrade machine's own checks will " +
 				"block it if health requires), or `delete`. External mode: `reconfigure` instead of `scale`. The " +
 				"`ensureDrivers` step creates missing CSI driver objects here too: a degraded cluster still serves " +
-				"volumes."},
+				"volumes; the `applyOptions` step sets differing `spec.clusterOptions` here too."},
 			{Name: ClusterScaling, Doc: "Entered by `scale`. The `scaleNodes` step creates missing GlusterNodes, or " +
 				"asks surplus nodes to decommission (the node machine drains them safely). Waits until the node " +
 				"count matches, no node is still joining and no node is still leaving; the `ensureDrivers` step " +
@@ -163,6 +167,14 @@ func ClusterDefinition() *fsm.Definition {
 					"else the version the cluster's node plugins already run, else `spec.gluster.version`. Not " +
 					"run while Upgrading, so that no client is created newer than a server being rolled; adding " +
 					"`block` then waits for the upgrade to end."},
+			{Name: ClusterApplyOptions, In: []fsm.State{ClusterReady, ClusterDegraded}, Doc: "Runs when GD2 " +
+				"answers and a key of `spec.clusterOptions` has another value in GD2's cluster options (the spec " +
+				"changed, or someone changed the option in GD2 by hand): set those keys in GD2. Action: one " +
+				"`POST /v1/cluster/options` with the differing keys; GD2 refuses an unknown key (500) or a bad " +
+				"value (400), and the step then fails with that reason and is retried with backoff. Idempotent: " +
+				"setting a value GD2 already has changes nothing. A key removed from the spec keeps the value GD2 " +
+				"has (GD2 cannot unset an option). Not run for an external cluster, whose pool anthill does not " +
+				"change, nor while the cluster is Upgrading or Scaling."},
 			{Name: ClusterSyncEndpoints, In: []fsm.State{ClusterProvisioning, ClusterReconfiguring}, Doc: "External mode " +
 				"only. Write the management Service (no selector, port 24007 named gd2) and one EndpointSlice per " +
 				"address type in `spec.external.nodes` (IPv4, IPv6, FQDN for host names), each endpoint with its " +
@@ -231,6 +243,9 @@ type ClusterSnapshot struct {
 	// GlusterPVNames: the names of those PersistentVolumes, sorted, for
 	// the message that holds the deletion.
 	GlusterPVNames []string
+	// OptionsDiffer: the keys of spec.clusterOptions whose value GD2's
+	// cluster options do not have (sorted; empty when GD2 was not read).
+	OptionsDiffer []string
 	// DriversMissing: the CSI driver objects the spec asks for that do not
 	// exist, as "Kind name", sorted; ensureDrivers creates them.
 	DriversMissing []string
@@ -240,4 +255,17 @@ type ClusterSnapshot struct {
 	// ProvisionGrace: how long Provisioning may wait for every node before
 	// the cluster reports Degraded instead.
 	ProvisionGrace time.Duration
+}
+
+// OptionsDiffer returns, sorted, the keys of want whose value have does
+// not hold (have is GD2's cluster options, key to current value).
+func OptionsDiffer(want, have map[string]string) []string {
+	var out []string
+	for k, v := range want {
+		if cur, ok := have[k]; !ok || cur != v {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

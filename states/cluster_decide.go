@@ -60,6 +60,9 @@ func DecideCluster(s ClusterSnapshot) Decision {
 		if len(s.DriversMissing) > 0 {
 			return ensureDrivers(s)
 		}
+		if len(s.OptionsDiffer) > 0 && !s.External {
+			return step(ClusterApplyOptions, ReasonApplyingOptions, fmt.Sprintf("Setting cluster option(s) %s in GD2.", strings.Join(s.OptionsDiffer, ", ")), pollShort)
+		}
 		return settle(s, ReasonSteady)
 
 	case ClusterScaling:

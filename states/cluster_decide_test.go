@@ -2,6 +2,7 @@ package states
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -71,6 +72,13 @@ func TestDecideCluster(t *testing.T) {
 		{name: "a ready cluster with a node in maintenance is still ready", state: ClusterReady, mutate: func(s *ClusterSnapshot) { s.NodesOnline, s.NodesMaintenance = 2, 1 }, wantReason: ReasonSteady},
 		{name: "a ready cluster scales when nodeCount grows", state: ClusterReady, mutate: func(s *ClusterSnapshot) { s.DesiredNodes = 4 }, wantEvent: ClusterScale},
 		{name: "a ready cluster starts upgrading", state: ClusterReady, mutate: func(s *ClusterSnapshot) { s.UpgradeActive = true }, wantEvent: ClusterUpgrade},
+		{name: "a ready cluster sets cluster options GD2 does not have", state: ClusterReady, mutate: func(s *ClusterSnapshot) { s.OptionsDiffer = []string{"cluster.brick-multiplex"} }, wantStep: ClusterApplyOptions},
+		{name: "a degraded cluster sets cluster options too", state: ClusterDegraded, mutate: func(s *ClusterSnapshot) {
+			s.VolumesUnhealthy = 1
+			s.OptionsDiffer = []string{"cluster.brick-multiplex"}
+		}, wantStep: ClusterApplyOptions},
+		{name: "an external cluster's options are not anthill's to set", state: ClusterReady, mutate: ext(func(s *ClusterSnapshot) { s.OptionsDiffer = []string{"cluster.brick-multiplex"} }), wantReason: ReasonSteady},
+		{name: "a cluster scales before it sets options", state: ClusterReady, mutate: func(s *ClusterSnapshot) { s.DesiredNodes = 4; s.OptionsDiffer = []string{"cluster.brick-multiplex"} }, wantEvent: ClusterScale},
 		{name: "a ready cluster recreates a missing CSI driver object", state: ClusterReady, mutate: func(s *ClusterSnapshot) { s.DriversMissing = []string{"CSIDriver x"} }, wantStep: ClusterEnsureDrivers},
 		{name: "a degraded cluster creates the block driver when block is added", state: ClusterDegraded, mutate: func(s *ClusterSnapshot) {
 			s.NodesUnhealthy, s.DriversMissing = 1, []string{"DaemonSet c-csi-block-node", "Deployment c-csi-block-controller"}
@@ -195,5 +203,16 @@ func TestDecideClusterNamesThePVsThatHoldDeletion(t *testing.T) {
 	d = DecideCluster(s)
 	if !strings.Contains(d.Message, "pv-09 and 2 more.") || strings.Contains(d.Message, "pv-10") {
 		t.Fatalf("message %q should name the first %d PVs and count the rest", d.Message, maxNamedPVs)
+	}
+}
+
+func TestOptionsDifferNamesTheKeysGD2DoesNotHave(t *testing.T) {
+	want := map[string]string{"cluster.brick-multiplex": "on", "cluster.localtime-logging": "off", "cluster.max-bricks-per-process": "100"}
+	have := map[string]string{"cluster.brick-multiplex": "off", "cluster.localtime-logging": "off"}
+	if got := OptionsDiffer(want, have); !slices.Equal(got, []string{"cluster.brick-multiplex", "cluster.max-bricks-per-process"}) {
+		t.Errorf("OptionsDiffer = %v", got)
+	}
+	if got := OptionsDiffer(nil, have); got != nil {
+		t.Errorf("no options asked for: %v", got)
 	}
 }

@@ -106,6 +106,9 @@ const (
 	ReasonProvisionSlow   = "ProvisioningSlow"
 	ReasonCreatingDrivers = "CreatingCSIDrivers"
 
+	// ReasonApplyingOptions: the cluster sets spec.clusterOptions in GD2.
+	ReasonApplyingOptions = "ApplyingOptions"
+
 	// Cluster, external mode.
 	ReasonEndpointsChanged = "EndpointsChanged"
 	ReasonEndpointsUpdated = "EndpointsUpdated"

@@ -26,6 +26,7 @@ var ClusterActions = register(Actions[ClusterAction]{
 		states.ClusterDeleteInfra:   deleteClusterInfra,
 		states.ClusterEnsureDrivers: ensureDrivers,
 		states.ClusterSyncEndpoints: syncEndpoints,
+		states.ClusterApplyOptions:  applyOptions,
 	},
 })
 
@@ -75,6 +76,16 @@ func deleteClusterInfra(ctx context.Context, ops Ops, c ClusterTarget) error {
 func ensureDrivers(ctx context.Context, ops Ops, c ClusterTarget) error {
 	if err := ops.Kube.EnsureCSIDrivers(ctx, c); err != nil {
 		return fmt.Errorf("ensure CSI drivers of cluster %s: %w", key(c), err)
+	}
+	return nil
+}
+
+func applyOptions(ctx context.Context, ops Ops, c ClusterTarget) error {
+	if len(c.Options) == 0 {
+		return nil
+	}
+	if err := ops.GD2.SetClusterOptions(ctx, c.Options); err != nil {
+		return fmt.Errorf("set cluster options of %s: %w", key(c), err)
 	}
 	return nil
 }

@@ -8,7 +8,7 @@ import (
 )
 
 func TestClusterUpgradeAndHealActionsAreIdempotent(t *testing.T) {
-	c := ClusterTarget{Namespace: "storage", Name: "gluster", DesiredNodes: 3, TargetVersion: "11.1"}
+	c := ClusterTarget{Namespace: "storage", Name: "gluster", DesiredNodes: 3, TargetVersion: "11.1", Options: map[string]string{"cluster.brick-multiplex": "on"}}
 	type run func(w *world) error
 	var runs = map[string]run{}
 	for e, a := range every(ClusterActions) {

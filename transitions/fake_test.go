@@ -186,6 +186,16 @@ func (w *world) DeletePeer(_ context.Context, peerID string) error {
 	return nil
 }
 
+func (w *world) SetClusterOptions(_ context.Context, options map[string]string) error {
+	if err := w.call("SetClusterOptions"); err != nil {
+		return err
+	}
+	for k, v := range options {
+		w.infra["option/"+k+"="+v] = true
+	}
+	return nil
+}
+
 func (w *world) TriggerHeal(_ context.Context, volume string) error {
 	if err := w.call("TriggerHeal"); err != nil {
 		return err

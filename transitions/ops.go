@@ -123,6 +123,14 @@ type KubeOps interface {
 type GD2Ops interface {
 	NodeGD2
 	HealGD2
+	ClusterGD2
+}
+
+// ClusterGD2 is what cluster actions need from GD2.
+type ClusterGD2 interface {
+	// SetClusterOptions sets cluster-wide options. Setting the values GD2
+	// already has changes nothing.
+	SetClusterOptions(ctx context.Context, options map[string]string) error
 }
 
 // Ops bundles the two sides an action may call.

@@ -82,6 +82,9 @@ type ClusterTarget struct {
 	DesiredNodes int
 	// TargetVersion is the version the upgrade steps roll to.
 	TargetVersion string
+	// Options are the cluster options to set (applyOptions): the keys of
+	// spec.clusterOptions whose value GD2 does not have.
+	Options map[string]string
 }
 
 // nodeState is the mirrored state value for a node state.

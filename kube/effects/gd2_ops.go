@@ -285,3 +285,12 @@ func (g *GD2) TriggerHeal(ctx context.Context, volume string) error {
 	}
 	return fmt.Errorf("trigger heal of volume %s: %w", volume, err)
 }
+
+// SetClusterOptions sets cluster-wide options (GD2 answers with every
+// option explicitly set, which nothing here needs).
+func (g *GD2) SetClusterOptions(ctx context.Context, options map[string]string) error {
+	if _, err := g.Client.SetClusterOptions(ctx, options); err != nil {
+		return fmt.Errorf("set cluster options %v: %w", options, err)
+	}
+	return nil
+}

@@ -302,3 +302,21 @@ func TestGD2OpsTriggerHeal(t *testing.T) {
 		t.Errorf("heal of a missing volume: %v", err)
 	}
 }
+
+func TestGD2OpsSetClusterOptions(t *testing.T) {
+	f := newFxGD2(t, sim.Config{Peers: 1})
+	for range 2 {
+		fixtures.Must(t, f.ops.SetClusterOptions(fixtures.Ctx, map[string]string{"cluster.brick-multiplex": "on"}), "set")
+	}
+	opts, err := f.c.ClusterOptions(fixtures.Ctx)
+	fixtures.Must(t, err, "list")
+	for _, o := range opts {
+		if o.Key == "cluster.brick-multiplex" && o.Value != "on" {
+			t.Errorf("cluster.brick-multiplex = %q, want on", o.Value)
+		}
+	}
+	err = f.ops.SetClusterOptions(fixtures.Ctx, map[string]string{"cluster.no-such-option": "1"})
+	if err == nil || !strings.Contains(err.Error(), "Invalid global option") {
+		t.Errorf("an unknown option: %v, want GD2's refusal", err)
+	}
+}

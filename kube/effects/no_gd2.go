@@ -39,3 +39,4 @@ func (NoGD2) TriggerHeal(context.Context, string) error     { return errNoGD2 }
 func (NoGD2) SetVolumeMetadata(context.Context, string, map[string]string) error {
 	return errNoGD2
 }
+func (NoGD2) SetClusterOptions(context.Context, map[string]string) error { return errNoGD2 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -106,8 +107,32 @@ func (s *ClusterSyncer) Gather(ctx context.Context, c *operatorv1alpha1.GlusterC
 	}
 	if in.Facts.snap.GD2Reachable {
 		in.Facts.capacity = s.capacity(ctx, c)
+		in.Facts.snap.OptionsDiffer = s.optionsDiffer(ctx, c)
 	}
 	return nil
+}
+
+// optionsDiffer reads GD2's cluster options and names the keys of
+// spec.clusterOptions whose value GD2 does not have (none when GD2 does
+// not answer, or the spec sets none).
+func (s *ClusterSyncer) optionsDiffer(ctx context.Context, c *operatorv1alpha1.GlusterCluster) []string {
+	if len(c.Spec.ClusterOptions) == 0 || objects.IsExternal(c) {
+		return nil
+	}
+	gc, err := s.GD2.For(ctx, c)
+	if err != nil {
+		return nil
+	}
+	opts, err := gc.ClusterOptions(ctx)
+	if err != nil {
+		s.Log.Log.Debug("reading GD2 cluster options failed", zap.String(engine.LogNamespace, c.Namespace), zap.String(engine.LogName, c.Name), zap.Error(err))
+		return nil
+	}
+	have := make(map[string]string, len(opts))
+	for _, o := range opts {
+		have[o.Key] = o.Value
+	}
+	return states.OptionsDiffer(c.Spec.ClusterOptions, have)
 }
 
 // Decide is the cluster's pure decision.
@@ -122,7 +147,19 @@ func (s *ClusterSyncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterClus
 		return nil
 	}
 	target := transitions.ClusterTarget{Namespace: c.Namespace, Name: c.Name, DesiredNodes: in.Facts.snap.DesiredNodes}
-	return a(ctx, transitions.Ops{Kube: s.Kube, GD2: effects.NoGD2{}}, target)
+	ops := transitions.Ops{Kube: s.Kube, GD2: effects.NoGD2{}}
+	if d.Step == states.ClusterApplyOptions {
+		gc, err := s.GD2.For(ctx, c)
+		if err != nil {
+			return err
+		}
+		ops.GD2 = &effects.GD2{Client: gc}
+		target.Options = map[string]string{}
+		for _, k := range in.Facts.snap.OptionsDiffer {
+			target.Options[k] = c.Spec.ClusterOptions[k]
+		}
+	}
+	return a(ctx, ops, target)
 }
 
 // Message is the message of the cluster's Ready condition.

@@ -132,7 +132,10 @@ type GlusterClusterSpec struct {
 	CASecretRef *SecretReference `json:"caSecretRef,omitempty"`
 
 	// clusterOptions are Gluster cluster-wide options (as in "gluster volume
-	// set all"), applied through GD2 on every change.
+	// set all"). The cluster machine sets in GD2 every key whose value GD2
+	// does not have: after a change here, and after a change made in GD2 by
+	// hand. A key removed here keeps GD2's value. Not applied to an
+	// external cluster.
 	// +kubebuilder:validation:MaxProperties=64
 	// +optional
 	ClusterOptions map[string]string `json:"clusterOptions,omitempty"`
