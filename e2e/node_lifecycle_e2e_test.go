@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 
@@ -183,6 +185,43 @@ func TestNodeLifecycle(t *testing.T) {
 		noViolations(t)
 	}) {
 		return // later steps build on this one
+	}
+
+	t.Run("desiredState disabled keeps a node Online with its devices disabled, and enabled restores them", func(t *testing.T) {
+		nodes := waitNodes(t, ns, name, 4, time.Minute)
+		var target string
+		for n := range nodes {
+			target = n
+			break
+		}
+		setDesiredState(t, ns, target, operatorv1alpha1.NodeDisabled)
+		peer := nodes[target].Status.PeerID
+		waitDevices(t, g, peer, "disabled", time.Minute)
+		if n := waitNodeState(t, ns, target, "Online", time.Minute); n.Status.Message == "" {
+			t.Errorf("node %s says nothing about being disabled", target)
+		}
+		waitNodeCondition(t, ns, target, states.ReasonNodeDisabled, time.Minute)
+		setDesiredState(t, ns, target, operatorv1alpha1.NodeEnabled)
+		waitDevices(t, g, peer, "enabled", time.Minute)
+		noViolations(t)
+	})
+}
+
+// setDesiredState sets a node's spec.desiredState, as an admin's edit would.
+func setDesiredState(t testing.TB, ns, name string, st operatorv1alpha1.NodeDesiredState) {
+	t.Helper()
+	ctx := context.Background()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		n, err := anthill.OperatorV1alpha1().GlusterNodes(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		n.Spec.DesiredState = st
+		_, err = anthill.OperatorV1alpha1().GlusterNodes(ns).Update(ctx, n, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

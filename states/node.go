@@ -66,6 +66,7 @@ const (
 	NodeDeletePeer     fsm.Step = "deletePeer"
 	NodeDeleteWorkload fsm.Step = "deleteWorkload"
 	NodeDisableDevices fsm.Step = "disableDevices"
+	NodeEnableDevices  fsm.Step = "enableDevices"
 	NodeEvictLostPod   fsm.Step = "evictLostPod"
 	NodeRollWorkload   fsm.Step = "rollWorkload"
 )
@@ -103,7 +104,10 @@ func NodeDefinition() *fsm.Definition {
 				"requests, deletion and upgrade selection. Left by `peerLost`, `enterMaintenance`, `drain` or " +
 				"`upgrade`. A peer that is missing from GD2's list does not leave this state. A peer GD2 reports not alive " +
 				"starts the outage clock (`downSince`) but leaves the node Online for `offlineGrace`, so a short drop " +
-				"changes nothing; the peer's liveness is re-read at least every 15 seconds."},
+				"changes nothing; the peer's liveness is re-read at least every 15 seconds. `spec.desiredState: " +
+				"disabled` keeps the node Online, serving its bricks, while the `disableDevices` step disables its " +
+				"devices so that no new brick lands on it; back at `enabled`, the `enableDevices` step enables " +
+				"them again. Unlike maintenance, a disabled node is still watched for failure and still upgraded."},
 			{Name: NodeOffline, Doc: "Entered by `peerLost` when GD2 has reported the peer not alive for `offlineGrace`. " +
 				"The `permissibleDowntime` clock runs from the first not-alive report (`downSince`). When the peer " +
 				"is seen alive the outage is over for the clock (the next not-alive report starts a new one), but " +
@@ -230,7 +234,10 @@ func NodeDefinition() *fsm.Definition {
 				"that already happened is not repeated."},
 			{Name: NodeDeletePeer, In: []fsm.State{NodeDetaching}, Doc: "Delete the node's GD2 peer while it is " +
 				"still listed and holds no bricks. A peer that is already gone counts as deleted."},
-			{Name: NodeDisableDevices, In: []fsm.State{NodeMaintenance, NodeDraining}, Doc: "Disable every " +
+			{Name: NodeEnableDevices, In: []fsm.State{NodeOnline}, Doc: "Enable every device of an Online node " +
+				"whose `spec.desiredState` is enabled while some device is disabled (the admin set it back from " +
+				"disabled). Runs only while the peer is alive; enabling an enabled device is a no-op."},
+			{Name: NodeDisableDevices, In: []fsm.State{NodeMaintenance, NodeDraining, NodeOnline}, Doc: "Disable every " +
 				"device of the node in GD2 so that no new brick is placed on it. Runs only while the peer is alive " +
 				"(GD2 places nothing on a dead peer anyway) and some device is still enabled; disabling a " +
 				"disabled device is a no-op."},

@@ -102,6 +102,14 @@ func decideNodeOnline(s NodeSnapshot) Decision {
 	if s.UpgradeSelected && s.TargetVersion != "" && s.RunningVersion != s.TargetVersion {
 		return fire(NodeUpgrade, ReasonUpgradeSelected, fmt.Sprintf("Selected for upgrade from %s to %s.", s.RunningVersion, s.TargetVersion))
 	}
+	switch {
+	case s.Disabled && s.DevicesEnabled > 0:
+		return step(NodeDisableDevices, ReasonNodeDisabled, fmt.Sprintf("spec.desiredState is disabled: disabling %d device(s) so that no new brick lands on the node.", s.DevicesEnabled), pollShort)
+	case !s.Disabled && s.DevicesDisabled > 0:
+		return step(NodeEnableDevices, ReasonNodeEnabled, fmt.Sprintf("spec.desiredState is enabled: enabling %d disabled device(s).", s.DevicesDisabled), pollShort)
+	case s.Disabled:
+		return wait(ReasonNodeDisabled, "The node is online and disabled: it serves its bricks and takes no new ones.", livenessPoll(s))
+	}
 	return wait(ReasonSteady, "The node is online.", livenessPoll(s))
 }
 

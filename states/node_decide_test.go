@@ -53,6 +53,15 @@ func nodeCases() []nodeCase {
 
 		// Online.
 		{name: "an online node with nothing to do stays", state: NodeOnline, wantReason: ReasonSteady},
+		{name: "a disabled online node disables its devices", state: NodeOnline, mutate: func(s *NodeSnapshot) { s.Disabled, s.DevicesEnabled = true, 2 }, wantStep: NodeDisableDevices},
+		{name: "a disabled online node with its devices disabled stays, saying so", state: NodeOnline, mutate: func(s *NodeSnapshot) {
+			s.Disabled, s.DevicesEnabled, s.DevicesDisabled = true, 0, 2
+		}, wantReason: ReasonNodeDisabled},
+		{name: "an enabled online node enables disabled devices", state: NodeOnline, mutate: func(s *NodeSnapshot) { s.DevicesDisabled = 1 }, wantStep: NodeEnableDevices},
+		{name: "a disabled online node is still upgraded", state: NodeOnline, mutate: func(s *NodeSnapshot) {
+			s.Disabled, s.UpgradeSelected, s.TargetVersion = true, true, "11.2"
+		}, wantEvent: NodeUpgrade},
+		{name: "a disabled online node still goes offline when its peer dies", state: NodeOnline, mutate: func(s *NodeSnapshot) { s.Disabled, s.PeerAlive = true, false }, wantEvent: NodePeerLost},
 		{name: "an online node goes offline when GD2 reports the peer dead", state: NodeOnline, mutate: func(s *NodeSnapshot) { s.PeerAlive = false }, wantEvent: NodePeerLost},
 		{name: "an online node whose peer just dropped stays online for the offline grace", state: NodeOnline, mutate: func(s *NodeSnapshot) {
 			s.PeerAlive, s.OfflineGrace, s.DownSince = false, 30*time.Second, t0.Add(-10*time.Second)

@@ -39,6 +39,9 @@ type NodeSnapshot struct {
 	Deleting bool
 	// Request: the admin's request annotation, RequestNone if absent.
 	Request NodeRequest
+	// Disabled: spec.desiredState is disabled: the node keeps serving its
+	// bricks and takes no new ones.
+	Disabled bool
 	// PVCExists / PVCBound: the node's state PVC.
 	PVCExists bool
 	PVCBound  bool
@@ -75,8 +78,9 @@ type NodeSnapshot struct {
 	PeerID    string
 	// PeerAlive: GD2 reports the peer online.
 	PeerAlive bool
-	// DevicesEnabled: the node's devices GD2 lists with state enabled.
-	DevicesEnabled int
+	// DevicesEnabled and DevicesDisabled: the node's devices GD2 lists
+	// with state enabled, and with state disabled.
+	DevicesEnabled, DevicesDisabled int
 	// ClusterDeleting: the node's GlusterCluster is being deleted.
 	ClusterDeleting bool
 	// OnlyPeer: this node's peer is the only member left in GD2's pool.

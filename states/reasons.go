@@ -109,6 +109,11 @@ const (
 	// ReasonApplyingOptions: the cluster sets spec.clusterOptions in GD2.
 	ReasonApplyingOptions = "ApplyingOptions"
 
+	// ReasonNodeDisabled and ReasonNodeEnabled: an Online node follows its
+	// spec.desiredState.
+	ReasonNodeDisabled = "NodeDisabled"
+	ReasonNodeEnabled  = "NodeEnabled"
+
 	// Cluster, external mode.
 	ReasonEndpointsChanged = "EndpointsChanged"
 	ReasonEndpointsUpdated = "EndpointsUpdated"

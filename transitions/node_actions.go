@@ -31,6 +31,7 @@ var NodeActions = register(Actions[NodeAction]{
 	},
 	Steps: map[fsm.Step]NodeAction{
 		states.NodeDisableDevices: disableNodeDevices,
+		states.NodeEnableDevices:  enableNodeDevices,
 		states.NodeRollWorkload:   rollWorkload,
 		states.NodeMoveBrick:      moveBrick,
 		states.NodeDeletePeer:     deletePeer,

@@ -67,6 +67,7 @@ func (s *NodeSyncer) nodeSnapshot(ctx context.Context, node *operatorv1alpha1.Gl
 		Deleting:            node.DeletionTimestamp != nil,
 		ClusterDeleting:     cluster.DeletionTimestamp != nil,
 		Request:             states.NodeRequest(node.Annotations[objects.AnnotationRequest]),
+		Disabled:            node.Spec.DesiredState == operatorv1alpha1.NodeDisabled,
 		TargetVersion:       objects.ClusterVersion(cluster),
 		PermissibleDowntime: DefaultPermissibleDowntime,
 		OfflineGrace:        DefaultOfflineGrace,
@@ -157,7 +158,8 @@ func onlyLivePoolMember(self string, peers []gd2.Peer, vols []gd2.Volume) bool {
 }
 
 func clearBrickCounts(s *states.NodeSnapshot) {
-	s.DevicesEnabled, s.BricksOnNode, s.BricksOffline, s.SoleHealedCopies, s.QuorumAtRisk = 0, 0, 0, 0, 0
+	s.DevicesEnabled, s.DevicesDisabled = 0, 0
+	s.BricksOnNode, s.BricksOffline, s.SoleHealedCopies, s.QuorumAtRisk = 0, 0, 0, 0
 	s.ReplacementsHealing, s.PendingHealEntries, s.SplitBrainEntries = 0, 0, 0
 	s.NextBrickVolume, s.NextBrickPath, s.DrainBlockedReason, s.VolumeNodeDown = "", "", "", ""
 }
@@ -229,8 +231,12 @@ func (s *NodeSyncer) gd2Side(ctx context.Context, node *operatorv1alpha1.Gluster
 		return fmt.Errorf("list devices: %w", err)
 	}
 	for _, d := range devices {
-		if d.PeerID == p.ID && d.State == gd2.DeviceEnabled {
+		switch {
+		case d.PeerID != p.ID:
+		case d.State == gd2.DeviceEnabled:
 			snap.DevicesEnabled++
+		default:
+			snap.DevicesDisabled++
 		}
 	}
 	if !decisionReadsBricks(snap.State) {
