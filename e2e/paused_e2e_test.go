@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/gluster/anthill/e2e/framework"
 	"github.com/gluster/anthill/gd2"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 )
@@ -89,6 +91,18 @@ func TestPausedHoldsADrain(t *testing.T) {
 		waitVolumeHealthy(t, ns, name, v, time.Minute)
 	}
 	stillHeld()
+	// The cluster, scaling to replace the leaving node, holds too.
+	err := framework.WaitFor(context.Background(), 30*time.Second, func(ctx context.Context) (bool, error) {
+		gc, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		c := apimeta.FindStatusCondition(gc.Status.Conditions, operatorv1alpha1.ConditionProgressing)
+		return c != nil && c.Reason == "Paused", fmt.Errorf("cluster %s is %s: %+v", name, gc.Status.Phase, c)
+	})
+	if err != nil {
+		t.Fatalf("waiting for the paused cluster to report Paused: %v", err)
+	}
 
 	// Bounded observation: with nothing but the pause holding it, the
 	// drain stays where it was for the whole window.
