@@ -72,7 +72,13 @@ func ClusterDefinition() *fsm.Definition {
 			"the machine owns only the management Service, without a selector, and its EndpointSlices listing " +
 			"`spec.external.nodes`: no auth secret, no etcd, no headless Service, no GlusterNode and no pod is " +
 			"ever created, no GD2 peer or volume is ever deleted, and Scaling is never entered; Reconfiguring " +
-			"is entered instead when the addresses change.",
+			"is entered instead when the addresses change. While `spec.paused` is set no GlusterNode is created, " +
+			"asked to decommission or deleted: `scale`, `scaleNodes`, `deleteNodes` and `deleteInfra` are held and " +
+			"the machine waits with reason `Paused`, naming the node counts it would reconcile. Health is still " +
+			"followed (`converged`, `degrade`), `delete` is still entered (the teardown then holds until the " +
+			"pause is cleared; clearing `spec.paused` on a GlusterCluster being deleted resumes it), `upgrade` " +
+			"still shows the upgrade machine, which holds itself, and `ensureDrivers` still creates missing CSI " +
+			"driver objects, which change no server. External mode is unaffected: anthill changes none of its servers.",
 		Initial: ClusterPending,
 		States: []fsm.StateDoc{
 			{Name: ClusterPending, Doc: "Entered when the GlusterCluster is created. Left by `provision` at once, " +
@@ -80,7 +86,7 @@ func ClusterDefinition() *fsm.Definition {
 			{Name: ClusterProvisioning, Doc: "Entered by `provision`, whose action created the auth secret, the etcd " +
 				"StatefulSet and the two Services. The `scaleNodes` step creates the first GlusterNodes as soon as " +
 				"those objects exist, without waiting for etcd: claims bind and pods schedule while etcd starts, " +
-				"and no node joins before GD2 answers; then the `ensureDrivers` step creates the CSI drivers. Waits for etcd to be ready, GD2 to answer and every node to be Online. Left by `converged`, by `degrade` if " +
+				"and no node joins before GD2 answers (held with reason `Paused` while paused); then the `ensureDrivers` step creates the CSI drivers. Waits for etcd to be ready, GD2 to answer and every node to be Online. Left by `converged`, by `degrade` if " +
 				"the infrastructure is ready but some node is still not Online after the provisioning grace " +
 				"period, or by `delete`. External mode: the `syncEndpoints` step rewrites the management Service " +
 				"and its EndpointSlices while they differ from `spec.external.nodes`; no node is created; " +
@@ -89,21 +95,23 @@ func ClusterDefinition() *fsm.Definition {
 			{Name: ClusterReady, Doc: "Entered by `converged`: GD2 answers, every node is Online or in maintenance, " +
 				"no node is failed or abandoned, and every volume is Healthy. Left by `degrade`, `scale` when the " +
 				"node count differs from `spec.nodeCount`, `upgrade` when the upgrade machine becomes active, or " +
-				"`delete`. The `ensureDrivers` step recreates a missing CSI driver object, or adds the block " +
+				"`delete`. While paused a different node count does not fire `scale`: the cluster waits with " +
+				"reason `Paused` (health still moves it to Degraded). The `ensureDrivers` step recreates a missing CSI driver object, or adds the block " +
 				"driver when `block` joins `spec.drivers`. The `applyOptions` step sets `spec.clusterOptions` " +
-				"in GD2 where GD2's value differs. External mode: GD2 answers at one of " +
+				"in GD2 where GD2's value differs (not while paused). External mode: GD2 answers at one of " +
 				"`spec.external.nodes` and every volume is Healthy (there are no nodes to count); left by " +
 				"`reconfigure` when the EndpointSlices differ from the addresses, never by `scale`."},
 			{Name: ClusterDegraded, Doc: "Entered by `degrade` when a node is Offline, Failed or Abandoned, a volume " +
 				"is not Healthy, or GD2 does not answer. The cluster keeps serving. Left by `converged`, `scale` " +
 				"(adding nodes is how lost capacity comes back), `upgrade` (the upgrade machine's own checks will " +
-				"block it if health requires), or `delete`. External mode: `reconfigure` instead of `scale`. The " +
+				"block it if health requires), or `delete`; `scale` is held while paused, as in Ready. External mode: `reconfigure` instead of `scale`. The " +
 				"`ensureDrivers` step creates missing CSI driver objects here too: a degraded cluster still serves " +
 				"volumes; the `applyOptions` step sets differing `spec.clusterOptions` here too."},
 			{Name: ClusterScaling, Doc: "Entered by `scale`. The `scaleNodes` step creates missing GlusterNodes, or " +
 				"asks surplus nodes to decommission (the node machine drains them safely). Waits until the node " +
 				"count matches, no node is still joining and no node is still leaving; the `ensureDrivers` step " +
-				"creates missing CSI driver objects meanwhile. Left by `converged`, `degrade` if the cluster is " +
+				"creates missing CSI driver objects meanwhile. While paused `scaleNodes` is held and the phase " +
+				"stays (reason `Paused`) until the count matches and no node is joining or leaving. Left by `converged`, `degrade` if the cluster is " +
 				"unhealthy once scaling ends, or `delete`. Never entered in external mode."},
 			{Name: ClusterUpgrading, Doc: "Entered by `upgrade` while the upgrade machine is anywhere but Idle or " +
 				"Complete (including Blocked and Paused, when servers may run mixed versions). Left by " +
@@ -117,7 +125,7 @@ func ClusterDefinition() *fsm.Definition {
 				"exist (its conditions and a Warning Event name them), and keeps reconciling node and heal health " +
 				"meanwhile. Then the `deleteNodes` step deletes the GlusterNodes one at a time (each drains and " +
 				"detaches), and the `deleteInfra` step removes the CSI drivers (cluster-scoped objects included), " +
-				"the Services, etcd and the secret. Left by `finish` when all of it is gone. External mode: the " +
+				"the Services, etcd and the secret; while paused neither step runs (reason `Paused`). Left by `finish` when all of it is gone. External mode: the " +
 				"same hold on PersistentVolumes, then `deleteInfra` removes only the CSI drivers, the management " +
 				"Service and its EndpointSlices; no GlusterNode is deleted and no GD2 peer or volume is touched."},
 			{Name: ClusterDeleted, Doc: "Entered by `finish`. Terminal; the finalizer may be released."},
@@ -193,6 +201,9 @@ type ClusterSnapshot struct {
 
 	// Deleting: the GlusterCluster has a deletion timestamp.
 	Deleting bool
+	// Paused: spec.paused is set; the machine then creates, decommissions
+	// and deletes no GlusterNode (see ClusterDefinition).
+	Paused bool
 	// External: spec.mode is external; DecideCluster then takes the
 	// external paths (see decideExternal).
 	External bool

@@ -31,6 +31,9 @@ func DecideCluster(s ClusterSnapshot) Decision {
 		// pods schedule meanwhile, and no node joins before GD2 answers
 		// through the management Service, which needs etcd.
 		if s.NodesTotal < s.DesiredNodes {
+			if s.Paused {
+				return heldScale(s)
+			}
 			return step(ClusterScaleNodes, ReasonCreatingNodes, fmt.Sprintf("Creating GlusterNodes (%d of %d exist).", s.NodesTotal, s.DesiredNodes), pollShort)
 		}
 		if len(s.DriversMissing) > 0 {
@@ -55,19 +58,33 @@ func DecideCluster(s ClusterSnapshot) Decision {
 			return fire(ClusterUpgrade, ReasonUpgrading, "An upgrade started.")
 		}
 		if s.NodesTotal != s.DesiredNodes {
+			if s.Paused {
+				return heldScale(s)
+			}
 			return fire(ClusterScale, ReasonScaling, fmt.Sprintf("Scaling from %d to %d nodes.", s.NodesTotal, s.DesiredNodes))
 		}
 		if len(s.DriversMissing) > 0 {
 			return ensureDrivers(s)
 		}
 		if len(s.OptionsDiffer) > 0 && !s.External {
-			return step(ClusterApplyOptions, ReasonApplyingOptions, fmt.Sprintf("Setting cluster option(s) %s in GD2.", strings.Join(s.OptionsDiffer, ", ")), pollShort)
+			setting := fmt.Sprintf("setting cluster option(s) %s in GD2", strings.Join(s.OptionsDiffer, ", "))
+			if !s.Paused {
+				return step(ClusterApplyOptions, ReasonApplyingOptions, "S"+setting[1:]+".", pollShort)
+			}
+			// Health still moves the phase; a steady cluster says what waits.
+			if d := settle(s, ReasonPaused); !d.Waiting() {
+				return d
+			}
+			return paused(setting, pollLong)
 		}
 		return settle(s, ReasonSteady)
 
 	case ClusterScaling:
 		if s.Deleting {
 			return fire(ClusterDelete, ReasonDeletionRequested, "The cluster was deleted.")
+		}
+		if s.Paused && (s.NodesTotal != s.DesiredNodes || s.NodesJoining > 0 || s.NodesLeaving > 0) {
+			return heldScale(s)
 		}
 		if s.NodesTotal != s.DesiredNodes {
 			return step(ClusterScaleNodes, ReasonScaling, fmt.Sprintf("Scaling from %d to %d nodes.", s.NodesTotal, s.DesiredNodes), pollShort)
@@ -93,6 +110,9 @@ func DecideCluster(s ClusterSnapshot) Decision {
 		if s.GlusterPVs > 0 {
 			return warn(ReasonPVsExist, pvsExistMessage(s), pollLong)
 		}
+		if s.Paused && (s.NodesAll > 0 || s.InfraExists) {
+			return wait(ReasonPaused, fmt.Sprintf("The cluster is paused (spec.paused): not deleting its %d GlusterNode(s) and shared infrastructure until it is cleared.", s.NodesAll), 0)
+		}
 		if s.NodesAll > 0 {
 			return step(ClusterDeleteNodes, ReasonDeletingNodes, fmt.Sprintf("Deleting %d GlusterNode(s).", s.NodesAll), pollShort)
 		}
@@ -105,6 +125,26 @@ func DecideCluster(s ClusterSnapshot) Decision {
 		return wait(ReasonSteady, "The cluster is deleted.", 0)
 	}
 	return unknownState(ClusterMachine, s.State)
+}
+
+// heldScale is the decision while spec.paused holds scaling: no GlusterNode
+// is created or asked to decommission. Missing CSI driver objects are still
+// created (they change no server), and a steady phase still follows health;
+// Provisioning and Scaling stay where they are, as their work is unfinished.
+func heldScale(s ClusterSnapshot) Decision {
+	if len(s.DriversMissing) > 0 {
+		return ensureDrivers(s)
+	}
+	if s.State == ClusterReady || s.State == ClusterDegraded {
+		if d := settle(s, ReasonPaused); !d.Waiting() {
+			return d
+		}
+	}
+	msg := fmt.Sprintf("The cluster is paused (spec.paused): not scaling from %d to %d nodes until it is cleared.", s.NodesTotal, s.DesiredNodes)
+	if s.NodesTotal == s.DesiredNodes {
+		msg = fmt.Sprintf("The cluster is paused (spec.paused): %d joining and %d leaving node(s) hold until it is cleared.", s.NodesJoining, s.NodesLeaving)
+	}
+	return wait(ReasonPaused, msg, pollLong)
 }
 
 // maxNamedDrivers bounds how many missing driver objects a message names.

@@ -77,6 +77,11 @@ func TestDecideCluster(t *testing.T) {
 			s.VolumesUnhealthy = 1
 			s.OptionsDiffer = []string{"cluster.brick-multiplex"}
 		}, wantStep: ClusterApplyOptions},
+		{name: "a paused cluster does not set options, and says so", state: ClusterReady, mutate: func(s *ClusterSnapshot) { s.Paused = true; s.OptionsDiffer = []string{"cluster.brick-multiplex"} }, wantReason: ReasonPaused},
+		{name: "a paused cluster with options to set still degrades", state: ClusterReady, mutate: func(s *ClusterSnapshot) {
+			s.Paused, s.VolumesUnhealthy = true, 1
+			s.OptionsDiffer = []string{"cluster.brick-multiplex"}
+		}, wantEvent: ClusterDegrade},
 		{name: "an external cluster's options are not anthill's to set", state: ClusterReady, mutate: ext(func(s *ClusterSnapshot) { s.OptionsDiffer = []string{"cluster.brick-multiplex"} }), wantReason: ReasonSteady},
 		{name: "a cluster scales before it sets options", state: ClusterReady, mutate: func(s *ClusterSnapshot) { s.DesiredNodes = 4; s.OptionsDiffer = []string{"cluster.brick-multiplex"} }, wantEvent: ClusterScale},
 		{name: "a ready cluster recreates a missing CSI driver object", state: ClusterReady, mutate: func(s *ClusterSnapshot) { s.DriversMissing = []string{"CSIDriver x"} }, wantStep: ClusterEnsureDrivers},
@@ -119,6 +124,31 @@ func TestDecideCluster(t *testing.T) {
 		{name: "a deleted cluster does nothing", state: ClusterDeleted, wantReason: ReasonSteady},
 
 		{name: "an unknown cluster phase is never acted on", state: "Exploded", wantReason: ReasonUnknownState},
+
+		// Paused (spec.paused): no GlusterNode is created, decommissioned or deleted.
+		{name: "paused: provisioning creates no node", state: ClusterProvisioning, mutate: func(s *ClusterSnapshot) { s.Paused, s.NodesTotal, s.NodesOnline = true, 1, 1 }, wantReason: ReasonPaused},
+		{name: "paused: provisioning still creates missing CSI drivers", state: ClusterProvisioning, mutate: func(s *ClusterSnapshot) {
+			s.Paused, s.NodesTotal, s.DriversMissing = true, 1, []string{"CSIDriver x"}
+		}, wantStep: ClusterEnsureDrivers},
+		{name: "paused: a ready cluster does not scale when nodeCount grows", state: ClusterReady, mutate: func(s *ClusterSnapshot) { s.Paused, s.DesiredNodes = true, 4 }, wantReason: ReasonPaused},
+		{name: "paused: a ready cluster still reports degraded health", state: ClusterReady, mutate: func(s *ClusterSnapshot) {
+			s.Paused, s.DesiredNodes, s.VolumesUnhealthy = true, 4, 1
+		}, wantEvent: ClusterDegrade},
+		{name: "paused: a degraded cluster does not scale down", state: ClusterDegraded, mutate: func(s *ClusterSnapshot) {
+			s.Paused, s.DesiredNodes, s.VolumesUnhealthy = true, 2, 1
+		}, wantReason: ReasonPaused},
+		{name: "paused: a ready cluster still upgrades into Upgrading (the upgrade machine holds itself)", state: ClusterReady, mutate: func(s *ClusterSnapshot) {
+			s.Paused, s.UpgradeActive = true, true
+		}, wantEvent: ClusterUpgrade},
+		{name: "paused: scaling creates no node", state: ClusterScaling, mutate: func(s *ClusterSnapshot) { s.Paused, s.DesiredNodes = true, 4 }, wantReason: ReasonPaused},
+		{name: "paused: scaling stays while a node is leaving", state: ClusterScaling, mutate: func(s *ClusterSnapshot) { s.Paused, s.NodesLeaving, s.NodesAll = true, 1, 4 }, wantReason: ReasonPaused},
+		{name: "paused: scaling that is done still converges", state: ClusterScaling, mutate: func(s *ClusterSnapshot) { s.Paused = true }, wantEvent: ClusterConverged},
+		{name: "paused: a deleted cluster still goes to deleting", state: ClusterReady, mutate: func(s *ClusterSnapshot) { s.Paused, s.Deleting = true, true }, wantEvent: ClusterDelete},
+		{name: "paused: deletion deletes no node", state: ClusterDeleting, mutate: func(s *ClusterSnapshot) { s.Paused, s.Deleting = true, true }, wantReason: ReasonPaused},
+		{name: "paused: deletion deletes no infrastructure", state: ClusterDeleting, mutate: func(s *ClusterSnapshot) { s.Paused, s.Deleting, s.NodesAll = true, true, 0 }, wantReason: ReasonPaused},
+		{name: "paused: deletion still finishes when everything is gone", state: ClusterDeleting, mutate: func(s *ClusterSnapshot) {
+			s.Paused, s.Deleting, s.NodesAll, s.InfraExists = true, true, 0, false
+		}, wantEvent: ClusterFinish},
 
 		// External mode: no nodes, no etcd; the management Service and its
 		// EndpointSlices follow spec.external.nodes.

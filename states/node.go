@@ -19,7 +19,7 @@ const (
 	NodeMaintenance fsm.State = "Maintenance"
 	// NodeFailed: down past permissibleDowntime; left by drain, peerRecovered, enterMaintenance.
 	NodeFailed fsm.State = "Failed"
-	// NodeDraining: bricks moved off one at a time; left by detach, abandon, resume.
+	// NodeDraining: bricks moved off one at a time (held between moves while paused); left by detach, abandon, resume.
 	NodeDraining fsm.State = "Draining"
 	// NodeAbandoned: drained but the dead peer cannot be deleted; left by remove (peer kept as a tombstone) or detach.
 	NodeAbandoned fsm.State = "Abandoned"
@@ -88,7 +88,16 @@ func NodeDefinition() *fsm.Definition {
 			"decommission request or a GlusterNode deletion (a failure, a cordoned Kubernetes node, or a peer " +
 			"missing from a list never triggers it: GD2 cannot move a dead peer's bricks at all); a brick is never " +
 			"moved or stopped while it holds the only healed copy of its replica set or while stopping it " +
-			"would drop its replica set below quorum; and a peer is never deleted while it has bricks.",
+			"would drop its replica set below quorum; and a peer is never deleted while it has bricks. " +
+			"While the cluster's `spec.paused` is set the machine starts nothing that changes the pool and waits " +
+			"with reason `Paused` instead, naming what it would do: no `provision`, `join` or `activate`, no `drain` " +
+			"and no `moveBrick`, `abandon` or `detach` of a draining node, no `deletePeer` or `remove`, no " +
+			"`evictLostPod` or `markFailed`, and no `upgrade` or `restart`. A pause never leaves a node half " +
+			"changed: a brick move is one GD2 replace-brick, so a drain holds between two moves with the " +
+			"replacements already made healing on; a node already Restarting, Rejoining or in HealWait finishes " +
+			"coming back; a node that has left the pool (Deleting) finishes deleting its workload. What only " +
+			"observes or protects goes on: `peerLost` and `peerRecovered` (status follows GD2), the Failed " +
+			"alert, `disableDevices`, and the admin's per-node `maintenance` and `resume` requests (which move no data).",
 		Initial: NodePending,
 		States: []fsm.StateDoc{
 			{Name: NodePending, Doc: "Entered when the GlusterNode is created. Nothing exists yet. " +
@@ -104,10 +113,12 @@ func NodeDefinition() *fsm.Definition {
 				"requests, deletion and upgrade selection. Left by `peerLost`, `enterMaintenance`, `drain` or " +
 				"`upgrade`. A peer that is missing from GD2's list does not leave this state. A peer GD2 reports not alive " +
 				"starts the outage clock (`downSince`) but leaves the node Online for `offlineGrace`, so a short drop " +
-				"changes nothing; the peer's liveness is re-read at least every 15 seconds. `spec.desiredState: " +
-				"disabled` keeps the node Online, serving its bricks, while the `disableDevices` step disables its " +
-				"devices so that no new brick lands on it; back at `enabled`, the `enableDevices` step enables " +
-				"them again. Unlike maintenance, a disabled node is still watched for failure and still upgraded."},
+				"changes nothing; the peer's liveness is re-read at least every 15 seconds. While paused, neither " +
+				"`drain` nor `upgrade` fires (reason `Paused`); `peerLost` and `enterMaintenance` still do. " +
+				"`spec.desiredState: disabled` keeps the node Online, serving its bricks, while the `disableDevices` " +
+				"step disables its devices so that no new brick lands on it; back at `enabled`, the `enableDevices` " +
+				"step enables them again. Unlike maintenance, a disabled node is still watched for failure and " +
+				"still upgraded."},
 			{Name: NodeOffline, Doc: "Entered by `peerLost` when GD2 has reported the peer not alive for `offlineGrace`. " +
 				"The `permissibleDowntime` clock runs from the first not-alive report (`downSince`). When the peer " +
 				"is seen alive the outage is over for the clock (the next not-alive report starts a new one), but " +
@@ -116,12 +127,14 @@ func NodeDefinition() *fsm.Definition {
 				"recovery window, `markFailed` when one continuous outage exceeds the downtime, `enterMaintenance` " +
 				"on an admin request, or `drain` on decommission or deletion. If the pod is stuck terminating on a " +
 				"lost Kubernetes node and its storage can move, the `evictLostPod` step lets it come back elsewhere; " +
-				"with node-local storage it waits."},
+				"with node-local storage it waits. While paused, neither `markFailed`, `evictLostPod` nor `drain` " +
+				"runs (reason `Paused`); `peerRecovered` and `enterMaintenance` still do."},
 			{Name: NodeMaintenance, Doc: "Entered by `enterMaintenance` on the admin's `maintenance` request; its " +
 				"action disables the node's devices so no new bricks land on it. The node is exempt from failure " +
 				"handling however long it is down. If the peer was down when maintenance began, or its devices " +
 				"were re-enabled by hand, the `disableDevices` step disables them once it is alive. Left by " +
-				"`resume` when the admin requests it and the peer is alive, or by `drain` on decommission or deletion."},
+				"`resume` when the admin requests it and the peer is alive, or by `drain` on decommission or deletion " +
+				"(held while paused)."},
 			{Name: NodeFailed, Doc: "Entered by `markFailed` after the peer stayed down longer than " +
 				"`permissibleDowntime` outside maintenance. Raises the alert: a Warning Event and the Degraded " +
 				"condition with reason `BricksUnmovable`. GD2 replaces no brick of a volume while a node holding " +
@@ -130,7 +143,7 @@ func NodeDefinition() *fsm.Definition {
 				"template (a replacement could not take its bricks). Left by `peerRecovered` when the server comes " +
 				"back as the same peer and stays alive for `recoveryWindow` (self-heal then catches it up), by " +
 				"`enterMaintenance` if the admin takes the node over, or by `drain` on an explicit decommission or " +
-				"deletion."},
+				"deletion (held while paused; the alert stays)."},
 			{Name: NodeDraining, Doc: "Entered by `drain` (decommission request or deletion); its action " +
 				"disables the node's devices, and the `disableDevices` step repeats that whenever the peer is alive " +
 				"with a device enabled. The `moveBrick` step replaces one brick at a time onto another node, sent " +
@@ -141,29 +154,39 @@ func NodeDefinition() *fsm.Definition {
 				"holding a brick of the volume is down (this one included) GD2 refuses the move, and the drain " +
 				"waits with reason `VolumeNodeDown` naming it. Left by " +
 				"`detach` when no bricks remain and the peer is alive, `abandon` when no bricks remain but the " +
-				"peer is dead, or `resume` if the admin cancels a decommission."},
+				"peer is dead, or `resume` if the admin cancels a decommission. While paused the drain holds " +
+				"between two moves with reason `Paused`: no `moveBrick`, `detach` or `abandon` (a brick move is " +
+				"one replace-brick, so none is ever half done, and replacements already made keep healing); " +
+				"`disableDevices` and `resume` still run, and the drain carries on where it stopped once the " +
+				"pause is cleared."},
 			{Name: NodeAbandoned, Doc: "Entered by `abandon`: every brick has moved off the node but the peer is dead, " +
 				"and GD2 cannot delete a peer that is not alive. Re-reads GD2's volumes, then leaves by `remove` at " +
 				"once while the peer still holds no brick: the dead peer stays in GD2's list as a tombstone, its " +
 				"metadata still `anthill-state=Abandoned`, ignored when anthill counts the pool. Left by `detach` " +
 				"instead if the peer is alive again (it can then be deleted properly). Waits if the peer holds " +
-				"bricks again, or is missing from GD2's list and the GlusterNode is not being deleted."},
+				"bricks again, or is missing from GD2's list and the GlusterNode is not being deleted, and with " +
+				"reason `Paused` while the cluster is paused."},
 			{Name: NodeDetaching, Doc: "Entered by `detach` with no bricks on the node. The `deletePeer` step " +
 				"deletes the GD2 peer (never while it has bricks). Left by `remove` once the peer is gone from " +
 				"GD2's list, or at once when it is the last peer of a cluster being deleted: GD2 cannot remove its " +
-				"only peer, and the pool goes away with it."},
+				"only peer, and the pool goes away with it. While paused, neither `deletePeer` nor `remove` runs " +
+				"(reason `Paused`)."},
 			{Name: NodeDeleting, Doc: "Entered by `remove` once the node holds no bricks and has left the pool. " +
-				"The `deleteWorkload` step deletes the pod and the PVC. Left by `finish` when both are gone."},
+				"The `deleteWorkload` step deletes the pod and the PVC. Left by `finish` when both are gone. A pause " +
+				"does not hold it: the node has already left the pool."},
 			{Name: NodeDeleted, Doc: "Entered by `finish`. Terminal: nothing of the node remains and the " +
 				"GlusterNode's finalizer may be released."},
 			{Name: NodeQuiescing, Doc: "Entered by `upgrade` when the upgrade machine selected this node and it " +
 				"runs an older version. Waits until stopping the node is safe: none of its bricks holds its " +
 				"replica set's only healed copy and none of its replica sets would drop below quorum. Left by " +
-				"`restart`, by `abortUpgrade` if the node is no longer selected, or by `peerLost`."},
+				"`restart`, by `abortUpgrade` if the node is no longer selected or the cluster is paused (nothing " +
+				"was stopped yet), or by `peerLost`."},
 			{Name: NodeRestarting, Doc: "Entered by `restart`. The state is persisted before anything is stopped; " +
 				"the `rollWorkload` step then rolls the pod to the target version, so an operator that crashes " +
 				"mid-restart finds the node here and carries on. Waits for the new pod to be ready at that version. " +
-				"Left by `rejoin`, or by `peerLost` if it takes longer than the upgrade step timeout."},
+				"Left by `rejoin`, or by `peerLost` if it takes longer than the upgrade step timeout. A pause does " +
+				"not hold it, nor Rejoining or HealWait: a node whose restart began always comes back, so a pause " +
+				"never leaves a node down."},
 			{Name: NodeRejoining, Doc: "Entered by `rejoin`. Waits for the GD2 peer to be alive again (same id; " +
 				"GD2 state survives a restart) and for all of the node's bricks to be online. Left by " +
 				"`awaitHeal`, or by `peerLost` if it takes longer than the upgrade step timeout."},
@@ -199,7 +222,7 @@ func NodeDefinition() *fsm.Definition {
 			{Name: NodeUpgrade, Doc: "Fires when the upgrade machine selected this node and its running version " +
 				"differs from the target. No action."},
 			{Name: NodeAbortUpgrade, Doc: "Fires when a quiescing node is no longer selected (upgrade paused, " +
-				"blocked or retargeted) or already runs the target. No action; nothing was stopped yet."},
+				"blocked or retargeted), the cluster is paused, or the node already runs the target. No action; nothing was stopped yet."},
 			{Name: NodeRestart, Doc: "Fires when stopping the node is safe. No action: the `rollWorkload` step in " +
 				"Restarting stops the pod, after the state is persisted."},
 			{Name: NodeRejoin, Doc: "Fires when the new pod is ready at the target version. No action."},

@@ -10,6 +10,12 @@ import (
 func DecideNode(s NodeSnapshot) Decision {
 	switch s.State {
 	case NodePending:
+		if s.Paused {
+			if s.removalRequested() {
+				return paused("deleting what a crashed provision of the removed node left behind", 0)
+			}
+			return paused("provisioning the node", 0)
+		}
 		if s.removalRequested() {
 			return fire(NodeRemove, ReasonDeletionRequested, "The node was removed before anything was created; deleting whatever a crashed provision left behind.")
 		}
@@ -48,11 +54,24 @@ func DecideNode(s NodeSnapshot) Decision {
 	return unknownState(NodeMachine, s.State)
 }
 
+// paused is the wait while spec.paused holds what the node machine would
+// do next; doing names it. Clearing spec.paused enqueues every node of the
+// cluster, so after only matters for facts no watch event brings (liveness).
+func paused(doing string, after time.Duration) Decision {
+	return wait(ReasonPaused, "The cluster is paused (spec.paused): not "+doing+" until it is cleared.", after)
+}
+
 func gd2Unreachable() Decision {
 	return wait(ReasonGD2Unreachable, "GD2 did not answer; not acting on stale peer information.", pollShort)
 }
 
 func decideNodeProvisioning(s NodeSnapshot) Decision {
+	if s.Paused {
+		if s.removalRequested() {
+			return paused("removing any peer a crashed join of the removed node may have added", 0)
+		}
+		return paused("adding the node to the pool", 0)
+	}
 	if s.removalRequested() {
 		return fire(NodeDetach, ReasonDeletionRequested, "The node is being removed before it joined; removing any peer a crashed join may have added.")
 	}
@@ -66,6 +85,12 @@ func decideNodeProvisioning(s NodeSnapshot) Decision {
 }
 
 func decideNodeJoining(s NodeSnapshot) Decision {
+	if s.Paused {
+		if s.removalRequested() {
+			return paused("removing the peer of the removed node", 0)
+		}
+		return paused("registering the new peer's devices", 0)
+	}
 	if s.removalRequested() {
 		return fire(NodeDetach, ReasonDeletionRequested, "The node is being removed before it finished joining; removing its peer.")
 	}
@@ -83,6 +108,9 @@ func decideNodeOnline(s NodeSnapshot) Decision {
 		return gd2Unreachable()
 	}
 	if s.removalRequested() {
+		if s.Paused {
+			return paused("draining the node (removal requested)", livenessPoll(s))
+		}
 		return fire(NodeDrain, drainReason(s), "Removal requested; moving every brick off the node before it leaves.")
 	}
 	if !s.PeerKnown {
@@ -100,6 +128,9 @@ func decideNodeOnline(s NodeSnapshot) Decision {
 			min(remaining(s.Now, since, s.OfflineGrace), livenessPoll(s)))
 	}
 	if s.UpgradeSelected && s.TargetVersion != "" && s.RunningVersion != s.TargetVersion {
+		if s.Paused {
+			return paused(fmt.Sprintf("upgrading the node from %s to %s", s.RunningVersion, s.TargetVersion), livenessPoll(s))
+		}
 		return fire(NodeUpgrade, ReasonUpgradeSelected, fmt.Sprintf("Selected for upgrade from %s to %s.", s.RunningVersion, s.TargetVersion))
 	}
 	switch {
@@ -128,10 +159,17 @@ func decideNodeOffline(s NodeSnapshot) Decision {
 		return fire(NodeEnterMaintenance, ReasonMaintenanceRequested, "Maintenance requested; the node is exempt from failure handling while down.")
 	}
 	if s.removalRequested() {
+		if s.Paused {
+			return paused("draining the node (removal requested)", livenessPoll(s))
+		}
 		return fire(NodeDrain, drainReason(s), "Removal requested for a node that is down; its bricks move once GD2 allows it (never while the peer is down).")
 	}
 	if s.PeerKnown && s.PeerAlive {
 		return recovering(s, "GD2 reports the peer alive again.")
+	}
+	if s.Paused {
+		since := orNow(s.DownSince, s.Now)
+		return paused(fmt.Sprintf("handling the failure of a peer down since %s (no lost-pod eviction, no markFailed)", since.UTC().Format(time.RFC3339)), livenessPoll(s))
 	}
 	if d, ok := evictLostPod(s); ok {
 		return d
@@ -171,6 +209,9 @@ func decideNodeMaintenance(s NodeSnapshot) Decision {
 		return gd2Unreachable()
 	}
 	if s.removalRequested() {
+		if s.Paused {
+			return paused("draining the node (removal requested)", 0)
+		}
 		return fire(NodeDrain, drainReason(s), "Removal requested during maintenance; moving every brick off the node.")
 	}
 	if !s.PeerKnown || !s.PeerAlive {
@@ -195,6 +236,9 @@ func decideNodeFailed(s NodeSnapshot) Decision {
 		return fire(NodeEnterMaintenance, ReasonMaintenanceRequested, "Maintenance requested; the admin has taken over the failed node.")
 	}
 	if s.removalRequested() {
+		if s.Paused {
+			return paused("draining the failed node (removal requested)", livenessPoll(s))
+		}
 		return fire(NodeDrain, drainReason(s), "Removal requested for a failed node; its bricks move once GD2 allows it (never while the peer is down).")
 	}
 	if s.PeerKnown && s.PeerAlive {
@@ -237,6 +281,12 @@ func decideNodeDraining(s NodeSnapshot) Decision {
 	if s.PeerKnown && s.PeerAlive && s.DevicesEnabled > 0 {
 		return step(NodeDisableDevices, ReasonDecommissionRequested, fmt.Sprintf("Disabling %d device(s) so that no new bricks land on a draining node.", s.DevicesEnabled), pollShort)
 	}
+	if s.Paused {
+		// Held between moves: a moveBrick step is one GD2 replace-brick,
+		// done or not, so no brick is ever half moved here, and a
+		// replacement already made goes on healing.
+		return paused(fmt.Sprintf("draining the node (%d brick(s) left on it, %d replacement(s) healing)", s.BricksOnNode, s.ReplacementsHealing), pollLong)
+	}
 	if s.ReplacementsHealing > 0 {
 		return wait(ReasonReplacementHealing, fmt.Sprintf("Waiting for %d replacement brick(s) to heal before moving the next one.", s.ReplacementsHealing), pollLong)
 	}
@@ -268,6 +318,9 @@ func decideNodeAbandoned(s NodeSnapshot) Decision {
 	if s.BricksOnNode > 0 {
 		return wait(ReasonBricksStillOnNode, fmt.Sprintf("The abandoned peer holds %d brick(s) again; refusing to delete the node's storage.", s.BricksOnNode), pollLong)
 	}
+	if s.Paused {
+		return paused("removing the drained node", pollLong)
+	}
 	if s.PeerKnown && s.PeerAlive {
 		return fire(NodeDetach, ReasonPeerRecovered, "The abandoned peer is alive again and holds no bricks; deleting it.")
 	}
@@ -283,6 +336,9 @@ func decideNodeAbandoned(s NodeSnapshot) Decision {
 func decideNodeDetaching(s NodeSnapshot) Decision {
 	if !s.GD2Reachable {
 		return gd2Unreachable()
+	}
+	if s.Paused {
+		return paused("removing the drained node's peer from the pool", 0)
 	}
 	if !s.PeerKnown {
 		return fire(NodeRemove, ReasonPeerDeleted, "The peer has left GD2; deleting the node's pod and PVC.")
@@ -315,6 +371,9 @@ func decideNodeQuiescing(s NodeSnapshot) Decision {
 	}
 	if s.PeerKnown && !s.PeerAlive {
 		return fire(NodePeerLost, ReasonPeerNotAlive, "The peer died while waiting to be upgraded.")
+	}
+	if s.Paused {
+		return fire(NodeAbortUpgrade, ReasonPaused, "The cluster was paused (spec.paused) before the node was stopped; nothing was stopped.")
 	}
 	if !s.UpgradeSelected || s.RunningVersion == s.TargetVersion {
 		return fire(NodeAbortUpgrade, ReasonUpgradeDeselected, "The node is no longer to be upgraded now; nothing was stopped.")

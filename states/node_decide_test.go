@@ -230,6 +230,81 @@ func nodeCases() []nodeCase {
 
 		// Unknown.
 		{name: "an unknown state is never acted on", state: "Exploded", wantReason: ReasonUnknownState},
+
+		// Paused (spec.paused): nothing that changes the pool starts.
+		{name: "paused: a new node is not provisioned", state: NodePending, mutate: func(s *NodeSnapshot) { s.Paused = true }, wantReason: ReasonPaused},
+		{name: "paused: a node removed before provisioning is not cleaned up", state: NodePending, mutate: func(s *NodeSnapshot) { s.Paused, s.Deleting = true, true }, wantReason: ReasonPaused},
+		{name: "paused: a provisioning node that is decommissioned does not detach", state: NodeProvisioning, mutate: func(s *NodeSnapshot) {
+			s.Paused, s.Request = true, RequestDecommission
+		}, wantReason: ReasonPaused},
+		{name: "paused: a joining node that is deleted does not detach", state: NodeJoining, mutate: func(s *NodeSnapshot) { s.Paused, s.Deleting = true, true }, wantReason: ReasonPaused},
+		{name: "paused: a provisioning node does not join", state: NodeProvisioning, mutate: func(s *NodeSnapshot) { s.Paused = true }, wantReason: ReasonPaused},
+		{name: "paused: a joining node does not activate", state: NodeJoining, mutate: func(s *NodeSnapshot) { s.Paused = true }, wantReason: ReasonPaused},
+		{name: "paused: an online node asked to decommission does not start draining", state: NodeOnline, mutate: func(s *NodeSnapshot) {
+			s.Paused, s.Request = true, RequestDecommission
+		}, wantReason: ReasonPaused},
+		{name: "paused: an online node selected for upgrade does not start it", state: NodeOnline, mutate: func(s *NodeSnapshot) {
+			s.Paused, s.UpgradeSelected, s.TargetVersion = true, true, "11.1"
+		}, wantReason: ReasonPaused},
+		{name: "paused: an online node still goes offline when its peer is lost", state: NodeOnline, mutate: func(s *NodeSnapshot) {
+			s.Paused, s.PeerAlive = true, false
+		}, wantEvent: NodePeerLost},
+		{name: "paused: an online node still enters maintenance on request", state: NodeOnline, mutate: func(s *NodeSnapshot) {
+			s.Paused, s.Request = true, RequestMaintenance
+		}, wantEvent: NodeEnterMaintenance},
+		{name: "paused: an offline node past its downtime is not declared failed", state: NodeOffline, mutate: func(s *NodeSnapshot) {
+			s.Paused, s.PeerAlive, s.DownSince = true, false, t0.Add(-time.Hour)
+		}, wantReason: ReasonPaused},
+		{name: "paused: an offline node's pod stuck on a lost node is not evicted", state: NodeOffline, mutate: func(s *NodeSnapshot) {
+			lostPodOffline(s)
+			s.Paused = true
+		}, wantReason: ReasonPaused},
+		{name: "paused: an offline node whose peer came back still recovers", state: NodeOffline, mutate: func(s *NodeSnapshot) { s.Paused = true }, wantEvent: NodePeerRecovered},
+		{name: "paused: an offline node asked to decommission does not start draining", state: NodeOffline, mutate: func(s *NodeSnapshot) {
+			s.Paused, s.PeerAlive, s.Deleting = true, false, true
+		}, wantReason: ReasonPaused},
+		{name: "paused: a node in maintenance asked to decommission does not start draining", state: NodeMaintenance, mutate: func(s *NodeSnapshot) {
+			s.Paused, s.Request = true, RequestDecommission
+		}, wantReason: ReasonPaused},
+		{name: "paused: a node in maintenance still resumes on request", state: NodeMaintenance, mutate: func(s *NodeSnapshot) {
+			s.Paused, s.Request = true, RequestResume
+		}, wantEvent: NodeResume},
+		{name: "paused: a failed node asked to decommission does not start draining", state: NodeFailed, mutate: func(s *NodeSnapshot) {
+			s.Paused, s.PeerAlive, s.Request = true, false, RequestDecommission
+		}, wantReason: ReasonPaused},
+		{name: "paused: a failed node still raises its alert", state: NodeFailed, mutate: func(s *NodeSnapshot) {
+			s.Paused, s.PeerAlive = true, false
+		}, wantReason: ReasonBricksUnmovable},
+		{name: "paused: a draining node moves no brick", state: NodeDraining, mutate: func(s *NodeSnapshot) {
+			s.Paused, s.NextBrickVolume, s.NextBrickPath = true, "vol1", "/bricks/vol1/b1"
+		}, wantReason: ReasonPaused},
+		{name: "paused: a drained node does not detach", state: NodeDraining, mutate: func(s *NodeSnapshot) {
+			s.Paused, s.BricksOnNode = true, 0
+		}, wantReason: ReasonPaused},
+		{name: "paused: a draining node still disables a re-enabled device", state: NodeDraining, mutate: func(s *NodeSnapshot) {
+			s.Paused, s.DevicesEnabled = true, 1
+		}, wantStep: NodeDisableDevices},
+		{name: "paused: a draining node's decommission can still be cancelled", state: NodeDraining, mutate: func(s *NodeSnapshot) {
+			s.Paused, s.Request = true, RequestResume
+		}, wantEvent: NodeResume},
+		{name: "paused: an abandoned node is not removed", state: NodeAbandoned, mutate: func(s *NodeSnapshot) {
+			s.Paused, s.BricksOnNode, s.PeerAlive = true, 0, false
+		}, wantReason: ReasonPaused},
+		{name: "paused: a detaching node does not delete its peer", state: NodeDetaching, mutate: func(s *NodeSnapshot) {
+			s.Paused, s.BricksOnNode = true, 0
+		}, wantReason: ReasonPaused},
+		{name: "paused: a deleting node that left the pool still deletes its workload", state: NodeDeleting, mutate: func(s *NodeSnapshot) {
+			s.Paused, s.BricksOnNode, s.PeerKnown = true, 0, false
+		}, wantStep: NodeDeleteWorkload},
+		{name: "paused: a quiescing node returns online without being stopped", state: NodeQuiescing, mutate: func(s *NodeSnapshot) {
+			s.Paused, s.UpgradeSelected, s.TargetVersion = true, true, "11.1"
+		}, wantEvent: NodeAbortUpgrade, wantReason: ReasonPaused},
+		{name: "paused: a restarting node still rolls its pod and comes back", state: NodeRestarting, mutate: func(s *NodeSnapshot) {
+			s.Paused, s.PodReady, s.TargetVersion = true, false, "11.1"
+			s.StateSince = t0.Add(-time.Minute)
+		}, wantStep: NodeRollWorkload},
+		{name: "paused: a rejoining node still awaits heal", state: NodeRejoining, mutate: func(s *NodeSnapshot) { s.Paused = true }, wantEvent: NodeAwaitHeal},
+		{name: "paused: a healed node still finishes its upgrade", state: NodeHealWait, mutate: func(s *NodeSnapshot) { s.Paused = true }, wantEvent: NodeUpgraded},
 	}
 }
 

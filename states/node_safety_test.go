@@ -18,14 +18,14 @@ func randomNode(r *rand.Rand) NodeSnapshot {
 		State:      def.States[r.IntN(len(def.States))].Name,
 		Now:        t0,
 		StateSince: t0.Add(-time.Duration(r.IntN(40)) * time.Minute),
-		Deleting:   b(), Request: reqs[r.IntN(len(reqs))],
+		Deleting:   b(), Request: reqs[r.IntN(len(reqs))], Paused: b(),
 		PVCExists: b(), PVCBound: b(), PodExists: b(), PodReady: b(),
 		RunningVersion: vers[r.IntN(2)], TargetVersion: vers[r.IntN(2)], UpgradeSelected: b(),
 		PermissibleDowntime: 30 * time.Minute, UpgradeStepTimeout: 10 * time.Minute,
 		OfflineGrace: time.Duration(r.IntN(3)) * time.Minute, RecoveryWindow: time.Duration(r.IntN(3)) * time.Minute,
 		GD2Reachable: b(), PeerKnown: b(), PeerAlive: b(),
-		DevicesEnabled: n(),
-		BricksOnNode:   n(), BricksOffline: n(), SoleHealedCopies: n(), QuorumAtRisk: n(),
+		DevicesEnabled: n(), DevicesDisabled: n(), Disabled: b(),
+		BricksOnNode: n(), BricksOffline: n(), SoleHealedCopies: n(), QuorumAtRisk: n(),
 		ReplacementsHealing: n(), PendingHealEntries: int64(n()), SplitBrainEntries: int64(n()),
 	}
 	if b() {
@@ -54,6 +54,10 @@ func TestDecideNodeNeverBreaksTheSafetyRules(t *testing.T) {
 		d := DecideNode(s)
 		checkDecisionIsAllowed(t, def, s.State, d)
 		fail := func(rule string) { t.Fatalf("%s\nsnapshot: %+v\ndecision: %+v", rule, s, d) }
+
+		if s.Paused && changesPoolWhilePaused(d) {
+			fail("a paused cluster's node started a change to the pool")
+		}
 
 		switch d.Step {
 		case NodeMoveBrick:
@@ -128,4 +132,24 @@ func TestDecideNodeNeverBreaksTheSafetyRules(t *testing.T) {
 			}
 		}
 	}
+}
+
+// changesPoolWhilePaused reports whether d is something spec.paused holds:
+// growing or shrinking the pool, a drain, failure handling, or stopping a
+// node for upgrade. What stays allowed only observes (peerLost,
+// peerRecovered), narrows placement or serves an explicit admin request on
+// one node (disableDevices, enableDevices for spec.desiredState,
+// enterMaintenance, resume), or finishes what
+// must not be left half done (an upgrade restart, deleting the workload of
+// a node that already left the pool).
+func changesPoolWhilePaused(d Decision) bool {
+	switch d.Event {
+	case NodeProvision, NodeJoin, NodeActivate, NodeMarkFailed, NodeDrain, NodeAbandon, NodeDetach, NodeRemove, NodeUpgrade, NodeRestart:
+		return true
+	}
+	switch d.Step {
+	case NodeMoveBrick, NodeDeletePeer, NodeEvictLostPod:
+		return true
+	}
+	return false
 }

@@ -83,6 +83,9 @@ type NodeSnapshot struct {
 	DevicesEnabled, DevicesDisabled int
 	// ClusterDeleting: the node's GlusterCluster is being deleted.
 	ClusterDeleting bool
+	// Paused: the node's GlusterCluster has spec.paused set. The machine
+	// then starts nothing that changes the pool (see NodeDefinition).
+	Paused bool
 	// OnlyPeer: this node's peer is the only member left in GD2's pool.
 	OnlyPeer bool
 	// DownSince: when the current outage began (see LivenessClocks). Zero

@@ -9,6 +9,8 @@ const (
 	ReasonPeerMissing       = "PeerMissing"
 	ReasonSteady            = "Steady"
 	ReasonDeletionRequested = "DeletionRequested"
+	// ReasonPaused: spec.paused holds what the machine would do next.
+	ReasonPaused = "Paused"
 
 	// Node.
 	ReasonProvisioning          = "Provisioning"
@@ -73,7 +75,6 @@ const (
 	// Upgrade.
 	ReasonUpgradeRequested     = "UpgradeRequested"
 	ReasonNothingToUpgrade     = "NothingToUpgrade"
-	ReasonPaused               = "Paused"
 	ReasonUnpaused             = "Unpaused"
 	ReasonUnsupportedPath      = "UnsupportedUpgradePath"
 	ReasonClientNewerThanSrv   = "ClientNewerThanServer"

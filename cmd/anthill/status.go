@@ -99,7 +99,7 @@ func writeStatus(w io.Writer, c *operatorv1alpha1.GlusterCluster, nodes []operat
 		fmt.Fprintf(&b, "Version:  %s\n", c.Spec.Gluster.Version)
 	}
 	if c.Spec.Paused {
-		b.WriteString("Paused:   yes (the operator changes nothing until spec.paused is cleared)\n")
+		writePaused(&b, nodes)
 	}
 	if cp := c.Status.Capacity; cp != nil && cp.Total != nil {
 		free := "?"
@@ -227,4 +227,26 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// writePaused says what spec.paused holds, as the machines decide it
+// (states.DecideNode and states.DecideCluster), and names the nodes that
+// wait on it.
+func writePaused(b *strings.Builder, nodes []operatorv1alpha1.GlusterNode) {
+	b.WriteString("Paused:   yes; until spec.paused is cleared: no scaling, no drain or brick move, no peer removed,\n" +
+		"          no failure handling, no node stopped for upgrade, no cluster option set, no teardown. A brick move or an upgrade\n" +
+		"          restart already under way finishes; health, heal and disruption budgets are still reconciled.\n")
+	var held []string
+	for _, n := range nodes {
+		for _, cond := range n.Status.Conditions {
+			if cond.Reason == states.ReasonPaused {
+				held = append(held, n.Name+" ("+n.Status.State+")")
+				break
+			}
+		}
+	}
+	if len(held) > 0 {
+		sort.Strings(held)
+		fmt.Fprintf(b, "Held:     %s\n", strings.Join(held, ", "))
+	}
 }

@@ -152,3 +152,29 @@ func TestPrintStatusReadsTheClusterAndOnlyItsNodes(t *testing.T) {
 		t.Errorf("printStatus(nope) = %v, want a not-found error naming cluster and namespace", err)
 	}
 }
+
+func TestWriteStatusOfAPausedClusterNamesWhatWaits(t *testing.T) {
+	c := glusterCluster("ns", "gluster")
+	c.Spec.Paused = true
+	draining := *glusterNode("ns", "gluster-zone-1-1", "gluster")
+	draining.Status = operatorv1alpha1.GlusterNodeStatus{State: "Draining", Conditions: []metav1.Condition{
+		{Type: "Progressing", Status: metav1.ConditionTrue, Reason: "Paused"},
+	}}
+	online := *glusterNode("ns", "gluster-zone-1-0", "gluster")
+	online.Status = operatorv1alpha1.GlusterNodeStatus{State: "Online", Conditions: []metav1.Condition{
+		{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Steady"},
+	}}
+	var out bytes.Buffer
+	if err := writeStatus(&out, c, []operatorv1alpha1.GlusterNode{online, draining}, 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"Paused:   yes; until spec.paused is cleared: no scaling, no drain or brick move",
+		"no failure handling, no node stopped for upgrade, no cluster option set, no teardown",
+		"Held:     gluster-zone-1-1 (Draining)\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}

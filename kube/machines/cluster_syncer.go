@@ -208,7 +208,7 @@ func (s *ClusterSyncer) Finish(ctx context.Context, c *operatorv1alpha1.GlusterC
 // snapshot gathers the cluster's facts from listers and one GD2 read.
 func (s *ClusterSyncer) snapshot(ctx context.Context, c *operatorv1alpha1.GlusterCluster, state fsm.State) (states.ClusterSnapshot, error) {
 	snap := states.ClusterSnapshot{
-		State: state, Now: s.Clock.Now(), Deleting: c.DeletionTimestamp != nil,
+		State: state, Now: s.Clock.Now(), Deleting: c.DeletionTimestamp != nil, Paused: c.Spec.Paused,
 		DesiredNodes: states.DesiredNodes(objects.TemplateFacts(c.Spec.NodeTemplates)), ProvisionGrace: DefaultProvisionGrace,
 	}
 	if t := lastTransition(c.Status.History); t != nil {

@@ -66,6 +66,7 @@ func (s *NodeSyncer) nodeSnapshot(ctx context.Context, node *operatorv1alpha1.Gl
 		Now:                 now,
 		Deleting:            node.DeletionTimestamp != nil,
 		ClusterDeleting:     cluster.DeletionTimestamp != nil,
+		Paused:              cluster.Spec.Paused,
 		Request:             states.NodeRequest(node.Annotations[objects.AnnotationRequest]),
 		Disabled:            node.Spec.DesiredState == operatorv1alpha1.NodeDisabled,
 		TargetVersion:       objects.ClusterVersion(cluster),

@@ -591,3 +591,59 @@ func TestNodeSyncerRecordsThePeerAFailedBrickPreparationRanOn(t *testing.T) {
 		t.Errorf("condition %+v does not name the GD2 step that failed", c)
 	}
 }
+
+// TestNodeSyncerHoldsFailureHandlingWhilePaused checks that the gatherer
+// reads spec.paused: an Offline node past its permissible downtime stays
+// Offline with reason Paused, and is declared Failed once it is cleared.
+func TestNodeSyncerHoldsFailureHandlingWhilePaused(t *testing.T) {
+	f := newNodeFixture(t)
+	for range 2 {
+		if _, err := f.sync(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.sim.SetPeerAlive(f.node().Status.PeerID, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Step(DefaultOfflineGrace)
+	if _, err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if s := f.node().Status.State; s != string(states.NodeOffline) {
+		t.Fatalf("peer down past the grace: state %s, want Offline", s)
+	}
+	setPaused := func(paused bool) {
+		t.Helper()
+		obj, ok, err := f.clusters.GetByKey("ns/gc")
+		if err != nil || !ok {
+			t.Fatalf("cluster ns/gc in the lister: %t, %v", ok, err)
+		}
+		c := obj.(*operatorv1alpha1.GlusterCluster).DeepCopy()
+		c.Spec.Paused = paused
+		if err := f.clusters.Update(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setPaused(true)
+	f.clock.Step(DefaultPermissibleDowntime + time.Second)
+	if _, err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	n := f.node()
+	if n.Status.State != string(states.NodeOffline) {
+		t.Fatalf("paused, past the permissible downtime: state %s, want Offline", n.Status.State)
+	}
+	if c := apimeta.FindStatusCondition(n.Status.Conditions, operatorv1alpha1.ConditionProgressing); c == nil || c.Reason != states.ReasonPaused {
+		t.Fatalf("paused: Progressing condition %+v, want reason %s", c, states.ReasonPaused)
+	}
+	setPaused(false)
+	if _, err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if s := f.node().Status.State; s != string(states.NodeFailed) {
+		t.Fatalf("unpaused: state %s, want Failed", s)
+	}
+}
