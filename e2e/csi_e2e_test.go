@@ -13,7 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 
 	"github.com/gluster/anthill/e2e/framework"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
@@ -51,19 +50,7 @@ func withCSI(drivers ...operatorv1alpha1.GlusterDriver) func(*operatorv1alpha1.G
 // setDrivers sets spec.drivers, retrying on conflict as an admin would.
 func setDrivers(t *testing.T, ns, name string, drivers ...operatorv1alpha1.GlusterDriver) {
 	t.Helper()
-	ctx := context.Background()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		c.Spec.Drivers = drivers
-		_, err = anthill.OperatorV1alpha1().GlusterClusters(ns).Update(ctx, c, metav1.UpdateOptions{})
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	editCluster(t, ns, name, func(c *operatorv1alpha1.GlusterCluster) { c.Spec.Drivers = drivers })
 }
 
 // kwokNodes are the fake Kubernetes nodes, by name.

@@ -21,7 +21,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	"github.com/gluster/anthill/e2e/framework"
@@ -310,19 +309,7 @@ func waitExternalReady(t *testing.T, ns, cluster, vol string) *operatorv1alpha1.
 // editExternal changes spec.external.nodes as an admin would.
 func editExternal(t *testing.T, ns, cluster string, edit func(nodes []operatorv1alpha1.ExternalNode) []operatorv1alpha1.ExternalNode) {
 	t.Helper()
-	ctx := context.Background()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, cluster, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		c.Spec.External.Nodes = edit(c.Spec.External.Nodes)
-		_, err = anthill.OperatorV1alpha1().GlusterClusters(ns).Update(ctx, c, metav1.UpdateOptions{})
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	editCluster(t, ns, cluster, func(c *operatorv1alpha1.GlusterCluster) { c.Spec.External.Nodes = edit(c.Spec.External.Nodes) })
 }
 
 // reconfigured counts the cluster's reconfigure transitions in its

@@ -158,24 +158,50 @@ func requestOnNode(t testing.TB, ns, name, request string) {
 // setTemplateNodes sets nodes on the named templates.
 func setTemplateNodes(t testing.TB, ns, cluster string, counts map[string]int32) {
 	t.Helper()
-	ctx := context.Background()
-	// The operator writes status all the time; an admin's edit retries on
-	// conflict exactly like kubectl edit would have to.
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, cluster, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
+	editCluster(t, ns, cluster, func(c *operatorv1alpha1.GlusterCluster) {
 		for i := range c.Spec.NodeTemplates {
 			if n, ok := counts[c.Spec.NodeTemplates[i].Name]; ok {
 				c.Spec.NodeTemplates[i].Nodes = &n
 			}
 		}
+	})
+}
+
+// editCluster changes a GlusterCluster's spec as an admin's edit would:
+// the operator writes status all the time, so the edit retries on
+// conflict exactly like kubectl edit would have to.
+func editCluster(t testing.TB, ns, name string, edit func(*operatorv1alpha1.GlusterCluster)) {
+	t.Helper()
+	ctx := context.Background()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		edit(c)
 		_, err = anthill.OperatorV1alpha1().GlusterClusters(ns).Update(ctx, c, metav1.UpdateOptions{})
 		return err
 	})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("edit GlusterCluster %s/%s: %v", ns, name, err)
+	}
+}
+
+// editNode changes a GlusterNode's spec as an admin's edit would.
+func editNode(t testing.TB, ns, name string, edit func(*operatorv1alpha1.GlusterNode)) {
+	t.Helper()
+	ctx := context.Background()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		n, err := anthill.OperatorV1alpha1().GlusterNodes(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		edit(n)
+		_, err = anthill.OperatorV1alpha1().GlusterNodes(ns).Update(ctx, n, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("edit GlusterNode %s/%s: %v", ns, name, err)
 	}
 }
 

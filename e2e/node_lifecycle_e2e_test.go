@@ -13,7 +13,6 @@ import (
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 
 	"github.com/gluster/anthill/e2e/framework"
 	"github.com/gluster/anthill/gd2"
@@ -210,19 +209,7 @@ func TestNodeLifecycle(t *testing.T) {
 // setDesiredState sets a node's spec.desiredState, as an admin's edit would.
 func setDesiredState(t testing.TB, ns, name string, st operatorv1alpha1.NodeDesiredState) {
 	t.Helper()
-	ctx := context.Background()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		n, err := anthill.OperatorV1alpha1().GlusterNodes(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		n.Spec.DesiredState = st
-		_, err = anthill.OperatorV1alpha1().GlusterNodes(ns).Update(ctx, n, metav1.UpdateOptions{})
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	editNode(t, ns, name, func(n *operatorv1alpha1.GlusterNode) { n.Spec.DesiredState = st })
 }
 
 // clusterCapacity sums, straight from GD2, the devices of the cluster's
@@ -261,19 +248,7 @@ func clusterCapacity(ctx context.Context, g *gd2.Client, ns, cluster string) (st
 // edit would (retrying on conflict with the operator's status writes).
 func setClusterOptions(t testing.TB, ns, cluster string, opts map[string]string) {
 	t.Helper()
-	ctx := context.Background()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, cluster, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		c.Spec.ClusterOptions = opts
-		_, err = anthill.OperatorV1alpha1().GlusterClusters(ns).Update(ctx, c, metav1.UpdateOptions{})
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	editCluster(t, ns, cluster, func(c *operatorv1alpha1.GlusterCluster) { c.Spec.ClusterOptions = opts })
 }
 
 // waitClusterOption waits until GD2's cluster option key has value.

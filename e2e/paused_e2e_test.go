@@ -10,7 +10,6 @@ import (
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 
 	"github.com/gluster/anthill/e2e/framework"
 	"github.com/gluster/anthill/gd2"
@@ -129,17 +128,5 @@ func setHealRate(t testing.TB, rate float64) {
 // setPaused sets the cluster's spec.paused.
 func setPaused(t testing.TB, ns, cluster string, paused bool) {
 	t.Helper()
-	ctx := context.Background()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, cluster, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		c.Spec.Paused = paused
-		_, err = anthill.OperatorV1alpha1().GlusterClusters(ns).Update(ctx, c, metav1.UpdateOptions{})
-		return err
-	})
-	if err != nil {
-		t.Fatalf("set paused=%t on %s: %v", paused, cluster, err)
-	}
+	editCluster(t, ns, cluster, func(c *operatorv1alpha1.GlusterCluster) { c.Spec.Paused = paused })
 }
