@@ -47,34 +47,14 @@ func TestPVNodeLocal(t *testing.T) {
 	}
 }
 
-// lostPodFixture brings the fixture's node Online, kills its peer so it
-// goes Offline, then puts its pod where Kubernetes leaves a pod evicted
+// lostPodFixture brings the fixture's node Offline (offlineFixture), then
+// puts its pod where Kubernetes leaves a pod evicted
 // from an unreachable node: terminating, past its grace period, bound to a
 // node whose Ready condition has been Unknown for three minutes. The
 // pod's brick claim is bound to pv.
 func lostPodFixture(t *testing.T, pv *corev1.PersistentVolume) *nodeFixture {
 	t.Helper()
-	f := newNodeFixture(t)
-	for range 2 {
-		if _, err := f.sync(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := f.sim.SetPeerAlive(f.node().Status.PeerID, false); err != nil {
-		t.Fatal(err)
-	}
-	// The first report records the outage; the node goes Offline once the
-	// offline grace has passed.
-	if _, err := f.sync(); err != nil {
-		t.Fatal(err)
-	}
-	f.clock.Step(DefaultOfflineGrace)
-	if _, err := f.sync(); err != nil {
-		t.Fatal(err)
-	}
-	if s := f.node().Status.State; s != string(states.NodeOffline) {
-		t.Fatalf("peer down: state %s, want Offline", s)
-	}
+	f := offlineFixture(t)
 	ctx := context.Background()
 	now := f.clock.Now()
 	claim := objects.BrickClaimName("gc-z1-a", 0)
@@ -175,4 +155,31 @@ func TestNodeSyncerNeverEvictsAPodOnNodeLocalStorage(t *testing.T) {
 	if n.Status.State != string(states.NodeOffline) || !strings.Contains(n.Status.Message, "worker-3-block-0") {
 		t.Fatalf("state %s (%s), message %q; want Offline naming the local PV", n.Status.State, reason, n.Status.Message)
 	}
+}
+
+// offlineFixture brings the fixture's node Online, then kills its peer so
+// that it goes Offline: the first report records the outage, and the node
+// leaves Online once the offline grace has passed.
+func offlineFixture(t *testing.T) *nodeFixture {
+	t.Helper()
+	f := newNodeFixture(t)
+	for range 2 {
+		if _, err := f.sync(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.sim.SetPeerAlive(f.node().Status.PeerID, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Step(DefaultOfflineGrace)
+	if _, err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if s := f.node().Status.State; s != string(states.NodeOffline) {
+		t.Fatalf("peer down past the grace: state %s, want Offline", s)
+	}
+	return f
 }

@@ -596,25 +596,7 @@ func TestNodeSyncerRecordsThePeerAFailedBrickPreparationRanOn(t *testing.T) {
 // reads spec.paused: an Offline node past its permissible downtime stays
 // Offline with reason Paused, and is declared Failed once it is cleared.
 func TestNodeSyncerHoldsFailureHandlingWhilePaused(t *testing.T) {
-	f := newNodeFixture(t)
-	for range 2 {
-		if _, err := f.sync(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := f.sim.SetPeerAlive(f.node().Status.PeerID, false); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.sync(); err != nil {
-		t.Fatal(err)
-	}
-	f.clock.Step(DefaultOfflineGrace)
-	if _, err := f.sync(); err != nil {
-		t.Fatal(err)
-	}
-	if s := f.node().Status.State; s != string(states.NodeOffline) {
-		t.Fatalf("peer down past the grace: state %s, want Offline", s)
-	}
+	f := offlineFixture(t)
 	setPaused := func(paused bool) {
 		t.Helper()
 		obj, ok, err := f.clusters.GetByKey("ns/gc")
