@@ -49,7 +49,10 @@ func run(m *testing.M) int {
 	}
 	env = cp
 	defer cp.Stop()
-	if err := cp.CreateLocalStorage(ctx, 12, "100Gi"); err != nil {
+	// Local PVs are retained, never reused: every test's servers use up
+	// their own, and the node-loss tests take a node's away. 20 of each
+	// mode per fake node leave every zone room for the whole suite.
+	if err := cp.CreateLocalStorage(ctx, 20, "100Gi"); err != nil {
 		return fail("local storage: %v", err)
 	}
 	_, file, _, _ := runtime.Caller(0)
