@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/gluster/anthill/e2e/framework"
+	"github.com/gluster/anthill/kube/objects"
 )
 
 // TestStatefulSetSpreadsOnePodPerZone proves the harness does real work: the
@@ -54,7 +55,7 @@ func TestStatefulSetSpreadsOnePodPerZone(t *testing.T) {
 		zones := map[string]int{}
 		ready := 0
 		for _, p := range pods.Items {
-			if p.Spec.NodeName == "" || !podReady(&p) {
+			if p.Spec.NodeName == "" || !objects.PodReady(&p) {
 				continue
 			}
 			node, err := env.Client.CoreV1().Nodes().Get(ctx, p.Spec.NodeName, metav1.GetOptions{})
@@ -71,16 +72,4 @@ func TestStatefulSetSpreadsOnePodPerZone(t *testing.T) {
 		t.Fatalf("want 3 Ready pods in 3 distinct zones: %v (last seen: %s)", err, last)
 	}
 	t.Logf("scheduled: %s", last)
-}
-
-func podReady(p *corev1.Pod) bool {
-	if p.Status.Phase != corev1.PodRunning {
-		return false
-	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
