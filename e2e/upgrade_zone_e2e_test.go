@@ -154,15 +154,15 @@ func TestUpgradeZoneBatched(t *testing.T) {
 		w := window{node: n.Name, zone: n.Spec.Zone}
 		var path []string
 		for _, h := range n.Status.History {
-			switch {
-			case h.Event == "upgrade":
+			if h.Event == "upgrade" {
 				w.start = h.Time.Time
+			}
+			if !w.start.IsZero() {
 				path = append(path, h.From)
-			case len(path) > 0 && path[len(path)-1] != "Online":
-				path = append(path, h.From)
-				if h.From == "HealWait" && h.To == "Online" {
+				if h.To == "Online" {
 					w.end = h.Time.Time
 					path = append(path, h.To)
+					break
 				}
 			}
 		}
