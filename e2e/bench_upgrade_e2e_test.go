@@ -3,14 +3,11 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/gluster/anthill/e2e/framework"
-	"github.com/gluster/anthill/gd2"
 )
 
 // BenchmarkUpgrade measures a rolling upgrade of 6 nodes in 3 zones under
@@ -36,7 +33,7 @@ func BenchmarkUpgrade(b *testing.B) {
 		}
 		waitVolumesHealthy(b, ns, name, vols, 2*time.Minute)
 
-		down := startDowntimeMonitor(g)
+		down := startPeerTimeline(g)
 		start := time.Now()
 		setGlusterVersion(b, ns, name, "4.1.1")
 		c := waitUpgradeState(b, ns, name, "RollingClients", 20*time.Minute)
@@ -46,7 +43,8 @@ func BenchmarkUpgrade(b *testing.B) {
 				elapsed = h.Time.Sub(start)
 			}
 		}
-		perPeer := down.stop()
+		down.stop()
+		perPeer := down.downtime()
 
 		var lower time.Duration
 		for _, d := range perPeer {
@@ -63,55 +61,4 @@ func BenchmarkUpgrade(b *testing.B) {
 		fmt.Printf("bench: upgrade of 6 nodes took %s; lower bound (restart incl. %s GD2 start-up + heal at %.0f/%.0f entries/s, per node, one at a time) %s; ratio %.2f (target <= 1.3)\n",
 			elapsed.Round(time.Millisecond), startup, writeRate, healRate, lower.Round(time.Millisecond), ratio)
 	}
-}
-
-// downtimeMonitor accumulates, per peer, how long GD2 listed it offline,
-// sampled every 50 ms.
-type downtimeMonitor struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-	mu     sync.Mutex
-	down   map[string]time.Duration
-}
-
-func startDowntimeMonitor(g *gd2.Client) *downtimeMonitor {
-	ctx, cancel := context.WithCancel(context.Background())
-	m := &downtimeMonitor{cancel: cancel, done: make(chan struct{}), down: map[string]time.Duration{}}
-	go func() {
-		defer close(m.done)
-		last := time.Now()
-		tick := time.NewTicker(50 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			peers, err := g.ListPeers(ctx, gd2.Filter{})
-			now := time.Now()
-			if err != nil {
-				last = now
-				continue
-			}
-			m.mu.Lock()
-			for _, p := range peers {
-				if !p.Online {
-					m.down[p.ID] += now.Sub(last)
-				}
-			}
-			m.mu.Unlock()
-			last = now
-		}
-	}()
-	return m
-}
-
-// stop ends sampling and returns each restarted peer's total downtime.
-func (m *downtimeMonitor) stop() map[string]time.Duration {
-	m.cancel()
-	<-m.done
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.down
 }
