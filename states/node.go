@@ -177,8 +177,11 @@ func NodeDefinition() *fsm.Definition {
 			{Name: NodeDeleted, Doc: "Entered by `finish`. Terminal: nothing of the node remains and the " +
 				"GlusterNode's finalizer may be released."},
 			{Name: NodeQuiescing, Doc: "Entered by `upgrade` when the upgrade machine selected this node and it " +
-				"runs an older version. Waits until stopping the node is safe: none of its bricks holds its " +
-				"replica set's only healed copy and none of its replica sets would drop below quorum. Left by " +
+				"runs an older version. Waits until stopping the node is safe: no member before it in the upgrade " +
+				"batch that shares a replica set with it is still on its way (reason `BatchMemberFirst`; GD2 " +
+				"still shows a member that has just committed to Restarting online, so it cannot order two such " +
+				"stops by itself), none of its bricks holds its replica set's only healed copy and none of its " +
+				"replica sets would drop below quorum. Left by " +
 				"`restart`, by `abortUpgrade` if the node is no longer selected or the cluster is paused (nothing " +
 				"was stopped yet), or by `peerLost`."},
 			{Name: NodeRestarting, Doc: "Entered by `restart`. The state is persisted before anything is stopped; " +

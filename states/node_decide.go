@@ -2,6 +2,7 @@ package states
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -377,6 +378,9 @@ func decideNodeQuiescing(s NodeSnapshot) Decision {
 	}
 	if !s.UpgradeSelected || s.RunningVersion == s.TargetVersion {
 		return fire(NodeAbortUpgrade, ReasonUpgradeDeselected, "The node is no longer to be upgraded now; nothing was stopped.")
+	}
+	if len(s.UpgradeAhead) > 0 {
+		return wait(ReasonBatchMemberFirst, fmt.Sprintf("Waiting for %s, earlier in the upgrade batch and sharing a replica set with this node, to be back Online and healed.", strings.Join(s.UpgradeAhead, ", ")), pollShort)
 	}
 	if s.SoleHealedCopies > 0 {
 		return wait(ReasonSoleHealedCopy, fmt.Sprintf("%d brick(s) on the node hold the only healed copy of their replica set; waiting for heal before stopping the node.", s.SoleHealedCopies), pollLong)

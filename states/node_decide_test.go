@@ -207,6 +207,12 @@ func nodeCases() []nodeCase {
 		{name: "a quiescing node waits while stopping it would break quorum", state: NodeQuiescing, mutate: func(s *NodeSnapshot) {
 			s.UpgradeSelected, s.TargetVersion, s.QuorumAtRisk = true, "11.1", 1
 		}, wantReason: ReasonQuorumAtRisk},
+		{name: "a quiescing node waits for an earlier batch member sharing a replica set", state: NodeQuiescing, mutate: func(s *NodeSnapshot) {
+			s.UpgradeSelected, s.TargetVersion, s.UpgradeAhead = true, "11.1", []string{"n-0"}
+		}, wantReason: ReasonBatchMemberFirst},
+		{name: "a paused quiescing node returns online even while an earlier batch member goes first", state: NodeQuiescing, mutate: func(s *NodeSnapshot) {
+			s.UpgradeSelected, s.TargetVersion, s.UpgradeAhead, s.Paused = true, "11.1", []string{"n-0"}, true
+		}, wantEvent: NodeAbortUpgrade},
 		{name: "a quiescing node no longer selected returns online", state: NodeQuiescing, mutate: func(s *NodeSnapshot) { s.TargetVersion = "11.1" }, wantEvent: NodeAbortUpgrade},
 		{name: "a quiescing node whose peer dies goes offline", state: NodeQuiescing, mutate: func(s *NodeSnapshot) {
 			s.UpgradeSelected, s.TargetVersion, s.PeerAlive = true, "11.1", false

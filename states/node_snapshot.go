@@ -66,6 +66,10 @@ type NodeSnapshot struct {
 	RecoveryWindow time.Duration
 	// UpgradeStepTimeout: how long Restarting and Rejoining may take.
 	UpgradeStepTimeout time.Duration
+	// UpgradeAhead: the members of the upgrade batch before this node
+	// that share a replica set with it and are not back Online at the
+	// target yet (UpgradeTurnsAhead); only gathered in Quiescing.
+	UpgradeAhead []string
 
 	// GD2 side.
 

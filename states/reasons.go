@@ -48,6 +48,7 @@ const (
 	ReasonUpgradeSelected       = "UpgradeSelected"
 	ReasonUpgradeDeselected     = "UpgradeDeselected"
 	ReasonSafeToStop            = "SafeToStop"
+	ReasonBatchMemberFirst      = "BatchMemberFirst"
 	ReasonRestarting            = "Restarting"
 	ReasonRestartTimedOut       = "RestartTimedOut"
 	ReasonRejoined              = "Rejoined"

@@ -43,6 +43,8 @@ type nodeView struct {
 	peer     *gd2.Peer
 	peers    []gd2.Peer
 	analysis states.PeerBricks
+	// sharing are the peers that share a replica set with the node's.
+	sharing map[string]bool
 	// move is where the next brick may go.
 	move states.MovePlan
 }
@@ -123,7 +125,37 @@ func (s *NodeSyncer) nodeSnapshot(ctx context.Context, node *operatorv1alpha1.Gl
 	if state == states.NodeOffline && snap.PeerKnown && !snap.PeerAlive {
 		s.lostPodSide(ctx, node, &snap)
 	}
+	if state == states.NodeQuiescing && snap.UpgradeSelected && snap.GD2Reachable {
+		ahead, err := s.upgradeAhead(node, cluster, snap.TargetVersion, view.sharing)
+		if err != nil {
+			return snap, view, err
+		}
+		snap.UpgradeAhead = ahead
+	}
 	return snap, view, nil
+}
+
+// upgradeAhead is states.UpgradeTurnsAhead over the cluster's upgrade
+// batch, its members read from the node lister. A member the lister does
+// not have is gone and stops nothing.
+func (s *NodeSyncer) upgradeAhead(node *operatorv1alpha1.GlusterNode, cluster *operatorv1alpha1.GlusterCluster, target string, sharing map[string]bool) ([]string, error) {
+	var batch []states.BatchMember
+	for _, name := range cluster.Status.Upgrade.CurrentNodes {
+		if name == node.Name {
+			batch = append(batch, states.BatchMember{Name: name})
+			continue
+		}
+		m, err := s.Nodes.GlusterNodes(node.Namespace).Get(name)
+		switch {
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("upgrade batch member %q: %w", name, err)
+		}
+		done := m.Status.State == string(states.NodeOnline) && m.Status.Version == target
+		batch = append(batch, states.BatchMember{Name: name, PeerID: m.Status.PeerID, Done: done})
+	}
+	return states.UpgradeTurnsAhead(node.Name, batch, sharing), nil
 }
 
 // decisionReadsGD2 reports whether the node's decision can depend on GD2
@@ -264,6 +296,7 @@ func (s *NodeSyncer) gd2Side(ctx context.Context, node *operatorv1alpha1.Gluster
 	}
 	a := states.AnalyzePeer(p.ID, views, moved)
 	view.analysis = a
+	view.sharing = states.PeersSharingSets(p.ID, views)
 	snap.BricksOnNode, snap.BricksOffline = a.OnPeer, a.Offline
 	snap.SoleHealedCopies, snap.QuorumAtRisk = a.SoleHealedCopies, a.QuorumAtRisk
 	snap.ReplacementsHealing = a.Unhealed

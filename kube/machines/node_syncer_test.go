@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -627,5 +628,109 @@ func TestNodeSyncerHoldsFailureHandlingWhilePaused(t *testing.T) {
 	}
 	if s := f.node().Status.State; s != string(states.NodeFailed) {
 		t.Fatalf("unpaused: state %s, want Failed", s)
+	}
+}
+
+// TestNodeSyncerQuiescingWaitsForAnEarlierBatchMember: two members of one
+// upgrade batch share a replica set. GD2 shows both online while both are
+// in Quiescing (a member that has just committed to Restarting still shows
+// its bricks online until its pod is gone), so the later one in the batch
+// waits for the earlier one to be back Online at the target, and stops
+// only then.
+func TestNodeSyncerQuiescingWaitsForAnEarlierBatchMember(t *testing.T) {
+	f := newNodeFixture(t)
+	ctx := context.Background()
+	for range 2 {
+		if _, err := f.sync(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s := f.node().Status.State; s != string(states.NodeOnline) {
+		t.Fatalf("state %s, want Online", s)
+	}
+	if err := f.sim.UpsertHost(sim.HostSpec{Name: "gd2-3", Address: "gd2-3:24008", Alive: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.gd2.AddPeer(ctx, gd2.PeerAddRequest{Addresses: []string{"gd2-3:24008"}}); err != nil {
+		t.Fatal(err)
+	}
+	all, err := f.gd2.ListPeers(ctx, gd2.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	devices, err := f.gd2.ListAllDevices(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range all {
+		if !slices.ContainsFunc(devices, func(d gd2.Device) bool { return d.PeerID == p.ID }) {
+			if err := (&effects.GD2{Client: f.gd2}).RegisterDevice(ctx, p.ID, "/dev/sdb"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := f.gd2.CreateVolume(ctx, gd2.VolumeCreateRequest{Name: "shared", Size: 1 << 30, Replica: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.gd2.StartVolume(ctx, "shared", false); err != nil {
+		t.Fatal(err)
+	}
+	// The earlier member holds the founder's brick of the same replica set.
+	peers, err := f.gd2.ListPeers(ctx, gd2.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var founder string
+	for _, p := range peers {
+		if p.Name == "founder-0" {
+			founder = p.ID
+		}
+	}
+	if founder == "" {
+		t.Fatalf("no founder peer in %+v", peers)
+	}
+	setOther := func(state fsm.State, version string) {
+		t.Helper()
+		other := &operatorv1alpha1.GlusterNode{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gc-z0-a"},
+			Spec:       operatorv1alpha1.GlusterNodeSpec{Cluster: "gc", Zone: "zone-0"},
+			Status:     operatorv1alpha1.GlusterNodeStatus{State: string(state), PeerID: founder, Version: version},
+		}
+		if err := f.nodes.Update(other); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setOther(states.NodeQuiescing, "4.1.0")
+	obj, _, _ := f.clusters.GetByKey("ns/gc")
+	cluster := obj.(*operatorv1alpha1.GlusterCluster).DeepCopy()
+	cluster.Status.Upgrade = &operatorv1alpha1.UpgradeStatus{State: string(states.UpgradeRollingServers),
+		FromVersion: "4.1.0", ToVersion: "4.1.1", CurrentNodes: []string{"gc-z0-a", "gc-z1-a"}}
+	if err := f.clusters.Update(cluster); err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if s := f.node().Status.State; s != string(states.NodeQuiescing) {
+		t.Fatalf("selected: state %s, want Quiescing", s)
+	}
+	for _, other := range []fsm.State{states.NodeQuiescing, states.NodeRestarting, states.NodeHealWait} {
+		setOther(other, "4.1.0")
+		if _, err := f.sync(); err != nil {
+			t.Fatal(err)
+		}
+		n := f.node()
+		c := apimeta.FindStatusCondition(n.Status.Conditions, operatorv1alpha1.ConditionProgressing)
+		if n.Status.State != string(states.NodeQuiescing) || c == nil || c.Reason != states.ReasonBatchMemberFirst || !strings.Contains(c.Message, "gc-z0-a") {
+			t.Fatalf("earlier member %s: state %s, Progressing %+v; want Quiescing, reason %s naming gc-z0-a", other, n.Status.State, c, states.ReasonBatchMemberFirst)
+		}
+	}
+	setOther(states.NodeOnline, "4.1.1")
+	if _, err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if s := f.node().Status.State; s != string(states.NodeRestarting) {
+		t.Fatalf("earlier member done: state %s, want Restarting", s)
 	}
 }
