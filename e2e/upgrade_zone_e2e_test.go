@@ -5,15 +5,18 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gluster/anthill/e2e/framework"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/states"
 )
 
 // TestUpgradeZoneBatched upgrades a 6-node, 3-zone cluster (two nodes per
@@ -187,5 +190,73 @@ func TestUpgradeZoneBatched(t *testing.T) {
 	}
 	t.Logf("timeline: %d samples, %d changes of the offline set; most peers offline in one zone %v; most zones offline at once %s; worst replica set %s",
 		timeline.samples, len(timeline.changes), perZone, timeline.mostZones(), timeline.worstReplicaSet(sets))
+	noViolations(t)
+}
+
+// TestUpgradeBatchSharingReplicaSets: with maxParallel 3 and no perZone,
+// the first batch takes both nodes of zone-1 and one of zone-2, and the
+// zone-2 node shares a replica set with one of them. The batch still
+// never has two bricks of one replica set offline: the later member
+// waits (BatchMemberFirst) until the earlier one is back and healed.
+func TestUpgradeBatchSharingReplicaSets(t *testing.T) {
+	ns := env.Namespace(t)
+	const name = "shared"
+	const to = "4.1.1"
+	createClusterWithSim(t, ns, name, 2, framework.SimOptions{Seed: 4, WriteRate: 100, HealRate: 25, StartupDelay: 2 * time.Second})
+	g := gd2Client(t)
+	waitNodes(t, ns, name, 6, 3*time.Minute)
+	vols := []string{"shareda", "sharedb"}
+	for _, v := range vols {
+		createReplicatedVolume(t, g, v)
+	}
+	waitVolumesHealthy(t, ns, name, vols, 2*time.Minute)
+	setUpgradePolicy(t, ns, name, 3, false)
+	sets := replicaSets(t, g, vols)
+
+	timeline := startPeerTimeline(g)
+	t.Cleanup(timeline.stop)
+	setGlusterVersion(t, ns, name, to)
+	var firstBatch []string
+	waited := map[string]bool{}
+	err := framework.WaitFor(context.Background(), 10*time.Minute, func(ctx context.Context) (bool, error) {
+		c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		up := c.Status.Upgrade
+		if up == nil {
+			return false, fmt.Errorf("no upgrade status")
+		}
+		if firstBatch == nil && len(up.CurrentNodes) > 0 {
+			firstBatch = slices.Clone(up.CurrentNodes)
+		}
+		nodes, err := framework.ClusterNodes(ctx, anthill, ns, name)
+		if err != nil {
+			return false, err
+		}
+		for _, n := range nodes {
+			if cond := apimeta.FindStatusCondition(n.Status.Conditions, operatorv1alpha1.ConditionProgressing); cond != nil && cond.Reason == states.ReasonBatchMemberFirst {
+				waited[n.Name] = true
+			}
+		}
+		return up.State == "Complete", fmt.Errorf("upgrade is %s (%s), batch %v", up.State, up.Message, up.CurrentNodes)
+	})
+	if err != nil {
+		dumpNamespace(t, ns)
+		t.Fatalf("waiting for the upgrade to complete: %v", err)
+	}
+	timeline.stop()
+
+	if len(firstBatch) != 3 {
+		t.Errorf("first batch %v, want three nodes across two zones", firstBatch)
+	}
+	if w := timeline.worstReplicaSet(sets); w.count > 1 {
+		t.Errorf("a replica set had bricks offline at once: %s", w)
+	}
+	if len(waited) == 0 {
+		t.Errorf("no node was seen waiting for an earlier batch member (%s); the test did not exercise the gate", states.ReasonBatchMemberFirst)
+	}
+	t.Logf("first batch %v; waited for an earlier member: %v; most zones offline at once %s; worst replica set %s",
+		firstBatch, slices.Sorted(maps.Keys(waited)), timeline.mostZones(), timeline.worstReplicaSet(sets))
 	noViolations(t)
 }
