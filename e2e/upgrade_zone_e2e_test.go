@@ -211,7 +211,18 @@ func TestUpgradeBatchSharingReplicaSets(t *testing.T) {
 	}
 	waitVolumesHealthy(t, ns, name, vols, 2*time.Minute)
 	setUpgradePolicy(t, ns, name, 3, false)
+	// Six bricks on six nodes, one each: whichever node of zone-2 comes
+	// first, it shares a replica set with a node of zone-1.
 	sets := replicaSets(t, g, vols)
+	holders := map[string]bool{}
+	for _, peers := range sets {
+		for _, p := range peers {
+			holders[p] = true
+		}
+	}
+	if len(holders) != 6 {
+		t.Fatalf("the volumes' bricks are on %d peers, want one on each of the six", len(holders))
+	}
 
 	timeline := startPeerTimeline(g)
 	t.Cleanup(timeline.stop)
