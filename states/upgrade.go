@@ -144,6 +144,11 @@ type UpgradeSnapshot struct {
 
 	// ServerVersions: the distinct versions the Gluster servers run.
 	ServerVersions []string
+	// ServersStaleTemplate: counted servers whose pod runs another
+	// template revision than the spec gives them (NodeFacts.StaleTemplate):
+	// a change to the image, resources, env, tolerations or affinity, which
+	// rolls out like a version.
+	ServersStaleTemplate int
 	// NodesTotal: nodes that count toward the cluster (not leaving).
 	NodesTotal int
 	// NodesOnline: of those, nodes in the Online state.
@@ -166,8 +171,12 @@ type UpgradeSnapshot struct {
 	// CSIClientVersion: the version the CSI node plugin is set to, "" if no
 	// CSI driver is deployed.
 	CSIClientVersion string
+	// CSIImagesStale: a CSI controller, node plugin or block target runs
+	// other images than the spec gives it at the CSI target (an image tag
+	// changed in spec.csi, or the version): rollClients sets them.
+	CSIImagesStale bool
 	// CSINodesTotal / CSINodesAtTarget: CSI node plugin pods, and those
-	// ready at ActiveTarget.
+	// ready at ActiveTarget with their DaemonSet's images.
 	CSINodesTotal    int
 	CSINodesAtTarget int
 	// CSINodesPinned: plugin pods not at the target on Kubernetes nodes
