@@ -365,7 +365,11 @@ func recordFieldUses(file *ast.File, info *types.Info, fields map[*types.Var]fie
 				}
 			}
 		case *ast.CompositeLit:
-			st, ok := info.TypeOf(n).Underlying().(*types.Struct)
+			typ := info.TypeOf(n)
+			if ptr, ok := typ.(*types.Pointer); ok {
+				typ = ptr.Elem() // an elided &T{...} in a []*T literal
+			}
+			st, ok := typ.Underlying().(*types.Struct)
 			if !ok {
 				break
 			}
