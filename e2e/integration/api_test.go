@@ -252,6 +252,25 @@ func TestAPIAcceptsAHostDeviceNodeNamingItsHost(t *testing.T) {
 	}
 }
 
+// A template whose maxStorage is exactly what its minNodes servers have is
+// accepted: the cap is reached, not broken.
+func TestAPIAcceptsAMaxStorageItsMinimumFillsExactly(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
+	defer cancel()
+	ns := env.Namespace(t)
+	c := validCluster(ns, "full-at-minimum")
+	c.Spec.Mode = operatorv1alpha1.ClusterModeAutomatic
+	for i := range c.Spec.NodeTemplates {
+		tmpl := &c.Spec.NodeTemplates[i]
+		tmpl.Nodes, tmpl.MinNodes, tmpl.MaxNodes = nil, ptr.To[int32](3), ptr.To[int32](5)
+		tmpl.Storage.DeviceCount = 4
+		tmpl.MaxStorage = ptr.To(resource.MustParse("1200Gi")) // 3 servers of 4 x 100Gi
+	}
+	if _, err := operatorClient(t).OperatorV1alpha1().GlusterClusters(ns).Create(ctx, c, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("a maxStorage equal to minNodes x deviceCount x capacity was rejected: %v", err)
+	}
+}
+
 func TestAPIGlusterNodeRoundTrip(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
 	defer cancel()
@@ -526,6 +545,26 @@ func TestAPIRejectsInvalidObjects(t *testing.T) {
 		{name: "a template's freeStorageMin is not below its freeStorageMax", resource: clusters,
 			ops:   append(clone(automatic), set("spec.nodeTemplates[0].freeStorageMin", "2Ti"), set("spec.nodeTemplates[0].freeStorageMax", "1Ti")),
 			field: "spec.nodeTemplates[0].freeStorageMin"},
+		{name: "manual mode, the default, has a template with an automatic range", resource: clusters,
+			ops:   []op{del("spec.mode"), del("spec.nodeTemplates[0].nodes"), set("spec.nodeTemplates[0].minNodes", 1), set("spec.nodeTemplates[0].maxNodes", 3)},
+			field: "spec.nodeTemplates[].minNodes and maxNodes apply only when spec.mode is automatic"},
+		{name: "automatic mode has a template with a manual count", resource: clusters,
+			ops:   append(clone(automatic), del("spec.nodeTemplates[0].minNodes"), del("spec.nodeTemplates[0].maxNodes"), set("spec.nodeTemplates[0].nodes", 2)),
+			field: "spec.nodeTemplates[].nodes applies only when spec.mode is manual"},
+		{name: "manual mode caps a template's storage", resource: clusters,
+			ops:   []op{set("spec.nodeTemplates[0].maxStorage", "1Ti")},
+			field: "spec.nodeTemplates[].maxStorage, freeStorageMin and freeStorageMax apply only when spec.mode is automatic"},
+		{name: "manual mode sets a template's free-capacity band", resource: clusters,
+			ops:   []op{set("spec.nodeTemplates[1].freeStorageMin", "100Gi")},
+			field: "spec.nodeTemplates[].maxStorage, freeStorageMin and freeStorageMax apply only when spec.mode is automatic"},
+		{name: "a template's maxStorage is below what its minNodes servers already have", resource: clusters,
+			ops: append(clone(automatic), set("spec.nodeTemplates[0].minNodes", 2), set("spec.nodeTemplates[0].storage.deviceCount", 2),
+				set("spec.nodeTemplates[0].maxStorage", "399Gi")),
+			field: "spec.nodeTemplates[0].maxStorage"},
+		{name: "a template's freeStorageMin is negative", resource: clusters,
+			ops: append(clone(automatic), set("spec.nodeTemplates[0].freeStorageMin", "-1Gi")), field: "spec.nodeTemplates[0].freeStorageMin"},
+		{name: "a template's freeStorageMax is negative", resource: clusters,
+			ops: append(clone(automatic), set("spec.nodeTemplates[0].freeStorageMax", "-1Gi")), field: "spec.nodeTemplates[0].freeStorageMax"},
 		{name: "a template asks for VDO, which GD2 cannot provide", resource: clusters,
 			ops: []op{set("spec.nodeTemplates[0].vdo", true)}, field: "spec.nodeTemplates[0].vdo"},
 		{name: "the mode is unknown", resource: clusters,
@@ -621,6 +660,17 @@ func TestAPIRejectsInvalidObjects(t *testing.T) {
 			ops: []op{set("spec.storage.vdo", true)}, field: "spec.storage.vdo"},
 		{name: "a node names no cluster", resource: nodes,
 			ops: []op{set("spec.cluster", "")}, field: "spec.cluster"},
+		// A node made from a template always names a zone. Whether that
+		// zone is the template's, or the template exists at all, depends
+		// on the GlusterCluster: no CRD rule can look at another object.
+		{name: "a node names a template but no zone", resource: nodes,
+			ops: []op{del("spec.zone")}, field: "spec.zone"},
+		{name: "an external node asks for claims", resource: nodes,
+			ops: []op{set("spec.externalAddress", "gluster-1.storage.example.com")}, field: "spec.storage"},
+		{name: "an external node has a placement", resource: nodes,
+			ops: []op{del("spec.storage"), set("spec.externalAddress", "192.0.2.7"),
+				set("spec.tolerations", []any{map[string]any{"key": "storage", "operator": "Exists"}})},
+			field: "spec.externalAddress"},
 		{name: "a node's zone is not a DNS label", resource: nodes,
 			ops: []op{set("spec.zone", "-zone-1")}, field: "spec.zone"},
 		{name: "a node's template is not a DNS label", resource: nodes,

@@ -85,6 +85,9 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.mode != 'external' || !has(self.nodeTemplates) || size(self.nodeTemplates) == 0",message="spec.nodeTemplates must be empty when spec.mode is external: anthill runs no servers for an external cluster",fieldPath=".nodeTemplates"
 // +kubebuilder:validation:XValidation:rule="self.mode != 'manual' || !has(self.nodeTemplates) || self.nodeTemplates.all(t, has(t.nodes))",message="spec.nodeTemplates[].nodes is required in every template when spec.mode is manual",fieldPath=".nodeTemplates"
 // +kubebuilder:validation:XValidation:rule="self.mode != 'automatic' || !has(self.nodeTemplates) || self.nodeTemplates.all(t, has(t.minNodes) && has(t.maxNodes))",message="spec.nodeTemplates[].minNodes and maxNodes are required in every template when spec.mode is automatic",fieldPath=".nodeTemplates"
+// +kubebuilder:validation:XValidation:rule="self.mode != 'manual' || !has(self.nodeTemplates) || self.nodeTemplates.all(t, !has(t.minNodes) && !has(t.maxNodes))",message="spec.nodeTemplates[].minNodes and maxNodes apply only when spec.mode is automatic; in manual mode, the default, each template runs exactly nodes servers",fieldPath=".nodeTemplates"
+// +kubebuilder:validation:XValidation:rule="self.mode != 'automatic' || !has(self.nodeTemplates) || self.nodeTemplates.all(t, !has(t.nodes))",message="spec.nodeTemplates[].nodes applies only when spec.mode is manual; in automatic mode each template is scaled between minNodes and maxNodes",fieldPath=".nodeTemplates"
+// +kubebuilder:validation:XValidation:rule="self.mode == 'automatic' || !has(self.nodeTemplates) || self.nodeTemplates.all(t, !has(t.maxStorage) && !has(t.freeStorageMin) && !has(t.freeStorageMax))",message="spec.nodeTemplates[].maxStorage, freeStorageMin and freeStorageMax apply only when spec.mode is automatic",fieldPath=".nodeTemplates"
 // +kubebuilder:validation:XValidation:rule="self.mode != 'external' || has(self.external)",message="spec.external.nodes must list the addresses of the pool when spec.mode is external",fieldPath=".external"
 // +kubebuilder:validation:XValidation:rule="self.mode == 'external' || !has(self.external)",message="spec.external may be set only when spec.mode is external",fieldPath=".external"
 // +kubebuilder:validation:XValidation:rule="self.mode == 'external' || (has(self.gluster) && has(self.gluster.image))",message="spec.gluster.image is required unless spec.mode is external",fieldPath=".gluster"
@@ -174,6 +177,7 @@ type GlusterClusterSpec struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.nodes) || (!has(self.minNodes) && !has(self.maxNodes))",message="nodeTemplates[].nodes (manual count) and minNodes/maxNodes (automatic range) are mutually exclusive"
 // +kubebuilder:validation:XValidation:rule="!has(self.minNodes) || !has(self.maxNodes) || self.minNodes <= self.maxNodes",message="nodeTemplates[].minNodes must not be greater than maxNodes",fieldPath=".minNodes"
 // +kubebuilder:validation:XValidation:rule="!has(self.freeStorageMin) || !has(self.freeStorageMax) || !isQuantity(string(self.freeStorageMin)) || !isQuantity(string(self.freeStorageMax)) || quantity(string(self.freeStorageMin)).isLessThan(quantity(string(self.freeStorageMax)))",message="nodeTemplates[].freeStorageMin must be less than freeStorageMax",fieldPath=".freeStorageMin"
+// +kubebuilder:validation:XValidation:rule="!has(self.maxStorage) || !has(self.minNodes) || !isQuantity(string(self.maxStorage)) || !isQuantity(string(self.storage.capacity)) || double(self.minNodes) * double(has(self.storage.deviceCount) ? self.storage.deviceCount : 1) * quantity(string(self.storage.capacity)).asApproximateFloat() <= quantity(string(self.maxStorage)).asApproximateFloat()",message="nodeTemplates[].maxStorage must be at least minNodes times storage.deviceCount times storage.capacity: the template's fewest servers would already exceed it",fieldPath=".maxStorage"
 type NodeTemplate struct {
 	// name identifies the template within the cluster and is part of the
 	// names of its nodes. It must be a DNS label.
@@ -215,6 +219,7 @@ type NodeTemplate struct {
 	// +optional
 	// +kubebuilder:validation:XIntOrString
 	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).isGreaterThan(quantity('0'))",message="nodeTemplates[].maxStorage must be a positive quantity such as 10Ti"
 	MaxStorage *resource.Quantity `json:"maxStorage,omitempty"`
 
 	// freeStorageMin is the free capacity below which automatic mode adds a
@@ -222,6 +227,7 @@ type NodeTemplate struct {
 	// +optional
 	// +kubebuilder:validation:XIntOrString
 	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && !quantity(string(self)).isLessThan(quantity('0'))",message="nodeTemplates[].freeStorageMin must be a quantity of zero or more, such as 500Gi"
 	FreeStorageMin *resource.Quantity `json:"freeStorageMin,omitempty"`
 
 	// freeStorageMax is the free capacity above which automatic mode removes
@@ -229,6 +235,7 @@ type NodeTemplate struct {
 	// +optional
 	// +kubebuilder:validation:XIntOrString
 	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && !quantity(string(self)).isLessThan(quantity('0'))",message="nodeTemplates[].freeStorageMax must be a quantity of zero or more, such as 2Ti"
 	FreeStorageMax *resource.Quantity `json:"freeStorageMax,omitempty"`
 
 	// nodeAffinity further restricts which Kubernetes nodes may run the
