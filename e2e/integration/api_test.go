@@ -567,6 +567,8 @@ func TestAPIRejectsInvalidObjects(t *testing.T) {
 			ops: append(clone(automatic), set("spec.nodeTemplates[0].freeStorageMax", "-1Gi")), field: "spec.nodeTemplates[0].freeStorageMax"},
 		{name: "a template asks for VDO, which GD2 cannot provide", resource: clusters,
 			ops: []op{set("spec.nodeTemplates[0].vdo", true)}, field: "spec.nodeTemplates[0].vdo"},
+		{name: "a template sets one of GD2's own variables", resource: clusters,
+			ops: []op{set("spec.nodeTemplates[0].env", []any{map[string]any{"name": "GD2_PEERADDRESS", "value": "x:1"}})}, field: "spec.nodeTemplates[0].env"},
 		{name: "the mode is unknown", resource: clusters,
 			ops: []op{set("spec.mode", "hybrid")}, field: "spec.mode"},
 		{name: "external mode lists no addresses", resource: clusters,

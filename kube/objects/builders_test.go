@@ -365,8 +365,12 @@ func TestNodeTemplateRevisionFollowsThePodTemplate(t *testing.T) {
 	}
 
 	same := map[string]func(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.GlusterNode){
-		"a version change": func(c *operatorv1alpha1.GlusterCluster, _ *operatorv1alpha1.GlusterNode) { c.Spec.Gluster.Version = "4.1.1" },
-		"a count change":   func(c *operatorv1alpha1.GlusterCluster, _ *operatorv1alpha1.GlusterNode) { c.Spec.NodeTemplates[0].Nodes = ptr.To[int32](5) },
+		"a version change": func(c *operatorv1alpha1.GlusterCluster, _ *operatorv1alpha1.GlusterNode) {
+			c.Spec.Gluster.Version = "4.1.1"
+		},
+		"a count change": func(c *operatorv1alpha1.GlusterCluster, _ *operatorv1alpha1.GlusterNode) {
+			c.Spec.NodeTemplates[0].Nodes = ptr.To[int32](5)
+		},
 	}
 	changed := map[string]func(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.GlusterNode){
 		"an image change": func(c *operatorv1alpha1.GlusterCluster, _ *operatorv1alpha1.GlusterNode) {
