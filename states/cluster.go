@@ -228,6 +228,10 @@ type ClusterSnapshot struct {
 
 	// DesiredNodes: spec.nodeCount.
 	DesiredNodes int
+	// AutoscaleReason and AutoscaleMessage (automatic mode) are set when
+	// the autoscaler took a step this sync (Autoscale): the scale it asks
+	// for fires with them.
+	AutoscaleReason, AutoscaleMessage string
 	// NodesTotal: GlusterNodes that count toward nodeCount (NodeCounts) —
 	// every node not leaving or Deleted, not being deleted and without a
 	// decommission request.
