@@ -68,8 +68,9 @@ func TestAutoscaleGrowsWhenThePoolFillsAndShrinksWhenItEmpties(t *testing.T) {
 		return a.Reason == states.ReasonWithinBand && allTemplates(a, func(ts operatorv1alpha1.TemplateAutoscalingStatus) bool { return ts.Desired == 1 })
 	})
 
-	// The bounds hold at every instant of the run.
-	stop := watchTemplateBounds(t, ns, name, 1, 2)
+	// The bounds hold at every instant of the run, and every step the
+	// autoscaler records is seen.
+	stop, stepTimes := watchTemplateBounds(t, ns, name, 1, 2)
 	defer stop()
 
 	g := gd2Client(t)
@@ -105,8 +106,19 @@ func TestAutoscaleGrowsWhenThePoolFillsAndShrinksWhenItEmpties(t *testing.T) {
 	})
 	stop()
 
-	// Six steps, each a scale transition with the autoscaler's reason, in
-	// the order growth then shrinking, at least the cooldown apart.
+	// Six steps, each recorded at least the cooldown after the one before
+	// (lastScaleTime, which the cooldown runs from) ...
+	times := stepTimes()
+	if len(times) != 6 {
+		t.Errorf("saw %d steps recorded (%v), want 6", len(times), times)
+	}
+	for i := 1; i < len(times); i++ {
+		if gap := times[i].Sub(times[i-1]); gap < cooldown {
+			t.Errorf("steps %d and %d were recorded %s apart, less than the cooldown %s", i, i+1, gap, cooldown)
+		}
+	}
+	// ... and each a scale transition with the autoscaler's reason, growth
+	// first, then shrinking.
 	got, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -124,11 +136,6 @@ func TestAutoscaleGrowsWhenThePoolFillsAndShrinksWhenItEmpties(t *testing.T) {
 	want := []string{states.ReasonScalingUp, states.ReasonScalingUp, states.ReasonScalingUp, states.ReasonScalingDown, states.ReasonScalingDown, states.ReasonScalingDown}
 	if strings.Join(reasons, ",") != strings.Join(want, ",") {
 		t.Fatalf("scale transitions %v, want %v", reasons, want)
-	}
-	for i := 1; i < len(steps); i++ {
-		if gap := steps[i].Time.Sub(steps[i-1].Time.Time); gap < cooldown {
-			t.Errorf("steps %d and %d are %s apart, less than the cooldown %s:\n  %s\n  %s", i, i+1, gap, cooldown, steps[i-1].Message, steps[i].Message)
-		}
 	}
 	for i, s := range steps {
 		t.Logf("step %d at %s: %s", i+1, s.Time.Format(time.RFC3339), s.Message)
@@ -256,12 +263,14 @@ func waitClusterCondition(t testing.TB, ns, name, cond, reason string, timeout t
 // watchTemplateBounds checks, until stop is called, that no template of the
 // cluster ever has more than hi GlusterNodes (leaving ones included) or
 // fewer than lo that count (neither leaving nor asked to). stop fails the
-// test with what it saw, once.
-func watchTemplateBounds(t *testing.T, ns, name string, lo, hi int) (stop func()) {
+// test with what it saw, once. steps returns every distinct
+// status.autoscaling.lastScaleTime seen, in order.
+func watchTemplateBounds(t *testing.T, ns, name string, lo, hi int) (stop func(), steps func() []time.Time) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var seen []string
+	var times []time.Time
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -272,6 +281,15 @@ func watchTemplateBounds(t *testing.T, ns, name string, lo, hi int) (stop func()
 			case <-done:
 				return
 			case <-tick.C:
+			}
+			if c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(context.Background(), name, metav1.GetOptions{}); err == nil {
+				if a := c.Status.Autoscaling; a != nil && a.LastScaleTime != nil {
+					mu.Lock()
+					if len(times) == 0 || !times[len(times)-1].Equal(a.LastScaleTime.Time) {
+						times = append(times, a.LastScaleTime.Time)
+					}
+					mu.Unlock()
+				}
 			}
 			nodes, err := framework.ClusterNodes(context.Background(), anthill, ns, name)
 			if err != nil {
@@ -305,7 +323,7 @@ func watchTemplateBounds(t *testing.T, ns, name string, lo, hi int) (stop func()
 		}
 	}()
 	var once sync.Once
-	return func() {
+	stop = func() {
 		once.Do(func() {
 			close(done)
 			wg.Wait()
@@ -315,4 +333,10 @@ func watchTemplateBounds(t *testing.T, ns, name string, lo, hi int) (stop func()
 			}
 		})
 	}
+	steps = func() []time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]time.Time(nil), times...)
+	}
+	return stop, steps
 }
