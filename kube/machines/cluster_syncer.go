@@ -255,7 +255,7 @@ func (s *ClusterSyncer) snapshot(ctx context.Context, c *operatorv1alpha1.Gluste
 	if err != nil {
 		return snap, err
 	}
-	states.CountNodes(objects.ClusterNodeFacts(nodes, c.Name), "").FillCluster(&snap)
+	states.CountNodes(objects.ClusterNodeFacts(nodes, c), "").FillCluster(&snap)
 	for _, v := range c.Status.Volumes {
 		if v.State != string(states.HealHealthy) {
 			snap.VolumesUnhealthy++

@@ -23,12 +23,15 @@ func NodeFacts(n *operatorv1alpha1.GlusterNode) states.NodeFacts {
 }
 
 // ClusterNodeFacts is the facts of those of nodes whose spec.cluster is
-// cluster (nodes added by hand included).
-func ClusterNodeFacts(nodes []*operatorv1alpha1.GlusterNode, cluster string) []states.NodeFacts {
+// c (nodes added by hand included), with whether each runs the pod
+// template c's spec gives it now.
+func ClusterNodeFacts(nodes []*operatorv1alpha1.GlusterNode, c *operatorv1alpha1.GlusterCluster) []states.NodeFacts {
 	var out []states.NodeFacts
 	for _, n := range nodes {
-		if n.Spec.Cluster == cluster {
-			out = append(out, NodeFacts(n))
+		if n.Spec.Cluster == c.Name {
+			f := NodeFacts(n)
+			f.StaleTemplate = n.Status.Revision != NodeTemplateRevision(c, n)
+			out = append(out, f)
 		}
 	}
 	return out

@@ -249,6 +249,22 @@ type NodeTemplate struct {
 	// +optional
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
 
+	// resources are the compute resources of each server's GD2 container.
+	// A change rolls out to running servers like an upgrade, one heal-gated
+	// batch at a time.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// env are extra environment variables of each server's GD2 container,
+	// after the ones anthill sets. Names starting with GD2_ are anthill's
+	// and rejected. A change rolls out like an upgrade.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:XValidation:rule="self.all(e, !e.name.startsWith('GD2_'))",message="nodeTemplates[].env must not set GD2_ variables: anthill sets GD2's own configuration"
+	// +optional
+	Env []corev1.EnvVar `json:"env,omitempty"`
+
 	// storage is the brick storage each server gets.
 	Storage TemplateStorage `json:"storage"`
 

@@ -202,6 +202,15 @@ type GlusterNodeStatus struct {
 	// +optional
 	Version string `json:"version,omitempty"`
 
+	// revision identifies the pod template the server runs, apart from its
+	// version: a hash of everything its template (image, resources, env,
+	// tolerations, affinity) puts in the pod. When it differs from what the
+	// cluster's spec gives the server, the upgrade machine rolls the server
+	// to the new template.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	Revision string `json:"revision,omitempty"`
+
 	// address is the address other peers and clients reach the server at.
 	// +optional
 	Address string `json:"address,omitempty"`
