@@ -216,7 +216,7 @@ func Autoscale(in AutoscaleInput) AutoscaleDecision {
 
 	wants := make([]wantKind, len(in.Templates))
 	for i, t := range in.Templates {
-		wants[i] = want(in, t, &out.Templates[i])
+		wants[i] = templateWant(in, t, &out.Templates[i])
 	}
 	pick := func(kind wantKind) int {
 		best := -1
@@ -257,9 +257,13 @@ func Autoscale(in AutoscaleInput) AutoscaleDecision {
 				out.Templates[i].Message = fmt.Sprintf("%s; held by the cooldown until %s.", strings.TrimSuffix(out.Templates[i].Message, "."), out.RetryAt.UTC().Format(time.RFC3339))
 			}
 		}
+		verb := "grow"
+		if delta < 0 {
+			verb = "shrink"
+		}
 		out.Reason = ReasonCooldownActive
 		out.Message = fmt.Sprintf("Template %s would %s, but the last step was at %s and the cooldown is %s: next step at %s at the earliest.",
-			ct.Name, map[int]string{1: "grow", -1: "shrink"}[delta], in.LastScale.UTC().Format(time.RFC3339), in.Cooldown, out.RetryAt.UTC().Format(time.RFC3339))
+			ct.Name, verb, in.LastScale.UTC().Format(time.RFC3339), in.Cooldown, out.RetryAt.UTC().Format(time.RFC3339))
 		return out
 	}
 	for i := range out.Templates {
@@ -300,9 +304,9 @@ func unsettled(in AutoscaleInput) string {
 	return ""
 }
 
-// want says what template t's free capacity asks for, and fills d's
-// reason and message when it asks for nothing it may have.
-func want(in AutoscaleInput, t AutoscaleTemplate, d *AutoscaleTemplateDecision) wantKind {
+// templateWant says what template t's free capacity asks for, and fills
+// d's reason and message when it asks for nothing it may have.
+func templateWant(in AutoscaleInput, t AutoscaleTemplate, d *AutoscaleTemplateDecision) wantKind {
 	free, n := d.Free, d.Desired
 	switch {
 	case t.FreeStorageMin != nil && free < *t.FreeStorageMin:
