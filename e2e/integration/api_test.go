@@ -342,6 +342,21 @@ func TestAPIDefaults(t *testing.T) {
 		}
 	}
 
+	auto := validCluster(ns, "automatic")
+	auto.Spec.Mode = operatorv1alpha1.ClusterModeAutomatic
+	for i := range auto.Spec.NodeTemplates {
+		tmpl := &auto.Spec.NodeTemplates[i]
+		tmpl.Nodes, tmpl.MinNodes, tmpl.MaxNodes = nil, ptr.To[int32](1), ptr.To[int32](3)
+	}
+	auto.Spec.Autoscaling = &operatorv1alpha1.AutoscalingSpec{}
+	a, err := client.GlusterClusters(ns).Create(ctx, auto, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create automatic: %v", err)
+	}
+	if p := a.Spec.Autoscaling; p == nil || p.ScaleUp == nil || !*p.ScaleUp || p.ScaleDown == nil || !*p.ScaleDown || p.Cooldown == nil || p.Cooldown.Duration != 10*time.Minute {
+		t.Errorf("spec.autoscaling = %+v, want scaleUp and scaleDown true and cooldown 10m", p)
+	}
+
 	node := validNode(ns, "n")
 	n, err := client.GlusterNodes(ns).Create(ctx, node, metav1.CreateOptions{})
 	if err != nil {
@@ -628,6 +643,14 @@ func TestAPIRejectsInvalidObjects(t *testing.T) {
 			ops: []op{set("spec.failurePolicy.recoveryWindow", "2 minutes")}, field: "spec.failurePolicy.recoveryWindow"},
 		{name: "healTimeout is not a duration", resource: clusters,
 			ops: []op{set("spec.upgradePolicy.healTimeout", "1d")}, field: "spec.upgradePolicy.healTimeout"},
+		{name: "autoscaling is set outside automatic mode", resource: clusters,
+			ops: []op{set("spec.autoscaling", map[string]any{"scaleDown": false})}, field: "spec.autoscaling"},
+		{name: "the autoscaling cooldown is not a duration", resource: clusters,
+			ops: append(clone(automatic), set("spec.autoscaling.cooldown", "ten minutes")), field: "spec.autoscaling.cooldown"},
+		{name: "the autoscaling cooldown is negative", resource: clusters,
+			ops: append(clone(automatic), set("spec.autoscaling.cooldown", "-1m")), field: "spec.autoscaling.cooldown"},
+		{name: "the autoscaling scaleUp toggle is not a boolean", resource: clusters,
+			ops: append(clone(automatic), set("spec.autoscaling.scaleUp", "yes")), field: "spec.autoscaling.scaleUp"},
 		{name: "maxParallel is below one", resource: clusters,
 			ops: []op{set("spec.upgradePolicy.maxParallel", 0)}, field: "spec.upgradePolicy.maxParallel"},
 		{name: "the server image is empty", resource: clusters,

@@ -295,10 +295,11 @@ func (o *Kube) ensureAuthSecret(ctx context.Context, c *operatorv1alpha1.Gluster
 // ScaleNodes makes each node template's count of GlusterNodes right.
 //
 // ClusterTarget carries only a total, so the per-template targets come from
-// the live cluster: in manual mode they are nodeTemplates[].nodes (the live
-// spec wins over desired, which may be a sync old); in automatic mode
-// desired is spread over the templates, each kept within minNodes..maxNodes,
-// adding to the least-populated zone first (states.TemplateTargets).
+// the live cluster (states.TemplateTargets; the live object wins over
+// desired, which may be a sync old): in manual mode they are
+// nodeTemplates[].nodes; in automatic mode each template's count the
+// autoscaler recorded in status.autoscaling, kept within
+// minNodes..maxNodes (minNodes until it has recorded one).
 //
 // Nodes that count (states.NodeCounts) are the cluster's GlusterNodes that
 // are not leaving: not being deleted, not asked to decommission, not
@@ -327,12 +328,8 @@ func (o *Kube) ScaleNodes(ctx context.Context, ct transitions.ClusterTarget, des
 			byTemplate[n.Spec.Template] = append(byTemplate[n.Spec.Template], n)
 		}
 	}
-	current := make([]int, len(c.Spec.NodeTemplates))
-	for i, t := range c.Spec.NodeTemplates {
-		current[i] = len(byTemplate[t.Name])
-	}
 	automatic := c.Spec.Mode == operatorv1alpha1.ClusterModeAutomatic
-	targets := states.TemplateTargets(objects.TemplateFacts(c.Spec.NodeTemplates), automatic, desired, current)
+	targets := states.TemplateTargets(objects.TemplateFacts(c), automatic)
 	var missing []*operatorv1alpha1.NodeTemplate
 	for i := range c.Spec.NodeTemplates {
 		t := &c.Spec.NodeTemplates[i]

@@ -488,22 +488,26 @@ func TestKubeOpsScaleNodesChoice(t *testing.T) {
 	}
 }
 
-// The spread itself is states.TemplateTargets; this checks that ScaleNodes
-// hands it the mode and each template's bounds.
-func TestKubeOpsScaleNodesAutomaticKeepsEachTemplateWithinItsBounds(t *testing.T) {
+// The targets themselves are states.TemplateTargets; this checks that
+// ScaleNodes hands it the mode, each template's bounds and the counts the
+// autoscaler recorded in the live status (not the total it is given).
+func TestKubeOpsScaleNodesAutomaticFollowsTheRecordedCountsWithinBounds(t *testing.T) {
 	c := fxScaleCluster(0, 0)
 	c.Spec.Mode = operatorv1alpha1.ClusterModeAutomatic
 	z1, z2 := &c.Spec.NodeTemplates[0], &c.Spec.NodeTemplates[1]
 	z1.Nodes, z1.MinNodes, z1.MaxNodes = nil, ptr.To[int32](1), ptr.To[int32](1)
-	z2.Nodes, z2.MinNodes = nil, ptr.To[int32](1)
+	z2.Nodes, z2.MinNodes, z2.MaxNodes = nil, ptr.To[int32](1), ptr.To[int32](5)
+	c.Status.Autoscaling = &operatorv1alpha1.AutoscalingStatus{Templates: []operatorv1alpha1.TemplateAutoscalingStatus{
+		{Name: z1.Name, Desired: 3}, {Name: z2.Name, Desired: 2},
+	}}
 	f := newFxKube(t, nil, c)
-	fixtures.Must(t, f.ops.ScaleNodes(fixtures.Ctx, fixtures.ClusterTarget(c), 4), "scale")
+	fixtures.Must(t, f.ops.ScaleNodes(fixtures.Ctx, fixtures.ClusterTarget(c), 9), "scale")
 	per := map[string]int{}
 	for _, n := range f.nodes(t) {
 		per[n.Spec.Template]++
 	}
-	if per["z1"] != 1 || per["z2"] != 3 {
-		t.Errorf("nodes per template %v, want z1 at its maximum of 1 and the rest in z2", per)
+	if per[z1.Name] != 1 || per[z2.Name] != 2 {
+		t.Errorf("nodes per template %v, want %s at its maximum of 1 and %s at its recorded 2", per, z1.Name, z2.Name)
 	}
 }
 

@@ -37,8 +37,17 @@ func ClusterNodeFacts(nodes []*operatorv1alpha1.GlusterNode, c *operatorv1alpha1
 	return out
 }
 
-// TemplateFacts is what the scaling policy knows of a cluster's templates.
-func TemplateFacts(ts []operatorv1alpha1.NodeTemplate) []states.TemplateFacts {
+// TemplateFacts is what the scaling policy knows of a cluster's templates:
+// their bounds from the spec and, in automatic mode, the count the
+// autoscaler recorded for each in status.autoscaling.
+func TemplateFacts(c *operatorv1alpha1.GlusterCluster) []states.TemplateFacts {
+	recorded := map[string]int{}
+	if a := c.Status.Autoscaling; a != nil && c.Spec.Mode == operatorv1alpha1.ClusterModeAutomatic {
+		for _, t := range a.Templates {
+			recorded[t.Name] = int(t.Desired)
+		}
+	}
+	ts := c.Spec.NodeTemplates
 	out := make([]states.TemplateFacts, len(ts))
 	for i, t := range ts {
 		out[i] = states.TemplateFacts{Zone: t.Zone, MinNodes: int(ptr.Deref(t.MinNodes, 0))}
@@ -47,6 +56,9 @@ func TemplateFacts(ts []operatorv1alpha1.NodeTemplate) []states.TemplateFacts {
 		}
 		if t.MaxNodes != nil {
 			out[i].MaxNodes = ptr.To(int(*t.MaxNodes))
+		}
+		if n, ok := recorded[t.Name]; ok {
+			out[i].Desired = ptr.To(n)
 		}
 	}
 	return out
