@@ -97,7 +97,7 @@ func TestAutoscale(t *testing.T) {
 			desired: []int{1, 1}, stepped: -1, reason: ReasonCooldownActive, reasons: []string{ReasonCooldownActive, ReasonWithinBand},
 			retryAt: t0.Add(6 * time.Minute)},
 		{name: "the cooldown holds a shrink too, and says when the next step may come",
-			in: with(asInput(empty("a", "za", 2)), func(in *AutoscaleInput) { in.LastScale = t0.Add(-time.Minute) }),
+			in:      with(asInput(empty("a", "za", 2)), func(in *AutoscaleInput) { in.LastScale = t0.Add(-time.Minute) }),
 			desired: []int{2}, stepped: -1, reason: ReasonCooldownActive, retryAt: t0.Add(9 * time.Minute),
 			message: "Template a would shrink, but the last step was at 2030-01-02T03:03:05Z and the cooldown is 10m0s: next step at 2030-01-02T03:13:05Z at the earliest."},
 		{name: "the cooldown is over once it has fully passed",
