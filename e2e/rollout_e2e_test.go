@@ -86,7 +86,7 @@ func TestTemplateChangeRollsNodeByNode(t *testing.T) {
 	restartOperator(t)
 	t.Log("operator SIGKILLed while the second node was being rolled")
 
-	c := waitRunComplete(t, ns, name, edited, 10*time.Minute)
+	c := waitRunState(t, ns, name, "Complete", edited, 10*time.Minute)
 	mon.stop()
 	checkRolledOneByOne(t, ns, name, mon, func(n operatorv1alpha1.GlusterNode, pod *corev1.Pod) error {
 		if !slices.Contains(pod.Spec.Tolerations, tol) {
@@ -114,7 +114,7 @@ func TestTemplateChangeRollsNodeByNode(t *testing.T) {
 		}
 		c.Spec.CSI.FileImage = fileImage
 	})
-	waitRunComplete(t, ns, name, edited, 5*time.Minute)
+	waitRunState(t, ns, name, "Complete", edited, 5*time.Minute)
 	ctx := context.Background()
 	ctl, err := env.Client.AppsV1().Deployments(ns).Get(ctx, objects.CSIControllerName(name, operatorv1alpha1.GlusterDriverFile), metav1.GetOptions{})
 	if err != nil {
@@ -148,31 +148,4 @@ func TestTemplateChangeRollsNodeByNode(t *testing.T) {
 		t.Errorf("node plugin pods: %v", err)
 	}
 	noViolations(t)
-}
-
-// waitRunComplete waits for an upgrade run started after since to be
-// Complete.
-func waitRunComplete(t testing.TB, ns, name string, since time.Time, timeout time.Duration) *operatorv1alpha1.GlusterCluster {
-	t.Helper()
-	var c *operatorv1alpha1.GlusterCluster
-	err := framework.WaitFor(context.Background(), timeout, func(ctx context.Context) (bool, error) {
-		var err error
-		c, err = anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		up := c.Status.Upgrade
-		if up == nil || up.StartTime == nil || up.StartTime.Time.Before(since.Truncate(time.Second)) {
-			return false, fmt.Errorf("no run started since %s yet (upgrade status %+v)", since.Format(time.RFC3339), up)
-		}
-		if up.State != "Complete" {
-			return false, fmt.Errorf("the run is %s: %s", up.State, up.Message)
-		}
-		return true, nil
-	})
-	if err != nil {
-		dumpNamespace(t, ns)
-		t.Fatalf("waiting for the run to complete: %v", err)
-	}
-	return c
 }

@@ -261,6 +261,13 @@ func setGlusterVersion(t testing.TB, ns, name, version string) {
 // waitUpgradeState waits for status.upgrade.state to be state.
 func waitUpgradeState(t testing.TB, ns, name, state string, timeout time.Duration) *operatorv1alpha1.GlusterCluster {
 	t.Helper()
+	return waitRunState(t, ns, name, state, time.Time{}, timeout)
+}
+
+// waitRunState waits for status.upgrade.state to be state in a run that
+// started at since or later (any run when since is zero).
+func waitRunState(t testing.TB, ns, name, state string, since time.Time, timeout time.Duration) *operatorv1alpha1.GlusterCluster {
+	t.Helper()
 	var c *operatorv1alpha1.GlusterCluster
 	err := framework.WaitFor(context.Background(), timeout, func(ctx context.Context) (bool, error) {
 		var err error
@@ -271,6 +278,9 @@ func waitUpgradeState(t testing.TB, ns, name, state string, timeout time.Duratio
 		up := c.Status.Upgrade
 		if up == nil {
 			return false, fmt.Errorf("no upgrade status")
+		}
+		if !since.IsZero() && (up.StartTime == nil || up.StartTime.Time.Before(since.Truncate(time.Second))) {
+			return false, fmt.Errorf("no run started since %s yet (upgrade %s: %s)", since.Format(time.RFC3339), up.State, up.Message)
 		}
 		_, desc, _ := nodeStates(ctx, ns, name)
 		return up.State == state, fmt.Errorf("upgrade is %s (%s), nodes %v; all nodes: %s", up.State, up.Message, up.CurrentNodes, desc)

@@ -153,25 +153,26 @@ func (s NodeSnapshot) RunsTarget() bool {
 	return (s.TargetVersion == "" || s.RunningVersion == s.TargetVersion) && s.RunningRevision == s.TargetRevision
 }
 
-// rollTarget names what a roll takes the node to: the target version, and
-// the template revision when only the template changed.
+// rollTarget names what a roll takes the node to: the target version,
+// with the template revision when the template changed too.
 func (s NodeSnapshot) rollTarget() string {
-	switch {
-	case s.TargetVersion == "":
-		return "template revision " + s.TargetRevision
-	case s.RunningRevision != s.TargetRevision:
-		return s.TargetVersion + " (template revision " + s.TargetRevision + ")"
-	}
-	return s.TargetVersion
+	return s.describe(s.TargetVersion, s.TargetRevision)
 }
 
 // runningName names what the node runs now, for messages.
 func (s NodeSnapshot) runningName() string {
+	return s.describe(s.RunningVersion, s.RunningRevision)
+}
+
+// describe names a version and template revision: the version alone when
+// the revisions agree, the revision alone when the cluster names no
+// version.
+func (s NodeSnapshot) describe(version, revision string) string {
 	switch {
 	case s.TargetVersion == "":
-		return "template revision " + s.RunningRevision
+		return "template revision " + revision
 	case s.RunningRevision != s.TargetRevision:
-		return s.RunningVersion + " (template revision " + s.RunningRevision + ")"
+		return version + " (template revision " + revision + ")"
 	}
-	return s.RunningVersion
+	return version
 }
