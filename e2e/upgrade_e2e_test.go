@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -102,6 +103,27 @@ func TestUpgradeRollsNodeByNode(t *testing.T) {
 		}
 	}
 
+	checkRolledOneByOne(t, ns, name, mon, func(n operatorv1alpha1.GlusterNode, pod *corev1.Pod) error {
+		if n.Status.Version != to {
+			return fmt.Errorf("status.version %q, want %s", n.Status.Version, to)
+		}
+		if v := pod.Annotations["operator.gluster.org/version"]; v != to || !strings.HasSuffix(pod.Spec.Containers[0].Image, ":"+to) {
+			return fmt.Errorf("the pod runs %q (image %s), want %s", v, pod.Spec.Containers[0].Image, to)
+		}
+		return nil
+	})
+	noViolations(t)
+}
+
+// checkRolledOneByOne checks, after a rolling upgrade or template rollout
+// of cluster name watched by mon, that every node is Online and passes
+// podOK with its pod; that each went Online -> Quiescing -> Restarting ->
+// Rejoining -> HealWait -> Online exactly once; that each started only
+// after the previous one had healed, and some were seen waiting on a heal
+// backlog; and that no replica set ever had two bricks down nor two nodes
+// were rolled at once.
+func checkRolledOneByOne(t *testing.T, ns, name string, mon *upgradeMonitor, podOK func(operatorv1alpha1.GlusterNode, *corev1.Pod) error) {
+	t.Helper()
 	nodes, err := framework.ClusterNodes(context.Background(), anthill, ns, name)
 	if err != nil {
 		t.Fatal(err)
@@ -113,15 +135,15 @@ func TestUpgradeRollsNodeByNode(t *testing.T) {
 	}
 	var windows []window
 	for _, n := range nodes {
-		if n.Status.Version != to || n.Status.State != "Online" {
-			t.Errorf("node %s is %s at %q after the upgrade", n.Name, n.Status.State, n.Status.Version)
-		}
 		pod, err := env.Client.CoreV1().Pods(ns).Get(context.Background(), n.Name+"-0", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if v := pod.Annotations["operator.gluster.org/version"]; v != to || !strings.HasSuffix(pod.Spec.Containers[0].Image, ":"+to) {
-			t.Errorf("pod of %s runs %q (image %s), want %s", n.Name, v, pod.Spec.Containers[0].Image, to)
+		if n.Status.State != "Online" {
+			t.Errorf("node %s is %s after the roll", n.Name, n.Status.State)
+		}
+		if err := podOK(n, pod); err != nil {
+			t.Errorf("node %s: %v", n.Name, err)
 		}
 		w := window{node: n.Name}
 		var path []string
@@ -139,7 +161,7 @@ func TestUpgradeRollsNodeByNode(t *testing.T) {
 			}
 		}
 		if got := strings.Join(path, " -> "); got != "Online -> Quiescing -> Restarting -> Rejoining -> HealWait -> Online" {
-			t.Errorf("node %s went %q through its upgrade", n.Name, got)
+			t.Errorf("node %s went %q through its roll", n.Name, got)
 		}
 		w.healWaited = mon.sawPending(n.Name)
 		windows = append(windows, w)
@@ -148,7 +170,7 @@ func TestUpgradeRollsNodeByNode(t *testing.T) {
 	slices.SortFunc(windows, func(a, b window) int { return a.start.Compare(b.start) })
 	for i := 1; i < len(windows); i++ {
 		if windows[i].start.Before(windows[i-1].end) {
-			t.Errorf("node %s started its upgrade at %s, before %s finished healing at %s",
+			t.Errorf("node %s started its roll at %s, before %s finished healing at %s",
 				windows[i].node, windows[i].start, windows[i-1].node, windows[i-1].end)
 		}
 	}
@@ -165,14 +187,13 @@ func TestUpgradeRollsNodeByNode(t *testing.T) {
 		t.Errorf("a replica set had %d bricks down at once: %s", mon.maxDown, mon.worst)
 	}
 	if mon.maxUpgrading > 1 {
-		t.Errorf("%d nodes were being upgraded at once", mon.maxUpgrading)
+		t.Errorf("%d nodes were being rolled at once", mon.maxUpgrading)
 	}
 	if mon.samples < 20 {
 		t.Errorf("the monitor took only %d samples", mon.samples)
 	}
-	t.Logf("monitor: %d samples, max bricks down in a replica set %d, max nodes upgrading %d, %d of %d nodes waited on heal",
+	t.Logf("monitor: %d samples, max bricks down in a replica set %d, max nodes rolling %d, %d of %d nodes waited on heal",
 		mon.samples, mon.maxDown, mon.maxUpgrading, healed, len(windows))
-	noViolations(t)
 }
 
 // TestUpgradeBlockedBySplitBrain: an upgrade requested while a volume is in
@@ -240,6 +261,13 @@ func setGlusterVersion(t testing.TB, ns, name, version string) {
 // waitUpgradeState waits for status.upgrade.state to be state.
 func waitUpgradeState(t testing.TB, ns, name, state string, timeout time.Duration) *operatorv1alpha1.GlusterCluster {
 	t.Helper()
+	return waitRunState(t, ns, name, state, time.Time{}, timeout)
+}
+
+// waitRunState waits for status.upgrade.state to be state in a run that
+// started at since or later (any run when since is zero).
+func waitRunState(t testing.TB, ns, name, state string, since time.Time, timeout time.Duration) *operatorv1alpha1.GlusterCluster {
+	t.Helper()
 	var c *operatorv1alpha1.GlusterCluster
 	err := framework.WaitFor(context.Background(), timeout, func(ctx context.Context) (bool, error) {
 		var err error
@@ -250,6 +278,9 @@ func waitUpgradeState(t testing.TB, ns, name, state string, timeout time.Duratio
 		up := c.Status.Upgrade
 		if up == nil {
 			return false, fmt.Errorf("no upgrade status")
+		}
+		if !since.IsZero() && (up.StartTime == nil || up.StartTime.Time.Before(since.Truncate(time.Second))) {
+			return false, fmt.Errorf("no run started since %s yet (upgrade %s: %s)", since.Format(time.RFC3339), up.State, up.Message)
 		}
 		_, desc, _ := nodeStates(ctx, ns, name)
 		return up.State == state, fmt.Errorf("upgrade is %s (%s), nodes %v; all nodes: %s", up.State, up.Message, up.CurrentNodes, desc)

@@ -61,3 +61,37 @@ func Capacity(peers []PeerFacts, devices []CapacityDevice) (ZoneCapacity, []Zone
 	slices.SortFunc(out, func(a, b ZoneCapacity) int { return cmp.Compare(a.Zone, b.Zone) })
 	return total, out
 }
+
+// PeerCapacity is the capacity of one peer's devices.
+type PeerCapacity struct {
+	// Total and Free are as in ZoneCapacity: Free counts only enabled
+	// devices while the peer is online.
+	Total, Free uint64
+	// Allocated is what bricks take on the peer's devices, enabled or
+	// not: total minus GD2's free-size, over every device.
+	Allocated uint64
+}
+
+// CapacityByPeer sums devices per peer id, with the same rule as Capacity.
+// Devices of peers not in peers are left out.
+func CapacityByPeer(peers []PeerFacts, devices []CapacityDevice) map[string]PeerCapacity {
+	online := make(map[string]bool, len(peers))
+	out := make(map[string]PeerCapacity, len(peers))
+	for _, p := range peers {
+		online[p.ID] = p.Online
+		out[p.ID] = PeerCapacity{}
+	}
+	for _, d := range devices {
+		pc, ok := out[d.PeerID]
+		if !ok {
+			continue
+		}
+		pc.Total += d.Total
+		pc.Allocated += d.Total - min(d.Free, d.Total)
+		if d.Enabled && online[d.PeerID] {
+			pc.Free += d.Free
+		}
+		out[d.PeerID] = pc
+	}
+	return out
+}

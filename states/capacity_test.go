@@ -37,3 +37,23 @@ func TestCapacityOfNoDevicesListsTheZonesEmpty(t *testing.T) {
 		t.Errorf("total %+v, zones %+v", total, zones)
 	}
 }
+
+func TestCapacityByPeer(t *testing.T) {
+	peers := []PeerFacts{{ID: "a", Online: true}, {ID: "b", Online: false}, {ID: "c", Online: true}}
+	devices := []CapacityDevice{
+		{PeerID: "a", Enabled: true, Total: 100, Free: 60},
+		{PeerID: "a", Enabled: false, Total: 50, Free: 50},
+		{PeerID: "b", Enabled: true, Total: 100, Free: 100},
+		{PeerID: "c", Enabled: true, Total: 10, Free: 20}, // GD2's loop quirk: free over total
+		{PeerID: "other", Enabled: true, Total: 100, Free: 100},
+	}
+	got := CapacityByPeer(peers, devices)
+	want := map[string]PeerCapacity{
+		"a": {Total: 150, Free: 60, Allocated: 40},
+		"b": {Total: 100, Free: 0, Allocated: 0},
+		"c": {Total: 10, Free: 20, Allocated: 0},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("CapacityByPeer = %+v, want %+v", got, want)
+	}
+}

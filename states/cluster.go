@@ -134,7 +134,7 @@ func ClusterDefinition() *fsm.Definition {
 			{Name: ClusterProvision, Doc: "Fires on a new GlusterCluster. Action: create the auth secret, the etcd StatefulSet and the headless and management Services, each only if absent; in external mode only the management Service, without a selector, and its EndpointSlices."},
 			{Name: ClusterConverged, Doc: "Fires when nothing is in progress and the cluster is healthy. No action."},
 			{Name: ClusterDegrade, Doc: "Fires when nothing is in progress and the cluster is not healthy. No action."},
-			{Name: ClusterScale, Doc: "Fires when the number of GlusterNodes differs from `spec.nodeCount`. No action; the `scaleNodes` step does the work."},
+			{Name: ClusterScale, Doc: "Fires when the number of GlusterNodes differs from `spec.nodeCount`. In automatic mode that count is the autoscaler's: each template's count recorded in `status.autoscaling`, within `minNodes`..`maxNodes`, which the autoscaler moves by one node at a time on the template's free capacity (see `Autoscale`); a step it takes fires with its reason, `ScalingUp` or `ScalingDown`. No action; the `scaleNodes` step does the work."},
 			{Name: ClusterUpgrade, Doc: "Fires when the upgrade machine becomes active. No action."},
 			{Name: ClusterDelete, Doc: "Fires when the GlusterCluster is deleted. No action."},
 			{Name: ClusterFinish, Doc: "Fires when no GlusterNode and no shared infrastructure is left. No action."},
@@ -228,6 +228,10 @@ type ClusterSnapshot struct {
 
 	// DesiredNodes: spec.nodeCount.
 	DesiredNodes int
+	// AutoscaleReason and AutoscaleMessage (automatic mode) are set when
+	// the autoscaler took a step this sync (Autoscale): the scale it asks
+	// for fires with them.
+	AutoscaleReason, AutoscaleMessage string
 	// NodesTotal: GlusterNodes that count toward nodeCount (NodeCounts) —
 	// every node not leaving or Deleted, not being deleted and without a
 	// decommission request.

@@ -61,6 +61,9 @@ func DecideCluster(s ClusterSnapshot) Decision {
 			if s.Paused {
 				return heldScale(s)
 			}
+			if s.AutoscaleReason != "" {
+				return fire(ClusterScale, s.AutoscaleReason, fmt.Sprintf("Scaling from %d to %d nodes. %s", s.NodesTotal, s.DesiredNodes, s.AutoscaleMessage))
+			}
 			return fire(ClusterScale, ReasonScaling, fmt.Sprintf("Scaling from %d to %d nodes.", s.NodesTotal, s.DesiredNodes))
 		}
 		if len(s.DriversMissing) > 0 {

@@ -71,6 +71,12 @@ func TestDecideCluster(t *testing.T) {
 		{name: "a ready cluster with an unhealthy volume is degraded", state: ClusterReady, mutate: func(s *ClusterSnapshot) { s.VolumesUnhealthy = 1 }, wantEvent: ClusterDegrade},
 		{name: "a ready cluster with a node in maintenance is still ready", state: ClusterReady, mutate: func(s *ClusterSnapshot) { s.NodesOnline, s.NodesMaintenance = 2, 1 }, wantReason: ReasonSteady},
 		{name: "a ready cluster scales when nodeCount grows", state: ClusterReady, mutate: func(s *ClusterSnapshot) { s.DesiredNodes = 4 }, wantEvent: ClusterScale},
+		{name: "a ready cluster scales with the autoscaler's reason when it took a step", state: ClusterReady, mutate: func(s *ClusterSnapshot) {
+			s.DesiredNodes, s.AutoscaleReason, s.AutoscaleMessage = 4, ReasonScalingUp, "Template a: free 1Gi is below freeStorageMin 2Gi: 1 to 2 nodes."
+		}, wantEvent: ClusterScale, wantReason: ReasonScalingUp},
+		{name: "a degraded cluster scales down with the autoscaler's reason", state: ClusterDegraded, mutate: func(s *ClusterSnapshot) {
+			s.VolumesUnhealthy, s.DesiredNodes, s.AutoscaleReason, s.AutoscaleMessage = 1, 2, ReasonScalingDown, "Template a: 2 to 1 nodes."
+		}, wantEvent: ClusterScale, wantReason: ReasonScalingDown},
 		{name: "a ready cluster starts upgrading", state: ClusterReady, mutate: func(s *ClusterSnapshot) { s.UpgradeActive = true }, wantEvent: ClusterUpgrade},
 		{name: "a ready cluster sets cluster options GD2 does not have", state: ClusterReady, mutate: func(s *ClusterSnapshot) { s.OptionsDiffer = []string{"cluster.brick-multiplex"} }, wantStep: ClusterApplyOptions},
 		{name: "a degraded cluster sets cluster options too", state: ClusterDegraded, mutate: func(s *ClusterSnapshot) {

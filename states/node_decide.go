@@ -128,11 +128,11 @@ func decideNodeOnline(s NodeSnapshot) Decision {
 		return wait(ReasonPeerUnresponsive, fmt.Sprintf("GD2 reports the peer not alive; the node stays Online for the %s offline grace.", s.OfflineGrace),
 			min(remaining(s.Now, since, s.OfflineGrace), livenessPoll(s)))
 	}
-	if s.UpgradeSelected && s.TargetVersion != "" && s.RunningVersion != s.TargetVersion {
+	if s.UpgradeSelected && !s.RunsTarget() {
 		if s.Paused {
-			return paused(fmt.Sprintf("upgrading the node from %s to %s", s.RunningVersion, s.TargetVersion), livenessPoll(s))
+			return paused("rolling the node to "+s.rollTarget(), livenessPoll(s))
 		}
-		return fire(NodeUpgrade, ReasonUpgradeSelected, fmt.Sprintf("Selected for upgrade from %s to %s.", s.RunningVersion, s.TargetVersion))
+		return fire(NodeUpgrade, ReasonUpgradeSelected, fmt.Sprintf("Selected to roll from %s to %s.", s.runningName(), s.rollTarget()))
 	}
 	switch {
 	case s.Disabled && s.DevicesEnabled > 0:
@@ -376,7 +376,7 @@ func decideNodeQuiescing(s NodeSnapshot) Decision {
 	if s.Paused {
 		return fire(NodeAbortUpgrade, ReasonPaused, "The cluster was paused (spec.paused) before the node was stopped; nothing was stopped.")
 	}
-	if !s.UpgradeSelected || s.RunningVersion == s.TargetVersion {
+	if !s.UpgradeSelected || s.RunsTarget() {
 		return fire(NodeAbortUpgrade, ReasonUpgradeDeselected, "The node is no longer to be upgraded now; nothing was stopped.")
 	}
 	if len(s.UpgradeAhead) > 0 {
@@ -388,7 +388,7 @@ func decideNodeQuiescing(s NodeSnapshot) Decision {
 	if s.QuorumAtRisk > 0 {
 		return wait(ReasonQuorumAtRisk, fmt.Sprintf("Stopping the node would drop %d brick(s)' replica sets below quorum.", s.QuorumAtRisk), pollLong)
 	}
-	return fire(NodeRestart, ReasonSafeToStop, fmt.Sprintf("Stopping is safe; restarting the node at %s.", s.TargetVersion))
+	return fire(NodeRestart, ReasonSafeToStop, "Stopping is safe; restarting the node at "+s.rollTarget()+".")
 }
 
 func stepTimedOut(s NodeSnapshot) bool {
@@ -396,13 +396,13 @@ func stepTimedOut(s NodeSnapshot) bool {
 }
 
 func decideNodeRestarting(s NodeSnapshot) Decision {
-	if s.PodReady && s.RunningVersion == s.TargetVersion {
-		return fire(NodeRejoin, ReasonPodReady, fmt.Sprintf("The pod is ready at %s.", s.TargetVersion))
+	if s.PodReady && s.RunsTarget() {
+		return fire(NodeRejoin, ReasonPodReady, "The pod is ready at "+s.rollTarget()+".")
 	}
 	if stepTimedOut(s) {
-		return fire(NodePeerLost, ReasonRestartTimedOut, fmt.Sprintf("The pod did not come back at %s within %s.", s.TargetVersion, s.UpgradeStepTimeout))
+		return fire(NodePeerLost, ReasonRestartTimedOut, fmt.Sprintf("The pod did not come back at %s within %s.", s.rollTarget(), s.UpgradeStepTimeout))
 	}
-	return step(NodeRollWorkload, ReasonRestarting, fmt.Sprintf("Waiting for the pod to restart at %s.", s.TargetVersion), pollShort)
+	return step(NodeRollWorkload, ReasonRestarting, "Waiting for the pod to restart at "+s.rollTarget()+".", pollShort)
 }
 
 func decideNodeRejoining(s NodeSnapshot) Decision {

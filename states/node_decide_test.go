@@ -79,6 +79,10 @@ func nodeCases() []nodeCase {
 		{name: "an online node drains when its GlusterNode is deleted", state: NodeOnline, mutate: func(s *NodeSnapshot) { s.Deleting = true }, wantEvent: NodeDrain, wantReason: ReasonDeletionRequested},
 		{name: "an online node selected for upgrade starts quiescing", state: NodeOnline, mutate: func(s *NodeSnapshot) { s.UpgradeSelected = true; s.TargetVersion = "11.1" }, wantEvent: NodeUpgrade},
 		{name: "an online node selected for upgrade but already at target stays", state: NodeOnline, mutate: func(s *NodeSnapshot) { s.UpgradeSelected = true }, wantReason: ReasonSteady},
+		{name: "an online node selected to roll a changed template starts quiescing", state: NodeOnline, mutate: func(s *NodeSnapshot) {
+			s.UpgradeSelected, s.TargetRevision = true, "r2"
+		}, wantEvent: NodeUpgrade},
+		{name: "an online node with a changed template but not selected stays", state: NodeOnline, mutate: func(s *NodeSnapshot) { s.TargetRevision = "r2" }, wantReason: ReasonSteady},
 		{name: "a resume request on an online node changes nothing", state: NodeOnline, mutate: func(s *NodeSnapshot) { s.Request = RequestResume }, wantReason: ReasonSteady},
 
 		// Offline.
@@ -218,6 +222,16 @@ func nodeCases() []nodeCase {
 			s.UpgradeSelected, s.TargetVersion, s.PeerAlive = true, "11.1", false
 		}, wantEvent: NodePeerLost},
 		{name: "a restarting node rejoins when its pod is ready at the target", state: NodeRestarting, wantEvent: NodeRejoin},
+		{name: "a restarting node waits while its ready pod runs the old template", state: NodeRestarting, mutate: func(s *NodeSnapshot) {
+			s.TargetRevision = "r2"
+			s.StateSince = t0.Add(-time.Minute)
+		}, wantStep: NodeRollWorkload, wantReason: ReasonRestarting},
+		{name: "a quiescing node whose template is current again returns online", state: NodeQuiescing, mutate: func(s *NodeSnapshot) {
+			s.UpgradeSelected = true
+		}, wantEvent: NodeAbortUpgrade, wantReason: ReasonUpgradeDeselected},
+		{name: "a quiescing node selected for a changed template restarts when safe", state: NodeQuiescing, mutate: func(s *NodeSnapshot) {
+			s.UpgradeSelected, s.TargetRevision = true, "r2"
+		}, wantEvent: NodeRestart},
 		{name: "a restarting node waits for the new pod", state: NodeRestarting, mutate: func(s *NodeSnapshot) {
 			s.PodReady, s.TargetVersion = false, "11.1"
 			s.StateSince = t0.Add(-time.Minute)

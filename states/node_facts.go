@@ -22,6 +22,10 @@ type NodeFacts struct {
 	DecommissionRequested bool
 	// Version is the Gluster version the node was last seen running.
 	Version string
+	// StaleTemplate: the node was last seen running another pod template
+	// revision than the cluster's spec gives it now (NodeSnapshot's
+	// RunningRevision and TargetRevision).
+	StaleTemplate bool
 }
 
 // NodeCounts reports whether n counts toward its cluster's size: it is not
@@ -47,16 +51,19 @@ type NodeTally struct {
 	// ServerVersions: the distinct versions the counted nodes run, sorted;
 	// a node that has not reported one adds none.
 	ServerVersions []string
-	// AtTarget: counted Online nodes that run the target version.
+	// AtTarget: counted Online nodes that run the target version (any,
+	// when the target is "") and their current template.
 	AtTarget int
-	// Candidates: counted Online nodes that do not run the target, in
+	// StaleTemplate: counted nodes whose template is not current.
+	StaleTemplate int
+	// Candidates: counted Online nodes that are not at the target, in
 	// upgrade order: by zone, then by name.
 	Candidates []NodeFacts
 }
 
 // CountNodes tallies one cluster's nodes by the meaning of their states
 // (NodeMeaning). target is the version an upgrade run rolls to, "" when
-// none runs.
+// none runs or the run rolls only a changed template.
 func CountNodes(nodes []NodeFacts, target string) NodeTally {
 	var t NodeTally
 	for _, n := range nodes {
@@ -69,6 +76,9 @@ func CountNodes(nodes []NodeFacts, target string) NodeTally {
 			continue
 		}
 		t.Counted++
+		if n.StaleTemplate {
+			t.StaleTemplate++
+		}
 		if n.Version != "" && !slices.Contains(t.ServerVersions, n.Version) {
 			t.ServerVersions = append(t.ServerVersions, n.Version)
 		}
@@ -77,7 +87,7 @@ func CountNodes(nodes []NodeFacts, target string) NodeTally {
 			t.Joining++
 		case NodeClassOnline:
 			t.Online++
-			if n.Version == target {
+			if (target == "" || n.Version == target) && !n.StaleTemplate {
 				t.AtTarget++
 			} else {
 				t.Candidates = append(t.Candidates, n)
@@ -111,4 +121,5 @@ func (t NodeTally) FillCluster(s *ClusterSnapshot) {
 func (t NodeTally) FillUpgrade(s *UpgradeSnapshot) {
 	s.NodesTotal, s.NodesOnline, s.NodesUpgrading, s.NodesAtTarget = t.Counted, t.Online, t.Upgrading, t.AtTarget
 	s.ServerVersions = t.ServerVersions
+	s.ServersStaleTemplate = t.StaleTemplate
 }

@@ -50,8 +50,14 @@ type NodeSnapshot struct {
 	PodReady  bool
 	// RunningVersion: the Gluster version of the running pod ("" if none).
 	RunningVersion string
-	// TargetVersion: the version the cluster wants.
+	// TargetVersion: the version the cluster wants ("" when the cluster
+	// names none: the version is then never rolled).
 	TargetVersion string
+	// RunningRevision: the template revision of the running pod ("" if
+	// none); TargetRevision: the revision the cluster's spec gives the node
+	// now. They differ after a change to the image, resources, env,
+	// tolerations or affinity, which rolls out like a version.
+	RunningRevision, TargetRevision string
 	// UpgradeSelected: the upgrade machine is RollingServers and names this
 	// node as the one to upgrade now.
 	UpgradeSelected bool
@@ -142,4 +148,35 @@ type NodeSnapshot struct {
 // either by decommission request or by deleting the GlusterNode.
 func (s NodeSnapshot) removalRequested() bool {
 	return s.Deleting || s.Request == RequestDecommission
+}
+
+// RunsTarget reports whether the node's ready pod runs what the cluster
+// wants: the target version, if the cluster names one, and the target
+// template revision.
+func (s NodeSnapshot) RunsTarget() bool {
+	return (s.TargetVersion == "" || s.RunningVersion == s.TargetVersion) && s.RunningRevision == s.TargetRevision
+}
+
+// rollTarget names what a roll takes the node to: the target version,
+// with the template revision when the template changed too.
+func (s NodeSnapshot) rollTarget() string {
+	return s.describe(s.TargetVersion, s.TargetRevision)
+}
+
+// runningName names what the node runs now, for messages.
+func (s NodeSnapshot) runningName() string {
+	return s.describe(s.RunningVersion, s.RunningRevision)
+}
+
+// describe names a version and template revision: the version alone when
+// the revisions agree, the revision alone when the cluster names no
+// version.
+func (s NodeSnapshot) describe(version, revision string) string {
+	switch {
+	case s.TargetVersion == "":
+		return "template revision " + revision
+	case s.RunningRevision != s.TargetRevision:
+		return version + " (template revision " + revision + ")"
+	}
+	return version
 }

@@ -126,6 +126,23 @@ const (
 	// is left alone.
 	ReasonExternalCluster = "ExternalCluster"
 
+	// Autoscaler (automatic mode; see Autoscale). ScalingUp and
+	// ScalingDown name a step; every other reason says why none is taken.
+	ReasonScalingUp            = "ScalingUp"
+	ReasonScalingDown          = "ScalingDown"
+	ReasonWithinBand           = "WithinBand"
+	ReasonAtMaxNodes           = "AtMaxNodes"
+	ReasonAtMinNodes           = "AtMinNodes"
+	ReasonMaxStorageReached    = "MaxStorageReached"
+	ReasonCooldownActive       = "CooldownActive"
+	ReasonNodesNotSettled      = "NodesNotSettled"
+	ReasonScaleUpDisabled      = "ScaleUpDisabled"
+	ReasonScaleDownDisabled    = "ScaleDownDisabled"
+	ReasonZoneNeedsCapacity    = "ZoneNeedsCapacity"
+	ReasonCapacityUnknown      = "CapacityUnknown"
+	ReasonAnotherTemplateFirst = "AnotherTemplateFirst"
+	ReasonClusterNotSteady     = "ClusterNotSteady"
+
 	// Disruption.
 	ReasonNoBricks           = "NoBricks"
 	ReasonDisruptionBlocked  = "DisruptionBlocked"

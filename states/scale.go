@@ -34,72 +34,56 @@ type TemplateFacts struct {
 	MinNodes int
 	// MaxNodes is the automatic mode's maximum; nil for none.
 	MaxNodes *int
+	// Desired is the count the autoscaler recorded for the template
+	// (automatic mode, status.autoscaling); nil until it has recorded one.
+	Desired *int
+}
+
+// target is the template's count: its fixed count, else the autoscaler's
+// recorded count (its minimum until there is one), within its bounds.
+func (t TemplateFacts) target() int {
+	if t.Nodes != nil {
+		return *t.Nodes
+	}
+	n := t.MinNodes
+	if t.Desired != nil {
+		n = *t.Desired
+	}
+	if t.MaxNodes != nil {
+		n = min(n, *t.MaxNodes)
+	}
+	return max(n, t.MinNodes)
 }
 
 // DesiredNodes is the node count the templates ask for: the sum of their
-// fixed counts, or of their minimums where a template has none (automatic
-// mode, until the autoscaler decides more).
+// fixed counts, or where a template has none (automatic mode) of the
+// autoscaler's recorded counts within minNodes..maxNodes, each template at
+// its minimum until the autoscaler has recorded one.
 func DesiredNodes(templates []TemplateFacts) int {
 	n := 0
 	for _, t := range templates {
-		if t.Nodes != nil {
-			n += *t.Nodes
-		} else {
-			n += t.MinNodes
-		}
+		n += t.target()
 	}
 	return n
 }
 
-// TemplateTargets is the number of nodes each template should have; current
-// is how many each has now (same order as templates).
+// TemplateTargets is the number of nodes each template should have.
 //
-// In manual mode it is each template's fixed count. In automatic mode
-// every template starts at its minimum, then the rest of desired goes one
-// node at a time to a template below its maximum in the zone that has the
-// fewest nodes so far (ties: the template that has more nodes now, so that
-// nothing is shuffled; then the first in spec order). Templates sharing a
-// zone count together. The zones' counts thus differ by at most one
-// wherever the bounds allow, and scaling down takes from the largest zone
-// first. Minimums win over a smaller desired; when every template is at
-// its maximum the rest of desired is dropped.
-func TemplateTargets(templates []TemplateFacts, automatic bool, desired int, current []int) []int {
+// In manual mode it is each template's fixed count. In automatic mode it
+// is the count the autoscaler recorded for the template (Autoscale, which
+// also chooses the zone a step goes to), within minNodes..maxNodes, and
+// minNodes until it has recorded one: the bounds win at once over a
+// recorded count outside them.
+func TemplateTargets(templates []TemplateFacts, automatic bool) []int {
 	out := make([]int, len(templates))
-	if !automatic {
-		for i, t := range templates {
-			if t.Nodes != nil {
-				out[i] = *t.Nodes
-			}
-		}
-		return out
-	}
-	inZone := map[string]int{}
-	left := desired
 	for i, t := range templates {
-		out[i] = t.MinNodes
-		inZone[t.Zone] += t.MinNodes
-		left -= t.MinNodes
-	}
-	for ; left > 0; left-- {
-		best := -1
-		for i, t := range templates {
-			if t.MaxNodes != nil && out[i] >= *t.MaxNodes {
-				continue
-			}
-			if best < 0 {
-				best = i
-				continue
-			}
-			zi, zb := inZone[t.Zone], inZone[templates[best].Zone]
-			if zi < zb || (zi == zb && current[i] > current[best]) {
-				best = i
-			}
+		switch {
+		case !automatic && t.Nodes != nil:
+			out[i] = *t.Nodes
+		case automatic:
+			t.Nodes = nil
+			out[i] = t.target()
 		}
-		if best < 0 {
-			break
-		}
-		out[best]++
-		inZone[templates[best].Zone]++
 	}
 	return out
 }

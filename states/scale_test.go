@@ -90,6 +90,8 @@ func TestDesiredNodes(t *testing.T) {
 		{"the fixed counts add up", []TemplateFacts{{Nodes: ptrTo(2)}, {Nodes: ptrTo(3)}}, 5},
 		{"a template without a fixed count asks for its minimum", []TemplateFacts{{Nodes: ptrTo(2)}, {MinNodes: 1, MaxNodes: ptrTo(4)}}, 3},
 		{"a fixed count wins over a minimum", []TemplateFacts{{Nodes: ptrTo(0), MinNodes: 3}}, 0},
+		{"the autoscaler's recorded count is asked for", []TemplateFacts{{MinNodes: 1, MaxNodes: ptrTo(4), Desired: ptrTo(3)}, {MinNodes: 1, MaxNodes: ptrTo(4)}}, 4},
+		{"a recorded count outside the bounds is brought within them", []TemplateFacts{{MinNodes: 2, MaxNodes: ptrTo(4), Desired: ptrTo(1)}, {MinNodes: 1, MaxNodes: ptrTo(2), Desired: ptrTo(5)}}, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := DesiredNodes(tc.templates); got != tc.want {
@@ -102,102 +104,56 @@ func TestDesiredNodes(t *testing.T) {
 func ptrTo(n int) *int { return &n }
 
 func TestTemplateTargets(t *testing.T) {
-	tmpl := func(zone string, lo, hi int) TemplateFacts {
-		return TemplateFacts{Zone: zone, MinNodes: lo, MaxNodes: ptrTo(hi)}
+	auto := func(lo, hi int, desired *int) TemplateFacts {
+		return TemplateFacts{Zone: "z", MinNodes: lo, MaxNodes: ptrTo(hi), Desired: desired}
 	}
-	three := []TemplateFacts{tmpl("za", 1, 5), tmpl("zb", 1, 5), tmpl("zc", 1, 5)}
 	for _, tc := range []struct {
 		name      string
 		templates []TemplateFacts
 		automatic bool
-		desired   int
-		current   []int
 		want      []int
 	}{
-		{"manual mode takes the fixed counts, whatever desired says", []TemplateFacts{{Nodes: ptrTo(2)}, {Nodes: ptrTo(1), MinNodes: 4}, {}}, false, 9, []int{0, 0, 0}, []int{2, 1, 0}},
-		{"the total is spread evenly over zones", three, true, 6, []int{0, 0, 0}, []int{2, 2, 2}},
-		{"an uneven remainder stays where nodes already are", three, true, 4, []int{1, 1, 2}, []int{1, 1, 2}},
-		{"scaling down takes from the largest zone", three, true, 4, []int{2, 1, 2}, []int{2, 1, 1}},
-		{"maxNodes caps a template and the rest goes elsewhere", []TemplateFacts{tmpl("za", 1, 1), tmpl("zb", 1, 5)}, true, 4, []int{0, 0}, []int{1, 3}},
-		{"minNodes wins over a smaller total", []TemplateFacts{tmpl("za", 2, 5), tmpl("zb", 2, 5)}, true, 1, []int{2, 2}, []int{2, 2}},
-		{"two templates sharing a zone count together", []TemplateFacts{tmpl("za", 1, 5), tmpl("za", 1, 5), tmpl("zb", 1, 5)}, true, 4, []int{0, 0, 0}, []int{1, 1, 2}},
-		{"what no template has room for is dropped", []TemplateFacts{tmpl("za", 0, 1), tmpl("zb", 0, 2)}, true, 7, []int{0, 0}, []int{1, 2}},
-		{"a template without a maximum takes the rest", []TemplateFacts{tmpl("za", 0, 1), {Zone: "zb"}}, true, 7, []int{0, 0}, []int{1, 6}},
+		{"manual mode takes the fixed counts", []TemplateFacts{{Nodes: ptrTo(2)}, {Nodes: ptrTo(1), MinNodes: 4}, {}}, false, []int{2, 1, 0}},
+		{"manual mode ignores a recorded count", []TemplateFacts{{Nodes: ptrTo(2), Desired: ptrTo(5)}}, false, []int{2}},
+		{"automatic mode starts every template at its minimum", []TemplateFacts{auto(1, 5, nil), auto(2, 5, nil)}, true, []int{1, 2}},
+		{"automatic mode takes the recorded counts", []TemplateFacts{auto(1, 5, ptrTo(3)), auto(1, 5, ptrTo(1))}, true, []int{3, 1}},
+		{"a lowered maxNodes wins over a recorded count", []TemplateFacts{auto(1, 2, ptrTo(4))}, true, []int{2}},
+		{"a raised minNodes wins over a recorded count", []TemplateFacts{auto(3, 5, ptrTo(1))}, true, []int{3}},
+		{"a template without a maximum keeps its recorded count", []TemplateFacts{{MinNodes: 1, Desired: ptrTo(9)}}, true, []int{9}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := TemplateTargets(tc.templates, tc.automatic, tc.desired, tc.current); !slices.Equal(got, tc.want) {
+			if got := TemplateTargets(tc.templates, tc.automatic); !slices.Equal(got, tc.want) {
 				t.Errorf("targets %v, want %v", got, tc.want)
 			}
 		})
 	}
 }
 
-func TestTemplateTargetsStayInBoundsAndBalanceZones(t *testing.T) {
+func TestTemplateTargetsStayInBoundsAndAddUpToDesiredNodes(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	for range 50000 {
 		var ts []TemplateFacts
-		current := []int{}
 		for range 1 + r.IntN(5) {
-			tf := TemplateFacts{Zone: fmt.Sprintf("z%d", r.IntN(3)), MinNodes: r.IntN(3)}
+			tf := TemplateFacts{Zone: fmt.Sprintf("z%d", r.IntN(3)), MinNodes: 1 + r.IntN(3)}
+			tf.MaxNodes = ptrTo(tf.MinNodes + r.IntN(4))
 			if r.IntN(3) > 0 {
-				tf.MaxNodes = ptrTo(tf.MinNodes + r.IntN(4))
-			}
-			if r.IntN(2) == 0 {
-				tf.Nodes = ptrTo(r.IntN(5))
+				tf.Desired = ptrTo(r.IntN(9))
 			}
 			ts = append(ts, tf)
-			current = append(current, r.IntN(5))
 		}
-		automatic, desired := r.IntN(4) > 0, r.IntN(20)
-		got := TemplateTargets(ts, automatic, desired, current)
-		fail := func(rule string) {
-			t.Fatalf("%s\ntemplates %+v\nautomatic %t desired %d current %v\ntargets %v", rule, ts, automatic, desired, current, got)
-		}
-		if len(got) != len(ts) {
-			fail("not one target per template")
-		}
-		if !automatic {
-			for i, tf := range ts {
-				if tf.Nodes != nil && got[i] != *tf.Nodes || tf.Nodes == nil && got[i] != 0 {
-					fail("a manual target is not the template's fixed count")
-				}
-			}
-			continue
-		}
-		sum, mins, capacity, bounded := 0, 0, 0, true
-		zone, zoneMin, full := map[string]int{}, map[string]int{}, map[string]bool{}
+		got := TemplateTargets(ts, true)
+		sum := 0
 		for i, tf := range ts {
-			if got[i] < tf.MinNodes || tf.MaxNodes != nil && got[i] > *tf.MaxNodes {
-				fail("a target is outside its template's bounds")
+			if got[i] < tf.MinNodes || got[i] > *tf.MaxNodes {
+				t.Fatalf("target %d of %+v is outside its bounds", got[i], tf)
 			}
-			sum, mins = sum+got[i], mins+tf.MinNodes
-			zone[tf.Zone] += got[i]
-			zoneMin[tf.Zone] += tf.MinNodes
-			if _, ok := full[tf.Zone]; !ok {
-				full[tf.Zone] = true
+			if tf.Desired != nil && *tf.Desired >= tf.MinNodes && *tf.Desired <= *tf.MaxNodes && got[i] != *tf.Desired {
+				t.Fatalf("target %d of %+v is not its recorded count, which is within bounds", got[i], tf)
 			}
-			if tf.MaxNodes == nil {
-				bounded, full[tf.Zone] = false, false
-			} else {
-				capacity += *tf.MaxNodes
-				full[tf.Zone] = full[tf.Zone] && got[i] == *tf.MaxNodes
-			}
+			sum += got[i]
 		}
-		want := desired
-		if bounded {
-			want = min(desired, capacity)
-		}
-		if sum != max(mins, want) {
-			fail("the targets do not add up to desired, within the minimums and the capacity")
-		}
-		// A zone more than one ahead of another got nothing beyond its
-		// minimums, or the other has no room left.
-		for a, na := range zone {
-			for b, nb := range zone {
-				if na > nb+1 && na != zoneMin[a] && !full[b] {
-					fail(fmt.Sprintf("zone %s has %d nodes and %s only %d, though %s had room", a, na, b, nb, b))
-				}
-			}
+		if sum != DesiredNodes(ts) {
+			t.Fatalf("targets %v add up to %d, DesiredNodes says %d", got, sum, DesiredNodes(ts))
 		}
 	}
 }

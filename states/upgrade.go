@@ -50,7 +50,8 @@ func UpgradeDefinition() *fsm.Definition {
 	return &fsm.Definition{
 		Machine: UpgradeMachine,
 		Doc: "One machine per GlusterCluster, persisted in `GlusterCluster.status.upgrade`, started by changing " +
-			"the cluster's version. It validates the upgrade, then rolls the Gluster servers one node at a time " +
+			"the cluster's version, or anything else in the servers' pod template (image, resources, env, tolerations, " +
+			"affinity: the template revision) or the CSI images. It validates the upgrade, then rolls the Gluster servers one node at a time " +
 			"(each node walks its own Quiescing → Restarting → Rejoining → HealWait states), then the CSI node " +
 			"plugins. Clients are rolled last because a CSI client must never be newer than the servers it " +
 			"mounts from. The target a run validated is recorded in status when `validated` fires; changing " +
@@ -58,7 +59,7 @@ func UpgradeDefinition() *fsm.Definition {
 		Initial: UpgradeIdle,
 		States: []fsm.StateDoc{
 			{Name: UpgradeIdle, Doc: "Initial state, and entered by `settle` or `cancel`. Every server and client " +
-				"runs the cluster's version. Left by `requestUpgrade` when the version changes (not while paused)."},
+				"runs the cluster's version and template. Left by `requestUpgrade` when either changes (not while paused)."},
 			{Name: UpgradeValidating, Doc: "Entered by `requestUpgrade`, `retry` or `unpause`. Checks that every " +
 				"running server version may reach the target per the compatibility table (one major release at a " +
 				"time, never backwards), that the CSI client is not newer than the oldest server, that no volume " +
@@ -79,7 +80,7 @@ func UpgradeDefinition() *fsm.Definition {
 				"the target or is pinned. Left by `clientsDone`, `block` on timeout or a changed target, or `pause`."},
 			{Name: UpgradeComplete, Doc: "Entered by `clientsDone`. Everything runs the target. Shown for a while " +
 				"so the admin sees the result; left by `settle` after that, or by `requestUpgrade` if the version " +
-				"changes again."},
+				"or a template changes again."},
 			{Name: UpgradeBlocked, Doc: "Entered by `block`; the Progressing condition says why. Servers may run " +
 				"mixed versions, which Gluster supports across one major step. Re-checks on every sync and is left " +
 				"by `retry` when the validation checks pass again (the run then resumes where it stopped), by " +
@@ -89,7 +90,8 @@ func UpgradeDefinition() *fsm.Definition {
 				"when `spec.paused` is cleared, which re-validates before resuming."},
 		},
 		Events: []fsm.EventDoc{
-			{Name: UpgradeRequest, Doc: "Fires when the cluster's version differs from what servers or clients run. No action."},
+			{Name: UpgradeRequest, Doc: "Fires when the cluster's version differs from what servers or clients run, when a " +
+				"server's pod runs another template revision than the spec gives it, or when a CSI workload runs other images. No action."},
 			{Name: UpgradeValidated, Doc: "Fires when every validation check passes. No action; the dispatcher records the validated target in status."},
 			{Name: UpgradeServersDone, Doc: "Fires when every node is Online at the target. No action."},
 			{Name: UpgradeClientsDone, Doc: "Fires when the node plugin DaemonSets are set to the target and every " +
@@ -144,6 +146,11 @@ type UpgradeSnapshot struct {
 
 	// ServerVersions: the distinct versions the Gluster servers run.
 	ServerVersions []string
+	// ServersStaleTemplate: counted servers whose pod runs another
+	// template revision than the spec gives them (NodeFacts.StaleTemplate):
+	// a change to the image, resources, env, tolerations or affinity, which
+	// rolls out like a version.
+	ServersStaleTemplate int
 	// NodesTotal: nodes that count toward the cluster (not leaving).
 	NodesTotal int
 	// NodesOnline: of those, nodes in the Online state.
@@ -166,8 +173,12 @@ type UpgradeSnapshot struct {
 	// CSIClientVersion: the version the CSI node plugin is set to, "" if no
 	// CSI driver is deployed.
 	CSIClientVersion string
+	// CSIImagesStale: a CSI controller, node plugin or block target runs
+	// other images than the spec gives it at the CSI target (an image tag
+	// changed in spec.csi, or the version): rollClients sets them.
+	CSIImagesStale bool
 	// CSINodesTotal / CSINodesAtTarget: CSI node plugin pods, and those
-	// ready at ActiveTarget.
+	// ready at ActiveTarget with their DaemonSet's images.
 	CSINodesTotal    int
 	CSINodesAtTarget int
 	// CSINodesPinned: plugin pods not at the target on Kubernetes nodes

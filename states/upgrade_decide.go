@@ -15,7 +15,7 @@ func DecideUpgrade(s UpgradeSnapshot) Decision {
 			return wait(ReasonPaused, "Upgrades are paused.", 0)
 		}
 		if s.needsUpgrade() {
-			return fire(UpgradeRequest, ReasonUpgradeRequested, fmt.Sprintf("Upgrade to %s requested.", s.TargetVersion))
+			return fire(UpgradeRequest, ReasonUpgradeRequested, s.requested())
 		}
 		return wait(ReasonSteady, "Everything runs the cluster's version.", 0)
 
@@ -24,12 +24,12 @@ func DecideUpgrade(s UpgradeSnapshot) Decision {
 			return fire(UpgradePause, ReasonPaused, "Upgrades were paused.")
 		}
 		if !s.needsUpgrade() {
-			return fire(UpgradeCancel, ReasonNothingToUpgrade, "Every server and client already runs "+s.TargetVersion+".")
+			return fire(UpgradeCancel, ReasonNothingToUpgrade, "Every server and client already runs "+s.target()+".")
 		}
 		if reason, msg := s.validationProblem(); reason != "" {
 			return fire(UpgradeBlock, reason, msg)
 		}
-		return fire(UpgradeValidated, ReasonValidated, fmt.Sprintf("Upgrade to %s validated; rolling the servers one at a time.", s.TargetVersion))
+		return fire(UpgradeValidated, ReasonValidated, "Rollout of "+s.target()+" validated; rolling the servers batch by batch.")
 
 	case UpgradeRollingServers:
 		return decideRollingServers(s)
@@ -41,7 +41,7 @@ func DecideUpgrade(s UpgradeSnapshot) Decision {
 		if s.TargetVersion != s.ActiveTarget {
 			return fire(UpgradeBlock, ReasonTargetChanged, fmt.Sprintf("The version changed from %s to %s mid-upgrade; re-validating.", s.ActiveTarget, s.TargetVersion))
 		}
-		set := s.CSIClientVersion == s.ActiveTarget
+		set := s.CSIClientVersion == s.ActiveTarget && !s.CSIImagesStale
 		if s.CSINodesTotal == 0 && (set || s.CSIClientVersion == "") {
 			return fire(UpgradeClientsDone, ReasonClientsUpgraded, "Every CSI node plugin runs "+s.ActiveTarget+".")
 		}
@@ -65,8 +65,8 @@ func DecideUpgrade(s UpgradeSnapshot) Decision {
 		return wait(ReasonRollingClients, fmt.Sprintf("%d of %d CSI node plugins run %s (%d pinned by volumes in use).", s.CSINodesAtTarget, s.CSINodesTotal, s.ActiveTarget, s.CSINodesPinned), pollShort)
 
 	case UpgradeComplete:
-		if s.TargetVersion != s.ActiveTarget && s.needsUpgrade() && !s.Paused {
-			return fire(UpgradeRequest, ReasonUpgradeRequested, fmt.Sprintf("Upgrade to %s requested.", s.TargetVersion))
+		if (s.TargetVersion != s.ActiveTarget || s.templatesStale()) && s.needsUpgrade() && !s.Paused {
+			return fire(UpgradeRequest, ReasonUpgradeRequested, s.requested())
 		}
 		if s.Now.Sub(s.StateSince) >= s.CompleteHold {
 			return fire(UpgradeSettle, ReasonUpgradeComplete, "The upgrade to "+s.ActiveTarget+" is complete.")
@@ -78,7 +78,7 @@ func DecideUpgrade(s UpgradeSnapshot) Decision {
 			return fire(UpgradePause, ReasonPaused, "Upgrades were paused.")
 		}
 		if !s.needsUpgrade() {
-			return fire(UpgradeCancel, ReasonNothingToUpgrade, "Every server and client runs "+s.TargetVersion+"; nothing left to upgrade.")
+			return fire(UpgradeCancel, ReasonNothingToUpgrade, "Every server and client runs "+s.target()+"; nothing left to upgrade.")
 		}
 		if s.NodesUpgrading > 0 {
 			// The run stays blocked for the reason it was blocked for.
@@ -112,7 +112,7 @@ func decideRollingServers(s UpgradeSnapshot) Decision {
 		return fire(UpgradeBlock, ReasonSplitBrain, fmt.Sprintf("%d volume(s) are in split-brain.", s.VolumesSplitBrain))
 	}
 	if s.NodesUpgrading == 0 && s.NodesAtTarget == s.NodesTotal && s.NodesOnline == s.NodesTotal {
-		return fire(UpgradeServersDone, ReasonServersUpgraded, fmt.Sprintf("All %d servers run %s.", s.NodesTotal, s.ActiveTarget))
+		return fire(UpgradeServersDone, ReasonServersUpgraded, fmt.Sprintf("All %d servers run %s.", s.NodesTotal, s.target()))
 	}
 	if s.stepTimedOut() {
 		return fire(UpgradeBlock, ReasonStepTimedOut, fmt.Sprintf("The current upgrade step did not finish within %s.", s.StepTimeout))
@@ -129,12 +129,41 @@ func decideRollingServers(s UpgradeSnapshot) Decision {
 	if len(s.NextNodes) == 0 {
 		return wait(ReasonSelectingNode, "No node is ready to be upgraded yet.", pollShort)
 	}
-	return step(UpgradeSelectNextNode, ReasonSelectingNode, fmt.Sprintf("Upgrading %s to %s (%d of %d done).", strings.Join(s.NextNodes, ", "), s.ActiveTarget, s.NodesAtTarget, s.NodesTotal), pollShort)
+	return step(UpgradeSelectNextNode, ReasonSelectingNode, fmt.Sprintf("Rolling %s to %s (%d of %d done).", strings.Join(s.NextNodes, ", "), s.target(), s.NodesAtTarget, s.NodesTotal), pollShort)
 }
 
-// needsUpgrade reports whether some server or the CSI client does not run
-// the target version.
+// needsUpgrade reports whether some server or CSI client does not run the
+// target version, or the pod template or images the spec gives it.
 func (s UpgradeSnapshot) needsUpgrade() bool {
+	return s.templatesStale() || s.versionDiffers()
+}
+
+// templatesStale reports whether a server's pod template or a CSI
+// object's images differ from the spec's.
+func (s UpgradeSnapshot) templatesStale() bool {
+	return s.ServersStaleTemplate > 0 || s.CSIImagesStale
+}
+
+// target names what a run rolls to: the version, or the changed templates
+// when the cluster names no version.
+func (s UpgradeSnapshot) target() string {
+	if s.TargetVersion == "" {
+		return "the spec's pod templates"
+	}
+	return s.TargetVersion
+}
+
+// requested is the message of requestUpgrade.
+func (s UpgradeSnapshot) requested() string {
+	if s.versionDiffers() {
+		return fmt.Sprintf("Upgrade to %s requested.", s.TargetVersion)
+	}
+	return fmt.Sprintf("Rollout of changed pod templates requested: %d server(s) to roll; CSI images changed: %t.", s.ServersStaleTemplate, s.CSIImagesStale)
+}
+
+// versionDiffers reports whether the cluster names a version that some
+// server or the CSI client does not run.
+func (s UpgradeSnapshot) versionDiffers() bool {
 	if s.TargetVersion == "" {
 		return false
 	}
@@ -149,6 +178,10 @@ func (s UpgradeSnapshot) needsUpgrade() bool {
 // validationProblem runs the Validating checks and returns the first that
 // fails as (reason, message), or ("", "") if all pass.
 func (s UpgradeSnapshot) validationProblem() (string, string) {
+	if s.TargetVersion == "" {
+		// Only templates roll: no version moves.
+		return s.poolProblem()
+	}
 	if _, err := ParseVersion(s.TargetVersion); err != nil {
 		return ReasonInvalidTargetVersion, "The target version is not valid: " + err.Error() + "."
 	}
@@ -181,6 +214,12 @@ func (s UpgradeSnapshot) validationProblem() (string, string) {
 			return ReasonClientNewerThanSrv, fmt.Sprintf("The CSI client runs %s, newer than the oldest server (%s); clients must never be newer than servers.", s.CSIClientVersion, oldest)
 		}
 	}
+	return s.poolProblem()
+}
+
+// poolProblem is the checks of the pool any run makes: no split-brain,
+// every node Online.
+func (s UpgradeSnapshot) poolProblem() (string, string) {
 	if s.VolumesSplitBrain > 0 {
 		return ReasonSplitBrain, fmt.Sprintf("%d volume(s) are in split-brain; resolve them first.", s.VolumesSplitBrain)
 	}

@@ -37,6 +37,18 @@ func TestDecideUpgrade(t *testing.T) {
 		}, wantReason: ReasonSteady},
 		{name: "an idle paused cluster does not start", state: UpgradeIdle, mutate: func(s *UpgradeSnapshot) { s.Paused = true }, wantReason: ReasonPaused},
 		{name: "an idle cluster with only an old CSI client still upgrades", state: UpgradeIdle, mutate: func(s *UpgradeSnapshot) { s.ServerVersions = []string{"11.1"} }, wantEvent: UpgradeRequest},
+		{name: "an idle cluster at its version with a changed node template starts a rollout", state: UpgradeIdle, mutate: func(s *UpgradeSnapshot) {
+			s.ServerVersions, s.CSIClientVersion, s.ServersStaleTemplate = []string{"11.1"}, "11.1", 1
+		}, wantEvent: UpgradeRequest},
+		{name: "an idle cluster at its version with changed CSI images starts a rollout", state: UpgradeIdle, mutate: func(s *UpgradeSnapshot) {
+			s.ServerVersions, s.CSIClientVersion, s.CSIImagesStale = []string{"11.1"}, "11.1", true
+		}, wantEvent: UpgradeRequest},
+		{name: "an idle cluster naming no version rolls a changed template", state: UpgradeIdle, mutate: func(s *UpgradeSnapshot) {
+			s.TargetVersion, s.ServerVersions, s.CSIClientVersion, s.ServersStaleTemplate = "", []string{"11.1"}, "11.1", 2
+		}, wantEvent: UpgradeRequest},
+		{name: "an idle cluster naming no version and nothing stale stays idle", state: UpgradeIdle, mutate: func(s *UpgradeSnapshot) {
+			s.TargetVersion, s.ServerVersions, s.CSIClientVersion = "", []string{"11.1"}, "11.1"
+		}, wantReason: ReasonSteady},
 
 		// Validating.
 		{name: "a valid one-major upgrade is validated", state: UpgradeValidating, wantEvent: UpgradeValidated},
@@ -53,6 +65,12 @@ func TestDecideUpgrade(t *testing.T) {
 			s.ServerVersions, s.CSIClientVersion = []string{"11.1"}, "11.1"
 		}, wantEvent: UpgradeCancel},
 		{name: "validation pauses when paused", state: UpgradeValidating, mutate: func(s *UpgradeSnapshot) { s.Paused = true }, wantEvent: UpgradePause},
+		{name: "a template-only rollout with no version named is validated", state: UpgradeValidating, mutate: func(s *UpgradeSnapshot) {
+			s.TargetVersion, s.ServersStaleTemplate = "", 1
+		}, wantEvent: UpgradeValidated},
+		{name: "a template-only rollout still needs every node Online", state: UpgradeValidating, mutate: func(s *UpgradeSnapshot) {
+			s.TargetVersion, s.ServersStaleTemplate, s.NodesOnline = "", 1, 2
+		}, wantEvent: UpgradeBlock, wantReason: ReasonNodesNotOnline},
 
 		// RollingServers.
 		{name: "rolling servers selects the next node", state: UpgradeRollingServers, wantStep: UpgradeSelectNextNode},
@@ -107,6 +125,9 @@ func TestDecideUpgrade(t *testing.T) {
 			s.StepStartedAt = t0.Add(-time.Hour)
 		}, wantEvent: UpgradeBlock, wantReason: ReasonStepTimedOut},
 		{name: "rolling clients pauses when paused", state: UpgradeRollingClients, mutate: func(s *UpgradeSnapshot) { s.Paused = true }, wantEvent: UpgradePause},
+		{name: "rolling clients sets changed CSI images at an unchanged version", state: UpgradeRollingClients, mutate: func(s *UpgradeSnapshot) {
+			s.CSIClientVersion, s.CSIImagesStale, s.CSINodesAtTarget = "11.1", true, 4
+		}, wantStep: UpgradeRollClients},
 
 		// Complete.
 		{name: "a complete upgrade is shown for the hold time", state: UpgradeComplete, mutate: func(s *UpgradeSnapshot) {
@@ -119,6 +140,9 @@ func TestDecideUpgrade(t *testing.T) {
 		{name: "a new version after completion starts validating", state: UpgradeComplete, mutate: func(s *UpgradeSnapshot) {
 			s.ServerVersions, s.CSIClientVersion = []string{"11.1"}, "11.1"
 			s.TargetVersion = "11.2"
+		}, wantEvent: UpgradeRequest},
+		{name: "a template changed after completion starts a rollout at once", state: UpgradeComplete, mutate: func(s *UpgradeSnapshot) {
+			s.ServerVersions, s.CSIClientVersion, s.ServersStaleTemplate = []string{"11.1"}, "11.1", 1
 		}, wantEvent: UpgradeRequest},
 
 		// Blocked.

@@ -108,12 +108,12 @@ func setNodeDevices(ctx context.Context, ops Ops, n NodeTarget, enabled bool) er
 	return nil
 }
 
+// rollWorkload restarts the node on the cluster's pod template at the
+// target version; an empty target (the cluster names no version) rolls
+// only a changed template.
 func rollWorkload(ctx context.Context, ops Ops, n NodeTarget) (NodeResult, error) {
-	if n.TargetVersion == "" {
-		return NodeResult{}, fmt.Errorf("restart node %s: no target version", n.NodeKey())
-	}
 	if err := ops.Kube.RollNodeWorkload(ctx, n, n.TargetVersion); err != nil {
-		return NodeResult{}, fmt.Errorf("roll node %s to %s: %w", n.NodeKey(), n.TargetVersion, err)
+		return NodeResult{}, fmt.Errorf("roll node %s to version %q: %w", n.NodeKey(), n.TargetVersion, err)
 	}
 	return NodeResult{}, nil
 }

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -110,6 +111,9 @@ func writeStatus(w io.Writer, c *operatorv1alpha1.GlusterCluster, nodes []operat
 		for _, z := range cp.Zones {
 			fmt.Fprintf(&b, "  zone %s: %s free of %s\n", z.Zone, z.Free.String(), z.Total.String())
 		}
+	}
+	if a := c.Status.Autoscaling; a != nil {
+		writeAutoscaling(&b, a)
 	}
 
 	b.WriteString("\nConditions:\n")
@@ -248,5 +252,30 @@ func writePaused(b *strings.Builder, nodes []operatorv1alpha1.GlusterNode) {
 	if len(held) > 0 {
 		sort.Strings(held)
 		fmt.Fprintf(b, "Held:     %s\n", strings.Join(held, ", "))
+	}
+}
+
+// writeAutoscaling says what the autoscaler last decided (automatic mode):
+// the cluster's reason, the last step, and each template's desired count,
+// free capacity and reason.
+func writeAutoscaling(b *strings.Builder, a *operatorv1alpha1.AutoscalingStatus) {
+	fmt.Fprintf(b, "Autoscaling: %s", orDash(a.Reason))
+	if a.Message != "" {
+		fmt.Fprintf(b, ": %s", a.Message)
+	}
+	b.WriteString("\n")
+	if a.LastScaleTime != nil {
+		fmt.Fprintf(b, "  last step: %s\n", a.LastScaleTime.UTC().Format(time.RFC3339))
+	}
+	for _, t := range a.Templates {
+		free := "?"
+		if t.Free != nil {
+			free = t.Free.String()
+		}
+		line := fmt.Sprintf("  template %s: %d desired, %s free, %s", t.Name, t.Desired, free, orDash(t.Reason))
+		if t.Message != "" {
+			line += ": " + t.Message
+		}
+		b.WriteString(line + "\n")
 	}
 }

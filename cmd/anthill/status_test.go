@@ -104,6 +104,34 @@ Recent transitions:
 	}
 }
 
+func TestWriteStatusOfAnAutomaticClusterSaysWhatTheAutoscalerDecided(t *testing.T) {
+	c := glusterCluster("ns", "auto", "zone-1", "zone-2")
+	c.Spec.Mode = operatorv1alpha1.ClusterModeAutomatic
+	free1, free2 := resource.MustParse("30Gi"), resource.MustParse("30Gi")
+	last := metav1.NewTime(t0)
+	c.Status.Autoscaling = &operatorv1alpha1.AutoscalingStatus{
+		Reason: "CooldownActive", Message: "Template zone-1 would grow, but the cooldown holds it.", LastScaleTime: &last,
+		Templates: []operatorv1alpha1.TemplateAutoscalingStatus{
+			{Name: "zone-1", Desired: 2, Free: &free1, Reason: "CooldownActive", Message: "Free 30Gi is below freeStorageMin 40Gi; held by the cooldown."},
+			{Name: "zone-2", Desired: 2, Free: &free2, Reason: "AtMaxNodes", Message: "Free 30Gi is below freeStorageMin 40Gi, but the template is at maxNodes (2)."},
+			{Name: "zone-3", Desired: 1},
+		},
+	}
+	var out bytes.Buffer
+	if err := writeStatus(&out, c, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	want := `Autoscaling: CooldownActive: Template zone-1 would grow, but the cooldown holds it.
+  last step: 2031-05-06T07:08:09Z
+  template zone-1: 2 desired, 30Gi free, CooldownActive: Free 30Gi is below freeStorageMin 40Gi; held by the cooldown.
+  template zone-2: 2 desired, 30Gi free, AtMaxNodes: Free 30Gi is below freeStorageMin 40Gi, but the template is at maxNodes (2).
+  template zone-3: 1 desired, ? free, -
+`
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("output\n%s\nwant it to contain\n%s", out.String(), want)
+	}
+}
+
 func TestWriteStatusOfAFreshCluster(t *testing.T) {
 	var out bytes.Buffer
 	if err := writeStatus(&out, glusterCluster("ns", "new"), nil, 10); err != nil {

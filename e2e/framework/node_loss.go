@@ -67,14 +67,31 @@ func lostLeaseSpec() coordinationv1.LeaseSpec {
 
 // RestoreNode gives a node LoseNode took back to kwok (it recreates and
 // holds the Lease, reports the node Ready again, and finishes the pods
-// left Terminating on it) and waits until the node is Ready.
+// left Terminating on it) and waits until the node is Ready and the node
+// lifecycle controller has seen it so: until then the controller still
+// marks every pod placed on the node not Ready, and kwok, unlike a
+// kubelet, never reports such a pod Ready again.
 func (cp *ControlPlane) RestoreNode(ctx context.Context, name string) error {
 	err := cp.Client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Delete(ctx, name, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("release the lease of node %s: %w", name, err)
 	}
 	cp.logf("node %s restored", name)
-	return cp.WaitNodesReady(ctx, name)
+	if err := cp.WaitNodesReady(ctx, name); err != nil {
+		return err
+	}
+	return WaitFor(ctx, 2*time.Minute, func(ctx context.Context) (bool, error) {
+		n, err := cp.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, taint := range n.Spec.Taints {
+			if taint.Key == corev1.TaintNodeUnreachable || taint.Key == corev1.TaintNodeNotReady {
+				return false, fmt.Errorf("node %s still has the taint %s", name, taint.Key)
+			}
+		}
+		return true, nil
+	})
 }
 
 // WaitNodeNotReady waits until the node lifecycle controller reports node

@@ -252,6 +252,25 @@ func TestAPIAcceptsAHostDeviceNodeNamingItsHost(t *testing.T) {
 	}
 }
 
+// A template whose maxStorage is exactly what its minNodes servers have is
+// accepted: the cap is reached, not broken.
+func TestAPIAcceptsAMaxStorageItsMinimumFillsExactly(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
+	defer cancel()
+	ns := env.Namespace(t)
+	c := validCluster(ns, "full-at-minimum")
+	c.Spec.Mode = operatorv1alpha1.ClusterModeAutomatic
+	for i := range c.Spec.NodeTemplates {
+		tmpl := &c.Spec.NodeTemplates[i]
+		tmpl.Nodes, tmpl.MinNodes, tmpl.MaxNodes = nil, ptr.To[int32](3), ptr.To[int32](5)
+		tmpl.Storage.DeviceCount = 4
+		tmpl.MaxStorage = ptr.To(resource.MustParse("1200Gi")) // 3 servers of 4 x 100Gi
+	}
+	if _, err := operatorClient(t).OperatorV1alpha1().GlusterClusters(ns).Create(ctx, c, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("a maxStorage equal to minNodes x deviceCount x capacity was rejected: %v", err)
+	}
+}
+
 func TestAPIGlusterNodeRoundTrip(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
 	defer cancel()
@@ -321,6 +340,21 @@ func TestAPIDefaults(t *testing.T) {
 		if tmpl.Storage.DeviceCount != 1 {
 			t.Errorf("spec.nodeTemplates[%s].storage.deviceCount = %d, want 1", tmpl.Name, tmpl.Storage.DeviceCount)
 		}
+	}
+
+	auto := validCluster(ns, "automatic")
+	auto.Spec.Mode = operatorv1alpha1.ClusterModeAutomatic
+	for i := range auto.Spec.NodeTemplates {
+		tmpl := &auto.Spec.NodeTemplates[i]
+		tmpl.Nodes, tmpl.MinNodes, tmpl.MaxNodes = nil, ptr.To[int32](1), ptr.To[int32](3)
+	}
+	auto.Spec.Autoscaling = &operatorv1alpha1.AutoscalingSpec{}
+	a, err := client.GlusterClusters(ns).Create(ctx, auto, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create automatic: %v", err)
+	}
+	if p := a.Spec.Autoscaling; p == nil || p.ScaleUp == nil || !*p.ScaleUp || p.ScaleDown == nil || !*p.ScaleDown || p.Cooldown == nil || p.Cooldown.Duration != 10*time.Minute {
+		t.Errorf("spec.autoscaling = %+v, want scaleUp and scaleDown true and cooldown 10m", p)
 	}
 
 	node := validNode(ns, "n")
@@ -526,8 +560,30 @@ func TestAPIRejectsInvalidObjects(t *testing.T) {
 		{name: "a template's freeStorageMin is not below its freeStorageMax", resource: clusters,
 			ops:   append(clone(automatic), set("spec.nodeTemplates[0].freeStorageMin", "2Ti"), set("spec.nodeTemplates[0].freeStorageMax", "1Ti")),
 			field: "spec.nodeTemplates[0].freeStorageMin"},
+		{name: "manual mode, the default, has a template with an automatic range", resource: clusters,
+			ops:   []op{del("spec.mode"), del("spec.nodeTemplates[0].nodes"), set("spec.nodeTemplates[0].minNodes", 1), set("spec.nodeTemplates[0].maxNodes", 3)},
+			field: "spec.nodeTemplates[].minNodes and maxNodes apply only when spec.mode is automatic"},
+		{name: "automatic mode has a template with a manual count", resource: clusters,
+			ops:   append(clone(automatic), del("spec.nodeTemplates[0].minNodes"), del("spec.nodeTemplates[0].maxNodes"), set("spec.nodeTemplates[0].nodes", 2)),
+			field: "spec.nodeTemplates[].nodes applies only when spec.mode is manual"},
+		{name: "manual mode caps a template's storage", resource: clusters,
+			ops:   []op{set("spec.nodeTemplates[0].maxStorage", "1Ti")},
+			field: "spec.nodeTemplates[].maxStorage, freeStorageMin and freeStorageMax apply only when spec.mode is automatic"},
+		{name: "manual mode sets a template's free-capacity band", resource: clusters,
+			ops:   []op{set("spec.nodeTemplates[1].freeStorageMin", "100Gi")},
+			field: "spec.nodeTemplates[].maxStorage, freeStorageMin and freeStorageMax apply only when spec.mode is automatic"},
+		{name: "a template's maxStorage is below what its minNodes servers already have", resource: clusters,
+			ops: append(clone(automatic), set("spec.nodeTemplates[0].minNodes", 2), set("spec.nodeTemplates[0].storage.deviceCount", 2),
+				set("spec.nodeTemplates[0].maxStorage", "399Gi")),
+			field: "spec.nodeTemplates[0].maxStorage"},
+		{name: "a template's freeStorageMin is negative", resource: clusters,
+			ops: append(clone(automatic), set("spec.nodeTemplates[0].freeStorageMin", "-1Gi")), field: "spec.nodeTemplates[0].freeStorageMin"},
+		{name: "a template's freeStorageMax is negative", resource: clusters,
+			ops: append(clone(automatic), set("spec.nodeTemplates[0].freeStorageMax", "-1Gi")), field: "spec.nodeTemplates[0].freeStorageMax"},
 		{name: "a template asks for VDO, which GD2 cannot provide", resource: clusters,
 			ops: []op{set("spec.nodeTemplates[0].vdo", true)}, field: "spec.nodeTemplates[0].vdo"},
+		{name: "a template sets one of GD2's own variables", resource: clusters,
+			ops: []op{set("spec.nodeTemplates[0].env", []any{map[string]any{"name": "GD2_PEERADDRESS", "value": "x:1"}})}, field: "spec.nodeTemplates[0].env"},
 		{name: "the mode is unknown", resource: clusters,
 			ops: []op{set("spec.mode", "hybrid")}, field: "spec.mode"},
 		{name: "external mode lists no addresses", resource: clusters,
@@ -587,6 +643,14 @@ func TestAPIRejectsInvalidObjects(t *testing.T) {
 			ops: []op{set("spec.failurePolicy.recoveryWindow", "2 minutes")}, field: "spec.failurePolicy.recoveryWindow"},
 		{name: "healTimeout is not a duration", resource: clusters,
 			ops: []op{set("spec.upgradePolicy.healTimeout", "1d")}, field: "spec.upgradePolicy.healTimeout"},
+		{name: "autoscaling is set outside automatic mode", resource: clusters,
+			ops: []op{set("spec.autoscaling", map[string]any{"scaleDown": false})}, field: "spec.autoscaling"},
+		{name: "the autoscaling cooldown is not a duration", resource: clusters,
+			ops: append(clone(automatic), set("spec.autoscaling.cooldown", "ten minutes")), field: "spec.autoscaling.cooldown"},
+		{name: "the autoscaling cooldown is negative", resource: clusters,
+			ops: append(clone(automatic), set("spec.autoscaling.cooldown", "-1m")), field: "spec.autoscaling.cooldown"},
+		{name: "the autoscaling scaleUp toggle is not a boolean", resource: clusters,
+			ops: append(clone(automatic), set("spec.autoscaling.scaleUp", "yes")), field: "spec.autoscaling.scaleUp"},
 		{name: "maxParallel is below one", resource: clusters,
 			ops: []op{set("spec.upgradePolicy.maxParallel", 0)}, field: "spec.upgradePolicy.maxParallel"},
 		{name: "the server image is empty", resource: clusters,
@@ -621,6 +685,17 @@ func TestAPIRejectsInvalidObjects(t *testing.T) {
 			ops: []op{set("spec.storage.vdo", true)}, field: "spec.storage.vdo"},
 		{name: "a node names no cluster", resource: nodes,
 			ops: []op{set("spec.cluster", "")}, field: "spec.cluster"},
+		// A node made from a template always names a zone. Whether that
+		// zone is the template's, or the template exists at all, depends
+		// on the GlusterCluster: no CRD rule can look at another object.
+		{name: "a node names a template but no zone", resource: nodes,
+			ops: []op{del("spec.zone")}, field: "spec.zone"},
+		{name: "an external node asks for claims", resource: nodes,
+			ops: []op{set("spec.externalAddress", "gluster-1.storage.example.com")}, field: "spec.storage"},
+		{name: "an external node has a placement", resource: nodes,
+			ops: []op{del("spec.storage"), set("spec.externalAddress", "192.0.2.7"),
+				set("spec.tolerations", []any{map[string]any{"key": "storage", "operator": "Exists"}})},
+			field: "spec.externalAddress"},
 		{name: "a node's zone is not a DNS label", resource: nodes,
 			ops: []op{set("spec.zone", "-zone-1")}, field: "spec.zone"},
 		{name: "a node's template is not a DNS label", resource: nodes,

@@ -3,6 +3,7 @@ package effects
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -163,12 +164,13 @@ func (o *Kube) deleteCSI(ctx context.Context, ns, cluster string) error {
 // SetCSIVersion sets the cluster's CSI clients to version, then restarts
 // the node plugin pods that can be restarted safely.
 //
-// It sets the version annotation, and the tag of every container running
-// one of the cluster's untagged CSI images, on the node plugin DaemonSets,
-// the controller Deployments and the block target Deployments. The node
-// plugin DaemonSets use OnDelete, so setting them restarts nothing by
-// itself; SetCSIVersion then deletes the plugin pods still at another
-// version on Kubernetes nodes where no pod uses a volume of the cluster's
+// It sets the version annotation, and every container's image to the one
+// the spec gives it at version (a changed image tag in spec.csi included),
+// on the controller Deployments and the block target Deployments, then on
+// the node plugin DaemonSets. The node plugin DaemonSets use OnDelete, so
+// setting them restarts nothing by itself; SetCSIVersion then deletes the
+// plugin pods still at another version or other images on Kubernetes
+// nodes where no pod uses a volume of the cluster's
 // drivers (read live, see PinnedNodes), and the DaemonSet controller
 // recreates them at version. A plugin pod on a node with such a volume is
 // pinned: its FUSE mounts serve running pods, so it keeps the old plugin
@@ -179,43 +181,28 @@ func (o *Kube) SetCSIVersion(ctx context.Context, ct transitions.ClusterTarget, 
 	if err != nil {
 		return err
 	}
-	images := csiVersionImages(c, version)
 	apps := o.Client.AppsV1()
-	for _, k := range []operatorv1alpha1.GlusterDriver{operatorv1alpha1.GlusterDriverFile, operatorv1alpha1.GlusterDriverBlock} {
-		name := objects.CSINodeDaemonSetNameOf(ct.Name, k)
+	// The controllers first: a node plugin is restarted only once the
+	// controller beside it runs the new images.
+	for _, w := range csiWorkloads(c, version) {
 		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			ds, err := apps.DaemonSets(ct.Namespace).Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
+			if w.daemonSet {
+				ds, err := apps.DaemonSets(ct.Namespace).Get(ctx, w.name, metav1.GetOptions{})
+				if err != nil || !setTemplateImages(&ds.Spec.Template, w.images, version) {
+					return err
+				}
+				_, err = apps.DaemonSets(ct.Namespace).Update(ctx, ds, metav1.UpdateOptions{})
 				return err
 			}
-			if !setTemplateImages(&ds.Spec.Template, images, version) {
-				return nil
-			}
-			_, err = apps.DaemonSets(ct.Namespace).Update(ctx, ds, metav1.UpdateOptions{})
-			return err
-		})
-		if err := ignoreNotFound(err); err != nil {
-			return fmt.Errorf("set DaemonSet %s/%s to version %s: %w", ct.Namespace, name, version, err)
-		}
-	}
-	deps, err := apps.Deployments(ct.Namespace).List(ctx, metav1.ListOptions{LabelSelector: objects.CSINamespacedSelector(ct.Name).String()})
-	if err != nil {
-		return fmt.Errorf("list CSI Deployments of %s/%s: %w", ct.Namespace, ct.Name, err)
-	}
-	for _, d := range deps.Items {
-		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			dep, err := apps.Deployments(ct.Namespace).Get(ctx, d.Name, metav1.GetOptions{})
-			if err != nil {
+			dep, err := apps.Deployments(ct.Namespace).Get(ctx, w.name, metav1.GetOptions{})
+			if err != nil || !setTemplateImages(&dep.Spec.Template, w.images, version) {
 				return err
-			}
-			if !setTemplateImages(&dep.Spec.Template, images, version) {
-				return nil
 			}
 			_, err = apps.Deployments(ct.Namespace).Update(ctx, dep, metav1.UpdateOptions{})
 			return err
 		})
 		if err := ignoreNotFound(err); err != nil {
-			return fmt.Errorf("set Deployment %s/%s to version %s: %w", ct.Namespace, d.Name, version, err)
+			return fmt.Errorf("set %s %s/%s to version %q: %w", w.kind(), ct.Namespace, w.name, version, err)
 		}
 	}
 	return o.restartUnpinnedPlugins(ctx, c, version)
@@ -231,9 +218,10 @@ func (o *Kube) restartUnpinnedPlugins(ctx context.Context, c *operatorv1alpha1.G
 	if err != nil {
 		return fmt.Errorf("list CSI node plugin pods of %s/%s: %w", c.Namespace, c.Name, err)
 	}
+	plugins := pluginImages(c, version)
 	var old []corev1.Pod
 	for _, p := range list.Items {
-		if p.DeletionTimestamp == nil && p.Annotations[objects.AnnotationVersion] != version {
+		if p.DeletionTimestamp == nil && !pluginPodCurrent(&p, plugins, version) {
 			old = append(old, p)
 		}
 	}
@@ -317,28 +305,70 @@ func pinnedNodeSet(drivers map[string]bool, pvs []*corev1.PersistentVolume, pods
 	return pinned, nil
 }
 
-// csiVersionImages maps each of c's CSI images, without tag, to itself at
-// version. An image the admin pinned to a tag or digest is not in the
-// map and never changes.
-func csiVersionImages(c *operatorv1alpha1.GlusterCluster, version string) map[string]string {
-	file, block := objects.CSIImages(c)
-	out := map[string]string{}
-	for _, img := range []string{file, block, objects.BlockTargetImage} {
-		if objects.GlusterImage(img, "x") != img { // untagged
-			out[imageRepo(img)] = objects.GlusterImage(img, version)
+// csiWorkload is one CSI Deployment or DaemonSet of a cluster as its spec
+// gives it: its name and the image of each container.
+type csiWorkload struct {
+	daemonSet bool
+	name      string
+	images    map[string]string
+}
+
+func (w csiWorkload) kind() string {
+	if w.daemonSet {
+		return "DaemonSet"
+	}
+	return "Deployment"
+}
+
+// csiWorkloads are c's CSI workloads at version: the controllers and
+// block targets, then the node plugins.
+func csiWorkloads(c *operatorv1alpha1.GlusterCluster, version string) []csiWorkload {
+	want := objects.DesiredCSIObjects(c, version)
+	var out []csiWorkload
+	for _, d := range append(want.Controllers, want.BlockTargets...) {
+		out = append(out, csiWorkload{name: d.Name, images: objects.ContainerImages(d.Spec.Template.Spec)})
+	}
+	for _, d := range want.NodePlugins {
+		out = append(out, csiWorkload{daemonSet: true, name: d.Name, images: objects.ContainerImages(d.Spec.Template.Spec)})
+	}
+	return out
+}
+
+// pluginImages maps each of c's node plugin DaemonSets at version to its
+// containers' images.
+func pluginImages(c *operatorv1alpha1.GlusterCluster, version string) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for _, w := range csiWorkloads(c, version) {
+		if w.daemonSet {
+			out[w.name] = w.images
 		}
 	}
 	return out
 }
 
+// pluginPodCurrent reports whether node plugin pod p runs version and the
+// images its DaemonSet has in plugins (pluginImages).
+func pluginPodCurrent(p *corev1.Pod, plugins map[string]map[string]string, version string) bool {
+	if p.Annotations[objects.AnnotationVersion] != version {
+		return false
+	}
+	for _, ref := range p.OwnerReferences {
+		if ref.Kind == "DaemonSet" {
+			want, ok := plugins[ref.Name]
+			return !ok || maps.Equal(objects.ContainerImages(p.Spec), want)
+		}
+	}
+	return true
+}
+
 // setTemplateImages sets the version annotation of a pod template and the
-// image of each container running one of images' repositories; it reports
-// whether anything changed.
+// image of each container named in images; it reports whether anything
+// changed.
 func setTemplateImages(t *corev1.PodTemplateSpec, images map[string]string, version string) bool {
 	changed := setVersionAnnotation(t, version)
 	for i := range t.Spec.Containers {
 		ctr := &t.Spec.Containers[i]
-		if img, ok := images[imageRepo(ctr.Image)]; ok && ctr.Image != img {
+		if img, ok := images[ctr.Name]; ok && ctr.Image != img {
 			ctr.Image = img
 			changed = true
 		}

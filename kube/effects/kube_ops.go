@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -110,21 +109,25 @@ func (o *Kube) EnsureNodeWorkload(ctx context.Context, n transitions.NodeTarget)
 	return nil
 }
 
-// RollNodeWorkload points the node's StatefulSet at version, then deletes
-// the pod if it still runs another version. The StatefulSet uses OnDelete,
-// so deleting the pod is what restarts it, and the version annotation on the
-// live pod tells whether that already happened. The delete carries the
-// pod's UID as a precondition so that a pod recreated in between is never
-// deleted by mistake.
+// RollNodeWorkload sets the node's StatefulSet to the pod template the
+// cluster's spec gives the node at version (image, resources, env,
+// placement: objects.NodeStatefulSet), then deletes the pod if it still
+// runs another version or another template revision. The StatefulSet uses
+// OnDelete, so deleting the pod is what restarts it, and the version and
+// revision annotations on the live pod tell whether that already happened.
+// The delete carries the pod's UID as a precondition so that a pod
+// recreated in between is never deleted by mistake.
 func (o *Kube) RollNodeWorkload(ctx context.Context, n transitions.NodeTarget, version string) error {
 	c, err := o.getCluster(ctx, n.Namespace, n.Cluster)
 	if err != nil {
 		return err
 	}
-	var image string
-	if c.Spec.Gluster != nil {
-		image = objects.GlusterImage(c.Spec.Gluster.Image, version)
+	node, err := o.Anthill.OperatorV1alpha1().GlusterNodes(n.Namespace).Get(ctx, n.Name, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("get GlusterNode %s: %w", n.NodeKey(), err)
 	}
+	want := objects.NodeStatefulSet(c, node, version).Spec.Template
+	revision := want.Annotations[objects.AnnotationRevision]
 	stsName := objects.NodeStatefulSetName(n.Name)
 	stsClient := o.Client.AppsV1().StatefulSets(n.Namespace)
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -132,14 +135,17 @@ func (o *Kube) RollNodeWorkload(ctx context.Context, n transitions.NodeTarget, v
 		if err != nil {
 			return err
 		}
-		if !setPodTemplateVersion(&sts.Spec.Template, objects.ContainerGD2, image, version) {
+		// The live template carries the API server's defaults, so it is
+		// compared by the annotations that name what it was built from.
+		if a := sts.Spec.Template.Annotations; a[objects.AnnotationVersion] == version && a[objects.AnnotationRevision] == revision {
 			return nil
 		}
+		sts.Spec.Template = *want.DeepCopy()
 		_, err = stsClient.Update(ctx, sts, metav1.UpdateOptions{})
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("set StatefulSet %s/%s to version %s: %w", n.Namespace, stsName, version, err)
+		return fmt.Errorf("set StatefulSet %s/%s to version %q, revision %s: %w", n.Namespace, stsName, version, revision, err)
 	}
 
 	podName := objects.NodePodName(n.Name)
@@ -151,7 +157,8 @@ func (o *Kube) RollNodeWorkload(ctx context.Context, n transitions.NodeTarget, v
 	case err != nil:
 		return fmt.Errorf("get pod %s/%s: %w", n.Namespace, podName, err)
 	}
-	if pod.DeletionTimestamp != nil || pod.Annotations[objects.AnnotationVersion] == version {
+	if pod.DeletionTimestamp != nil ||
+		(pod.Annotations[objects.AnnotationVersion] == version && pod.Annotations[objects.AnnotationRevision] == revision) {
 		return nil
 	}
 	err = o.Client.CoreV1().Pods(n.Namespace).Delete(ctx, podName, metav1.DeleteOptions{
@@ -160,25 +167,9 @@ func (o *Kube) RollNodeWorkload(ctx context.Context, n transitions.NodeTarget, v
 	// Conflict: the UID precondition failed, a new pod already replaced
 	// the one we saw.
 	if err := ignoreNotFound(err); err != nil && !apierrors.IsConflict(err) {
-		return fmt.Errorf("delete pod %s/%s to restart it at %s: %w", n.Namespace, podName, version, err)
+		return fmt.Errorf("delete pod %s/%s to restart it at version %q, revision %s: %w", n.Namespace, podName, version, revision, err)
 	}
 	return nil
-}
-
-// setPodTemplateVersion sets the version annotation and, when image is not
-// empty, the image of container name. It reports whether anything changed.
-func setPodTemplateVersion(t *corev1.PodTemplateSpec, container, image, version string) bool {
-	changed := setVersionAnnotation(t, version)
-	if image == "" {
-		return changed
-	}
-	for i := range t.Spec.Containers {
-		if t.Spec.Containers[i].Name == container && t.Spec.Containers[i].Image != image {
-			t.Spec.Containers[i].Image = image
-			changed = true
-		}
-	}
-	return changed
 }
 
 // LeaveManagementService relabels the node's pod out of the management
@@ -304,10 +295,11 @@ func (o *Kube) ensureAuthSecret(ctx context.Context, c *operatorv1alpha1.Gluster
 // ScaleNodes makes each node template's count of GlusterNodes right.
 //
 // ClusterTarget carries only a total, so the per-template targets come from
-// the live cluster: in manual mode they are nodeTemplates[].nodes (the live
-// spec wins over desired, which may be a sync old); in automatic mode
-// desired is spread over the templates, each kept within minNodes..maxNodes,
-// adding to the least-populated zone first (states.TemplateTargets).
+// the live cluster (states.TemplateTargets; the live object wins over
+// desired, which may be a sync old): in manual mode they are
+// nodeTemplates[].nodes; in automatic mode each template's count the
+// autoscaler recorded in status.autoscaling, kept within
+// minNodes..maxNodes (minNodes until it has recorded one).
 //
 // Nodes that count (states.NodeCounts) are the cluster's GlusterNodes that
 // are not leaving: not being deleted, not asked to decommission, not
@@ -336,12 +328,8 @@ func (o *Kube) ScaleNodes(ctx context.Context, ct transitions.ClusterTarget, des
 			byTemplate[n.Spec.Template] = append(byTemplate[n.Spec.Template], n)
 		}
 	}
-	current := make([]int, len(c.Spec.NodeTemplates))
-	for i, t := range c.Spec.NodeTemplates {
-		current[i] = len(byTemplate[t.Name])
-	}
 	automatic := c.Spec.Mode == operatorv1alpha1.ClusterModeAutomatic
-	targets := states.TemplateTargets(objects.TemplateFacts(c.Spec.NodeTemplates), automatic, desired, current)
+	targets := states.TemplateTargets(objects.TemplateFacts(c), automatic)
 	var missing []*operatorv1alpha1.NodeTemplate
 	for i := range c.Spec.NodeTemplates {
 		t := &c.Spec.NodeTemplates[i]
@@ -535,16 +523,4 @@ func setVersionAnnotation(t *corev1.PodTemplateSpec, version string) bool {
 	}
 	t.Annotations[objects.AnnotationVersion] = version
 	return true
-}
-
-// imageRepo is image without its tag or digest.
-func imageRepo(image string) string {
-	if at := strings.IndexByte(image, '@'); at >= 0 {
-		image = image[:at]
-	}
-	slash := strings.LastIndexByte(image, '/')
-	if colon := strings.LastIndexByte(image, ':'); colon > slash {
-		image = image[:colon]
-	}
-	return image
 }

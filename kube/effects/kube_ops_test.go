@@ -2,12 +2,12 @@ package effects
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -279,6 +279,7 @@ func TestKubeOpsRollNodeWorkloadRestartsOnlyAnOldPod(t *testing.T) {
 	// repeated roll must not restart it again.
 	newPod := oldPod.DeepCopy()
 	newPod.UID, newPod.Annotations[objects.AnnotationVersion] = "new", "4.1.1"
+	newPod.Annotations[objects.AnnotationRevision] = objects.NodeTemplateRevision(c, n)
 	_, err = f.kube.CoreV1().Pods(fixtures.Namespace).Create(fixtures.Ctx, newPod, metav1.CreateOptions{})
 	fixtures.Must(t, err, "create new pod")
 	f.kube.ClearActions()
@@ -487,22 +488,26 @@ func TestKubeOpsScaleNodesChoice(t *testing.T) {
 	}
 }
 
-// The spread itself is states.TemplateTargets; this checks that ScaleNodes
-// hands it the mode and each template's bounds.
-func TestKubeOpsScaleNodesAutomaticKeepsEachTemplateWithinItsBounds(t *testing.T) {
+// The targets themselves are states.TemplateTargets; this checks that
+// ScaleNodes hands it the mode, each template's bounds and the counts the
+// autoscaler recorded in the live status (not the total it is given).
+func TestKubeOpsScaleNodesAutomaticFollowsTheRecordedCountsWithinBounds(t *testing.T) {
 	c := fxScaleCluster(0, 0)
 	c.Spec.Mode = operatorv1alpha1.ClusterModeAutomatic
 	z1, z2 := &c.Spec.NodeTemplates[0], &c.Spec.NodeTemplates[1]
 	z1.Nodes, z1.MinNodes, z1.MaxNodes = nil, ptr.To[int32](1), ptr.To[int32](1)
-	z2.Nodes, z2.MinNodes = nil, ptr.To[int32](1)
+	z2.Nodes, z2.MinNodes, z2.MaxNodes = nil, ptr.To[int32](1), ptr.To[int32](5)
+	c.Status.Autoscaling = &operatorv1alpha1.AutoscalingStatus{Templates: []operatorv1alpha1.TemplateAutoscalingStatus{
+		{Name: z1.Name, Desired: 3}, {Name: z2.Name, Desired: 2},
+	}}
 	f := newFxKube(t, nil, c)
-	fixtures.Must(t, f.ops.ScaleNodes(fixtures.Ctx, fixtures.ClusterTarget(c), 4), "scale")
+	fixtures.Must(t, f.ops.ScaleNodes(fixtures.Ctx, fixtures.ClusterTarget(c), 9), "scale")
 	per := map[string]int{}
 	for _, n := range f.nodes(t) {
 		per[n.Spec.Template]++
 	}
-	if per["z1"] != 1 || per["z2"] != 3 {
-		t.Errorf("nodes per template %v, want z1 at its maximum of 1 and the rest in z2", per)
+	if per[z1.Name] != 1 || per[z2.Name] != 2 {
+		t.Errorf("nodes per template %v, want %s at its maximum of 1 and %s at its recorded 2", per, z1.Name, z2.Name)
 	}
 }
 
@@ -566,21 +571,15 @@ func TestKubeOpsSetCSIVersion(t *testing.T) {
 	})
 
 	t.Run("the DaemonSet is set once and a repeat writes nothing", func(t *testing.T) {
-		ds := &appsv1.DaemonSet{
-			ObjectMeta: metav1.ObjectMeta{Name: "gc-csi-node", Namespace: fixtures.Namespace},
-			Spec: appsv1.DaemonSetSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{
-				{Name: "driver", Image: "quay.io/gluster/csi-file:4.1.0"},
-				{Name: "registrar", Image: "registry.k8s.io/sig-storage/csi-node-driver-registrar:v2.9.0"},
-			}}}},
-		}
+		ds := objects.CSINodeDaemonSet(c, operatorv1alpha1.GlusterDriverFile, "4.1.0")
 		f := newFxKube(t, []runtime.Object{ds}, c)
 		fixtures.Must(t, f.ops.SetCSIVersion(fixtures.Ctx, fixtures.ClusterTarget(c), "4.1.1"), "set")
-		got, err := f.kube.AppsV1().DaemonSets(fixtures.Namespace).Get(fixtures.Ctx, "gc-csi-node", metav1.GetOptions{})
+		got, err := f.kube.AppsV1().DaemonSets(fixtures.Namespace).Get(fixtures.Ctx, ds.Name, metav1.GetOptions{})
 		fixtures.Must(t, err, "get ds")
-		ctrs := got.Spec.Template.Spec.Containers
-		if got.Spec.Template.Annotations[objects.AnnotationVersion] != "4.1.1" || ctrs[0].Image != "quay.io/gluster/csi-file:4.1.1" ||
-			ctrs[1].Image != "registry.k8s.io/sig-storage/csi-node-driver-registrar:v2.9.0" {
-			t.Errorf("daemonset %v %s %s", got.Spec.Template.Annotations, ctrs[0].Image, ctrs[1].Image)
+		want := objects.ContainerImages(objects.CSINodeDaemonSet(c, operatorv1alpha1.GlusterDriverFile, "4.1.1").Spec.Template.Spec)
+		if got.Spec.Template.Annotations[objects.AnnotationVersion] != "4.1.1" || !maps.Equal(objects.ContainerImages(got.Spec.Template.Spec), want) ||
+			!slices.Contains(slices.Collect(maps.Values(want)), "quay.io/gluster/csi-file:4.1.1") {
+			t.Errorf("daemonset %v %v, want images %v", got.Spec.Template.Annotations, objects.ContainerImages(got.Spec.Template.Spec), want)
 		}
 		f.kube.ClearActions()
 		fixtures.Must(t, f.ops.SetCSIVersion(fixtures.Ctx, fixtures.ClusterTarget(c), "4.1.1"), "repeat")
@@ -590,4 +589,61 @@ func TestKubeOpsSetCSIVersion(t *testing.T) {
 			}
 		}
 	})
+
+	t.Run("a changed image tag reaches the DaemonSet and the controller at the same version", func(t *testing.T) {
+		ds := objects.CSINodeDaemonSet(c, operatorv1alpha1.GlusterDriverFile, "4.1.0")
+		ctl := objects.CSIControllerDeployment(c, operatorv1alpha1.GlusterDriverFile, "4.1.0")
+		pinned := c.DeepCopy()
+		pinned.Spec.CSI.FileImage = "quay.io/gluster/csi-file:4.1.0-fix1"
+		f := newFxKube(t, []runtime.Object{ds, ctl}, pinned)
+		fixtures.Must(t, f.ops.SetCSIVersion(fixtures.Ctx, fixtures.ClusterTarget(pinned), "4.1.0"), "set")
+		gotDS, err := f.kube.AppsV1().DaemonSets(fixtures.Namespace).Get(fixtures.Ctx, ds.Name, metav1.GetOptions{})
+		fixtures.Must(t, err, "get ds")
+		gotCtl, err := f.kube.AppsV1().Deployments(fixtures.Namespace).Get(fixtures.Ctx, ctl.Name, metav1.GetOptions{})
+		fixtures.Must(t, err, "get controller")
+		for what, spec := range map[string]corev1.PodSpec{"node plugin": gotDS.Spec.Template.Spec, "controller": gotCtl.Spec.Template.Spec} {
+			if !slices.Contains(slices.Collect(maps.Values(objects.ContainerImages(spec))), "quay.io/gluster/csi-file:4.1.0-fix1") {
+				t.Errorf("%s runs %v, want the pinned quay.io/gluster/csi-file:4.1.0-fix1", what, objects.ContainerImages(spec))
+			}
+		}
+	})
+}
+
+// A changed template at an unchanged version reaches the StatefulSet and
+// restarts the pod made from the old one, once.
+func TestKubeOpsRollNodeWorkloadRollsAChangedTemplate(t *testing.T) {
+	c := fixtures.Cluster("gc")
+	n := fixtures.Node("gc", "n1", fixtures.PVCStorage(1))
+	f := newFxKube(t, nil, c, n)
+	fixtures.Must(t, f.ops.EnsureNodeWorkload(fixtures.Ctx, fxNodeTarget(n)), "ensure")
+	sts, err := f.kube.AppsV1().StatefulSets(fixtures.Namespace).Get(fixtures.Ctx, "n1", metav1.GetOptions{})
+	fixtures.Must(t, err, "get sts")
+	oldPod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "n1-0", Namespace: fixtures.Namespace, UID: "old",
+		Annotations: maps.Clone(sts.Spec.Template.Annotations)}}
+	_, err = f.kube.CoreV1().Pods(fixtures.Namespace).Create(fixtures.Ctx, oldPod, metav1.CreateOptions{})
+	fixtures.Must(t, err, "create pod")
+
+	// Unchanged: nothing is written and the pod stays.
+	f.kube.ClearActions()
+	fixtures.Must(t, f.ops.RollNodeWorkload(fixtures.Ctx, fxNodeTarget(n), "4.1.0"), "roll unchanged")
+	for _, a := range f.kube.Actions() {
+		if v := a.GetVerb(); v == "update" || v == "delete" {
+			t.Fatalf("an unchanged template was rolled: %s %s", v, a.GetResource().Resource)
+		}
+	}
+
+	tol := corev1.Toleration{Key: "storage", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}
+	c.Spec.NodeTemplates[0].Tolerations = []corev1.Toleration{tol}
+	_, err = f.crs.OperatorV1alpha1().GlusterClusters(fixtures.Namespace).Update(fixtures.Ctx, c, metav1.UpdateOptions{})
+	fixtures.Must(t, err, "update cluster")
+	fixtures.Must(t, f.ops.RollNodeWorkload(fixtures.Ctx, fxNodeTarget(n), "4.1.0"), "roll changed")
+	sts, err = f.kube.AppsV1().StatefulSets(fixtures.Namespace).Get(fixtures.Ctx, "n1", metav1.GetOptions{})
+	fixtures.Must(t, err, "get sts")
+	if !slices.Contains(sts.Spec.Template.Spec.Tolerations, tol) ||
+		sts.Spec.Template.Annotations[objects.AnnotationRevision] != objects.NodeTemplateRevision(c, n) {
+		t.Errorf("the StatefulSet was not set to the new template: tolerations %v, annotations %v", sts.Spec.Template.Spec.Tolerations, sts.Spec.Template.Annotations)
+	}
+	if got := f.names(t, "pods"); len(got) != 0 {
+		t.Errorf("the pod made from the old template was not deleted: %v", got)
+	}
 }

@@ -12,10 +12,19 @@ import (
 	"github.com/gluster/anthill/states"
 )
 
+// capacityReading is one read of the cluster's GD2 peers and devices.
+type capacityReading struct {
+	// status is the API form of the count (status.capacity).
+	status *operatorv1alpha1.CapacityStatus
+	// zones is the count per physical zone; byPeer per peer id.
+	zones  []states.ZoneCapacity
+	byPeer map[string]states.PeerCapacity
+}
+
 // capacity reads the cluster's peers and devices from GD2 and sums them
 // (states.Capacity) into status.capacity. It is nil when GD2 does not
 // answer: the last reading stays.
-func (s *ClusterSyncer) capacity(ctx context.Context, c *operatorv1alpha1.GlusterCluster) *operatorv1alpha1.CapacityStatus {
+func (s *ClusterSyncer) capacity(ctx context.Context, c *operatorv1alpha1.GlusterCluster) *capacityReading {
 	gc, err := s.GD2.For(ctx, c)
 	if err != nil {
 		return nil
@@ -30,7 +39,9 @@ func (s *ClusterSyncer) capacity(ctx context.Context, c *operatorv1alpha1.Gluste
 			zap.String(engine.LogNamespace, c.Namespace), zap.String(engine.LogName, c.Name), zap.Error(err))
 		return nil
 	}
-	return capacityStatus(states.Capacity(peerFacts(ownPeers(c, peers)), capacityDevices(devices)))
+	pf, df := peerFacts(ownPeers(c, peers)), capacityDevices(devices)
+	total, zones := states.Capacity(pf, df)
+	return &capacityReading{status: capacityStatus(total, zones), zones: zones, byPeer: states.CapacityByPeer(pf, df)}
 }
 
 // capacityDevices is what the capacity count knows of GD2's devices.

@@ -22,10 +22,11 @@ func TestClusterCapacityIsReadFromGD2Devices(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := &ClusterSyncer{GD2: &effects.GD2Clients{Secrets: f.kube.CoreV1()}, Log: f.syncer.Log}
-	got := s.capacity(ctx, f.cluster())
-	if got == nil {
+	reading := s.capacity(ctx, f.cluster())
+	if reading == nil {
 		t.Fatal("no capacity read")
 	}
+	got := reading.status
 	gib := func(n int64) resource.Quantity { return *resource.NewQuantity(n<<30, resource.BinarySI) }
 	devices, err := f.gd2.ListAllDevices(ctx)
 	if err != nil {
@@ -55,6 +56,17 @@ func TestClusterCapacityIsReadFromGD2Devices(t *testing.T) {
 	}
 	if zoneFree != free {
 		t.Errorf("zones' free adds up to %d, want %d", zoneFree, free)
+	}
+	// Per peer: the disabled device's peer offers no free space but all of
+	// its size counts, and allocated is what GD2 does not list as free.
+	for _, p := range f.peers {
+		pc, ok := reading.byPeer[p.ID]
+		if !ok || pc.Total != 100<<30 {
+			t.Errorf("peer %s capacity %+v, want 100Gi total", p.ID, pc)
+		}
+		if (p.ID == f.peers[0].ID) != (pc.Free == 0) {
+			t.Errorf("peer %s free %d: only the disabled device's peer offers none", p.ID, pc.Free)
+		}
 	}
 	total, _ := states.Capacity(nil, nil)
 	if c := capacityStatus(total, nil); !c.Total.IsZero() || len(c.Zones) != 0 {

@@ -59,16 +59,20 @@ func (s *ClusterSyncer) Sync(ctx context.Context, key engine.Key) (engine.Result
 }
 
 // clusterSlice is the part of the status owned by the cluster machine: its
-// phase, conditions, node counts, capacity and history.
+// phase, conditions, node counts, capacity, autoscaler decision and
+// history.
 func clusterSlice(st *operatorv1alpha1.GlusterClusterStatus) any {
-	return []any{st.Phase, st.Conditions, st.Nodes, st.Capacity, st.ObservedGeneration, st.History}
+	return []any{st.Phase, st.Conditions, st.Nodes, st.Capacity, st.Autoscaling, st.ObservedGeneration, st.History}
 }
 
-// clusterFacts is what one cluster sync gathered: the snapshot, and the
-// capacity to record (nil: GD2 did not say).
+// clusterFacts is what one cluster sync gathered: the snapshot, the
+// capacity to record (nil: GD2 did not say), and in automatic mode the
+// autoscaler's decision and the status.autoscaling it makes.
 type clusterFacts struct {
-	snap     states.ClusterSnapshot
-	capacity *operatorv1alpha1.CapacityStatus
+	snap        states.ClusterSnapshot
+	capacity    *operatorv1alpha1.CapacityStatus
+	autoscale   states.AutoscaleDecision
+	autoscaling *operatorv1alpha1.AutoscalingStatus
 }
 
 // Definition is the cluster machine.
@@ -105,11 +109,14 @@ func (s *ClusterSyncer) Gather(ctx context.Context, c *operatorv1alpha1.GlusterC
 	if in.Facts.snap, err = s.snapshot(ctx, c, in.State); err != nil {
 		return err
 	}
+	var reading *capacityReading
 	if in.Facts.snap.GD2Reachable {
-		in.Facts.capacity = s.capacity(ctx, c)
+		if reading = s.capacity(ctx, c); reading != nil {
+			in.Facts.capacity = reading.status
+		}
 		in.Facts.snap.OptionsDiffer = s.optionsDiffer(ctx, c)
 	}
-	return nil
+	return s.autoscale(c, in.State, reading, in.Facts)
 }
 
 // optionsDiffer reads GD2's cluster options and names the keys of
@@ -183,6 +190,8 @@ func (s *ClusterSyncer) Record(c *operatorv1alpha1.GlusterCluster, outs []engine
 	if out.Facts.capacity != nil {
 		c.Status.Capacity = out.Facts.capacity
 	}
+	c.Status.Autoscaling = out.Facts.autoscaling
+	setAutoscalingCondition(c, out.Facts.autoscaling)
 	s.fillStatus(c, out.To, out.Decision, out.Facts.snap, now)
 }
 
@@ -202,6 +211,12 @@ func (s *ClusterSyncer) Finish(ctx context.Context, c *operatorv1alpha1.GlusterC
 			res.RequeueAfter = pollWait
 		}
 	}
+	// A step held by the cooldown is looked at again when it ends.
+	if at := outs[0].Facts.autoscale.RetryAt; !at.IsZero() && !res.Requeue {
+		if left := max(at.Sub(s.Clock.Now()), time.Second); res.RequeueAfter == 0 || left < res.RequeueAfter {
+			res.RequeueAfter = left
+		}
+	}
 	return res, err
 }
 
@@ -209,7 +224,7 @@ func (s *ClusterSyncer) Finish(ctx context.Context, c *operatorv1alpha1.GlusterC
 func (s *ClusterSyncer) snapshot(ctx context.Context, c *operatorv1alpha1.GlusterCluster, state fsm.State) (states.ClusterSnapshot, error) {
 	snap := states.ClusterSnapshot{
 		State: state, Now: s.Clock.Now(), Deleting: c.DeletionTimestamp != nil, Paused: c.Spec.Paused,
-		DesiredNodes: states.DesiredNodes(objects.TemplateFacts(c.Spec.NodeTemplates)), ProvisionGrace: DefaultProvisionGrace,
+		DesiredNodes: states.DesiredNodes(objects.TemplateFacts(c)), ProvisionGrace: DefaultProvisionGrace,
 	}
 	if t := lastTransition(c.Status.History); t != nil {
 		snap.StateSince = t.Time
@@ -240,7 +255,7 @@ func (s *ClusterSyncer) snapshot(ctx context.Context, c *operatorv1alpha1.Gluste
 	if err != nil {
 		return snap, err
 	}
-	states.CountNodes(objects.ClusterNodeFacts(nodes, c.Name), "").FillCluster(&snap)
+	states.CountNodes(objects.ClusterNodeFacts(nodes, c), "").FillCluster(&snap)
 	for _, v := range c.Status.Volumes {
 		if v.State != string(states.HealHealthy) {
 			snap.VolumesUnhealthy++

@@ -38,7 +38,7 @@ func TestNodeEntryEffectsFollowTheStateMeaning(t *testing.T) {
 			}
 			out := &engine.Outcome[*nodeSync]{
 				Kind: engine.Fired, To: sd.Name,
-				Instance:  engine.Instance[*nodeSync]{Facts: &nodeSync{snap: states.NodeSnapshot{RunningVersion: "11.2"}}},
+				Instance:  engine.Instance[*nodeSync]{Facts: &nodeSync{snap: states.NodeSnapshot{PodReady: true, RunningVersion: "11.2", RunningRevision: "r2"}}},
 				Committed: &engine.Committed{Machine: states.NodeMachine, To: sd.Name, Time: now},
 			}
 			s.enter(node, out, now)
@@ -60,6 +60,9 @@ func TestNodeEntryEffectsFollowTheStateMeaning(t *testing.T) {
 			}
 			if recorded := node.Status.Version == "11.2"; recorded != meaning.RecordsVersion {
 				t.Errorf("entering %s recorded the running version: %t, meaning says %t", sd.Name, recorded, meaning.RecordsVersion)
+			}
+			if recorded := node.Status.Revision == "r2"; recorded != meaning.RecordsVersion {
+				t.Errorf("entering %s recorded the running template revision: %t, meaning says %t", sd.Name, recorded, meaning.RecordsVersion)
 			}
 		}
 	}

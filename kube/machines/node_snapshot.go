@@ -72,6 +72,7 @@ func (s *NodeSyncer) nodeSnapshot(ctx context.Context, node *operatorv1alpha1.Gl
 		Request:             states.NodeRequest(node.Annotations[objects.AnnotationRequest]),
 		Disabled:            node.Spec.DesiredState == operatorv1alpha1.NodeDisabled,
 		TargetVersion:       objects.ClusterVersion(cluster),
+		TargetRevision:      objects.NodeTemplateRevision(cluster, node),
 		PermissibleDowntime: DefaultPermissibleDowntime,
 		OfflineGrace:        DefaultOfflineGrace,
 		RecoveryWindow:      DefaultRecoveryWindow,
@@ -203,7 +204,7 @@ func (s *NodeSyncer) kubeSide(node *operatorv1alpha1.GlusterNode, snap *states.N
 		// An external node runs no pod and has no claims: treat its
 		// workload as present and ready, GD2 liveness decides the rest.
 		snap.PodExists, snap.PodReady, snap.PVCExists, snap.PVCBound = true, true, true, true
-		snap.RunningVersion = snap.TargetVersion
+		snap.RunningVersion, snap.RunningRevision = snap.TargetVersion, snap.TargetRevision
 		return nil
 	}
 	pod, err := s.Pods.Pods(node.Namespace).Get(objects.NodePodName(node.Name))
@@ -216,6 +217,7 @@ func (s *NodeSyncer) kubeSide(node *operatorv1alpha1.GlusterNode, snap *states.N
 		snap.PodReady = snap.PodExists && objects.PodReady(pod)
 		if snap.PodReady {
 			snap.RunningVersion = pod.Annotations[objects.AnnotationVersion]
+			snap.RunningRevision = pod.Annotations[objects.AnnotationRevision]
 		}
 	}
 	devices := objects.NodeDevicePaths(node)

@@ -286,8 +286,14 @@ func (s *NodeSyncer) enter(node *operatorv1alpha1.GlusterNode, out *engine.Outco
 	for _, c := range meaning.StampOnEntry {
 		stampCursor(st, c, now)
 	}
-	if v := out.Facts.snap.RunningVersion; meaning.RecordsVersion && v != "" {
-		st.Version = v
+	if snap := out.Facts.snap; meaning.RecordsVersion {
+		// Both are read from the ready pod only.
+		if snap.RunningVersion != "" {
+			st.Version = snap.RunningVersion
+		}
+		if snap.PodReady {
+			st.Revision = snap.RunningRevision
+		}
 	}
 	st.History = engine.AppendHistory(st.History, out.Committed.Record())
 	setNodeConditions(node, out.To, d, now)

@@ -165,6 +165,10 @@ func (s *UpgradeSyncer) Record(c *operatorv1alpha1.GlusterCluster, outs []engine
 	case out.Kind == engine.Fired:
 		up.History = engine.AppendHistory(up.History, out.Committed.Record())
 		switch out.Committed.Event {
+		case states.UpgradeRequest:
+			// A new run: validated records its start, even when it rolls
+			// to the version the last run did (a changed template).
+			up.StartTime = nil
 		case states.UpgradeValidated:
 			// The run's target is fixed here; a resumed run gets a fresh
 			// step timeout.
@@ -236,7 +240,7 @@ func (s *UpgradeSyncer) snapshot(ctx context.Context, c *operatorv1alpha1.Gluste
 	if err != nil {
 		return snap, err
 	}
-	tally := states.CountNodes(objects.ClusterNodeFacts(nodes, c.Name), snap.ActiveTarget)
+	tally := states.CountNodes(objects.ClusterNodeFacts(nodes, c), snap.ActiveTarget)
 	tally.FillUpgrade(&snap)
 	var maxParallel int
 	var perZone bool

@@ -24,6 +24,7 @@ import (
 	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/kube/internal/fixtures"
+	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 )
 
@@ -52,6 +53,12 @@ func newUpgradeFixture(t *testing.T, mutate func(c *operatorv1alpha1.GlusterClus
 	}
 	if mutate != nil {
 		mutate(c, nodes)
+	}
+	for _, n := range nodes {
+		if n.Status.Revision == "" {
+			// Each node runs the template the spec gives it.
+			n.Status.Revision = objects.NodeTemplateRevision(c, n)
+		}
 	}
 	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	ac := anthillfake.NewSimpleClientset(c)

@@ -148,7 +148,7 @@ func Wire(cfg WireConfig) (*Machines, error) {
 		EndpointSlices: eps.Lister(),
 	})
 	d.Register(states.UpgradeMachine, &UpgradeSyncer{
-		Clusters: clusters.Lister(), Nodes: nodes.Lister(), CSI: effects.CSIReader{DaemonSets: daemonSets.Lister(), Pods: pods.Lister(), Pinned: kops.PinnedNodes},
+		Clusters: clusters.Lister(), Nodes: nodes.Lister(), CSI: effects.CSIReader{DaemonSets: daemonSets.Lister(), Deployments: csi.deployments.Lister(), Pods: pods.Lister(), Pinned: kops.PinnedNodes},
 		Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock,
 	})
 	d.Register(states.HealMachine, &HealSyncer{

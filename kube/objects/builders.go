@@ -1,6 +1,9 @@
 package objects
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -131,6 +134,40 @@ func NodeTemplateOf(c *operatorv1alpha1.GlusterCluster, name string) *operatorv1
 // claims: brick data is removed by DeleteNodeWorkload after the node is
 // drained, never by the StatefulSet controller.
 func NodeStatefulSet(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.GlusterNode, version string) *appsv1.StatefulSet {
+	sts := nodeStatefulSet(c, n, version)
+	sts.Spec.Template.Annotations[AnnotationRevision] = NodeTemplateRevision(c, n)
+	return sts
+}
+
+// NodeTemplateRevision identifies what node n's pod would look like apart
+// from its Gluster version: a hash of the pod template NodeStatefulSet
+// builds at no version. A change to the cluster's image (without a
+// version), to the node's or its template's resources, env, tolerations
+// or affinity changes it; a version change does not (the upgrade machine
+// compares versions apart). A node with an external address runs no pod
+// and has no revision.
+func NodeTemplateRevision(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.GlusterNode) string {
+	if n.Spec.ExternalAddress != "" {
+		return ""
+	}
+	t := nodeStatefulSet(c, n, "").Spec.Template
+	delete(t.Annotations, AnnotationVersion)
+	return templateHash(&t)
+}
+
+// templateHash is a short, stable hash of a pod template: encoding/json
+// writes struct fields in declaration order and map keys sorted.
+func templateHash(t *corev1.PodTemplateSpec) string {
+	b, err := json.Marshal(t)
+	if err != nil {
+		// A PodTemplateSpec always encodes.
+		panic(fmt.Sprintf("encode pod template: %v", err))
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+func nodeStatefulSet(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.GlusterNode, version string) *appsv1.StatefulSet {
 	labels := NodeLabels(c.Name, n.Name)
 	host := NodePodHost(n.Namespace, c.Name, n.Name)
 
@@ -216,6 +253,14 @@ func NodeStatefulSet(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.Glu
 		}})
 	}
 	affinity, tolerations := nodePlacement(c, n)
+	if t := NodeTemplateOf(c, n.Spec.Template); t != nil {
+		if t.Resources != nil {
+			ctr.Resources = *t.Resources.DeepCopy()
+		}
+		for _, e := range t.Env {
+			ctr.Env = append(ctr.Env, *e.DeepCopy())
+		}
+	}
 
 	return &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{

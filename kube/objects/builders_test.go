@@ -347,3 +347,78 @@ func TestBuildClusterInfra(t *testing.T) {
 		t.Run(tt.name, tt.check)
 	}
 }
+
+// The template revision moves with everything the template puts in the
+// pod and with nothing else: not with the version, which is compared apart.
+func TestNodeTemplateRevisionFollowsThePodTemplate(t *testing.T) {
+	base := fixtures.Cluster("gc")
+	base.Spec.NodeTemplates = []operatorv1alpha1.NodeTemplate{{Name: "z1", Zone: "zone-1"}}
+	n := fixtures.Node("gc", "gc-z1-aaaaa", fixtures.PVCStorage(1))
+	n.Spec.Template = "z1"
+	rev := NodeTemplateRevision(base, n)
+	if rev == "" || NodeTemplateRevision(base.DeepCopy(), n.DeepCopy()) != rev {
+		t.Fatalf("revision %q is not stable", rev)
+	}
+	sts := NodeStatefulSet(base, n, "4.1.0")
+	if got := sts.Spec.Template.Annotations[AnnotationRevision]; got != rev {
+		t.Errorf("the StatefulSet's template carries revision %q, want %q", got, rev)
+	}
+
+	same := map[string]func(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.GlusterNode){
+		"a version change": func(c *operatorv1alpha1.GlusterCluster, _ *operatorv1alpha1.GlusterNode) {
+			c.Spec.Gluster.Version = "4.1.1"
+		},
+		"a count change": func(c *operatorv1alpha1.GlusterCluster, _ *operatorv1alpha1.GlusterNode) {
+			c.Spec.NodeTemplates[0].Nodes = ptr.To[int32](5)
+		},
+	}
+	changed := map[string]func(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.GlusterNode){
+		"an image change": func(c *operatorv1alpha1.GlusterCluster, _ *operatorv1alpha1.GlusterNode) {
+			c.Spec.Gluster.Image = "registry.example/gd2"
+		},
+		"template tolerations": func(c *operatorv1alpha1.GlusterCluster, _ *operatorv1alpha1.GlusterNode) {
+			c.Spec.NodeTemplates[0].Tolerations = []corev1.Toleration{{Key: "storage", Operator: corev1.TolerationOpExists}}
+		},
+		"template affinity": func(c *operatorv1alpha1.GlusterCluster, _ *operatorv1alpha1.GlusterNode) {
+			c.Spec.NodeTemplates[0].NodeAffinity = &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "disk", Operator: corev1.NodeSelectorOpExists}}}},
+			}}
+		},
+		"template resources": func(c *operatorv1alpha1.GlusterCluster, _ *operatorv1alpha1.GlusterNode) {
+			c.Spec.NodeTemplates[0].Resources = &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: fixtures.Quantity("2Gi")}}
+		},
+		"template env": func(c *operatorv1alpha1.GlusterCluster, _ *operatorv1alpha1.GlusterNode) {
+			c.Spec.NodeTemplates[0].Env = []corev1.EnvVar{{Name: "GLUSTER_LOG_LEVEL", Value: "DEBUG"}}
+		},
+		"the node's own tolerations": func(_ *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.GlusterNode) {
+			n.Spec.Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpExists}}
+		},
+	}
+	for name, mutate := range same {
+		c, nn := base.DeepCopy(), n.DeepCopy()
+		mutate(c, nn)
+		if got := NodeTemplateRevision(c, nn); got != rev {
+			t.Errorf("%s changed the revision (%s -> %s)", name, rev, got)
+		}
+	}
+	for name, mutate := range changed {
+		c, nn := base.DeepCopy(), n.DeepCopy()
+		mutate(c, nn)
+		if got := NodeTemplateRevision(c, nn); got == rev {
+			t.Errorf("%s left the revision at %s", name, rev)
+		}
+	}
+
+	c := base.DeepCopy()
+	c.Spec.NodeTemplates[0].Resources = &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: fixtures.Quantity("2")}}
+	c.Spec.NodeTemplates[0].Env = []corev1.EnvVar{{Name: "GLUSTER_LOG_LEVEL", Value: "DEBUG"}}
+	ctr := NodeStatefulSet(c, n, "4.1.0").Spec.Template.Spec.Containers[0]
+	if q := ctr.Resources.Limits[corev1.ResourceCPU]; q.String() != "2" || fxEnv(ctr, "GLUSTER_LOG_LEVEL") != "DEBUG" || fxEnv(ctr, "GD2_RESTAUTH") != "true" {
+		t.Errorf("the template's resources and env are not in the container (limits %v, env %v)", ctr.Resources.Limits, ctr.Env)
+	}
+	ext := n.DeepCopy()
+	ext.Spec.ExternalAddress = "10.0.0.9"
+	if got := NodeTemplateRevision(base, ext); got != "" {
+		t.Errorf("a node with an external address runs no pod but has revision %q", got)
+	}
+}

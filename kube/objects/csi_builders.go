@@ -617,3 +617,12 @@ func CSIDriverNames(c *operatorv1alpha1.GlusterCluster) map[string]bool {
 		CSIDriverName(c.Namespace, c.Name, operatorv1alpha1.GlusterDriverBlock): true,
 	}
 }
+
+// ContainerImages maps each container of spec to its image.
+func ContainerImages(spec corev1.PodSpec) map[string]string {
+	out := make(map[string]string, len(spec.Containers))
+	for _, c := range spec.Containers {
+		out[c.Name] = c.Image
+	}
+	return out
+}

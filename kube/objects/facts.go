@@ -23,19 +23,31 @@ func NodeFacts(n *operatorv1alpha1.GlusterNode) states.NodeFacts {
 }
 
 // ClusterNodeFacts is the facts of those of nodes whose spec.cluster is
-// cluster (nodes added by hand included).
-func ClusterNodeFacts(nodes []*operatorv1alpha1.GlusterNode, cluster string) []states.NodeFacts {
+// c (nodes added by hand included), with whether each runs the pod
+// template c's spec gives it now.
+func ClusterNodeFacts(nodes []*operatorv1alpha1.GlusterNode, c *operatorv1alpha1.GlusterCluster) []states.NodeFacts {
 	var out []states.NodeFacts
 	for _, n := range nodes {
-		if n.Spec.Cluster == cluster {
-			out = append(out, NodeFacts(n))
+		if n.Spec.Cluster == c.Name {
+			f := NodeFacts(n)
+			f.StaleTemplate = n.Status.Revision != NodeTemplateRevision(c, n)
+			out = append(out, f)
 		}
 	}
 	return out
 }
 
-// TemplateFacts is what the scaling policy knows of a cluster's templates.
-func TemplateFacts(ts []operatorv1alpha1.NodeTemplate) []states.TemplateFacts {
+// TemplateFacts is what the scaling policy knows of a cluster's templates:
+// their bounds from the spec and, in automatic mode, the count the
+// autoscaler recorded for each in status.autoscaling.
+func TemplateFacts(c *operatorv1alpha1.GlusterCluster) []states.TemplateFacts {
+	recorded := map[string]int{}
+	if a := c.Status.Autoscaling; a != nil && c.Spec.Mode == operatorv1alpha1.ClusterModeAutomatic {
+		for _, t := range a.Templates {
+			recorded[t.Name] = int(t.Desired)
+		}
+	}
+	ts := c.Spec.NodeTemplates
 	out := make([]states.TemplateFacts, len(ts))
 	for i, t := range ts {
 		out[i] = states.TemplateFacts{Zone: t.Zone, MinNodes: int(ptr.Deref(t.MinNodes, 0))}
@@ -44,6 +56,9 @@ func TemplateFacts(ts []operatorv1alpha1.NodeTemplate) []states.TemplateFacts {
 		}
 		if t.MaxNodes != nil {
 			out[i].MaxNodes = ptr.To(int(*t.MaxNodes))
+		}
+		if n, ok := recorded[t.Name]; ok {
+			out[i].Desired = ptr.To(n)
 		}
 	}
 	return out

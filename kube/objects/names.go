@@ -59,6 +59,10 @@ const (
 // the pod still has to be replaced.
 const AnnotationVersion = "operator.gluster.org/version"
 
+// AnnotationRevision on a node pod template is NodeTemplateRevision of the
+// template: the live pod's copy tells which template it was made from.
+const AnnotationRevision = "operator.gluster.org/revision"
+
 // Finalizers that hold a GlusterNode or GlusterCluster until the operator
 // has drained and removed what it stands for.
 const (

@@ -85,9 +85,13 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.mode != 'external' || !has(self.nodeTemplates) || size(self.nodeTemplates) == 0",message="spec.nodeTemplates must be empty when spec.mode is external: anthill runs no servers for an external cluster",fieldPath=".nodeTemplates"
 // +kubebuilder:validation:XValidation:rule="self.mode != 'manual' || !has(self.nodeTemplates) || self.nodeTemplates.all(t, has(t.nodes))",message="spec.nodeTemplates[].nodes is required in every template when spec.mode is manual",fieldPath=".nodeTemplates"
 // +kubebuilder:validation:XValidation:rule="self.mode != 'automatic' || !has(self.nodeTemplates) || self.nodeTemplates.all(t, has(t.minNodes) && has(t.maxNodes))",message="spec.nodeTemplates[].minNodes and maxNodes are required in every template when spec.mode is automatic",fieldPath=".nodeTemplates"
+// +kubebuilder:validation:XValidation:rule="self.mode != 'manual' || !has(self.nodeTemplates) || self.nodeTemplates.all(t, !has(t.minNodes) && !has(t.maxNodes))",message="spec.nodeTemplates[].minNodes and maxNodes apply only when spec.mode is automatic; in manual mode, the default, each template runs exactly nodes servers",fieldPath=".nodeTemplates"
+// +kubebuilder:validation:XValidation:rule="self.mode != 'automatic' || !has(self.nodeTemplates) || self.nodeTemplates.all(t, !has(t.nodes))",message="spec.nodeTemplates[].nodes applies only when spec.mode is manual; in automatic mode each template is scaled between minNodes and maxNodes",fieldPath=".nodeTemplates"
+// +kubebuilder:validation:XValidation:rule="self.mode == 'automatic' || !has(self.nodeTemplates) || self.nodeTemplates.all(t, !has(t.maxStorage) && !has(t.freeStorageMin) && !has(t.freeStorageMax))",message="spec.nodeTemplates[].maxStorage, freeStorageMin and freeStorageMax apply only when spec.mode is automatic",fieldPath=".nodeTemplates"
 // +kubebuilder:validation:XValidation:rule="self.mode != 'external' || has(self.external)",message="spec.external.nodes must list the addresses of the pool when spec.mode is external",fieldPath=".external"
 // +kubebuilder:validation:XValidation:rule="self.mode == 'external' || !has(self.external)",message="spec.external may be set only when spec.mode is external",fieldPath=".external"
 // +kubebuilder:validation:XValidation:rule="self.mode == 'external' || (has(self.gluster) && has(self.gluster.image))",message="spec.gluster.image is required unless spec.mode is external",fieldPath=".gluster"
+// +kubebuilder:validation:XValidation:rule="self.mode == 'automatic' || !has(self.autoscaling)",message="spec.autoscaling may be set only when spec.mode is automatic",fieldPath=".autoscaling"
 // +kubebuilder:validation:XValidation:rule="!has(self.csi) || !has(self.csi.version) || !has(self.gluster) || !has(self.gluster.version) || !isSemver(self.csi.version, true) || !isSemver(self.gluster.version, true) || semver(self.csi.version, true).compareTo(semver(self.gluster.version, true)) <= 0",message="spec.csi.version must not be newer than spec.gluster.version: CSI clients may not run ahead of the servers",fieldPath=".csi.version"
 type GlusterClusterSpec struct {
 	// mode says who creates and scales the Gluster servers: manual (a fixed
@@ -157,6 +161,12 @@ type GlusterClusterSpec struct {
 	// +optional
 	Paused bool `json:"paused,omitempty"`
 
+	// autoscaling tunes automatic mode's capacity-driven sizing: which
+	// directions it may scale in and how long it waits between two steps.
+	// Only when mode is automatic; unset means every default.
+	// +optional
+	Autoscaling *AutoscalingSpec `json:"autoscaling,omitempty"`
+
 	// external describes an existing pool. Required when mode is external,
 	// forbidden otherwise.
 	// +optional
@@ -174,6 +184,7 @@ type GlusterClusterSpec struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.nodes) || (!has(self.minNodes) && !has(self.maxNodes))",message="nodeTemplates[].nodes (manual count) and minNodes/maxNodes (automatic range) are mutually exclusive"
 // +kubebuilder:validation:XValidation:rule="!has(self.minNodes) || !has(self.maxNodes) || self.minNodes <= self.maxNodes",message="nodeTemplates[].minNodes must not be greater than maxNodes",fieldPath=".minNodes"
 // +kubebuilder:validation:XValidation:rule="!has(self.freeStorageMin) || !has(self.freeStorageMax) || !isQuantity(string(self.freeStorageMin)) || !isQuantity(string(self.freeStorageMax)) || quantity(string(self.freeStorageMin)).isLessThan(quantity(string(self.freeStorageMax)))",message="nodeTemplates[].freeStorageMin must be less than freeStorageMax",fieldPath=".freeStorageMin"
+// +kubebuilder:validation:XValidation:rule="!has(self.maxStorage) || !has(self.minNodes) || !isQuantity(string(self.maxStorage)) || !isQuantity(string(self.storage.capacity)) || double(self.minNodes) * double(has(self.storage.deviceCount) ? self.storage.deviceCount : 1) * quantity(string(self.storage.capacity)).asApproximateFloat() <= quantity(string(self.maxStorage)).asApproximateFloat()",message="nodeTemplates[].maxStorage must be at least minNodes times storage.deviceCount times storage.capacity: the template's fewest servers would already exceed it",fieldPath=".maxStorage"
 type NodeTemplate struct {
 	// name identifies the template within the cluster and is part of the
 	// names of its nodes. It must be a DNS label.
@@ -215,6 +226,7 @@ type NodeTemplate struct {
 	// +optional
 	// +kubebuilder:validation:XIntOrString
 	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).isGreaterThan(quantity('0'))",message="nodeTemplates[].maxStorage must be a positive quantity such as 10Ti"
 	MaxStorage *resource.Quantity `json:"maxStorage,omitempty"`
 
 	// freeStorageMin is the free capacity below which automatic mode adds a
@@ -222,6 +234,7 @@ type NodeTemplate struct {
 	// +optional
 	// +kubebuilder:validation:XIntOrString
 	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && !quantity(string(self)).isLessThan(quantity('0'))",message="nodeTemplates[].freeStorageMin must be a quantity of zero or more, such as 500Gi"
 	FreeStorageMin *resource.Quantity `json:"freeStorageMin,omitempty"`
 
 	// freeStorageMax is the free capacity above which automatic mode removes
@@ -229,6 +242,7 @@ type NodeTemplate struct {
 	// +optional
 	// +kubebuilder:validation:XIntOrString
 	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && !quantity(string(self)).isLessThan(quantity('0'))",message="nodeTemplates[].freeStorageMax must be a quantity of zero or more, such as 2Ti"
 	FreeStorageMax *resource.Quantity `json:"freeStorageMax,omitempty"`
 
 	// nodeAffinity further restricts which Kubernetes nodes may run the
@@ -241,6 +255,22 @@ type NodeTemplate struct {
 	// +listType=atomic
 	// +optional
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// resources are the compute resources of each server's GD2 container.
+	// A change rolls out to running servers like an upgrade, one heal-gated
+	// batch at a time.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// env are extra environment variables of each server's GD2 container,
+	// after the ones anthill sets. Names starting with GD2_ are anthill's
+	// and rejected. A change rolls out like an upgrade.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:XValidation:rule="self.all(e, !e.name.startsWith('GD2_'))",message="nodeTemplates[].env must not set GD2_ variables: anthill sets GD2's own configuration"
+	// +optional
+	Env []corev1.EnvVar `json:"env,omitempty"`
 
 	// storage is the brick storage each server gets.
 	Storage TemplateStorage `json:"storage"`
@@ -277,6 +307,34 @@ type TemplateStorage struct {
 	// +kubebuilder:validation:Maximum=16
 	// +optional
 	DeviceCount int32 `json:"deviceCount,omitempty"`
+}
+
+// AutoscalingSpec tunes automatic mode: each template grows by one server
+// when its free capacity (unallocated space of enabled devices on online
+// peers, as GD2 reports it) falls below freeStorageMin, and shrinks by one
+// when it exceeds freeStorageMax, one step at a time.
+type AutoscalingSpec struct {
+	// scaleUp lets the autoscaler add servers. False holds every template
+	// at its count (or raises it to minNodes) whatever its free capacity.
+	// +kubebuilder:default=true
+	// +optional
+	ScaleUp *bool `json:"scaleUp,omitempty"`
+
+	// scaleDown lets the autoscaler remove servers (each through the
+	// decommission drain). False keeps every server it added, so storage
+	// grows but never shrinks on its own.
+	// +kubebuilder:default=true
+	// +optional
+	ScaleDown *bool `json:"scaleDown,omitempty"`
+
+	// cooldown is the least time between two autoscaler steps, as a
+	// duration (10m).
+	// +kubebuilder:default="10m"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') && duration(self) >= duration('0s')",message="autoscaling.cooldown must be a duration such as 10m or 1h30m"
+	// +optional
+	Cooldown *metav1.Duration `json:"cooldown,omitempty"`
 }
 
 // GlusterServerSpec selects the Gluster server software.
@@ -491,6 +549,11 @@ type GlusterClusterStatus struct {
 	// +optional
 	Capacity *CapacityStatus `json:"capacity,omitempty"`
 
+	// autoscaling is the autoscaler's last decision (automatic mode only):
+	// each template's desired count and why it does or does not change.
+	// +optional
+	Autoscaling *AutoscalingStatus `json:"autoscaling,omitempty"`
+
 	// history holds the latest transitions of the cluster machine, oldest
 	// first.
 	// +listType=atomic
@@ -634,4 +697,58 @@ type ZoneCapacityStatus struct {
 
 	// free is the free space of the zone's enabled devices on online peers.
 	Free resource.Quantity `json:"free"`
+}
+
+// AutoscalingStatus is the autoscaler's last decision, written by the
+// cluster machine with the rest of its status.
+type AutoscalingStatus struct {
+	// templates is each template's desired count and reason, in spec
+	// order.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	Templates []TemplateAutoscalingStatus `json:"templates,omitempty"`
+
+	// lastScaleTime is when the autoscaler last changed a template's
+	// desired count; the cooldown runs from it.
+	// +optional
+	LastScaleTime *metav1.Time `json:"lastScaleTime,omitempty"`
+
+	// reason is ScalingUp or ScalingDown while a step is taken, else why
+	// none is (WithinBand, CooldownActive, NodesNotSettled, AtMaxNodes,
+	// ...); the Autoscaling condition carries the same.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	Reason string `json:"reason,omitempty"`
+
+	// message says the same for a person.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// TemplateAutoscalingStatus is the autoscaler's word on one template.
+type TemplateAutoscalingStatus struct {
+	// name is the template's name.
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name"`
+
+	// desired is the number of servers the template should have.
+	Desired int32 `json:"desired"`
+
+	// free is the template's measured free capacity: unallocated space of
+	// the enabled devices of its online servers.
+	// +optional
+	Free *resource.Quantity `json:"free,omitempty"`
+
+	// reason is why the template steps (ScalingUp, ScalingDown) or not.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	Reason string `json:"reason,omitempty"`
+
+	// message says the same for a person.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Message string `json:"message,omitempty"`
 }

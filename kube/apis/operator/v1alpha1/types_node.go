@@ -64,6 +64,9 @@ const (
 )
 
 // GlusterNodeSpec is the desired state of a GlusterNode.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.externalAddress) || !has(self.storage) || (!has(self.storage.capacity) && !has(self.storage.deviceCount) && !has(self.storage.storageClassName))",message="spec.storage.capacity, deviceCount and storageClassName ask for PersistentVolumeClaims, which anthill never creates for a server at spec.externalAddress: it runs no pod for it",fieldPath=".storage"
+// +kubebuilder:validation:XValidation:rule="!has(self.externalAddress) || (!has(self.nodeAffinity) && (!has(self.tolerations) || size(self.tolerations) == 0))",message="spec.nodeAffinity and spec.tolerations place the server's pod, and a server at spec.externalAddress has none",fieldPath=".externalAddress"
 type GlusterNodeSpec struct {
 	// cluster is the name of the GlusterCluster, in the same namespace, that
 	// the server belongs to. It cannot change.
@@ -201,6 +204,15 @@ type GlusterNodeStatus struct {
 	// version is the Gluster version the server runs.
 	// +optional
 	Version string `json:"version,omitempty"`
+
+	// revision identifies the pod template the server runs, apart from its
+	// version: a hash of everything its template (image, resources, env,
+	// tolerations, affinity) puts in the pod. When it differs from what the
+	// cluster's spec gives the server, the upgrade machine rolls the server
+	// to the new template.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	Revision string `json:"revision,omitempty"`
 
 	// address is the address other peers and clients reach the server at.
 	// +optional
