@@ -137,8 +137,9 @@ func (s *NodeSyncer) nodeSnapshot(ctx context.Context, node *operatorv1alpha1.Gl
 }
 
 // upgradeAhead is states.UpgradeTurnsAhead over the cluster's upgrade
-// batch, its members read from the node lister. A member the lister does
-// not have is gone and stops nothing.
+// batch (a version upgrade or a template rollout), its members read from
+// the node lister. A member the lister does not have is gone and stops
+// nothing.
 func (s *NodeSyncer) upgradeAhead(node *operatorv1alpha1.GlusterNode, cluster *operatorv1alpha1.GlusterCluster, target string, sharing map[string]bool) ([]string, error) {
 	var batch []states.BatchMember
 	for _, name := range cluster.Status.Upgrade.CurrentNodes {
@@ -153,7 +154,10 @@ func (s *NodeSyncer) upgradeAhead(node *operatorv1alpha1.GlusterNode, cluster *o
 		case err != nil:
 			return nil, fmt.Errorf("upgrade batch member %q: %w", name, err)
 		}
-		done := m.Status.State == string(states.NodeOnline) && m.Status.Version == target
+		// Done as the upgrade machine counts it: Online at the target
+		// version and at the pod template the cluster gives it now.
+		done := m.Status.State == string(states.NodeOnline) && (target == "" || m.Status.Version == target) &&
+			m.Status.Revision == objects.NodeTemplateRevision(cluster, m)
 		batch = append(batch, states.BatchMember{Name: name, PeerID: m.Status.PeerID, Done: done})
 	}
 	return states.UpgradeTurnsAhead(node.Name, batch, sharing), nil

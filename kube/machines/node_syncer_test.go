@@ -689,18 +689,24 @@ func TestNodeSyncerQuiescingWaitsForAnEarlierBatchMember(t *testing.T) {
 	if founder == "" {
 		t.Fatalf("no founder peer in %+v", peers)
 	}
-	setOther := func(state fsm.State, version string) {
+	// setOther puts the earlier member in state at version, at the pod
+	// template the cluster gives it now or, with stale, at an older one.
+	setOther := func(state fsm.State, version string, stale bool) {
 		t.Helper()
 		other := &operatorv1alpha1.GlusterNode{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gc-z0-a"},
 			Spec:       operatorv1alpha1.GlusterNodeSpec{Cluster: "gc", Zone: "zone-0"},
 			Status:     operatorv1alpha1.GlusterNodeStatus{State: string(state), PeerID: founder, Version: version},
 		}
+		obj, _, _ := f.clusters.GetByKey("ns/gc")
+		if other.Status.Revision = objects.NodeTemplateRevision(obj.(*operatorv1alpha1.GlusterCluster), other); stale {
+			other.Status.Revision = "older"
+		}
 		if err := f.nodes.Update(other); err != nil {
 			t.Fatal(err)
 		}
 	}
-	setOther(states.NodeQuiescing, "4.1.0")
+	setOther(states.NodeQuiescing, "4.1.0", false)
 	obj, _, _ := f.clusters.GetByKey("ns/gc")
 	cluster := obj.(*operatorv1alpha1.GlusterCluster).DeepCopy()
 	cluster.Status.Upgrade = &operatorv1alpha1.UpgradeStatus{State: string(states.UpgradeRollingServers),
@@ -715,18 +721,29 @@ func TestNodeSyncerQuiescingWaitsForAnEarlierBatchMember(t *testing.T) {
 	if s := f.node().Status.State; s != string(states.NodeQuiescing) {
 		t.Fatalf("selected: state %s, want Quiescing", s)
 	}
-	for _, other := range []fsm.State{states.NodeQuiescing, states.NodeRestarting, states.NodeHealWait} {
-		setOther(other, "4.1.0")
+	for _, other := range []struct {
+		state   fsm.State
+		version string
+		stale   bool
+	}{
+		{states.NodeQuiescing, "4.1.0", false},
+		{states.NodeRestarting, "4.1.0", false},
+		{states.NodeHealWait, "4.1.0", false},
+		// Online at the version but not at the template: a template
+		// rollout of the same batch has not reached it yet.
+		{states.NodeOnline, "4.1.1", true},
+	} {
+		setOther(other.state, other.version, other.stale)
 		if _, err := f.sync(); err != nil {
 			t.Fatal(err)
 		}
 		n := f.node()
 		c := apimeta.FindStatusCondition(n.Status.Conditions, operatorv1alpha1.ConditionProgressing)
 		if n.Status.State != string(states.NodeQuiescing) || c == nil || c.Reason != states.ReasonBatchMemberFirst || !strings.Contains(c.Message, "gc-z0-a") {
-			t.Fatalf("earlier member %s: state %s, Progressing %+v; want Quiescing, reason %s naming gc-z0-a", other, n.Status.State, c, states.ReasonBatchMemberFirst)
+			t.Fatalf("earlier member %+v: state %s, Progressing %+v; want Quiescing, reason %s naming gc-z0-a", other, n.Status.State, c, states.ReasonBatchMemberFirst)
 		}
 	}
-	setOther(states.NodeOnline, "4.1.1")
+	setOther(states.NodeOnline, "4.1.1", false)
 	if _, err := f.sync(); err != nil {
 		t.Fatal(err)
 	}
