@@ -51,7 +51,8 @@ func UpgradeDefinition() *fsm.Definition {
 		Machine: UpgradeMachine,
 		Doc: "One machine per GlusterCluster, persisted in `GlusterCluster.status.upgrade`, started by changing " +
 			"the cluster's version, or anything else in the servers' pod template (image, resources, env, tolerations, " +
-			"affinity: the template revision) or the CSI images. It validates the upgrade, then rolls the Gluster servers one node at a time " +
+			"affinity: the template revision) or the CSI images. It validates the upgrade, then rolls the Gluster servers batch by batch (one node by default; up to " +
+			"`upgradePolicy.maxParallel` nodes of one zone with `perZone`) " +
 			"(each node walks its own Quiescing → Restarting → Rejoining → HealWait states), then the CSI node " +
 			"plugins. Clients are rolled last because a CSI client must never be newer than the servers it " +
 			"mounts from. The target a run validated is recorded in status when `validated` fires; changing " +
