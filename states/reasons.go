@@ -12,6 +12,10 @@ const (
 	// ReasonPaused: spec.paused holds what the machine would do next.
 	ReasonPaused = "Paused"
 
+	// TLS (cluster machine).
+	ReasonCAInvalid           = "CAInvalid"
+	ReasonIssuingCertificates = "IssuingCertificates"
+
 	// Node.
 	ReasonProvisioning          = "Provisioning"
 	ReasonWaitingForPod         = "WaitingForPod"

@@ -45,8 +45,11 @@ type ClusterSyncer struct {
 	Anthill        versioned.Interface
 	Kube           transitions.KubeOps
 	GD2            *effects.GD2Clients
-	Log            *engine.TransitionLog
-	Clock          clock.Clock
+	// TLS checks spec.caSecretRef and the certificates issued from it; nil
+	// leaves TLS out of the facts (tests of other concerns).
+	TLS   *effects.TLS
+	Log   *engine.TransitionLog
+	Clock clock.Clock
 
 	onCluster[*clusterFacts]
 }
@@ -256,6 +259,13 @@ func (s *ClusterSyncer) snapshot(ctx context.Context, c *operatorv1alpha1.Gluste
 		return snap, err
 	}
 	states.CountNodes(objects.ClusterNodeFacts(nodes, c), "").FillCluster(&snap)
+	if s.TLS != nil && objects.TLSEnabled(c) && !snap.Deleting {
+		check, err := s.TLS.Check(ctx, c, nodes)
+		if err != nil {
+			return snap, err
+		}
+		snap.CAProblem, snap.CertificatesDue = check.Problem, check.Due
+	}
 	for _, v := range c.Status.Volumes {
 		if v.State != string(states.HealHealthy) {
 			snap.VolumesUnhealthy++
