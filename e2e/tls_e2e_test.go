@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -61,6 +62,34 @@ func newTestCA(t *testing.T, name string, isCA bool) testCA {
 		certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
 		keyPEM:  pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder}),
 	}
+}
+
+// issueServer signs a server certificate for ip with ca.
+func issueServer(t *testing.T, ca testCA, ip string) tls.Certificate {
+	t.Helper()
+	caPair, err := tls.X509KeyPair(ca.certPEM, ca.keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caCert, err := x509.ParseCertificate(caPair.Certificate[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "pool"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses: []net.IP{net.ParseIP(ip)},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caPair.PrivateKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 }
 
 func createCASecret(t *testing.T, ns, name string, ca testCA) {
@@ -298,6 +327,90 @@ func TestTLS(t *testing.T) {
 		}
 		if cond := apimeta.FindStatusCondition(c.Status.Conditions, operatorv1alpha1.ConditionReady); cond == nil || cond.Reason == "CAInvalid" {
 			t.Errorf("Ready condition %+v", cond)
+		}
+		noViolations(t)
+	})
+
+	t.Run("external mode: a pool whose certificate the CA does not verify is refused and surfaced; the right CA makes it Ready", func(t *testing.T) {
+		ctx := context.Background()
+		ns := env.Namespace(t)
+		const name = "tlsext"
+		poolCA := newTestCA(t, "the pool's CA", true)
+		pair := issueServer(t, poolCA, "127.0.0.1")
+		o := defaultSimOptions
+		o.TLS, o.Certificates = true, func(string) (*tls.Certificate, error) { return &pair, nil }
+		s := startSim(t, ns, o)
+		g, err := gd2.New(gd2.Options{Endpoint: s.URL, Secret: s.Secret, CACert: poolCA.certPEM})
+		if err != nil {
+			t.Fatal(err)
+		}
+		buildPool(t, s, g)
+		wrong := newTestCA(t, "not the pool's CA", true)
+		if _, err := env.Client.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pool-ca"},
+			Data:       map[string][]byte{"tls.crt": wrong.certPEM},
+		}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := env.CreateSimAuthSecret(ctx, ns, name, s); err != nil {
+			t.Fatal(err)
+		}
+		c := &operatorv1alpha1.GlusterCluster{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec: operatorv1alpha1.GlusterClusterSpec{
+				Mode: operatorv1alpha1.ClusterModeExternal,
+				External: &operatorv1alpha1.ExternalSpec{Nodes: []operatorv1alpha1.ExternalNode{
+					{Address: "gluster-1.storage.example.com", Zone: "rack-1"},
+				}},
+				Management: &operatorv1alpha1.ManagementSpec{
+					Endpoint:      s.URL,
+					AuthSecretRef: &operatorv1alpha1.SecretReference{Name: framework.SimSecretName(name), Key: "secret"},
+				},
+				CASecretRef: &operatorv1alpha1.SecretReference{Name: "pool-ca"},
+			},
+		}
+		if _, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Create(ctx, c, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		var msg string
+		if err := framework.WaitFor(ctx, time.Minute, func(ctx context.Context) (bool, error) {
+			c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			for _, cond := range c.Status.Conditions {
+				if cond.Reason == "GD2Untrusted" {
+					msg = cond.Message
+					return true, nil
+				}
+			}
+			return false, fmt.Errorf("phase %s conditions %+v", c.Status.Phase, c.Status.Conditions)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(msg, "unknown authority") || !strings.Contains(msg, s.URL) {
+			t.Errorf("the condition must say whose certificate and why: %q", msg)
+		}
+		if s.TLS.Failures.Load() == 0 {
+			t.Error("the simulator saw no refused handshake")
+		}
+
+		// The admin puts the pool's CA in the Secret.
+		sec, err := env.Client.CoreV1().Secrets(ns).Get(ctx, "pool-ca", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sec.Data = map[string][]byte{"tls.crt": poolCA.certPEM}
+		if _, err := env.Client.CoreV1().Secrets(ns).Update(ctx, sec, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		waitExternalReady(t, ns, name, "archive")
+		trust, err := env.Client.CoreV1().Secrets(ns).Get(ctx, name+"-tls-trust", metav1.GetOptions{})
+		if err != nil || string(trust.Data["ca.crt"]) != string(poolCA.certPEM) {
+			t.Errorf("trust bundle %v", err)
+		}
+		if s.TLS.PlainHTTP.Load() != 0 || s.TLS.HandshakesFor("") == 0 {
+			t.Errorf("plain HTTP %d, handshakes without SNI (an IP address) %d", s.TLS.PlainHTTP.Load(), s.TLS.HandshakesFor(""))
 		}
 		noViolations(t)
 	})

@@ -239,6 +239,10 @@ type ClusterSnapshot struct {
 	InfraExists bool
 	// GD2Reachable: the management Service answered this sync.
 	GD2Reachable bool
+	// GD2Untrusted: GD2 did not answer because the certificate it
+	// presented is not verified by the cluster's trust bundle; a sentence
+	// saying so and why (names and issuers only).
+	GD2Untrusted string
 
 	// DesiredNodes: spec.nodeCount.
 	DesiredNodes int

@@ -54,6 +54,9 @@ func DecideCluster(s ClusterSnapshot) Decision {
 		if !s.InfraReady {
 			return wait(ReasonInfraNotReady, fmt.Sprintf("Waiting for etcd; %d of %d nodes are Online.", s.NodesOnline, s.NodesTotal), pollShort)
 		}
+		if s.GD2Untrusted != "" {
+			return warn(ReasonGD2Untrusted, s.GD2Untrusted, pollShort)
+		}
 		return wait(ReasonProvisioning, fmt.Sprintf("%d of %d nodes are Online.", s.NodesOnline, s.NodesTotal), pollShort)
 
 	case ClusterReady, ClusterDegraded:
@@ -243,6 +246,9 @@ func settle(s ClusterSnapshot, reason string) Decision {
 		s.GD2Reachable, s.NodesOnline, s.NodesTotal, s.NodesUnhealthy, s.VolumesUnhealthy)
 	if s.External {
 		msg = fmt.Sprintf("The external cluster is degraded: GD2 reachable %t, %d unhealthy volume(s).", s.GD2Reachable, s.VolumesUnhealthy)
+	}
+	if s.GD2Untrusted != "" {
+		msg += " " + s.GD2Untrusted
 	}
 	if s.State == ClusterDegraded {
 		return wait(ReasonDegraded, msg, pollLong)

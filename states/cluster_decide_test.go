@@ -88,6 +88,15 @@ func TestDecideCluster(t *testing.T) {
 		{name: "external: the trust bundle is written while provisioning", state: ClusterProvisioning, mutate: ext(func(s *ClusterSnapshot) { s.CertificatesDue = []string{"gc-tls-trust (missing)"} }), wantStep: ClusterIssueCertificates},
 		{name: "external: a pending cluster with an unusable CA does not start", state: ClusterPending, mutate: ext(func(s *ClusterSnapshot) { s.CAProblem = "x" }), wantReason: ReasonCAInvalid},
 		{name: "external: a ready cluster rewrites the trust bundle", state: ClusterReady, mutate: ext(func(s *ClusterSnapshot) { s.CertificatesDue = []string{"gc-tls-trust (CA changed)"} }), wantStep: ClusterIssueCertificates},
+		{name: "provisioning says when GD2's certificate is not trusted", state: ClusterProvisioning, mutate: func(s *ClusterSnapshot) {
+			s.GD2Reachable, s.NodesOnline, s.NodesJoining, s.GD2Untrusted = false, 0, 3, "GD2 presented a certificate the trust bundle does not verify."
+		}, wantReason: ReasonGD2Untrusted},
+		{name: "a ready cluster whose GD2 is untrusted degrades and says why", state: ClusterReady, mutate: func(s *ClusterSnapshot) {
+			s.GD2Reachable, s.GD2Untrusted = false, "GD2 presented a certificate the trust bundle does not verify."
+		}, wantEvent: ClusterDegrade},
+		{name: "external: provisioning says when the pool's certificate is not trusted", state: ClusterProvisioning, mutate: ext(func(s *ClusterSnapshot) {
+			s.GD2Reachable, s.GD2Untrusted = false, "x"
+		}), wantReason: ReasonGD2Untrusted},
 		{name: "a ready cluster stays ready", state: ClusterReady, wantReason: ReasonSteady},
 		{name: "a ready cluster with a failed node is degraded", state: ClusterReady, mutate: func(s *ClusterSnapshot) { s.NodesOnline, s.NodesUnhealthy = 2, 1 }, wantEvent: ClusterDegrade},
 		{name: "a ready cluster with an unhealthy volume is degraded", state: ClusterReady, mutate: func(s *ClusterSnapshot) { s.VolumesUnhealthy = 1 }, wantEvent: ClusterDegrade},

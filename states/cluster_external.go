@@ -39,6 +39,9 @@ func decideExternal(s ClusterSnapshot) Decision {
 		if s.Now.Sub(s.StateSince) >= s.ProvisionGrace {
 			return fire(ClusterDegrade, ReasonProvisionSlow, fmt.Sprintf("GD2 did not answer at any of the pool's addresses within %s.", s.ProvisionGrace))
 		}
+		if s.GD2Untrusted != "" {
+			return warn(ReasonGD2Untrusted, s.GD2Untrusted, pollShort)
+		}
 		return wait(ReasonGD2Unreachable, "Waiting for GD2 to answer at one of the pool's addresses.", pollShort)
 
 	case ClusterReady, ClusterDegraded:

@@ -15,6 +15,9 @@ const (
 	// TLS (cluster machine).
 	ReasonCAInvalid           = "CAInvalid"
 	ReasonIssuingCertificates = "IssuingCertificates"
+	// ReasonGD2Untrusted: GD2 presented a certificate the cluster's CA
+	// does not verify.
+	ReasonGD2Untrusted = "GD2Untrusted"
 
 	// Node.
 	ReasonProvisioning          = "Provisioning"

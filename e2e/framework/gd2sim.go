@@ -58,6 +58,9 @@ type SimOptions struct {
 	// Secret its GD2_CERT_FILE is mounted from (kubelink.Certificates), as
 	// GD2 configured with cert-file and key-file.
 	TLS bool
+	// Certificates, with TLS, replaces the pods' certificates (an
+	// external pool's servers, which run no pod).
+	Certificates sim.CertSource
 }
 
 // StartGD2Sim starts a simulator linked to cp's pods (all namespaces).
@@ -87,8 +90,11 @@ func (cp *ControlPlane) StartGD2Sim(ctx context.Context, o SimOptions) (*GD2Sim,
 		srv: &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second}}
 	if o.TLS {
 		g.TLS = &sim.TLSStats{}
-		certs := &kubelink.Certificates{Client: cp.Client, Namespace: o.Namespace, Selector: GlusterPodSelector}
-		ln = sim.TLSListener(ln, sim.TLSConfig(certs.Source(), g.TLS), g.TLS)
+		src := o.Certificates
+		if src == nil {
+			src = (&kubelink.Certificates{Client: cp.Client, Namespace: o.Namespace, Selector: GlusterPodSelector}).Source()
+		}
+		ln = sim.TLSListener(ln, sim.TLSConfig(src, g.TLS), g.TLS)
 		g.srv.ErrorLog = sim.HandshakeErrorLog(g.TLS, nil)
 		g.URL = "https://" + ln.Addr().String()
 	}

@@ -2,6 +2,9 @@ package machines
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -288,6 +291,12 @@ func (s *ClusterSyncer) snapshot(ctx context.Context, c *operatorv1alpha1.Gluste
 	if gc, err := s.GD2.For(ctx, c); err == nil {
 		_, err := gc.ListPeers(ctx, gd2.Filter{})
 		snap.GD2Reachable = err == nil
+		var certErr *tls.CertificateVerificationError
+		if errors.As(err, &certErr) {
+			// The verification error names certificates and issuers,
+			// never key material.
+			snap.GD2Untrusted = fmt.Sprintf("GD2 at %s presented a certificate the cluster's CA (spec.caSecretRef) does not verify: %v.", objects.ManagementEndpoint(c), certErr.Err)
+		}
 	}
 	return snap, nil
 }
