@@ -267,6 +267,55 @@ func TestTLS(t *testing.T) {
 		if st.PlainHTTP.Load() != 1 {
 			t.Errorf("plain-HTTP attempts %d, want exactly the test's own", st.PlainHTTP.Load())
 		}
+
+		t.Run("a CA rotation rolls every node heal-gated, trusting both CAs until the roll ends", func(t *testing.T) {
+			untrustedBefore := strings.Count(operator.Logs(), "unknown authority")
+			next := newTestCA(t, "anthill e2e CA, rotated", true)
+			since := time.Now()
+			sec, err := env.Client.CoreV1().Secrets(ns).Get(ctx, "gluster-ca", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sec.Data = map[string][]byte{"tls.crt": next.certPEM, "tls.key": next.keyPEM}
+			if _, err := env.Client.CoreV1().Secrets(ns).Update(ctx, sec, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			bundle := func(ctx context.Context) (string, error) {
+				s, err := env.Client.CoreV1().Secrets(ns).Get(ctx, name+"-tls-trust", metav1.GetOptions{})
+				if err != nil {
+					return "", err
+				}
+				return string(s.Data["ca.crt"]), nil
+			}
+			if err := framework.WaitFor(ctx, time.Minute, func(ctx context.Context) (bool, error) {
+				b, err := bundle(ctx)
+				return strings.Contains(b, string(next.certPEM)) && strings.Contains(b, string(ca.certPEM)), err
+			}); err != nil {
+				t.Fatalf("the bundle never held both CAs: %v", err)
+			}
+			waitRunComplete(t, ns, name, since, 6*time.Minute)
+			if err := framework.WaitFor(ctx, 2*time.Minute, func(ctx context.Context) (bool, error) {
+				b, err := bundle(ctx)
+				return b == string(next.certPEM), err
+			}); err != nil {
+				t.Fatalf("after the roll the bundle must hold the new CA only: %v", err)
+			}
+			waitNodes(t, ns, name, 3, 2*time.Minute)
+			if _, err := tlsClient(t, next.certPEM, mgmt).ListPeers(ctx, gd2.Filter{}); err != nil {
+				t.Errorf("the management Service on the new CA: %v", err)
+			}
+			for n := range nodes {
+				host := fmt.Sprintf("%s-0.%s-nodes.%s.svc", n, name, ns)
+				if err := tlsClient(t, next.certPEM, host).Ping(ctx); err != nil {
+					t.Errorf("node %s on the new CA: %v", n, err)
+				}
+			}
+			if after := strings.Count(operator.Logs(), "unknown authority"); after != untrustedBefore {
+				t.Errorf("the operator distrusted a server %d time(s) during the rotation", after-untrustedBefore)
+			}
+			t.Logf("CA rotation rolled 3 nodes in %s", time.Since(since).Round(time.Second))
+			noViolations(t)
+		})
 	})
 
 	t.Run("a CA secret that cannot issue holds the cluster and says why; fixing it starts the cluster", func(t *testing.T) {
