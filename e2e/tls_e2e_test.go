@@ -313,6 +313,15 @@ func TestTLS(t *testing.T) {
 			if after := strings.Count(operator.Logs(), "unknown authority"); after != untrustedBefore {
 				t.Errorf("the operator distrusted a server %d time(s) during the rotation", after-untrustedBefore)
 			}
+			c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, h := range c.Status.History {
+				if h.Time.After(since) && h.To == "Degraded" {
+					t.Errorf("the cluster degraded during the rotation: %+v", h)
+				}
+			}
 			t.Logf("CA rotation rolled 3 nodes in %s", time.Since(since).Round(time.Second))
 			noViolations(t)
 		})
