@@ -213,11 +213,10 @@ func (t *TLS) IssueCertificates(ctx context.Context, c *operatorv1alpha1.Gluster
 	if p.problem != "" {
 		return errors.New(p.problem)
 	}
-	secrets := t.Client.CoreV1().Secrets(c.Namespace)
 	// The bundle goes first: a client must trust the new CA before any
 	// server presents a certificate it signed.
 	if p.bundleWhy != "" {
-		if err := t.write(ctx, secrets.Get, objects.TLSTrustSecret(c, p.bundle)); err != nil {
+		if err := t.write(ctx, objects.TLSTrustSecret(c, p.bundle)); err != nil {
 			return err
 		}
 	}
@@ -232,7 +231,7 @@ func (t *TLS) IssueCertificates(ctx context.Context, c *operatorv1alpha1.Gluster
 			if err != nil {
 				return fmt.Errorf("issue certificate for %s/%s: %w", c.Namespace, it.secret, err)
 			}
-			if err := t.write(ctx, secrets.Get, objects.TLSSecret(c, it.secret, is, p.bundle)); err != nil {
+			if err := t.write(ctx, objects.TLSSecret(c, it.secret, is, p.bundle)); err != nil {
 				return err
 			}
 			certPEM = is.CertPEM
@@ -247,9 +246,9 @@ func (t *TLS) IssueCertificates(ctx context.Context, c *operatorv1alpha1.Gluster
 }
 
 // write creates or replaces a Secret's data, type and labels.
-func (t *TLS) write(ctx context.Context, get func(context.Context, string, metav1.GetOptions) (*corev1.Secret, error), want *corev1.Secret) error {
+func (t *TLS) write(ctx context.Context, want *corev1.Secret) error {
 	secrets := t.Client.CoreV1().Secrets(want.Namespace)
-	live, err := get(ctx, want.Name, metav1.GetOptions{})
+	live, err := secrets.Get(ctx, want.Name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		if _, err := secrets.Create(ctx, want, metav1.CreateOptions{}); err != nil {
@@ -368,7 +367,7 @@ func (t *TLS) issueNode(ctx context.Context, c *operatorv1alpha1.GlusterCluster,
 	if err != nil {
 		return fmt.Errorf("issue certificate for GlusterNode %s/%s: %w", n.Namespace, n.Name, err)
 	}
-	if err := t.write(ctx, t.Client.CoreV1().Secrets(c.Namespace).Get, objects.TLSSecret(c, objects.NodeTLSSecretName(n.Name), is, bundle)); err != nil {
+	if err := t.write(ctx, objects.TLSSecret(c, objects.NodeTLSSecretName(n.Name), is, bundle)); err != nil {
 		return err
 	}
 	if n.Annotations == nil {
