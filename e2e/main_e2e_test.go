@@ -77,6 +77,10 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "e2e: the operator was denied %d request(s) by its RBAC (manifests/rbac), e.g.:\n%s\n", len(denied), strings.Join(denied[:min(5, len(denied))], "\n"))
 		code = 1
 	}
+	if pem := keyMaterialLines(operator.Logs()); len(pem) > 0 {
+		fmt.Fprintf(os.Stderr, "e2e: %d operator log line(s) carry PEM or key material, e.g.:\n%s\n", len(pem), strings.Join(pem[:min(3, len(pem))], "\n"))
+		code = 1
+	}
 	if code != 0 {
 		logs := operator.Logs()
 		if len(logs) > 20000 {
@@ -88,6 +92,22 @@ func run(m *testing.M) int {
 		}
 	}
 	return code
+}
+
+// keyMaterialLines returns the operator log lines that carry a PEM block
+// or a private key's text: no certificate, key or bundle may ever be
+// logged (TestTLS runs clusters with issued certificates in this run).
+func keyMaterialLines(logs string) []string {
+	var out []string
+	for _, l := range strings.Split(logs, "\n") {
+		// PEM armour, or the base64 start of a P-256 key in PKCS#8 or
+		// SEC 1 form (what the operator issues, and test CAs use).
+		if strings.Contains(l, "-----BEGIN") || strings.Contains(l, "PRIVATE KEY") ||
+			strings.Contains(l, "MIGHAgEAMBMGByqGSM49") || strings.Contains(l, "MHcCAQEE") {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // forbiddenLines returns the operator log lines that report a request

@@ -44,6 +44,11 @@ type Options struct {
 	CACertFile string
 	// InsecureSkipVerify disables server certificate checks. Only for tests.
 	InsecureSkipVerify bool
+	// ServerName, when set, is the name the server's certificate is
+	// checked against (and sent as SNI) instead of the URL's host: for an
+	// endpoint that is a tunnel or proxy to a server known by another
+	// name.
+	ServerName string
 	// Timeout replaces DefaultTimeout.
 	Timeout time.Duration
 	// Observer receives one report per HTTP attempt; nil disables reports.
@@ -90,7 +95,7 @@ func New(opts Options) (*Client, error) {
 	}
 	hc := opts.HTTPClient
 	if hc != nil {
-		if len(opts.CACert) > 0 || opts.CACertFile != "" || opts.InsecureSkipVerify {
+		if len(opts.CACert) > 0 || opts.CACertFile != "" || opts.InsecureSkipVerify || opts.ServerName != "" {
 			return nil, errors.New("gd2: HTTPClient cannot be combined with TLS options")
 		}
 		if opts.DialAddress != "" {

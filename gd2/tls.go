@@ -34,6 +34,7 @@ func newTransport(opts Options) (*http.Transport, error) {
 		cfg.RootCAs = pool
 	}
 	cfg.InsecureSkipVerify = opts.InsecureSkipVerify
+	cfg.ServerName = opts.ServerName
 	tr.TLSClientConfig = cfg
 	if opts.DialAddress != "" {
 		// The transport still derives the Host header and the TLS server

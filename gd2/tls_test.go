@@ -97,6 +97,7 @@ func TestTLSTrustComesOnlyFromTheConfiguredCA(t *testing.T) {
 		{name: "the system roots alone do not trust a private CA", opts: Options{}, wantErr: true},
 		{name: "a different CA replaces the system roots and still fails", opts: Options{CACert: otherCA}, wantErr: true},
 		{name: "insecure mode skips verification only when asked", opts: Options{InsecureSkipVerify: true}},
+		{name: "a server name replaces the URL's host in the check", opts: Options{CACert: pki.caPEM, ServerName: "gd2.elsewhere"}, wantErr: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

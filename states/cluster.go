@@ -52,6 +52,9 @@ const (
 	ClusterSyncEndpoints fsm.Step = "syncEndpoints"
 	// ClusterApplyOptions sets spec.clusterOptions in GD2.
 	ClusterApplyOptions fsm.Step = "applyOptions"
+	// ClusterIssueCertificates issues, renews or re-signs the cluster's
+	// TLS certificates (spec.caSecretRef).
+	ClusterIssueCertificates fsm.Step = "issueCertificates"
 )
 
 // ClusterMachine is the machine name used in logs, metrics and docs.
@@ -86,7 +89,7 @@ func ClusterDefinition() *fsm.Definition {
 			{Name: ClusterProvisioning, Doc: "Entered by `provision`, whose action created the auth secret, the etcd " +
 				"StatefulSet and the two Services. The `scaleNodes` step creates the first GlusterNodes as soon as " +
 				"those objects exist, without waiting for etcd: claims bind and pods schedule while etcd starts, " +
-				"and no node joins before GD2 answers (held with reason `Paused` while paused); then the `ensureDrivers` step creates the CSI drivers. Waits for etcd to be ready, GD2 to answer and every node to be Online. Left by `converged`, by `degrade` if " +
+				"and no node joins before GD2 answers (held with reason `Paused` while paused); then the `ensureDrivers` step creates the CSI drivers. With `spec.caSecretRef` the `issueCertificates` step first issues the certificates that are due (the etcd, CSI and each node's); no node is created while the CA secret is unusable. Waits for etcd to be ready, GD2 to answer and every node to be Online. Left by `converged`, by `degrade` if " +
 				"the infrastructure is ready but some node is still not Online after the provisioning grace " +
 				"period, or by `delete`. External mode: the `syncEndpoints` step rewrites the management Service " +
 				"and its EndpointSlices while they differ from `spec.external.nodes`; no node is created; " +
@@ -97,7 +100,7 @@ func ClusterDefinition() *fsm.Definition {
 				"node count differs from `spec.nodeCount`, `upgrade` when the upgrade machine becomes active, or " +
 				"`delete`. While paused a different node count does not fire `scale`: the cluster waits with " +
 				"reason `Paused` (health still moves it to Degraded). The `ensureDrivers` step recreates a missing CSI driver object, or adds the block " +
-				"driver when `block` joins `spec.drivers`. The `applyOptions` step sets `spec.clusterOptions` " +
+				"driver when `block` joins `spec.drivers`. The `issueCertificates` step renews or re-signs due TLS certificates (never while Upgrading). The `applyOptions` step sets `spec.clusterOptions` " +
 				"in GD2 where GD2's value differs (not while paused). External mode: GD2 answers at one of " +
 				"`spec.external.nodes` and every volume is Healthy (there are no nodes to count); left by " +
 				"`reconfigure` when the EndpointSlices differ from the addresses, never by `scale`."},
@@ -106,11 +109,11 @@ func ClusterDefinition() *fsm.Definition {
 				"(adding nodes is how lost capacity comes back), `upgrade` (the upgrade machine's own checks will " +
 				"block it if health requires), or `delete`; `scale` is held while paused, as in Ready. External mode: `reconfigure` instead of `scale`. The " +
 				"`ensureDrivers` step creates missing CSI driver objects here too: a degraded cluster still serves " +
-				"volumes; the `applyOptions` step sets differing `spec.clusterOptions` here too."},
+				"volumes; the `applyOptions` step sets differing `spec.clusterOptions` here too, and the `issueCertificates` step issues due certificates."},
 			{Name: ClusterScaling, Doc: "Entered by `scale`. The `scaleNodes` step creates missing GlusterNodes, or " +
 				"asks surplus nodes to decommission (the node machine drains them safely). Waits until the node " +
 				"count matches, no node is still joining and no node is still leaving; the `ensureDrivers` step " +
-				"creates missing CSI driver objects meanwhile. While paused `scaleNodes` is held and the phase " +
+				"creates missing CSI driver objects meanwhile, and the `issueCertificates` step the new nodes' certificates. While paused `scaleNodes` is held and the phase " +
 				"stays (reason `Paused`) until the count matches and no node is joining or leaving. Left by `converged`, `degrade` if the cluster is " +
 				"unhealthy once scaling ends, or `delete`. Never entered in external mode."},
 			{Name: ClusterUpgrading, Doc: "Entered by `upgrade` while the upgrade machine is anywhere but Idle or " +
@@ -183,6 +186,17 @@ func ClusterDefinition() *fsm.Definition {
 				"setting a value GD2 already has changes nothing. A key removed from the spec keeps the value GD2 " +
 				"has (GD2 cannot unset an option). Not run for an external cluster, whose pool anthill does not " +
 				"change, nor while the cluster is Upgrading or Scaling."},
+			{Name: ClusterIssueCertificates, In: []fsm.State{ClusterProvisioning, ClusterReady, ClusterDegraded, ClusterScaling}, Doc: "Runs " +
+				"when `spec.caSecretRef` is set and a certificate is due (see docs/security.md): the trust bundle " +
+				"(`<cluster>-tls-trust`) lacks the current CA or still holds a previous one no server needs, or the " +
+				"etcd, CSI or a node's certificate Secret is missing, unreadable, signed by another CA, issued for other " +
+				"names or usage, or within its renewal lead time. Action: write the trust bundle first (during a CA " +
+				"rotation it holds both CAs), then issue each due certificate into its Secret, owned by the cluster, " +
+				"and record a node's certificate hash in its `operator.gluster.org/certificate` annotation, which is " +
+				"part of the node's pod template: the new certificate reaches GD2 through the upgrade machine's " +
+				"heal-gated rollout. External mode: only the trust bundle, from the CA certificate alone. Not run " +
+				"while the CA secret is unusable: the machine then waits with reason `CAInvalid`, naming the Secret " +
+				"and the problem (Pending does not provision)."},
 			{Name: ClusterSyncEndpoints, In: []fsm.State{ClusterProvisioning, ClusterReconfiguring}, Doc: "External mode " +
 				"only. Write the management Service (no selector, port 24007 named gd2) and one EndpointSlice per " +
 				"address type in `spec.external.nodes` (IPv4, IPv6, FQDN for host names), each endpoint with its " +
@@ -225,6 +239,10 @@ type ClusterSnapshot struct {
 	InfraExists bool
 	// GD2Reachable: the management Service answered this sync.
 	GD2Reachable bool
+	// GD2Untrusted: GD2 did not answer because the certificate it
+	// presented is not verified by the cluster's trust bundle; a sentence
+	// saying so and why (names and issuers only).
+	GD2Untrusted string
 
 	// DesiredNodes: spec.nodeCount.
 	DesiredNodes int
@@ -258,6 +276,13 @@ type ClusterSnapshot struct {
 	// GlusterPVNames: the names of those PersistentVolumes, sorted, for
 	// the message that holds the deletion.
 	GlusterPVNames []string
+	// CAProblem: spec.caSecretRef is set and its Secret cannot issue (or,
+	// external mode, cannot be trusted); a sentence naming the Secret and
+	// the problem.
+	CAProblem string
+	// CertificatesDue: the certificate Secrets to (re)issue, each with why
+	// ("gc-a1b2c-tls (expiring)"), sorted.
+	CertificatesDue []string
 	// OptionsDiffer: the keys of spec.clusterOptions whose value GD2's
 	// cluster options do not have (sorted; empty when GD2 was not read).
 	OptionsDiffer []string

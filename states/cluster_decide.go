@@ -18,6 +18,9 @@ func DecideCluster(s ClusterSnapshot) Decision {
 		if s.Deleting {
 			return fire(ClusterDelete, ReasonDeletionRequested, "The cluster was deleted before it was provisioned.")
 		}
+		if s.CAProblem != "" {
+			return caInvalid(s)
+		}
 		return fire(ClusterProvision, ReasonProvisioning, "Creating the auth secret, etcd and the cluster's Services.")
 
 	case ClusterProvisioning:
@@ -26,6 +29,9 @@ func DecideCluster(s ClusterSnapshot) Decision {
 		}
 		if !s.InfraCreated {
 			return wait(ReasonInfraNotReady, "Waiting for the auth secret, etcd and the cluster's Services to be created.", pollShort)
+		}
+		if d, ok := certificates(s); ok {
+			return d
 		}
 		// Nodes are created while etcd starts: their claims bind and their
 		// pods schedule meanwhile, and no node joins before GD2 answers
@@ -48,6 +54,9 @@ func DecideCluster(s ClusterSnapshot) Decision {
 		if !s.InfraReady {
 			return wait(ReasonInfraNotReady, fmt.Sprintf("Waiting for etcd; %d of %d nodes are Online.", s.NodesOnline, s.NodesTotal), pollShort)
 		}
+		if s.GD2Untrusted != "" {
+			return warn(ReasonGD2Untrusted, s.GD2Untrusted, pollShort)
+		}
 		return wait(ReasonProvisioning, fmt.Sprintf("%d of %d nodes are Online.", s.NodesOnline, s.NodesTotal), pollShort)
 
 	case ClusterReady, ClusterDegraded:
@@ -56,6 +65,9 @@ func DecideCluster(s ClusterSnapshot) Decision {
 		}
 		if s.UpgradeActive {
 			return fire(ClusterUpgrade, ReasonUpgrading, "An upgrade started.")
+		}
+		if d, ok := certificates(s); ok {
+			return d
 		}
 		if s.NodesTotal != s.DesiredNodes {
 			if s.Paused {
@@ -88,6 +100,9 @@ func DecideCluster(s ClusterSnapshot) Decision {
 		}
 		if s.Paused && (s.NodesTotal != s.DesiredNodes || s.NodesJoining > 0 || s.NodesLeaving > 0) {
 			return heldScale(s)
+		}
+		if d, ok := certificates(s); ok {
+			return d
 		}
 		if s.NodesTotal != s.DesiredNodes {
 			return step(ClusterScaleNodes, ReasonScaling, fmt.Sprintf("Scaling from %d to %d nodes.", s.NodesTotal, s.DesiredNodes), pollShort)
@@ -128,6 +143,32 @@ func DecideCluster(s ClusterSnapshot) Decision {
 		return wait(ReasonSteady, "The cluster is deleted.", 0)
 	}
 	return unknownState(ClusterMachine, s.State)
+}
+
+// maxNamedCertificates bounds how many certificates a message names.
+const maxNamedCertificates = 5
+
+// certificates is the TLS decision of a cluster that runs: wait, naming
+// the problem, while the CA secret is unusable (nothing is issued or
+// rolled, and in Provisioning no node is created); issue what is due.
+func certificates(s ClusterSnapshot) (Decision, bool) {
+	if s.CAProblem != "" {
+		return caInvalid(s), true
+	}
+	if len(s.CertificatesDue) == 0 {
+		return Decision{}, false
+	}
+	names, more := s.CertificatesDue, ""
+	if len(names) > maxNamedCertificates {
+		more = fmt.Sprintf(" and %d more", len(names)-maxNamedCertificates)
+		names = names[:maxNamedCertificates]
+	}
+	return step(ClusterIssueCertificates, ReasonIssuingCertificates,
+		fmt.Sprintf("Issuing %d TLS certificate(s): %s%s.", len(s.CertificatesDue), strings.Join(names, ", "), more), pollShort), true
+}
+
+func caInvalid(s ClusterSnapshot) Decision {
+	return warn(ReasonCAInvalid, s.CAProblem, pollLong)
 }
 
 // heldScale is the decision while spec.paused holds scaling: no GlusterNode
@@ -205,6 +246,9 @@ func settle(s ClusterSnapshot, reason string) Decision {
 		s.GD2Reachable, s.NodesOnline, s.NodesTotal, s.NodesUnhealthy, s.VolumesUnhealthy)
 	if s.External {
 		msg = fmt.Sprintf("The external cluster is degraded: GD2 reachable %t, %d unhealthy volume(s).", s.GD2Reachable, s.VolumesUnhealthy)
+	}
+	if s.GD2Untrusted != "" {
+		msg += " " + s.GD2Untrusted
 	}
 	if s.State == ClusterDegraded {
 		return wait(ReasonDegraded, msg, pollLong)

@@ -66,6 +66,37 @@ func TestDecideCluster(t *testing.T) {
 		}, wantStep: ClusterScaleNodes},
 		{name: "provisioning stops when the cluster is deleted", state: ClusterProvisioning, mutate: func(s *ClusterSnapshot) { s.Deleting = true }, wantEvent: ClusterDelete},
 
+		{name: "a pending cluster whose CA secret is unusable does not start, and says why", state: ClusterPending, mutate: func(s *ClusterSnapshot) {
+			s.CAProblem = `CA secret ns/ca has no key "tls.key".`
+		}, wantReason: ReasonCAInvalid},
+		{name: "provisioning issues due certificates before creating nodes", state: ClusterProvisioning, mutate: func(s *ClusterSnapshot) {
+			s.NodesTotal, s.CertificatesDue = 0, []string{"gc-etcd-tls (missing)"}
+		}, wantStep: ClusterIssueCertificates, wantReason: ReasonIssuingCertificates},
+		{name: "provisioning creates no node while the CA secret is unusable", state: ClusterProvisioning, mutate: func(s *ClusterSnapshot) {
+			s.NodesTotal, s.CAProblem = 0, "CA secret ns/ca: certificate is not a CA."
+		}, wantReason: ReasonCAInvalid},
+		{name: "a ready cluster renews an expiring certificate", state: ClusterReady, mutate: func(s *ClusterSnapshot) { s.CertificatesDue = []string{"n1-tls (expiring)"} }, wantStep: ClusterIssueCertificates},
+		{name: "a degraded cluster re-signs certificates after a CA rotation", state: ClusterDegraded, mutate: func(s *ClusterSnapshot) {
+			s.VolumesUnhealthy, s.CertificatesDue = 1, []string{"a (signed by another CA)", "b", "c", "d", "e", "f"}
+		}, wantStep: ClusterIssueCertificates},
+		{name: "a ready cluster whose CA expired rolls nothing and says why", state: ClusterReady, mutate: func(s *ClusterSnapshot) {
+			s.CAProblem, s.CertificatesDue = "CA secret ns/ca: CA expired.", []string{"n1-tls (expiring)"}
+		}, wantReason: ReasonCAInvalid},
+		{name: "scaling issues the new nodes' certificates", state: ClusterScaling, mutate: func(s *ClusterSnapshot) {
+			s.NodesJoining, s.CertificatesDue = 1, []string{"n4-tls (missing)"}
+		}, wantStep: ClusterIssueCertificates},
+		{name: "external: the trust bundle is written while provisioning", state: ClusterProvisioning, mutate: ext(func(s *ClusterSnapshot) { s.CertificatesDue = []string{"gc-tls-trust (missing)"} }), wantStep: ClusterIssueCertificates},
+		{name: "external: a pending cluster with an unusable CA does not start", state: ClusterPending, mutate: ext(func(s *ClusterSnapshot) { s.CAProblem = "x" }), wantReason: ReasonCAInvalid},
+		{name: "external: a ready cluster rewrites the trust bundle", state: ClusterReady, mutate: ext(func(s *ClusterSnapshot) { s.CertificatesDue = []string{"gc-tls-trust (CA changed)"} }), wantStep: ClusterIssueCertificates},
+		{name: "provisioning says when GD2's certificate is not trusted", state: ClusterProvisioning, mutate: func(s *ClusterSnapshot) {
+			s.GD2Reachable, s.NodesOnline, s.NodesJoining, s.GD2Untrusted = false, 0, 3, "GD2 presented a certificate the trust bundle does not verify."
+		}, wantReason: ReasonGD2Untrusted},
+		{name: "a ready cluster whose GD2 is untrusted degrades and says why", state: ClusterReady, mutate: func(s *ClusterSnapshot) {
+			s.GD2Reachable, s.GD2Untrusted = false, "GD2 presented a certificate the trust bundle does not verify."
+		}, wantEvent: ClusterDegrade},
+		{name: "external: provisioning says when the pool's certificate is not trusted", state: ClusterProvisioning, mutate: ext(func(s *ClusterSnapshot) {
+			s.GD2Reachable, s.GD2Untrusted = false, "x"
+		}), wantReason: ReasonGD2Untrusted},
 		{name: "a ready cluster stays ready", state: ClusterReady, wantReason: ReasonSteady},
 		{name: "a ready cluster with a failed node is degraded", state: ClusterReady, mutate: func(s *ClusterSnapshot) { s.NodesOnline, s.NodesUnhealthy = 2, 1 }, wantEvent: ClusterDegrade},
 		{name: "a ready cluster with an unhealthy volume is degraded", state: ClusterReady, mutate: func(s *ClusterSnapshot) { s.VolumesUnhealthy = 1 }, wantEvent: ClusterDegrade},

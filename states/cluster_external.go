@@ -14,6 +14,9 @@ func decideExternal(s ClusterSnapshot) Decision {
 		if s.Deleting {
 			return fire(ClusterDelete, ReasonDeletionRequested, "The cluster was deleted before it was provisioned.")
 		}
+		if s.CAProblem != "" {
+			return caInvalid(s)
+		}
 		return fire(ClusterProvision, ReasonProvisioning, "Creating the management Service and the EndpointSlices of the external pool's addresses.")
 
 	case ClusterProvisioning:
@@ -22,6 +25,9 @@ func decideExternal(s ClusterSnapshot) Decision {
 		}
 		if !s.EndpointsInSync {
 			return step(ClusterSyncEndpoints, ReasonEndpointsChanged, "Writing the management Service and EndpointSlices: "+endpointsDiff(s)+".", pollShort)
+		}
+		if d, ok := certificates(s); ok {
+			return d
 		}
 		if len(s.DriversMissing) > 0 {
 			return ensureDrivers(s)
@@ -32,6 +38,9 @@ func decideExternal(s ClusterSnapshot) Decision {
 		}
 		if s.Now.Sub(s.StateSince) >= s.ProvisionGrace {
 			return fire(ClusterDegrade, ReasonProvisionSlow, fmt.Sprintf("GD2 did not answer at any of the pool's addresses within %s.", s.ProvisionGrace))
+		}
+		if s.GD2Untrusted != "" {
+			return warn(ReasonGD2Untrusted, s.GD2Untrusted, pollShort)
 		}
 		return wait(ReasonGD2Unreachable, "Waiting for GD2 to answer at one of the pool's addresses.", pollShort)
 
@@ -44,6 +53,9 @@ func decideExternal(s ClusterSnapshot) Decision {
 		}
 		if s.UpgradeActive {
 			return fire(ClusterUpgrade, ReasonUpgrading, "An upgrade started.")
+		}
+		if d, ok := certificates(s); ok {
+			return d
 		}
 		if len(s.DriversMissing) > 0 {
 			return ensureDrivers(s)

@@ -12,6 +12,13 @@ const (
 	// ReasonPaused: spec.paused holds what the machine would do next.
 	ReasonPaused = "Paused"
 
+	// TLS (cluster machine).
+	ReasonCAInvalid           = "CAInvalid"
+	ReasonIssuingCertificates = "IssuingCertificates"
+	// ReasonGD2Untrusted: GD2 presented a certificate the cluster's CA
+	// does not verify.
+	ReasonGD2Untrusted = "GD2Untrusted"
+
 	// Node.
 	ReasonProvisioning          = "Provisioning"
 	ReasonWaitingForPod         = "WaitingForPod"

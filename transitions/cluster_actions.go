@@ -21,12 +21,13 @@ var ClusterActions = register(Actions[ClusterAction]{
 		states.ClusterReconfigure: syncEndpoints,
 	},
 	Steps: map[fsm.Step]ClusterAction{
-		states.ClusterScaleNodes:    scaleNodes,
-		states.ClusterDeleteNodes:   deleteNodes,
-		states.ClusterDeleteInfra:   deleteClusterInfra,
-		states.ClusterEnsureDrivers: ensureDrivers,
-		states.ClusterSyncEndpoints: syncEndpoints,
-		states.ClusterApplyOptions:  applyOptions,
+		states.ClusterScaleNodes:        scaleNodes,
+		states.ClusterDeleteNodes:       deleteNodes,
+		states.ClusterDeleteInfra:       deleteClusterInfra,
+		states.ClusterEnsureDrivers:     ensureDrivers,
+		states.ClusterSyncEndpoints:     syncEndpoints,
+		states.ClusterApplyOptions:      applyOptions,
+		states.ClusterIssueCertificates: issueCertificates,
 	},
 })
 
@@ -45,6 +46,13 @@ func key(c ClusterTarget) string { return c.Namespace + "/" + c.Name }
 func ensureClusterInfra(ctx context.Context, ops Ops, c ClusterTarget) error {
 	if err := ops.Kube.EnsureClusterInfra(ctx, c); err != nil {
 		return fmt.Errorf("ensure infrastructure of cluster %s: %w", key(c), err)
+	}
+	return nil
+}
+
+func issueCertificates(ctx context.Context, ops Ops, c ClusterTarget) error {
+	if err := ops.Kube.IssueCertificates(ctx, c); err != nil {
+		return fmt.Errorf("issue certificates of cluster %s: %w", key(c), err)
 	}
 	return nil
 }

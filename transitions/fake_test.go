@@ -301,3 +301,11 @@ func named[A any](t *testing.T, a Actions[A], name string) A {
 	}
 	return act
 }
+
+func (w *world) IssueCertificates(_ context.Context, c ClusterTarget) error {
+	if err := w.call("IssueCertificates"); err != nil {
+		return err
+	}
+	w.infra[key(c)+"/certificates"] = true
+	return nil
+}

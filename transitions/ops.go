@@ -100,6 +100,13 @@ type ClusterKube interface {
 	// creates what is missing, updates what differs and deletes slices no
 	// longer needed. Objects that already match are not written.
 	SyncEndpoints(ctx context.Context, c ClusterTarget) error
+	// IssueCertificates (spec.caSecretRef set) writes the trust bundle
+	// first, then issues every certificate that is due into its Secret
+	// and records each node's certificate hash on its GlusterNode. It
+	// re-checks what is due from live objects, so repeating it issues
+	// nothing new once every certificate is good; it never logs, returns
+	// or records key material.
+	IssueCertificates(ctx context.Context, c ClusterTarget) error
 }
 
 // UpgradeKube is what upgrade actions need from Kubernetes.

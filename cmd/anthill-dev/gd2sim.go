@@ -49,6 +49,9 @@ func runGD2Sim(ctx context.Context, args []string) error {
 	namespace := fs.String("namespace", "", "namespace of the GD2 pods (with -kubeconfig; empty = all)")
 	selector := fs.String("selector", "", "label selector of the GD2 pods (with -kubeconfig)")
 	ver := fs.String("gd2-version", "v6.0-sim", "glusterd-version reported by /version")
+	tlsCert := fs.String("tls-cert", "", "serve TLS only (min 1.2) with this PEM certificate (with -tls-key)")
+	tlsKey := fs.String("tls-key", "", "PEM private key of -tls-cert")
+	tlsPods := fs.Bool("tls-from-pods", false, "serve TLS only, each pod's certificate from the Secret its GD2_CERT_FILE and GD2_KEY_FILE are mounted from (with -kubeconfig)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -81,6 +84,12 @@ func runGD2Sim(ctx context.Context, args []string) error {
 	if *kubeconfig == "" && (*namespace != "" || *selector != "") {
 		return fmt.Errorf("-namespace and -selector need -kubeconfig")
 	}
+	if (*tlsCert == "") != (*tlsKey == "") {
+		return fmt.Errorf("-tls-cert and -tls-key go together")
+	}
+	if *tlsPods && (*kubeconfig == "" || *tlsCert != "") {
+		return fmt.Errorf("-tls-from-pods needs -kubeconfig and excludes -tls-cert")
+	}
 	if *devices < 1 {
 		return fmt.Errorf("-devices must be at least 1")
 	}
@@ -103,6 +112,12 @@ func runGD2Sim(ctx context.Context, args []string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	linkErr := make(chan error, 1)
+	var certs sim.CertSource
+	if *tlsCert != "" {
+		if certs, err = sim.StaticCert(*tlsCert, *tlsKey); err != nil {
+			return fmt.Errorf("-tls-cert: %w", err)
+		}
+	}
 	if *kubeconfig != "" {
 		rc, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
 		if err != nil {
@@ -111,6 +126,9 @@ func runGD2Sim(ctx context.Context, args []string) error {
 		cs, err := kubernetes.NewForConfig(rc)
 		if err != nil {
 			return fmt.Errorf("-kubeconfig: %w", err)
+		}
+		if *tlsPods {
+			certs = (&kubelink.Certificates{Client: cs, Namespace: *namespace, Selector: *selector}).Source()
 		}
 		go func() {
 			linkErr <- kubelink.Run(ctx, cs, s, kubelink.Options{
@@ -126,10 +144,17 @@ func runGD2Sim(ctx context.Context, args []string) error {
 	}
 	// GD2's own server limits: 10 s read, 30 s write, 8 KiB of headers.
 	srv := &http.Server{Handler: s.Handler(), ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second, MaxHeaderBytes: 8 << 10}
+	scheme := "http"
+	if certs != nil {
+		scheme = "https"
+		stats := &sim.TLSStats{}
+		srv.ErrorLog = sim.HandshakeErrorLog(stats, os.Stderr)
+		ln = sim.TLSListener(ln, sim.TLSConfig(certs, stats), stats)
+	}
 	if secret != "" {
-		fmt.Printf("gd2sim: listening on http://%s (secret file %s)\n", ln.Addr(), *secretFile)
+		fmt.Printf("gd2sim: listening on %s://%s (secret file %s)\n", scheme, ln.Addr(), *secretFile)
 	} else {
-		fmt.Printf("gd2sim: listening on http://%s (auth off)\n", ln.Addr())
+		fmt.Printf("gd2sim: listening on %s://%s (auth off)\n", scheme, ln.Addr())
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()

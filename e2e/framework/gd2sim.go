@@ -27,6 +27,9 @@ type GD2Sim struct {
 	URL string
 	// Secret is the GD2 auth secret (64 hex characters).
 	Secret string
+	// TLS counts handshakes, failed handshakes and plain-HTTP attempts
+	// when the simulator serves TLS (SimOptions.TLS); nil otherwise.
+	TLS *sim.TLSStats
 
 	srv    *http.Server
 	cancel context.CancelFunc
@@ -51,6 +54,13 @@ type SimOptions struct {
 	// Gluster cluster has its own GD2 pool, so a test cluster gets its own
 	// simulator linked to its own namespace.
 	Namespace string
+	// TLS serves TLS only (min 1.2), each pod's certificate read from the
+	// Secret its GD2_CERT_FILE is mounted from (kubelink.Certificates), as
+	// GD2 configured with cert-file and key-file.
+	TLS bool
+	// Certificates, with TLS, replaces the pods' certificates (an
+	// external pool's servers, which run no pod).
+	Certificates sim.CertSource
 }
 
 // StartGD2Sim starts a simulator linked to cp's pods (all namespaces).
@@ -78,6 +88,16 @@ func (cp *ControlPlane) StartGD2Sim(ctx context.Context, o SimOptions) (*GD2Sim,
 	}
 	g := &GD2Sim{Simulator: s, URL: "http://" + ln.Addr().String(), Secret: secret,
 		srv: &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second}}
+	if o.TLS {
+		g.TLS = &sim.TLSStats{}
+		src := o.Certificates
+		if src == nil {
+			src = (&kubelink.Certificates{Client: cp.Client, Namespace: o.Namespace, Selector: GlusterPodSelector}).Source()
+		}
+		ln = sim.TLSListener(ln, sim.TLSConfig(src, g.TLS), g.TLS)
+		g.srv.ErrorLog = sim.HandshakeErrorLog(g.TLS, nil)
+		g.URL = "https://" + ln.Addr().String()
+	}
 	lctx, cancel := context.WithCancel(context.Background())
 	g.cancel = cancel
 	g.wg.Go(func() { _ = g.srv.Serve(ln) })

@@ -82,12 +82,36 @@ func (g *GD2Clients) authSecret(ctx context.Context, c *operatorv1alpha1.Gluster
 	return secret, sec.ResourceVersion, nil
 }
 
+// trust is the CA bundle c's GD2 servers are verified against (nil
+// without spec.caSecretRef) and the server name to check for an endpoint
+// that is not the server's own name: a cluster anthill issues for, reached
+// through spec.management.endpoint (a tunnel to the management Service),
+// is checked as the management Service, the name its certificates carry.
+// An external pool is checked by the names in its addresses.
+func (g *GD2Clients) trust(ctx context.Context, c *operatorv1alpha1.GlusterCluster) (bundle []byte, version, serverName string, err error) {
+	if !objects.TLSEnabled(c) {
+		return nil, "", "", nil
+	}
+	if bundle, version, err = trustBundle(ctx, g.Secrets, c); err != nil {
+		return nil, "", "", err
+	}
+	if m := c.Spec.Management; m != nil && m.Endpoint != "" && !objects.IsExternal(c) {
+		serverName = objects.ManagementHost(c)
+	}
+	return bundle, version, serverName, nil
+}
+
 // For returns the GD2 client of c.
 func (g *GD2Clients) For(ctx context.Context, c *operatorv1alpha1.GlusterCluster) (*gd2.Client, error) {
 	secret, secretVersion, err := g.authSecret(ctx, c)
 	if err != nil {
 		return nil, err
 	}
+	bundle, trustVersion, serverName, err := g.trust(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	secretVersion += "|" + trustVersion
 	endpoints := objects.GD2Endpoints(c)
 	endpoint := strings.Join(endpoints, ",")
 	id := c.Namespace + "/" + c.Name
@@ -96,16 +120,17 @@ func (g *GD2Clients) For(ctx context.Context, c *operatorv1alpha1.GlusterCluster
 	if e, ok := g.cache[id]; ok && e.endpoint == endpoint && e.secretVersion == secretVersion {
 		return e.client, nil
 	}
-	opts := gd2.Options{Endpoint: endpoints[0], Secret: secret, Timeout: g.Timeout, Retry: &syncRetry}
+	opts := gd2.Options{Endpoint: endpoints[0], Secret: secret, Timeout: g.Timeout, Retry: &syncRetry, CACert: bundle, ServerName: serverName}
 	if g.Metrics != nil {
 		opts.Observer = gd2Observer{g.Metrics}
 	}
 	if len(endpoints) > 1 {
-		tr, err := newFailoverTransport(endpoints, failoverLogger(g.Log, c.Namespace, c.Name))
+		tr, err := newFailoverTransport(endpoints, failoverLogger(g.Log, c.Namespace, c.Name), bundle)
 		if err != nil {
 			return nil, fmt.Errorf("GD2 client for %s: %w", endpoint, err)
 		}
 		opts.HTTPClient = &http.Client{Transport: tr}
+		opts.CACert, opts.ServerName = nil, ""
 	}
 	cl, err := gd2.New(opts)
 	if err != nil {
@@ -133,6 +158,13 @@ func (g *GD2Clients) ForNode(ctx context.Context, c *operatorv1alpha1.GlusterClu
 	if err != nil {
 		return nil, err
 	}
+	// The URL names the node, so the check is against the node's own name
+	// (its certificate's first name), also through an endpoint override.
+	bundle, trustVersion, _, err := g.trust(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	secretVersion += "|" + trustVersion
 	endpoint := objects.NodeEndpoint(c, node)
 	dial := ""
 	if m := c.Spec.Management; m != nil && m.Endpoint != "" {
@@ -152,7 +184,7 @@ func (g *GD2Clients) ForNode(ctx context.Context, c *operatorv1alpha1.GlusterClu
 	if e, ok := g.cache[id]; ok && e.endpoint == want && e.secretVersion == secretVersion {
 		return e.client, nil
 	}
-	opts := gd2.Options{Endpoint: endpoint, Secret: secret, Timeout: g.Timeout, Retry: &syncRetry}
+	opts := gd2.Options{Endpoint: endpoint, Secret: secret, Timeout: g.Timeout, Retry: &syncRetry, CACert: bundle}
 	if g.Metrics != nil {
 		opts.Observer = gd2Observer{g.Metrics}
 	}

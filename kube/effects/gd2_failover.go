@@ -2,6 +2,8 @@ package effects
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"net"
 	"net/http"
@@ -42,7 +44,7 @@ type failoverTransport struct {
 	onSwitch func(from, to string, err error)
 }
 
-func newFailoverTransport(endpoints []string, onSwitch func(from, to string, err error)) (*failoverTransport, error) {
+func newFailoverTransport(endpoints []string, onSwitch func(from, to string, err error), caBundle []byte) (*failoverTransport, error) {
 	t := &failoverTransport{onSwitch: onSwitch}
 	for _, e := range endpoints {
 		u, err := url.Parse(e)
@@ -53,6 +55,15 @@ func newFailoverTransport(endpoints []string, onSwitch func(from, to string, err
 	}
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.DialContext = (&net.Dialer{Timeout: failoverDialTimeout, KeepAlive: 30 * time.Second}).DialContext
+	base.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	if len(caBundle) > 0 {
+		// The pool's CA replaces the system roots, as for one endpoint.
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(caBundle) {
+			return nil, errors.New("CA bundle contains no PEM certificates")
+		}
+		base.TLSClientConfig.RootCAs = pool
+	}
 	t.base = base
 	return t, nil
 }

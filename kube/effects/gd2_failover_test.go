@@ -83,7 +83,7 @@ func TestFailoverTransportSticksToAnAnsweringAddressAndMovesOnInOrder(t *testing
 		mu.Lock()
 		defer mu.Unlock()
 		switches = append(switches, from+">"+to)
-	})
+	}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestFailoverTransportNeverResendsARequestThatMayHaveArrived(t *testing.T) {
 	}()
 	t.Cleanup(func() { _ = ln.Close() })
 	b := startFxServer(t, "b", "127.0.0.1:0")
-	tr, err := newFailoverTransport([]string{"http://" + ln.Addr().String(), b.url()}, nil)
+	tr, err := newFailoverTransport([]string{"http://" + ln.Addr().String(), b.url()}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestFailoverTransportNeverResendsARequestThatMayHaveArrived(t *testing.T) {
 }
 
 func TestFailoverTransportReportsTheLastErrorWhenNoAddressAnswers(t *testing.T) {
-	tr, err := newFailoverTransport([]string{closedAddress(t), closedAddress(t)}, nil)
+	tr, err := newFailoverTransport([]string{closedAddress(t), closedAddress(t)}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

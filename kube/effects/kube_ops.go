@@ -41,6 +41,34 @@ type Kube struct {
 	// NameSuffix returns the random suffix of a new GlusterNode name; nil
 	// means 5 random lowercase alphanumerics.
 	NameSuffix func() string
+	// TLS issues certificates for clusters with spec.caSecretRef; nil
+	// builds one from Client and Anthill.
+	TLS *TLS
+}
+
+func (o *Kube) tls() *TLS {
+	if o.TLS != nil {
+		return o.TLS
+	}
+	return &TLS{Client: o.Client, Anthill: o.Anthill}
+}
+
+// IssueCertificates writes c's trust bundle and every due certificate
+// (TLS.IssueCertificates).
+func (o *Kube) IssueCertificates(ctx context.Context, ct transitions.ClusterTarget) error {
+	c, err := o.getCluster(ctx, ct.Namespace, ct.Name)
+	if err != nil {
+		return err
+	}
+	nodes, err := o.clusterNodes(ctx, c.Namespace, c.Name)
+	if err != nil {
+		return err
+	}
+	ptrs := make([]*operatorv1alpha1.GlusterNode, len(nodes))
+	for i := range nodes {
+		ptrs[i] = &nodes[i]
+	}
+	return o.tls().IssueCertificates(ctx, c, ptrs)
 }
 
 var _ transitions.KubeOps = (*Kube)(nil)
@@ -388,6 +416,11 @@ func (o *Kube) createNode(ctx context.Context, c *operatorv1alpha1.GlusterCluste
 	var err error
 	for range createAttempts {
 		n := objects.NodeFromTemplate(c, t, o.suffix())
+		if objects.TLSEnabled(c) {
+			if err := o.tls().issueNode(ctx, c, n); err != nil {
+				return err
+			}
+		}
 		_, err = nodes.Create(ctx, n, metav1.CreateOptions{})
 		if !apierrors.IsAlreadyExists(err) {
 			break

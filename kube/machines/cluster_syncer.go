@@ -2,6 +2,9 @@ package machines
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -45,8 +48,11 @@ type ClusterSyncer struct {
 	Anthill        versioned.Interface
 	Kube           transitions.KubeOps
 	GD2            *effects.GD2Clients
-	Log            *engine.TransitionLog
-	Clock          clock.Clock
+	// TLS checks spec.caSecretRef and the certificates issued from it; nil
+	// leaves TLS out of the facts (tests of other concerns).
+	TLS   *effects.TLS
+	Log   *engine.TransitionLog
+	Clock clock.Clock
 
 	onCluster[*clusterFacts]
 }
@@ -256,6 +262,13 @@ func (s *ClusterSyncer) snapshot(ctx context.Context, c *operatorv1alpha1.Gluste
 		return snap, err
 	}
 	states.CountNodes(objects.ClusterNodeFacts(nodes, c), "").FillCluster(&snap)
+	if s.TLS != nil && objects.TLSEnabled(c) && !snap.Deleting {
+		check, err := s.TLS.Check(ctx, c, nodes)
+		if err != nil {
+			return snap, err
+		}
+		snap.CAProblem, snap.CertificatesDue = check.Problem, check.Due
+	}
 	for _, v := range c.Status.Volumes {
 		if v.State != string(states.HealHealthy) {
 			snap.VolumesUnhealthy++
@@ -278,6 +291,12 @@ func (s *ClusterSyncer) snapshot(ctx context.Context, c *operatorv1alpha1.Gluste
 	if gc, err := s.GD2.For(ctx, c); err == nil {
 		_, err := gc.ListPeers(ctx, gd2.Filter{})
 		snap.GD2Reachable = err == nil
+		var certErr *tls.CertificateVerificationError
+		if errors.As(err, &certErr) {
+			// The verification error names certificates and issuers,
+			// never key material.
+			snap.GD2Untrusted = fmt.Sprintf("GD2 at %s presented a certificate the cluster's CA (spec.caSecretRef) does not verify: %v.", objects.ManagementEndpoint(c), certErr.Err)
+		}
 	}
 	return snap, nil
 }

@@ -137,7 +137,8 @@ func Wire(cfg WireConfig) (*Machines, error) {
 		return nil, err
 	}
 	gd2c := &effects.GD2Clients{Secrets: cfg.Kube.CoreV1(), Metrics: cfg.Metrics, Timeout: cfg.GD2Timeout, Log: cfg.Log}
-	kops := &effects.Kube{Client: cfg.Kube, Anthill: cfg.Anthill}
+	tlsIssuer := &effects.TLS{Client: cfg.Kube, Anthill: cfg.Anthill, Now: cfg.Clock.Now}
+	kops := &effects.Kube{Client: cfg.Kube, Anthill: cfg.Anthill, TLS: tlsIssuer}
 	d.Register(states.NodeMachine, &NodeSyncer{
 		Nodes: nodes.Lister(), Clusters: clusters.Lister(), Pods: pods.Lister(), PVCs: pvcs.Lister(),
 		Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock, Live: cfg.Kube,
@@ -145,7 +146,7 @@ func Wire(cfg WireConfig) (*Machines, error) {
 	d.Register(states.ClusterMachine, &ClusterSyncer{
 		Clusters: clusters.Lister(), Nodes: nodes.Lister(), Secrets: secrets.Lister(), Services: services.Lister(),
 		StatefulSets: sts.Lister(), PVs: pvs.Lister(), CSI: csi.listers(), Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock,
-		EndpointSlices: eps.Lister(),
+		EndpointSlices: eps.Lister(), TLS: tlsIssuer,
 	})
 	d.Register(states.UpgradeMachine, &UpgradeSyncer{
 		Clusters: clusters.Lister(), Nodes: nodes.Lister(), CSI: effects.CSIReader{DaemonSets: daemonSets.Lister(), Deployments: csi.deployments.Lister(), Pods: pods.Lister(), Pinned: kops.PinnedNodes},

@@ -183,7 +183,7 @@ func nodeStatefulSet(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.Glu
 		Env: []corev1.EnvVar{
 			{Name: "GD2_PEERADDRESS", Value: fmt.Sprintf("%s:%d", host, GD2PeerPort)},
 			{Name: "GD2_CLIENTADDRESS", Value: fmt.Sprintf("%s:%d", host, GD2ClientPort)},
-			{Name: "GD2_ETCDENDPOINTS", Value: EtcdEndpoint(n.Namespace, c.Name)},
+			{Name: "GD2_ETCDENDPOINTS", Value: EtcdEndpoint(c)},
 			// The cluster's own etcd replaces GD2's embedded one, which makes
 			// every joined node a voter and loses quorum easily.
 			{Name: "GD2_NOEMBED", Value: "true"},
@@ -252,6 +252,13 @@ func nodeStatefulSet(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.Glu
 			HostPath: &corev1.HostPathVolumeSource{Path: HostStateDir(n.Namespace, n.Name), Type: ptr.To(corev1.HostPathDirectoryOrCreate)},
 		}})
 	}
+	if TLSEnabled(c) && n.Spec.ExternalAddress == "" {
+		v, m := tlsVolume(NodeTLSSecretName(n.Name), gd2TLSDir)
+		volumes = append(volumes, v)
+		ctr.VolumeMounts = append(ctr.VolumeMounts, m)
+		ctr.Env = append(ctr.Env, gd2TLSEnv()...)
+		ctr.ReadinessProbe.HTTPGet.Scheme = corev1.URISchemeHTTPS
+	}
 	affinity, tolerations := nodePlacement(c, n)
 	if t := NodeTemplateOf(c, n.Spec.Template); t != nil {
 		if t.Resources != nil {
@@ -262,6 +269,10 @@ func nodeStatefulSet(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.Glu
 		}
 	}
 
+	annotations := map[string]string{AnnotationVersion: version}
+	if h := n.Annotations[AnnotationCertificate]; h != "" && TLSEnabled(c) {
+		annotations[AnnotationCertificate] = h
+	}
 	return &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            NodeStatefulSetName(n.Name),
@@ -282,7 +293,7 @@ func nodeStatefulSet(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.Glu
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{
 					Labels:      withZone(podLabels(labels), n.Spec.Zone),
-					Annotations: map[string]string{AnnotationVersion: version},
+					Annotations: annotations,
 				},
 				Spec: corev1.PodSpec{
 					Containers:  []corev1.Container{ctr},
@@ -461,7 +472,46 @@ func EtcdStatefulSet(c *operatorv1alpha1.GlusterCluster) *appsv1.StatefulSet {
 	name := EtcdName(c.Name)
 	labels := ClusterLabels(c.Name, ComponentEtcd)
 	pod := NodePodName(name)
-	advertise := fmt.Sprintf("http://%s.%s.%s.svc:%d", pod, name, c.Namespace, EtcdClientPort)
+	tls := TLSEnabled(c)
+	podHost := fmt.Sprintf("%s.%s.%s.svc", pod, name, c.Namespace)
+	advertise := fmt.Sprintf("%s://%s:%d", scheme(tls), podHost, EtcdClientPort)
+	ctr := corev1.Container{
+		Name:  containerEtcd,
+		Image: EtcdImage,
+		Command: []string{
+			"/usr/local/bin/etcd",
+			"--name=" + pod,
+			"--data-dir=" + etcdDataDir,
+			fmt.Sprintf("--listen-client-urls=%s://0.0.0.0:%d", scheme(tls), EtcdClientPort),
+			"--advertise-client-urls=" + advertise,
+		},
+		Ports: []corev1.ContainerPort{
+			{Name: portNameClient, ContainerPort: EtcdClientPort, Protocol: corev1.ProtocolTCP},
+			{Name: portNameEtcdPr, ContainerPort: EtcdPeerPort, Protocol: corev1.ProtocolTCP},
+		},
+		ReadinessProbe: &corev1.Probe{
+			ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
+				Path: "/health", Port: intstr.FromInt32(EtcdClientPort),
+			}},
+			PeriodSeconds: 10,
+		},
+		VolumeMounts: []corev1.VolumeMount{{Name: EtcdDataClaimTemplate, MountPath: etcdDataDir}},
+	}
+	var volumes []corev1.Volume
+	if tls {
+		// Client and peer ports require a certificate of the cluster's CA,
+		// which the kubelet does not have: its probe reads /health from the
+		// plain metrics listener, which serves nothing else.
+		ctr.Command = append(ctr.Command,
+			fmt.Sprintf("--listen-peer-urls=https://0.0.0.0:%d", EtcdPeerPort),
+			fmt.Sprintf("--initial-advertise-peer-urls=https://%s:%d", podHost, EtcdPeerPort),
+			fmt.Sprintf("--listen-metrics-urls=http://0.0.0.0:%d", etcdMetricsPort))
+		ctr.Command = append(ctr.Command, etcdTLSArgs()...)
+		ctr.ReadinessProbe.HTTPGet.Port = intstr.FromInt32(etcdMetricsPort)
+		v, m := tlsVolume(EtcdTLSSecretName(c.Name), etcdTLSDir)
+		volumes = append(volumes, v)
+		ctr.VolumeMounts = append(ctr.VolumeMounts, m)
+	}
 	return &appsv1.StatefulSet{
 		ObjectMeta: clusterObjectMeta(c, name, ComponentEtcd),
 		Spec: appsv1.StatefulSetSpec{
@@ -474,28 +524,7 @@ func EtcdStatefulSet(c *operatorv1alpha1.GlusterCluster) *appsv1.StatefulSet {
 			},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{
-					Name:  containerEtcd,
-					Image: EtcdImage,
-					Command: []string{
-						"/usr/local/bin/etcd",
-						"--name=" + pod,
-						"--data-dir=" + etcdDataDir,
-						fmt.Sprintf("--listen-client-urls=http://0.0.0.0:%d", EtcdClientPort),
-						"--advertise-client-urls=" + advertise,
-					},
-					Ports: []corev1.ContainerPort{
-						{Name: portNameClient, ContainerPort: EtcdClientPort, Protocol: corev1.ProtocolTCP},
-						{Name: portNameEtcdPr, ContainerPort: EtcdPeerPort, Protocol: corev1.ProtocolTCP},
-					},
-					ReadinessProbe: &corev1.Probe{
-						ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
-							Path: "/health", Port: intstr.FromInt32(EtcdClientPort),
-						}},
-						PeriodSeconds: 10,
-					},
-					VolumeMounts: []corev1.VolumeMount{{Name: EtcdDataClaimTemplate, MountPath: etcdDataDir}},
-				}}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{ctr}, Volumes: volumes},
 			},
 			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
 				ObjectMeta: metav1.ObjectMeta{Name: EtcdDataClaimTemplate, Namespace: c.Namespace, Labels: labels},

@@ -78,7 +78,6 @@ const (
 	volumeTargetConfig  = "target-config"
 	iscsiPort           = 3260
 	blockdPort          = 24010
-	caDefaultKey        = "ca.crt"
 	driverNameDomain    = ".gluster.org"
 	hostnameTopologyKey = HostnameLabel
 )
@@ -181,11 +180,7 @@ func BlockTargetZones(c *operatorv1alpha1.GlusterCluster) []string {
 // operator, the drivers run inside the cluster network, so
 // spec.management.endpoint does not apply to them.
 func CSIManagementEndpoint(c *operatorv1alpha1.GlusterCluster) string {
-	scheme := "http"
-	if c.Spec.CASecretRef != nil && c.Spec.CASecretRef.Name != "" {
-		scheme = "https"
-	}
-	return fmt.Sprintf("%s://%s.%s.svc:%d", scheme, ManagementServiceName(c.Name), c.Namespace, GD2ClientPort)
+	return fmt.Sprintf("%s://%s:%d", scheme(TLSEnabled(c)), ManagementHost(c), GD2ClientPort)
 }
 
 // CSIImages are the effective driver images of c, untagged unless the
@@ -245,19 +240,27 @@ func gd2Env(c *operatorv1alpha1.GlusterCluster) []corev1.EnvVar {
 	}
 	if hasCA(c) {
 		env = append(env, corev1.EnvVar{Name: "GD2_CA_FILE", Value: csiCAFile})
+		if !IsExternal(c) {
+			env = append(env,
+				corev1.EnvVar{Name: "GD2_CLIENT_CERT_FILE", Value: csiCADir + "/" + TLSCertKey},
+				corev1.EnvVar{Name: "GD2_CLIENT_KEY_FILE", Value: csiCADir + "/" + TLSKeyKey})
+		}
 	}
 	return env
 }
 
-func hasCA(c *operatorv1alpha1.GlusterCluster) bool {
-	return c.Spec.CASecretRef != nil && c.Spec.CASecretRef.Name != ""
-}
+func hasCA(c *operatorv1alpha1.GlusterCluster) bool { return TLSEnabled(c) }
 
-// caVolume mounts spec.caSecretRef (key default ca.crt) at csiCAFile.
+// caVolume mounts at csiCADir the drivers' TLS secret: the trust bundle
+// (ca.crt) and, for a cluster anthill issues for, the drivers' client
+// pair. An external cluster's drivers get the trust bundle alone.
 func caVolume(c *operatorv1alpha1.GlusterCluster) (corev1.Volume, corev1.VolumeMount) {
-	key := cmp.Or(c.Spec.CASecretRef.Key, caDefaultKey)
+	secret := CSITLSSecretName(c.Name)
+	if IsExternal(c) {
+		secret = TLSTrustSecretName(c.Name)
+	}
 	return corev1.Volume{Name: volumeCA, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-			SecretName: c.Spec.CASecretRef.Name, Items: []corev1.KeyToPath{{Key: key, Path: "ca.crt"}},
+			SecretName: secret, DefaultMode: ptr.To[int32](0o400),
 		}}},
 		corev1.VolumeMount{Name: volumeCA, MountPath: csiCADir, ReadOnly: true}
 }

@@ -141,8 +141,11 @@ func TestCSIDriversUseTheAdminsSecretAndCA(t *testing.T) {
 			ca = v.Secret
 		}
 	}
-	if ca == nil || ca.SecretName != "gluster-ca" || ca.Items[0].Key != "ca.crt" {
-		t.Errorf("CA volume %+v", ca)
+	if ca == nil || ca.SecretName != CSITLSSecretName("gc") {
+		t.Errorf("the drivers mount their issued secret (trust bundle and client pair), got %+v", ca)
+	}
+	if fxEnv(drv, "GD2_CLIENT_CERT_FILE") != csiCADir+"/tls.crt" || fxEnv(drv, "GD2_CLIENT_KEY_FILE") != csiCADir+"/tls.key" {
+		t.Errorf("client pair env %q %q", fxEnv(drv, "GD2_CLIENT_CERT_FILE"), fxEnv(drv, "GD2_CLIENT_KEY_FILE"))
 	}
 	for _, e := range drv.Env {
 		if e.Name == "GD2_SECRET" && (e.ValueFrom == nil || e.ValueFrom.SecretKeyRef.Name != "mine" || e.ValueFrom.SecretKeyRef.Key != AuthSecretKey) {

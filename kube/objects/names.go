@@ -124,10 +124,10 @@ func EtcdDataClaimName(cluster string) string {
 	return EtcdDataClaimTemplate + "-" + NodePodName(EtcdName(cluster))
 }
 
-// EtcdEndpoint is the client URL GD2 of cluster (in namespace) stores its
-// state at.
-func EtcdEndpoint(namespace, cluster string) string {
-	return fmt.Sprintf("http://%s.%s.svc:%d", EtcdName(cluster), namespace, EtcdClientPort)
+// EtcdEndpoint is the client URL GD2 of c stores its state at: https when
+// c has TLS.
+func EtcdEndpoint(c *operatorv1alpha1.GlusterCluster) string {
+	return fmt.Sprintf("%s://%s.%s.svc:%d", scheme(TLSEnabled(c)), EtcdName(c.Name), c.Namespace, EtcdClientPort)
 }
 
 // StateClaimTemplate is the node StatefulSet's claim template for GD2's
@@ -208,8 +208,9 @@ func devicePaths(count int) []string {
 }
 
 // NodeEndpoint is the GD2 REST base URL of node's own GD2: its pod's stable
-// name (or the host of spec.externalAddress) on the REST port, with the
-// scheme of the cluster's management endpoint.
+// name (or the host of spec.externalAddress) on the REST port, over https
+// when the cluster's management endpoint is https (TLS on, or an https
+// spec.management.endpoint).
 func NodeEndpoint(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.GlusterNode) string {
 	scheme := "http"
 	if strings.HasPrefix(ManagementEndpoint(c), "https://") {
@@ -226,12 +227,13 @@ func NodeEndpoint(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.Gluste
 }
 
 // ManagementEndpoint is the GD2 REST base URL of cluster:
-// spec.management.endpoint when set, else the management Service.
+// spec.management.endpoint when set, else the management Service (https
+// when c has TLS).
 func ManagementEndpoint(c *operatorv1alpha1.GlusterCluster) string {
 	if m := c.Spec.Management; m != nil && m.Endpoint != "" {
 		return m.Endpoint
 	}
-	return fmt.Sprintf("http://%s.%s.svc:%d", ManagementServiceName(c.Name), c.Namespace, GD2ClientPort)
+	return fmt.Sprintf("%s://%s:%d", scheme(TLSEnabled(c)), ManagementHost(c), GD2ClientPort)
 }
 
 // AuthSecretRef is the Secret and key GD2 of cluster authenticates with:

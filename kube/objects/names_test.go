@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/internal/fixtures"
 )
@@ -77,14 +79,14 @@ func TestBuildManagementEndpoint(t *testing.T) {
 
 func TestBuildNames(t *testing.T) {
 	for got, want := range map[string]string{
-		HeadlessServiceName("gc"):     "gc-nodes",
-		ManagementServiceName("gc"):   "gc-mgmt",
-		AuthSecretName("gc"):          "gc-gd2-auth",
-		EtcdName("gc"):                "gc-etcd",
-		EtcdDataClaimName("gc"):       "data-gc-etcd-0",
-		NodePodName("n1"):             "n1-0",
-		BrickClaimName("n1", 1):       "brick-1-n1-0",
-		EtcdEndpoint("storage", "gc"): "http://gc-etcd.storage.svc:2379",
+		HeadlessServiceName("gc"):   "gc-nodes",
+		ManagementServiceName("gc"): "gc-mgmt",
+		AuthSecretName("gc"):        "gc-gd2-auth",
+		EtcdName("gc"):              "gc-etcd",
+		EtcdDataClaimName("gc"):     "data-gc-etcd-0",
+		NodePodName("n1"):           "n1-0",
+		BrickClaimName("n1", 1):     "brick-1-n1-0",
+		EtcdEndpoint(&operatorv1alpha1.GlusterCluster{ObjectMeta: metav1.ObjectMeta{Name: "gc", Namespace: "storage"}}): "http://gc-etcd.storage.svc:2379",
 	} {
 		if got != want {
 			t.Errorf("got %q, want %q", got, want)

@@ -91,6 +91,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.mode != 'external' || has(self.external)",message="spec.external.nodes must list the addresses of the pool when spec.mode is external",fieldPath=".external"
 // +kubebuilder:validation:XValidation:rule="self.mode == 'external' || !has(self.external)",message="spec.external may be set only when spec.mode is external",fieldPath=".external"
 // +kubebuilder:validation:XValidation:rule="self.mode == 'external' || (has(self.gluster) && has(self.gluster.image))",message="spec.gluster.image is required unless spec.mode is external",fieldPath=".gluster"
+// +kubebuilder:validation:XValidation:rule="has(self.caSecretRef) == has(oldSelf.caSecretRef) && (!has(self.caSecretRef) || self.caSecretRef.name == oldSelf.caSecretRef.name)",message="spec.caSecretRef is fixed at creation: TLS cannot be switched on or off on a running cluster, and a CA is rotated by changing the Secret's content",fieldPath=".caSecretRef"
 // +kubebuilder:validation:XValidation:rule="self.mode == 'automatic' || !has(self.autoscaling)",message="spec.autoscaling may be set only when spec.mode is automatic",fieldPath=".autoscaling"
 // +kubebuilder:validation:XValidation:rule="!has(self.csi) || !has(self.csi.version) || !has(self.gluster) || !has(self.gluster.version) || !isSemver(self.csi.version, true) || !isSemver(self.gluster.version, true) || semver(self.csi.version, true).compareTo(semver(self.gluster.version, true)) <= 0",message="spec.csi.version must not be newer than spec.gluster.version: CSI clients may not run ahead of the servers",fieldPath=".csi.version"
 type GlusterClusterSpec struct {
@@ -129,9 +130,18 @@ type GlusterClusterSpec struct {
 	// +optional
 	Drivers []GlusterDriver `json:"drivers,omitempty"`
 
-	// caSecretRef names a Secret holding the CA certificate (key ca.crt) that
-	// signs the servers' TLS certificates. Unset means plain HTTP inside the
-	// cluster network.
+	// caSecretRef turns TLS on: it names a Secret in the cluster's namespace
+	// holding a CA key pair as cert-manager's CA issuer reads it — the CA
+	// certificate under key (default tls.crt) and its private key under
+	// tls.key. From it the operator issues a serving certificate for every
+	// Gluster node, one for etcd and a client certificate for the CSI
+	// drivers; GD2's REST API and etcd then serve TLS only and the operator
+	// verifies every server against the CA. In external mode only the CA
+	// certificate is read: it is the CA the pool's servers are verified
+	// against. A new CA in the Secret is rotated in without a window where
+	// a client distrusts a server (docs/security.md). Set at creation
+	// only: TLS cannot be switched on or off on a running cluster. Unset
+	// means plain HTTP inside the cluster network.
 	// +optional
 	CASecretRef *SecretReference `json:"caSecretRef,omitempty"`
 
