@@ -293,7 +293,7 @@ func TestTLS(t *testing.T) {
 			}); err != nil {
 				t.Fatalf("the bundle never held both CAs: %v", err)
 			}
-			waitRunComplete(t, ns, name, since, 6*time.Minute)
+			waitRunState(t, ns, name, "Complete", since, 6*time.Minute)
 			if err := framework.WaitFor(ctx, 2*time.Minute, func(ctx context.Context) (bool, error) {
 				b, err := bundle(ctx)
 				return b == string(next.certPEM), err
