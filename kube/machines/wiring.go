@@ -2,6 +2,7 @@ package machines
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	"go.uber.org/zap"
@@ -89,7 +90,10 @@ func Wire(cfg WireConfig) (*Machines, error) {
 	bc := record.NewBroadcaster()
 	bc.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cfg.Kube.CoreV1().Events("")})
 	recorder := bc.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "anthill"})
-	tlog := &engine.TransitionLog{Log: cfg.Log, Metrics: cfg.Metrics, Recorder: recorder}
+	host, _ := os.Hostname()
+	tlog := &engine.TransitionLog{Log: cfg.Log, Metrics: cfg.Metrics, Recorder: recorder, Events: &engine.TransitionEvents{
+		Client: cfg.Kube.CoreV1(), Scheme: scheme.Scheme, Clock: cfg.Clock, Host: host, Metrics: cfg.Metrics, Log: cfg.Log,
+	}}
 
 	d, err := engine.NewDispatcher(engine.DispatcherConfig{Workers: cfg.Workers, Metrics: cfg.Metrics, Log: cfg.Log})
 	if err != nil {
