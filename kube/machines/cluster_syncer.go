@@ -44,9 +44,11 @@ type ClusterSyncer struct {
 	EndpointSlices discoveryv1listers.EndpointSliceLister
 	Anthill        versioned.Interface
 	Kube           transitions.KubeOps
-	GD2            *effects.GD2Clients
-	Log            *engine.TransitionLog
-	Clock          clock.Clock
+	// Audit logs every configuration-altering call of the actions.
+	Audit effects.Audit
+	GD2   *effects.GD2Clients
+	Log   *engine.TransitionLog
+	Clock clock.Clock
 
 	onCluster[*clusterFacts]
 }
@@ -166,7 +168,7 @@ func (s *ClusterSyncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterClus
 			target.Options[k] = c.Spec.ClusterOptions[k]
 		}
 	}
-	return a(ctx, ops, target)
+	return a(ctx, s.Audit.Ops(ops), target)
 }
 
 // Message is the message of the cluster's Ready condition.

@@ -36,9 +36,11 @@ type NodeSyncer struct {
 	PVCs     corev1listers.PersistentVolumeClaimLister
 	Anthill  versioned.Interface
 	Kube     transitions.KubeOps
-	GD2      *effects.GD2Clients
-	Log      *engine.TransitionLog
-	Clock    clock.Clock
+	// Audit logs every configuration-altering call of the actions.
+	Audit effects.Audit
+	GD2   *effects.GD2Clients
+	Log   *engine.TransitionLog
+	Clock clock.Clock
 	// Live reads what must not come from a cache (a lost pod's Kubernetes
 	// node and storage, see lostPodSide); nil disables lost-pod eviction.
 	Live kubernetes.Interface
@@ -180,7 +182,7 @@ func (s *NodeSyncer) Act(ctx context.Context, node *operatorv1alpha1.GlusterNode
 		}
 		ops.GD2 = &g2
 	}
-	res, err := a(ctx, ops, s.target(node, f))
+	res, err := a(ctx, s.Audit.Ops(ops), s.target(node, f))
 	f.peerID = res.PeerID
 	return err
 }
@@ -331,7 +333,10 @@ func (s *NodeSyncer) mirror(ctx context.Context, node *operatorv1alpha1.GlusterN
 	if current == st || (current == states.NodeAbandoned && !peer.Online) {
 		return
 	}
-	if err := transitions.MirrorNodeState(ctx, ops, peer.ID, st); err != nil {
+	ctx = engine.WithAction(ctx, engine.ActionContext{
+		Machine: states.NodeMachine, Namespace: node.Namespace, Name: node.Name, State: string(st), Action: ActionMirror, Reason: ReasonMirror,
+	})
+	if err := transitions.MirrorNodeState(ctx, s.Audit.Ops(transitions.Ops{GD2: ops}).GD2, peer.ID, st); err != nil {
 		s.log(node).Info("mirroring state into GD2 failed; retrying next sync", zap.Error(err))
 	}
 }
