@@ -163,6 +163,11 @@ func Wire(cfg WireConfig) (*Machines, error) {
 		Clusters: clusters.Lister(), Nodes: nodes.Lister(), KubeNodes: kubeNodes.Lister(), Client: cfg.Kube,
 		Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock, Audit: audit,
 	})
+	if cfg.Metrics != nil {
+		if err := cfg.Metrics.Registry.Register(NewStateCollector(nodes.Lister(), clusters.Lister())); err != nil {
+			return nil, fmt.Errorf("register the state metrics: %w", err)
+		}
+	}
 	m := &Machines{Dispatcher: d, broadcast: bc}
 	m.factories = append(m.factories, kf, pvf, af, nf)
 	return m, nil
