@@ -11,8 +11,11 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/gluster/anthill/e2e/framework"
 	"github.com/gluster/anthill/gd2"
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/engine"
 )
@@ -141,4 +144,37 @@ func TestAuditLogRecordsEveryConfigurationChange(t *testing.T) {
 		}
 	}
 	t.Logf("%d audit lines for %s; brick moves: %v", len(lines), ns, moved)
+
+	// The node is gone; the cluster's ledger still says where each brick
+	// went from, to where it could go, and why.
+	c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ledgered []operatorv1alpha1.LedgerEntry
+	seen := map[string]bool{}
+	for _, e := range c.Status.Ledger {
+		if e.Node != victim {
+			continue
+		}
+		ledgered = append(ledgered, e)
+		if seen[e.Volume+":"+e.Brick] {
+			t.Errorf("the ledger records the move of %s:%s twice", e.Volume, e.Brick)
+		}
+		seen[e.Volume+":"+e.Brick] = true
+		if e.Action != operatorv1alpha1.LedgerActionReplaceBrick || e.Peer != peer || e.Volume != "dist" || e.Brick == "" {
+			t.Errorf("ledger entry lacks its action, source or brick: %+v", e)
+		}
+		if !e.Recovered && (len(e.TargetPeers) == 0 || e.Reason == "" || e.State == "") {
+			t.Errorf("ledger entry lacks its targets or reason: %+v", e)
+		}
+	}
+	if len(ledgered) != moves {
+		t.Errorf("the ledger records %d moves off %s, want %d: %+v", len(ledgered), victim, moves, c.Status.Ledger)
+	}
+	for _, l := range moved {
+		if !seen[l.str(engine.LogVolume)+":"+l.str(engine.LogBrick)] {
+			t.Errorf("the logged move %s:%s is not in the ledger", l.str(engine.LogVolume), l.str(engine.LogBrick))
+		}
+	}
 }

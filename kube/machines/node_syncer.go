@@ -109,7 +109,54 @@ func (s *NodeSyncer) Prepare(ctx context.Context, node *operatorv1alpha1.Gluster
 	if added, err := effects.AddFinalizer(ctx, node, objects.FinalizerNode, s.update); added || err != nil {
 		return true, engine.Result{Requeue: err == nil}, err
 	}
+	if err := s.ledgerLastMove(ctx, node); err != nil {
+		return true, engine.Result{}, err
+	}
 	return false, engine.Result{}, nil
+}
+
+// ledgerLastMove makes sure the node's last persisted brick move is in its
+// cluster's ledger before the node does anything else: Finish records each
+// move right after the status write that persists it, and an operator
+// killed in between (or a failed ledger write) leaves the move only in
+// movedBricks. Only the last one can be missing, because no further move
+// runs until this succeeds; it is then recorded as recovered.
+func (s *NodeSyncer) ledgerLastMove(ctx context.Context, node *operatorv1alpha1.GlusterNode) error {
+	moved := node.Status.MovedBricks
+	if len(moved) == 0 {
+		return nil
+	}
+	last := moved[len(moved)-1]
+	e := operatorv1alpha1.LedgerEntry{
+		Time: metav1.Time{Time: s.Clock.Now()}, Action: operatorv1alpha1.LedgerActionReplaceBrick, Node: node.Name,
+		Peer: node.Status.PeerID, Volume: last.Volume, Brick: last.Path, State: node.Status.State, Recovered: true,
+	}
+	cl, err := s.Clusters.GlusterClusters(node.Namespace).Get(node.Spec.Cluster)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil || ledgerHas(cl.Status.Ledger, e) {
+		return err
+	}
+	if err := appendLedger(ctx, s.Anthill, node.Namespace, node.Spec.Cluster, []operatorv1alpha1.LedgerEntry{e}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("record the move of brick %s:%s in the ledger: %w", last.Volume, last.Path, err)
+	}
+	return nil
+}
+
+// ledgerMove records a brick move this sync persisted in the cluster's
+// ledger, with what the decision knew: targets, state and reason.
+func (s *NodeSyncer) ledgerMove(ctx context.Context, node *operatorv1alpha1.GlusterNode, out engine.Outcome[*nodeSync]) {
+	f := out.Facts
+	e := operatorv1alpha1.LedgerEntry{
+		Time: metav1.Time{Time: s.Clock.Now()}, Action: operatorv1alpha1.LedgerActionReplaceBrick, Node: node.Name,
+		Peer: node.Status.PeerID, Volume: f.snap.NextBrickVolume, Brick: f.snap.NextBrickPath,
+		TargetPeers: f.view.move.Targets, State: string(out.To), Reason: out.Decision.Reason,
+	}
+	if err := appendLedger(ctx, s.Anthill, node.Namespace, node.Spec.Cluster, []operatorv1alpha1.LedgerEntry{e}); err != nil {
+		// The next sync records it as recovered before moving on.
+		s.log(node).Info("recording a brick move in the ledger failed; retrying next sync", zap.Error(err))
+	}
 }
 
 // Instances is the node's one instance, at the persisted state.
@@ -313,6 +360,9 @@ func (s *NodeSyncer) Finish(ctx context.Context, node *operatorv1alpha1.GlusterN
 	}
 	if out.To == states.NodeDeleted {
 		return engine.Result{}, s.finishDeleted(ctx, node)
+	}
+	if out.Kind == engine.Stepped && out.Decision.Step == states.NodeMoveBrick {
+		s.ledgerMove(ctx, node, out)
 	}
 	if f := out.Facts; f.ops != nil {
 		s.mirror(ctx, node, f.ops, f.view.peer, out.To)
