@@ -25,11 +25,13 @@ controlplane:
 generate:
 	hack/update-codegen.sh
 	$(GO) run ./cmd/anthill diagram --write-docs docs/fsm
+	$(GO) run ./cmd/anthill monitoring --write-manifests manifests/monitoring
 
 ## verify-generate: fail when committed generated files drift from their sources
 verify-generate:
 	hack/verify-codegen.sh
 	hack/verify-fsm-docs.sh
+	hack/verify-monitoring.sh
 
 $(STATICCHECK):
 	GOBIN=$(TOOLS_BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
