@@ -303,6 +303,9 @@ func formatLedgerEntry(e operatorv1alpha1.LedgerEntry) string {
 	if e.Reason != "" {
 		b.WriteString("  " + e.Reason)
 	}
+	if e.Cause != "" {
+		b.WriteString(" (drain: " + e.Cause + ")")
+	}
 	if e.Recovered {
 		b.WriteString("  (recovered after a restart: time, targets and reason not recorded)")
 	}

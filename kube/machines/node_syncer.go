@@ -129,7 +129,7 @@ func (s *NodeSyncer) ledgerLastMove(ctx context.Context, node *operatorv1alpha1.
 	last := moved[len(moved)-1]
 	e := operatorv1alpha1.LedgerEntry{
 		Time: metav1.Time{Time: s.Clock.Now()}, Action: operatorv1alpha1.LedgerActionReplaceBrick, Node: node.Name,
-		Peer: node.Status.PeerID, Volume: last.Volume, Brick: last.Path, State: node.Status.State, Recovered: true,
+		Peer: node.Status.PeerID, Volume: last.Volume, Brick: last.Path, State: node.Status.State, Cause: drainCause(node), Recovered: true,
 	}
 	cl, err := s.Clusters.GlusterClusters(node.Namespace).Get(node.Spec.Cluster)
 	if apierrors.IsNotFound(err) {
@@ -144,6 +144,18 @@ func (s *NodeSyncer) ledgerLastMove(ctx context.Context, node *operatorv1alpha1.
 	return nil
 }
 
+// drainCause is the reason of the node's latest transition into Draining,
+// from its history; "" when the window no longer holds it.
+func drainCause(node *operatorv1alpha1.GlusterNode) string {
+	h := node.Status.History
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].To == string(states.NodeDraining) && h[i].From != string(states.NodeDraining) {
+			return h[i].Reason
+		}
+	}
+	return ""
+}
+
 // ledgerMove records a brick move this sync persisted in the cluster's
 // ledger, with what the decision knew: targets, state and reason.
 func (s *NodeSyncer) ledgerMove(ctx context.Context, node *operatorv1alpha1.GlusterNode, out engine.Outcome[*nodeSync]) {
@@ -151,7 +163,7 @@ func (s *NodeSyncer) ledgerMove(ctx context.Context, node *operatorv1alpha1.Glus
 	e := operatorv1alpha1.LedgerEntry{
 		Time: metav1.Time{Time: s.Clock.Now()}, Action: operatorv1alpha1.LedgerActionReplaceBrick, Node: node.Name,
 		Peer: node.Status.PeerID, Volume: f.snap.NextBrickVolume, Brick: f.snap.NextBrickPath,
-		TargetPeers: f.view.move.Targets, State: string(out.To), Reason: out.Decision.Reason,
+		TargetPeers: f.view.move.Targets, State: string(out.To), Reason: out.Decision.Reason, Cause: drainCause(node),
 	}
 	if err := appendLedger(ctx, s.Anthill, node.Namespace, node.Spec.Cluster, []operatorv1alpha1.LedgerEntry{e}); err != nil {
 		// The next sync records it as recovered before moving on.

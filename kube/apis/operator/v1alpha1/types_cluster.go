@@ -619,6 +619,12 @@ type LedgerEntry struct {
 	// +optional
 	Reason string `json:"reason,omitempty"`
 
+	// cause is the reason of the transition that started the drain
+	// (a decommission request, a failed node, the cluster's deletion).
+	// +kubebuilder:validation:MaxLength=128
+	// +optional
+	Cause string `json:"cause,omitempty"`
+
 	// recovered marks an entry written after an operator restart from the
 	// node's movedBricks: the move happened, but its time, targets and
 	// reason were not recorded.
