@@ -18,6 +18,7 @@ import (
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/engine"
+	"github.com/gluster/anthill/states"
 )
 
 // auditLine is one "configuration change" line of the operator's log.
@@ -164,6 +165,9 @@ func TestAuditLogRecordsEveryConfigurationChange(t *testing.T) {
 		seen[e.Volume+":"+e.Brick] = true
 		if e.Action != operatorv1alpha1.LedgerActionReplaceBrick || e.Peer != peer || e.Volume != "dist" || e.Brick == "" {
 			t.Errorf("ledger entry lacks its action, source or brick: %+v", e)
+		}
+		if e.Cause != states.ReasonDecommissionRequested {
+			t.Errorf("ledger entry does not say the drain was a decommission: %+v", e)
 		}
 		if !e.Recovered && (len(e.TargetPeers) == 0 || e.Reason == "" || e.State == "") {
 			t.Errorf("ledger entry lacks its targets or reason: %+v", e)
