@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Fails when manifests/monitoring/prometheusrule.yaml differs from what
-# monitoring/rules.go generates. Fix drift with:
+# Fails when manifests/monitoring/{prometheusrule,dashboards}.yaml differ
+# from what monitoring/ generates. Fix drift with:
 #   go run ./cmd/anthill monitoring --write-manifests manifests/monitoring
 set -euo pipefail
 
@@ -12,9 +12,13 @@ trap 'rm -rf "$tmp"' EXIT
 
 go run ./cmd/anthill monitoring --write-manifests "$tmp"
 
-if ! diff -u manifests/monitoring/prometheusrule.yaml "$tmp/prometheusrule.yaml"; then
+drift=0
+for f in prometheusrule.yaml dashboards.yaml; do
+	diff -u "manifests/monitoring/$f" "$tmp/$f" || drift=1
+done
+if [ "$drift" -ne 0 ]; then
 	echo >&2
-	echo "manifests/monitoring/prometheusrule.yaml is out of date with monitoring/rules.go." >&2
+	echo "manifests/monitoring is out of date with monitoring/ (rules.go, dashboards.go)." >&2
 	echo "Regenerate and commit it:  go run ./cmd/anthill monitoring --write-manifests manifests/monitoring" >&2
 	exit 1
 fi

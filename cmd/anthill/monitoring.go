@@ -15,21 +15,24 @@ import (
 
 func init() {
 	commands.Register("monitoring", cli.Command{
-		Summary: "print anthill's Prometheus rules (--format rules|prometheusrule), or write manifests/monitoring",
+		Summary: "print anthill's Prometheus rules or Grafana dashboards (--format rules|prometheusrule|dashboards), or write manifests/monitoring",
 		Run:     func(_ context.Context, args []string) error { return monitoringCmd(args, os.Stdout, os.Stderr) },
 	})
 }
 
-// PrometheusRuleFile is the generated file in manifests/monitoring.
-const PrometheusRuleFile = "prometheusrule.yaml"
+// The generated files in manifests/monitoring.
+const (
+	PrometheusRuleFile = "prometheusrule.yaml"
+	DashboardsFile     = "dashboards.yaml"
+)
 
 // monitoringCmd implements `anthill monitoring [--format F]` and
 // `anthill monitoring --write-manifests DIR`.
 func monitoringCmd(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("monitoring", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	format := fs.String("format", "rules", "rules (a Prometheus rules file, for promtool) or prometheusrule (the Prometheus Operator's object)")
-	write := fs.String("write-manifests", "", "write DIR/"+PrometheusRuleFile+" instead of printing")
+	format := fs.String("format", "rules", "rules (a Prometheus rules file, for promtool), prometheusrule (the Prometheus Operator's object) or dashboards (a ConfigMap of Grafana dashboards)")
+	write := fs.String("write-manifests", "", "write DIR/"+PrometheusRuleFile+" and DIR/"+DashboardsFile+" instead of printing")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -37,14 +40,19 @@ func monitoringCmd(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	if *write != "" {
-		out, err := monitoring.PrometheusRule()
-		if err != nil {
-			return err
-		}
 		if err := os.MkdirAll(*write, 0o755); err != nil {
 			return err
 		}
-		return os.WriteFile(filepath.Join(*write, PrometheusRuleFile), out, 0o644)
+		for file, render := range map[string]func() ([]byte, error){PrometheusRuleFile: monitoring.PrometheusRule, DashboardsFile: monitoring.DashboardsConfigMap} {
+			out, err := render()
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(*write, file), out, 0o644); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	var out []byte
 	var err error
@@ -53,8 +61,10 @@ func monitoringCmd(args []string, stdout, stderr io.Writer) error {
 		out, err = monitoring.RulesFile()
 	case "prometheusrule":
 		out, err = monitoring.PrometheusRule()
+	case "dashboards":
+		out, err = monitoring.DashboardsConfigMap()
 	default:
-		err = errors.New("--format must be rules or prometheusrule")
+		err = errors.New("--format must be rules, prometheusrule or dashboards")
 	}
 	if err != nil {
 		return err

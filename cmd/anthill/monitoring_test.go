@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -47,6 +48,32 @@ func TestRulesUseOnlyExportedMetrics(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("no rule reads an anthill metric")
+	}
+
+	// The dashboards read exported metrics (a histogram's _bucket series
+	// included) and recording rules anthill defines.
+	records := map[string]bool{}
+	for _, g := range monitoring.Groups() {
+		for _, r := range g.Records {
+			records[r.Name] = true
+		}
+	}
+	recorded := regexp.MustCompile(`\banthill:[a-z0-9_:]+`)
+	for _, d := range monitoring.Dashboards() {
+		for _, p := range d.Panels {
+			for _, q := range p.Queries {
+				for _, m := range used.FindAllString(q.Expr, -1) {
+					if !exported[strings.TrimSuffix(m, "_bucket")] {
+						t.Errorf("dashboard %s panel %q reads %s, which the operator does not export", d.UID, p.Title, m)
+					}
+				}
+				for _, m := range recorded.FindAllString(q.Expr, -1) {
+					if !records[m] {
+						t.Errorf("dashboard %s panel %q reads %s, which no recording rule defines", d.UID, p.Title, m)
+					}
+				}
+			}
+		}
 	}
 }
 

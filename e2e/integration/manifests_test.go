@@ -79,8 +79,13 @@ func TestKustomizeDefaultApplies(t *testing.T) {
 			} `json:"endpoints"`
 		} `json:"spec"`
 	}
-	if err := yaml.Unmarshal(mon, &sm); err != nil {
-		t.Fatal(err)
+	for _, doc := range strings.Split(string(mon), "\n---\n") {
+		if err := yaml.Unmarshal([]byte(doc), &sm); err != nil {
+			t.Fatal(err)
+		}
+		if sm.Kind == "ServiceMonitor" {
+			break
+		}
 	}
 	sel, err := metav1.LabelSelectorAsSelector(&sm.Spec.Selector)
 	if err != nil || sm.Kind != "ServiceMonitor" || !sel.Matches(labels.Set(svc.Labels)) || len(sm.Spec.Endpoints) != 1 ||
