@@ -149,6 +149,8 @@ func TestMetricsFollowTheMachines(t *testing.T) {
 			{"anthill_volume_heal_state", with("volume", "rep", "state", "Healthy"), 1},
 			{"anthill_cluster_volumes", with("state", "Healthy"), 1},
 			{"anthill_volume_heal_pending_entries", with("volume", "rep"), 0},
+			{"anthill_volume_bricks", with("volume", "rep", "state", "online"), 3},
+			{"anthill_volume_bricks", with("volume", "rep", "state", "offline"), 0},
 			{"anthill_cluster_phase", with("phase", "Ready"), 1},
 			{"anthill_upgrade_state", with("state", "Idle"), 1},
 		} {
@@ -199,6 +201,9 @@ func TestMetricsFollowTheMachines(t *testing.T) {
 			return false, "the Online series is still there: " + got
 		}
 		return is(s, "anthill_cluster_nodes", with("state", "Draining"), 1)
+	})
+	waitMetric("the partitioned node's brick is offline", 2*time.Minute, func(s scrape) (bool, string) {
+		return is(s, "anthill_volume_bricks", with("volume", "rep", "state", "offline"), 1)
 	})
 	partition(t, nodes[other].Status.PeerID, false)
 	drained(t, g, ns, name, victim, peer, "rep")

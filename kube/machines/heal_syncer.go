@@ -97,6 +97,8 @@ type healReading struct {
 	pending   int64
 	split     int64
 	down      int
+	// bricks counts the bricks of the replica sets read.
+	bricks int
 }
 
 // The settings fall back to their defaults when left zero.
@@ -286,6 +288,7 @@ func (s *HealSyncer) Record(c *operatorv1alpha1.GlusterCluster, outs []engine.Ou
 		entry.State = string(out.To)
 		if r.ok {
 			entry.PendingEntries, entry.SplitBrainEntries = r.pending, r.split
+			entry.Bricks, entry.BricksOnline = int32(r.bricks), int32(r.bricks-r.down)
 		} else if !r.redundant {
 			entry.PendingEntries, entry.SplitBrainEntries = 0, 0
 		}
@@ -396,6 +399,7 @@ func (s *HealSyncer) read(ctx context.Context, gc gd2Reads, vols []gd2.Volume) [
 					continue
 				}
 				for _, b := range sv.Bricks {
+					out[i].bricks++
 					if !b.Online || b.Pending < 0 {
 						out[i].down++
 						continue

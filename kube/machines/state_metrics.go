@@ -20,7 +20,7 @@ type StateCollector struct {
 
 	nodes, nodeState, nodeSince, nodeDownSince *prometheus.Desc
 	volumes, volumeState, volumePending        *prometheus.Desc
-	volumeSplitBrain, volumeSince              *prometheus.Desc
+	volumeSplitBrain, volumeSince, volumeBricks *prometheus.Desc
 	clusterPhase, upgradeState, disruption     *prometheus.Desc
 	capTotal, capFree, zoneTotal, zoneFree     *prometheus.Desc
 }
@@ -41,6 +41,7 @@ func NewStateCollector(nodes listers.GlusterNodeLister, clusters listers.Gluster
 		volumeState:      d("anthill_volume_heal_state", "1 for the heal state a volume is in (one series per volume).", "volume", "state"),
 		volumePending:    d("anthill_volume_heal_pending_entries", "Entries GD2's heal-info reports pending heal on the volume, as last read.", "volume"),
 		volumeSplitBrain: d("anthill_volume_split_brain_entries", "Entries GD2's heal-info reports in split-brain on the volume, as last read.", "volume"),
+		volumeBricks:     d("anthill_volume_bricks", "Bricks of the volume's replica sets by state (online, offline), as the last heal-info reading found them; replicated volumes only.", "volume", "state"),
 		volumeSince:      d("anthill_volume_heal_state_since_timestamp_seconds", "When the volume entered its heal state (Unix time).", "volume"),
 		clusterPhase:     d("anthill_cluster_phase", "1 for the phase the GlusterCluster is in.", "phase"),
 		upgradeState:     d("anthill_upgrade_state", "1 for the state of the cluster's upgrade machine.", "state"),
@@ -56,7 +57,7 @@ func NewStateCollector(nodes listers.GlusterNodeLister, clusters listers.Gluster
 func (c *StateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		c.nodes, c.nodeState, c.nodeSince, c.nodeDownSince, c.volumes, c.volumeState, c.volumePending,
-		c.volumeSplitBrain, c.volumeSince, c.clusterPhase, c.upgradeState, c.disruption,
+		c.volumeSplitBrain, c.volumeSince, c.volumeBricks, c.clusterPhase, c.upgradeState, c.disruption,
 		c.capTotal, c.capFree, c.zoneTotal, c.zoneFree,
 	} {
 		ch <- d
@@ -136,6 +137,10 @@ func (c *StateCollector) collectCluster(gauge func(*prometheus.Desc, float64, ..
 		gauge(c.volumeState, 1, ns, name, v.Name, s)
 		gauge(c.volumePending, float64(v.PendingEntries), ns, name, v.Name)
 		gauge(c.volumeSplitBrain, float64(v.SplitBrainEntries), ns, name, v.Name)
+		if v.Bricks > 0 {
+			gauge(c.volumeBricks, float64(v.BricksOnline), ns, name, v.Name, "online")
+			gauge(c.volumeBricks, float64(v.Bricks-v.BricksOnline), ns, name, v.Name, "offline")
+		}
 		if t := v.LastTransitionTime; t != nil {
 			gauge(c.volumeSince, float64(t.Unix()), ns, name, v.Name)
 		}

@@ -60,7 +60,7 @@ func TestStateCollectorExportsWhatTheStatusesSay(t *testing.T) {
 	if err := ci.Add(&operatorv1alpha1.GlusterCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c"},
 		Status: operatorv1alpha1.GlusterClusterStatus{
 			Phase:    "Ready",
-			Volumes:  []operatorv1alpha1.VolumeStatus{{Name: "v1", State: "Healing", PendingEntries: 356}, {Name: "v2", State: "Healthy"}},
+			Volumes:  []operatorv1alpha1.VolumeStatus{{Name: "v1", State: "Healing", PendingEntries: 356, Bricks: 6, BricksOnline: 5}, {Name: "v2", State: "Healthy"}},
 			Capacity: &operatorv1alpha1.CapacityStatus{Total: &total, Free: &free, Zones: []operatorv1alpha1.ZoneCapacityStatus{{Zone: "z1", Total: total, Free: free}}},
 		}}); err != nil {
 		t.Fatal(err)
@@ -85,6 +85,10 @@ func TestStateCollectorExportsWhatTheStatusesSay(t *testing.T) {
 	}
 	if got := gathered(t, reg, "anthill_volume_heal_pending_entries"); got["cluster=c,namespace=ns,volume=v1,"] != 356 {
 		t.Errorf("anthill_volume_heal_pending_entries = %v", got)
+	}
+	if got := gathered(t, reg, "anthill_volume_bricks"); got["cluster=c,namespace=ns,state=offline,volume=v1,"] != 1 ||
+		got["cluster=c,namespace=ns,state=online,volume=v1,"] != 5 || len(got) != 2 {
+		t.Errorf("anthill_volume_bricks = %v", got)
 	}
 	if got := gathered(t, reg, "anthill_upgrade_state"); got["cluster=c,namespace=ns,state=Idle,"] != 1 {
 		t.Errorf("anthill_upgrade_state = %v", got)

@@ -667,6 +667,15 @@ type VolumeStatus struct {
 	// +optional
 	SplitBrainEntries int64 `json:"splitBrainEntries,omitempty"`
 
+	// bricks and bricksOnline count the volume's replicated bricks and
+	// those GD2 reported online at the last heal-info reading (started
+	// replicated or dispersed volumes only; left as last read while GD2
+	// does not answer).
+	// +optional
+	Bricks int32 `json:"bricks,omitempty"`
+	// +optional
+	BricksOnline int32 `json:"bricksOnline,omitempty"`
+
 	// lastTransitionTime is when state last changed.
 	// +optional
 	LastTransitionTime *metav1.Time `json:"lastTransitionTime,omitempty"`
