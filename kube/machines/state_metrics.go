@@ -18,11 +18,11 @@ type StateCollector struct {
 	Nodes    listers.GlusterNodeLister
 	Clusters listers.GlusterClusterLister
 
-	nodes, nodeState, nodeSince, nodeDownSince *prometheus.Desc
-	volumes, volumeState, volumePending        *prometheus.Desc
+	nodes, nodeState, nodeSince, nodeDownSince  *prometheus.Desc
+	volumes, volumeState, volumePending         *prometheus.Desc
 	volumeSplitBrain, volumeSince, volumeBricks *prometheus.Desc
-	clusterPhase, upgradeState, disruption     *prometheus.Desc
-	capTotal, capFree, zoneTotal, zoneFree     *prometheus.Desc
+	clusterPhase, upgradeState, disruption      *prometheus.Desc
+	capTotal, capFree, zoneTotal, zoneFree      *prometheus.Desc
 }
 
 // NewStateCollector builds the collector over the two listers.
