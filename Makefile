@@ -5,11 +5,15 @@ GO          ?= go
 TOOLS_BIN   ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/anthill/tools/bin
 STATICCHECK := $(TOOLS_BIN)/staticcheck
 STATICCHECK_VERSION := v0.8.2
+# promtool checks and unit-tests the generated alerts (monitoring/); built
+# from the Go module proxy into the tool cache, a few minutes cold.
+PROMTOOL_VERSION ?= v0.316.0
+PROMTOOL := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/anthill/tools/promtool-$(PROMTOOL_VERSION)/promtool
 # Packages that start their own control plane each; run at most this many
 # test binaries at once so two cores are not oversubscribed.
 TEST_PARALLEL ?= 4
 
-.PHONY: all build controlplane generate verify verify-generate lint test test-unit test-e2e sandbox bench clean
+.PHONY: all build controlplane promtool generate verify verify-generate lint test test-unit test-e2e sandbox bench clean
 
 all: build
 
@@ -25,11 +29,19 @@ controlplane:
 generate:
 	hack/update-codegen.sh
 	$(GO) run ./cmd/anthill diagram --write-docs docs/fsm
+	$(GO) run ./cmd/anthill monitoring --write-manifests manifests/monitoring
 
 ## verify-generate: fail when committed generated files drift from their sources
 verify-generate:
 	hack/verify-codegen.sh
 	hack/verify-fsm-docs.sh
+	hack/verify-monitoring.sh
+
+## promtool: build promtool (for the alert tests) into the per-user tool cache
+promtool: $(PROMTOOL)
+
+$(PROMTOOL):
+	cd / && GOBIN=$(dir $(PROMTOOL)) GOFLAGS= $(GO) install github.com/prometheus/prometheus/cmd/promtool@$(PROMTOOL_VERSION)
 
 $(STATICCHECK):
 	GOBIN=$(TOOLS_BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
@@ -43,12 +55,12 @@ lint: $(STATICCHECK)
 	$(STATICCHECK) -tags e2e $$($(GO) list -tags e2e ./... | grep -v /kube/client/)
 
 ## test: every test — unit, integration on a real control plane, and e2e with the operator binary
-test: controlplane
-	$(GO) test -race -tags e2e -p $(TEST_PARALLEL) -timeout 45m ./...
+test: controlplane $(PROMTOOL)
+	PROMTOOL=$(PROMTOOL) $(GO) test -race -tags e2e -p $(TEST_PARALLEL) -timeout 45m ./...
 
 ## test-unit: only the tests that need no control plane
-test-unit:
-	$(GO) test -race $$($(GO) list ./... | grep -v /e2e)
+test-unit: $(PROMTOOL)
+	PROMTOOL=$(PROMTOOL) $(GO) test -race $$($(GO) list ./... | grep -v /e2e)
 
 ## sandbox: the main job — a real control plane, the GD2 simulator, the operator and a sample cluster with two volumes under write load
 sandbox: controlplane build

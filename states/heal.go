@@ -57,7 +57,7 @@ func HealDefinition() *fsm.Definition {
 				"the pending count fall. Left by `healed` at zero, by `healStalled` if there is no progress for " +
 				"the stall timeout or a brick drops out, or by `splitBrainFound` or `lostContact`."},
 			{Name: HealSplitBrain, Doc: "Entered by `splitBrainFound`. Some files have conflicting copies that " +
-				"only an admin can resolve (GD2's split-brain resolution endpoints); the alert fires and upgrades " +
+				"only an admin can resolve (GD2's split-brain resolution endpoints); the AnthillVolumeSplitBrain alert fires (runbook: docs/runbooks/AnthillVolumeSplitBrain.md) and upgrades " +
 				"and drains stay blocked. A lost heal-info reading does not leave this state, so the alert does " +
 				"not flap. Left by `healed` or `pendingFound` once no entries are in split-brain."},
 		},
@@ -66,7 +66,7 @@ func HealDefinition() *fsm.Definition {
 			{Name: HealPendingFound, Doc: "Fires when entries are pending heal or a brick is unreachable. No action."},
 			{Name: HealStartHeal, Doc: "Fires when entries are pending and every brick is reachable. Action: trigger an index heal of the volume."},
 			{Name: HealStalled, Doc: "Fires when a heal made no progress for the stall timeout, or a brick dropped out during it; the heal will be triggered again from HealPending. No action."},
-			{Name: HealSplitBrainFound, Doc: "Fires when any entry is in split-brain. No action; the state raises the alert."},
+			{Name: HealSplitBrainFound, Doc: "Fires when any entry is in split-brain. No action; the state raises the AnthillVolumeSplitBrain alert."},
 			{Name: HealLostContact, Doc: "Fires when heal-info cannot be read. No action."},
 		},
 		Transitions: []fsm.Transition{

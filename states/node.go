@@ -136,7 +136,7 @@ func NodeDefinition() *fsm.Definition {
 				"`resume` when the admin requests it and the peer is alive, or by `drain` on decommission or deletion " +
 				"(held while paused)."},
 			{Name: NodeFailed, Doc: "Entered by `markFailed` after the peer stayed down longer than " +
-				"`permissibleDowntime` outside maintenance. Raises the alert: a Warning Event and the Degraded " +
+				"`permissibleDowntime` outside maintenance. Raises the AnthillNodeFailed alert (runbook: docs/runbooks/AnthillNodeFailed.md): a Warning Event and the Degraded " +
 				"condition with reason `BricksUnmovable`. GD2 replaces no brick of a volume while a node holding " +
 				"one of its bricks is down and cannot delete a dead peer, so nothing can rebuild the node's bricks " +
 				"elsewhere; its replica sets run on their other copies, and the node still counts toward its " +
@@ -209,7 +209,7 @@ func NodeDefinition() *fsm.Definition {
 			{Name: NodePeerRecovered, Doc: "Fires when the peer has stayed alive for `recoveryWindow` before the node " +
 				"was drained. No action; GD2's self-heal brings its bricks up to date."},
 			{Name: NodeMarkFailed, Doc: "Fires when one continuous outage of the peer has lasted longer than " +
-				"`permissibleDowntime`. No action; the state raises the alert."},
+				"`permissibleDowntime`. No action; the state raises the AnthillNodeFailed alert."},
 			{Name: NodeEnterMaintenance, Doc: "Fires on the admin's `maintenance` request. Action: disable the " +
 				"node's devices so that no new bricks are placed on it."},
 			{Name: NodeResume, Doc: "Fires on the admin's `resume` request while the peer is alive, ending " +

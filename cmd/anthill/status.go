@@ -180,6 +180,12 @@ func writeStatus(w io.Writer, c *operatorv1alpha1.GlusterCluster, nodes []operat
 			b.WriteString("  " + formatTransition(l, false) + "\n")
 		}
 	}
+	if ledger := c.Status.Ledger; len(ledger) > 0 {
+		b.WriteString("\nLedger (brick moves, oldest first):\n")
+		for _, e := range ledger[max(0, len(ledger)-max(history, 1)):] {
+			b.WriteString("  " + formatLedgerEntry(e) + "\n")
+		}
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -278,4 +284,30 @@ func writeAutoscaling(b *strings.Builder, a *operatorv1alpha1.AutoscalingStatus)
 		}
 		b.WriteString(line + "\n")
 	}
+}
+
+// formatLedgerEntry renders one status.ledger entry as
+// "TIME  replaceBrick  VOLUME:BRICK  off NODE (peer P) -> one of T1,T2  STATE  REASON".
+func formatLedgerEntry(e operatorv1alpha1.LedgerEntry) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s  %s  %s:%s  off %s", e.Time.UTC().Format(time.RFC3339), e.Action, e.Volume, e.Brick, e.Node)
+	if e.Peer != "" {
+		fmt.Fprintf(&b, " (peer %s)", e.Peer)
+	}
+	if len(e.TargetPeers) > 0 {
+		fmt.Fprintf(&b, " -> one of %s", strings.Join(e.TargetPeers, ","))
+	}
+	if e.State != "" {
+		b.WriteString("  " + e.State)
+	}
+	if e.Reason != "" {
+		b.WriteString("  " + e.Reason)
+	}
+	if e.Cause != "" {
+		b.WriteString(" (drain: " + e.Cause + ")")
+	}
+	if e.Recovered {
+		b.WriteString("  (recovered after a restart: time, targets and reason not recorded)")
+	}
+	return b.String()
 }

@@ -206,3 +206,26 @@ func TestWriteStatusOfAPausedClusterNamesWhatWaits(t *testing.T) {
 		}
 	}
 }
+
+func TestWriteStatusShowsTheLedgerOfBrickMoves(t *testing.T) {
+	c := glusterCluster("ns", "gluster")
+	at := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	c.Status.Ledger = []operatorv1alpha1.LedgerEntry{
+		{Time: at, Action: "replaceBrick", Node: "gluster-zone-1-0", Peer: "p1", Volume: "vol2", Brick: "/bricks/vol2/b1",
+			TargetPeers: []string{"p4", "p5"}, State: "Draining", Reason: "DecommissionRequested"},
+		{Time: at, Action: "replaceBrick", Node: "gluster-zone-1-0", Peer: "p1", Volume: "vol2", Brick: "/bricks/vol2/b2", Recovered: true},
+	}
+	var out strings.Builder
+	if err := writeStatus(&out, c, nil, 10); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"Ledger (brick moves, oldest first):\n",
+		"  2026-01-02T03:04:05Z  replaceBrick  vol2:/bricks/vol2/b1  off gluster-zone-1-0 (peer p1) -> one of p4,p5  Draining  DecommissionRequested\n",
+		"  2026-01-02T03:04:05Z  replaceBrick  vol2:/bricks/vol2/b2  off gluster-zone-1-0 (peer p1)  (recovered after a restart: time, targets and reason not recorded)\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("status lacks %q:\n%s", want, out.String())
+		}
+	}
+}

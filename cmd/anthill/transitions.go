@@ -24,6 +24,7 @@ import (
 	"github.com/gluster/anthill/cmd/internal/cli"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/client/clientset/versioned"
+	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/states"
 )
 
@@ -40,7 +41,7 @@ func init() {
 // on the GlusterNode or GlusterCluster. The constants below are the parts of
 // that contract this command reads back.
 const (
-	anthillComponent   = "anthill"
+	anthillComponent   = engine.EventComponent
 	kindGlusterNode    = "GlusterNode"
 	kindGlusterCluster = "GlusterCluster"
 	// combinedPrefix is what client-go's event aggregator puts before a
@@ -192,8 +193,14 @@ func eventTransition(ev *corev1.Event) (l transitionLine, ok bool) {
 	return l, true
 }
 
-// eventTime is when ev last happened, from the most precise field set.
+// eventTime is when ev last happened, from the most precise field set:
+// the operator's own transition time annotation (nanoseconds) first.
 func eventTime(ev *corev1.Event) time.Time {
+	if v, ok := ev.Annotations[engine.AnnotationEventTime]; ok {
+		if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+			return t
+		}
+	}
 	switch {
 	case !ev.LastTimestamp.IsZero():
 		return ev.LastTimestamp.Time
@@ -533,15 +540,21 @@ func (s *transitionStream) emit(ctx context.Context, ev *corev1.Event) error {
 	return err
 }
 
-// sortEvents orders events by when they last happened. Event times have
-// second precision, so ties — several transitions of one object in one
-// second — fall back to the resource version, which etcd assigns in write
-// order.
+// sortEvents orders events by when they last happened. The operator's
+// transition Events carry a time in nanoseconds and a sequence number
+// (see engine.TransitionEvents); other Events have second precision, so
+// ties fall back to the sequence, then to the resource version, which etcd
+// assigns in write order.
 func sortEvents(events []corev1.Event) {
 	sort.SliceStable(events, func(i, j int) bool {
 		ti, tj := eventTime(&events[i]), eventTime(&events[j])
 		if !ti.Equal(tj) {
 			return ti.Before(tj)
+		}
+		si, oki := eventSequence(&events[i])
+		sj, okj := eventSequence(&events[j])
+		if oki && okj && si != sj {
+			return si < sj
 		}
 		ri, erri := strconv.ParseUint(events[i].ResourceVersion, 10, 64)
 		rj, errj := strconv.ParseUint(events[j].ResourceVersion, 10, 64)
@@ -550,6 +563,16 @@ func sortEvents(events []corev1.Event) {
 		}
 		return events[i].Name < events[j].Name
 	})
+}
+
+// eventSequence is the announcing process's sequence number of ev.
+func eventSequence(ev *corev1.Event) (uint64, bool) {
+	v, ok := ev.Annotations[engine.AnnotationEventSequence]
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	return n, err == nil
 }
 
 func expired(err error) bool {

@@ -21,6 +21,7 @@ import (
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	anthillfake "github.com/gluster/anthill/kube/client/clientset/versioned/fake"
+	"github.com/gluster/anthill/kube/engine"
 )
 
 var t0 = time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC)
@@ -482,5 +483,34 @@ func TestStreamTransitionsFollowsAcrossAnExpiredWatch(t *testing.T) {
 	}
 	if errs.String() != "" {
 		t.Errorf("an expired watch is routine, yet errors were reported: %s", errs.String())
+	}
+}
+
+// TestSortEventsOrdersABurstByTheOperatorsAnnotations: Events written in
+// one second (equal second-precision timestamps, resource versions in
+// another order) are ordered by the transition time annotation, then by
+// the sequence.
+func TestSortEventsOrdersABurstByTheOperatorsAnnotations(t *testing.T) {
+	sec := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	ev := func(name, rv, at, seq string) corev1.Event {
+		return corev1.Event{
+			ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: rv, Annotations: map[string]string{
+				engine.AnnotationEventTime: at, engine.AnnotationEventSequence: seq,
+			}},
+			LastTimestamp: sec,
+		}
+	}
+	events := []corev1.Event{
+		ev("c", "1", "2026-01-02T03:04:05.3Z", "3"),
+		ev("b", "2", "2026-01-02T03:04:05.1Z", "9"),
+		ev("a", "3", "2026-01-02T03:04:05.1Z", "2"),
+	}
+	sortEvents(events)
+	var got []string
+	for _, e := range events {
+		got = append(got, e.Name)
+	}
+	if strings.Join(got, ",") != "a,b,c" {
+		t.Errorf("order %v, want a,b,c", got)
 	}
 }

@@ -2,10 +2,12 @@ package framework
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -137,4 +139,29 @@ func (o *Operator) WaitExit(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// HTTPAddress is the address the current run serves /metrics, /healthz
+// and /readyz on (it listens on port 0), read from its "serving health and
+// metrics" log line; it waits up to timeout for the line.
+func (o *Operator) HTTPAddress(ctx context.Context, timeout time.Duration) (string, error) {
+	o.mu.Lock()
+	path := filepath.Join(o.dir, fmt.Sprintf("operator-%d.log", o.runs))
+	o.mu.Unlock()
+	var addr string
+	err := WaitFor(ctx, timeout, func(context.Context) (bool, error) {
+		b, _ := os.ReadFile(path)
+		for _, line := range strings.Split(string(b), "\n") {
+			var l struct {
+				Msg     string `json:"msg"`
+				Address string `json:"address"`
+			}
+			if json.Unmarshal([]byte(line), &l) == nil && l.Msg == "serving health and metrics" && l.Address != "" {
+				addr = l.Address
+				return true, nil
+			}
+		}
+		return false, fmt.Errorf("no \"serving health and metrics\" line in %s", path)
+	})
+	return addr, err
 }

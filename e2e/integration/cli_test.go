@@ -17,8 +17,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/yaml"
 
@@ -128,7 +130,23 @@ func operatorRecorder(t *testing.T) *engine.TransitionLog {
 	bc := record.NewBroadcaster()
 	t.Cleanup(bc.Shutdown)
 	bc.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: env.Client.CoreV1().Events("")})
-	return &engine.TransitionLog{Log: zap.NewNop(), Recorder: bc.NewRecorder(scheme, corev1.EventSource{Component: "anthill"})}
+	return &engine.TransitionLog{
+		Log: zap.NewNop(), Recorder: bc.NewRecorder(scheme, corev1.EventSource{Component: "anthill"}),
+		Events: &engine.TransitionEvents{Client: operatorKube(t).CoreV1(), Scheme: scheme, Log: zap.NewNop()},
+	}
+}
+
+// operatorKube is a Kubernetes client with the operator's default request
+// rate (--kube-api-qps 50, --kube-api-burst 100).
+func operatorKube(t *testing.T) kubernetes.Interface {
+	t.Helper()
+	rc := rest.CopyConfig(env.RestConfig)
+	rc.QPS, rc.Burst = 50, 100
+	kc, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kc
 }
 
 func TestCLI(t *testing.T) {

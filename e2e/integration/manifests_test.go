@@ -10,6 +10,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/yaml"
 )
 
 // repoRoot is the module root, found from this file's location so the test
@@ -53,5 +55,41 @@ func TestKustomizeDefaultApplies(t *testing.T) {
 	}
 	if _, err := env.Client.RbacV1().ClusterRoleBindings().Get(ctx, "anthill-operator", metav1.GetOptions{}); err != nil {
 		t.Errorf("ClusterRoleBinding missing: %v", err)
+	}
+	svc, err := env.Client.CoreV1().Services("anthill-system").Get(ctx, "anthill-operator-metrics", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the metrics Service was not created: %v", err)
+	}
+	if !labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(dep.Spec.Template.Labels)) || len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].TargetPort.String() != "metrics" {
+		t.Errorf("the metrics Service does not reach the operator's metrics port: selector %v, ports %+v", svc.Spec.Selector, svc.Spec.Ports)
+	}
+	// The ServiceMonitor needs the Prometheus Operator's CRDs, which this
+	// control plane lacks: check that it builds and selects the Service.
+	mon, err := exec.CommandContext(ctx, kubectl, "kustomize", filepath.Join(repoRoot(t), "manifests", "monitoring")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl kustomize manifests/monitoring: %v\n%s", err, mon)
+	}
+	var sm struct {
+		Kind string `json:"kind"`
+		Spec struct {
+			Selector  metav1.LabelSelector `json:"selector"`
+			Endpoints []struct {
+				Port string `json:"port"`
+				Path string `json:"path"`
+			} `json:"endpoints"`
+		} `json:"spec"`
+	}
+	for _, doc := range strings.Split(string(mon), "\n---\n") {
+		if err := yaml.Unmarshal([]byte(doc), &sm); err != nil {
+			t.Fatal(err)
+		}
+		if sm.Kind == "ServiceMonitor" {
+			break
+		}
+	}
+	sel, err := metav1.LabelSelectorAsSelector(&sm.Spec.Selector)
+	if err != nil || sm.Kind != "ServiceMonitor" || !sel.Matches(labels.Set(svc.Labels)) || len(sm.Spec.Endpoints) != 1 ||
+		sm.Spec.Endpoints[0].Port != "metrics" || sm.Spec.Endpoints[0].Path != "/metrics" {
+		t.Errorf("the ServiceMonitor does not scrape the metrics Service (selector error %v):\n%s", err, mon)
 	}
 }

@@ -39,6 +39,7 @@ func (s *Simulator) adminMux() *http.ServeMux {
 	h("GET /sim/violations", func(*http.Request) (int, any, error) { return http.StatusOK, s.Violations(), nil })
 	h("DELETE /sim/violations", func(*http.Request) (int, any, error) { s.ResetViolations(); return http.StatusNoContent, nil, nil })
 
+	h("GET /sim/changes", func(*http.Request) (int, any, error) { return http.StatusOK, s.Changes(), nil })
 	h("GET /sim/hosts", func(*http.Request) (int, any, error) { return http.StatusOK, s.Hosts(), nil })
 	h("POST /sim/hosts", func(r *http.Request) (int, any, error) {
 		var spec HostSpec
@@ -180,5 +181,19 @@ func (s *Simulator) Locks() []string {
 		out = append(out, k)
 	}
 	sort.Strings(out)
+	return out
+}
+
+// Changes counts the configuration-altering GD2 calls (every route but a
+// GET) that succeeded since the simulator started, by operation name
+// (ReplaceBrick, DeletePeer, DeviceEdit, ...): what a test compares with
+// the operator's audit log. It is not persisted across a restart.
+func (s *Simulator) Changes() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]int, len(s.changes))
+	for k, v := range s.changes {
+		out[k] = v
+	}
 	return out
 }

@@ -175,6 +175,10 @@ func (s *Simulator) run(rt *route, r *http.Request, body []byte, f faultDecision
 	if rt.method != http.MethodGet {
 		if err == nil {
 			s.checkQuorumLoss(c, before)
+			if s.changes == nil {
+				s.changes = map[string]int{}
+			}
+			s.changes[rt.name]++
 		}
 		// Persist even after failures: a rejected op may still have
 		// recorded a violation.

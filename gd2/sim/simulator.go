@@ -30,6 +30,10 @@ type Simulator struct {
 	// the origin of the events it records.
 	servingID string
 
+	// changes counts the configuration-altering GD2 calls that succeeded,
+	// by operation (guarded by mu); see Changes.
+	changes map[string]int
+
 	handler http.Handler
 	closed  bool
 }

@@ -18,4 +18,27 @@ const (
 	LogIdentity  = "identity"
 	LogDuration  = "duration"
 	LogSubject   = "subject"
+	// LogState is the state an action ran in, LogStep the event or step
+	// it acted on.
+	LogState = "state"
+	LogStep  = "step"
+	// LogAction names a configuration-altering call (replaceBrick,
+	// deletePeer, ...); LogOutcome is "ok" or "failed".
+	LogAction  = "action"
+	LogOutcome = "outcome"
+	// GD2 ids and Kubernetes objects an action names.
+	LogCluster     = "cluster"
+	LogPeer        = "peer"
+	LogVolume      = "volume"
+	LogBrick       = "brick"
+	LogTargetPeers = "targetPeers"
+	LogSameZone    = "sameZone"
+	LogDevice      = "device"
+	LogEnabled     = "enabled"
+	LogZone        = "zone"
+	LogVersion     = "version"
+	LogDesired     = "desired"
+	LogNode        = "node"
+	LogPod         = "pod"
+	LogKeys        = "keys"
 )

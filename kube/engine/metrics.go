@@ -22,6 +22,11 @@ type Metrics struct {
 	// operator's gd2.Observer).
 	GD2Requests *prometheus.CounterVec
 	GD2Duration *prometheus.HistogramVec
+	// TransitionEventsSuppressed counts transitions the per-object rate
+	// limit kept from becoming Events (the log line is still written);
+	// TransitionEventErrors those whose Event the API server refused.
+	TransitionEventsSuppressed *prometheus.CounterVec
+	TransitionEventErrors      *prometheus.CounterVec
 }
 
 // NewMetrics builds and registers the metrics on a fresh registry that also
@@ -52,8 +57,16 @@ func NewMetrics() *Metrics {
 			Help:    "GD2 REST request latency, by operation.",
 			Buckets: prometheus.ExponentialBuckets(0.002, 2, 14),
 		}, []string{"operation"}),
+		TransitionEventsSuppressed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "anthill_transitionlog_suppressed_total",
+			Help: "Transitions not recorded as Events because their object exceeded the Event rate limit, by machine.",
+		}, []string{"machine"}),
+		TransitionEventErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "anthill_transitionlog_write_errors_total",
+			Help: "Transition Events the API server did not accept, by machine.",
+		}, []string{"machine"}),
 	}
-	reg.MustRegister(m.Transitions, m.SyncDuration, m.SyncErrors, m.GD2Requests, m.GD2Duration,
+	reg.MustRegister(m.TransitionEventsSuppressed, m.TransitionEventErrors, m.Transitions, m.SyncDuration, m.SyncErrors, m.GD2Requests, m.GD2Duration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -275,7 +275,16 @@ func (r *Runner[O, F]) advance(ctx context.Context, o O, in Instance[F], now tim
 		out.Kind = Waited
 		return out, nil
 	}
-	if err := r.Spec.Act(ctx, o, in, d); err != nil {
+	ac := ActionContext{
+		Machine: def.Machine, Namespace: o.GetNamespace(), Name: o.GetName(), Subject: in.Subject,
+		State: string(in.State), Action: name, Reason: d.Reason,
+	}
+	if d.Event != "" {
+		if to, ok := def.Target(d.Event, in.State); ok {
+			ac.Target = string(to)
+		}
+	}
+	if err := r.Spec.Act(WithAction(ctx, ac), o, in, d); err != nil {
 		out.Kind, out.Err = Failed, err
 		out.Reason, out.Message = ReasonActionFailed, fmt.Sprintf("%s: %s failed: %v", what, name, err)
 		if r.Refusal != nil {

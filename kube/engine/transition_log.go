@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"time"
 
 	"go.uber.org/zap"
@@ -37,6 +38,17 @@ func (c Committed) Record() operatorv1alpha1.TransitionRecord {
 	}
 }
 
+// EventMessage is the message of c's Event:
+// "<machine>[ <subject>]: <From> -> <To> (<event>): <message>", which
+// `anthill transitions` parses back.
+func (c Committed) EventMessage() string {
+	subject := ""
+	if c.Subject != "" {
+		subject = " " + c.Subject
+	}
+	return fmt.Sprintf("%s%s: %s -> %s (%s): %s", c.Machine, subject, c.From, c.To, c.Event, c.Message)
+}
+
 // AppendHistory appends r to h, dropping the oldest entries beyond
 // operatorv1alpha1.MaxHistory: history is a bounded window, the Events and
 // the JSON log keep the full record.
@@ -53,8 +65,13 @@ func AppendHistory(h []operatorv1alpha1.TransitionRecord, r operatorv1alpha1.Tra
 // after the status write that persists the transition succeeded, so every
 // announced transition is durable.
 type TransitionLog struct {
-	Log      *zap.Logger
-	Metrics  *Metrics
+	Log     *zap.Logger
+	Metrics *Metrics
+	// Events records each transition as an Event of its own (the lossless
+	// log `anthill transitions` reads); nil falls back to Recorder.
+	Events *TransitionEvents
+	// Recorder records the Warning Events, which client-go may fold: a
+	// warning that repeats is one Event with a count.
 	Recorder record.EventRecorder
 }
 
@@ -75,12 +92,15 @@ func (t *TransitionLog) Announce(obj runtime.Object, c Committed) {
 	if t.Metrics != nil {
 		t.Metrics.Transitions.WithLabelValues(c.Machine, string(c.From), string(c.To), string(c.Event)).Inc()
 	}
-	if t.Recorder != nil && obj != nil {
-		subject := ""
-		if c.Subject != "" {
-			subject = " " + c.Subject
-		}
-		t.Recorder.Eventf(obj, corev1.EventTypeNormal, c.Reason, "%s%s: %s -> %s (%s): %s", c.Machine, subject, c.From, c.To, c.Event, c.Message)
+	if obj == nil {
+		return
+	}
+	msg := c.EventMessage()
+	switch {
+	case t.Events != nil:
+		t.Events.Write(obj, c, msg)
+	case t.Recorder != nil:
+		t.Recorder.Event(obj, corev1.EventTypeNormal, c.Reason, msg)
 	}
 }
 

@@ -47,7 +47,9 @@ type ClusterSyncer struct {
 	EndpointSlices discoveryv1listers.EndpointSliceLister
 	Anthill        versioned.Interface
 	Kube           transitions.KubeOps
-	GD2            *effects.GD2Clients
+	// Audit logs every configuration-altering call of the actions.
+	Audit effects.Audit
+	GD2   *effects.GD2Clients
 	// TLS checks spec.caSecretRef and the certificates issued from it; nil
 	// leaves TLS out of the facts (tests of other concerns).
 	TLS   *effects.TLS
@@ -172,7 +174,7 @@ func (s *ClusterSyncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterClus
 			target.Options[k] = c.Spec.ClusterOptions[k]
 		}
 	}
-	return a(ctx, ops, target)
+	return a(ctx, s.Audit.Ops(ops), target)
 }
 
 // Message is the message of the cluster's Ready condition.

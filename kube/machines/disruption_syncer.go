@@ -45,9 +45,11 @@ type DisruptionSyncer struct {
 	Client  kubernetes.Interface
 	Anthill versioned.Interface
 	Kube    transitions.DisruptionKube
-	GD2     *effects.GD2Clients
-	Log     *engine.TransitionLog
-	Clock   clock.Clock
+	// Audit logs every configuration-altering call of the actions.
+	Audit effects.Audit
+	GD2   *effects.GD2Clients
+	Log   *engine.TransitionLog
+	Clock clock.Clock
 
 	onCluster[*disruptionFacts]
 }
@@ -157,7 +159,7 @@ func (s *DisruptionSyncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterC
 		to, _ := disruptionDef.Target(d.Event, in.State)
 		t = f.view.target(c, to, f.decided)
 	}
-	return a(ctx, s.Kube, t)
+	return a(ctx, s.Audit.Disruption(s.Kube), t)
 }
 
 // Message is status.disruption's message.

@@ -132,3 +132,10 @@ func (k keyMapper) forClusterScoped(obj any) []engine.Key {
 	}
 	return []engine.Key{clusterKey(l[objects.LabelClusterNamespace], l[objects.LabelCluster])}
 }
+
+// ActionMirror and ReasonMirror name, in the audit log, the writes that
+// mirror a persisted state into GD2 metadata after a status write.
+const (
+	ActionMirror = "mirrorState"
+	ReasonMirror = "StateMirrored"
+)

@@ -54,8 +54,10 @@ type HealSyncer struct {
 	Clusters listers.GlusterClusterLister
 	Anthill  versioned.Interface
 	GD2      *effects.GD2Clients
-	Log      *engine.TransitionLog
-	Clock    clock.Clock
+	// Audit logs every configuration-altering call of the actions.
+	Audit effects.Audit
+	Log   *engine.TransitionLog
+	Clock clock.Clock
 
 	// Zero values take the Default* constants.
 	Interval     time.Duration
@@ -95,6 +97,8 @@ type healReading struct {
 	pending   int64
 	split     int64
 	down      int
+	// bricks counts the bricks of the replica sets read.
+	bricks int
 }
 
 // The settings fall back to their defaults when left zero.
@@ -247,7 +251,7 @@ func (s *HealSyncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterCluster
 	if !ok {
 		return nil
 	}
-	return a(ctx, transitions.Ops{GD2: in.Facts.sync.ops}, transitions.VolumeTarget{Cluster: c.Name, Volume: in.Subject})
+	return a(ctx, s.Audit.Ops(transitions.Ops{GD2: in.Facts.sync.ops}), transitions.VolumeTarget{Cluster: c.Name, Volume: in.Subject})
 }
 
 // Conditions is nil: an unknown heal state is surfaced in the volume's
@@ -284,6 +288,7 @@ func (s *HealSyncer) Record(c *operatorv1alpha1.GlusterCluster, outs []engine.Ou
 		entry.State = string(out.To)
 		if r.ok {
 			entry.PendingEntries, entry.SplitBrainEntries = r.pending, r.split
+			entry.Bricks, entry.BricksOnline = int32(r.bricks), int32(r.bricks-r.down)
 		} else if !r.redundant {
 			entry.PendingEntries, entry.SplitBrainEntries = 0, 0
 		}
@@ -394,6 +399,7 @@ func (s *HealSyncer) read(ctx context.Context, gc gd2Reads, vols []gd2.Volume) [
 					continue
 				}
 				for _, b := range sv.Bricks {
+					out[i].bricks++
 					if !b.Online || b.Pending < 0 {
 						out[i].down++
 						continue
@@ -438,7 +444,10 @@ func (s *HealSyncer) mirror(ctx context.Context, key engine.Key, ops transitions
 			errs = append(errs, fmt.Errorf("volume %s: its metadata leaves no room for %v within GD2's %d bytes", e.Name, md, transitions.MetadataLimit))
 			continue
 		}
-		if err := transitions.MirrorHealState(ctx, ops, e.Name, md); err != nil {
+		actx := engine.WithAction(ctx, engine.ActionContext{
+			Machine: states.HealMachine, Namespace: key.Namespace, Name: key.Name, Subject: e.Name, State: e.State, Action: ActionMirror, Reason: ReasonMirror,
+		})
+		if err := transitions.MirrorHealState(actx, s.Audit.Ops(transitions.Ops{GD2: ops}).GD2, e.Name, md); err != nil {
 			errs = append(errs, err)
 		}
 	}

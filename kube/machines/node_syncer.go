@@ -36,9 +36,11 @@ type NodeSyncer struct {
 	PVCs     corev1listers.PersistentVolumeClaimLister
 	Anthill  versioned.Interface
 	Kube     transitions.KubeOps
-	GD2      *effects.GD2Clients
-	Log      *engine.TransitionLog
-	Clock    clock.Clock
+	// Audit logs every configuration-altering call of the actions.
+	Audit effects.Audit
+	GD2   *effects.GD2Clients
+	Log   *engine.TransitionLog
+	Clock clock.Clock
 	// Live reads what must not come from a cache (a lost pod's Kubernetes
 	// node and storage, see lostPodSide); nil disables lost-pod eviction.
 	Live kubernetes.Interface
@@ -107,7 +109,66 @@ func (s *NodeSyncer) Prepare(ctx context.Context, node *operatorv1alpha1.Gluster
 	if added, err := effects.AddFinalizer(ctx, node, objects.FinalizerNode, s.update); added || err != nil {
 		return true, engine.Result{Requeue: err == nil}, err
 	}
+	if err := s.ledgerLastMove(ctx, node); err != nil {
+		return true, engine.Result{}, err
+	}
 	return false, engine.Result{}, nil
+}
+
+// ledgerLastMove makes sure the node's last persisted brick move is in its
+// cluster's ledger before the node does anything else: Finish records each
+// move right after the status write that persists it, and an operator
+// killed in between (or a failed ledger write) leaves the move only in
+// movedBricks. Only the last one can be missing, because no further move
+// runs until this succeeds; it is then recorded as recovered.
+func (s *NodeSyncer) ledgerLastMove(ctx context.Context, node *operatorv1alpha1.GlusterNode) error {
+	moved := node.Status.MovedBricks
+	if len(moved) == 0 {
+		return nil
+	}
+	last := moved[len(moved)-1]
+	e := operatorv1alpha1.LedgerEntry{
+		Time: metav1.Time{Time: s.Clock.Now()}, Action: operatorv1alpha1.LedgerActionReplaceBrick, Node: node.Name,
+		Peer: node.Status.PeerID, Volume: last.Volume, Brick: last.Path, State: node.Status.State, Cause: drainCause(node), Recovered: true,
+	}
+	cl, err := s.Clusters.GlusterClusters(node.Namespace).Get(node.Spec.Cluster)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil || ledgerHas(cl.Status.Ledger, e) {
+		return err
+	}
+	if err := appendLedger(ctx, s.Anthill, node.Namespace, node.Spec.Cluster, []operatorv1alpha1.LedgerEntry{e}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("record the move of brick %s:%s in the ledger: %w", last.Volume, last.Path, err)
+	}
+	return nil
+}
+
+// drainCause is the reason of the node's latest transition into Draining,
+// from its history; "" when the window no longer holds it.
+func drainCause(node *operatorv1alpha1.GlusterNode) string {
+	h := node.Status.History
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].To == string(states.NodeDraining) && h[i].From != string(states.NodeDraining) {
+			return h[i].Reason
+		}
+	}
+	return ""
+}
+
+// ledgerMove records a brick move this sync persisted in the cluster's
+// ledger, with what the decision knew: targets, state and reason.
+func (s *NodeSyncer) ledgerMove(ctx context.Context, node *operatorv1alpha1.GlusterNode, out engine.Outcome[*nodeSync]) {
+	f := out.Facts
+	e := operatorv1alpha1.LedgerEntry{
+		Time: metav1.Time{Time: s.Clock.Now()}, Action: operatorv1alpha1.LedgerActionReplaceBrick, Node: node.Name,
+		Peer: node.Status.PeerID, Volume: f.snap.NextBrickVolume, Brick: f.snap.NextBrickPath,
+		TargetPeers: f.view.move.Targets, State: string(out.To), Reason: out.Decision.Reason, Cause: drainCause(node),
+	}
+	if err := appendLedger(ctx, s.Anthill, node.Namespace, node.Spec.Cluster, []operatorv1alpha1.LedgerEntry{e}); err != nil {
+		// The next sync records it as recovered before moving on.
+		s.log(node).Info("recording a brick move in the ledger failed; retrying next sync", zap.Error(err))
+	}
 }
 
 // Instances is the node's one instance, at the persisted state.
@@ -180,7 +241,7 @@ func (s *NodeSyncer) Act(ctx context.Context, node *operatorv1alpha1.GlusterNode
 		}
 		ops.GD2 = &g2
 	}
-	res, err := a(ctx, ops, s.target(node, f))
+	res, err := a(ctx, s.Audit.Ops(ops), s.target(node, f))
 	f.peerID = res.PeerID
 	return err
 }
@@ -312,6 +373,9 @@ func (s *NodeSyncer) Finish(ctx context.Context, node *operatorv1alpha1.GlusterN
 	if out.To == states.NodeDeleted {
 		return engine.Result{}, s.finishDeleted(ctx, node)
 	}
+	if out.Kind == engine.Stepped && out.Decision.Step == states.NodeMoveBrick {
+		s.ledgerMove(ctx, node, out)
+	}
 	if f := out.Facts; f.ops != nil {
 		s.mirror(ctx, node, f.ops, f.view.peer, out.To)
 	}
@@ -331,7 +395,10 @@ func (s *NodeSyncer) mirror(ctx context.Context, node *operatorv1alpha1.GlusterN
 	if current == st || (current == states.NodeAbandoned && !peer.Online) {
 		return
 	}
-	if err := transitions.MirrorNodeState(ctx, ops, peer.ID, st); err != nil {
+	ctx = engine.WithAction(ctx, engine.ActionContext{
+		Machine: states.NodeMachine, Namespace: node.Namespace, Name: node.Name, State: string(st), Action: ActionMirror, Reason: ReasonMirror,
+	})
+	if err := transitions.MirrorNodeState(ctx, s.Audit.Ops(transitions.Ops{GD2: ops}).GD2, peer.ID, st); err != nil {
 		s.log(node).Info("mirroring state into GD2 failed; retrying next sync", zap.Error(err))
 	}
 }

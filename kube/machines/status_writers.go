@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/clock"
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
@@ -67,4 +68,51 @@ func clusterStatusWriter(a versioned.Interface, slice func(*operatorv1alpha1.Glu
 		},
 		Slice: func(c *operatorv1alpha1.GlusterCluster) any { return slice(&c.Status) },
 	}
+}
+
+// appendLedger adds entries to the status.ledger of the GlusterCluster
+// ns/cluster, skipping any the ledger already holds (same action, node,
+// volume and brick) and dropping the oldest beyond MaxLedger. It is the
+// one write of the ledger, and not any machine's slice: it reads the
+// cluster live and retries on a conflict, so it neither loses a machine's
+// write nor is lost to one.
+func appendLedger(ctx context.Context, a versioned.Interface, ns, cluster string, entries []operatorv1alpha1.LedgerEntry) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		c, err := a.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, cluster, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		next, changed := withLedgerEntries(c.Status.Ledger, entries)
+		if !changed {
+			return nil
+		}
+		c.Status.Ledger = next
+		_, err = a.OperatorV1alpha1().GlusterClusters(ns).UpdateStatus(ctx, c, metav1.UpdateOptions{})
+		return err
+	})
+}
+
+// withLedgerEntries is ledger with the entries it lacks appended, bounded.
+func withLedgerEntries(ledger, entries []operatorv1alpha1.LedgerEntry) ([]operatorv1alpha1.LedgerEntry, bool) {
+	out, changed := ledger, false
+	for _, e := range entries {
+		if ledgerHas(out, e) {
+			continue
+		}
+		out, changed = append(append([]operatorv1alpha1.LedgerEntry(nil), out...), e), true
+	}
+	if over := len(out) - operatorv1alpha1.MaxLedger; over > 0 {
+		out = append([]operatorv1alpha1.LedgerEntry(nil), out[over:]...)
+	}
+	return out, changed
+}
+
+// ledgerHas reports whether ledger records the change e records.
+func ledgerHas(ledger []operatorv1alpha1.LedgerEntry, e operatorv1alpha1.LedgerEntry) bool {
+	for _, have := range ledger {
+		if have.Action == e.Action && have.Node == e.Node && have.Volume == e.Volume && have.Brick == e.Brick {
+			return true
+		}
+	}
+	return false
 }

@@ -102,7 +102,14 @@ func (s *UpgradeSyncer) writeUpgradeValue(ctx context.Context, c *operatorv1alph
 	if err != nil {
 		return fmt.Errorf("list peers: %w", err)
 	}
-	ops := &effects.GD2{Client: gc}
+	ops := s.Audit.Ops(transitions.Ops{GD2: &effects.GD2{Client: gc}}).GD2
+	var state string
+	if c.Status.Upgrade != nil {
+		state = c.Status.Upgrade.State
+	}
+	ctx = engine.WithAction(ctx, engine.ActionContext{
+		Machine: states.UpgradeMachine, Namespace: c.Namespace, Name: c.Name, State: state, Action: ActionMirror, Reason: ReasonMirror,
+	})
 	s.upMirror.mu.Lock()
 	if s.upMirror.known == nil {
 		s.upMirror.known = map[engine.Key]map[string]string{}

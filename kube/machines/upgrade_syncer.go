@@ -53,6 +53,8 @@ type UpgradeSyncer struct {
 	CSI      effects.CSIReader
 	Anthill  versioned.Interface
 	Kube     transitions.KubeOps
+	// Audit logs every configuration-altering call of the actions.
+	Audit effects.Audit
 	// GD2 mirrors the machine's state onto the cluster's peers
 	// (transitions.MetaUpgrade); nil mirrors nothing.
 	GD2   *effects.GD2Clients
@@ -131,7 +133,7 @@ func (s *UpgradeSyncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterClus
 		return nil
 	}
 	target := transitions.ClusterTarget{Namespace: c.Namespace, Name: c.Name, TargetVersion: in.Facts.snap.ActiveTarget}
-	return a(ctx, transitions.Ops{Kube: s.Kube, GD2: effects.NoGD2{}}, target)
+	return a(ctx, s.Audit.Ops(transitions.Ops{Kube: s.Kube, GD2: effects.NoGD2{}}), target)
 }
 
 // Message is status.upgrade's message.

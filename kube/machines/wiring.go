@@ -2,6 +2,7 @@ package machines
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	"go.uber.org/zap"
@@ -89,7 +90,10 @@ func Wire(cfg WireConfig) (*Machines, error) {
 	bc := record.NewBroadcaster()
 	bc.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cfg.Kube.CoreV1().Events("")})
 	recorder := bc.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "anthill"})
-	tlog := &engine.TransitionLog{Log: cfg.Log, Metrics: cfg.Metrics, Recorder: recorder}
+	host, _ := os.Hostname()
+	tlog := &engine.TransitionLog{Log: cfg.Log, Metrics: cfg.Metrics, Recorder: recorder, Events: &engine.TransitionEvents{
+		Client: cfg.Kube.CoreV1(), Scheme: scheme.Scheme, Clock: cfg.Clock, Host: host, Metrics: cfg.Metrics, Log: cfg.Log,
+	}}
 
 	d, err := engine.NewDispatcher(engine.DispatcherConfig{Workers: cfg.Workers, Metrics: cfg.Metrics, Log: cfg.Log})
 	if err != nil {
@@ -139,26 +143,32 @@ func Wire(cfg WireConfig) (*Machines, error) {
 	gd2c := &effects.GD2Clients{Secrets: cfg.Kube.CoreV1(), Metrics: cfg.Metrics, Timeout: cfg.GD2Timeout, Log: cfg.Log}
 	tlsIssuer := &effects.TLS{Client: cfg.Kube, Anthill: cfg.Anthill, Now: cfg.Clock.Now}
 	kops := &effects.Kube{Client: cfg.Kube, Anthill: cfg.Anthill, TLS: tlsIssuer}
+	audit := effects.Audit{Log: cfg.Log}
 	d.Register(states.NodeMachine, &NodeSyncer{
 		Nodes: nodes.Lister(), Clusters: clusters.Lister(), Pods: pods.Lister(), PVCs: pvcs.Lister(),
-		Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock, Live: cfg.Kube,
+		Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock, Live: cfg.Kube, Audit: audit,
 	})
 	d.Register(states.ClusterMachine, &ClusterSyncer{
 		Clusters: clusters.Lister(), Nodes: nodes.Lister(), Secrets: secrets.Lister(), Services: services.Lister(),
 		StatefulSets: sts.Lister(), PVs: pvs.Lister(), CSI: csi.listers(), Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock,
-		EndpointSlices: eps.Lister(), TLS: tlsIssuer,
+		EndpointSlices: eps.Lister(), TLS: tlsIssuer, Audit: audit,
 	})
 	d.Register(states.UpgradeMachine, &UpgradeSyncer{
 		Clusters: clusters.Lister(), Nodes: nodes.Lister(), CSI: effects.CSIReader{DaemonSets: daemonSets.Lister(), Deployments: csi.deployments.Lister(), Pods: pods.Lister(), Pinned: kops.PinnedNodes},
-		Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock,
+		Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock, Audit: audit,
 	})
 	d.Register(states.HealMachine, &HealSyncer{
-		Clusters: clusters.Lister(), Anthill: cfg.Anthill, GD2: gd2c, Log: tlog, Clock: cfg.Clock,
+		Clusters: clusters.Lister(), Anthill: cfg.Anthill, GD2: gd2c, Log: tlog, Clock: cfg.Clock, Audit: audit,
 	})
 	d.Register(states.DisruptionMachine, &DisruptionSyncer{
 		Clusters: clusters.Lister(), Nodes: nodes.Lister(), KubeNodes: kubeNodes.Lister(), Client: cfg.Kube,
-		Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock,
+		Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock, Audit: audit,
 	})
+	if cfg.Metrics != nil {
+		if err := cfg.Metrics.Registry.Register(NewStateCollector(nodes.Lister(), clusters.Lister())); err != nil {
+			return nil, fmt.Errorf("register the state metrics: %w", err)
+		}
+	}
 	m := &Machines{Dispatcher: d, broadcast: bc}
 	m.factories = append(m.factories, kf, pvf, af, nf)
 	return m, nil

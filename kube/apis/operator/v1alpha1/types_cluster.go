@@ -570,6 +570,76 @@ type GlusterClusterStatus struct {
 	// +kubebuilder:validation:MaxItems=20
 	// +optional
 	History []TransitionRecord `json:"history,omitempty"`
+
+	// ledger records the configuration changes that must stay answerable
+	// after the GlusterNode they concern is gone: each brick a drain moved,
+	// oldest first. At most 100 entries; the oldest are dropped first.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=100
+	// +optional
+	Ledger []LedgerEntry `json:"ledger,omitempty"`
+}
+
+// MaxLedger is the number of entries kept in status.ledger.
+const MaxLedger = 100
+
+// LedgerActionReplaceBrick is the action of a brick move.
+const LedgerActionReplaceBrick = "replaceBrick"
+
+// LedgerEntry is one configuration change in status.ledger.
+type LedgerEntry struct {
+	// time is when the change was recorded: right after GD2 accepted it,
+	// or, for a recovered entry, when the operator found it unrecorded.
+	Time metav1.Time `json:"time"`
+
+	// action is what changed: replaceBrick.
+	// +kubebuilder:validation:MaxLength=64
+	Action string `json:"action"`
+
+	// node is the GlusterNode the change was made for (the drained node).
+	// +kubebuilder:validation:MaxLength=253
+	Node string `json:"node"`
+
+	// peer is the GD2 peer id of the node.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	Peer string `json:"peer,omitempty"`
+
+	// volume and brick name the moved brick: the GD2 volume and the
+	// brick's path on the node.
+	// +kubebuilder:validation:MaxLength=256
+	Volume string `json:"volume"`
+	// +kubebuilder:validation:MaxLength=4096
+	Brick string `json:"brick"`
+
+	// targetPeers are the GD2 peers the replacement brick was allowed on
+	// (GD2 placed it on one of them).
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=64
+	// +optional
+	TargetPeers []string `json:"targetPeers,omitempty"`
+
+	// state and reason are the node's state and the decision's reason when
+	// the change was made.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	State string `json:"state,omitempty"`
+	// +kubebuilder:validation:MaxLength=128
+	// +optional
+	Reason string `json:"reason,omitempty"`
+
+	// cause is the reason of the transition that started the drain
+	// (a decommission request, a failed node, the cluster's deletion).
+	// +kubebuilder:validation:MaxLength=128
+	// +optional
+	Cause string `json:"cause,omitempty"`
+
+	// recovered marks an entry written after an operator restart from the
+	// node's movedBricks: the move happened, but its time, targets and
+	// reason were not recorded.
+	// +optional
+	Recovered bool `json:"recovered,omitempty"`
 }
 
 // NodeCounts counts servers.
@@ -606,6 +676,15 @@ type VolumeStatus struct {
 	// over bricks.
 	// +optional
 	SplitBrainEntries int64 `json:"splitBrainEntries,omitempty"`
+
+	// bricks and bricksOnline count the volume's replicated bricks and
+	// those GD2 reported online at the last heal-info reading (started
+	// replicated or dispersed volumes only; left as last read while GD2
+	// does not answer).
+	// +optional
+	Bricks int32 `json:"bricks,omitempty"`
+	// +optional
+	BricksOnline int32 `json:"bricksOnline,omitempty"`
 
 	// lastTransitionTime is when state last changed.
 	// +optional

@@ -1,0 +1,339 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gluster/anthill/cmd/internal/cli"
+	"github.com/gluster/anthill/fsm"
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/client/clientset/versioned"
+	"github.com/gluster/anthill/states"
+)
+
+func init() {
+	commands.Register("explain", cli.Command{
+		Summary: "explain a GlusterCluster or GlusterNode: state and since when, what it waits for, what leaves the state, the deepest blocker, recent transitions and ledger",
+		Run:     runExplain,
+	})
+}
+
+// explanation is what `anthill explain` prints (and, with -o json,
+// encodes). What the object waits for is the operator's last decision as
+// persisted in status (the message and conditions its runner wrote); what
+// leaves the state comes from the machine's definition, the same data the
+// operator builds its machines from.
+type explanation struct {
+	Kind       string             `json:"kind"`
+	Namespace  string             `json:"namespace"`
+	Name       string             `json:"name"`
+	Machine    string             `json:"machine"`
+	State      string             `json:"state"`
+	Since      *time.Time         `json:"since,omitempty"`
+	Waiting    string             `json:"waitingFor,omitempty"`
+	Conditions []explainCondition `json:"conditions,omitempty"`
+	Next       []explainExit      `json:"next,omitempty"`
+	// Blockers lists, for a cluster, what keeps it from Ready and idle,
+	// deepest first.
+	Blockers []explainBlocker `json:"blockers,omitempty"`
+	History  []string         `json:"history,omitempty"`
+	Ledger   []string         `json:"ledger,omitempty"`
+}
+
+type explainCondition struct {
+	Type    string `json:"type"`
+	Status  string `json:"status"`
+	Reason  string `json:"reason"`
+	Message string `json:"message,omitempty"`
+}
+
+type explainExit struct {
+	Event string `json:"event"`
+	To    string `json:"to"`
+	When  string `json:"when"`
+}
+
+type explainBlocker struct {
+	Object  string `json:"object"`
+	State   string `json:"state"`
+	Message string `json:"message,omitempty"`
+	depth   int
+}
+
+func runExplain(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
+	var kf kubeFlags
+	kf.register(fs)
+	output := fs.String("o", "text", "output format: text or json")
+	history := fs.Int("history", 5, "number of recent transitions and ledger entries to show")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: anthill explain glustercluster/NAME|glusternode/NAME [-n NAMESPACE] [-o text|json]\n\nflags:\n")
+		fs.PrintDefaults()
+	}
+	rest, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) != 1 {
+		return fmt.Errorf("name one object as KIND/NAME (glustercluster/NAME or glusternode/NAME), got %q", rest)
+	}
+	if *output != "text" && *output != "json" {
+		return fmt.Errorf("-o must be text or json, got %q", *output)
+	}
+	_, ac, ns, err := kf.clients()
+	if err != nil {
+		return err
+	}
+	e, err := explain(ctx, ac, ns, rest[0], *history)
+	if err != nil {
+		return err
+	}
+	return writeExplanation(os.Stdout, e, *output, time.Now())
+}
+
+// explain reads the object named by ref (KIND/NAME) and what explains it.
+func explain(ctx context.Context, ac versioned.Interface, ns, ref string, history int) (explanation, error) {
+	kind, name, ok := strings.Cut(ref, "/")
+	if !ok || name == "" {
+		return explanation{}, fmt.Errorf("%q is not KIND/NAME (glustercluster/NAME or glusternode/NAME)", ref)
+	}
+	client := ac.OperatorV1alpha1()
+	switch strings.ToLower(kind) {
+	case "glusternode", "glusternodes", "gn", "node":
+		n, err := client.GlusterNodes(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return explanation{}, notFound(err, kindGlusterNode, ns, name)
+		}
+		var ledger []operatorv1alpha1.LedgerEntry
+		if c, err := client.GlusterClusters(ns).Get(ctx, n.Spec.Cluster, metav1.GetOptions{}); err == nil {
+			for _, l := range c.Status.Ledger {
+				if l.Node == n.Name {
+					ledger = append(ledger, l)
+				}
+			}
+		}
+		return explainNode(n, ledger, history), nil
+	case "glustercluster", "glusterclusters", "gc", "cluster":
+		c, err := client.GlusterClusters(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return explanation{}, notFound(err, kindGlusterCluster, ns, name)
+		}
+		list, err := client.GlusterNodes(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return explanation{}, fmt.Errorf("list GlusterNodes in namespace %s: %w", ns, err)
+		}
+		var nodes []operatorv1alpha1.GlusterNode
+		for _, n := range list.Items {
+			if n.Spec.Cluster == name {
+				nodes = append(nodes, n)
+			}
+		}
+		return explainCluster(c, nodes, history), nil
+	}
+	return explanation{}, fmt.Errorf("cannot explain kind %q: use glustercluster/NAME or glusternode/NAME", kind)
+}
+
+func notFound(err error, kind, ns, name string) error {
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("%s %q not found in namespace %s", kind, name, ns)
+	}
+	return fmt.Errorf("get %s %s/%s: %w", kind, ns, name, err)
+}
+
+// exits lists the events that leave state s of def, with where they go
+// and when they fire (the event's documentation).
+func exits(def *fsm.Definition, s fsm.State) []explainExit {
+	var out []explainExit
+	for _, e := range def.Exits(s) {
+		to, _ := def.Target(e, s)
+		out = append(out, explainExit{Event: string(e), To: string(to), When: def.EventDocOf(e)})
+	}
+	return out
+}
+
+func conditions(cs []metav1.Condition) []explainCondition {
+	var out []explainCondition
+	for _, c := range cs {
+		out = append(out, explainCondition{Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message})
+	}
+	return out
+}
+
+func lastN[T any](s []T, n int) []T { return s[max(0, len(s)-n):] }
+
+func explainNode(n *operatorv1alpha1.GlusterNode, ledger []operatorv1alpha1.LedgerEntry, history int) explanation {
+	def := states.NodeDefinition()
+	state := fsm.State(n.Status.State)
+	if state == "" {
+		state = def.Initial
+	}
+	e := explanation{
+		Kind: kindGlusterNode, Namespace: n.Namespace, Name: n.Name, Machine: states.NodeMachine, State: string(state),
+		Waiting: n.Status.Message, Conditions: conditions(n.Status.Conditions), Next: exits(def, state),
+	}
+	if t := n.Status.LastTransitionTime; t != nil {
+		e.Since = &t.Time
+	}
+	for _, r := range lastN(n.Status.History, history) {
+		e.History = append(e.History, formatTransition(historyLine(kindGlusterNode, n.Namespace, n.Name, states.NodeMachine, r), false))
+	}
+	for _, l := range lastN(ledger, history) {
+		e.Ledger = append(e.Ledger, formatLedgerEntry(l))
+	}
+	return e
+}
+
+// blockerDepth ranks what keeps a cluster from Ready and idle: the lower,
+// the deeper (the more other things wait for it).
+func blockerDepth(kind string, s fsm.State) int {
+	switch {
+	case kind == "volume" && s == states.HealSplitBrain:
+		return 0
+	case kind == "node" && s == states.NodeFailed:
+		return 1
+	case kind == "upgrade" && s == states.UpgradeBlocked:
+		return 2
+	case kind == "volume" && s == states.HealUnknown:
+		return 3
+	case kind == "node" && s == states.NodeOffline:
+		return 4
+	case kind == "volume":
+		// A pending heal is what drains and upgrade steps wait for.
+		return 5
+	case kind == "node" && (s == states.NodeDraining || s == states.NodeDetaching || s == states.NodeAbandoned || s == states.NodeDeleting):
+		return 6
+	case kind == "upgrade":
+		return 7
+	}
+	return 8
+}
+
+func explainCluster(c *operatorv1alpha1.GlusterCluster, nodes []operatorv1alpha1.GlusterNode, history int) explanation {
+	def := states.ClusterDefinition()
+	phase := fsm.State(c.Status.Phase)
+	if phase == "" {
+		phase = def.Initial
+	}
+	e := explanation{
+		Kind: kindGlusterCluster, Namespace: c.Namespace, Name: c.Name, Machine: states.ClusterMachine, State: string(phase),
+		Conditions: conditions(c.Status.Conditions), Next: exits(def, phase),
+	}
+	var bs []explainBlocker
+	for _, v := range c.Status.Volumes {
+		if s := fsm.State(v.State); s != "" && s != states.HealHealthy {
+			bs = append(bs, explainBlocker{Object: "volume/" + v.Name, State: v.State, Message: v.Message, depth: blockerDepth("volume", s)})
+		}
+	}
+	if u := c.Status.Upgrade; u != nil && u.State != "" && fsm.State(u.State) != states.UpgradeIdle && fsm.State(u.State) != states.UpgradeComplete {
+		bs = append(bs, explainBlocker{Object: "upgrade", State: u.State, Message: u.Message, depth: blockerDepth("upgrade", fsm.State(u.State))})
+	}
+	for _, n := range nodes {
+		if s := fsm.State(n.Status.State); s != states.NodeOnline {
+			if s == "" {
+				s = states.NodeDefinition().Initial
+			}
+			bs = append(bs, explainBlocker{Object: "glusternode/" + n.Name, State: string(s), Message: n.Status.Message, depth: blockerDepth("node", s)})
+		}
+	}
+	sort.SliceStable(bs, func(i, j int) bool {
+		if bs[i].depth != bs[j].depth {
+			return bs[i].depth < bs[j].depth
+		}
+		return bs[i].Object < bs[j].Object
+	})
+	e.Blockers = bs
+	if len(bs) > 0 {
+		e.Waiting = bs[0].Object + " " + bs[0].State
+		if bs[0].Message != "" {
+			e.Waiting += ": " + bs[0].Message
+		}
+	}
+	for _, l := range recentHistory(c, nodes, history) {
+		e.History = append(e.History, formatTransition(l, false))
+	}
+	for _, l := range lastN(c.Status.Ledger, history) {
+		e.Ledger = append(e.Ledger, formatLedgerEntry(l))
+	}
+	// The cluster phase's own entry time is its latest cluster transition.
+	for i := len(c.Status.History) - 1; i >= 0; i-- {
+		if r := c.Status.History[i]; (r.Machine == "" || r.Machine == states.ClusterMachine) && r.To == string(phase) {
+			t := r.Time.Time
+			e.Since = &t
+			break
+		}
+	}
+	return e
+}
+
+// writeExplanation renders e as text or JSON; now dates "since".
+func writeExplanation(w io.Writer, e explanation, format string, now time.Time) error {
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(e)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s/%s\n", e.Kind, e.Namespace, e.Name)
+	fmt.Fprintf(&b, "State:    %s", e.State)
+	if e.Since != nil {
+		fmt.Fprintf(&b, " since %s (%s ago)", e.Since.UTC().Format(time.RFC3339), now.Sub(*e.Since).Round(time.Second))
+	}
+	b.WriteString("\n")
+	if e.Waiting != "" {
+		fmt.Fprintf(&b, "Waiting:  %s\n", e.Waiting)
+	}
+	if e.Kind == kindGlusterCluster {
+		b.WriteString("\nBlocking, deepest first:\n")
+		if len(e.Blockers) == 0 {
+			b.WriteString("  nothing: every node Online, every volume Healthy, no upgrade in progress\n")
+		}
+		for _, bl := range e.Blockers {
+			fmt.Fprintf(&b, "  %s  %s", bl.Object, bl.State)
+			if bl.Message != "" {
+				b.WriteString("  " + bl.Message)
+			}
+			b.WriteString("\n")
+		}
+	}
+	if len(e.Conditions) > 0 {
+		b.WriteString("\nConditions:\n")
+		for _, c := range e.Conditions {
+			fmt.Fprintf(&b, "  %s=%s  %s", c.Type, c.Status, c.Reason)
+			if c.Message != "" {
+				b.WriteString(": " + c.Message)
+			}
+			b.WriteString("\n")
+		}
+	}
+	fmt.Fprintf(&b, "\nLeaves %s by:\n", e.State)
+	if len(e.Next) == 0 {
+		b.WriteString("  nothing: a terminal state\n")
+	}
+	for _, x := range e.Next {
+		fmt.Fprintf(&b, "  %s -> %s: %s\n", x.Event, x.To, x.When)
+	}
+	if len(e.History) > 0 {
+		b.WriteString("\nRecent transitions:\n")
+		for _, l := range e.History {
+			b.WriteString("  " + l + "\n")
+		}
+	}
+	if len(e.Ledger) > 0 {
+		b.WriteString("\nLedger:\n")
+		for _, l := range e.Ledger {
+			b.WriteString("  " + l + "\n")
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

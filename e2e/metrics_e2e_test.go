@@ -1,0 +1,220 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/gluster/anthill/e2e/framework"
+)
+
+// scrape is one read of the operator's /metrics, by metric name.
+type scrape map[string]*dto.MetricFamily
+
+// scrapeMetrics reads and parses the operator's /metrics as Prometheus
+// would.
+func scrapeMetrics(t testing.TB, addr string) scrape {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatalf("GET /metrics: %v", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /metrics: %s", resp.Status)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("parse /metrics: %v", err)
+	}
+	return mfs
+}
+
+// value is the value of the one series of name carrying every label of
+// want; ok is false when there is none.
+func (s scrape) value(name string, want map[string]string) (v float64, ok bool) {
+	mf := s[name]
+	if mf == nil {
+		return 0, false
+	}
+series:
+	for _, m := range mf.GetMetric() {
+		have := map[string]string{}
+		for _, l := range m.GetLabel() {
+			have[l.GetName()] = l.GetValue()
+		}
+		for k, w := range want {
+			if have[k] != w {
+				continue series
+			}
+		}
+		switch {
+		case m.Gauge != nil:
+			v += m.GetGauge().GetValue()
+		case m.Counter != nil:
+			v += m.GetCounter().GetValue()
+		}
+		ok = true
+	}
+	return v, ok
+}
+
+func getOK(t testing.TB, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s %s", url, resp.Status, b)
+	}
+	return string(b)
+}
+
+// TestMetricsFollowTheMachines scrapes the operator's /metrics, /healthz
+// and /readyz as Prometheus and a kubelet would, and follows one node's
+// state gauge through a drain: Online, Draining (held there while another
+// node of its volume is partitioned), then gone, with the replacement
+// Online.
+func TestMetricsFollowTheMachines(t *testing.T) {
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	const name = "metrics"
+	createCluster(t, ns, name, 2)
+	waitNodes(t, ns, name, 6, 3*time.Minute)
+	g := gd2Client(t)
+	createReplicatedVolume(t, g, "rep")
+	if err := gd2sim.Write("rep", 20); err != nil {
+		t.Fatal(err)
+	}
+	waitVolumeHealthy(t, ns, name, "rep", 2*time.Minute)
+
+	addr, err := operator.HTTPAddress(ctx, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := getOK(t, "http://"+addr+"/healthz"); strings.TrimSpace(body) != "ok" {
+		t.Errorf("/healthz says %q", body)
+	}
+	if body := getOK(t, "http://"+addr+"/readyz"); strings.TrimSpace(body) != "ok" {
+		t.Errorf("/readyz says %q", body)
+	}
+	cl := map[string]string{"namespace": ns, "cluster": name}
+	with := func(extra ...string) map[string]string {
+		m := map[string]string{"namespace": ns, "cluster": name}
+		for i := 0; i+1 < len(extra); i += 2 {
+			m[extra[i]] = extra[i+1]
+		}
+		return m
+	}
+	// waitMetric polls /metrics until cond holds for the scrape.
+	waitMetric := func(what string, timeout time.Duration, cond func(scrape) (bool, string)) {
+		t.Helper()
+		var last string
+		err := framework.WaitFor(ctx, timeout, func(context.Context) (bool, error) {
+			ok, got := cond(scrapeMetrics(t, addr))
+			last = got
+			return ok, fmt.Errorf("%s: %s", what, got)
+		})
+		if err != nil {
+			t.Fatalf("%v (last: %s)", err, last)
+		}
+	}
+	is := func(s scrape, name string, labels map[string]string, want float64) (bool, string) {
+		v, ok := s.value(name, labels)
+		return ok && v == want, fmt.Sprintf("%s%v = %v (present %t), want %v", name, labels, v, ok, want)
+	}
+
+	waitMetric("six nodes Online, the volume Healthy, the cluster Ready", time.Minute, func(s scrape) (bool, string) {
+		for _, c := range []struct {
+			name   string
+			labels map[string]string
+			want   float64
+		}{
+			{"anthill_cluster_nodes", with("state", "Online"), 6},
+			{"anthill_cluster_nodes", with("state", "Draining"), 0},
+			{"anthill_volume_heal_state", with("volume", "rep", "state", "Healthy"), 1},
+			{"anthill_cluster_volumes", with("state", "Healthy"), 1},
+			{"anthill_volume_heal_pending_entries", with("volume", "rep"), 0},
+			{"anthill_volume_bricks", with("volume", "rep", "state", "online"), 3},
+			{"anthill_volume_bricks", with("volume", "rep", "state", "offline"), 0},
+			{"anthill_cluster_phase", with("phase", "Ready"), 1},
+			{"anthill_upgrade_state", with("state", "Idle"), 1},
+		} {
+			if ok, got := is(s, c.name, c.labels, c.want); !ok {
+				return false, got
+			}
+		}
+		return true, ""
+	})
+	s := scrapeMetrics(t, addr)
+	if v, ok := s.value("anthill_fsm_transitions_total", map[string]string{"machine": "node", "to": "Online"}); !ok || v < 6 {
+		t.Errorf("anthill_fsm_transitions_total{machine=node,to=Online} = %v, want at least 6", v)
+	}
+	if v, ok := s.value("anthill_cluster_capacity_total_bytes", cl); !ok || v <= 0 {
+		t.Errorf("anthill_cluster_capacity_total_bytes = %v (present %t), want > 0", v, ok)
+	}
+	if _, ok := s.value("anthill_gd2_requests_total", nil); !ok {
+		t.Error("no anthill_gd2_requests_total series")
+	}
+
+	nodes := waitNodes(t, ns, name, 6, time.Minute)
+	byPeer := bricksByPeer(t, g, "rep")
+	var victim, other string
+	for n, node := range nodes {
+		if byPeer[node.Status.PeerID] == 0 {
+			continue
+		}
+		if victim == "" {
+			victim = n
+		} else if node.Spec.Zone != nodes[victim].Spec.Zone {
+			other = n
+		}
+	}
+	if victim == "" || other == "" {
+		t.Fatalf("need two nodes holding bricks of rep; bricks per peer %v", byPeer)
+	}
+	peer := nodes[victim].Status.PeerID
+	waitMetric("the victim's state gauge says Online", 30*time.Second, func(s scrape) (bool, string) {
+		return is(s, "anthill_node_state", with("node", victim, "state", "Online"), 1)
+	})
+	partition(t, nodes[other].Status.PeerID, true)
+	requestOnNode(t, ns, victim, "decommission")
+	waitMetric("the victim's state gauge follows it to Draining", time.Minute, func(s scrape) (bool, string) {
+		if ok, got := is(s, "anthill_node_state", with("node", victim, "state", "Draining"), 1); !ok {
+			return false, got
+		}
+		if ok, got := is(s, "anthill_node_state", with("node", victim, "state", "Online"), 0); ok {
+			return false, "the Online series is still there: " + got
+		}
+		return is(s, "anthill_cluster_nodes", with("state", "Draining"), 1)
+	})
+	waitMetric("the partitioned node's brick is offline", 2*time.Minute, func(s scrape) (bool, string) {
+		return is(s, "anthill_volume_bricks", with("volume", "rep", "state", "offline"), 1)
+	})
+	partition(t, nodes[other].Status.PeerID, false)
+	drained(t, g, ns, name, victim, peer, "rep")
+	waitMetric("the victim's series is gone and the replacement is Online", 3*time.Minute, func(s scrape) (bool, string) {
+		if _, ok := s.value("anthill_node_state", with("node", victim)); ok {
+			return false, "anthill_node_state still has a series for " + victim
+		}
+		if ok, got := is(s, "anthill_cluster_nodes", with("state", "Draining"), 0); !ok {
+			return false, got
+		}
+		return is(s, "anthill_cluster_nodes", with("state", "Online"), 6)
+	})
+	noViolations(t)
+}

@@ -1,0 +1,102 @@
+package machines
+
+import (
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
+)
+
+// gathered returns the value of every series of name, keyed by its labels.
+func gathered(t *testing.T, reg *prometheus.Registry, name string) map[string]float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			out[labelString(m)] = m.GetGauge().GetValue()
+		}
+	}
+	return out
+}
+
+func labelString(m *dto.Metric) string {
+	s := ""
+	for _, l := range m.GetLabel() {
+		s += l.GetName() + "=" + l.GetValue() + ","
+	}
+	return s
+}
+
+func TestStateCollectorExportsWhatTheStatusesSay(t *testing.T) {
+	ni := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	ci := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	since := metav1.NewTime(time.Unix(1700000000, 0))
+	for _, n := range []*operatorv1alpha1.GlusterNode{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"}, Spec: operatorv1alpha1.GlusterNodeSpec{Cluster: "c", Zone: "z1"},
+			Status: operatorv1alpha1.GlusterNodeStatus{State: "Online", LastTransitionTime: &since}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b"}, Spec: operatorv1alpha1.GlusterNodeSpec{Cluster: "c", Zone: "z2"},
+			Status: operatorv1alpha1.GlusterNodeStatus{State: "Draining"}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "new"}, Spec: operatorv1alpha1.GlusterNodeSpec{Cluster: "c", Zone: "z3"}},
+	} {
+		if err := ni.Add(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	total, free := resource.MustParse("300Gi"), resource.MustParse("100Gi")
+	if err := ci.Add(&operatorv1alpha1.GlusterCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c"},
+		Status: operatorv1alpha1.GlusterClusterStatus{
+			Phase:    "Ready",
+			Volumes:  []operatorv1alpha1.VolumeStatus{{Name: "v1", State: "Healing", PendingEntries: 356, Bricks: 6, BricksOnline: 5}, {Name: "v2", State: "Healthy"}},
+			Capacity: &operatorv1alpha1.CapacityStatus{Total: &total, Free: &free, Zones: []operatorv1alpha1.ZoneCapacityStatus{{Zone: "z1", Total: total, Free: free}}},
+		}}); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(NewStateCollector(listers.NewGlusterNodeLister(ni), listers.NewGlusterClusterLister(ci)))
+
+	counts := gathered(t, reg, "anthill_cluster_nodes")
+	for state, want := range map[string]float64{"Online": 1, "Draining": 1, "Pending": 1, "Failed": 0} {
+		if got, ok := counts["cluster=c,namespace=ns,state="+state+","]; !ok || got != want {
+			t.Errorf("anthill_cluster_nodes{state=%s} = %v (present %t), want %v", state, got, ok, want)
+		}
+	}
+	if got := gathered(t, reg, "anthill_node_state"); got["cluster=c,namespace=ns,node=b,state=Draining,zone=z2,"] != 1 || len(got) != 3 {
+		t.Errorf("anthill_node_state = %v", got)
+	}
+	if got := gathered(t, reg, "anthill_node_state_since_timestamp_seconds"); got["cluster=c,namespace=ns,node=a,"] != 1700000000 {
+		t.Errorf("anthill_node_state_since_timestamp_seconds = %v", got)
+	}
+	if got := gathered(t, reg, "anthill_cluster_volumes"); got["cluster=c,namespace=ns,state=Healing,"] != 1 || got["cluster=c,namespace=ns,state=SplitBrain,"] != 0 {
+		t.Errorf("anthill_cluster_volumes = %v", got)
+	}
+	if got := gathered(t, reg, "anthill_volume_heal_pending_entries"); got["cluster=c,namespace=ns,volume=v1,"] != 356 {
+		t.Errorf("anthill_volume_heal_pending_entries = %v", got)
+	}
+	if got := gathered(t, reg, "anthill_volume_bricks"); got["cluster=c,namespace=ns,state=offline,volume=v1,"] != 1 ||
+		got["cluster=c,namespace=ns,state=online,volume=v1,"] != 5 || len(got) != 2 {
+		t.Errorf("anthill_volume_bricks = %v", got)
+	}
+	if got := gathered(t, reg, "anthill_upgrade_state"); got["cluster=c,namespace=ns,state=Idle,"] != 1 {
+		t.Errorf("anthill_upgrade_state = %v", got)
+	}
+	if got := gathered(t, reg, "anthill_cluster_capacity_free_bytes"); got["cluster=c,namespace=ns,"] != float64(100<<30) {
+		t.Errorf("anthill_cluster_capacity_free_bytes = %v", got)
+	}
+	if got := gathered(t, reg, "anthill_zone_capacity_total_bytes"); got["cluster=c,namespace=ns,zone=z1,"] != float64(300<<30) {
+		t.Errorf("anthill_zone_capacity_total_bytes = %v", got)
+	}
+}

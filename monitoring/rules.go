@@ -1,0 +1,186 @@
+package monitoring
+
+import (
+	"fmt"
+	"sort"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/gluster/anthill/fsm"
+	"github.com/gluster/anthill/states"
+)
+
+// RunbookBase is where every alert's runbook_url points: one page per
+// alert, docs/runbooks/<alert>.md.
+const RunbookBase = "https://github.com/gluster/anthill/blob/main/docs/runbooks/"
+
+// OperatorJob is the Prometheus job of the operator's metrics Service
+// (a ServiceMonitor names its job after the Service).
+const OperatorJob = "anthill-operator-metrics"
+
+// Severity of an alert.
+type Severity string
+
+const (
+	Warning  Severity = "warning"
+	Critical Severity = "critical"
+)
+
+// Alert is one alerting rule.
+type Alert struct {
+	Name        string
+	Expr        string
+	For         string
+	Severity    Severity
+	Summary     string
+	Description string
+}
+
+// Record is one recording rule.
+type Record struct {
+	Name string
+	Expr string
+}
+
+// Group is one rule group.
+type Group struct {
+	Name    string
+	Records []Record
+	Alerts  []Alert
+}
+
+// stateIs selects the series of a one-per-state gauge that are in state s.
+func stateIs(metric string, s fsm.State) string {
+	return fmt.Sprintf("%s{state=%q}", metric, string(s))
+}
+
+// Groups are every rule anthill ships. The state gauges are served by
+// every operator replica, so each expression aggregates with max by the
+// object's labels.
+func Groups() []Group {
+	return []Group{
+		{
+			Name: "anthill.rules",
+			Records: []Record{
+				{Name: "anthill:cluster_capacity_used:ratio",
+					Expr: "1 - max by (namespace, cluster) (anthill_cluster_capacity_free_bytes) / max by (namespace, cluster) (anthill_cluster_capacity_total_bytes > 0)"},
+				{Name: "anthill:zone_capacity_used:ratio",
+					Expr: "1 - max by (namespace, cluster, zone) (anthill_zone_capacity_free_bytes) / max by (namespace, cluster, zone) (anthill_zone_capacity_total_bytes > 0)"},
+			},
+		},
+		{
+			Name: "anthill.alerts",
+			Alerts: []Alert{
+				{Name: "AnthillVolumeSplitBrain", Severity: Critical, For: "1m",
+					Expr:        "max by (namespace, cluster, volume) (" + stateIs("anthill_volume_heal_state", states.HealSplitBrain) + ") == 1",
+					Summary:     "Volume {{ $labels.volume }} of {{ $labels.namespace }}/{{ $labels.cluster }} is in split-brain.",
+					Description: "GD2 reports entries in split-brain on the volume; anthill does not resolve them and blocks upgrades and drains that need it healed. An administrator must pick the good copy."},
+				{Name: "AnthillBrickDown", Severity: Warning, For: "5m",
+					Expr:        `max by (namespace, cluster, volume) (anthill_volume_bricks{state="offline"}) > 0`,
+					Summary:     "{{ $value }} brick(s) of volume {{ $labels.volume }} of {{ $labels.namespace }}/{{ $labels.cluster }} are offline.",
+					Description: "GD2 reports bricks of the volume's replica sets offline: the volume runs with fewer copies, and drains and upgrades that need those copies wait."},
+				{Name: "AnthillNodeFailed", Severity: Critical, For: "1m",
+					Expr:        "max by (namespace, cluster, node) (" + stateIs("anthill_node_state", states.NodeFailed) + ") == 1",
+					Summary:     "Gluster node {{ $labels.node }} of {{ $labels.namespace }}/{{ $labels.cluster }} has failed.",
+					Description: "The node's GD2 peer has been down longer than failurePolicy.permissibleDowntime. Its bricks cannot be rebuilt elsewhere by GD2; the node waits for its host or storage to return."},
+				{Name: "AnthillNodeDrainStuck", Severity: Warning, For: "15m",
+					Expr: "(time() - max by (namespace, cluster, node) (anthill_node_state_since_timestamp_seconds)) > 3600" +
+						" and on (namespace, cluster, node) max by (namespace, cluster, node) (" + stateIs("anthill_node_state", states.NodeDraining) + ") == 1",
+					Summary:     "Gluster node {{ $labels.node }} of {{ $labels.namespace }}/{{ $labels.cluster }} has been draining for more than an hour.",
+					Description: "The drain waits for something (a down node of a volume, no room for a replacement brick, a pending heal); the node's status message and `anthill transitions` say what."},
+				{Name: "AnthillUpgradeBlocked", Severity: Warning, For: "5m",
+					Expr:        "max by (namespace, cluster) (" + stateIs("anthill_upgrade_state", states.UpgradeBlocked) + ") == 1",
+					Summary:     "The upgrade of {{ $labels.namespace }}/{{ $labels.cluster }} is blocked.",
+					Description: "Validation or a heal timeout stopped the rolling upgrade; the cluster's Upgrading condition says why."},
+				{Name: "AnthillOperatorDown", Severity: Critical, For: "5m",
+					Expr:        fmt.Sprintf("absent(up{job=%q} == 1)", OperatorJob),
+					Summary:     "No anthill operator is being scraped.",
+					Description: "No replica of the operator answers on its metrics port: nothing reconciles Gluster clusters, drains or upgrades."},
+				{Name: "AnthillReconcileErrors", Severity: Warning, For: "15m",
+					Expr:        `sum by (machine) (rate(anthill_dispatcher_sync_errors_total{class!="conflict"}[10m])) > 0.05`,
+					Summary:     "The anthill {{ $labels.machine }} machine keeps failing to reconcile.",
+					Description: "Syncs of the machine have failed for 15 minutes (more than one every 20 s); the operator log's \"sync failed; retrying with backoff\" lines and Warning Events say why."},
+				{Name: "AnthillCapacityHigh", Severity: Warning, For: "15m",
+					Expr:        "anthill:cluster_capacity_used:ratio > 0.8",
+					Summary:     "{{ $labels.namespace }}/{{ $labels.cluster }} has used more than 80 % of its raw capacity.",
+					Description: "Add servers or devices; at 90 % AnthillCapacityCritical fires, and a drain may find no room for a replacement brick."},
+				{Name: "AnthillCapacityCritical", Severity: Critical, For: "5m",
+					Expr:        "anthill:cluster_capacity_used:ratio > 0.9",
+					Summary:     "{{ $labels.namespace }}/{{ $labels.cluster }} has used more than 90 % of its raw capacity.",
+					Description: "New volumes and replacement bricks may not fit; add servers or devices now."},
+			},
+		},
+	}
+}
+
+// AlertNames lists every alert, sorted.
+func AlertNames() []string {
+	var out []string
+	for _, g := range Groups() {
+		for _, a := range g.Alerts {
+			out = append(out, a.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ruleYAML is one rule as Prometheus reads it.
+type ruleYAML struct {
+	Record      string            `json:"record,omitempty"`
+	Alert       string            `json:"alert,omitempty"`
+	Expr        string            `json:"expr"`
+	For         string            `json:"for,omitempty"`
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+type groupYAML struct {
+	Name  string     `json:"name"`
+	Rules []ruleYAML `json:"rules"`
+}
+
+func groupsYAML() []groupYAML {
+	var out []groupYAML
+	for _, g := range Groups() {
+		gy := groupYAML{Name: g.Name}
+		for _, r := range g.Records {
+			gy.Rules = append(gy.Rules, ruleYAML{Record: r.Name, Expr: r.Expr})
+		}
+		for _, a := range g.Alerts {
+			gy.Rules = append(gy.Rules, ruleYAML{
+				Alert: a.Name, Expr: a.Expr, For: a.For,
+				Labels: map[string]string{"severity": string(a.Severity)},
+				Annotations: map[string]string{
+					"summary": a.Summary, "description": a.Description, "runbook_url": RunbookBase + a.Name + ".md",
+				},
+			})
+		}
+		out = append(out, gy)
+	}
+	return out
+}
+
+// RulesFile renders the groups as a Prometheus rules file (what promtool
+// reads).
+func RulesFile() ([]byte, error) {
+	return yaml.Marshal(map[string]any{"groups": groupsYAML()})
+}
+
+// PrometheusRule renders the groups as the Prometheus Operator's
+// PrometheusRule object.
+func PrometheusRule() ([]byte, error) {
+	body, err := yaml.Marshal(map[string]any{
+		"apiVersion": "monitoring.coreos.com/v1",
+		"kind":       "PrometheusRule",
+		"metadata": map[string]any{
+			"name": "anthill", "namespace": "anthill-system",
+			"labels": map[string]string{"app.kubernetes.io/name": "anthill", "app.kubernetes.io/component": "operator"},
+		},
+		"spec": map[string]any{"groups": groupsYAML()},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte("# Generated by `make generate` (anthill monitoring) from monitoring/rules.go; do not edit.\n"), body...), nil
+}
