@@ -100,7 +100,8 @@ func ClusterDefinition() *fsm.Definition {
 				"node count differs from `spec.nodeCount`, `upgrade` when the upgrade machine becomes active, or " +
 				"`delete`. While paused a different node count does not fire `scale`: the cluster waits with " +
 				"reason `Paused` (health still moves it to Degraded). The `ensureDrivers` step recreates a missing CSI driver object, or adds the block " +
-				"driver when `block` joins `spec.drivers`. The `issueCertificates` step renews or re-signs due TLS certificates (never while Upgrading). The `applyOptions` step sets `spec.clusterOptions` " +
+				"driver when `block` joins `spec.drivers`; it also creates, updates, recreates or deletes the cluster's " +
+				"StorageClasses until they match `spec.csi.storageClasses` (see docs/csi.md). The `issueCertificates` step renews or re-signs due TLS certificates (never while Upgrading). The `applyOptions` step sets `spec.clusterOptions` " +
 				"in GD2 where GD2's value differs (not while paused). External mode: GD2 answers at one of " +
 				"`spec.external.nodes` and every volume is Healthy (there are no nodes to count); left by " +
 				"`reconfigure` when the EndpointSlices differ from the addresses, never by `scale`."},
@@ -287,7 +288,9 @@ type ClusterSnapshot struct {
 	// cluster options do not have (sorted; empty when GD2 was not read).
 	OptionsDiffer []string
 	// DriversMissing: the CSI driver objects the spec asks for that do not
-	// exist, as "Kind name", sorted; ensureDrivers creates them.
+	// exist, as "Kind name", and the StorageClasses that differ from the
+	// spec, as "StorageClass name (what differs)", sorted; ensureDrivers
+	// creates or reconciles them.
 	DriversMissing []string
 	// UpgradeActive: the upgrade machine is neither Idle nor Complete.
 	UpgradeActive bool

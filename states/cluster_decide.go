@@ -194,7 +194,8 @@ func heldScale(s ClusterSnapshot) Decision {
 // maxNamedDrivers bounds how many missing driver objects a message names.
 const maxNamedDrivers = 4
 
-// ensureDrivers is the step that creates missing CSI driver objects.
+// ensureDrivers is the step that creates missing CSI driver objects and
+// makes the StorageClasses follow the spec.
 func ensureDrivers(s ClusterSnapshot) Decision {
 	names := s.DriversMissing
 	more := ""
@@ -203,7 +204,7 @@ func ensureDrivers(s ClusterSnapshot) Decision {
 		names = names[:maxNamedDrivers]
 	}
 	return step(ClusterEnsureDrivers, ReasonCreatingDrivers,
-		fmt.Sprintf("Creating %d missing CSI driver object(s): %s%s.", len(s.DriversMissing), strings.Join(names, ", "), more), pollShort)
+		fmt.Sprintf("Reconciling %d CSI driver object(s): %s%s.", len(s.DriversMissing), strings.Join(names, ", "), more), pollShort)
 }
 
 // pvsExistMessage says why deletion is held, naming the PersistentVolumes

@@ -20,7 +20,9 @@ import (
 // EnsureCSIDrivers creates, each only if absent, the CSI objects c's spec
 // asks for (objects.DesiredCSIObjects). It never updates an existing object, so it
 // never changes the version anything runs: SetCSIVersion does, for the
-// upgrade machine. A new object gets csiCreateVersion.
+// upgrade machine. A new object gets csiCreateVersion. The StorageClasses
+// are the exception: they run nothing, and syncStorageClasses keeps them
+// in line with the spec.
 func (o *Kube) EnsureCSIDrivers(ctx context.Context, ct transitions.ClusterTarget) error {
 	c, err := o.getCluster(ctx, ct.Namespace, ct.Name)
 	if err != nil {
@@ -65,7 +67,8 @@ func (o *Kube) EnsureCSIDrivers(ctx context.Context, ct transitions.ClusterTarge
 			return fail("DaemonSet", ns+"/"+d.Name, err)
 		}
 	}
-	return nil
+	// Last, so that a class never names a driver that is not deployed.
+	return o.syncStorageClasses(ctx, c)
 }
 
 // csiCreateVersion is the version a newly created CSI object runs:
@@ -103,6 +106,16 @@ func (o *Kube) deleteCSI(ctx context.Context, ns, cluster string) error {
 	bg := metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}
 	apps := o.Client.AppsV1()
 
+	// StorageClasses first: no new claim should reach a driver being removed.
+	scs, err := o.Client.StorageV1().StorageClasses().List(ctx, csl)
+	if err != nil {
+		return fmt.Errorf("list StorageClasses: %w", err)
+	}
+	for _, sc := range scs.Items {
+		if err := ignoreNotFound(o.Client.StorageV1().StorageClasses().Delete(ctx, sc.Name, metav1.DeleteOptions{})); err != nil {
+			return fmt.Errorf("delete StorageClass %s: %w", sc.Name, err)
+		}
+	}
 	ds, err := apps.DaemonSets(ns).List(ctx, nsl)
 	if err != nil {
 		return fmt.Errorf("list CSI DaemonSets: %w", err)

@@ -117,6 +117,9 @@ func (s *ClusterSyncer) Gather(ctx context.Context, c *operatorv1alpha1.GlusterC
 	if in.Facts.snap, err = s.snapshot(ctx, c, in.State); err != nil {
 		return err
 	}
+	if err := s.warnStorageClassClashes(c); err != nil {
+		return err
+	}
 	var reading *capacityReading
 	if in.Facts.snap.GD2Reachable {
 		if reading = s.capacity(ctx, c); reading != nil {

@@ -3,8 +3,10 @@ package machines
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/client-go/informers"
 	appsv1informers "k8s.io/client-go/informers/apps/v1"
 	corev1informers "k8s.io/client-go/informers/core/v1"
@@ -29,6 +31,10 @@ type csiListers struct {
 	CSIDrivers          storagev1listers.CSIDriverLister
 	ClusterRoles        rbacv1listers.ClusterRoleLister
 	ClusterRoleBindings rbacv1listers.ClusterRoleBindingLister
+	// StorageClasses are every StorageClass, not only anthill's: a class
+	// someone else made under the name a cluster wants is a clash to
+	// report, not a missing class to create over and over.
+	StorageClasses storagev1listers.StorageClassLister
 }
 
 // missing lists, as "Kind name" sorted, the CSI objects c's spec asks for
@@ -80,7 +86,84 @@ func (l csiListers) missing(c *operatorv1alpha1.GlusterCluster) ([]string, error
 			return nil, err
 		}
 	}
+	drift, err := l.storageClassDrift(c, want.StorageClasses)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, drift...)
 	slices.Sort(out)
+	return out, nil
+}
+
+// storageClassDrift lists, as "StorageClass name" with what is wrong, the
+// StorageClasses of c that ensureDrivers must create, update, recreate or
+// delete: unlike the other CSI objects, a StorageClass follows the spec.
+// A class of a wanted name that anthill did not create for c is left out
+// (see storageClassClashes).
+func (l csiListers) storageClassDrift(c *operatorv1alpha1.GlusterCluster, want []*storagev1.StorageClass) ([]string, error) {
+	var out []string
+	wanted := map[string]bool{}
+	for _, w := range want {
+		wanted[w.Name] = true
+		have, err := l.StorageClasses.Get(w.Name)
+		switch {
+		case apierrors.IsNotFound(err):
+			out = append(out, "StorageClass "+w.Name)
+		case err != nil:
+			return nil, fmt.Errorf("get StorageClass %s: %w", w.Name, err)
+		case !objects.StorageClassOf(have, c.Namespace, c.Name):
+		case objects.DiffStorageClass(w, have) != objects.StorageClassInSync:
+			out = append(out, "StorageClass "+w.Name+" (out of date)")
+		}
+	}
+	ours, err := l.StorageClasses.List(objects.CSIClusterScopedSelector(c.Namespace, c.Name))
+	if err != nil {
+		return nil, err
+	}
+	for _, sc := range ours {
+		if !wanted[sc.Name] {
+			out = append(out, "StorageClass "+sc.Name+" (no longer wanted)")
+		}
+	}
+	return out, nil
+}
+
+// ReasonStorageClassNameTaken is the reason of the Warning Event that
+// names a StorageClass a cluster wants whose name is taken.
+const ReasonStorageClassNameTaken = "StorageClassNameTaken"
+
+// warnStorageClassClashes records a Warning Event on c naming the
+// StorageClasses it wants that exist without being anthill's for c. The
+// Event recorder folds the repeats of each sync into one Event.
+func (s *ClusterSyncer) warnStorageClassClashes(c *operatorv1alpha1.GlusterCluster) error {
+	clash, err := s.CSI.storageClassClashes(c)
+	if err != nil || len(clash) == 0 {
+		return err
+	}
+	s.Log.Warn(c, ReasonStorageClassNameTaken, fmt.Sprintf(
+		"StorageClass(es) %s exist but were not created by anthill for this cluster: they are left as they are and the driver has no StorageClass of anthill's; set spec.csi.storageClasses.<driver>.name to another name, or create: false.",
+		strings.Join(clash, ", ")))
+	return nil
+}
+
+// storageClassClashes names the StorageClasses c wants whose name is taken
+// by a class anthill did not create for c (an admin's, or another
+// cluster's). They are never changed or deleted.
+func (l csiListers) storageClassClashes(c *operatorv1alpha1.GlusterCluster) ([]string, error) {
+	if c.DeletionTimestamp != nil {
+		return nil, nil
+	}
+	var out []string
+	for _, w := range objects.DesiredStorageClasses(c) {
+		have, err := l.StorageClasses.Get(w.Name)
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return nil, fmt.Errorf("get StorageClass %s: %w", w.Name, err)
+		case !objects.StorageClassOf(have, c.Namespace, c.Name):
+			out = append(out, w.Name)
+		}
+	}
 	return out, nil
 }
 
@@ -95,6 +178,7 @@ func (l csiListers) exists(ns, name string) (bool, error) {
 		func() (int, error) { o, err := l.CSIDrivers.List(csSel); return len(o), err },
 		func() (int, error) { o, err := l.ClusterRoles.List(csSel); return len(o), err },
 		func() (int, error) { o, err := l.ClusterRoleBindings.List(csSel); return len(o), err },
+		func() (int, error) { o, err := l.StorageClasses.List(csSel); return len(o), err },
 	}
 	for _, count := range counts {
 		n, err := count()
@@ -139,10 +223,16 @@ type csiInformerSet struct {
 	drivers             storagev1informers.CSIDriverInformer
 	clusterRoles        rbacv1informers.ClusterRoleInformer
 	clusterRoleBindings rbacv1informers.ClusterRoleBindingInformer
+	// storageClasses come from an unfiltered factory (see
+	// csiListers.StorageClasses).
+	storageClasses storagev1informers.StorageClassInformer
 }
 
-func csiInformers(f informers.SharedInformerFactory) csiInformerSet {
+// csiInformers takes the StorageClass informer from all, a factory that
+// sees every object, and the others from f (managed-by=anthill).
+func csiInformers(f, all informers.SharedInformerFactory) csiInformerSet {
 	return csiInformerSet{
+		storageClasses:      all.Storage().V1().StorageClasses(),
 		serviceAccounts:     f.Core().V1().ServiceAccounts(),
 		daemonSets:          f.Apps().V1().DaemonSets(),
 		deployments:         f.Apps().V1().Deployments(),
@@ -156,5 +246,6 @@ func (s csiInformerSet) listers() csiListers {
 	return csiListers{
 		ServiceAccounts: s.serviceAccounts.Lister(), DaemonSets: s.daemonSets.Lister(), Deployments: s.deployments.Lister(),
 		CSIDrivers: s.drivers.Lister(), ClusterRoles: s.clusterRoles.Lister(), ClusterRoleBindings: s.clusterRoleBindings.Lister(),
+		StorageClasses: s.storageClasses.Lister(),
 	}
 }

@@ -139,3 +139,23 @@ const (
 	ActionMirror = "mirrorState"
 	ReasonMirror = "StateMirrored"
 )
+
+// forStorageClass maps a StorageClass to the cluster it belongs to by its
+// labels, like forClusterScoped, and to every cluster that wants its name:
+// for those it is a clash, and its deletion lets them create their own.
+func (k keyMapper) forStorageClass(obj any) []engine.Key {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil
+	}
+	keys := k.forClusterScoped(obj)
+	cs, _ := k.clusters.List(labels.Everything())
+	for _, c := range cs {
+		for _, sc := range objects.DesiredStorageClasses(c) {
+			if sc.Name == m.GetName() {
+				keys = append(keys, clusterKey(c.Namespace, c.Name))
+			}
+		}
+	}
+	return keys
+}

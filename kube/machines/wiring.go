@@ -80,7 +80,9 @@ func Wire(cfg WireConfig) (*Machines, error) {
 	kf := informers.NewSharedInformerFactoryWithOptions(cfg.Kube, cfg.Resync,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = labels.NewSelector().Add(*managed).String() }))
 	// Every PersistentVolume: one a cluster's CSI driver provisioned carries
-	// no anthill label, only the driver's name (see usesCluster).
+	// no anthill label, only the driver's name (see usesCluster). Every
+	// StorageClass too: one of a name a cluster wants is a clash even
+	// without anthill's labels (see csiListers.StorageClasses).
 	pvf := informers.NewSharedInformerFactory(cfg.Kube, cfg.Resync)
 	af := anthillinformers.NewSharedInformerFactory(cfg.Anthill, cfg.Resync)
 
@@ -109,7 +111,7 @@ func Wire(cfg WireConfig) (*Machines, error) {
 	daemonSets := kf.Apps().V1().DaemonSets()
 	eps := kf.Discovery().V1().EndpointSlices()
 	pvs := pvf.Core().V1().PersistentVolumes()
-	csi := csiInformers(kf)
+	csi := csiInformers(kf, pvf)
 
 	km := keyMapper{nodes: nodes.Lister(), clusters: clusters.Lister()}
 	for _, w := range []struct {
@@ -122,6 +124,7 @@ func Wire(cfg WireConfig) (*Machines, error) {
 		{secrets, km.forLabelled}, {services, km.forLabelled}, {sts, km.forLabelled}, {daemonSets, km.forLabelled}, {pvs, km.forPV}, {eps, km.forLabelled},
 		{csi.serviceAccounts, km.forLabelled}, {csi.deployments, km.forLabelled},
 		{csi.drivers, km.forClusterScoped}, {csi.clusterRoles, km.forClusterScoped}, {csi.clusterRoleBindings, km.forClusterScoped},
+		{csi.storageClasses, km.forStorageClass},
 	} {
 		if err := d.Watch(w.inf.Informer(), w.keys); err != nil {
 			return nil, err

@@ -284,10 +284,32 @@ func driverContainer(c *operatorv1alpha1.GlusterCluster, kind operatorv1alpha1.G
 			"--endpoint=unix://" + csiSocket,
 			"--drivername=" + CSIDriverName(c.Namespace, c.Name, kind),
 		},
-		Env:          gd2Env(c),
+		// The topology key the driver reports its node's zone under and
+		// reads from a claim's accessibility requirements.
+		Env:          append(gd2Env(c), corev1.EnvVar{Name: EnvZoneTopologyKey, Value: CSIZoneTopologyKey}),
 		VolumeMounts: []corev1.VolumeMount{{Name: volumeSocketDir, MountPath: csiSocketDir}},
 	}
 	return ctr
+}
+
+// Environment of the driver containers for topology. Every driver
+// container gets EnvZoneTopologyKey; the node plugin also gets EnvNodeZone,
+// its Kubernetes node's zone, which NodeGetInfo reports as the segment
+// {EnvZoneTopologyKey: EnvNodeZone}.
+const (
+	EnvZoneTopologyKey = "CSI_ZONE_TOPOLOGY_KEY"
+	EnvNodeZone        = "NODE_ZONE"
+)
+
+// nodeZoneEnv is the node plugin's zone, read through the downward API
+// from the pod's own zone label: the node plugins call no Kubernetes API
+// (they mount no token), and the API server's PodTopologyLabels admission
+// (on by default since Kubernetes 1.35) copies the node's zone label onto
+// every pod bound to it. Empty on a node without the label.
+func nodeZoneEnv() corev1.EnvVar {
+	return corev1.EnvVar{Name: EnvNodeZone, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
+		FieldPath: "metadata.labels['" + CSIZoneTopologyKey + "']",
+	}}}
 }
 
 // withCA adds the CA volume to a pod spec and mounts it into container
@@ -372,6 +394,7 @@ func CSINodeDaemonSet(c *operatorv1alpha1.GlusterCluster, kind operatorv1alpha1.
 	meta := csiMeta(c, CSINodeDaemonSetNameOf(c.Name, kind), ComponentCSINode, kind)
 
 	drv := driverContainer(c, kind, version)
+	drv.Env = append(drv.Env, nodeZoneEnv())
 	drv.SecurityContext = &corev1.SecurityContext{
 		Privileged:               ptr.To(true),
 		AllowPrivilegeEscalation: ptr.To(true),
@@ -578,6 +601,9 @@ type CSIObjects struct {
 	Controllers        []*appsv1.Deployment
 	NodePlugins        []*appsv1.DaemonSet
 	BlockTargets       []*appsv1.Deployment
+	// StorageClasses are cluster-scoped, like Drivers; unlike every other
+	// CSI object they are kept in line with the spec, not only created.
+	StorageClasses []*storagev1.StorageClass
 }
 
 // DesiredCSIObjects builds the CSI objects of c's drivers at version.
@@ -586,6 +612,7 @@ func DesiredCSIObjects(c *operatorv1alpha1.GlusterCluster, version string) CSIOb
 		ServiceAccounts:    CSIServiceAccounts(c),
 		ClusterRole:        CSIClusterRole(c),
 		ClusterRoleBinding: CSIClusterRoleBinding(c),
+		StorageClasses:     DesiredStorageClasses(c),
 	}
 	for _, k := range CSIDriverKinds(c) {
 		o.Drivers = append(o.Drivers, CSIDriverObject(c, k))

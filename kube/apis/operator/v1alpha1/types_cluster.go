@@ -23,6 +23,7 @@ import (
 // +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.spec.gluster.version`
 // +kubebuilder:printcolumn:name="Upgrade",type=string,JSONPath=`.status.upgrade.state`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.csi) || !has(self.spec.csi.storageClasses) || (has(self.spec.csi.storageClasses.file) && has(self.spec.csi.storageClasses.file.name) ? self.spec.csi.storageClasses.file.name : self.metadata.name + '-file') != (has(self.spec.csi.storageClasses.block) && has(self.spec.csi.storageClasses.block.name) ? self.spec.csi.storageClasses.block.name : self.metadata.name + '-block')",message="spec.csi.storageClasses.file.name and spec.csi.storageClasses.block.name must differ (unset, they are <cluster>-file and <cluster>-block): each driver has its own StorageClass",fieldPath=".spec.csi.storageClasses"
 type GlusterCluster struct {
 	metav1.TypeMeta `json:",inline"`
 	// metadata is the standard object metadata.
@@ -387,6 +388,79 @@ type CSISpec struct {
 	// +kubebuilder:validation:XValidation:rule="isSemver(self, true)",message="csi.version must be a semantic version such as 4.1.0 or v4.1"
 	// +optional
 	Version string `json:"version,omitempty"`
+
+	// storageClasses configure the StorageClass anthill keeps for each
+	// driver in spec.drivers, through which users provision volumes by
+	// creating PersistentVolumeClaims. Unset means one StorageClass per
+	// driver with the defaults of StorageClassSpec.
+	// +optional
+	StorageClasses *CSIStorageClasses `json:"storageClasses,omitempty"`
+}
+
+// CSIStorageClasses configure the StorageClass of each driver.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.file) || !has(self.block) || !has(self.file.isDefault) || !has(self.block.isDefault) || !self.file.isDefault || !self.block.isDefault",message="csi.storageClasses.file.isDefault and csi.storageClasses.block.isDefault cannot both be true: a cluster has one default StorageClass",fieldPath=".block.isDefault"
+type CSIStorageClasses struct {
+	// file is the StorageClass of the file driver (ReadWriteMany Gluster
+	// volumes).
+	// +optional
+	File *StorageClassSpec `json:"file,omitempty"`
+
+	// block is the StorageClass of the block driver (ReadWriteOnce
+	// gluster-block volumes).
+	// +optional
+	Block *StorageClassSpec `json:"block,omitempty"`
+}
+
+// StorageClassSpec is the StorageClass anthill keeps for one driver. Its
+// provisioner is the driver's CSI driver name. The operator puts back a
+// class that is deleted or edited; a change that Kubernetes does not allow
+// on a StorageClass (reclaimPolicy, or allowedZones becoming set or unset,
+// which changes the binding mode) deletes and recreates it, which leaves
+// existing volumes as they are.
+type StorageClassSpec struct {
+	// create says whether anthill keeps a StorageClass for the driver.
+	// false removes the one it created. Unset means true.
+	// +optional
+	Create *bool `json:"create,omitempty"`
+
+	// name is the StorageClass name. Unset means <cluster>-file or
+	// <cluster>-block. A StorageClass of this name that anthill did not
+	// create for this cluster is never changed or deleted; the cluster
+	// then reports the clash in a Warning Event and creates none.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="csi.storageClasses.*.name must be a DNS subdomain: lowercase letters, digits, '-' and '.', starting and ending with a letter or digit"
+	// +optional
+	Name string `json:"name,omitempty"`
+
+	// reclaimPolicy is what happens to a provisioned volume when its claim
+	// is deleted: Delete (the default) deletes the Gluster volume, Retain
+	// keeps it for an administrator.
+	// +kubebuilder:validation:Enum=Delete;Retain
+	// +optional
+	ReclaimPolicy corev1.PersistentVolumeReclaimPolicy `json:"reclaimPolicy,omitempty"`
+
+	// isDefault makes the class the default StorageClass of the
+	// Kubernetes cluster (annotation
+	// storageclass.kubernetes.io/is-default-class), used by claims that
+	// name no class.
+	// +optional
+	IsDefault bool `json:"isDefault,omitempty"`
+
+	// allowedZones restricts provisioning to Kubernetes nodes whose
+	// topology.kubernetes.io/zone label is one of these zones (the
+	// StorageClass's allowedTopologies). Set, the class also binds
+	// WaitForFirstConsumer, so a volume is provisioned for the zone its
+	// first pod is scheduled to; unset, volumes are provisioned at once
+	// (Immediate) for any zone.
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=63
+	// +kubebuilder:validation:items:XValidation:rule="self.matches('^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$')",message="csi.storageClasses.*.allowedZones[] must be a label value such as zone-1 or us-east-1a"
+	// +optional
+	AllowedZones []string `json:"allowedZones,omitempty"`
 }
 
 // UpgradePolicy controls rolling upgrades.

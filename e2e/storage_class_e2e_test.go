@@ -1,0 +1,416 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/gluster/anthill/e2e/framework"
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/objects"
+)
+
+// Annotations the PersistentVolume controller and the scheduler put on a
+// claim: which provisioner must create its volume, and (delayed binding)
+// the node the claim's first pod was scheduled to.
+const (
+	annStorageProvisioner = "volume.kubernetes.io/storage-provisioner"
+	annSelectedNode       = "volume.kubernetes.io/selected-node"
+)
+
+// wantClass is what a StorageClass of the test must look like.
+type wantClass struct {
+	provisioner string
+	reclaim     corev1.PersistentVolumeReclaimPolicy
+	binding     storagev1.VolumeBindingMode
+	zones       []string // allowedTopologies on the zone key; nil: none
+	isDefault   bool
+}
+
+// checkClass reads the StorageClass name and compares it with w and with
+// the labels anthill puts on it.
+func checkClass(ctx context.Context, ns, cluster, name string, w wantClass) (*storagev1.StorageClass, error) {
+	sc, err := env.Client.StorageV1().StorageClasses().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	l := sc.Labels
+	if l[labelCluster] != cluster || l[objects.LabelClusterNamespace] != ns || l[labelManagedBy] != "anthill" {
+		return sc, fmt.Errorf("StorageClass %s labels %v", name, l)
+	}
+	if sc.Provisioner != w.provisioner {
+		return sc, fmt.Errorf("StorageClass %s provisioner %q, want %q", name, sc.Provisioner, w.provisioner)
+	}
+	if len(sc.Parameters) != 0 {
+		return sc, fmt.Errorf("StorageClass %s parameters %v, want none", name, sc.Parameters)
+	}
+	if got := ptr.Deref(sc.ReclaimPolicy, ""); got != w.reclaim {
+		return sc, fmt.Errorf("StorageClass %s reclaimPolicy %q, want %q", name, got, w.reclaim)
+	}
+	if got := ptr.Deref(sc.VolumeBindingMode, ""); got != w.binding {
+		return sc, fmt.Errorf("StorageClass %s volumeBindingMode %q, want %q", name, got, w.binding)
+	}
+	if ptr.Deref(sc.AllowVolumeExpansion, true) {
+		return sc, fmt.Errorf("StorageClass %s allows expansion, which no driver supports", name)
+	}
+	var zones []string
+	for _, term := range sc.AllowedTopologies {
+		for _, e := range term.MatchLabelExpressions {
+			if e.Key != framework.ZoneLabel {
+				return sc, fmt.Errorf("StorageClass %s allowedTopologies key %q, want %s", name, e.Key, framework.ZoneLabel)
+			}
+			zones = append(zones, e.Values...)
+		}
+	}
+	if !slices.Equal(zones, w.zones) {
+		return sc, fmt.Errorf("StorageClass %s allowed zones %v, want %v", name, zones, w.zones)
+	}
+	if got := sc.Annotations[objects.AnnotationDefaultStorageClass] == "true"; got != w.isDefault {
+		return sc, fmt.Errorf("StorageClass %s is-default-class %t, want %t", name, got, w.isDefault)
+	}
+	return sc, nil
+}
+
+// TestStorageClasses: the provisioning path. A cluster with both drivers
+// gets one StorageClass per driver, provisioned by that driver's CSI
+// driver name, with allowedZones as allowedTopologies on the zone key; the
+// node plugins are told the key and their node's zone. The API server
+// accepts claims of both classes: the PersistentVolume controller hands
+// each to the right driver, and the scheduler places the pod of a
+// delayed-binding claim in an allowed zone. No CSI provisioner runs here,
+// so no claim ever binds, and this test does not claim that one would.
+// Then the classes follow the spec: a deleted class comes back, a mutable
+// change is made in place, an immutable one recreates the class, a rename
+// or create: false removes the old class, a class of the wanted name that
+// anthill did not make is left alone with a Warning Event, and deleting
+// the cluster removes every class it made and nothing else.
+func TestStorageClasses(t *testing.T) {
+	ns := env.Namespace(t)
+	const name = "provision"
+	ctx := context.Background()
+	file, block := operatorv1alpha1.GlusterDriverFile, operatorv1alpha1.GlusterDriverBlock
+	fileClass, blockClass := name+"-file", name+"-block"
+	fileWant := wantClass{provisioner: objects.CSIDriverName(ns, name, file), reclaim: corev1.PersistentVolumeReclaimDelete, binding: storagev1.VolumeBindingImmediate}
+	blockWant := wantClass{provisioner: objects.CSIDriverName(ns, name, block), reclaim: corev1.PersistentVolumeReclaimRetain,
+		binding: storagev1.VolumeBindingWaitForFirstConsumer, zones: []string{framework.ZoneName(2)}}
+	createClusterWith(t, ns, name, 1, func(c *operatorv1alpha1.GlusterCluster) {
+		withCSI(file, block)(c)
+		c.Spec.CSI.StorageClasses = &operatorv1alpha1.CSIStorageClasses{
+			Block: &operatorv1alpha1.StorageClassSpec{ReclaimPolicy: corev1.PersistentVolumeReclaimRetain, AllowedZones: []string{framework.ZoneName(2)}},
+		}
+	})
+	sc := env.Client.StorageV1().StorageClasses()
+	wait := func(t *testing.T, what string, timeout time.Duration, check func(ctx context.Context) error) {
+		t.Helper()
+		err := framework.WaitFor(ctx, timeout, func(ctx context.Context) (bool, error) {
+			if err := check(ctx); err != nil {
+				return false, err
+			}
+			return true, nil
+		})
+		if err != nil {
+			dumpNamespace(t, ns)
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	uid := func(t *testing.T, class string) types.UID {
+		t.Helper()
+		got, err := sc.Get(ctx, class, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.UID
+	}
+
+	t.Run("one StorageClass per driver, provisioned by the driver's CSI name", func(t *testing.T) {
+		wait(t, "StorageClasses", 3*time.Minute, func(ctx context.Context) error {
+			if _, err := checkClass(ctx, ns, name, fileClass, fileWant); err != nil {
+				return err
+			}
+			_, err := checkClass(ctx, ns, name, blockClass, blockWant)
+			return err
+		})
+		// The provisioner of each class is a CSIDriver the operator deployed.
+		for _, k := range []operatorv1alpha1.GlusterDriver{file, block} {
+			if err := checkCSIDriver(ctx, ns, name, k); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+
+	t.Run("the node plugins are given the zone topology key and their node's zone", func(t *testing.T) {
+		for _, k := range []operatorv1alpha1.GlusterDriver{file, block} {
+			dsName := objects.CSINodeDaemonSetNameOf(name, k)
+			ds, err := env.Client.AppsV1().DaemonSets(ns).Get(ctx, dsName, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			env := map[string]corev1.EnvVar{}
+			for _, e := range ds.Spec.Template.Spec.Containers[0].Env {
+				env[e.Name] = e
+			}
+			if v := env[objects.EnvZoneTopologyKey].Value; v != framework.ZoneLabel {
+				t.Errorf("%s: %s=%q, want %s", dsName, objects.EnvZoneTopologyKey, v, framework.ZoneLabel)
+			}
+			zone := env[objects.EnvNodeZone].ValueFrom
+			if want := "metadata.labels['" + framework.ZoneLabel + "']"; zone == nil || zone.FieldRef == nil || zone.FieldRef.FieldPath != want {
+				t.Errorf("%s: %s from %+v, want the pod's field %s", dsName, objects.EnvNodeZone, zone, want)
+			}
+		}
+		// The field the node plugin's zone is read from: the API server
+		// copies the node's zone label onto each pod it binds there.
+		wait(t, "node plugin pods labelled with their node's zone", 2*time.Minute, func(ctx context.Context) error {
+			nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return err
+			}
+			zoneOf := map[string]string{}
+			for _, n := range nodes.Items {
+				zoneOf[n.Name] = n.Labels[framework.ZoneLabel]
+			}
+			pods, err := env.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{
+				LabelSelector: labelCluster + "=" + name + "," + objects.LabelComponent + "=" + objects.ComponentCSINode,
+			})
+			if err != nil {
+				return err
+			}
+			seen := 0
+			for _, p := range pods.Items {
+				if p.Spec.NodeName == "" {
+					return fmt.Errorf("node plugin pod %s is not bound yet", p.Name)
+				}
+				if got, want := p.Labels[framework.ZoneLabel], zoneOf[p.Spec.NodeName]; got != want || want == "" {
+					return fmt.Errorf("node plugin pod %s on %s has zone label %q, want %q", p.Name, p.Spec.NodeName, got, want)
+				}
+				seen++
+			}
+			if seen < 2*len(nodes.Items) {
+				return fmt.Errorf("%d node plugin pods, want one per driver on each of %d nodes", seen, len(nodes.Items))
+			}
+			return nil
+		})
+	})
+
+	t.Run("claims of both classes are accepted and handed to the right driver; none binds without a provisioner", func(t *testing.T) {
+		pvcs := env.Client.CoreV1().PersistentVolumeClaims(ns)
+		claim := func(n, class string, mode corev1.PersistentVolumeAccessMode) *corev1.PersistentVolumeClaim {
+			return &corev1.PersistentVolumeClaim{
+				ObjectMeta: metav1.ObjectMeta{Name: n, Namespace: ns},
+				Spec: corev1.PersistentVolumeClaimSpec{
+					StorageClassName: ptr.To(class),
+					AccessModes:      []corev1.PersistentVolumeAccessMode{mode},
+					Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+				},
+			}
+		}
+		if _, err := pvcs.Create(ctx, claim("shared-data", fileClass, corev1.ReadWriteMany), metav1.CreateOptions{}); err != nil {
+			t.Fatalf("a claim of the file class was refused: %v", err)
+		}
+		if _, err := pvcs.Create(ctx, claim("db-data", blockClass, corev1.ReadWriteOnce), metav1.CreateOptions{}); err != nil {
+			t.Fatalf("a claim of the block class was refused: %v", err)
+		}
+		// A pod for the delayed-binding claim; the scheduler must pick a
+		// node in the class's allowed zone before provisioning can start.
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: ns},
+			Spec: corev1.PodSpec{
+				Containers: []corev1.Container{{Name: "db", Image: "registry.invalid/db:1", VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}}},
+				Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+					PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "db-data"},
+				}}},
+			},
+		}
+		if _, err := env.Client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		wait(t, "the file claim handed to the file driver at once", time.Minute, func(ctx context.Context) error {
+			c, err := pvcs.Get(ctx, "shared-data", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if got := c.Annotations[annStorageProvisioner]; got != fileWant.provisioner {
+				return fmt.Errorf("claim shared-data: provisioner annotation %q, want %q", got, fileWant.provisioner)
+			}
+			if c.Status.Phase != corev1.ClaimPending {
+				return fmt.Errorf("claim shared-data is %s without a provisioner", c.Status.Phase)
+			}
+			return nil
+		})
+		wait(t, "the block claim placed in the allowed zone, then handed to the block driver", 2*time.Minute, func(ctx context.Context) error {
+			c, err := pvcs.Get(ctx, "db-data", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			node := c.Annotations[annSelectedNode]
+			if node == "" {
+				return fmt.Errorf("claim db-data: no node selected yet")
+			}
+			n, err := env.Client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if z := n.Labels[framework.ZoneLabel]; z != framework.ZoneName(2) {
+				t.Fatalf("the scheduler selected node %s in zone %s for claim db-data, outside the class's allowed zone %s", node, z, framework.ZoneName(2))
+			}
+			if got := c.Annotations[annStorageProvisioner]; got != blockWant.provisioner {
+				return fmt.Errorf("claim db-data: provisioner annotation %q, want %q", got, blockWant.provisioner)
+			}
+			if c.Status.Phase != corev1.ClaimPending {
+				return fmt.Errorf("claim db-data is %s without a provisioner", c.Status.Phase)
+			}
+			return nil
+		})
+	})
+
+	t.Run("a deleted StorageClass is recreated", func(t *testing.T) {
+		old := uid(t, fileClass)
+		if err := sc.Delete(ctx, fileClass, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		wait(t, "file class recreated", 2*time.Minute, func(ctx context.Context) error {
+			got, err := checkClass(ctx, ns, name, fileClass, fileWant)
+			if err != nil {
+				return err
+			}
+			if got.UID == old {
+				return fmt.Errorf("StorageClass %s not yet deleted", fileClass)
+			}
+			return nil
+		})
+	})
+
+	t.Run("isDefault is set and cleared in place", func(t *testing.T) {
+		before := uid(t, fileClass)
+		setFile := func(s *operatorv1alpha1.StorageClassSpec) {
+			editCluster(t, ns, name, func(c *operatorv1alpha1.GlusterCluster) { c.Spec.CSI.StorageClasses.File = s })
+		}
+		setFile(&operatorv1alpha1.StorageClassSpec{IsDefault: true})
+		w := fileWant
+		w.isDefault = true
+		wait(t, "file class marked default", time.Minute, func(ctx context.Context) error {
+			_, err := checkClass(ctx, ns, name, fileClass, w)
+			return err
+		})
+		setFile(nil)
+		wait(t, "file class no longer default", time.Minute, func(ctx context.Context) error {
+			_, err := checkClass(ctx, ns, name, fileClass, fileWant)
+			return err
+		})
+		if after := uid(t, fileClass); after != before {
+			t.Fatalf("StorageClass %s was recreated (uid %s -> %s) for a change Kubernetes allows in place", fileClass, before, after)
+		}
+	})
+
+	t.Run("a change to a field Kubernetes keeps immutable recreates the class; claims stay", func(t *testing.T) {
+		before := uid(t, blockClass)
+		editCluster(t, ns, name, func(c *operatorv1alpha1.GlusterCluster) {
+			c.Spec.CSI.StorageClasses.Block.ReclaimPolicy = corev1.PersistentVolumeReclaimDelete
+		})
+		w := blockWant
+		w.reclaim = corev1.PersistentVolumeReclaimDelete
+		wait(t, "block class recreated with reclaimPolicy Delete", time.Minute, func(ctx context.Context) error {
+			got, err := checkClass(ctx, ns, name, blockClass, w)
+			if err != nil {
+				return err
+			}
+			if got.UID == before {
+				return fmt.Errorf("StorageClass %s still the old object", blockClass)
+			}
+			return nil
+		})
+		if _, err := env.Client.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "db-data", metav1.GetOptions{}); err != nil {
+			t.Fatalf("the claim of the recreated class: %v", err)
+		}
+	})
+
+	// An admin's class under a name the cluster will want.
+	const taken = "provision-taken"
+	admins := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: taken}, Provisioner: "example.com/other"}
+	if _, err := sc.Create(ctx, admins, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sc.Delete(context.Background(), taken, metav1.DeleteOptions{}) })
+
+	t.Run("a rename or create: false removes the old class; a taken name is left alone", func(t *testing.T) {
+		editCluster(t, ns, name, func(c *operatorv1alpha1.GlusterCluster) {
+			c.Spec.CSI.StorageClasses.File = &operatorv1alpha1.StorageClassSpec{Name: taken}
+			c.Spec.CSI.StorageClasses.Block.Create = ptr.To(false)
+		})
+		wait(t, "old classes deleted, the clash reported", 2*time.Minute, func(ctx context.Context) error {
+			for _, old := range []string{fileClass, blockClass} {
+				if _, err := sc.Get(ctx, old, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+					return fmt.Errorf("StorageClass %s: %v, want it deleted", old, err)
+				}
+			}
+			ev, err := env.Client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
+			if err != nil {
+				return err
+			}
+			for _, e := range ev.Items {
+				if e.Reason == "StorageClassNameTaken" && e.Type == corev1.EventTypeWarning && strings.Contains(e.Message, taken) {
+					return nil
+				}
+			}
+			return fmt.Errorf("no StorageClassNameTaken Warning Event naming %s", taken)
+		})
+		got, err := sc.Get(ctx, taken, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Provisioner != admins.Provisioner || len(got.Labels) != 0 {
+			t.Fatalf("the admin's StorageClass %s was changed: provisioner %q, labels %v", taken, got.Provisioner, got.Labels)
+		}
+		// Back to an own name: the class is created.
+		editCluster(t, ns, name, func(c *operatorv1alpha1.GlusterCluster) { c.Spec.CSI.StorageClasses.File.Name = "" })
+		wait(t, "file class back", time.Minute, func(ctx context.Context) error {
+			_, err := checkClass(ctx, ns, name, fileClass, fileWant)
+			return err
+		})
+	})
+
+	t.Run("deleting the cluster removes its StorageClasses and no other", func(t *testing.T) {
+		if err := anthill.OperatorV1alpha1().GlusterClusters(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		wait(t, "cluster teardown", 4*time.Minute, func(ctx context.Context) error {
+			// The claims are not provisioned, so no PersistentVolume holds
+			// the deletion; the claims themselves are the user's.
+			left, err := leftovers(ctx, ns, name, nil)
+			if err != nil {
+				return err
+			}
+			if len(left) > 0 {
+				return fmt.Errorf("left: %s", strings.Join(left, "; "))
+			}
+			return nil
+		})
+		all, err := sc.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := map[string]bool{}
+		for _, c := range all.Items {
+			names[c.Name] = true
+		}
+		if !names[taken] {
+			t.Fatalf("the admin's StorageClass %s was deleted with the cluster (left: %v)", taken, slices.Sorted(maps.Keys(names)))
+		}
+		if _, err := env.Client.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "db-data", metav1.GetOptions{}); err != nil {
+			t.Fatalf("a user's claim was deleted with the cluster: %v", err)
+		}
+	})
+}

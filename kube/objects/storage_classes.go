@@ -1,0 +1,165 @@
+package objects
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/ptr"
+
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+)
+
+// AnnotationDefaultStorageClass marks the default StorageClass of a
+// Kubernetes cluster; isDefault sets it to "true".
+const AnnotationDefaultStorageClass = "storageclass.kubernetes.io/is-default-class"
+
+// CSIZoneTopologyKey is the topology segment key of the drivers' zones:
+// the node plugin reports its Kubernetes node's zone under it, and a
+// StorageClass's allowedZones become allowedTopologies on it. It is the
+// well-known zone label, which nodeTemplates[].zone is matched against
+// too, so one key names a zone everywhere and the segment the driver
+// reports equals the node's own label (kubelet refuses a segment that
+// contradicts a node label).
+const CSIZoneTopologyKey = ZoneLabel
+
+// storageClassSpecOf is the spec of kind's StorageClass in c, nil when
+// unset.
+func storageClassSpecOf(c *operatorv1alpha1.GlusterCluster, kind operatorv1alpha1.GlusterDriver) *operatorv1alpha1.StorageClassSpec {
+	if c.Spec.CSI == nil || c.Spec.CSI.StorageClasses == nil {
+		return nil
+	}
+	if kind == operatorv1alpha1.GlusterDriverBlock {
+		return c.Spec.CSI.StorageClasses.Block
+	}
+	return c.Spec.CSI.StorageClasses.File
+}
+
+// StorageClassName is the name of kind's StorageClass in c:
+// spec.csi.storageClasses.<kind>.name, else <cluster>-<kind>.
+func StorageClassName(c *operatorv1alpha1.GlusterCluster, kind operatorv1alpha1.GlusterDriver) string {
+	var name string
+	if s := storageClassSpecOf(c, kind); s != nil {
+		name = s.Name
+	}
+	return cmp.Or(name, c.Name+"-"+string(kind))
+}
+
+// WantsStorageClass reports whether c asks for a StorageClass of kind: the
+// driver is in spec.drivers and create is not false.
+func WantsStorageClass(c *operatorv1alpha1.GlusterCluster, kind operatorv1alpha1.GlusterDriver) bool {
+	if !slices.Contains(CSIDriverKinds(c), kind) {
+		return false
+	}
+	s := storageClassSpecOf(c, kind)
+	return s == nil || s.Create == nil || *s.Create
+}
+
+// StorageClassObject is kind's StorageClass: provisioned by the driver
+// (its CSI driver name), no parameters (the driver reads everything it
+// needs from its own environment), reclaimPolicy Delete unless Retain is
+// asked for, and no expansion, since the drivers run no resizer. With
+// allowedZones, allowedTopologies on CSIZoneTopologyKey and binding
+// WaitForFirstConsumer, so the scheduler picks the pod's node in an
+// allowed zone first and the provisioner creates the volume for it;
+// without, Immediate. Cluster-scoped, so no owner reference: the cluster
+// labels find it.
+func StorageClassObject(c *operatorv1alpha1.GlusterCluster, kind operatorv1alpha1.GlusterDriver) *storagev1.StorageClass {
+	s := storageClassSpecOf(c, kind)
+	if s == nil {
+		s = &operatorv1alpha1.StorageClassSpec{}
+	}
+	sc := &storagev1.StorageClass{
+		ObjectMeta:           csiClusterMeta(c, StorageClassName(c, kind), kind),
+		Provisioner:          CSIDriverName(c.Namespace, c.Name, kind),
+		ReclaimPolicy:        ptr.To(cmp.Or(s.ReclaimPolicy, corev1.PersistentVolumeReclaimDelete)),
+		AllowVolumeExpansion: ptr.To(false),
+		VolumeBindingMode:    ptr.To(storagev1.VolumeBindingImmediate),
+	}
+	if s.IsDefault {
+		sc.Annotations = map[string]string{AnnotationDefaultStorageClass: "true"}
+	}
+	if len(s.AllowedZones) > 0 {
+		zones := slices.Clone(s.AllowedZones)
+		slices.Sort(zones)
+		sc.VolumeBindingMode = ptr.To(storagev1.VolumeBindingWaitForFirstConsumer)
+		sc.AllowedTopologies = []corev1.TopologySelectorTerm{{MatchLabelExpressions: []corev1.TopologySelectorLabelRequirement{
+			{Key: CSIZoneTopologyKey, Values: zones},
+		}}}
+	}
+	return sc
+}
+
+// DesiredStorageClasses are the StorageClasses c asks for, file first.
+func DesiredStorageClasses(c *operatorv1alpha1.GlusterCluster) []*storagev1.StorageClass {
+	var out []*storagev1.StorageClass
+	for _, k := range CSIDriverKinds(c) {
+		if WantsStorageClass(c, k) {
+			out = append(out, StorageClassObject(c, k))
+		}
+	}
+	return out
+}
+
+// StorageClassOf reports whether sc is a StorageClass anthill created for
+// the cluster named cluster in namespace: only such a class is ever
+// updated or deleted.
+func StorageClassOf(sc *storagev1.StorageClass, namespace, cluster string) bool {
+	return CSIClusterScopedSelector(namespace, cluster).Matches(labels.Set(sc.Labels))
+}
+
+// StorageClassDrift says how a StorageClass anthill created differs from
+// the one it wants: Recreate when a field the API server keeps immutable
+// differs (provisioner, parameters, reclaimPolicy, volumeBindingMode),
+// Update when only fields it lets change do (labels, the default-class
+// annotation, allowedTopologies, allowVolumeExpansion, mountOptions).
+type StorageClassDrift int
+
+// StorageClassDrift values, from none to the most disruptive.
+const (
+	StorageClassInSync StorageClassDrift = iota
+	StorageClassUpdate
+	StorageClassRecreate
+)
+
+// DiffStorageClass compares have, as stored, with want, as built.
+func DiffStorageClass(want, have *storagev1.StorageClass) StorageClassDrift {
+	if want.Provisioner != have.Provisioner || !maps.Equal(want.Parameters, have.Parameters) ||
+		ptr.Deref(want.ReclaimPolicy, corev1.PersistentVolumeReclaimDelete) != ptr.Deref(have.ReclaimPolicy, corev1.PersistentVolumeReclaimDelete) ||
+		ptr.Deref(want.VolumeBindingMode, storagev1.VolumeBindingImmediate) != ptr.Deref(have.VolumeBindingMode, storagev1.VolumeBindingImmediate) {
+		return StorageClassRecreate
+	}
+	if !apiequality.Semantic.DeepEqual(UpdateStorageClass(want, have), have) {
+		return StorageClassUpdate
+	}
+	return StorageClassInSync
+}
+
+// UpdateStorageClass is have with the mutable fields of want: anthill's
+// labels and the default-class annotation set (or that annotation
+// removed), allowedTopologies, allowVolumeExpansion and mountOptions.
+// Other labels and annotations are left as they are.
+func UpdateStorageClass(want, have *storagev1.StorageClass) *storagev1.StorageClass {
+	out := have.DeepCopy()
+	if out.Labels == nil {
+		out.Labels = map[string]string{}
+	}
+	maps.Copy(out.Labels, want.Labels)
+	if v, ok := want.Annotations[AnnotationDefaultStorageClass]; ok {
+		if out.Annotations == nil {
+			out.Annotations = map[string]string{}
+		}
+		out.Annotations[AnnotationDefaultStorageClass] = v
+	} else {
+		// Semantic equality treats an emptied map as nil.
+		delete(out.Annotations, AnnotationDefaultStorageClass)
+	}
+	out.AllowedTopologies = want.AllowedTopologies
+	out.AllowVolumeExpansion = want.AllowVolumeExpansion
+	out.MountOptions = want.MountOptions
+	return out
+}
