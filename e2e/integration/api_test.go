@@ -199,6 +199,10 @@ func TestAPIGlusterClusterRoundTrip(t *testing.T) {
 	}
 	want.Spec.CSI.BlockImage = "registry.invalid/gluster/csi-block:4.1.0"
 	want.Spec.Drivers = []operatorv1alpha1.GlusterDriver{operatorv1alpha1.GlusterDriverFile, operatorv1alpha1.GlusterDriverBlock}
+	want.Spec.CSI.StorageClasses = &operatorv1alpha1.CSIStorageClasses{
+		File:  &operatorv1alpha1.StorageClassSpec{Create: ptr.To(true), Name: "gluster.file", ReclaimPolicy: corev1.PersistentVolumeReclaimRetain, IsDefault: true, AllowedZones: []string{"zone-1", "us-east-1a"}},
+		Block: &operatorv1alpha1.StorageClassSpec{Create: ptr.To(false)},
+	}
 	want.Spec.CASecretRef = &operatorv1alpha1.SecretReference{Name: "gluster-ca", Key: "ca.crt"}
 	want.Spec.ClusterOptions = map[string]string{"cluster.brick-multiplex": "on"}
 	want.Spec.UpgradePolicy = &operatorv1alpha1.UpgradePolicy{MaxParallel: 2, PerZone: true, HealTimeout: &metav1.Duration{Duration: 90 * time.Minute}}
@@ -237,6 +241,29 @@ func TestAPIGlusterClusterRoundTrip(t *testing.T) {
 	assertSameSpec(t, "after update", got.Spec, again.Spec)
 	if again.Generation != 2 {
 		t.Errorf("generation after a spec update = %d, want 2", again.Generation)
+	}
+}
+
+// The file StorageClass may not take the block class's default name
+// (<cluster>-block), nor the reverse: the two classes would be one.
+func TestAPIRejectsAStorageClassNameClashingWithTheOtherDriversDefault(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
+	defer cancel()
+	ns := env.Namespace(t)
+	cs := operatorClient(t).OperatorV1alpha1().GlusterClusters(ns)
+	for i, classes := range []*operatorv1alpha1.CSIStorageClasses{
+		{File: &operatorv1alpha1.StorageClassSpec{Name: "clash-0-block"}},
+		{Block: &operatorv1alpha1.StorageClassSpec{Name: "clash-1-file"}},
+	} {
+		c := validCluster(ns, fmt.Sprintf("clash-%d", i))
+		c.Spec.CSI.StorageClasses = classes
+		_, err := cs.Create(ctx, c, metav1.CreateOptions{})
+		expectInvalid(t, c.Name, err, "spec.csi.storageClasses")
+	}
+	ok := validCluster(ns, "clash-2")
+	ok.Spec.CSI.StorageClasses = &operatorv1alpha1.CSIStorageClasses{File: &operatorv1alpha1.StorageClassSpec{Name: "clash-2-files"}}
+	if _, err := cs.Create(ctx, ok, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("a file class name unlike the block default was rejected: %v", err)
 	}
 }
 
@@ -663,6 +690,22 @@ func TestAPIRejectsInvalidObjects(t *testing.T) {
 			ops: []op{set("spec.csi.version", "v5.0")}, field: "spec.csi.version"},
 		{name: "a CSI image is empty", resource: clusters,
 			ops: []op{set("spec.csi.fileImage", "")}, field: "spec.csi.fileImage"},
+		{name: "a StorageClass name is not a DNS subdomain", resource: clusters,
+			ops: []op{set("spec.csi.storageClasses", map[string]any{"file": map[string]any{"name": "Gluster_File"}})}, field: "spec.csi.storageClasses.file.name"},
+		{name: "a StorageClass reclaimPolicy is Recycle, which CSI volumes do not support", resource: clusters,
+			ops: []op{set("spec.csi.storageClasses", map[string]any{"file": map[string]any{"reclaimPolicy": "Recycle"}})}, field: "spec.csi.storageClasses.file.reclaimPolicy"},
+		{name: "a StorageClass lists no allowed zones, which would allow none", resource: clusters,
+			ops: []op{set("spec.csi.storageClasses", map[string]any{"block": map[string]any{"allowedZones": []any{}}})}, field: "spec.csi.storageClasses.block.allowedZones"},
+		{name: "an allowed zone is not a label value", resource: clusters,
+			ops: []op{set("spec.csi.storageClasses", map[string]any{"file": map[string]any{"allowedZones": []any{"zone 1"}}})}, field: "spec.csi.storageClasses.file.allowedZones[0]"},
+		{name: "an allowed zone is listed twice", resource: clusters,
+			ops: []op{set("spec.csi.storageClasses", map[string]any{"file": map[string]any{"allowedZones": []any{"zone-1", "zone-1"}}})}, field: "spec.csi.storageClasses.file.allowedZones[1]"},
+		{name: "both drivers' StorageClasses ask to be the default", resource: clusters,
+			ops:   []op{set("spec.csi.storageClasses", map[string]any{"file": map[string]any{"isDefault": true}, "block": map[string]any{"isDefault": true}})},
+			field: "spec.csi.storageClasses.block.isDefault"},
+		{name: "both drivers' StorageClasses have the same name", resource: clusters,
+			ops:   []op{set("spec.csi.storageClasses", map[string]any{"file": map[string]any{"name": "gluster"}, "block": map[string]any{"name": "gluster"}})},
+			field: "spec.csi.storageClasses"},
 		{name: "a driver is unknown", resource: clusters,
 			ops: []op{set("spec.drivers", []any{"file", "nfs"})}, field: "spec.drivers[1]"},
 		{name: "a driver is listed twice", resource: clusters,

@@ -71,6 +71,13 @@ func (f *fxKube) csiNames(t *testing.T) map[string][]string {
 		n = append(n, o.Name)
 	}
 	add("ClusterRoleBinding", n...)
+	scs, err := f.kube.StorageV1().StorageClasses().List(fixtures.Ctx, metav1.ListOptions{})
+	fixtures.Must(t, err, "list")
+	n = nil
+	for _, o := range scs.Items {
+		n = append(n, o.Name)
+	}
+	add("StorageClass", n...)
 	return out
 }
 
@@ -86,6 +93,7 @@ func TestEnsureCSIDriversCreatesOnlyWhatIsMissing(t *testing.T) {
 		"CSIDriver":          {"gc.storage.file.gluster.org"},
 		"ClusterRole":        {"anthill-csi:storage:gc"},
 		"ClusterRoleBinding": {"anthill-csi:storage:gc"},
+		"StorageClass":       {"gc-file"},
 	}
 	for k, w := range want {
 		if !slices.Equal(got[k], w) {
@@ -108,7 +116,8 @@ func TestEnsureCSIDriversCreatesOnlyWhatIsMissing(t *testing.T) {
 	f.kube.ClearActions()
 	fixtures.Must(t, f.ops.EnsureCSIDrivers(fixtures.Ctx, fixtures.ClusterTarget(c)), "ensure block")
 	for _, a := range f.kube.Actions() {
-		if v := a.GetVerb(); v != "create" && v != "get" {
+		// Listing StorageClasses finds the ones no longer wanted.
+		if v := a.GetVerb(); v != "create" && v != "get" && (v != "list" || a.GetResource().Resource != "storageclasses") {
 			t.Errorf("EnsureCSIDrivers must only create, it did %s %s", v, a.GetResource().Resource)
 		}
 	}
@@ -132,7 +141,11 @@ func TestDeleteClusterInfraDeletesEveryCSIObject(t *testing.T) {
 	other := fixtures.CSICluster("gc", fixtures.FileDriver)
 	other.Namespace, other.UID = "elsewhere", "uid-other"
 	admins := &storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: "gc.storage.file.gluster.org-admin", Labels: map[string]string{objects.LabelCluster: "gc"}}}
-	f := newFxKube(t, []runtime.Object{admins}, c, other)
+	adminsClass := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "gc-admin", Labels: map[string]string{objects.LabelCluster: "gc"}}, Provisioner: admins.Name}
+	// The other cluster's classes need names of their own: gc-file and
+	// gc-block are this cluster's.
+	other.Spec.CSI = &operatorv1alpha1.CSISpec{StorageClasses: &operatorv1alpha1.CSIStorageClasses{File: &operatorv1alpha1.StorageClassSpec{Name: "elsewhere-file"}}}
+	f := newFxKube(t, []runtime.Object{admins, adminsClass}, c, other)
 	fixtures.Must(t, f.ops.EnsureCSIDrivers(fixtures.Ctx, fixtures.ClusterTarget(c)), "ensure")
 	fixtures.Must(t, f.ops.EnsureCSIDrivers(fixtures.Ctx, fixtures.ClusterTarget(other)), "ensure other")
 	fixtures.Must(t, f.ops.DeleteClusterInfra(fixtures.Ctx, fixtures.ClusterTarget(c)), "delete")
@@ -145,6 +158,9 @@ func TestDeleteClusterInfraDeletesEveryCSIObject(t *testing.T) {
 	}
 	if want := []string{"gc.elsewhere.file.gluster.org", admins.Name}; !slices.Equal(got["CSIDriver"], want) {
 		t.Errorf("CSIDrivers %v, want only the other cluster's and the admin's %v", got["CSIDriver"], want)
+	}
+	if want := []string{"elsewhere-file", adminsClass.Name}; !slices.Equal(got["StorageClass"], want) {
+		t.Errorf("StorageClasses %v, want only the other cluster's and the admin's %v", got["StorageClass"], want)
 	}
 	for _, k := range []string{"ClusterRole", "ClusterRoleBinding"} {
 		if !slices.Equal(got[k], []string{"anthill-csi:elsewhere:gc"}) {

@@ -1,6 +1,8 @@
 package machines
 
 import (
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
@@ -151,9 +153,10 @@ func (k keyMapper) forStorageClass(obj any) []engine.Key {
 	keys := k.forClusterScoped(obj)
 	cs, _ := k.clusters.List(labels.Everything())
 	for _, c := range cs {
+		key := clusterKey(c.Namespace, c.Name)
 		for _, sc := range objects.DesiredStorageClasses(c) {
-			if sc.Name == m.GetName() {
-				keys = append(keys, clusterKey(c.Namespace, c.Name))
+			if sc.Name == m.GetName() && !slices.Contains(keys, key) {
+				keys = append(keys, key)
 			}
 		}
 	}

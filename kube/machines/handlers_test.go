@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
@@ -54,6 +55,44 @@ func TestPVsMapToTheClustersTheyUse(t *testing.T) {
 				if usesCluster(tc.pv, c) != slices.Contains(tc.want, clusterKey(c.Namespace, c.Name)) {
 					t.Fatalf("usesCluster(%s/%s) disagrees with the key mapping", c.Namespace, c.Name)
 				}
+			}
+		})
+	}
+}
+
+// A StorageClass wakes the cluster whose labels it carries, and every
+// cluster that wants its name: its creation is a clash to report, its
+// deletion lets that cluster create its own.
+func TestStorageClassesMapToTheirClusterAndToClustersWantingTheName(t *testing.T) {
+	a := &operatorv1alpha1.GlusterCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "gc"}}
+	b := &operatorv1alpha1.GlusterCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns2", Name: "other"}}
+	b.Spec.CSI = &operatorv1alpha1.CSISpec{StorageClasses: &operatorv1alpha1.CSIStorageClasses{File: &operatorv1alpha1.StorageClassSpec{Name: "shared"}}}
+	clusters := newIndexer()
+	for _, c := range []*operatorv1alpha1.GlusterCluster{a, b} {
+		if err := clusters.Add(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	km := keyMapper{clusters: listers.NewGlusterClusterLister(clusters)}
+	ours := objects.StorageClassObject(a, operatorv1alpha1.GlusterDriverFile)
+	admins := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "shared"}}
+	aTakesShared := ours.DeepCopy()
+	aTakesShared.Name = "shared"
+	for _, tc := range []struct {
+		name string
+		sc   *storagev1.StorageClass
+		want []engine.Key
+	}{
+		{"ns1/gc's own class", ours, []engine.Key{clusterKey("ns1", "gc")}},
+		{"an admin's class of the name ns2/other wants", admins, []engine.Key{clusterKey("ns2", "other")}},
+		{"ns1/gc's class under the name ns2/other wants", aTakesShared, []engine.Key{clusterKey("ns1", "gc"), clusterKey("ns2", "other")}},
+		{"an unrelated class", &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "fast"}}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := km.forStorageClass(tc.sc)
+			slices.SortFunc(got, func(x, y engine.Key) int { return strings.Compare(x.Namespace, y.Namespace) })
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("keys %v, want %v", got, tc.want)
 			}
 		})
 	}

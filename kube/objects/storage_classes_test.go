@@ -1,0 +1,196 @@
+package objects
+
+import (
+	"slices"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/utils/ptr"
+
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/internal/fixtures"
+)
+
+func withClasses(c *operatorv1alpha1.GlusterCluster, file, block *operatorv1alpha1.StorageClassSpec) *operatorv1alpha1.GlusterCluster {
+	c.Spec.CSI = &operatorv1alpha1.CSISpec{StorageClasses: &operatorv1alpha1.CSIStorageClasses{File: file, Block: block}}
+	return c
+}
+
+func classNames(scs []*storagev1.StorageClass) []string {
+	var out []string
+	for _, sc := range scs {
+		out = append(out, sc.Name)
+	}
+	return out
+}
+
+func TestDesiredStorageClasses(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		c    *operatorv1alpha1.GlusterCluster
+		want []string
+	}{
+		{"no spec.drivers and no storageClasses: the file driver's class", fixtures.CSICluster("gc"), []string{"gc-file"}},
+		{"both drivers: one class each, file first", fixtures.CSICluster("gc", fixtures.BlockDriver, fixtures.FileDriver), []string{"gc-file", "gc-block"}},
+		{"a name replaces the default", withClasses(fixtures.CSICluster("gc", fixtures.FileDriver, fixtures.BlockDriver), &operatorv1alpha1.StorageClassSpec{Name: "shared"}, nil), []string{"shared", "gc-block"}},
+		{"create: false leaves the driver without a class", withClasses(fixtures.CSICluster("gc", fixtures.FileDriver, fixtures.BlockDriver), nil, &operatorv1alpha1.StorageClassSpec{Create: ptr.To(false)}), []string{"gc-file"}},
+		{"create: true is the default", withClasses(fixtures.CSICluster("gc", fixtures.BlockDriver), nil, &operatorv1alpha1.StorageClassSpec{Create: ptr.To(true)}), []string{"gc-block"}},
+		{"a class of a driver not in spec.drivers is not wanted", withClasses(fixtures.CSICluster("gc", fixtures.FileDriver), nil, &operatorv1alpha1.StorageClassSpec{Name: "blocks"}), []string{"gc-file"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := classNames(DesiredStorageClasses(tc.c)); !slices.Equal(got, tc.want) {
+				t.Errorf("classes %v, want %v", got, tc.want)
+			}
+			if got := classNames(DesiredCSIObjects(tc.c, "4.1.0").StorageClasses); !slices.Equal(got, tc.want) {
+				t.Errorf("DesiredCSIObjects: classes %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestStorageClassObjectDefaults(t *testing.T) {
+	c := fixtures.CSICluster("gc", fixtures.FileDriver)
+	sc := StorageClassObject(c, fixtures.FileDriver)
+	if sc.Provisioner != CSIDriverName(fixtures.Namespace, "gc", fixtures.FileDriver) {
+		t.Errorf("provisioner %q, want the file driver's name", sc.Provisioner)
+	}
+	if sc.Namespace != "" || len(sc.OwnerReferences) != 0 {
+		t.Errorf("a cluster-scoped class has namespace %q and owners %v", sc.Namespace, sc.OwnerReferences)
+	}
+	for k, v := range map[string]string{LabelCluster: "gc", LabelClusterNamespace: fixtures.Namespace, LabelManagedBy: ManagedByAnthill, LabelCSIDriver: "file"} {
+		if sc.Labels[k] != v {
+			t.Errorf("label %s = %q, want %q", k, sc.Labels[k], v)
+		}
+	}
+	if !StorageClassOf(sc, fixtures.Namespace, "gc") || StorageClassOf(sc, "elsewhere", "gc") || StorageClassOf(sc, fixtures.Namespace, "other") {
+		t.Error("StorageClassOf does not recognise exactly its own cluster's class")
+	}
+	if len(sc.Parameters) != 0 || len(sc.MountOptions) != 0 || len(sc.Annotations) != 0 {
+		t.Errorf("parameters %v, mount options %v, annotations %v: want none", sc.Parameters, sc.MountOptions, sc.Annotations)
+	}
+	if *sc.ReclaimPolicy != corev1.PersistentVolumeReclaimDelete || *sc.VolumeBindingMode != storagev1.VolumeBindingImmediate || *sc.AllowVolumeExpansion {
+		t.Errorf("reclaim %s, binding %s, expansion %t: want Delete, Immediate, false", *sc.ReclaimPolicy, *sc.VolumeBindingMode, *sc.AllowVolumeExpansion)
+	}
+	if sc.AllowedTopologies != nil {
+		t.Errorf("allowedTopologies %v without allowedZones", sc.AllowedTopologies)
+	}
+}
+
+func TestStorageClassObjectZonesDefaultAndRetain(t *testing.T) {
+	c := withClasses(fixtures.CSICluster("gc", fixtures.BlockDriver), nil, &operatorv1alpha1.StorageClassSpec{
+		ReclaimPolicy: corev1.PersistentVolumeReclaimRetain, IsDefault: true, AllowedZones: []string{"zone-2", "zone-1"},
+	})
+	sc := StorageClassObject(c, fixtures.BlockDriver)
+	if sc.Name != "gc-block" || sc.Provisioner != CSIDriverName(fixtures.Namespace, "gc", fixtures.BlockDriver) {
+		t.Errorf("name %s, provisioner %s", sc.Name, sc.Provisioner)
+	}
+	if sc.Annotations[AnnotationDefaultStorageClass] != "true" {
+		t.Errorf("annotations %v, want the default-class annotation", sc.Annotations)
+	}
+	if *sc.ReclaimPolicy != corev1.PersistentVolumeReclaimRetain {
+		t.Errorf("reclaim %s, want Retain", *sc.ReclaimPolicy)
+	}
+	if *sc.VolumeBindingMode != storagev1.VolumeBindingWaitForFirstConsumer {
+		t.Errorf("binding %s, want WaitForFirstConsumer with allowedZones", *sc.VolumeBindingMode)
+	}
+	want := []corev1.TopologySelectorTerm{{MatchLabelExpressions: []corev1.TopologySelectorLabelRequirement{
+		{Key: "topology.kubernetes.io/zone", Values: []string{"zone-1", "zone-2"}},
+	}}}
+	if len(sc.AllowedTopologies) != 1 || sc.AllowedTopologies[0].MatchLabelExpressions[0].Key != want[0].MatchLabelExpressions[0].Key ||
+		!slices.Equal(sc.AllowedTopologies[0].MatchLabelExpressions[0].Values, want[0].MatchLabelExpressions[0].Values) {
+		t.Errorf("allowedTopologies %+v, want %+v", sc.AllowedTopologies, want)
+	}
+	if got := c.Spec.CSI.StorageClasses.Block.AllowedZones; got[0] != "zone-2" {
+		t.Errorf("the builder sorted the spec's own list: %v", got)
+	}
+}
+
+func TestDiffStorageClass(t *testing.T) {
+	base := func() *operatorv1alpha1.GlusterCluster {
+		return withClasses(fixtures.CSICluster("gc", fixtures.FileDriver), &operatorv1alpha1.StorageClassSpec{AllowedZones: []string{"zone-1"}}, nil)
+	}
+	want := StorageClassObject(base(), fixtures.FileDriver)
+	for _, tc := range []struct {
+		name string
+		edit func(*storagev1.StorageClass)
+		want StorageClassDrift
+	}{
+		{"an identical class is in sync", func(*storagev1.StorageClass) {}, StorageClassInSync},
+		{"another controller's label and annotation are not drift", func(sc *storagev1.StorageClass) {
+			sc.Labels["team"] = "storage"
+			sc.Annotations = map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{}"}
+		}, StorageClassInSync},
+		{"unset reclaimPolicy and bindingMode read as the API defaults", func(sc *storagev1.StorageClass) {
+			sc.ReclaimPolicy = nil
+		}, StorageClassInSync},
+		{"a hand-set default-class annotation is undone in place", func(sc *storagev1.StorageClass) {
+			sc.Annotations = map[string]string{AnnotationDefaultStorageClass: "true"}
+		}, StorageClassUpdate},
+		{"changed allowedTopologies are updated in place", func(sc *storagev1.StorageClass) {
+			sc.AllowedTopologies[0].MatchLabelExpressions[0].Values = []string{"zone-9"}
+		}, StorageClassUpdate},
+		{"a removed anthill label is put back in place", func(sc *storagev1.StorageClass) { delete(sc.Labels, LabelCSIDriver) }, StorageClassUpdate},
+		{"mount options are updated in place", func(sc *storagev1.StorageClass) { sc.MountOptions = []string{"ro"} }, StorageClassUpdate},
+		{"expansion is updated in place", func(sc *storagev1.StorageClass) { sc.AllowVolumeExpansion = ptr.To(true) }, StorageClassUpdate},
+		{"another provisioner recreates", func(sc *storagev1.StorageClass) { sc.Provisioner = "example.com/x" }, StorageClassRecreate},
+		{"parameters recreate", func(sc *storagev1.StorageClass) { sc.Parameters = map[string]string{"replica": "2"} }, StorageClassRecreate},
+		{"another reclaimPolicy recreates", func(sc *storagev1.StorageClass) {
+			sc.ReclaimPolicy = ptr.To(corev1.PersistentVolumeReclaimRetain)
+		}, StorageClassRecreate},
+		{"another binding mode recreates", func(sc *storagev1.StorageClass) {
+			sc.VolumeBindingMode = ptr.To(storagev1.VolumeBindingImmediate)
+		}, StorageClassRecreate},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			have := want.DeepCopy()
+			tc.edit(have)
+			if got := DiffStorageClass(want, have); got != tc.want {
+				t.Errorf("drift %d, want %d", got, tc.want)
+			}
+			if tc.want == StorageClassUpdate {
+				if got := DiffStorageClass(want, UpdateStorageClass(want, have)); got != StorageClassInSync {
+					t.Errorf("after UpdateStorageClass the drift is %d, want in sync", got)
+				}
+			}
+		})
+	}
+	// UpdateStorageClass keeps what is not anthill's.
+	have := want.DeepCopy()
+	have.Labels["team"] = "storage"
+	have.Annotations = map[string]string{"note": "x", AnnotationDefaultStorageClass: "true"}
+	up := UpdateStorageClass(want, have)
+	if up.Labels["team"] != "storage" || up.Annotations["note"] != "x" {
+		t.Errorf("foreign metadata lost: labels %v, annotations %v", up.Labels, up.Annotations)
+	}
+	if _, ok := up.Annotations[AnnotationDefaultStorageClass]; ok {
+		t.Errorf("the default-class annotation stays though isDefault is false: %v", up.Annotations)
+	}
+}
+
+func TestDriverContainersNameTheZoneTopologyKey(t *testing.T) {
+	c := fixtures.CSICluster("gc", fixtures.FileDriver, fixtures.BlockDriver)
+	envOf := func(ctr corev1.Container) map[string]corev1.EnvVar {
+		out := map[string]corev1.EnvVar{}
+		for _, e := range ctr.Env {
+			out[e.Name] = e
+		}
+		return out
+	}
+	for _, k := range []operatorv1alpha1.GlusterDriver{fixtures.FileDriver, fixtures.BlockDriver} {
+		node := envOf(CSINodeDaemonSet(c, k, "4.1.0").Spec.Template.Spec.Containers[0])
+		ctrl := envOf(CSIControllerDeployment(c, k, "4.1.0").Spec.Template.Spec.Containers[0])
+		for what, env := range map[string]map[string]corev1.EnvVar{"node plugin": node, "controller": ctrl} {
+			if v := env[EnvZoneTopologyKey].Value; v != ZoneLabel {
+				t.Errorf("%s %s: %s = %q, want %s", k, what, EnvZoneTopologyKey, v, ZoneLabel)
+			}
+		}
+		z, ok := node[EnvNodeZone]
+		if !ok || z.ValueFrom == nil || z.ValueFrom.FieldRef == nil || z.ValueFrom.FieldRef.FieldPath != "metadata.labels['topology.kubernetes.io/zone']" {
+			t.Errorf("%s node plugin: %s = %+v, want the pod's zone label through the downward API", k, EnvNodeZone, z)
+		}
+		if _, ok := ctrl[EnvNodeZone]; ok {
+			t.Errorf("%s controller has %s: it serves every zone", k, EnvNodeZone)
+		}
+	}
+}
