@@ -41,6 +41,10 @@ func TestStorageClassDriftAndClashes(t *testing.T) {
 	renamed.Name = "gc-old"
 	taken := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "taken"}, Provisioner: "example.com/other"}
 	want := objects.DesiredStorageClasses(c)
+	// The same-named cluster of another namespace made gc-file first.
+	twin := c.DeepCopy()
+	twin.Namespace = "elsewhere"
+	twinsFile := objects.StorageClassObject(twin, fixtures.FileDriver)
 
 	for _, tc := range []struct {
 		name        string
@@ -49,6 +53,7 @@ func TestStorageClassDriftAndClashes(t *testing.T) {
 		wantClashes []string
 	}{
 		{"nothing exists: the file class is missing, the taken name clashes", []*storagev1.StorageClass{taken}, []string{"StorageClass gc-file"}, []string{"taken"}},
+		{"the class of a same-named cluster in another namespace clashes", []*storagev1.StorageClass{twinsFile, taken}, nil, []string{"gc-file", "taken"}},
 		{"in sync", []*storagev1.StorageClass{file, taken}, nil, []string{"taken"}},
 		{"an out-of-date class and an old name of ours", []*storagev1.StorageClass{stale, renamed, taken},
 			[]string{"StorageClass gc-file (out of date)", "StorageClass gc-old (no longer wanted)"}, []string{"taken"}},
