@@ -24,14 +24,11 @@ func classActions(f *fxKube, name string) []string {
 		if a.GetResource().Resource != "storageclasses" || a.GetVerb() == "get" || a.GetVerb() == "list" {
 			continue
 		}
-		n := ""
-		switch a := a.(type) {
-		case k8stesting.CreateAction:
-			n = a.GetObject().(*storagev1.StorageClass).Name
-		case k8stesting.UpdateAction:
-			n = a.GetObject().(*storagev1.StorageClass).Name
-		case k8stesting.DeleteAction:
-			n = a.GetName()
+		var n string
+		if d, ok := a.(k8stesting.DeleteAction); ok && a.GetVerb() == "delete" {
+			n = d.GetName()
+		} else if o, ok := a.(k8stesting.CreateAction); ok { // updates too
+			n = o.GetObject().(*storagev1.StorageClass).Name
 		}
 		if n == name {
 			out = append(out, a.GetVerb())
