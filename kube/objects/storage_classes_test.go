@@ -58,7 +58,7 @@ func TestStorageClassObjectDefaults(t *testing.T) {
 	if sc.Namespace != "" || len(sc.OwnerReferences) != 0 {
 		t.Errorf("a cluster-scoped class has namespace %q and owners %v", sc.Namespace, sc.OwnerReferences)
 	}
-	for k, v := range map[string]string{LabelCluster: "gc", LabelClusterNamespace: fixtures.Namespace, LabelManagedBy: ManagedByAnthill, LabelCSIDriver: "file"} {
+	for k, v := range map[string]string{LabelCluster: "gc", LabelClusterNamespace: fixtures.Namespace, LabelManagedBy: ManagedByAnthill, LabelCSIDriver: "file", LabelComponent: ComponentCSI} {
 		if sc.Labels[k] != v {
 			t.Errorf("label %s = %q, want %q", k, sc.Labels[k], v)
 		}
