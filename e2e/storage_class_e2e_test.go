@@ -225,9 +225,17 @@ func TestStorageClasses(t *testing.T) {
 		}
 		// A pod for the delayed-binding claim; the scheduler must pick a
 		// node in the class's allowed zone before provisioning can start.
+		// The pod prefers zone-1, so only the class's topology can put it
+		// in zone-2.
 		pod := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: ns},
 			Spec: corev1.PodSpec{
+				Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{
+					Weight: 100,
+					Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{
+						{Key: framework.ZoneLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{framework.ZoneName(1)}},
+					}},
+				}}}},
 				Containers: []corev1.Container{{Name: "db", Image: "registry.invalid/db:1", VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}}},
 				Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
 					PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "db-data"},
