@@ -5,17 +5,26 @@ GO          ?= go
 TOOLS_BIN   ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/anthill/tools/bin
 STATICCHECK := $(TOOLS_BIN)/staticcheck
 STATICCHECK_VERSION := v0.8.2
+# The project version (see CONTRIBUTING.md): `anthill version` prints it and
+# the image and manifests are tagged with it.
+VERSION     := $(shell cat VERSION)
+LDFLAGS     := -X github.com/gluster/anthill/cmd/internal/cli.Version=$(VERSION)
 # Packages that start their own control plane each; run at most this many
 # test binaries at once so two cores are not oversubscribed.
 TEST_PARALLEL ?= 4
 
-.PHONY: all build controlplane generate verify verify-generate lint test test-unit test-e2e sandbox bench clean
+.PHONY: all build image controlplane generate verify verify-generate lint test test-unit test-e2e sandbox bench clean
 
 all: build
 
 ## build: bin/anthill (the shipped operator and admin binary) and bin/anthill-dev (the sandbox and the GD2 simulator)
 build:
-	$(GO) build -o bin/ ./cmd/anthill ./cmd/anthill-dev
+	$(GO) build -ldflags '$(LDFLAGS)' -o bin/ ./cmd/anthill ./cmd/anthill-dev
+
+## image: the operator image quay.io/gluster/anthill:$(VERSION), built without a container engine
+## into bin/image/oci (OCI image layout) and bin/image/anthill.tar; reproducible for a commit
+image:
+	hack/build-image.sh bin/image
 
 ## controlplane: build etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok into the per-user cache
 controlplane:
@@ -41,6 +50,7 @@ lint: $(STATICCHECK)
 	$(GO) mod tidy -diff
 	$(GO) vet -tags e2e ./...
 	$(STATICCHECK) -tags e2e $$($(GO) list -tags e2e ./... | grep -v /kube/client/)
+	cd tools/image && $(GO) vet ./... && $(STATICCHECK) ./...
 
 ## test: every test — unit, integration on a real control plane, and e2e with the operator binary
 test: controlplane

@@ -162,7 +162,8 @@ func applyClusterRoles(ctx context.Context, t *testing.T, file string) {
 			t.Fatalf("%s: %v", file, err)
 		}
 		roles := env.Client.RbacV1().ClusterRoles()
-		if _, err := roles.Create(ctx, &cr, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
+		_, err = roles.Create(ctx, &cr, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
 			cur, gerr := roles.Get(ctx, cr.Name, metav1.GetOptions{})
 			if gerr != nil {
 				t.Fatal(gerr)
