@@ -13,7 +13,7 @@ LDFLAGS     := -X github.com/gluster/anthill/cmd/internal/cli.Version=$(VERSION)
 # test binaries at once so two cores are not oversubscribed.
 TEST_PARALLEL ?= 4
 
-.PHONY: all build image controlplane generate verify verify-generate lint test test-unit test-e2e sandbox bench clean
+.PHONY: all build image helm controlplane generate verify verify-generate lint test test-unit test-e2e sandbox bench clean
 
 all: build
 
@@ -26,14 +26,21 @@ build:
 image:
 	hack/build-image.sh bin/image
 
+## helm: build helm (pinned in tools/helm) into the per-user tool cache; the chart tests use it
+helm:
+	hack/build-helm.sh
+
 ## controlplane: build etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok into the per-user cache
 controlplane:
 	hack/build-controlplane.sh
 
-## generate: regenerate deepcopy, clientset, listers, informers, CRD YAML and the state-machine docs
+## generate: regenerate deepcopy, clientset, listers, informers, CRD YAML and the state-machine docs,
+## and refresh the chart's copies of the CRDs and RBAC rules
 generate:
 	hack/update-codegen.sh
 	$(GO) run ./cmd/anthill diagram --write-docs docs/fsm
+	cp manifests/crds/operator.gluster.org_*.yaml manifests/charts/anthill/crds/
+	cp manifests/rbac/cluster_role.yaml manifests/rbac/person_roles.yaml manifests/charts/anthill/files/
 
 ## verify-generate: fail when committed generated files drift from their sources
 verify-generate:
@@ -53,7 +60,7 @@ lint: $(STATICCHECK)
 	cd tools/image && $(GO) vet ./... && $(STATICCHECK) ./...
 
 ## test: every test — unit, integration on a real control plane, and e2e with the operator binary
-test: controlplane
+test: controlplane helm
 	$(GO) test -race -tags e2e -p $(TEST_PARALLEL) -timeout 45m ./...
 
 ## test-unit: only the tests that need no control plane
