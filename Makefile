@@ -13,7 +13,7 @@ LDFLAGS     := -X github.com/gluster/anthill/cmd/internal/cli.Version=$(VERSION)
 # test binaries at once so two cores are not oversubscribed.
 TEST_PARALLEL ?= 4
 
-.PHONY: all build image helm controlplane generate verify verify-generate lint test test-unit test-e2e sandbox bench clean
+.PHONY: all build image helm lint-yaml controlplane generate verify verify-generate lint test test-unit test-e2e sandbox bench clean
 
 all: build
 
@@ -58,6 +58,10 @@ lint: $(STATICCHECK)
 	$(GO) vet -tags e2e ./...
 	$(STATICCHECK) -tags e2e $$($(GO) list -tags e2e ./... | grep -v /kube/client/)
 	cd tools/image && $(GO) vet ./... && $(STATICCHECK) ./...
+
+## lint-yaml: yamllint (Debian's package) over manifests/, the chart and the repository's own YAML
+lint-yaml:
+	yamllint --strict -c .yamllint.yaml manifests .github .yamllint.yaml
 
 ## test: every test — unit, integration on a real control plane, and e2e with the operator binary
 test: controlplane helm
