@@ -13,7 +13,7 @@ LDFLAGS     := -X github.com/gluster/anthill/cmd/internal/cli.Version=$(VERSION)
 # test binaries at once so two cores are not oversubscribed.
 TEST_PARALLEL ?= 4
 
-.PHONY: all build image helm lint-yaml controlplane generate verify verify-generate lint test test-unit test-e2e sandbox bench clean
+.PHONY: all build image helm lint-yaml coverage controlplane generate verify verify-generate lint test test-unit test-e2e sandbox bench clean
 
 all: build
 
@@ -70,6 +70,10 @@ test: controlplane helm
 ## test-unit: only the tests that need no control plane
 test-unit:
 	$(GO) test -race $$($(GO) list ./... | grep -v /e2e)
+
+## coverage: the unit tests with per-package coverage, each held to its floor in hack/coverage-floor.txt
+coverage:
+	hack/check-coverage.sh
 
 ## sandbox: the main job — a real control plane, the GD2 simulator, the operator and a sample cluster with two volumes under write load
 sandbox: controlplane build
