@@ -46,6 +46,8 @@ generate:
 verify-generate:
 	hack/verify-codegen.sh
 	hack/verify-fsm-docs.sh
+	@for f in manifests/crds/operator.gluster.org_*.yaml; do cmp -s "$$f" "manifests/charts/anthill/crds/$$(basename $$f)" || { echo "manifests/charts/anthill/crds is stale: run make generate"; exit 1; }; done
+	@for f in cluster_role.yaml person_roles.yaml; do cmp -s "manifests/rbac/$$f" "manifests/charts/anthill/files/$$f" || { echo "manifests/charts/anthill/files is stale: run make generate"; exit 1; }; done
 
 $(STATICCHECK):
 	GOBIN=$(TOOLS_BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
