@@ -8,6 +8,7 @@ package chart
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,9 +21,16 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
+
+	"github.com/gluster/anthill/e2e/framework"
 )
 
 func repoRoot(t *testing.T) string {
@@ -223,5 +231,66 @@ func TestChartValues(t *testing.T) {
 			}
 			tc.check(t, objs)
 		})
+	}
+}
+
+// TestChartInstallUpgradeUninstall installs the chart with helm on a real
+// control plane of its own, waits for the operator Deployment to be
+// available, upgrades it to one replica, and uninstalls it: the CRDs stay
+// (Helm never deletes what its crds/ directory installed) and everything
+// else goes. kwok runs the pods, not the image: "available" here means
+// scheduled onto a fake node and reported Ready by kwok.
+func TestChartInstallUpgradeUninstall(t *testing.T) {
+	h := helm(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cp, err := framework.Start(ctx, framework.Options{Zones: 1, NodesPerZone: 2})
+	if err != nil {
+		t.Fatalf("start the control plane: %v", err)
+	}
+	t.Cleanup(cp.Stop)
+	helmRun := func(args ...string) {
+		t.Helper()
+		run(t, h, append(args, "--kubeconfig", cp.Kubeconfig)...)
+	}
+	available := func(replicas int32) {
+		t.Helper()
+		deadline := time.Now().Add(2 * time.Minute)
+		for {
+			d, err := cp.Client.AppsV1().Deployments("anthill-system").Get(ctx, "anthill-operator", metav1.GetOptions{})
+			if err == nil && d.Status.ObservedGeneration == d.Generation && d.Status.AvailableReplicas == replicas && d.Status.Replicas == replicas {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the operator Deployment never had %d available replicas: %+v, %v", replicas, d.Status, err)
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+	}
+
+	helmRun("install", "anthill", "manifests/charts/anthill", "--namespace", "anthill-system", "--wait", "--timeout", "2m")
+	available(2)
+	helmRun("upgrade", "anthill", "manifests/charts/anthill", "--namespace", "anthill-system", "--set", "replicas=1", "--wait", "--timeout", "2m")
+	available(1)
+	helmRun("uninstall", "anthill", "--namespace", "anthill-system", "--wait", "--timeout", "2m")
+
+	if _, err := cp.Client.AppsV1().Deployments("anthill-system").Get(ctx, "anthill-operator", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("after uninstall the Deployment is still there (err %v)", err)
+	}
+	if _, err := cp.Client.RbacV1().ClusterRoles().Get(ctx, "anthill-operator", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("after uninstall the ClusterRole is still there (err %v)", err)
+	}
+	rc, err := clientcmd.BuildConfigFromFlags("", cp.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ext, err := apiextensionsclient.NewForConfig(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, crd := range []string{"glusterclusters.operator.gluster.org", "glusternodes.operator.gluster.org"} {
+		if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd, metav1.GetOptions{}); err != nil {
+			t.Errorf("the CRD %s did not survive uninstall: %v", crd, err)
+		}
 	}
 }
