@@ -114,11 +114,28 @@ func TestChartLintsStrictly(t *testing.T) {
 
 // TestChartDefaultsRenderManifestsDefault: with default values the chart
 // renders the same objects, field for field, as `kubectl kustomize
-// manifests/default` (the CRDs and rules in the chart are copies that make
-// generate refreshes; this is what catches a stale copy).
+// manifests/default` but the Namespace (helm install --create-namespace
+// makes it), and with createNamespace=true exactly the same objects (the
+// CRDs and rules in the chart are copies that make generate refreshes;
+// this is what catches a stale copy).
 func TestChartDefaultsRenderManifestsDefault(t *testing.T) {
-	chart := render(t, helm(t))
+	h := helm(t)
 	kustomize := objects(t, run(t, "kubectl", "kustomize", "manifests/default"))
+	t.Run("createNamespace=true renders manifests/default", func(t *testing.T) {
+		sameObjects(t, render(t, h, "createNamespace=true"), kustomize)
+	})
+	t.Run("defaults render manifests/default but its Namespace", func(t *testing.T) {
+		const ns = "Namespace/<nil>/anthill-system"
+		if _, ok := kustomize[ns]; !ok {
+			t.Fatalf("manifests/default has no %s", ns)
+		}
+		delete(kustomize, ns)
+		sameObjects(t, render(t, h), kustomize)
+	})
+}
+
+func sameObjects(t *testing.T, chart, kustomize map[string]map[string]any) {
+	t.Helper()
 	keys := slices.Sorted(func(yield func(string) bool) {
 		for k := range kustomize {
 			if !yield(k) {
@@ -213,9 +230,9 @@ func TestChartValues(t *testing.T) {
 				}
 			}
 		}},
-		{"createNamespace=false drops the Namespace", []string{"createNamespace=false"}, func(t *testing.T, objs map[string]map[string]any) {
-			if _, ok := objs["Namespace/<nil>/anthill-system"]; ok {
-				t.Error("the Namespace is still rendered")
+		{"createNamespace=true renders the Namespace", []string{"createNamespace=true"}, func(t *testing.T, objs map[string]map[string]any) {
+			if _, ok := objs["Namespace/<nil>/anthill-system"]; !ok {
+				t.Error("no Namespace rendered")
 			}
 		}},
 		{"resources sets the container's resources", []string{"resources.limits.memory=1Gi"}, func(t *testing.T, objs map[string]map[string]any) {
@@ -268,7 +285,7 @@ func TestChartInstallUpgradeUninstall(t *testing.T) {
 		}
 	}
 
-	helmRun("install", "anthill", "manifests/charts/anthill", "--namespace", "anthill-system", "--wait", "--timeout", "2m")
+	helmRun("install", "anthill", "manifests/charts/anthill", "--namespace", "anthill-system", "--create-namespace", "--wait", "--timeout", "2m")
 	available(2)
 	helmRun("upgrade", "anthill", "manifests/charts/anthill", "--namespace", "anthill-system", "--set", "replicas=1", "--wait", "--timeout", "2m")
 	available(1)
