@@ -16,7 +16,7 @@ mkdir -p "${cache}" "${out}"
 
 want="$(cat "${root}/tools/image/go.sum" "${root}/tools/image/main.go" | sha256sum | cut -d' ' -f1)"
 if [[ ! -x "${tool}" || "$(cat "${tool}.stamp" 2>/dev/null)" != "${want}" ]]; then
-	echo "image: building the image builder (once; about a minute cold)" >&2
+	echo "image: building the image builder (once; about 15 s cold)" >&2
 	start=$SECONDS
 	(cd "${root}/tools/image" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -o "${tool}.tmp" .)
 	mv "${tool}.tmp" "${tool}"
