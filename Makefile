@@ -9,33 +9,52 @@ STATICCHECK_VERSION := v0.8.2
 # from the Go module proxy into the tool cache, a few minutes cold.
 PROMTOOL_VERSION ?= v0.316.0
 PROMTOOL := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/anthill/tools/promtool-$(PROMTOOL_VERSION)/promtool
+
+# The project version (see CONTRIBUTING.md): `anthill version` prints it and
+# the image and manifests are tagged with it.
+VERSION     := $(shell cat VERSION)
+LDFLAGS     := -X github.com/gluster/anthill/cmd/internal/cli.Version=$(VERSION)
 # Packages that start their own control plane each; run at most this many
 # test binaries at once so two cores are not oversubscribed.
 TEST_PARALLEL ?= 4
 
-.PHONY: all build controlplane promtool generate verify verify-generate lint test test-unit test-e2e sandbox bench clean
+.PHONY: all build image helm lint-yaml coverage controlplane promtool generate verify verify-generate lint test test-unit test-e2e sandbox bench clean
 
 all: build
 
 ## build: bin/anthill (the shipped operator and admin binary) and bin/anthill-dev (the sandbox and the GD2 simulator)
 build:
-	$(GO) build -o bin/ ./cmd/anthill ./cmd/anthill-dev
+	$(GO) build -ldflags '$(LDFLAGS)' -o bin/ ./cmd/anthill ./cmd/anthill-dev
+
+## image: the operator image quay.io/gluster/anthill:$(VERSION), built without a container engine
+## into bin/image/oci (OCI image layout) and bin/image/anthill.tar; reproducible for a commit
+image:
+	hack/build-image.sh bin/image
+
+## helm: build helm (pinned in tools/helm) into the per-user tool cache; the chart tests use it
+helm:
+	hack/build-helm.sh
 
 ## controlplane: build etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok into the per-user cache
 controlplane:
 	hack/build-controlplane.sh
 
-## generate: regenerate deepcopy, clientset, listers, informers, CRD YAML and the state-machine docs
+## generate: regenerate deepcopy, clientset, listers, informers, CRD YAML and the state-machine docs,
+## and refresh the chart's copies of the CRDs and RBAC rules
 generate:
 	hack/update-codegen.sh
 	$(GO) run ./cmd/anthill diagram --write-docs docs/fsm
 	$(GO) run ./cmd/anthill monitoring --write-manifests manifests/monitoring
+	cp manifests/crds/operator.gluster.org_*.yaml manifests/charts/anthill/crds/
+	cp manifests/rbac/cluster_role.yaml manifests/rbac/person_roles.yaml manifests/charts/anthill/files/
 
 ## verify-generate: fail when committed generated files drift from their sources
 verify-generate:
 	hack/verify-codegen.sh
 	hack/verify-fsm-docs.sh
 	hack/verify-monitoring.sh
+	@for f in manifests/crds/operator.gluster.org_*.yaml; do cmp -s "$$f" "manifests/charts/anthill/crds/$$(basename $$f)" || { echo "manifests/charts/anthill/crds is stale: run make generate"; exit 1; }; done
+	@for f in cluster_role.yaml person_roles.yaml; do cmp -s "manifests/rbac/$$f" "manifests/charts/anthill/files/$$f" || { echo "manifests/charts/anthill/files is stale: run make generate"; exit 1; }; done
 
 ## promtool: build promtool (for the alert tests) into the per-user tool cache
 promtool: $(PROMTOOL)
@@ -53,14 +72,23 @@ lint: $(STATICCHECK)
 	$(GO) mod tidy -diff
 	$(GO) vet -tags e2e ./...
 	$(STATICCHECK) -tags e2e $$($(GO) list -tags e2e ./... | grep -v /kube/client/)
+	cd tools/image && $(GO) vet ./... && $(STATICCHECK) ./...
+
+## lint-yaml: yamllint (Debian's package) over manifests/, the chart and the repository's own YAML
+lint-yaml:
+	yamllint --strict -c .yamllint.yaml manifests .github .yamllint.yaml
 
 ## test: every test — unit, integration on a real control plane, and e2e with the operator binary
-test: controlplane $(PROMTOOL)
+test: controlplane $(PROMTOOL) helm
 	PROMTOOL=$(PROMTOOL) $(GO) test -race -tags e2e -p $(TEST_PARALLEL) -timeout 45m ./...
 
 ## test-unit: only the tests that need no control plane
 test-unit: $(PROMTOOL)
 	PROMTOOL=$(PROMTOOL) $(GO) test -race $$($(GO) list ./... | grep -v /e2e)
+
+## coverage: the unit tests with per-package coverage, each held to its floor in hack/coverage-floor.txt
+coverage:
+	hack/check-coverage.sh
 
 ## sandbox: the main job — a real control plane, the GD2 simulator, the operator and a sample cluster with two volumes under write load
 sandbox: controlplane build

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Builds the operator image without a container engine: a static
+# bin/anthill (version from VERSION, no build id, -trimpath) packed by
+# tools/image into bin/image/oci (an OCI image layout) and
+# bin/image/anthill.tar. The image builder itself is built from the Go
+# module proxy into the per-user tool cache once, and again only when
+# tools/image changes. Same commit, same image digest.
+#   hack/build-image.sh [OUT_DIR]
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+out="${1:-${root}/bin/image}"
+cache="${ANTHILL_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/anthill/tools}/image"
+tool="${cache}/anthill-image"
+mkdir -p "${cache}" "${out}"
+
+want="$(cat "${root}/tools/image/go.sum" "${root}/tools/image/main.go" | sha256sum | cut -d' ' -f1)"
+if [[ ! -x "${tool}" || "$(cat "${tool}.stamp" 2>/dev/null)" != "${want}" ]]; then
+	echo "image: building the image builder (once; about 15 s cold)" >&2
+	start=$SECONDS
+	(cd "${root}/tools/image" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath -o "${tool}.tmp" .)
+	mv "${tool}.tmp" "${tool}"
+	echo "${want}" > "${tool}.stamp"
+	echo "image: built the image builder in $((SECONDS - start))s" >&2
+fi
+
+version="$(cat "${root}/VERSION")"
+arch="${GOARCH:-$(go env GOARCH)}"
+revision="$(git -C "${root}" rev-parse HEAD)"
+if [[ -n "$(git -C "${root}" status --porcelain --untracked-files=no)" ]]; then
+	revision="${revision}-dirty"
+fi
+epoch="${SOURCE_DATE_EPOCH:-$(git -C "${root}" log -1 --format=%ct)}"
+
+CGO_ENABLED=0 GOOS=linux GOARCH="${arch}" go build -C "${root}" -trimpath \
+	-ldflags "-s -w -buildid= -X github.com/gluster/anthill/cmd/internal/cli.Version=${version}" \
+	-o "${out}/anthill" ./cmd/anthill
+"${tool}" --binary "${out}/anthill" --out "${out}" --version "${version}" --revision "${revision}" --arch "${arch}" --epoch "${epoch}"
