@@ -13,9 +13,10 @@ TEST_PARALLEL ?= 4
 
 all: build
 
-## build: bin/anthill (the shipped operator and admin binary) and bin/anthill-dev (the sandbox and the GD2 simulator)
+## build: bin/anthill (the shipped operator binary), bin/kubectl-gluster (the admin's kubectl plugin:
+## put bin/ on PATH and run `kubectl gluster`) and bin/anthill-dev (the sandbox and the GD2 simulator)
 build:
-	$(GO) build -o bin/ ./cmd/anthill ./cmd/anthill-dev
+	$(GO) build -o bin/ ./cmd/anthill ./cmd/kubectl-gluster ./cmd/anthill-dev
 
 ## controlplane: build etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok into the per-user cache
 controlplane:

@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -23,8 +24,8 @@ const planGD2Timeout = 10 * time.Second
 // showDecommissionPlan prints what decommissioning GlusterNode ns/name
 // would do: the states it goes through, what is left of its cluster, and
 // where the operator's placement policy would move each brick now (read
-// from GD2 when it is reachable from here).
-func (r *root) showDecommissionPlan(ctx context.Context, kc kubernetes.Interface, ac versioned.Interface, ns, name string) error {
+// from GD2 when it is reachable from here) on w.
+func showDecommissionPlan(ctx context.Context, kc kubernetes.Interface, ac versioned.Interface, ns, name string, w io.Writer) error {
 	node, err := ac.OperatorV1alpha1().GlusterNodes(ns).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return fmt.Errorf("GlusterNode %q not found in namespace %s (list them with: kubectl get glusternodes -n %s)", name, ns, ns)
@@ -49,7 +50,7 @@ func (r *root) showDecommissionPlan(ctx context.Context, kc kubernetes.Interface
 		preview, perr := previewDrain(ctx, kc, cluster, node, nodes)
 		writeBrickPlan(&b, preview, perr, nodes)
 	}
-	_, err = fmt.Fprint(r.out(), b.String())
+	_, err = fmt.Fprint(w, b.String())
 	return err
 }
 

@@ -95,8 +95,14 @@ func (r *root) nodeActionCommand(action string) *cobra.Command {
 		if err != nil {
 			return err
 		}
+		// With -o json|yaml stdout is the node alone; the plan and the
+		// messages go to stderr.
+		var text io.Writer = r.out()
+		if machineReadable(*output) {
+			text = r.streams.ErrOut
+		}
 		if action == objects.RequestDecommission {
-			if err := r.showDecommissionPlan(ctx, kc, ac, ns, name); err != nil {
+			if err := showDecommissionPlan(ctx, kc, ac, ns, name, text); err != nil {
 				return err
 			}
 			if !yes {
@@ -108,10 +114,6 @@ func (r *root) nodeActionCommand(action string) *cobra.Command {
 					return errors.New("not confirmed; nothing changed")
 				}
 			}
-		}
-		var text io.Writer = r.out()
-		if machineReadable(*output) {
-			text = io.Discard
 		}
 		node, err := requestNode(ctx, ac, ns, name, action, r.name, text)
 		if err != nil {
