@@ -66,12 +66,6 @@ func (c cliRunner) runInput(ctx context.Context, env []string, input string, arg
 	return cliResult{stdout: out.String(), stderr: errOut.String(), err: err}
 }
 
-// buildAnthill builds the anthill binary into a temporary directory.
-func buildAnthill(ctx context.Context, t *testing.T) string {
-	t.Helper()
-	return filepath.Join(buildCommands(ctx, t, "anthill"), "anthill")
-}
-
 // buildCommands builds the binaries of cmd/ named (anthill, anthill-dev)
 // into one temporary directory and returns it; there anthill-dev finds the
 // anthill it runs, as in bin/.

@@ -3,11 +3,17 @@ package admin
 import (
 	"bytes"
 	"context"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/gluster/anthill/cmd/internal/cli"
 	anthillfake "github.com/gluster/anthill/kube/client/clientset/versioned/fake"
@@ -227,4 +233,39 @@ func TestConfirmTakesOnlyYes(t *testing.T) {
 			t.Errorf("prompt %q", w.String())
 		}
 	}
+}
+
+// TestDocsNameEveryCommandAndFlag keeps docs/cli.md complete: every
+// command's heading and every flag of its own.
+func TestDocsNameEveryCommandAndFlag(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "cli.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(raw)
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Hidden || c.Name() == "help" {
+			return
+		}
+		if !strings.Contains(doc, "`"+c.CommandPath()) {
+			t.Errorf("docs/cli.md does not name %q", c.CommandPath())
+		}
+		c.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) {
+			if f.Name != "help" && !strings.Contains(doc, "--"+f.Name) {
+				t.Errorf("docs/cli.md does not document %s --%s", c.CommandPath(), f.Name)
+			}
+		})
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	cmd := NewCommand(PluginName, genericiooptions.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard})
+	cmd.InitDefaultCompletionCmd()
+	walk(cmd)
+	cmd.PersistentFlags().VisitAll(func(f *pflag.Flag) {
+		if !strings.Contains(doc, "--"+f.Name) {
+			t.Errorf("docs/cli.md does not document the connection flag --%s", f.Name)
+		}
+	})
 }
