@@ -9,7 +9,7 @@ STATICCHECK_VERSION := v0.8.2
 # test binaries at once so two cores are not oversubscribed.
 TEST_PARALLEL ?= 4
 
-.PHONY: all build controlplane generate verify verify-generate lint test test-unit test-e2e sandbox bench clean
+.PHONY: all build krew controlplane generate verify verify-generate lint test test-unit test-e2e sandbox bench clean
 
 all: build
 
@@ -17,6 +17,12 @@ all: build
 ## put bin/ on PATH and run `kubectl gluster`) and bin/anthill-dev (the sandbox and the GD2 simulator)
 build:
 	$(GO) build -o bin/ ./cmd/anthill ./cmd/kubectl-gluster ./cmd/anthill-dev
+
+## krew: the kubectl-gluster release archives and their krew manifest, with real checksums, in dist/
+## (VERSION=v1.2.3; PLATFORMS and BASE_URL as hack/krew-release.sh says)
+VERSION ?= v0.1.0
+krew:
+	hack/krew-release.sh $(VERSION) dist
 
 ## controlplane: build etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok into the per-user cache
 controlplane:
@@ -60,4 +66,4 @@ bench: controlplane
 	$(GO) test -tags e2e -run '^$$' -bench . -benchtime 1x -timeout 60m ./e2e/...
 
 clean:
-	rm -rf bin
+	rm -rf bin dist
