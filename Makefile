@@ -9,7 +9,7 @@ STATICCHECK_VERSION := v0.8.2
 # test binaries at once so two cores are not oversubscribed.
 TEST_PARALLEL ?= 4
 
-.PHONY: all build krew controlplane generate verify verify-generate lint test test-unit test-e2e sandbox bench clean
+.PHONY: all build controlplane generate verify verify-generate lint test test-unit test-e2e sandbox bench clean
 
 all: build
 
@@ -21,6 +21,7 @@ build:
 ## krew: the kubectl-gluster release archives and their krew manifest, with real checksums, in dist/
 ## (VERSION=v1.2.3; PLATFORMS and BASE_URL as hack/krew-release.sh says)
 VERSION ?= v0.1.0
+.PHONY: krew
 krew:
 	hack/krew-release.sh $(VERSION) dist
 
