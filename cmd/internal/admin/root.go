@@ -145,5 +145,5 @@ func exactArgs(names ...string) cobra.PositionalArgs {
 	}
 }
 
-// writer is where a command prints.
+// out is where a command prints its result.
 func (r *root) out() io.Writer { return r.streams.Out }
