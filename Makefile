@@ -22,9 +22,10 @@ TEST_PARALLEL ?= 4
 
 all: build
 
-## build: bin/anthill (the shipped operator and admin binary) and bin/anthill-dev (the sandbox and the GD2 simulator)
+## build: bin/anthill (the shipped operator binary), bin/kubectl-gluster (the admin's kubectl plugin:
+## put bin/ on PATH and run `kubectl gluster`) and bin/anthill-dev (the sandbox and the GD2 simulator)
 build:
-	$(GO) build -ldflags '$(LDFLAGS)' -o bin/ ./cmd/anthill ./cmd/anthill-dev
+	$(GO) build -ldflags '$(LDFLAGS)' -o bin/ ./cmd/anthill ./cmd/kubectl-gluster ./cmd/anthill-dev
 
 ## image: the operator image quay.io/gluster/anthill:$(VERSION), built without a container engine
 ## into bin/image/oci (OCI image layout) and bin/image/anthill.tar; reproducible for a commit
@@ -34,6 +35,12 @@ image:
 ## helm: build helm (pinned in tools/helm) into the per-user tool cache; the chart tests use it
 helm:
 	hack/build-helm.sh
+
+## krew: the kubectl-gluster release archives and their krew manifest, with real checksums, in dist/
+## (VERSION=v1.2.3; PLATFORMS and BASE_URL as hack/krew-release.sh says)
+.PHONY: krew
+krew:
+	hack/krew-release.sh $(VERSION) dist
 
 ## controlplane: build etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok into the per-user cache
 controlplane:
@@ -99,4 +106,4 @@ bench: controlplane
 	$(GO) test -tags e2e -run '^$$' -bench . -benchtime 1x -timeout 60m ./e2e/...
 
 clean:
-	rm -rf bin
+	rm -rf bin dist

@@ -8,8 +8,9 @@ import (
 	"testing"
 )
 
-// shippedBinary is the package of the binary the operator image ships.
-const shippedBinary = module + "/cmd/anthill"
+// shippedBinaries are the packages of the binaries users get: the one the
+// operator image ships, and the kubectl plugin admins install.
+var shippedBinaries = []string{module + "/cmd/anthill", module + "/cmd/kubectl-gluster"}
 
 // devOnly lists the module packages (and those below them) that exist for
 // tests and the sandbox: the control-plane launcher and the GD2 simulator.
@@ -17,6 +18,12 @@ const shippedBinary = module + "/cmd/anthill"
 var devOnly = []string{module + "/e2e", module + "/gd2/sim"}
 
 func TestShippedBinaryLeavesOutTestCode(t *testing.T) {
+	for _, shippedBinary := range shippedBinaries {
+		t.Run(shippedBinary, func(t *testing.T) { checkLeavesOutTestCode(t, shippedBinary) })
+	}
+}
+
+func checkLeavesOutTestCode(t *testing.T, shippedBinary string) {
 	_, file, _, _ := runtime.Caller(0)
 	cmd := exec.Command("go", "list", "-deps", shippedBinary)
 	cmd.Dir = filepath.Dir(filepath.Dir(file))

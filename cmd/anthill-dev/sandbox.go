@@ -200,7 +200,12 @@ func sandboxUp(ctx context.Context, o sandboxOptions) error {
 		say("the sample cluster did not come up: %v (see the operator log)", err)
 	} else if err == nil {
 		w := walkthrough{
-			online: want, kubeconfig: kubeconfig, anthill: o.anthill, dev: o.dev, dir: dir,
+			online: want, kubeconfig: kubeconfig, admin: o.anthill, dev: o.dev, dir: dir,
+		}
+		// make build puts kubectl-gluster next to anthill-dev: the
+		// walkthrough then shows the commands as the kubectl plugin.
+		if plugin := filepath.Join(filepath.Dir(o.dev), "kubectl-gluster"); fileExists(plugin) {
+			w.admin, w.pluginDir = "kubectl gluster", filepath.Dir(plugin)
 		}
 		if zones == 3 {
 			g, gerr := gd2.New(gd2.Options{Endpoint: sim.URL, Secret: sim.Secret})
@@ -326,10 +331,16 @@ func sandboxData(ctx context.Context, g *gd2.Client, ac versioned.Interface, say
 type walkthrough struct {
 	online     int
 	kubeconfig string
-	// anthill runs the admin commands, dev stops the sandbox.
-	anthill, dev string
-	dir          string
-	layout       []brickPlace
+	// admin runs the admin commands ("kubectl gluster", with pluginDir
+	// put on the PATH, or the anthill binary), dev stops the sandbox.
+	admin, pluginDir, dev string
+	dir                   string
+	layout                []brickPlace
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 func (w walkthrough) write(out io.Writer) {
@@ -339,16 +350,20 @@ func (w walkthrough) write(out io.Writer) {
 		b.WriteString("\nVolumes (created through GD2, with client writes running):\n")
 		writeLayout(&b, w.layout)
 	}
-	ns, anthill := sandboxNamespace, w.anthill
+	ns, anthill := sandboxNamespace, w.admin
 	fmt.Fprintf(&b, "\nIn another terminal:\n\n")
 	fmt.Fprintf(&b, "  export KUBECONFIG=%s\n", w.kubeconfig)
+	if w.pluginDir != "" {
+		fmt.Fprintf(&b, "  export PATH=%s:$PATH            # kubectl finds the kubectl-gluster plugin there\n", w.pluginDir)
+	}
 	fmt.Fprintf(&b, "  kubectl get glusterclusters,glusternodes -n %s\n", ns)
 	fmt.Fprintf(&b, "  %s transitions -f -n %s         # every transition, heals included\n", anthill, ns)
 	fmt.Fprintf(&b, "  %s status gluster -n %s         # nodes, volumes and their heal state\n", anthill, ns)
 	fmt.Fprintf(&b, "  %s node maintenance NODE -n %s  # then: node resume NODE\n", anthill, ns)
 	if node, n := busiestNode(w.layout); node != "" {
 		fmt.Fprintf(&b, "  %s node decommission %s -n %s\n", anthill, node, ns)
-		fmt.Fprintf(&b, "      # %s holds %d brick(s): each is moved by replace-brick to another node and healed\n", node, n)
+		fmt.Fprintf(&b, "      # %s holds %d brick(s); the plan shows where each would move, then asks (y)\n", node, n)
+		b.WriteString("      # each brick is moved by replace-brick to another node and healed\n")
 		b.WriteString("      # (\"sandbox: brick moved\" lines below; `status` shows the volumes HealPending -> Healing -> Healthy),\n")
 		b.WriteString("      # then the node leaves the pool\n")
 	} else {

@@ -77,10 +77,11 @@ func TestSandboxVolumesAreAReplica3AndA2x3StartedWithSelfHeal(t *testing.T) {
 		t.Errorf("busiest node %q with %d bricks; want a GlusterNode name holding bricks", node, n)
 	}
 	var out strings.Builder
-	walkthrough{online: 6, kubeconfig: "/k", anthill: "anthill", dev: "anthill-dev", dir: "/d", layout: layout}.write(&out)
+	walkthrough{online: 6, kubeconfig: "/k", admin: "kubectl gluster", pluginDir: "/bin", dev: "anthill-dev", dir: "/d", layout: layout}.write(&out)
 	for _, want := range []string{
 		"all 6 Gluster nodes are Online", sandboxReplicaVolume + " ", sandboxDistRepVolume + " ", "replica set 1 on node-",
-		"anthill node decommission " + node + " -n gluster", "anthill status gluster -n gluster", "anthill transitions -f -n gluster",
+		"kubectl gluster node decommission " + node + " -n gluster", "kubectl gluster status gluster -n gluster", "kubectl gluster transitions -f -n gluster",
+		"export PATH=/bin:$PATH",
 		"anthill-dev sandbox down --dir /d",
 	} {
 		if !strings.Contains(out.String(), want) {

@@ -33,8 +33,8 @@ import (
 	"github.com/gluster/anthill/states"
 )
 
-// This file runs the admin subcommands (node, transitions, status) as the
-// real binary against the real API server, with the Events recorded by the
+// This file runs the admin commands (node, transitions, status) as the
+// real kubectl-gluster binary against the real API server, with the Events recorded by the
 // operator's own engine.TransitionLog — the contract between the operator's
 // writer and the CLI's reader is tested end to end, not restated.
 
@@ -48,24 +48,24 @@ func (r cliResult) String() string {
 	return fmt.Sprintf("err=%v\nstdout:\n%s\nstderr:\n%s", r.err, r.stdout, r.stderr)
 }
 
-// cliRunner runs the anthill binary with the control plane's kubeconfig.
+// cliRunner runs a binary (kubectl-gluster, anthill) with arguments.
 type cliRunner struct {
 	bin string
 }
 
 func (c cliRunner) run(ctx context.Context, env []string, args ...string) cliResult {
+	return c.runInput(ctx, env, "", args...)
+}
+
+// runInput runs the binary with stdin reading input.
+func (c cliRunner) runInput(ctx context.Context, env []string, input string, args ...string) cliResult {
 	cmd := exec.CommandContext(ctx, c.bin, args...)
 	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdin = strings.NewReader(input)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
 	return cliResult{stdout: out.String(), stderr: errOut.String(), err: err}
-}
-
-// buildAnthill builds the anthill binary into a temporary directory.
-func buildAnthill(ctx context.Context, t *testing.T) string {
-	t.Helper()
-	return filepath.Join(buildCommands(ctx, t, "anthill"), "anthill")
 }
 
 // buildCommands builds the binaries of cmd/ named (anthill, anthill-dev)
@@ -153,7 +153,7 @@ func TestCLI(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
-	bin := buildAnthill(ctx, t)
+	bin := filepath.Join(buildCommands(ctx, t, "kubectl-gluster"), "kubectl-gluster")
 	cli := cliRunner{bin: bin}
 	kc := "--kubeconfig=" + env.Kubeconfig
 
@@ -175,10 +175,10 @@ func TestCLI(t *testing.T) {
 	t.Run("node maintenance sets the request annotation", func(t *testing.T) {
 		r := cli.run(ctx, nil, "node", "maintenance", createdNode.Name, "-n", ns, kc)
 		if r.err != nil {
-			t.Fatalf("anthill node maintenance: %s", r)
+			t.Fatalf("kubectl gluster node maintenance: %s", r)
 		}
-		t.Logf("anthill node maintenance:\n%s", r.stdout)
-		if !strings.Contains(r.stdout, "requested maintenance") || !strings.Contains(r.stdout, "watch with: anthill transitions -f -n "+ns) {
+		t.Logf("kubectl gluster node maintenance:\n%s", r.stdout)
+		if !strings.Contains(r.stdout, "requested maintenance") || !strings.Contains(r.stdout, "watch with: kubectl gluster transitions -f -n "+ns) {
 			t.Errorf("output lacks what was done or the hint:\n%s", r.stdout)
 		}
 		got, err := ac.GlusterNodes(ns).Get(ctx, createdNode.Name, metav1.GetOptions{})
@@ -193,11 +193,11 @@ func TestCLI(t *testing.T) {
 	t.Run("node rejects an unknown action and a missing node", func(t *testing.T) {
 		r := cli.run(ctx, nil, "node", "drain", createdNode.Name, "-n", ns, kc)
 		if r.err == nil || !strings.Contains(r.stderr, "valid actions: decommission, maintenance, resume") {
-			t.Errorf("anthill node drain should fail listing the actions: %s", r)
+			t.Errorf("kubectl gluster node drain should fail listing the actions: %s", r)
 		}
 		r = cli.run(ctx, nil, "node", "resume", "no-such-node", "-n", ns, kc)
 		if r.err == nil || !strings.Contains(r.stderr, `GlusterNode "no-such-node" not found in namespace `+ns) {
-			t.Errorf("anthill node resume of a missing node should fail naming it: %s", r)
+			t.Errorf("kubectl gluster node resume of a missing node should fail naming it: %s", r)
 		}
 	})
 
@@ -222,16 +222,16 @@ func TestCLI(t *testing.T) {
 		var last cliResult
 		// The recorder writes asynchronously; poll until all three arrived.
 		err := framework.WaitFor(ctx, time.Minute, func(ctx context.Context) (bool, error) {
-			last = cli.run(ctx, nil, "transitions", "-n", ns, "--cluster", createdCluster.Name, kc)
+			last = cli.run(ctx, nil, "transitions", createdCluster.Name, "-n", ns, kc)
 			if last.err != nil {
-				return false, fmt.Errorf("anthill transitions: %s", last)
+				return false, fmt.Errorf("kubectl gluster transitions: %s", last)
 			}
 			return strings.Count(last.stdout, "\n") >= 3, nil
 		})
 		if err != nil {
 			t.Fatalf("%v\nlast run: %s", err, last)
 		}
-		t.Logf("anthill transitions -n %s --cluster %s:\n%s", ns, createdCluster.Name, last.stdout)
+		t.Logf("kubectl gluster transitions %s -n %s:\n%s", createdCluster.Name, ns, last.stdout)
 		for _, want := range []string{nodeLine, healLine, warnLine} {
 			if !strings.Contains(last.stdout, want) {
 				t.Errorf("output lacks %q:\n%s", want, last.stdout)
@@ -243,9 +243,9 @@ func TestCLI(t *testing.T) {
 				t.Errorf("line %q does not start with an RFC 3339 time: %v", line, err)
 			}
 		}
-		other := cli.run(ctx, nil, "transitions", "-n", ns, "--cluster", "another-cluster", kc)
+		other := cli.run(ctx, nil, "transitions", "another-cluster", "-n", ns, kc)
 		if other.err != nil || other.stdout != "" {
-			t.Errorf("--cluster another-cluster should print nothing: %s", other)
+			t.Errorf("transitions another-cluster should print nothing: %s", other)
 		}
 	})
 
@@ -285,10 +285,10 @@ func TestCLI(t *testing.T) {
 		select {
 		case err := <-exited:
 			if err != nil {
-				t.Errorf("anthill transitions -f ended with %v after SIGINT, want exit 0; stderr:\n%s", err, errOut.String())
+				t.Errorf("kubectl gluster transitions -f ended with %v after SIGINT, want exit 0; stderr:\n%s", err, errOut.String())
 			}
 		case <-time.After(30 * time.Second):
-			t.Fatal("anthill transitions -f did not stop on SIGINT")
+			t.Fatal("kubectl gluster transitions -f did not stop on SIGINT")
 		}
 		if n := strings.Count(out.String(), nodeLine); n != 1 {
 			t.Errorf("the first transition was printed %d times, want once:\n%s", n, out.String())
@@ -322,9 +322,9 @@ func TestCLI(t *testing.T) {
 		// kubectl does.
 		r := cli.run(ctx, []string{"KUBECONFIG=" + env.Kubeconfig}, "status", createdCluster.Name, "-n", ns)
 		if r.err != nil {
-			t.Fatalf("anthill status: %s", r)
+			t.Fatalf("kubectl gluster status: %s", r)
 		}
-		t.Logf("anthill status %s -n %s:\n%s", createdCluster.Name, ns, r.stdout)
+		t.Logf("kubectl gluster status %s -n %s:\n%s", createdCluster.Name, ns, r.stdout)
 		for _, want := range []string{
 			"Phase:    Degraded\n",
 			"Nodes: 0 online, 1 total, 3 desired\n",

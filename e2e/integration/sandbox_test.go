@@ -33,8 +33,9 @@ import (
 func TestSandbox(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 14*time.Minute)
 	defer cancel()
-	binDir := buildCommands(ctx, t, "anthill", "anthill-dev")
+	binDir := buildCommands(ctx, t, "anthill", "anthill-dev", "kubectl-gluster")
 	bin, dev := filepath.Join(binDir, "anthill"), filepath.Join(binDir, "anthill-dev")
+	plugin := filepath.Join(binDir, "kubectl-gluster")
 	dir := t.TempDir()
 	var out, errOut lockedBuffer
 	up := exec.Command(dev, "sandbox", "up", "--dir", dir)
@@ -109,7 +110,8 @@ func TestSandbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := sandboxGD2(ctx, t, ac, kc)
-	cli := cliRunner{bin: bin}
+	// The walkthrough's commands are the plugin's; anthill runs the same.
+	cli := cliRunner{bin: plugin}
 	kcEnv := []string{"KUBECONFIG=" + kubeconfig}
 	nodeState := func(name, want string) func(ctx context.Context) (bool, error) {
 		return func(ctx context.Context) (bool, error) {
@@ -176,8 +178,8 @@ func TestSandbox(t *testing.T) {
 	if node == leaving {
 		node = online[1][1]
 	}
-	if r := cli.run(ctx, kcEnv, "node", "maintenance", node, "-n", "gluster"); r.err != nil {
-		t.Fatalf("node maintenance: %s", r)
+	if r := cli.run(ctx, kcEnv, "node", "maintenance", node, "-n", "gluster", "--wait", "--timeout", "1m"); r.err != nil || !strings.Contains(r.stdout, "is Maintenance") {
+		t.Fatalf("node maintenance --wait: %s", r)
 	}
 	waitFor("node "+node+" in Maintenance", time.Minute, nodeState(node, "Maintenance"))
 	if r := cli.run(ctx, kcEnv, "node", "resume", node, "-n", "gluster"); r.err != nil {
@@ -193,9 +195,14 @@ func TestSandbox(t *testing.T) {
 	if held, err := bricksOn(ctx, g, peer); err != nil || held == 0 {
 		t.Fatalf("the walkthrough decommissions %s, which holds %d brick(s) (%v)", leaving, held, err)
 	}
-	if r := cli.run(ctx, kcEnv, "node", "decommission", leaving, "-n", "gluster"); r.err != nil {
+	// The plan comes from GD2 (the sandbox's management endpoint is
+	// reachable from here) through the operator's own placement policy:
+	// every brick of the node has a target in the table.
+	r := cli.runInput(ctx, kcEnv, "y\n", "node", "decommission", leaving, "-n", "gluster")
+	if r.err != nil || !strings.Contains(r.stdout, "Plan: decommission GlusterNode gluster/"+leaving) || !strings.Contains(r.stdout, "VOLUME") || strings.Contains(r.stdout, "cannot move now") {
 		t.Fatalf("node decommission: %s", r)
 	}
+	t.Logf("kubectl gluster node decommission %s:\n%s", leaving, r.stdout)
 	// progress is the last state seen, kept when the final poll is cut
 	// short by the deadline, so that a stuck drain says why.
 	var progress error
@@ -264,7 +271,7 @@ func TestSandbox(t *testing.T) {
 		}
 		return true, nil
 	})
-	if r := cli.run(ctx, kcEnv, "status", "gluster", "-n", "gluster"); r.err != nil || !strings.Contains(r.stdout, "Upgrade:  Complete") {
+	if r := (cliRunner{bin: bin}).run(ctx, kcEnv, "status", "gluster", "-n", "gluster"); r.err != nil || !strings.Contains(r.stdout, "Upgrade:  Complete") {
 		t.Errorf("anthill status: %s", r)
 	}
 

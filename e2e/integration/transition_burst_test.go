@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -26,7 +27,7 @@ func TestTransitionLogBurst(t *testing.T) {
 	const n = 1000
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	bin := buildAnthill(ctx, t)
+	bin := filepath.Join(buildCommands(ctx, t, "anthill"), "anthill")
 	cli := cliRunner{bin: bin}
 	kc := "--kubeconfig=" + env.Kubeconfig
 	ns := env.Namespace(t)
@@ -82,7 +83,7 @@ func TestTransitionLogBurst(t *testing.T) {
 			t.Errorf("%s shows folded or limited transitions:\n%s", what, out)
 		}
 	}
-	r := cli.run(ctx, nil, "transitions", "-n", ns, "--cluster", created.Name, kc)
+	r := cli.run(ctx, nil, "transitions", created.Name, "-n", ns, kc)
 	if r.err != nil {
 		t.Fatalf("anthill transitions: %s", r)
 	}

@@ -355,8 +355,15 @@ func (s *NodeSyncer) formerHolders(node *operatorv1alpha1.GlusterNode) map[state
 	if err != nil {
 		return out
 	}
+	return formerHoldersAmong(node.Spec.Cluster, nodes)
+}
+
+// formerHoldersAmong is formerHolders over nodes, the GlusterNodes of the
+// node's namespace.
+func formerHoldersAmong(cluster string, nodes []*operatorv1alpha1.GlusterNode) map[states.BrickRef][]string {
+	out := map[states.BrickRef][]string{}
 	for _, n := range nodes {
-		if n.Spec.Cluster != node.Spec.Cluster || n.Status.PeerID == "" {
+		if n.Spec.Cluster != cluster || n.Status.PeerID == "" {
 			continue
 		}
 		for _, list := range [][]operatorv1alpha1.BrickRef{n.Status.LeftBricks, n.Status.MovedBricks} {

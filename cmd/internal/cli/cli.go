@@ -75,28 +75,68 @@ func (p *Program) Usage(w io.Writer) {
 	}
 }
 
+// Exit codes every anthill binary uses, so that scripts can tell a
+// failure from a mistake in the command line and from a wait that ran out.
+const (
+	ExitOK      = 0
+	ExitFailure = 1
+	ExitUsage   = 2
+	// ExitTimeout is what timeout(1) returns: a --wait ran out.
+	ExitTimeout = 124
+)
+
+// ExitError is an error with the exit code it should end the process with.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string { return e.Err.Error() }
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// UsageError wraps err as a usage error (exit code 2).
+func UsageError(err error) error { return &ExitError{Code: ExitUsage, Err: err} }
+
+// Code is the exit code of err: 0 for nil, the code of an ExitError in its
+// chain, else ExitFailure.
+func Code(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return ee.Code
+	}
+	return ExitFailure
+}
+
 // Run runs the subcommand args[0] with the rest of args, reporting errors
-// and usage on stderr, and returns the exit code: 0 on success, 1 when the
-// command failed, 2 for a usage error or a help request.
+// and usage on stderr, and returns the exit code: 0 on success and for a
+// help request, 1 when the command failed, 2 for a usage error, or the
+// code an ExitError carries.
 func (p *Program) Run(ctx context.Context, args []string, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
 		p.Usage(stderr)
-		return 2
+		return ExitOK
+	}
+	if len(args) == 0 {
+		p.Usage(stderr)
+		return ExitUsage
 	}
 	c, ok := p.commands[args[0]]
 	if !ok {
 		fmt.Fprintf(stderr, "%s: unknown command %q\n\n", p.name, args[0])
 		p.Usage(stderr)
-		return 2
+		return ExitUsage
 	}
 	if err := c.Run(ctx, args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return 2
+			return ExitOK
 		}
 		fmt.Fprintf(stderr, "%s %s: %v\n", p.name, args[0], err)
-		return 1
+		return Code(err)
 	}
-	return 0
+	return ExitOK
 }
 
 // Main runs the subcommand named by the process's arguments, with a

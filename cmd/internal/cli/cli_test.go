@@ -20,6 +20,12 @@ func testProgram(ran *[]string) *Program {
 	p.Register("help-me", Command{Summary: "asks for help", Run: func(context.Context, []string) error {
 		return flag.ErrHelp
 	}})
+	p.Register("timeout", Command{Summary: "waits too long", Run: func(context.Context, []string) error {
+		return &ExitError{Code: ExitTimeout, Err: errors.New("ran out")}
+	}})
+	p.Register("bad-usage", Command{Summary: "is misused", Run: func(context.Context, []string) error {
+		return UsageError(errors.New("no"))
+	}})
 	return p
 }
 
@@ -50,10 +56,13 @@ func TestRunReturnsTheExitCode(t *testing.T) {
 	}{
 		{args: []string{"zeta", "a", "b"}, code: 0},
 		{args: nil, code: 2, stderrHas: "usage: tool"},
-		{args: []string{"-h"}, code: 2, stderrHas: "usage: tool"},
+		{args: []string{"-h"}, code: 0, stderrHas: "usage: tool"},
+		{args: []string{"--help"}, code: 0, stderrHas: "usage: tool"},
+		{args: []string{"timeout"}, code: 124, stderrHas: "tool timeout: ran out"},
+		{args: []string{"bad-usage"}, code: 2, stderrHas: "tool bad-usage: no"},
 		{args: []string{"nope"}, code: 2, stderrHas: `tool: unknown command "nope"`},
 		{args: []string{"alpha"}, code: 1, stderrHas: "tool alpha: boom"},
-		{args: []string{"help-me"}, code: 2},
+		{args: []string{"help-me"}, code: 0},
 	}
 	for _, tt := range tests {
 		var ran []string
@@ -62,7 +71,7 @@ func TestRunReturnsTheExitCode(t *testing.T) {
 		if code != tt.code || !strings.Contains(stderr.String(), tt.stderrHas) {
 			t.Errorf("Run(%q) = %d, stderr %q; want %d and %q", tt.args, code, stderr.String(), tt.code, tt.stderrHas)
 		}
-		if code == 0 && (len(ran) != 1 || ran[0] != "zeta a b") {
+		if tt.args != nil && tt.args[0] == "zeta" && (len(ran) != 1 || ran[0] != "zeta a b") {
 			t.Errorf("Run(%q) ran %q, want zeta with its arguments", tt.args, ran)
 		}
 	}

@@ -1,12 +1,9 @@
-package main
+package admin
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,19 +18,11 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/gluster/anthill/cmd/internal/cli"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/client/clientset/versioned"
 	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/states"
 )
-
-func init() {
-	commands.Register("transitions", cli.Command{
-		Summary: "print the state-machine transition log from Kubernetes Events (-f to follow)",
-		Run:     runTransitions,
-	})
-}
 
 // The operator records every committed transition as a core/v1 Event (see
 // engine.TransitionLog): source component anthill, reason the transition's
@@ -65,51 +54,9 @@ type transitionsOptions struct {
 	// Errors receives the errors a follow stream recovers from by
 	// re-listing; nil discards them.
 	Errors io.Writer
-}
-
-func runTransitions(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("transitions", flag.ContinueOnError)
-	var kf kubeFlags
-	kf.register(fs)
-	var opts transitionsOptions
-	fs.BoolVar(&opts.Follow, "f", false, "keep watching for new transitions until interrupted")
-	fs.BoolVar(&opts.Follow, "follow", false, "same as -f")
-	all := fs.Bool("A", false, "transitions of all namespaces")
-	fs.BoolVar(all, "all-namespaces", false, "same as -A")
-	fs.StringVar(&opts.Cluster, "cluster", "", "only this GlusterCluster and its GlusterNodes")
-	fs.DurationVar(&opts.Since, "since", 0, "only transitions newer than this, such as 30m; default all the API server holds")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: anthill transitions [-f] [-n NAMESPACE | -A] [--cluster NAME] [--since DURATION]\n\n"+
-			"Prints one line per state-machine transition, oldest first:\n"+
-			"  TIME  KIND/NAME  [MACHINE[ SUBJECT]: ]FROM -> TO  (event)  reason: message\n"+
-			"MACHINE is shown when it is not the object's own machine (heal, upgrade on a cluster).\n"+
-			"Warning Events of the operator (a failed or blocked step) are printed as\n"+
-			"  TIME  KIND/NAME  WARNING  reason: message\n"+
-			"With -A the namespace follows the time.\n\nflags:\n")
-		fs.PrintDefaults()
-	}
-	rest, err := parseInterspersed(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(rest) > 0 {
-		return fmt.Errorf("unexpected arguments %q (the cluster is selected with --cluster NAME)", rest)
-	}
-	if opts.Since < 0 {
-		return fmt.Errorf("--since must not be negative, got %s", opts.Since)
-	}
-	if *all && kf.namespace != "" {
-		return errors.New("-A (all namespaces) and -n/--namespace exclude each other")
-	}
-	kc, ac, ns, err := kf.clients()
-	if err != nil {
-		return err
-	}
-	if !*all {
-		opts.Namespace = ns
-	}
-	opts.Errors = os.Stderr
-	return streamTransitions(ctx, kc, ac, opts, os.Stdout)
+	// Print writes one selected transition; nil writes formatTransition's
+	// line (with the namespace when the stream spans namespaces).
+	Print func(w io.Writer, l transitionLine) error
 }
 
 // transitionLine is one transition (or operator warning) read back from an
@@ -536,6 +483,9 @@ func (s *transitionStream) emit(ctx context.Context, ev *corev1.Event) error {
 		return err
 	}
 	s.printed[ev.UID] = count
+	if s.opts.Print != nil {
+		return s.opts.Print(s.w, l)
+	}
 	_, err = fmt.Fprintln(s.w, formatTransition(l, s.opts.Namespace == ""))
 	return err
 }

@@ -1,64 +1,56 @@
-package main
+package admin
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gluster/anthill/cmd/internal/cli"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/client/clientset/versioned"
+	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 )
 
-func init() {
-	commands.Register("status", cli.Command{
-		Summary: "summarise a GlusterCluster: phase, conditions, nodes, volumes, upgrade, recent transitions",
-		Run:     runStatus,
-	})
-}
-
-func runStatus(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	var kf kubeFlags
-	kf.register(fs)
-	history := fs.Int("history", 10, "number of recent transitions to show (cluster, upgrade and nodes together)")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: anthill status CLUSTER [-n NAMESPACE]\n\nflags:\n")
-		fs.PrintDefaults()
+func (r *root) statusCommand() *cobra.Command {
+	var history int
+	cmd := &cobra.Command{
+		Use:   "status CLUSTER",
+		Short: "summarise a GlusterCluster: phase, conditions, nodes, volumes, upgrade, recent transitions",
+		Long: "Summarises the GlusterCluster CLUSTER and its GlusterNodes: phase, conditions,\n" +
+			"capacity, each node's zone and state, each volume's heal state, the upgrade\n" +
+			"and the most recent transitions. -o json or -o yaml prints a v1 List of the\n" +
+			"GlusterCluster and its GlusterNodes instead; -o wide adds columns to the node table.",
+		Example:           "  " + r.name + " status gluster -n gluster\n  " + r.name + " status gluster -n gluster -o json | jq .items[0].status.phase",
+		Args:              exactArgs("CLUSTER"),
+		ValidArgsFunction: r.completeClusters,
 	}
-	rest, err := parseInterspersed(fs, args)
-	if err != nil {
-		return err
+	cmd.Flags().IntVar(&history, "history", 10, "number of recent transitions to show (cluster, upgrade and nodes together)")
+	output := outputFlag(cmd, outputJSON, outputYAML, outputWide)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if history < 0 {
+			return cli.UsageError(fmt.Errorf("--history must not be negative, got %d", history))
+		}
+		_, ac, ns, err := r.kube.clients()
+		if err != nil {
+			return err
+		}
+		return printStatus(cmd.Context(), ac, ns, args[0], history, *output, r.out())
 	}
-	switch {
-	case len(rest) == 0:
-		return fmt.Errorf("missing CLUSTER: name the GlusterCluster (list them with: kubectl get glusterclusters)")
-	case len(rest) > 1:
-		return fmt.Errorf("unexpected arguments %q after CLUSTER %q", rest[1:], rest[0])
-	}
-	if *history < 0 {
-		return fmt.Errorf("--history must not be negative, got %d", *history)
-	}
-	_, ac, ns, err := kf.clients()
-	if err != nil {
-		return err
-	}
-	return printStatus(ctx, ac, ns, rest[0], *history, os.Stdout)
+	return cmd
 }
 
 // printStatus reads GlusterCluster ns/name and its GlusterNodes and writes
 // the summary to w.
-func printStatus(ctx context.Context, ac versioned.Interface, ns, name string, history int, w io.Writer) error {
+func printStatus(ctx context.Context, ac versioned.Interface, ns, name string, history int, format string, w io.Writer) error {
 	c, err := ac.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		if apierrors.IsNotFound(err) {
@@ -78,12 +70,41 @@ func printStatus(ctx context.Context, ac versioned.Interface, ns, name string, h
 			nodes = append(nodes, n)
 		}
 	}
-	return writeStatus(w, c, nodes, history)
+	if machineReadable(format) {
+		return printDoc(w, format, statusList(c, nodes))
+	}
+	return writeStatus(w, c, nodes, history, format == outputWide)
+}
+
+// objectList is a v1 List, the shape `kubectl get -o json` prints for
+// several objects.
+type objectList struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Items      []any  `json:"items"`
+}
+
+// statusList is the machine-readable status: the cluster, then its nodes
+// sorted by name, each with its apiVersion and kind set.
+func statusList(c *operatorv1alpha1.GlusterCluster, nodes []operatorv1alpha1.GlusterNode) objectList {
+	l := objectList{APIVersion: "v1", Kind: "List"}
+	c = c.DeepCopy()
+	c.APIVersion, c.Kind = operatorv1alpha1.SchemeGroupVersion.String(), kindGlusterCluster
+	l.Items = append(l.Items, c)
+	sorted := append([]operatorv1alpha1.GlusterNode(nil), nodes...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	for i := range sorted {
+		n := sorted[i].DeepCopy()
+		n.APIVersion, n.Kind = operatorv1alpha1.SchemeGroupVersion.String(), kindGlusterNode
+		l.Items = append(l.Items, n)
+	}
+	return l
 }
 
 // writeStatus renders the summary of c and its nodes. It reads nothing but
 // its arguments, so tests pin its output.
-func writeStatus(w io.Writer, c *operatorv1alpha1.GlusterCluster, nodes []operatorv1alpha1.GlusterNode, history int) error {
+// wide adds the nodes' version, address and peer ID in full.
+func writeStatus(w io.Writer, c *operatorv1alpha1.GlusterCluster, nodes []operatorv1alpha1.GlusterNode, history int, wide bool) error {
 	var b strings.Builder
 	phase := string(c.Status.Phase)
 	if phase == "" {
@@ -134,11 +155,20 @@ func writeStatus(w io.Writer, c *operatorv1alpha1.GlusterCluster, nodes []operat
 	} else {
 		sorted := append([]operatorv1alpha1.GlusterNode(nil), nodes...)
 		sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
-		table(&b, []string{"NAME", "ZONE", "STATE", "PEER", "MESSAGE"}, func(row func(...string)) {
+		header := []string{"NAME", "ZONE", "STATE", "PEER", "MESSAGE"}
+		if wide {
+			header = []string{"NAME", "ZONE", "STATE", "PEER", "VERSION", "ADDRESS", "REQUEST", "MESSAGE"}
+		}
+		table(&b, header, func(row func(...string)) {
 			for _, n := range sorted {
 				state := orDash(n.Status.State)
 				if n.DeletionTimestamp != nil {
 					state += " (deleting)"
+				}
+				if wide {
+					row(n.Name, n.Spec.Zone, state, orDash(n.Status.PeerID), orDash(n.Status.Version), orDash(n.Status.Address),
+						orDash(n.Annotations[objects.AnnotationRequest]), n.Status.Message)
+					continue
 				}
 				row(n.Name, n.Spec.Zone, state, orDash(n.Status.PeerID), n.Status.Message)
 			}

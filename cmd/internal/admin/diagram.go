@@ -1,73 +1,67 @@
-package main
+package admin
 
 import (
-	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/gluster/anthill/cmd/internal/cli"
 	"github.com/gluster/anthill/fsm"
 	"github.com/gluster/anthill/states"
 )
 
-func init() {
-	commands.Register("diagram", cli.Command{
-		Summary: "print a state machine as Mermaid, dot or Markdown, or write docs/fsm",
-		Run:     runDiagram,
-	})
+func (r *root) diagramCommand() *cobra.Command {
+	var format, writeDocs string
+	cmd := &cobra.Command{
+		Use:   "diagram MACHINE",
+		Short: "print a state machine as Mermaid, dot or Markdown, or write docs/fsm",
+		Long: "Prints the state machine MACHINE, rendered from the definition the operator runs.\n" +
+			"With --write-docs DIR, writes DIR/<machine>.md for every machine and DIR/README.md.\n" +
+			"Machines: " + strings.Join(states.MachineNames(), ", ") + ".",
+		Example: "  " + r.name + " diagram node\n  " + r.name + " diagram upgrade --format dot | dot -Tsvg > upgrade.svg",
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return cli.UsageError(fmt.Errorf("unexpected arguments %q", args[1:]))
+			}
+			return nil
+		},
+		ValidArgs: states.MachineNames(),
+	}
+	cmd.Flags().StringVar(&format, "format", "mermaid", "output format: mermaid, dot or markdown")
+	cmd.Flags().StringVar(&writeDocs, "write-docs", "", "write DIR/<machine>.md for every machine and DIR/README.md, instead of printing")
+	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"mermaid", "dot", "markdown"}, cobra.ShellCompDirectiveNoFileComp))
+	cmd.RunE = func(_ *cobra.Command, args []string) error {
+		machine := ""
+		if len(args) == 1 {
+			machine = args[0]
+		}
+		return diagram(machine, format, writeDocs, r.out())
+	}
+	return cmd
 }
 
-func runDiagram(_ context.Context, args []string) error {
-	return diagram(args, os.Stdout, os.Stderr)
-}
-
-// diagram implements `anthill diagram MACHINE [--format F]` and
-// `anthill diagram --write-docs DIR`. Flags may come before or after the
-// machine name.
-func diagram(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("diagram", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	format := fs.String("format", "mermaid", "output format: mermaid, dot or markdown")
-	writeDocs := fs.String("write-docs", "", "write DIR/<machine>.md for every machine and DIR/README.md, instead of printing")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: anthill diagram MACHINE [--format mermaid|dot|markdown]\n"+
-			"       anthill diagram --write-docs DIR\n\nmachines: %s\n\nflags:\n", strings.Join(states.MachineNames(), ", "))
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	var machine string
-	if fs.NArg() > 0 {
-		machine = fs.Arg(0)
-		if err := fs.Parse(fs.Args()[1:]); err != nil {
-			return err
-		}
-		if fs.NArg() > 0 {
-			return fmt.Errorf("unexpected arguments %q", fs.Args())
-		}
-	}
-
-	if *writeDocs != "" {
+// diagram prints machine in format to stdout, or with writeDocs set writes
+// the docs of every machine there.
+func diagram(machine, format, writeDocs string, stdout io.Writer) error {
+	if writeDocs != "" {
 		if machine != "" {
-			return fmt.Errorf("--write-docs writes every machine; do not name one (got %q)", machine)
+			return cli.UsageError(fmt.Errorf("--write-docs writes every machine; do not name one (got %q)", machine))
 		}
-		return writeFSMDocs(*writeDocs)
+		return writeFSMDocs(writeDocs)
 	}
 	if machine == "" {
-		fs.Usage()
-		return fmt.Errorf("no machine named; valid machines: %s", strings.Join(states.MachineNames(), ", "))
+		return cli.UsageError(fmt.Errorf("missing MACHINE; valid machines: %s", strings.Join(states.MachineNames(), ", ")))
 	}
 	def := states.DefinitionByName(machine)
 	if def == nil {
-		return fmt.Errorf("unknown machine %q; valid machines: %s", machine, strings.Join(states.MachineNames(), ", "))
+		return cli.UsageError(fmt.Errorf("unknown machine %q; valid machines: %s", machine, strings.Join(states.MachineNames(), ", ")))
 	}
 	var out string
-	switch *format {
+	switch format {
 	case "mermaid":
 		out = fsm.Mermaid(def)
 	case "dot":
@@ -75,7 +69,7 @@ func diagram(args []string, stdout, stderr io.Writer) error {
 	case "markdown", "md":
 		out = fsm.Markdown(def)
 	default:
-		return fmt.Errorf("unknown format %q; valid formats: mermaid, dot, markdown", *format)
+		return cli.UsageError(fmt.Errorf("unknown format %q; valid formats: mermaid, dot, markdown", format))
 	}
 	_, err := io.WriteString(stdout, out)
 	return err

@@ -1,4 +1,4 @@
-package main
+package admin
 
 import (
 	"bytes"
@@ -65,7 +65,7 @@ func statusFixture() (*operatorv1alpha1.GlusterCluster, []operatorv1alpha1.Glust
 func TestWriteStatus(t *testing.T) {
 	c, nodes := statusFixture()
 	var out bytes.Buffer
-	if err := writeStatus(&out, c, nodes, 4); err != nil {
+	if err := writeStatus(&out, c, nodes, 4, false); err != nil {
 		t.Fatal(err)
 	}
 	want := `GlusterCluster ns/gluster
@@ -118,7 +118,7 @@ func TestWriteStatusOfAnAutomaticClusterSaysWhatTheAutoscalerDecided(t *testing.
 		},
 	}
 	var out bytes.Buffer
-	if err := writeStatus(&out, c, nil, 0); err != nil {
+	if err := writeStatus(&out, c, nil, 0, false); err != nil {
 		t.Fatal(err)
 	}
 	want := `Autoscaling: CooldownActive: Template zone-1 would grow, but the cooldown holds it.
@@ -134,7 +134,7 @@ func TestWriteStatusOfAnAutomaticClusterSaysWhatTheAutoscalerDecided(t *testing.
 
 func TestWriteStatusOfAFreshCluster(t *testing.T) {
 	var out bytes.Buffer
-	if err := writeStatus(&out, glusterCluster("ns", "new"), nil, 10); err != nil {
+	if err := writeStatus(&out, glusterCluster("ns", "new"), nil, 10, false); err != nil {
 		t.Fatal(err)
 	}
 	want := `GlusterCluster ns/new
@@ -162,7 +162,7 @@ func TestPrintStatusReadsTheClusterAndOnlyItsNodes(t *testing.T) {
 	c, nodes := statusFixture()
 	ac := anthillfake.NewSimpleClientset(c, &nodes[0], &nodes[1], glusterNode("ns", "other-zone-1-0", "other"))
 	var out bytes.Buffer
-	if err := printStatus(context.Background(), ac, "ns", "gluster", 0, &out); err != nil {
+	if err := printStatus(context.Background(), ac, "ns", "gluster", 0, "", &out); err != nil {
 		t.Fatalf("printStatus: %v", err)
 	}
 	if !strings.Contains(out.String(), "Phase:    Upgrading\n") || !strings.Contains(out.String(), "gluster-zone-2-0  zone-2  Restarting") {
@@ -175,7 +175,7 @@ func TestPrintStatusReadsTheClusterAndOnlyItsNodes(t *testing.T) {
 		t.Errorf("--history 0 should print no transitions:\n%s", out.String())
 	}
 
-	err := printStatus(context.Background(), ac, "ns", "nope", 0, &out)
+	err := printStatus(context.Background(), ac, "ns", "nope", 0, "", &out)
 	if err == nil || !strings.Contains(err.Error(), `GlusterCluster "nope" not found in namespace ns`) {
 		t.Errorf("printStatus(nope) = %v, want a not-found error naming cluster and namespace", err)
 	}
@@ -193,7 +193,7 @@ func TestWriteStatusOfAPausedClusterNamesWhatWaits(t *testing.T) {
 		{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Steady"},
 	}}
 	var out bytes.Buffer
-	if err := writeStatus(&out, c, []operatorv1alpha1.GlusterNode{online, draining}, 0); err != nil {
+	if err := writeStatus(&out, c, []operatorv1alpha1.GlusterNode{online, draining}, 0, false); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
@@ -216,7 +216,7 @@ func TestWriteStatusShowsTheLedgerOfBrickMoves(t *testing.T) {
 		{Time: at, Action: "replaceBrick", Node: "gluster-zone-1-0", Peer: "p1", Volume: "vol2", Brick: "/bricks/vol2/b2", Recovered: true},
 	}
 	var out strings.Builder
-	if err := writeStatus(&out, c, nil, 10); err != nil {
+	if err := writeStatus(&out, c, nil, 10, false); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{

@@ -1,12 +1,11 @@
-package main
+package admin
 
 import (
-	"flag"
-	"io"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -51,9 +50,9 @@ func TestKubeFlagsResolveLikeKubectl(t *testing.T) {
 			t.Setenv("KUBECONFIG", tt.env)
 			t.Setenv("HOME", t.TempDir()) // no ~/.kube/config to fall back on
 			t.Setenv("KUBERNETES_SERVICE_HOST", "")
-			fs := flag.NewFlagSet("test", flag.ContinueOnError)
-			var kf kubeFlags
-			kf.register(fs)
+			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+			kf := newKubeFlags()
+			kf.config.AddFlags(fs)
 			if err := fs.Parse(tt.args); err != nil {
 				t.Fatalf("parse: %v", err)
 			}
@@ -71,36 +70,5 @@ func TestKubeFlagsResolveLikeKubectl(t *testing.T) {
 				t.Errorf("namespace = %q, want %q", ns, tt.wantNS)
 			}
 		})
-	}
-}
-
-func TestParseInterspersed(t *testing.T) {
-	tests := []struct {
-		args     []string
-		wantPos  []string
-		wantNS   string
-		wantFail bool
-	}{
-		{args: []string{"maintenance", "n1", "-n", "ns"}, wantPos: []string{"maintenance", "n1"}, wantNS: "ns"},
-		{args: []string{"-n", "ns", "maintenance", "n1"}, wantPos: []string{"maintenance", "n1"}, wantNS: "ns"},
-		{args: []string{"maintenance", "-n=ns", "n1"}, wantPos: []string{"maintenance", "n1"}, wantNS: "ns"},
-		{args: []string{"-n", "ns", "--", "-odd-name"}, wantPos: []string{"-odd-name"}, wantNS: "ns"},
-		{args: nil, wantPos: nil},
-		{args: []string{"x", "--bogus"}, wantFail: true},
-	}
-	for _, tt := range tests {
-		fs := flag.NewFlagSet("test", flag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		ns := fs.String("n", "", "")
-		pos, err := parseInterspersed(fs, tt.args)
-		if tt.wantFail {
-			if err == nil {
-				t.Errorf("parseInterspersed(%q) succeeded, want an error", tt.args)
-			}
-			continue
-		}
-		if err != nil || !slices.Equal(pos, tt.wantPos) || *ns != tt.wantNS {
-			t.Errorf("parseInterspersed(%q) = %q, -n %q, %v; want %q, -n %q", tt.args, pos, *ns, err, tt.wantPos, tt.wantNS)
-		}
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package admin
 
 import (
 	"bytes"
@@ -16,39 +16,37 @@ func TestDiagramPrintsEachFormat(t *testing.T) {
 		{[]string{"node"}, "stateDiagram-v2\n    [*] --> Pending\n"},
 		{[]string{"node", "--format", "dot"}, `digraph "node" {`},
 		{[]string{"--format=markdown", "heal"}, "# The heal machine"},
-		{[]string{"upgrade", "-format", "md"}, "## Events"},
+		{[]string{"upgrade", "--format", "md"}, "## Events"},
 	}
 	for _, tt := range tests {
-		var out, errOut bytes.Buffer
-		if err := diagram(tt.args, &out, &errOut); err != nil {
-			t.Errorf("diagram(%q) = %v", tt.args, err)
+		out, errOut, code := execute(t, append([]string{"diagram"}, tt.args...)...)
+		if code != 0 {
+			t.Errorf("diagram %q exited %d: %s", tt.args, code, errOut)
 			continue
 		}
-		if !strings.Contains(out.String(), tt.want) {
-			t.Errorf("diagram(%q) output lacks %q:\n%s", tt.args, tt.want, out.String())
+		if !strings.Contains(out, tt.want) {
+			t.Errorf("diagram %q output lacks %q:\n%s", tt.args, tt.want, out)
 		}
 	}
 }
 
 func TestDiagramRejectsUnknownMachinesListingValidOnes(t *testing.T) {
-	var out, errOut bytes.Buffer
-	err := diagram([]string{"volume"}, &out, &errOut)
-	if err == nil || !strings.Contains(err.Error(), "node, heal, upgrade, cluster") {
-		t.Errorf("diagram(volume) = %v, want an error listing the machines", err)
+	_, errOut, code := execute(t, "diagram", "volume")
+	if code != 2 || !strings.Contains(errOut, "node, heal, upgrade, cluster") {
+		t.Errorf("diagram volume = %d, %q; want exit 2 and an error listing the machines", code, errOut)
 	}
-	if err := diagram([]string{"node", "--format", "svg"}, &out, &errOut); err == nil {
-		t.Error("diagram with format svg should fail")
+	if _, _, code := execute(t, "diagram", "node", "--format", "svg"); code != 2 {
+		t.Errorf("diagram with format svg exited %d, want 2", code)
 	}
-	if err := diagram(nil, &out, &errOut); err == nil {
-		t.Error("diagram without a machine should fail")
+	if _, _, code := execute(t, "diagram"); code != 2 {
+		t.Errorf("diagram without a machine exited %d, want 2", code)
 	}
 }
 
 func TestWriteDocsWritesEveryMachineAndAnIndex(t *testing.T) {
 	dir := t.TempDir()
-	var out, errOut bytes.Buffer
-	if err := diagram([]string{"--write-docs", dir}, &out, &errOut); err != nil {
-		t.Fatal(err)
+	if _, errOut, code := execute(t, "diagram", "--write-docs", dir); code != 0 {
+		t.Fatalf("diagram --write-docs exited %d: %s", code, errOut)
 	}
 	for _, f := range []string{"README.md", "node.md", "heal.md", "upgrade.md", "cluster.md"} {
 		b, err := os.ReadFile(filepath.Join(dir, f))
@@ -70,9 +68,8 @@ func TestCommittedFSMDocsAreCurrent(t *testing.T) {
 		t.Skipf("no committed docs: %v", err)
 	}
 	dir := t.TempDir()
-	var out, errOut bytes.Buffer
-	if err := diagram([]string{"--write-docs", dir}, &out, &errOut); err != nil {
-		t.Fatal(err)
+	if _, errOut, code := execute(t, "diagram", "--write-docs", dir); code != 0 {
+		t.Fatalf("diagram --write-docs exited %d: %s", code, errOut)
 	}
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {

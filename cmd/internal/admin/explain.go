@@ -1,12 +1,10 @@
-package main
+package admin
 
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -14,19 +12,14 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/spf13/cobra"
+
 	"github.com/gluster/anthill/cmd/internal/cli"
 	"github.com/gluster/anthill/fsm"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/client/clientset/versioned"
 	"github.com/gluster/anthill/states"
 )
-
-func init() {
-	commands.Register("explain", cli.Command{
-		Summary: "explain a GlusterCluster or GlusterNode: state and since when, what it waits for, what leaves the state, the deepest blocker, recent transitions and ledger",
-		Run:     runExplain,
-	})
-}
 
 // explanation is what `anthill explain` prints (and, with -o json,
 // encodes). What the object waits for is the operator's last decision as
@@ -70,35 +63,39 @@ type explainBlocker struct {
 	depth   int
 }
 
-func runExplain(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
-	var kf kubeFlags
-	kf.register(fs)
-	output := fs.String("o", "text", "output format: text or json")
-	history := fs.Int("history", 5, "number of recent transitions and ledger entries to show")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: anthill explain glustercluster/NAME|glusternode/NAME [-n NAMESPACE] [-o text|json]\n\nflags:\n")
-		fs.PrintDefaults()
+func (r *root) explainCommand() *cobra.Command {
+	var history int
+	cmd := &cobra.Command{
+		Use:   "explain glustercluster/NAME|glusternode/NAME",
+		Short: "explain a GlusterCluster or GlusterNode: state and since when, what it waits for, what leaves the state, the deepest blocker, recent transitions and ledger",
+		Long: "Explains one GlusterCluster or GlusterNode: its machine's state and since when,\n" +
+			"what it waits for (the operator's last decision, as persisted in status), the\n" +
+			"transitions that leave the state, for a cluster the deepest blocker first, and\n" +
+			"the recent transitions and ledger entries. -o json prints the same as one object.",
+		Example: "  " + r.name + " explain glusternode/gluster-zone-1-abcde -n gluster\n  " + r.name + " explain glustercluster/gluster -n gluster -o json",
+		Args:    exactArgs("KIND/NAME"),
 	}
-	rest, err := parseInterspersed(fs, args)
-	if err != nil {
-		return err
+	cmd.Flags().IntVar(&history, "history", 5, "number of recent transitions and ledger entries to show")
+	output := outputFlag(cmd, outputJSON)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if history < 0 {
+			return cli.UsageError(fmt.Errorf("--history must not be negative, got %d", history))
+		}
+		_, ac, ns, err := r.kube.clients()
+		if err != nil {
+			return err
+		}
+		e, err := explain(cmd.Context(), ac, ns, args[0], history)
+		if err != nil {
+			return err
+		}
+		format := "text"
+		if *output == outputJSON {
+			format = "json"
+		}
+		return writeExplanation(r.out(), e, format, time.Now())
 	}
-	if len(rest) != 1 {
-		return fmt.Errorf("name one object as KIND/NAME (glustercluster/NAME or glusternode/NAME), got %q", rest)
-	}
-	if *output != "text" && *output != "json" {
-		return fmt.Errorf("-o must be text or json, got %q", *output)
-	}
-	_, ac, ns, err := kf.clients()
-	if err != nil {
-		return err
-	}
-	e, err := explain(ctx, ac, ns, rest[0], *history)
-	if err != nil {
-		return err
-	}
-	return writeExplanation(os.Stdout, e, *output, time.Now())
+	return cmd
 }
 
 // explain reads the object named by ref (KIND/NAME) and what explains it.

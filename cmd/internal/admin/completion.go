@@ -1,0 +1,48 @@
+package admin
+
+import (
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// completeClusters completes the first argument with the GlusterClusters
+// of the namespace the flags select.
+func (r *root) completeClusters(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	_, ac, ns, err := r.kube.clients()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	list, err := ac.OperatorV1alpha1().GlusterClusters(ns).List(cmd.Context(), metav1.ListOptions{})
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	names := make([]string, 0, len(list.Items))
+	for _, c := range list.Items {
+		names = append(names, c.Name)
+	}
+	return names, cobra.ShellCompDirectiveNoFileComp
+}
+
+// completeNodes completes the first argument with the GlusterNodes of the
+// namespace the flags select.
+func (r *root) completeNodes(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	_, ac, ns, err := r.kube.clients()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	list, err := ac.OperatorV1alpha1().GlusterNodes(ns).List(cmd.Context(), metav1.ListOptions{})
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	names := make([]string, 0, len(list.Items))
+	for _, n := range list.Items {
+		names = append(names, n.Name)
+	}
+	return names, cobra.ShellCompDirectiveNoFileComp
+}

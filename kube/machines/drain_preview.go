@@ -1,0 +1,115 @@
+package machines
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gluster/anthill/gd2"
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/states"
+	"github.com/gluster/anthill/transitions"
+)
+
+// PreviewReads are the GD2 reads a drain preview makes; *gd2.Client has
+// them.
+type PreviewReads interface{ gd2Reads }
+
+// BrickPreview is one brick of a node about to be drained and what the
+// operator's placement policy (states.AnalyzePeer, states.PlanMove) would
+// do with it now.
+type BrickPreview struct {
+	Volume, Path string
+	// Targets are the peers PlanMove offers now, best first, and
+	// TargetNodes the GlusterNodes ("namespace/name") holding them, where
+	// known; SameZone says the best stays in the brick's zone.
+	Targets, TargetNodes []string
+	SameZone             bool
+	// Blocked says why the brick cannot move now (empty when it can).
+	Blocked string
+}
+
+// DrainPreview is what draining a node would do, as far as its state now
+// tells: the operator moves one brick at a time and plans each move again
+// after the previous one has healed, so later targets may differ as
+// devices fill and heals finish.
+type DrainPreview struct {
+	// PeerID is the node's GD2 peer; empty when GD2 does not know it
+	// (then there are no bricks to move).
+	PeerID string
+	// Bricks are the node's bricks the policy would move now, in the
+	// order it would move them.
+	Bricks []BrickPreview
+	// Staying counts the node's bricks that may not move yet: the only
+	// healed copy of their data, or a replica set that would lose quorum.
+	Staying int
+}
+
+// PreviewDrain computes the DrainPreview of node with the same facts and
+// the same pure policies its sync uses. nodes are the GlusterNodes of the
+// node's namespace.
+func PreviewDrain(ctx context.Context, gc PreviewReads, node *operatorv1alpha1.GlusterNode, nodes []*operatorv1alpha1.GlusterNode) (DrainPreview, error) {
+	var out DrainPreview
+	peers, err := gc.ListPeers(ctx, gd2.Filter{})
+	if err != nil {
+		return out, fmt.Errorf("list peers: %w", err)
+	}
+	key := node.Namespace + "/" + node.Name
+	var peer *gd2.Peer
+	nodeOf := map[string]string{}
+	for i := range peers {
+		p := &peers[i]
+		nodeOf[p.ID] = p.Metadata[transitions.MetaNode]
+		if p.Metadata[transitions.MetaNode] == key || (node.Status.PeerID != "" && p.ID == node.Status.PeerID) {
+			peer = p
+		}
+	}
+	if peer == nil {
+		return out, nil
+	}
+	out.PeerID = peer.ID
+	devices, err := gc.ListAllDevices(ctx)
+	if err != nil {
+		return out, fmt.Errorf("list devices: %w", err)
+	}
+	vols, err := gc.ListVolumes(ctx, gd2.Filter{})
+	if err != nil {
+		return out, fmt.Errorf("list volumes: %w", err)
+	}
+	moved := movedRefs(node)
+	var views []states.VolumeFacts
+	byName := map[string]states.VolumeFacts{}
+	for _, v := range vols {
+		if !volumeConcerns(v, peer.ID, moved) {
+			continue
+		}
+		vv, err := readVolume(ctx, gc, v)
+		if err != nil {
+			return out, err
+		}
+		views = append(views, vv)
+		byName[v.Name] = vv
+	}
+	a := states.AnalyzePeer(peer.ID, views, moved)
+	out.Staying = a.OnPeer - len(a.Movable)
+	pf, df := peerFacts(peers), deviceFacts(devices)
+	refused := map[string]bool{}
+	for _, id := range node.Status.RefusedPeers {
+		refused[id] = true
+	}
+	former := formerHoldersAmong(node.Spec.Cluster, nodes)
+	for _, b := range a.Movable {
+		vol := byName[b.Volume]
+		bp := BrickPreview{Volume: b.Volume, Path: b.Path}
+		plan, blocked := states.PlanMove(b, vol, peer.ID, pf, df, states.ClashPeers(vol, b.Path, former), refused)
+		if blocked != nil {
+			bp.Blocked = blocked.Reason
+		} else {
+			bp.Targets, bp.SameZone = plan.Targets, plan.SameZone
+			for _, t := range plan.Targets {
+				bp.TargetNodes = append(bp.TargetNodes, nodeOf[t])
+			}
+		}
+		out.Bricks = append(out.Bricks, bp)
+	}
+	return out, nil
+}
