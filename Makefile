@@ -5,7 +5,7 @@ GO          ?= go
 TOOLS_BIN   ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/anthill/tools/bin
 STATICCHECK := $(TOOLS_BIN)/staticcheck
 STATICCHECK_VERSION := v0.8.2
-# promtool checks and unit-tests the generated alerts (monitoring/); built
+# promtool checks and unit-tests the generated alerts (kube/monitoring); built
 # from the Go module proxy into the tool cache, a few minutes cold.
 PROMTOOL_VERSION ?= v0.316.0
 PROMTOOL := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/anthill/tools/promtool-$(PROMTOOL_VERSION)/promtool

@@ -33,7 +33,7 @@ var layering = []struct {
 	{"kube/pki", nil},
 	// The alerts and recording rules, generated from Go: they name the
 	// machines' states through their constants.
-	{"monitoring", []string{module + "/fsm", module + "/states", "sigs.k8s.io/yaml"}},
+	{"kube/monitoring", []string{module + "/fsm", module + "/states", "sigs.k8s.io/yaml"}},
 	// The kube rooms, in dependency order: engine (the one sync protocol)
 	// knows no GD2 and no action; objects only name and build objects and
 	// makes no API call; effects implement the actions; machines gather

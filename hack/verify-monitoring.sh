@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fails when manifests/monitoring/{prometheusrule,dashboards}.yaml differ
-# from what monitoring/ generates. Fix drift with:
+# from what kube/monitoring generates. Fix drift with:
 #   go run ./cmd/anthill monitoring --write-manifests manifests/monitoring
 set -euo pipefail
 
@@ -18,7 +18,7 @@ for f in prometheusrule.yaml dashboards.yaml; do
 done
 if [ "$drift" -ne 0 ]; then
 	echo >&2
-	echo "manifests/monitoring is out of date with monitoring/ (rules.go, dashboards.go)." >&2
+	echo "manifests/monitoring is out of date with kube/monitoring (rules.go, dashboards.go)." >&2
 	echo "Regenerate and commit it:  go run ./cmd/anthill monitoring --write-manifests manifests/monitoring" >&2
 	exit 1
 fi

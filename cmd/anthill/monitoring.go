@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/gluster/anthill/cmd/internal/cli"
-	"github.com/gluster/anthill/monitoring"
+	"github.com/gluster/anthill/kube/monitoring"
 )
 
 func init() {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/kube/machines"
-	"github.com/gluster/anthill/monitoring"
+	"github.com/gluster/anthill/kube/monitoring"
 )
 
 // TestRulesUseOnlyExportedMetrics: every anthill_ metric an alert or

@@ -74,7 +74,7 @@ func TestEveryAlertIsTestedAndHasARunbook(t *testing.T) {
 			if a.For == "" || a.Severity == "" || a.Summary == "" || a.Description == "" {
 				t.Errorf("alert %s lacks for, severity, summary or description", a.Name)
 			}
-			if _, err := os.Stat(filepath.Join("..", "docs", "runbooks", a.Name+".md")); err != nil {
+			if _, err := os.Stat(filepath.Join("..", "..", "docs", "runbooks", a.Name+".md")); err != nil {
 				t.Errorf("alert %s has no runbook: %v", a.Name, err)
 			}
 		}
