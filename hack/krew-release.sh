@@ -8,7 +8,7 @@
 # PLATFORMS (default "linux/amd64 linux/arm64 darwin/amd64 darwin/arm64")
 # chooses the archives; BASE_URL where they will be downloaded from
 # (default the GitHub release of VERSION). Writes OUTDIR/kubectl-gluster_OS_ARCH.tar.gz
-# and OUTDIR/gluster.yaml from plugins/gluster.yaml.in.
+# and OUTDIR/gluster.yaml from manifests/krew/gluster.yaml.in.
 set -euo pipefail
 
 version=${1:?usage: hack/krew-release.sh VERSION OUTDIR}
@@ -49,7 +49,7 @@ for p in $platforms; do
 "
 done
 {
-	sed "s/@VERSION@/$version/" "$root/plugins/gluster.yaml.in"
+	sed "s/@VERSION@/$version/" "$root/manifests/krew/gluster.yaml.in"
 	printf '%s' "$entries"
 } >"$out/gluster.yaml"
 echo "wrote $out/gluster.yaml"
