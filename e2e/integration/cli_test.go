@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	operatorv1alpha1client "github.com/gluster/anthill/kube/client/clientset/versioned/typed/operator/v1alpha1"
+
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -149,14 +151,14 @@ func operatorKube(t *testing.T) kubernetes.Interface {
 	return kc
 }
 
-func TestCLI(t *testing.T) {
+// newCLIFixture builds the plugin binary and creates the sample
+// GlusterCluster and GlusterNode in a fresh namespace: what the command
+// line tests run against, with a context that ends with the test.
+func newCLIFixture(t *testing.T) (context.Context, cliRunner, string, string, operatorv1alpha1client.OperatorV1alpha1Interface, *operatorv1alpha1.GlusterCluster, *operatorv1alpha1.GlusterNode) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-
-	bin := filepath.Join(buildCommands(ctx, t, "kubectl-gluster"), "kubectl-gluster")
-	cli := cliRunner{bin: bin}
-	kc := "--kubeconfig=" + env.Kubeconfig
-
+	t.Cleanup(cancel)
+	cli := cliRunner{bin: filepath.Join(buildCommands(ctx, t, "kubectl-gluster"), "kubectl-gluster")}
 	ns := env.Namespace(t)
 	ac := operatorClient(t).OperatorV1alpha1()
 	var cluster operatorv1alpha1.GlusterCluster
@@ -171,6 +173,11 @@ func TestCLI(t *testing.T) {
 	if err != nil {
 		t.Fatalf("create the sample GlusterNode: %v", err)
 	}
+	return ctx, cli, "--kubeconfig=" + env.Kubeconfig, ns, ac, createdCluster, createdNode
+}
+
+func TestCLI(t *testing.T) {
+	ctx, cli, kc, ns, ac, createdCluster, createdNode := newCLIFixture(t)
 
 	t.Run("node maintenance sets the request annotation", func(t *testing.T) {
 		r := cli.run(ctx, nil, "node", "maintenance", createdNode.Name, "-n", ns, kc)
@@ -251,7 +258,7 @@ func TestCLI(t *testing.T) {
 
 	t.Run("transitions -f follows new transitions until interrupted", func(t *testing.T) {
 		var out, errOut lockedBuffer
-		cmd := exec.CommandContext(ctx, bin, "transitions", "-f", "-n", ns, kc)
+		cmd := exec.CommandContext(ctx, cli.bin, "transitions", "-f", "-n", ns, kc)
 		cmd.Stdout, cmd.Stderr = &out, &errOut
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

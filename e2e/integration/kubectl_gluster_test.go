@@ -27,25 +27,7 @@ import (
 // for what scripts rely on: -o json that decodes, kubectl's --context, and
 // a decommission that changes nothing unless confirmed.
 func TestKubectlGluster(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cli := cliRunner{bin: filepath.Join(buildCommands(ctx, t, "kubectl-gluster"), "kubectl-gluster")}
-	kc := "--kubeconfig=" + env.Kubeconfig
-
-	ns := env.Namespace(t)
-	ac := operatorClient(t).OperatorV1alpha1()
-	var cluster operatorv1alpha1.GlusterCluster
-	loadSample(t, "glustercluster.yaml", &cluster)
-	var node operatorv1alpha1.GlusterNode
-	loadSample(t, "glusternode.yaml", &node)
-	createdCluster, err := ac.GlusterClusters(ns).Create(ctx, &cluster, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("create the sample GlusterCluster: %v", err)
-	}
-	createdNode, err := ac.GlusterNodes(ns).Create(ctx, &node, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("create the sample GlusterNode: %v", err)
-	}
+	ctx, cli, kc, ns, ac, createdCluster, createdNode := newCLIFixture(t)
 
 	t.Run("status -o json is a List of the cluster and its nodes", func(t *testing.T) {
 		r := cli.run(ctx, nil, "status", createdCluster.Name, "-n", ns, kc, "-o", "json")
