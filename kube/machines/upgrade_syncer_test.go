@@ -234,3 +234,27 @@ func TestUpgradeSyncerSurfacesAnUnknownStateWithoutResettingIt(t *testing.T) {
 		t.Errorf("event %q", ev)
 	}
 }
+
+// A server whose pod runs another template revision than the spec gives
+// it — a changed template, or a pod from before revisions were recorded —
+// starts a rollout at the cluster's unchanged version.
+func TestUpgradeSyncerRollsOutAStaleTemplateAtTheSameVersion(t *testing.T) {
+	for name, revision := range map[string]string{"a changed template": "0123456789abcdef", "no revision recorded": "-"} {
+		t.Run(name, func(t *testing.T) {
+			f := newUpgradeFixture(t, func(c *operatorv1alpha1.GlusterCluster, nodes []*operatorv1alpha1.GlusterNode) {
+				c.Spec.Gluster.Version = "4.1.0"
+				nodes[0].Status.Revision = revision
+			})
+			if revision == "-" {
+				// The fixture gives every node the current revision; take it
+				// away again, as for a node an older operator ran.
+				f.nodes[0].Status.Revision = ""
+			}
+			c := f.sync()
+			up := c.Status.Upgrade
+			if up == nil || up.State != string(states.UpgradeValidating) || !strings.Contains(up.Message, "1 server(s) to roll") {
+				t.Fatalf("upgrade status %+v, want Validating for a rollout of 1 server", up)
+			}
+		})
+	}
+}
