@@ -50,9 +50,10 @@ func run(m *testing.M) int {
 	env = cp
 	defer cp.Stop()
 	// Local PVs are retained, never reused: every test's servers use up
-	// their own, and the node-loss tests take a node's away. 20 of each
-	// mode per fake node leave every zone room for the whole suite.
-	if err := cp.CreateLocalStorage(ctx, 20, "100Gi"); err != nil {
+	// their own, and the node-loss tests take a node's away. 40 of each
+	// mode per fake node leave every zone room for the whole suite (the
+	// suite used up 20 per node in zone 1 and 2 once it grew past 50 tests).
+	if err := cp.CreateLocalStorage(ctx, 40, "100Gi"); err != nil {
 		return fail("local storage: %v", err)
 	}
 	_, file, _, _ := runtime.Caller(0)

@@ -679,10 +679,10 @@ type LedgerEntry struct {
 	// +optional
 	Peer string `json:"peer,omitempty"`
 
-	// volume and brick name the moved brick: the GD2 volume and the
-	// brick's path on the node.
+	// volume is the GD2 volume of the moved brick.
 	// +kubebuilder:validation:MaxLength=256
 	Volume string `json:"volume"`
+	// brick is the moved brick's path on the node.
 	// +kubebuilder:validation:MaxLength=4096
 	Brick string `json:"brick"`
 
@@ -694,11 +694,11 @@ type LedgerEntry struct {
 	// +optional
 	TargetPeers []string `json:"targetPeers,omitempty"`
 
-	// state and reason are the node's state and the decision's reason when
-	// the change was made.
+	// state is the node's state when the change was made.
 	// +kubebuilder:validation:MaxLength=64
 	// +optional
 	State string `json:"state,omitempty"`
+	// reason is the reason of the decision that made the change.
 	// +kubebuilder:validation:MaxLength=128
 	// +optional
 	Reason string `json:"reason,omitempty"`
@@ -751,12 +751,13 @@ type VolumeStatus struct {
 	// +optional
 	SplitBrainEntries int64 `json:"splitBrainEntries,omitempty"`
 
-	// bricks and bricksOnline count the volume's replicated bricks and
-	// those GD2 reported online at the last heal-info reading (started
-	// replicated or dispersed volumes only; left as last read while GD2
-	// does not answer).
+	// bricks counts the volume's replicated bricks at the last heal-info
+	// reading (started replicated or dispersed volumes only; left as last
+	// read while GD2 does not answer).
 	// +optional
 	Bricks int32 `json:"bricks,omitempty"`
+	// bricksOnline counts those of bricks GD2 reported online at that
+	// reading.
 	// +optional
 	BricksOnline int32 `json:"bricksOnline,omitempty"`
 
