@@ -200,16 +200,7 @@ func TestCSIDrivers(t *testing.T) {
 
 	wait := func(t *testing.T, what string, timeout time.Duration, check func(ctx context.Context) error) {
 		t.Helper()
-		err := framework.WaitFor(ctx, timeout, func(ctx context.Context) (bool, error) {
-			if err := check(ctx); err != nil {
-				return false, err
-			}
-			return true, nil
-		})
-		if err != nil {
-			dumpNamespace(t, ns)
-			t.Fatalf("%s: %v", what, err)
-		}
+		waitChecked(ctx, t, ns, what, timeout, check)
 	}
 
 	t.Run("the file driver is deployed", func(t *testing.T) {

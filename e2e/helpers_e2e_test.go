@@ -375,3 +375,19 @@ func restartOperator(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// waitChecked waits until check passes, failing the test with what and the
+// namespace's dump when timeout runs out first.
+func waitChecked(ctx context.Context, t *testing.T, ns, what string, timeout time.Duration, check func(ctx context.Context) error) {
+	t.Helper()
+	err := framework.WaitFor(ctx, timeout, func(ctx context.Context) (bool, error) {
+		if err := check(ctx); err != nil {
+			return false, err
+		}
+		return true, nil
+	})
+	if err != nil {
+		dumpNamespace(t, ns)
+		t.Fatalf("%s: %v", what, err)
+	}
+}

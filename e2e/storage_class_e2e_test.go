@@ -116,16 +116,7 @@ func TestStorageClasses(t *testing.T) {
 	sc := env.Client.StorageV1().StorageClasses()
 	wait := func(t *testing.T, what string, timeout time.Duration, check func(ctx context.Context) error) {
 		t.Helper()
-		err := framework.WaitFor(ctx, timeout, func(ctx context.Context) (bool, error) {
-			if err := check(ctx); err != nil {
-				return false, err
-			}
-			return true, nil
-		})
-		if err != nil {
-			dumpNamespace(t, ns)
-			t.Fatalf("%s: %v", what, err)
-		}
+		waitChecked(ctx, t, ns, what, timeout, check)
 	}
 	uid := func(t *testing.T, class string) types.UID {
 		t.Helper()
