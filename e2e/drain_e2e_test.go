@@ -51,22 +51,9 @@ func TestDrainOnGD2AsItIs(t *testing.T) {
 
 	if !t.Run("a drain waits while another node of the volume is down, then completes when it returns", func(t *testing.T) {
 		nodes := waitNodes(t, ns, name, 6, 2*time.Minute)
-		byPeer := bricksByPeer(t, g, "rep")
-		var victim, other string
-		for n, node := range nodes {
-			if byPeer[node.Status.PeerID] == 0 {
-				continue
-			}
-			if victim == "" {
-				victim = n
-			} else if node.Spec.Zone != nodes[victim].Spec.Zone {
-				other = n
-			}
-		}
-		if victim == "" || other == "" {
-			t.Fatalf("need two nodes holding bricks of rep; bricks per peer %v", byPeer)
-		}
+		victim, other := twoBrickNodes(t, g, nodes, "rep")
 		peer, otherPeer := nodes[victim].Status.PeerID, nodes[other].Status.PeerID
+		before := bricksByPeer(t, g, "rep")[peer]
 		partition(t, otherPeer, true)
 		requestOnNode(t, ns, victim, "decommission")
 		waitNodeCondition(t, ns, victim, "VolumeNodeDown", time.Minute)
@@ -78,8 +65,8 @@ func TestDrainOnGD2AsItIs(t *testing.T) {
 		}
 		restartOperator(t)
 		time.Sleep(5 * time.Second)
-		if got := bricksByPeer(t, g, "rep")[peer]; got != byPeer[peer] {
-			t.Fatalf("bricks of rep moved off %s while %s was down: %d left of %d", victim, other, got, byPeer[peer])
+		if got := bricksByPeer(t, g, "rep")[peer]; got != before {
+			t.Fatalf("bricks of rep moved off %s while %s was down: %d left of %d", victim, other, got, before)
 		}
 		partition(t, otherPeer, false)
 		drained(t, g, ns, name, victim, peer, "rep", "dist")

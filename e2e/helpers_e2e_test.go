@@ -391,3 +391,24 @@ func waitChecked(ctx context.Context, t *testing.T, ns, what string, timeout tim
 		t.Fatalf("%s: %v", what, err)
 	}
 }
+
+// twoBrickNodes names two nodes of nodes, in different zones, that both
+// hold bricks of vol; the test fails if there are no such two.
+func twoBrickNodes(t testing.TB, g *gd2.Client, nodes map[string]operatorv1alpha1.GlusterNode, vol string) (victim, other string) {
+	t.Helper()
+	byPeer := bricksByPeer(t, g, vol)
+	for n, node := range nodes {
+		if byPeer[node.Status.PeerID] == 0 {
+			continue
+		}
+		if victim == "" {
+			victim = n
+		} else if node.Spec.Zone != nodes[victim].Spec.Zone {
+			other = n
+		}
+	}
+	if victim == "" || other == "" {
+		t.Fatalf("need two nodes holding bricks of %s; bricks per peer %v", vol, byPeer)
+	}
+	return victim, other
+}

@@ -172,21 +172,7 @@ func TestMetricsFollowTheMachines(t *testing.T) {
 	}
 
 	nodes := waitNodes(t, ns, name, 6, time.Minute)
-	byPeer := bricksByPeer(t, g, "rep")
-	var victim, other string
-	for n, node := range nodes {
-		if byPeer[node.Status.PeerID] == 0 {
-			continue
-		}
-		if victim == "" {
-			victim = n
-		} else if node.Spec.Zone != nodes[victim].Spec.Zone {
-			other = n
-		}
-	}
-	if victim == "" || other == "" {
-		t.Fatalf("need two nodes holding bricks of rep; bricks per peer %v", byPeer)
-	}
+	victim, other := twoBrickNodes(t, g, nodes, "rep")
 	peer := nodes[victim].Status.PeerID
 	waitMetric("the victim's state gauge says Online", 30*time.Second, func(s scrape) (bool, string) {
 		return is(s, "anthill_node_state", with("node", victim, "state", "Online"), 1)
