@@ -94,8 +94,8 @@ test-unit: $(PROMTOOL)
 	PROMTOOL=$(PROMTOOL) $(GO) test -race $$($(GO) list ./... | grep -v /e2e)
 
 ## coverage: the unit tests with per-package coverage, each held to its floor in hack/coverage-floor.txt
-coverage:
-	hack/check-coverage.sh
+coverage: $(PROMTOOL)
+	PROMTOOL=$(PROMTOOL) hack/check-coverage.sh
 
 ## sandbox: the main job — a real control plane, the GD2 simulator, the operator and a sample cluster with two volumes under write load
 sandbox: controlplane build
