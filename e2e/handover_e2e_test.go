@@ -10,6 +10,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gluster/anthill/e2e/framework"
 	"github.com/gluster/anthill/gd2"
@@ -47,10 +48,10 @@ func runOperator(t *testing.T, bin string) {
 }
 
 // TestHandoverFromThePreviousRelease: the previous release's operator,
-// built from its commit, starts a decommission and an upgrade of one
-// cluster; it is SIGKILLed in the middle of each (a brick moved, a node
-// being upgraded) and the current operator finishes both, with no
-// violation in the strict simulator. This is the path of an operator
+// built from its commit, starts a decommission, an upgrade and a failure
+// recovery of one cluster; it is SIGKILLed in the middle of each (a brick
+// moved, a node being upgraded, a node Failed) and the current operator
+// finishes all three, with no violation in the strict simulator. This is the path of an operator
 // upgrade (n to n+1) that finds work in flight.
 func TestHandoverFromThePreviousRelease(t *testing.T) {
 	rel, old := previousRelease(t)
@@ -107,5 +108,28 @@ func TestHandoverFromThePreviousRelease(t *testing.T) {
 			t.Errorf("node %s runs %q after the upgrade, want %s", n.Name, n.Status.Version, to)
 		}
 	}
+
+	// A node down past its deadline under the old operator, recovered
+	// under the current one: it must come back as the same peer, nothing
+	// moved (real GD2 cannot replace a dead peer's bricks).
+	patch := fmt.Sprintf(`{"spec":{"failurePolicy":{"permissibleDowntime":%q,"offlineGrace":%q,"recoveryWindow":%q}}}`,
+		testDowntime.String(), testOfflineGrace.String(), testRecoveryWindow.String())
+	if _, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Patch(context.Background(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	runOperator(t, old)
+	nodes = waitNodes(t, ns, name, 6, time.Minute)
+	lost := nodeWithMostBricks(t, g, nodes, "hand")
+	lostPeer := nodes[lost].Status.PeerID
+	held := bricksByPeer(t, g, "hand")[lostPeer]
+	partition(t, lostPeer, true)
+	waitNodeState(t, ns, lost, "Failed", testDowntime+45*time.Second)
+	runOperator(t, current)
+	partition(t, lostPeer, false)
+	n := waitNodeState(t, ns, lost, "Online", time.Minute)
+	if n.Status.PeerID != lostPeer || bricksByPeer(t, g, "hand")[lostPeer] != held {
+		t.Errorf("%s came back as peer %s with %d bricks, want peer %s with its %d", lost, n.Status.PeerID, bricksByPeer(t, g, "hand")[lostPeer], lostPeer, held)
+	}
+	waitVolumeHealthy(t, ns, name, "hand", 2*time.Minute)
 	noViolations(t)
 }
