@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,27 +15,43 @@ import (
 
 	"github.com/gluster/anthill/e2e/framework"
 	"github.com/gluster/anthill/gd2"
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/states"
+)
+
+// The newest release CHANGELOG.md records, built once for the tests that
+// run it.
+var (
+	releaseOnce sync.Once
+	release     framework.Release
+	releaseBin  string
+	releaseErr  error
 )
 
 // previousRelease builds the newest release CHANGELOG.md records from its
-// commit and returns it with its binary.
+// commit (once per test binary) and returns it with its binary.
 func previousRelease(t *testing.T) (framework.Release, string) {
 	t.Helper()
 	root := repoRoot(t)
-	rels, err := framework.Releases(root)
-	if err != nil {
-		t.Fatal(err)
+	releaseOnce.Do(func() {
+		rels, err := framework.Releases(root)
+		if err != nil {
+			releaseErr = err
+			return
+		}
+		if len(rels) == 0 {
+			releaseErr = fmt.Errorf("CHANGELOG.md records no release (## vX.Y.Z — DATE, commit HASH)")
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		release = rels[0]
+		releaseBin, releaseErr = framework.BuildRelease(ctx, root, release, env.Dir)
+	})
+	if releaseErr != nil {
+		t.Fatal(releaseErr)
 	}
-	if len(rels) == 0 {
-		t.Fatal("CHANGELOG.md records no release (## vX.Y.Z — DATE, commit HASH)")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	bin, err := framework.BuildRelease(ctx, root, rels[0], t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rels[0], bin
+	return release, releaseBin
 }
 
 // runOperator kills the running operator and starts bin in its place.
@@ -131,5 +148,66 @@ func TestHandoverFromThePreviousRelease(t *testing.T) {
 		t.Errorf("%s came back as peer %s with %d bricks, want peer %s with its %d", lost, n.Status.PeerID, bricksByPeer(t, g, "hand")[lostPeer], lostPeer, held)
 	}
 	waitVolumeHealthy(t, ns, name, "hand", 2*time.Minute)
+	noViolations(t)
+}
+
+// TestOlderOperatorRefusesNewerState: the previous release meets a node in
+// a state it does not know (as a newer operator could leave it after a
+// downgrade). It refuses to act on it and says so in the node's Degraded
+// condition (reason UnknownState), and resets nothing: the state, the
+// history, the peer and the pod stay as they were.
+func TestOlderOperatorRefusesNewerState(t *testing.T) {
+	_, old := previousRelease(t)
+	current := operator.Binary()
+	t.Cleanup(func() { runOperator(t, current) })
+
+	ns := env.Namespace(t)
+	const name = "downgrade"
+	createCluster(t, ns, name, 1)
+	nodes := waitNodes(t, ns, name, 3, 3*time.Minute)
+	var node operatorv1alpha1.GlusterNode
+	for _, n := range nodes {
+		node = n
+		break
+	}
+	operator.Kill()
+	const newer = "Evacuating" // no release has this state
+	live, err := anthill.OperatorV1alpha1().GlusterNodes(ns).Get(context.Background(), node.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live.Status.State = newer
+	if _, err := anthill.OperatorV1alpha1().GlusterNodes(ns).UpdateStatus(context.Background(), live, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Put the state back before the namespace goes, so the cluster's
+	// deletion is not held by a node no operator can act on.
+	t.Cleanup(func() {
+		n, err := anthill.OperatorV1alpha1().GlusterNodes(ns).Get(context.Background(), node.Name, metav1.GetOptions{})
+		if err == nil {
+			n.Status.State = node.Status.State
+			_, err = anthill.OperatorV1alpha1().GlusterNodes(ns).UpdateStatus(context.Background(), n, metav1.UpdateOptions{})
+		}
+		if err != nil {
+			t.Errorf("restore the node's state: %v", err)
+		}
+	})
+	runOperator(t, old)
+	waitNodeCondition(t, ns, node.Name, states.ReasonUnknownState, time.Minute)
+	time.Sleep(10 * time.Second) // the old operator keeps syncing; nothing may change
+	n, err := anthill.OperatorV1alpha1().GlusterNodes(ns).Get(context.Background(), node.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Status.State != newer || len(n.Status.History) != len(live.Status.History) || n.Status.PeerID != node.Status.PeerID {
+		t.Errorf("the older operator changed the node: state %s (want %s), %d history entries (want %d), peer %s (want %s)",
+			n.Status.State, newer, len(n.Status.History), len(live.Status.History), n.Status.PeerID, node.Status.PeerID)
+	}
+	if _, err := gd2Client(t).GetPeer(context.Background(), node.Status.PeerID); err != nil {
+		t.Errorf("the node's GD2 peer: %v", err)
+	}
+	if _, err := env.Client.CoreV1().Pods(ns).Get(context.Background(), node.Name+"-0", metav1.GetOptions{}); err != nil {
+		t.Errorf("the node's pod: %v", err)
+	}
 	noViolations(t)
 }
