@@ -53,19 +53,21 @@ controlplane:
 	hack/build-controlplane.sh
 
 ## generate: regenerate deepcopy, clientset, listers, informers, CRD YAML and the state-machine docs,
-## and refresh the chart's copies of the CRDs and RBAC rules
+## and refresh the chart's copies of the CRDs and RBAC rules and the OLM bundle (manifests/olm/bundle)
 generate:
 	hack/update-codegen.sh
 	$(GO) run ./cmd/anthill diagram --write-docs docs/fsm
 	$(GO) run ./cmd/anthill monitoring --write-manifests manifests/monitoring
 	cp manifests/crds/operator.gluster.org_*.yaml manifests/charts/anthill/crds/
 	cp manifests/rbac/cluster_role.yaml manifests/rbac/person_roles.yaml manifests/charts/anthill/files/
+	hack/olm.sh generate
 
 ## verify-generate: fail when committed generated files drift from their sources
 verify-generate:
 	hack/verify-codegen.sh
 	hack/verify-fsm-docs.sh
 	hack/verify-monitoring.sh
+	hack/olm.sh verify
 	@for f in manifests/crds/operator.gluster.org_*.yaml; do cmp -s "$$f" "manifests/charts/anthill/crds/$$(basename $$f)" || { echo "manifests/charts/anthill/crds is stale: run make generate"; exit 1; }; done
 	@for f in cluster_role.yaml person_roles.yaml; do cmp -s "manifests/rbac/$$f" "manifests/charts/anthill/files/$$f" || { echo "manifests/charts/anthill/files is stale: run make generate"; exit 1; }; done
 
@@ -86,6 +88,7 @@ lint: $(STATICCHECK)
 	$(GO) vet -tags e2e ./...
 	$(STATICCHECK) -tags e2e $$($(GO) list -tags e2e ./... | grep -v /kube/client/)
 	cd tools/image && $(GO) vet ./... && $(STATICCHECK) ./...
+	cd tools/olm && $(GO) vet ./...
 
 ## lint-yaml: yamllint (Debian's package) over manifests/, the chart and the repository's own YAML
 lint-yaml:

@@ -43,6 +43,6 @@ helm="$(hack/build-helm.sh | tail -n1)"
 "${helm}" package manifests/charts/anthill --destination "${out}" >/dev/null
 PLATFORMS="${platforms}" hack/krew-release.sh "${version}" "${out}/krew"
 mkdir -p "${out}/manifests"
-cp -r manifests/crds manifests/rbac manifests/operator manifests/monitoring manifests/default "${out}/manifests/"
+cp -r manifests/crds manifests/rbac manifests/operator manifests/monitoring manifests/default manifests/olm "${out}/manifests/"
 (cd "${out}" && find . -type f ! -name SHA256SUMS | LC_ALL=C sort | xargs sha256sum > SHA256SUMS)
 echo "release: $(wc -l < "${out}/SHA256SUMS") files; checksums in ${out}/SHA256SUMS" >&2
