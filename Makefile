@@ -42,6 +42,12 @@ helm:
 krew:
 	hack/krew-release.sh $(VERSION) dist
 
+## release: everything a release ships (image, chart package, krew archives and manifest, manifests,
+## SHA256SUMS) into dist/release, publishing nothing; DRY_RUN=1 (CI) for an unreleased VERSION
+.PHONY: release
+release:
+	hack/release.sh dist/release
+
 ## controlplane: build etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok into the per-user cache
 controlplane:
 	hack/build-controlplane.sh

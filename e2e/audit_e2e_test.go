@@ -153,9 +153,17 @@ func TestAuditLogRecordsEveryConfigurationChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ledgered []operatorv1alpha1.LedgerEntry
+	var others []string
 	seen := map[string]bool{}
 	for _, e := range c.Status.Ledger {
 		if e.Node != victim {
+			continue
+		}
+		if e.Action != operatorv1alpha1.LedgerActionReplaceBrick {
+			others = append(others, e.Action+":"+e.Cause)
+			if e.Peer != peer || e.State == "" || e.Reason == "" {
+				t.Errorf("ledger entry lacks its peer, state or reason: %+v", e)
+			}
 			continue
 		}
 		ledgered = append(ledgered, e)
@@ -175,6 +183,12 @@ func TestAuditLogRecordsEveryConfigurationChange(t *testing.T) {
 	}
 	if len(ledgered) != moves {
 		t.Errorf("the ledger records %d moves off %s, want %d: %+v", len(ledgered), victim, moves, c.Status.Ledger)
+	}
+	// Closing the devices, deleting the peer and deleting the workload are
+	// the decommission's other lasting changes, each recorded once.
+	d := states.ReasonDecommissionRequested
+	if want := []string{"disableDevices:" + d, "deletePeer:" + d, "deleteWorkload:" + d}; fmt.Sprint(others) != fmt.Sprint(want) {
+		t.Errorf("the ledger's other changes of %s are %v, want %v", victim, others, want)
 	}
 	for _, l := range moved {
 		if !seen[l.str(engine.LogVolume)+":"+l.str(engine.LogBrick)] {

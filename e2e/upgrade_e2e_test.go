@@ -103,6 +103,28 @@ func TestUpgradeRollsNodeByNode(t *testing.T) {
 		}
 	}
 
+	// Each restart is in the ledger once, at the target version. The
+	// victim's may be missing: a restart's entry is not recovered when the
+	// operator dies between the restart and its ledger write.
+	rolls := map[string]int{}
+	for _, e := range c.Status.Ledger {
+		if e.Action == operatorv1alpha1.LedgerActionRollWorkload {
+			if e.Version != to || e.Peer == "" {
+				t.Errorf("restart entry lacks its version or peer: %+v", e)
+			}
+			rolls[e.Node]++
+		}
+	}
+	nodes, err := framework.ClusterNodes(context.Background(), anthill, ns, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes {
+		if got := rolls[n.Name]; got > 1 || (got == 0 && n.Name != victim) {
+			t.Errorf("the ledger records %d restarts of %s, want 1: %+v", got, n.Name, c.Status.Ledger)
+		}
+	}
+
 	checkRolledOneByOne(t, ns, name, mon, func(n operatorv1alpha1.GlusterNode, pod *corev1.Pod) error {
 		if n.Status.Version != to {
 			return fmt.Errorf("status.version %q, want %s", n.Status.Version, to)

@@ -165,3 +165,19 @@ func (o *Operator) HTTPAddress(ctx context.Context, timeout time.Duration) (stri
 	})
 	return addr, err
 }
+
+// UseBinary makes every later Start run bin: a test that hands the
+// cluster from one operator build to another (a release to the current
+// one) kills the running operator, switches and starts again.
+func (o *Operator) UseBinary(bin string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.bin = bin
+}
+
+// Binary is the binary the next Start runs.
+func (o *Operator) Binary() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.bin
+}

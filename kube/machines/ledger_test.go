@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/gluster/anthill/fsm"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/states"
@@ -85,5 +86,48 @@ func TestNodeSyncerLedgersEveryMoveOnceAcrossACrash(t *testing.T) {
 	ledger = clusterLedger(t, f)
 	if len(ledger) != 2 || ledger[1].Brick != "/b/2" || !ledger[1].Recovered || ledger[1].Cause != "DecommissionRequested" {
 		t.Fatalf("ledger after the restart: %+v", ledger)
+	}
+}
+
+// TestNodeSyncerLedgersLastingChanges: a deleted peer, a restart at a new
+// version and a device change reach the ledger once each however often the
+// step repeats, a second upgrade's restart is a new entry, and a device
+// change on a dead peer (which the action skips) is not recorded.
+func TestNodeSyncerLedgersLastingChanges(t *testing.T) {
+	f := newNodeFixture(t)
+	node := f.node()
+	node.Status.PeerID = "peer-a"
+	node.Status.History = []operatorv1alpha1.TransitionRecord{{From: "Online", To: "Draining", Event: "decommission", Reason: "DecommissionRequested"}}
+	finish := func(kind engine.Kind, d states.Decision, to fsm.State, snap states.NodeSnapshot) {
+		t.Helper()
+		out := engine.Outcome[*nodeSync]{
+			Instance: engine.Instance[*nodeSync]{State: to, Facts: &nodeSync{snap: snap}},
+			Kind:     kind, Decision: d, To: to,
+		}
+		if _, err := f.syncer.Finish(context.Background(), node, []engine.Outcome[*nodeSync]{out}, engine.Result{}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	alive := states.NodeSnapshot{PeerKnown: true, PeerAlive: true}
+	for range 2 {
+		finish(engine.Stepped, states.Decision{Step: states.NodeDeletePeer, Reason: "BricksMoved"}, states.NodeDetaching, alive)
+	}
+	finish(engine.Stepped, states.Decision{Step: states.NodeRollWorkload, Reason: "Upgrade"}, states.NodeRestarting, states.NodeSnapshot{TargetVersion: "v2"})
+	finish(engine.Stepped, states.Decision{Step: states.NodeRollWorkload, Reason: "Upgrade"}, states.NodeRestarting, states.NodeSnapshot{TargetVersion: "v2"})
+	finish(engine.Stepped, states.Decision{Step: states.NodeRollWorkload, Reason: "Upgrade"}, states.NodeRestarting, states.NodeSnapshot{TargetVersion: "v3"})
+	finish(engine.Fired, states.Decision{Event: states.NodeDrain, Reason: "DecommissionRequested"}, states.NodeDraining, states.NodeSnapshot{PeerKnown: true})
+	finish(engine.Fired, states.Decision{Event: states.NodeEnterMaintenance, Reason: "MaintenanceRequested"}, states.NodeMaintenance, alive)
+	finish(engine.Failed, states.Decision{Step: states.NodeDeleteWorkload}, states.NodeDraining, alive)
+
+	var got []string
+	for _, e := range clusterLedger(t, f) {
+		if e.Node != node.Name || e.Peer != "peer-a" {
+			t.Errorf("entry names the wrong node: %+v", e)
+		}
+		got = append(got, e.Action+"@"+e.Version+":"+e.Cause)
+	}
+	want := []string{"deletePeer@:DecommissionRequested", "rollWorkload@v2:", "rollWorkload@v3:", "disableDevices@:"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("ledger = %v, want %v", got, want)
 	}
 }

@@ -171,6 +171,73 @@ func (s *NodeSyncer) ledgerMove(ctx context.Context, node *operatorv1alpha1.Glus
 	}
 }
 
+// nodeLedgerActions are the node's events and steps whose action makes a
+// lasting change, by the ledger action that records it. A brick move is
+// recorded apart (ledgerMove), with its targets and its recovery rule.
+var nodeLedgerActions = map[fsm.Event]string{
+	fsm.Event(states.NodeDeletePeer):     operatorv1alpha1.LedgerActionDeletePeer,
+	fsm.Event(states.NodeDeleteWorkload): operatorv1alpha1.LedgerActionDeleteWorkload,
+	fsm.Event(states.NodeRollWorkload):   operatorv1alpha1.LedgerActionRollWorkload,
+	fsm.Event(states.NodeDisableDevices): operatorv1alpha1.LedgerActionDisableDevices,
+	states.NodeDrain:                     operatorv1alpha1.LedgerActionDisableDevices,
+	states.NodeEnterMaintenance:          operatorv1alpha1.LedgerActionDisableDevices,
+	fsm.Event(states.NodeEnableDevices):  operatorv1alpha1.LedgerActionEnableDevices,
+	states.NodeResume:                    operatorv1alpha1.LedgerActionEnableDevices,
+	fsm.Event(states.NodeEvictLostPod):   operatorv1alpha1.LedgerActionEvictLostPod,
+}
+
+// nodeLedgerEntry is the ledger entry of a sync whose action made a
+// lasting change, if it did: a step that ran or a transition that fired
+// with one of nodeLedgerActions. Device changes on a dead peer change
+// nothing (the action skips them) and are not recorded.
+func nodeLedgerEntry(node *operatorv1alpha1.GlusterNode, out engine.Outcome[*nodeSync], now time.Time) (operatorv1alpha1.LedgerEntry, bool) {
+	var what fsm.Event
+	switch out.Kind {
+	case engine.Stepped:
+		what = fsm.Event(out.Decision.Step)
+	case engine.Fired:
+		what = out.Decision.Event
+	default:
+		return operatorv1alpha1.LedgerEntry{}, false
+	}
+	action, ok := nodeLedgerActions[what]
+	if !ok {
+		return operatorv1alpha1.LedgerEntry{}, false
+	}
+	snap := out.Facts.snap
+	if (action == operatorv1alpha1.LedgerActionDisableDevices || action == operatorv1alpha1.LedgerActionEnableDevices) && !(snap.PeerKnown && snap.PeerAlive) {
+		return operatorv1alpha1.LedgerEntry{}, false
+	}
+	e := operatorv1alpha1.LedgerEntry{
+		Time: metav1.Time{Time: now}, Action: action, Node: node.Name, Peer: node.Status.PeerID,
+		State: string(out.To), Reason: out.Decision.Reason,
+	}
+	switch {
+	case what == states.NodeDrain:
+		e.Cause = out.Decision.Reason
+	case action == operatorv1alpha1.LedgerActionDeletePeer || action == operatorv1alpha1.LedgerActionDeleteWorkload:
+		e.Cause = drainCause(node)
+	case action == operatorv1alpha1.LedgerActionRollWorkload:
+		e.Version = snap.TargetVersion
+	}
+	return e, true
+}
+
+// ledgerChange records a lasting change other than a brick move in the
+// cluster's ledger, unless the cached ledger already ends the node's
+// entries with it (a step repeated until GD2 or Kubernetes shows it done).
+// A failed write is logged: unlike a move, such a change is not recovered
+// after a restart (the audit log and the transition log still hold it).
+func (s *NodeSyncer) ledgerChange(ctx context.Context, node *operatorv1alpha1.GlusterNode, e operatorv1alpha1.LedgerEntry) {
+	cl, err := s.Clusters.GlusterClusters(node.Namespace).Get(node.Spec.Cluster)
+	if err == nil && ledgerHas(cl.Status.Ledger, e) {
+		return
+	}
+	if err := appendLedger(ctx, s.Anthill, node.Namespace, node.Spec.Cluster, []operatorv1alpha1.LedgerEntry{e}); err != nil && !apierrors.IsNotFound(err) {
+		s.log(node).Info("recording a configuration change in the ledger failed", zap.String(engine.LogAction, e.Action), zap.Error(err))
+	}
+}
+
 // Instances is the node's one instance, at the persisted state.
 func (s *NodeSyncer) Instances(_ context.Context, node *operatorv1alpha1.GlusterNode) ([]engine.Instance[*nodeSync], error) {
 	return []engine.Instance[*nodeSync]{{State: fsm.State(node.Status.State), Facts: &nodeSync{clusterName: node.Spec.Cluster}}}, nil
@@ -375,6 +442,8 @@ func (s *NodeSyncer) Finish(ctx context.Context, node *operatorv1alpha1.GlusterN
 	}
 	if out.Kind == engine.Stepped && out.Decision.Step == states.NodeMoveBrick {
 		s.ledgerMove(ctx, node, out)
+	} else if e, ok := nodeLedgerEntry(node, out, s.Clock.Now()); ok {
+		s.ledgerChange(ctx, node, e)
 	}
 	if f := out.Facts; f.ops != nil {
 		s.mirror(ctx, node, f.ops, f.view.peer, out.To)

@@ -71,8 +71,7 @@ func clusterStatusWriter(a versioned.Interface, slice func(*operatorv1alpha1.Glu
 }
 
 // appendLedger adds entries to the status.ledger of the GlusterCluster
-// ns/cluster, skipping any the ledger already holds (same action, node,
-// volume and brick) and dropping the oldest beyond MaxLedger. It is the
+// ns/cluster, skipping any the ledger already holds (ledgerHas) and dropping the oldest beyond MaxLedger. It is the
 // one write of the ledger, and not any machine's slice: it reads the
 // cluster live and retries on a conflict, so it neither loses a machine's
 // write nor is lost to one.
@@ -107,11 +106,23 @@ func withLedgerEntries(ledger, entries []operatorv1alpha1.LedgerEntry) ([]operat
 	return out, changed
 }
 
-// ledgerHas reports whether ledger records the change e records.
+// ledgerHas reports whether ledger records the change e records. A brick
+// move happens once (the brick is gone from the node after it), so any
+// entry of the same action, node, volume and brick is it. Other changes
+// recur (a node drained twice, upgraded twice): e is recorded when the
+// node's latest entry is the same action at the same version.
 func ledgerHas(ledger []operatorv1alpha1.LedgerEntry, e operatorv1alpha1.LedgerEntry) bool {
-	for _, have := range ledger {
-		if have.Action == e.Action && have.Node == e.Node && have.Volume == e.Volume && have.Brick == e.Brick {
-			return true
+	if e.Action == operatorv1alpha1.LedgerActionReplaceBrick {
+		for _, have := range ledger {
+			if have.Action == e.Action && have.Node == e.Node && have.Volume == e.Volume && have.Brick == e.Brick {
+				return true
+			}
+		}
+		return false
+	}
+	for i := len(ledger) - 1; i >= 0; i-- {
+		if have := ledger[i]; have.Node == e.Node {
+			return have.Action == e.Action && have.Version == e.Version
 		}
 	}
 	return false

@@ -211,7 +211,7 @@ func writeStatus(w io.Writer, c *operatorv1alpha1.GlusterCluster, nodes []operat
 		}
 	}
 	if ledger := c.Status.Ledger; len(ledger) > 0 {
-		b.WriteString("\nLedger (brick moves, oldest first):\n")
+		b.WriteString("\nLedger (brick moves and other lasting changes, oldest first):\n")
 		for _, e := range ledger[max(0, len(ledger)-max(history, 1)):] {
 			b.WriteString("  " + formatLedgerEntry(e) + "\n")
 		}
@@ -317,10 +317,18 @@ func writeAutoscaling(b *strings.Builder, a *operatorv1alpha1.AutoscalingStatus)
 }
 
 // formatLedgerEntry renders one status.ledger entry as
-// "TIME  replaceBrick  VOLUME:BRICK  off NODE (peer P) -> one of T1,T2  STATE  REASON".
+// "TIME  replaceBrick  VOLUME:BRICK  off NODE (peer P) -> one of T1,T2  STATE  REASON"
+// for a brick move and "TIME  ACTION  NODE (peer P) [at VERSION]  STATE  REASON" otherwise.
 func formatLedgerEntry(e operatorv1alpha1.LedgerEntry) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s  %s  %s:%s  off %s", e.Time.UTC().Format(time.RFC3339), e.Action, e.Volume, e.Brick, e.Node)
+	if e.Action == operatorv1alpha1.LedgerActionReplaceBrick {
+		fmt.Fprintf(&b, "%s  %s  %s:%s  off %s", e.Time.UTC().Format(time.RFC3339), e.Action, e.Volume, e.Brick, e.Node)
+	} else {
+		fmt.Fprintf(&b, "%s  %s  %s", e.Time.UTC().Format(time.RFC3339), e.Action, e.Node)
+	}
+	if e.Version != "" {
+		fmt.Fprintf(&b, " at %s", e.Version)
+	}
 	if e.Peer != "" {
 		fmt.Fprintf(&b, " (peer %s)", e.Peer)
 	}

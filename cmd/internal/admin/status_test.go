@@ -207,20 +207,24 @@ func TestWriteStatusOfAPausedClusterNamesWhatWaits(t *testing.T) {
 	}
 }
 
-func TestWriteStatusShowsTheLedgerOfBrickMoves(t *testing.T) {
+func TestWriteStatusShowsTheLedger(t *testing.T) {
 	c := glusterCluster("ns", "gluster")
 	at := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	c.Status.Ledger = []operatorv1alpha1.LedgerEntry{
 		{Time: at, Action: "replaceBrick", Node: "gluster-zone-1-0", Peer: "p1", Volume: "vol2", Brick: "/bricks/vol2/b1",
 			TargetPeers: []string{"p4", "p5"}, State: "Draining", Reason: "DecommissionRequested"},
 		{Time: at, Action: "replaceBrick", Node: "gluster-zone-1-0", Peer: "p1", Volume: "vol2", Brick: "/bricks/vol2/b2", Recovered: true},
+		{Time: at, Action: "deletePeer", Node: "gluster-zone-1-0", Peer: "p1", State: "Removing", Reason: "BricksMoved", Cause: "DecommissionRequested"},
+		{Time: at, Action: "rollWorkload", Node: "gluster-zone-2-0", Peer: "p2", Version: "v2", State: "Upgrading", Reason: "UpgradeSelected"},
 	}
 	var out strings.Builder
 	if err := writeStatus(&out, c, nil, 10, false); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"Ledger (brick moves, oldest first):\n",
+		"Ledger (brick moves and other lasting changes, oldest first):\n",
+		"  2026-01-02T03:04:05Z  deletePeer  gluster-zone-1-0 (peer p1)  Removing  BricksMoved (drain: DecommissionRequested)\n",
+		"  2026-01-02T03:04:05Z  rollWorkload  gluster-zone-2-0 at v2 (peer p2)  Upgrading  UpgradeSelected\n",
 		"  2026-01-02T03:04:05Z  replaceBrick  vol2:/bricks/vol2/b1  off gluster-zone-1-0 (peer p1) -> one of p4,p5  Draining  DecommissionRequested\n",
 		"  2026-01-02T03:04:05Z  replaceBrick  vol2:/bricks/vol2/b2  off gluster-zone-1-0 (peer p1)  (recovered after a restart: time, targets and reason not recorded)\n",
 	} {

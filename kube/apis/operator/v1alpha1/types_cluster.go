@@ -647,7 +647,9 @@ type GlusterClusterStatus struct {
 
 	// ledger records the configuration changes that must stay answerable
 	// after the GlusterNode they concern is gone: each brick a drain moved,
-	// oldest first. At most 100 entries; the oldest are dropped first.
+	// each peer deleted, workload deleted or restarted for a new version,
+	// each change of a node's devices and each forced deletion of a lost
+	// pod, oldest first. At most 100 entries; the oldest are dropped first.
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=100
 	// +optional
@@ -657,8 +659,25 @@ type GlusterClusterStatus struct {
 // MaxLedger is the number of entries kept in status.ledger.
 const MaxLedger = 100
 
-// LedgerActionReplaceBrick is the action of a brick move.
-const LedgerActionReplaceBrick = "replaceBrick"
+// The actions of ledger entries.
+const (
+	// LedgerActionReplaceBrick is a brick moved off the node.
+	LedgerActionReplaceBrick = "replaceBrick"
+	// LedgerActionDeletePeer is the node's GD2 peer deleted.
+	LedgerActionDeletePeer = "deletePeer"
+	// LedgerActionDeleteWorkload is the node's StatefulSet and claims deleted.
+	LedgerActionDeleteWorkload = "deleteWorkload"
+	// LedgerActionRollWorkload is the node's pod restarted on the cluster's
+	// template at version.
+	LedgerActionRollWorkload = "rollWorkload"
+	// LedgerActionDisableDevices is the node's devices closed to new bricks.
+	LedgerActionDisableDevices = "disableDevices"
+	// LedgerActionEnableDevices is the node's devices opened again.
+	LedgerActionEnableDevices = "enableDevices"
+	// LedgerActionEvictLostPod is the pod of a lost Kubernetes node deleted
+	// without waiting for its kubelet.
+	LedgerActionEvictLostPod = "evictLostPod"
+)
 
 // LedgerEntry is one configuration change in status.ledger.
 type LedgerEntry struct {
@@ -666,11 +685,12 @@ type LedgerEntry struct {
 	// or, for a recovered entry, when the operator found it unrecorded.
 	Time metav1.Time `json:"time"`
 
-	// action is what changed: replaceBrick.
+	// action is what changed: replaceBrick, deletePeer, deleteWorkload,
+	// rollWorkload, disableDevices, enableDevices or evictLostPod.
 	// +kubebuilder:validation:MaxLength=64
 	Action string `json:"action"`
 
-	// node is the GlusterNode the change was made for (the drained node).
+	// node is the GlusterNode the change was made for.
 	// +kubebuilder:validation:MaxLength=253
 	Node string `json:"node"`
 
@@ -679,12 +699,20 @@ type LedgerEntry struct {
 	// +optional
 	Peer string `json:"peer,omitempty"`
 
-	// volume is the GD2 volume of the moved brick.
+	// volume is the GD2 volume of the moved brick (replaceBrick only).
 	// +kubebuilder:validation:MaxLength=256
-	Volume string `json:"volume"`
-	// brick is the moved brick's path on the node.
+	// +optional
+	Volume string `json:"volume,omitempty"`
+	// brick is the moved brick's path on the node (replaceBrick only).
 	// +kubebuilder:validation:MaxLength=4096
-	Brick string `json:"brick"`
+	// +optional
+	Brick string `json:"brick,omitempty"`
+
+	// version is the version the node's pod was restarted at
+	// (rollWorkload only; empty when only the template changed).
+	// +kubebuilder:validation:MaxLength=128
+	// +optional
+	Version string `json:"version,omitempty"`
 
 	// targetPeers are the GD2 peers the replacement brick was allowed on
 	// (GD2 placed it on one of them).
