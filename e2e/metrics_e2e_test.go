@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/gluster/anthill/e2e/framework"
+	"github.com/gluster/anthill/gd2"
 )
 
 // scrape is one read of the operator's /metrics, by metric name.
@@ -68,6 +69,29 @@ series:
 		ok = true
 	}
 	return v, ok
+}
+
+// series counts the series of name carrying every label of want.
+func series(s scrape, name string, want map[string]string) int {
+	n := 0
+	mf := s[name]
+	if mf == nil {
+		return 0
+	}
+next:
+	for _, m := range mf.GetMetric() {
+		have := map[string]string{}
+		for _, l := range m.GetLabel() {
+			have[l.GetName()] = l.GetValue()
+		}
+		for k, w := range want {
+			if have[k] != w {
+				continue next
+			}
+		}
+		n++
+	}
+	return n
 }
 
 func getOK(t testing.TB, url string) string {
@@ -171,6 +195,73 @@ func TestMetricsFollowTheMachines(t *testing.T) {
 		t.Error("no anthill_gd2_requests_total series")
 	}
 
+	// Volume and brick up and utilization, for a plain distribute volume
+	// too, with GD2's own numbers.
+	if _, err := g.CreateVolume(ctx, gd2.VolumeCreateRequest{Name: "flat", Size: 1 << 30}); err != nil {
+		t.Fatalf("create volume: %v", err)
+	}
+	if _, err := g.StartVolume(ctx, "flat", false); err != nil {
+		t.Fatalf("start volume: %v", err)
+	}
+	for vol, used := range map[string]uint64{"rep": 512 << 20, "flat": 256 << 20} {
+		if err := gd2sim.SetVolumeUsed(vol, used); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitMetric("both volumes and their bricks up, with GD2's sizes", time.Minute, func(s scrape) (bool, string) {
+		for vol, bricks := range map[string]float64{"rep": 3, "flat": 1} {
+			if ok, got := is(s, "anthill_volume_up", with("volume", vol), 1); !ok {
+				return false, got
+			}
+			if ok, got := is(s, "anthill_brick_up", with("volume", vol), bricks); !ok {
+				return false, got
+			}
+			if n := series(s, "anthill_brick_up", with("volume", vol)); n != int(bricks) {
+				return false, fmt.Sprintf("anthill_brick_up of %s has %d series, want %v", vol, n, bricks)
+			}
+			st, err := g.VolumeStatus(ctx, vol)
+			if err != nil {
+				return false, err.Error()
+			}
+			if ok, got := is(s, "anthill_volume_capacity_bytes", with("volume", vol), float64(st.Size.Capacity)); !ok {
+				return false, got
+			}
+			if ok, got := is(s, "anthill_volume_used_bytes", with("volume", vol), float64(st.Size.Used)); !ok || st.Size.Used == 0 {
+				return false, got
+			}
+			bs, err := g.BricksStatus(ctx, vol)
+			if err != nil {
+				return false, err.Error()
+			}
+			for _, b := range bs {
+				l := with("volume", vol, "brick", b.Info.Host+":"+b.Info.Path)
+				if ok, got := is(s, "anthill_brick_capacity_bytes", l, float64(b.Size.Capacity)); !ok {
+					return false, got
+				}
+				if ok, got := is(s, "anthill_brick_used_bytes", l, float64(b.Size.Used)); !ok {
+					return false, got
+				}
+			}
+		}
+		return is(s, "anthill_volume_info", with("volume", "flat", "type", "Distribute", "state", "Started"), 1)
+	})
+	// Gone before the drain below, which should not have to move the
+	// only copy of a distribute volume's brick.
+	if _, err := g.StopVolume(ctx, "flat"); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.DeleteVolume(ctx, "flat"); err != nil {
+		t.Fatal(err)
+	}
+	waitMetric("a deleted volume's series are gone", time.Minute, func(s scrape) (bool, string) {
+		for _, m := range []string{"anthill_volume_up", "anthill_volume_info", "anthill_volume_capacity_bytes", "anthill_brick_up"} {
+			if n := series(s, m, with("volume", "flat")); n != 0 {
+				return false, fmt.Sprintf("%s still has %d series of flat", m, n)
+			}
+		}
+		return true, ""
+	})
+
 	nodes := waitNodes(t, ns, name, 6, time.Minute)
 	victim, other := twoBrickNodes(t, g, nodes, "rep")
 	peer := nodes[victim].Status.PeerID
@@ -189,6 +280,9 @@ func TestMetricsFollowTheMachines(t *testing.T) {
 		return is(s, "anthill_cluster_nodes", with("state", "Draining"), 1)
 	})
 	waitMetric("the partitioned node's brick is offline", 2*time.Minute, func(s scrape) (bool, string) {
+		if ok, got := is(s, "anthill_brick_up", with("volume", "rep"), 2); !ok {
+			return false, got
+		}
 		return is(s, "anthill_volume_bricks", with("volume", "rep", "state", "offline"), 1)
 	})
 	partition(t, nodes[other].Status.PeerID, false)
@@ -200,7 +294,14 @@ func TestMetricsFollowTheMachines(t *testing.T) {
 		if ok, got := is(s, "anthill_cluster_nodes", with("state", "Draining"), 0); !ok {
 			return false, got
 		}
-		return is(s, "anthill_cluster_nodes", with("state", "Online"), 6)
+		if ok, got := is(s, "anthill_cluster_nodes", with("state", "Online"), 6); !ok {
+			return false, got
+		}
+		// The moved brick's old series is gone, its new one is up.
+		if n := series(s, "anthill_brick_up", with("volume", "rep")); n != 3 {
+			return false, fmt.Sprintf("anthill_brick_up of rep has %d series, want 3", n)
+		}
+		return is(s, "anthill_brick_up", with("volume", "rep"), 3)
 	})
 	noViolations(t)
 }

@@ -217,6 +217,9 @@ func (c *Client) do(ctx context.Context, req request) error {
 		if err == nil {
 			return nil
 		}
+		if eo, ok := c.observer.(ErrorObserver); ok {
+			eo.ObserveError(req.op, ClassOf(err))
+		}
 		if attempt >= c.retry.MaxAttempts || !retryable(req.method, err) {
 			return err
 		}

@@ -19,6 +19,7 @@ func TestRulesUseOnlyExportedMetrics(t *testing.T) {
 	ch := make(chan *prometheus.Desc, 256)
 	engine.NewMetrics().Registry.Describe(ch)
 	machines.NewStateCollector(nil, nil).Describe(ch)
+	machines.NewVolumeMetrics().Describe(ch)
 	close(ch)
 	fqName := regexp.MustCompile(`fqName: "([^"]+)"`)
 	exported := map[string]bool{}

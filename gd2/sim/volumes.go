@@ -293,33 +293,69 @@ func (m *model) brickInUse(peerID, p string) bool {
 	return false
 }
 
-// volumeCapacity is the usable size: per subvol the smallest data brick
-// for replicate, data bricks × size for disperse, the brick for distribute.
-func (s *Simulator) volumeCapacity(v *volume) uint64 {
-	var total uint64
-	for _, sv := range v.Subvols {
-		var min uint64
-		var sum uint64
+// volumeUsage is what statfs of a FUSE mount of v reports (fact sheet
+// §5: GD2 mounts the volume to answer /status), built from statfs of its
+// data bricks as Gluster's translators combine them: a replica set is as
+// large as its smallest data brick, a disperse set is its smallest brick
+// times the data count, a distribute set the sum of its bricks, and the
+// volume the sum of its sets. used (SetVolumeUsed, capped at the capacity)
+// is spread over the sets in proportion to their capacity; brickUsed is
+// what statfs of each brick directory then reports used (the set's share
+// on every copy of a replica set, a data-count fraction on a disperse
+// set, a share in proportion to size on distribute, nothing on arbiters,
+// which hold metadata only).
+func (s *Simulator) volumeUsage(v *volume) (capacity, used uint64, brickUsed map[*brick]uint64) {
+	caps := make([]uint64, len(v.Subvols))
+	for i, sv := range v.Subvols {
+		var least, sum uint64
 		for _, b := range sv.Bricks {
 			if b.Type == brickTypeArbiter {
 				continue
 			}
-			sz := s.brickCapacity(b)
+			sz := s.brickStatfs(b)
 			sum += sz
-			if min == 0 || sz < min {
-				min = sz
+			if least == 0 || sz < least {
+				least = sz
 			}
 		}
 		switch sv.Type {
 		case typeReplicate:
-			total += min
+			caps[i] = least
 		case typeDisperse:
-			total += min * uint64(max(sv.DisperseData, 1))
+			caps[i] = least * uint64(max(sv.DisperseData, 1))
 		default:
-			total += sum
+			caps[i] = sum
+		}
+		capacity += caps[i]
+	}
+	used = min(v.Used, capacity)
+	brickUsed = map[*brick]uint64{}
+	left := used
+	for i, sv := range v.Subvols {
+		share := left
+		if i < len(v.Subvols)-1 && capacity > 0 {
+			share = min(uint64(float64(used)*float64(caps[i])/float64(capacity)), left)
+		}
+		left -= share
+		for _, b := range sv.Bricks {
+			if b.Type == brickTypeArbiter {
+				continue
+			}
+			switch sv.Type {
+			case typeReplicate:
+				brickUsed[b] = share
+			case typeDisperse:
+				d := uint64(max(sv.DisperseData, 1))
+				brickUsed[b] = (share + d - 1) / d
+			default:
+				if caps[i] > 0 {
+					brickUsed[b] = uint64(float64(share) * float64(s.brickStatfs(b)) / float64(caps[i]))
+				}
+			}
+			brickUsed[b] = min(brickUsed[b], s.brickStatfs(b))
 		}
 	}
-	return total
+	return capacity, used, brickUsed
 }
 
 // brickStatfs is what statfs reports for a brick's file system: its
@@ -367,8 +403,7 @@ func volumeStatus(c *call) (int, any, error) {
 	if v.State != volStarted {
 		return 0, nil, errf(http.StatusBadRequest, msgVolNotStarted)
 	}
-	capacity := c.s.volumeCapacity(v)
-	used := min(v.Used, capacity)
+	capacity, used, _ := c.s.volumeUsage(v)
 	return http.StatusOK, wireVolumeStatus{
 		Info:   wireVolumeOf(v),
 		Online: true,
@@ -384,6 +419,7 @@ func bricksStatus(c *call) (int, any, error) {
 		return 0, nil, err
 	}
 	out := []wireBrickStatus{}
+	_, _, used := c.s.volumeUsage(v)
 	for _, b := range v.bricks() {
 		st := wireBrickStatus{Info: wireBrickOf(v, b)}
 		if c.m.peerOnline(b.PeerID) {
@@ -394,8 +430,9 @@ func bricksStatus(c *call) (int, any, error) {
 			} else {
 				st.Device = "/dev/root"
 			}
-			capacity := c.s.brickCapacity(b)
-			st.Size = wireSize{Capacity: capacity, Free: capacity}
+			// statfs of the brick directory (fact sheet §5).
+			capacity := c.s.brickStatfs(b)
+			st.Size = wireSize{Capacity: capacity, Used: used[b], Free: capacity - used[b]}
 			if v.State == volStarted {
 				st.Online, st.PID, st.Port = true, b.PID, b.Port
 			}

@@ -43,7 +43,9 @@ func TestVolumeLifecycleSmartReplicate(t *testing.T) {
 	h.must(200, "POST", "/v1/volumes/vol1/start", wireVolStartReq{ForceStartBricks: true})
 	var st wireVolumeStatus
 	h.must(200, "GET", "/v1/volumes/vol1/status", nil).decode(t, &st)
-	if !st.Online || st.Size.Capacity != 1<<30 {
+	// statfs of the FUSE mount: a little less than the bricks were made
+	// with (the file system's own metadata), never more.
+	if !st.Online || st.Size.Capacity >= 1<<30 || st.Size.Capacity < (1<<30)*98/100 || st.Size.Free != st.Size.Capacity {
 		t.Errorf("status %+v", st)
 	}
 	var bs []wireBrickStatus
@@ -113,5 +115,58 @@ func TestVolumeCreateManualAndErrors(t *testing.T) {
 	}
 	if r := h.do("POST", "/v1/volumes", "{"); r.status != 400 || r.errMsg(t) != msgParse {
 		t.Errorf("bad json: %d %s", r.status, r.body)
+	}
+}
+
+// Volume status and bricks status agree with each other as statfs would
+// (fact sheet §5): the volume's capacity is its sets' combined from the
+// bricks' statfs, the used bytes set on the volume show on every copy,
+// and a brick on an unreachable node carries only its info.
+func TestVolumeAndBricksStatusSizesAgree(t *testing.T) {
+	h := newHarness(t, Config{Peers: 4, Secret: "-"})
+	ps := h.peers()
+	req := wireVolCreateReq{Name: "dr", Subvols: []wireSubvolReq{
+		{Type: "replicate", Replica: 2, Bricks: []wireBrickReq{{PeerID: ps[0].ID, Path: "/b/1"}, {PeerID: ps[1].ID, Path: "/b/1"}}},
+		{Type: "replicate", Replica: 2, Bricks: []wireBrickReq{{PeerID: ps[2].ID, Path: "/b/1"}, {PeerID: ps[3].ID, Path: "/b/1"}}},
+	}}
+	h.must(201, "POST", "/v1/volumes", req)
+	h.must(200, "POST", "/v1/volumes/dr/start", nil)
+	const used = 3 << 30
+	if err := h.sim.SetVolumeUsed("dr", used); err != nil {
+		t.Fatal(err)
+	}
+	var st wireVolumeStatus
+	h.must(200, "GET", "/v1/volumes/dr/status", nil).decode(t, &st)
+	var bs []wireBrickStatus
+	h.must(200, "GET", "/v1/volumes/dr/bricks", nil).decode(t, &bs)
+	if len(bs) != 4 {
+		t.Fatalf("%d bricks", len(bs))
+	}
+	brick := bs[0].Size.Capacity
+	if brick == 0 || brick >= defaultManualBrickSize || st.Size.Capacity != 2*brick {
+		t.Fatalf("volume capacity %d, brick capacity %d: want twice the brick's", st.Size.Capacity, brick)
+	}
+	if st.Size.Used != used || st.Size.Free != st.Size.Capacity-used {
+		t.Fatalf("volume size %+v, want %d used", st.Size, used)
+	}
+	var sum uint64
+	for _, b := range bs {
+		if !b.Online || b.Size.Capacity != brick || b.Size.Used+b.Size.Free != b.Size.Capacity {
+			t.Errorf("brick %+v", b)
+		}
+		sum += b.Size.Used
+	}
+	if sum != 2*used {
+		t.Errorf("bricks hold %d bytes, want both copies of %d", sum, used)
+	}
+
+	if err := h.sim.SetPeerAlive(ps[3].ID, false); err != nil {
+		t.Fatal(err)
+	}
+	h.must(200, "GET", "/v1/volumes/dr/bricks", nil).decode(t, &bs)
+	for _, b := range bs {
+		if b.Info.PeerID == ps[3].ID && (b.Online || b.Size != (wireSize{}) || b.Device != "") {
+			t.Errorf("brick on the dead peer %+v, want only its info", b)
+		}
 	}
 }

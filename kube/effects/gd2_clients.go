@@ -230,3 +230,8 @@ func (o gd2Observer) ObserveRequest(op gd2.Operation, code int, d time.Duration)
 	o.m.GD2Requests.WithLabelValues(string(op), strconv.Itoa(code)).Inc()
 	o.m.GD2Duration.WithLabelValues(string(op)).Observe(d.Seconds())
 }
+
+// ObserveError counts one failed GD2 request attempt by its class.
+func (o gd2Observer) ObserveError(op gd2.Operation, class gd2.ErrorClass) {
+	o.m.GD2Errors.WithLabelValues(string(op), string(class)).Inc()
+}

@@ -7,11 +7,15 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 
+	"github.com/gluster/anthill/gd2"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/kube/internal/fixtures"
 	"github.com/gluster/anthill/kube/objects"
 )
@@ -65,4 +69,43 @@ func TestGD2ClientsForNodeNamesTheNodeAndDialsTheOverride(t *testing.T) {
 	if fresh, _ := g.ForNode(context.Background(), c, n); fresh == cl {
 		t.Fatal("a forgotten node's client was reused")
 	}
+}
+
+// The clients count every failed GD2 attempt by operation and class, and
+// the class comes from the typed error, never its text.
+func TestGD2ClientsCountErrorsByClass(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte(`{"errors":[{"code":1,"message":"volume not found"}]}` + "\n"))
+	}))
+	defer srv.Close()
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "auth"}, Data: map[string][]byte{"secret": []byte(fixtures.GD2Secret)}}
+	m := engine.NewMetrics()
+	g := &GD2Clients{Secrets: kubefake.NewClientset(secret).CoreV1(), Metrics: m}
+	c := &operatorv1alpha1.GlusterCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gc"},
+		Spec: operatorv1alpha1.GlusterClusterSpec{Management: &operatorv1alpha1.ManagementSpec{
+			Endpoint: srv.URL, AuthSecretRef: &operatorv1alpha1.SecretReference{Name: "auth"}}}}
+	cl, err := g.For(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.VolumeStatus(context.Background(), "gone"); err == nil {
+		t.Fatal("no error")
+	}
+	if got := counted(t, m.GD2Errors.WithLabelValues(string(gd2.OpVolumesStatus), string(gd2.ClassNotFound))); got != 1 {
+		t.Fatalf("anthill_gd2_errors_total{class=not_found} = %v, want 1", got)
+	}
+	if got := counted(t, m.GD2Requests.WithLabelValues(string(gd2.OpVolumesStatus), "404")); got != 1 {
+		t.Fatalf("anthill_gd2_requests_total{code=404} = %v, want 1", got)
+	}
+}
+
+func counted(t *testing.T, c prometheus.Counter) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetCounter().GetValue()
 }

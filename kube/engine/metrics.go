@@ -22,6 +22,9 @@ type Metrics struct {
 	// operator's gd2.Observer).
 	GD2Requests *prometheus.CounterVec
 	GD2Duration *prometheus.HistogramVec
+	// GD2Errors counts failed GD2 request attempts by operation and
+	// gd2.ErrorClass (a fixed set), never by message.
+	GD2Errors *prometheus.CounterVec
 	// TransitionEventsSuppressed counts transitions the per-object rate
 	// limit kept from becoming Events (the log line is still written);
 	// TransitionEventErrors those whose Event the API server refused.
@@ -52,6 +55,10 @@ func NewMetrics() *Metrics {
 			Name: "anthill_gd2_requests_total",
 			Help: "GD2 REST requests, by operation and HTTP status code (0 = no response).",
 		}, []string{"operation", "code"}),
+		GD2Errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "anthill_gd2_errors_total",
+			Help: "Failed GD2 REST request attempts, by operation and error class (node_down, lock_conflict, not_found, auth, txn_step, timeout, refused, server, transport, bad_response, canceled, other).",
+		}, []string{"operation", "class"}),
 		GD2Duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "anthill_gd2_request_duration_seconds",
 			Help:    "GD2 REST request latency, by operation.",
@@ -66,7 +73,7 @@ func NewMetrics() *Metrics {
 			Help: "Transition Events the API server did not accept, by machine.",
 		}, []string{"machine"}),
 	}
-	reg.MustRegister(m.TransitionEventsSuppressed, m.TransitionEventErrors, m.Transitions, m.SyncDuration, m.SyncErrors, m.GD2Requests, m.GD2Duration,
+	reg.MustRegister(m.TransitionEventsSuppressed, m.TransitionEventErrors, m.Transitions, m.SyncDuration, m.SyncErrors, m.GD2Requests, m.GD2Duration, m.GD2Errors,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -66,6 +66,11 @@ type HealSyncer struct {
 	StallTimeout time.Duration
 	// Jitter returns a number in [0, 1); nil uses math/rand/v2.
 	Jitter func() float64
+	// Volumes, when set, receives every sync's reading of the cluster's
+	// volumes and bricks (VolumeMetrics). It costs GD2 reads: bricks
+	// status of every started volume (read anyway for a redundant one)
+	// and volume status of every started volume. Nil reads neither.
+	Volumes *VolumeMetrics
 
 	mu sync.Mutex
 	// backoff is the current back-off interval per key (absent: none).
@@ -99,6 +104,12 @@ type healReading struct {
 	down      int
 	// bricks counts the bricks of the replica sets read.
 	bricks int
+	// For VolumeMetrics only (never the heal decision): GD2's bricks
+	// status (bricksRead: it answered) and volume status (nil: not read
+	// or failed) of a started volume.
+	bricksStatus []gd2.BrickStatus
+	bricksRead   bool
+	status       *gd2.VolumeStatus
 }
 
 // The settings fall back to their defaults when left zero.
@@ -203,6 +214,7 @@ func (s *HealSyncer) Instances(ctx context.Context, c *operatorv1alpha1.GlusterC
 	var readings []healReading
 	if err == nil {
 		readings = s.read(ctx, gc, vols)
+		s.Volumes.set(hs.key, s.volumeSamples(hs.key, readings))
 	} else {
 		for _, v := range c.Status.Volumes {
 			readings = append(readings, healReading{vol: gd2.Volume{Name: v.Name}, redundant: true, started: true, err: err})
@@ -369,15 +381,25 @@ func (s *HealSyncer) Finish(ctx context.Context, c *operatorv1alpha1.GlusterClus
 	return engine.Result{RequeueAfter: s.jitter(next)}, nil
 }
 
-// read gathers the heal reading of every volume, at most workers GD2
-// calls at a time. Results keep the order of vols.
-func (s *HealSyncer) read(ctx context.Context, gc gd2Reads, vols []gd2.Volume) []healReading {
+// healReads is what the heal syncer reads of GD2.
+type healReads interface {
+	gd2Reads
+	VolumeStatus(ctx context.Context, volume string) (*gd2.VolumeStatus, error)
+}
+
+// read gathers the heal reading of every volume, at most workers volumes
+// at a time. Results keep the order of vols. Per started volume and sync
+// it costs bricks status and heal-info when the volume is redundant, and
+// with Volumes set bricks status (the same call, not repeated) and volume
+// status of every started volume.
+func (s *HealSyncer) read(ctx context.Context, gc healReads, vols []gd2.Volume) []healReading {
 	out := make([]healReading, len(vols))
 	sem := make(chan struct{}, s.workers())
 	var wg sync.WaitGroup
+	metrics := s.Volumes != nil
 	for i, v := range vols {
 		out[i] = healReading{vol: v, redundant: redundant(v), started: v.State == gd2.VolumeStarted}
-		if !out[i].redundant || !out[i].started {
+		if !out[i].started || (!out[i].redundant && !metrics) {
 			continue
 		}
 		wg.Go(func() {
@@ -388,11 +410,28 @@ func (s *HealSyncer) read(ctx context.Context, gc gd2Reads, vols []gd2.Volume) [
 				return
 			}
 			defer func() { <-sem }()
-			vv, err := readVolume(ctx, gc, v)
+			if metrics {
+				// A failed volume status leaves status nil: the volume
+				// counts as down (GD2 answers it by mounting the volume).
+				out[i].status, _ = gc.VolumeStatus(ctx, v.Name)
+			}
+			bs, err := gc.BricksStatus(ctx, v.Name)
 			if err != nil {
-				out[i].err = err
+				if out[i].redundant {
+					out[i].err = fmt.Errorf("bricks status of %s: %w", v.Name, err)
+				}
 				return
 			}
+			out[i].bricksStatus, out[i].bricksRead = bs, true
+			if !out[i].redundant {
+				return
+			}
+			heal, err := gc.HealInfo(ctx, v.Name, gd2.HealInfoSummary)
+			if err != nil {
+				out[i].err = fmt.Errorf("heal info of %s: %w", v.Name, err)
+				return
+			}
+			vv := volumeFacts(v, bs, heal)
 			out[i].ok = true
 			for _, sv := range vv.Subvols {
 				if !sv.Replica {
@@ -528,6 +567,27 @@ func (s *HealSyncer) Forget(key engine.Key) {
 	delete(s.backoff, key)
 	s.mu.Unlock()
 	s.pruneProgress(key, nil)
+	s.Volumes.forget(key)
+}
+
+// volumeSamples turns one sync's readings into the cluster's volume
+// metrics. A started volume whose bricks status failed keeps the bricks
+// it had at the last reading, so one failed call does not make its bricks
+// vanish from the metrics (and their alerts restart).
+func (s *HealSyncer) volumeSamples(key engine.Key, readings []healReading) []volumeSample {
+	prev := map[string][]brickSample{}
+	for _, v := range s.Volumes.get(key) {
+		prev[v.name] = v.bricks
+	}
+	out := make([]volumeSample, 0, len(readings))
+	for _, r := range readings {
+		vs := volumeSampleOf(r.vol, r.status, r.bricksStatus)
+		if r.started && !r.bricksRead {
+			vs.bricks = prev[r.vol.Name]
+		}
+		out = append(out, vs)
+	}
+	return out
 }
 
 // appendHealHistory appends a heal record to the cluster's history, which

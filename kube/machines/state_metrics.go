@@ -1,12 +1,16 @@
 package machines
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/labels"
+	corev1listers "k8s.io/client-go/listers/core/v1"
 
 	"github.com/gluster/anthill/fsm"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/objects"
 )
 
 // StateCollector exports what the machines' statuses say, computed at
@@ -17,8 +21,12 @@ import (
 type StateCollector struct {
 	Nodes    listers.GlusterNodeLister
 	Clusters listers.GlusterClusterLister
+	// Pods, when set, gives each node's uptime: when the glusterd2
+	// container of its pod last started (nil: no uptime series).
+	Pods corev1listers.PodLister
 
 	nodes, nodeState, nodeSince, nodeDownSince  *prometheus.Desc
+	nodeUpSince                                 *prometheus.Desc
 	volumes, volumeState, volumePending         *prometheus.Desc
 	volumeSplitBrain, volumeSince, volumeBricks *prometheus.Desc
 	clusterPhase, upgradeState, disruption      *prometheus.Desc
@@ -37,6 +45,7 @@ func NewStateCollector(nodes listers.GlusterNodeLister, clusters listers.Gluster
 		nodeState:        d("anthill_node_state", "1 for the state a GlusterNode is in (one series per node).", "node", "zone", "state"),
 		nodeSince:        d("anthill_node_state_since_timestamp_seconds", "When the GlusterNode entered its state (Unix time); time in state is time() minus this.", "node"),
 		nodeDownSince:    d("anthill_node_down_since_timestamp_seconds", "When the node's GD2 peer was first seen not alive in its current outage (Unix time); absent while it is alive.", "node"),
+		nodeUpSince:      d("anthill_node_up_since_timestamp_seconds", "When the glusterd2 container of the node's pod last started (Unix time); uptime is time() minus this. Absent while it is not running and for nodes without a pod (external mode).", "node"),
 		volumes:          d("anthill_cluster_volumes", "Volumes of the cluster in each heal state (every state of the heal machine, zeros included).", "state"),
 		volumeState:      d("anthill_volume_heal_state", "1 for the heal state a volume is in (one series per volume).", "volume", "state"),
 		volumePending:    d("anthill_volume_heal_pending_entries", "Entries GD2's heal-info reports pending heal on the volume, as last read.", "volume"),
@@ -56,7 +65,7 @@ func NewStateCollector(nodes listers.GlusterNodeLister, clusters listers.Gluster
 // Describe sends every metric's description.
 func (c *StateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
-		c.nodes, c.nodeState, c.nodeSince, c.nodeDownSince, c.volumes, c.volumeState, c.volumePending,
+		c.nodes, c.nodeState, c.nodeSince, c.nodeDownSince, c.nodeUpSince, c.volumes, c.volumeState, c.volumePending,
 		c.volumeSplitBrain, c.volumeSince, c.volumeBricks, c.clusterPhase, c.upgradeState, c.disruption,
 		c.capTotal, c.capFree, c.zoneTotal, c.zoneFree,
 	} {
@@ -91,6 +100,9 @@ func (c *StateCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		if t := n.Status.DownSince; t != nil {
 			gauge(c.nodeDownSince, float64(t.Unix()), n.Namespace, n.Spec.Cluster, n.Name)
+		}
+		if t, ok := c.gd2StartedAt(n); ok {
+			gauge(c.nodeUpSince, float64(t.Unix()), n.Namespace, n.Spec.Cluster, n.Name)
 		}
 	}
 	clusters, err := c.Clusters.List(labels.Everything())
@@ -169,4 +181,25 @@ func (c *StateCollector) collectCluster(gauge func(*prometheus.Desc, float64, ..
 			gauge(c.zoneFree, z.Free.AsApproximateFloat64(), ns, name, z.Zone)
 		}
 	}
+}
+
+// gd2StartedAt is when the glusterd2 container of n's pod started, as the
+// kubelet reports it: a container restart (GD2 crashed, or was killed)
+// and a new pod both move it, so it is the GD2 process's uptime, the
+// counterpart of anthill_node_down_since_timestamp_seconds, which says
+// since when its peer is not alive.
+func (c *StateCollector) gd2StartedAt(n *operatorv1alpha1.GlusterNode) (time.Time, bool) {
+	if c.Pods == nil {
+		return time.Time{}, false
+	}
+	pod, err := c.Pods.Pods(n.Namespace).Get(objects.NodePodName(n.Name))
+	if err != nil {
+		return time.Time{}, false
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name == objects.ContainerGD2 && cs.State.Running != nil && !cs.State.Running.StartedAt.IsZero() {
+			return cs.State.Running.StartedAt.Time, true
+		}
+	}
+	return time.Time{}, false
 }

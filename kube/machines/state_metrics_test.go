@@ -6,12 +6,15 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1listers "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/objects"
 )
 
 // gathered returns the value of every series of name, keyed by its labels.
@@ -98,5 +101,49 @@ func TestStateCollectorExportsWhatTheStatusesSay(t *testing.T) {
 	}
 	if got := gathered(t, reg, "anthill_zone_capacity_total_bytes"); got["cluster=c,namespace=ns,zone=z1,"] != float64(300<<30) {
 		t.Errorf("anthill_zone_capacity_total_bytes = %v", got)
+	}
+}
+
+// A node's uptime is its pod's glusterd2 container start: absent while the
+// container is not running (or the node has no pod), moved by a restart.
+func TestStateCollectorNodeUptimeIsTheGD2ContainerStart(t *testing.T) {
+	ni := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	pi := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	for _, name := range []string{"up", "waiting", "podless"} {
+		if err := ni.Add(&operatorv1alpha1.GlusterNode{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}, Spec: operatorv1alpha1.GlusterNodeSpec{Cluster: "c"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	started := metav1.NewTime(time.Unix(1700000100, 0))
+	pod := func(node string, st corev1.ContainerState) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: objects.NodePodName(node)},
+			Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{
+				{Name: "etcd", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(time.Unix(1, 0))}}},
+				{Name: objects.ContainerGD2, State: st},
+			}}}
+	}
+	for _, p := range []*corev1.Pod{
+		pod("up", corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}),
+		pod("waiting", corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}),
+	} {
+		if err := pi.Add(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sc := NewStateCollector(listers.NewGlusterNodeLister(ni), listers.NewGlusterClusterLister(cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})))
+	sc.Pods = corev1listers.NewPodLister(pi)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(sc)
+	got := gathered(t, reg, "anthill_node_up_since_timestamp_seconds")
+	if len(got) != 1 || got["cluster=c,namespace=ns,node=up,"] != 1700000100 {
+		t.Fatalf("anthill_node_up_since_timestamp_seconds = %v, want only node up at 1700000100", got)
+	}
+
+	restarted := pod("up", corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(time.Unix(1700000500, 0))}})
+	if err := pi.Update(restarted); err != nil {
+		t.Fatal(err)
+	}
+	if got := gathered(t, reg, "anthill_node_up_since_timestamp_seconds"); got["cluster=c,namespace=ns,node=up,"] != 1700000500 {
+		t.Fatalf("after a restart: %v", got)
 	}
 }

@@ -160,15 +160,25 @@ func Wire(cfg WireConfig) (*Machines, error) {
 		Clusters: clusters.Lister(), Nodes: nodes.Lister(), CSI: effects.CSIReader{DaemonSets: daemonSets.Lister(), Deployments: csi.deployments.Lister(), Pods: pods.Lister(), Pinned: kops.PinnedNodes},
 		Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock, Audit: audit,
 	})
+	var volumeMetrics *VolumeMetrics
+	if cfg.Metrics != nil {
+		volumeMetrics = NewVolumeMetrics()
+		if err := cfg.Metrics.Registry.Register(volumeMetrics); err != nil {
+			return nil, fmt.Errorf("register the volume metrics: %w", err)
+		}
+	}
 	d.Register(states.HealMachine, &HealSyncer{
 		Clusters: clusters.Lister(), Anthill: cfg.Anthill, GD2: gd2c, Log: tlog, Clock: cfg.Clock, Audit: audit,
+		Volumes: volumeMetrics,
 	})
 	d.Register(states.DisruptionMachine, &DisruptionSyncer{
 		Clusters: clusters.Lister(), Nodes: nodes.Lister(), KubeNodes: kubeNodes.Lister(), Client: cfg.Kube,
 		Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock, Audit: audit,
 	})
 	if cfg.Metrics != nil {
-		if err := cfg.Metrics.Registry.Register(NewStateCollector(nodes.Lister(), clusters.Lister())); err != nil {
+		sc := NewStateCollector(nodes.Lister(), clusters.Lister())
+		sc.Pods = pods.Lister()
+		if err := cfg.Metrics.Registry.Register(sc); err != nil {
 			return nil, fmt.Errorf("register the state metrics: %w", err)
 		}
 	}

@@ -58,6 +58,19 @@ func Dashboards() []Dashboard {
 					{Expr: "time() - max by (node) (anthill_node_state_since_timestamp_seconds{" + sel + "})", Legend: "{{node}}"}}},
 				{Title: "Upgrade state", Kind: "stat", Unit: "short", Queries: []Query{
 					{Expr: "max by (state) (anthill_upgrade_state{" + sel + "}) == 1", Legend: "{{state}}"}}},
+				{Title: "Volumes up", Kind: "timeseries", Unit: "short", Queries: []Query{
+					{Expr: "max by (volume) (anthill_volume_up{" + sel + "})", Legend: "{{volume}}"}}},
+				{Title: "Bricks offline", Kind: "timeseries", Unit: "short", Queries: []Query{
+					{Expr: "count by (volume) (max by (volume, brick) (anthill_brick_up{" + sel + "}) == 0)", Legend: "{{volume}}"}}},
+				{Title: "Volume utilization", Kind: "timeseries", Unit: "percentunit", Queries: []Query{
+					{Expr: "anthill:volume_used:ratio{" + sel + "}", Legend: "{{volume}}"}}},
+				{Title: "Brick utilization (fullest 10)", Kind: "timeseries", Unit: "percentunit", Queries: []Query{
+					{Expr: "topk(10, anthill:brick_used:ratio{" + sel + "})", Legend: "{{volume}} {{brick}}"}}},
+				{Title: "Volume capacity and used", Kind: "timeseries", Unit: "bytes", Queries: []Query{
+					{Expr: "max by (volume) (anthill_volume_capacity_bytes{" + sel + "})", Legend: "{{volume}} capacity"},
+					{Expr: "max by (volume) (anthill_volume_used_bytes{" + sel + "})", Legend: "{{volume}} used"}}},
+				{Title: "GD2 uptime (nodes)", Kind: "timeseries", Unit: "s", Queries: []Query{
+					{Expr: "time() - max by (node) (anthill_node_up_since_timestamp_seconds{" + sel + "})", Legend: "{{node}}"}}},
 			},
 		},
 		{
@@ -71,6 +84,8 @@ func Dashboards() []Dashboard {
 					{Expr: "histogram_quantile(0.99, sum by (le, machine) (rate(anthill_dispatcher_sync_duration_seconds_bucket[5m])))", Legend: "{{machine}}"}}},
 				{Title: "GD2 requests by code", Kind: "timeseries", Unit: "reqps", Queries: []Query{
 					{Expr: "sum by (code) (rate(anthill_gd2_requests_total[5m]))", Legend: "{{code}}"}}},
+				{Title: "GD2 errors by class", Kind: "timeseries", Unit: "reqps", Queries: []Query{
+					{Expr: "sum by (class) (rate(anthill_gd2_errors_total[5m]))", Legend: "{{class}}"}}},
 				{Title: "GD2 request latency (p99)", Kind: "timeseries", Unit: "s", Queries: []Query{
 					{Expr: "histogram_quantile(0.99, sum by (le, operation) (rate(anthill_gd2_request_duration_seconds_bucket[5m])))", Legend: "{{operation}}"}}},
 				{Title: "Transitions not recorded as Events", Kind: "timeseries", Unit: "short", Queries: []Query{
