@@ -10,9 +10,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 )
 
 func repoRoot(t *testing.T) string {
@@ -89,5 +92,118 @@ func TestBrokenBundlesFailValidation(t *testing.T) {
 				t.Errorf("validation output lacks %q:\n%s", c.want, out)
 			}
 		})
+	}
+}
+
+// readYAML decodes the first document of the file at path (relative to
+// the repository) into a generic value.
+func readYAML(t *testing.T, path string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := strings.Index(string(b), "\n---"); i >= 0 {
+		b = b[:i]
+	}
+	var v map[string]any
+	if err := yaml.Unmarshal(b, &v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return v
+}
+
+// dig follows keys (string for maps, int for lists) into v.
+func dig(v any, keys ...any) any {
+	for _, k := range keys {
+		switch k := k.(type) {
+		case string:
+			m, _ := v.(map[string]any)
+			v = m[k]
+		case int:
+			l, _ := v.([]any)
+			if k >= len(l) {
+				return nil
+			}
+			v = l[k]
+		}
+	}
+	return v
+}
+
+const csvPath = "manifests/olm/bundle/manifests/anthill.clusterserviceversion.yaml"
+
+// TestBundleShipsTheSameObjectsAsTheManifests: the CSV installs exactly the
+// Deployment, ClusterRole and leader-election Role of manifests/, and the
+// bundle's CRDs are the shipped ones, byte for byte.
+func TestBundleShipsTheSameObjectsAsTheManifests(t *testing.T) {
+	csv := readYAML(t, csvPath)
+	strategy := dig(csv, "spec", "install", "spec")
+	for _, c := range []struct {
+		what      string
+		got, want any
+	}{
+		{"the Deployment's spec", dig(strategy, "deployments", 0, "spec"), dig(readYAML(t, "manifests/operator/deployment.yaml"), "spec")},
+		{"the ClusterRole's rules", dig(strategy, "clusterPermissions", 0, "rules"), dig(readYAML(t, "manifests/rbac/cluster_role.yaml"), "rules")},
+		{"the leader-election Role's rules", dig(strategy, "permissions", 0, "rules"), dig(readYAML(t, "manifests/rbac/leader_election_role.yaml"), "rules")},
+	} {
+		if c.want == nil || !reflect.DeepEqual(c.got, c.want) {
+			t.Errorf("the CSV's copy of %s differs from manifests/:\n got %v\nwant %v", c.what, c.got, c.want)
+		}
+	}
+	crds, err := filepath.Glob(filepath.Join(repoRoot(t), "manifests", "crds", "*.yaml"))
+	if err != nil || len(crds) == 0 {
+		t.Fatalf("no CRDs in manifests/crds: %v", err)
+	}
+	for _, f := range crds {
+		if filepath.Base(f) == "kustomization.yaml" {
+			continue
+		}
+		want, _ := os.ReadFile(f)
+		got, err := os.ReadFile(filepath.Join(repoRoot(t), "manifests", "olm", "bundle", "manifests", filepath.Base(f)))
+		if err != nil || string(got) != string(want) {
+			t.Errorf("the bundle's %s is not the shipped CRD (%v)", filepath.Base(f), err)
+		}
+	}
+}
+
+// TestDescriptorsNameRealFields: every spec and status descriptor of the
+// CSV names a field of its CRD's schema, so the console's form and status
+// panel show fields that exist.
+func TestDescriptorsNameRealFields(t *testing.T) {
+	csv := readYAML(t, csvPath)
+	owned, _ := dig(csv, "spec", "customresourcedefinitions", "owned").([]any)
+	if len(owned) == 0 {
+		t.Fatal("the CSV owns no CRD")
+	}
+	for _, o := range owned {
+		name, _ := dig(o, "name").(string)
+		crd := readYAML(t, filepath.Join("manifests", "crds", "operator.gluster.org_"+strings.SplitN(name, ".", 2)[0]+".yaml"))
+		schema := dig(crd, "spec", "versions", 0, "schema", "openAPIV3Schema")
+		n := 0
+		for _, part := range []string{"spec", "status"} {
+			ds, _ := dig(o, part+"Descriptors").([]any)
+			for _, d := range ds {
+				n++
+				path, _ := dig(d, "path").(string)
+				node := dig(schema, "properties", part)
+				for _, seg := range strings.Split(path, ".") {
+					seg, list := strings.CutSuffix(seg, "[0]")
+					node = dig(node, "properties", seg)
+					if list {
+						node = dig(node, "items")
+					}
+				}
+				if node == nil {
+					t.Errorf("%s %sDescriptor %q names no field of the CRD", name, part, path)
+				}
+				if desc, _ := dig(d, "description").(string); desc == "" {
+					t.Errorf("%s %sDescriptor %q has no description", name, part, path)
+				}
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s has no descriptors", name)
+		}
 	}
 }

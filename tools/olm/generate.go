@@ -73,8 +73,10 @@ func generate(root, out string) error {
 			if v.Schema != nil && v.Schema.OpenAPIV3Schema != nil && v.Schema.OpenAPIV3Schema.Description != "" {
 				desc = firstSentence(v.Schema.OpenAPIV3Schema.Description)
 			}
+			d := descriptors[crd.Spec.Names.Kind]
 			owned = append(owned, operatorsv1alpha1.CRDDescription{
 				Name: crd.Name, Version: v.Name, Kind: crd.Spec.Names.Kind, DisplayName: crd.Spec.Names.Kind, Description: desc,
+				SpecDescriptors: d.spec, StatusDescriptors: d.status,
 			})
 		}
 	}
@@ -180,8 +182,9 @@ func generate(root, out string) error {
 	return writeYAML(filepath.Join(metadata, "annotations.yaml"), annotations)
 }
 
-// plain is v as generic JSON values, without the null creationTimestamp
-// fields the typed ObjectMeta leaves everywhere.
+// plain is v as generic JSON values, without what the typed structs leave
+// behind: null creationTimestamp fields and empty objects (a Deployment
+// strategy, API service definitions) that the source manifests do not have.
 func plain(v any) (map[string]any, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -191,22 +194,25 @@ func plain(v any) (map[string]any, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, err
 	}
-	dropNullTimestamps(m)
+	tidy(m)
 	return m, nil
 }
 
-func dropNullTimestamps(v any) {
+func tidy(v any) {
 	switch t := v.(type) {
 	case map[string]any:
-		if ts, ok := t["creationTimestamp"]; ok && ts == nil {
-			delete(t, "creationTimestamp")
-		}
-		for _, x := range t {
-			dropNullTimestamps(x)
+		for k, x := range t {
+			tidy(x)
+			if x == nil && k == "creationTimestamp" {
+				delete(t, k)
+			}
+			if m, ok := x.(map[string]any); ok && len(m) == 0 {
+				delete(t, k)
+			}
 		}
 	case []any:
 		for _, x := range t {
-			dropNullTimestamps(x)
+			tidy(x)
 		}
 	}
 }
