@@ -1,7 +1,6 @@
 package admin
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -143,16 +142,7 @@ func waitText(action string) string {
 // confirm asks question on w and reads the answer from in: only y or yes
 // (any case) is a yes; an end of input is a no.
 func confirm(in io.Reader, w io.Writer, question string) (bool, error) {
-	fmt.Fprintf(w, "%s [y/N]: ", question)
-	line, err := bufio.NewReader(in).ReadString('\n')
-	if err != nil && !errors.Is(err, io.EOF) {
-		return false, fmt.Errorf("read the answer: %w", err)
-	}
-	switch strings.ToLower(strings.TrimSpace(line)) {
-	case "y", "yes":
-		return true, nil
-	}
-	return false, nil
+	return newPrompter(in, w).confirm(question)
 }
 
 // waitForNode polls GlusterNode ns/name until it reaches the state action
