@@ -133,6 +133,10 @@ func (d dynamicCreator) createCluster(ctx context.Context, ns string, obj map[st
 	return err
 }
 
+// rulesNotChecked is in the message of the cause the API server adds when
+// it skipped CEL rules because of the object's other errors.
+const rulesNotChecked = "validation rules were not checked"
+
 // problem is one thing admission rejected.
 type problem struct {
 	// question is the key of the question whose answer set the field;
@@ -157,6 +161,10 @@ func problemsOf(err error) (_ []problem, ok bool) {
 	var out []problem
 	if st.Details != nil {
 		for _, c := range st.Details.Causes {
+			if strings.Contains(c.Message, rulesNotChecked) {
+				// Says only that the other causes come first.
+				continue
+			}
 			text := c.Message
 			if c.Field != "" {
 				text = c.Field + ": " + c.Message
