@@ -159,6 +159,9 @@ func problemsOf(err error) (_ []problem, ok bool) {
 		return nil, false
 	}
 	var out []problem
+	// One answer sets the same field in every node template; its
+	// problem is said once, for the first template.
+	said := map[string]bool{}
 	if st.Details != nil {
 		for _, c := range st.Details.Causes {
 			if strings.Contains(c.Message, rulesNotChecked) {
@@ -169,7 +172,10 @@ func problemsOf(err error) (_ []problem, ok bool) {
 			if c.Field != "" {
 				text = c.Field + ": " + c.Message
 			}
-			out = append(out, problem{question: questionFor(c.Field), text: text})
+			if key := listIndex.ReplaceAllString(text, "[]"); !said[key] {
+				said[key] = true
+				out = append(out, problem{question: questionFor(c.Field), text: text})
+			}
 		}
 	}
 	if len(out) > 0 {
