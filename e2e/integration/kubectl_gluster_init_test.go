@@ -236,7 +236,9 @@ func TestKubectlGlusterInitAndDelete(t *testing.T) {
 		if _, err := env.Client.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = env.Client.CoreV1().PersistentVolumes().Delete(context.Background(), pvName, metav1.DeleteOptions{}) })
+		t.Cleanup(func() {
+			_ = env.Client.CoreV1().PersistentVolumes().Delete(context.Background(), pvName, metav1.DeleteOptions{})
+		})
 		for _, answer := range []string{"n\n", ""} {
 			r := cli.runInput(ctx, nil, answer, "delete", "wizard", "-n", ns, kc)
 			if exitCode(r.err) != 1 || !strings.Contains(r.stderr, "error: not confirmed; nothing changed") ||
