@@ -140,6 +140,8 @@ func TestKubectlGlusterInitAndDelete(t *testing.T) {
 		term.answer("Gluster version [4.1.0]: ", "")
 		term.answer("CSI drivers (file, block or file,block) [file]: ", "file,block")
 		term.answer("TLS: Secret holding the CA (tls.crt, tls.key), empty for none: ", "")
+		term.answer("GD2 REST endpoint for an operator outside the cluster network, empty for the cluster's Service: ", "")
+		term.answer("Secret holding GD2's shared secret (key secret), empty for the one the operator creates: ", "")
 		term.answer("downtime before a server is declared failed [30m]: ", "")
 		term.answer("grace before an unreachable server is Offline: ", "")
 		term.answer("servers upgraded together [1]: ", "")

@@ -549,8 +549,8 @@ func (w *initWizard) interview(ctx context.Context) (answers, error) {
 	return a, nil
 }
 
-// notice says what admission cannot: a StorageClass or CA Secret named
-// that does not exist (yet).
+// notice says what admission cannot: a StorageClass, CA Secret or GD2
+// auth Secret named that does not exist (yet).
 func (w *initWizard) notice(ctx context.Context, key string, a answers) {
 	v, ok := a.set(key)
 	if !ok {
@@ -561,7 +561,7 @@ func (w *initWizard) notice(ctx context.Context, key string, a answers) {
 		if w.view.classes != nil && !slices.Contains(w.view.classes, v) {
 			fmt.Fprintf(w.out, "  note: there is no StorageClass %q (yet); the brick claims wait for it\n", v)
 		}
-	case qCASecret:
+	case qCASecret, qMgmtSecret:
 		if _, err := w.kc.CoreV1().Secrets(a[qNamespace]).Get(ctx, v, metav1.GetOptions{}); apierrors.IsNotFound(err) {
 			fmt.Fprintf(w.out, "  note: there is no Secret %s/%s (yet); the cluster waits for it\n", a[qNamespace], v)
 		}

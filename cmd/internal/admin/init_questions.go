@@ -26,6 +26,8 @@ const (
 	qVersion         = "version"
 	qDrivers         = "drivers"
 	qCASecret        = "ca-secret"
+	qMgmtEndpoint    = "management-endpoint"
+	qMgmtSecret      = "management-secret"
 	qDowntime        = "permissible-downtime"
 	qOfflineGrace    = "offline-grace"
 	qMaxParallel     = "max-parallel"
@@ -93,6 +95,10 @@ var initQuestions = []question{
 	{key: qDrivers, prompt: "CSI drivers (file, block or file,block)", usage: "spec.drivers, comma-separated: file, block", paths: []string{"spec.drivers", "spec.csi"}},
 	{key: qCASecret, prompt: "TLS: Secret holding the CA (tls.crt, tls.key), empty for none", usage: "spec.caSecretRef.name: the CA Secret that turns TLS on (default none)",
 		paths: []string{"spec.caSecretRef", "spec.caSecretRef.name"}},
+	{key: qMgmtEndpoint, prompt: "GD2 REST endpoint for an operator outside the cluster network, empty for the cluster's Service",
+		usage: "spec.management.endpoint: base URL of GD2's REST API (default the cluster's management Service)", paths: []string{"spec.management", "spec.management.endpoint"}},
+	{key: qMgmtSecret, prompt: "Secret holding GD2's shared secret (key secret), empty for the one the operator creates",
+		usage: "spec.management.authSecretRef.name (default the Secret the operator creates)", paths: []string{"spec.management.authSecretRef", "spec.management.authSecretRef.name"}},
 	{key: qDowntime, prompt: "Failure policy: downtime before a server is declared failed", usage: "spec.failurePolicy.permissibleDowntime, a duration",
 		applies: notExternal, paths: []string{"spec.failurePolicy", "spec.failurePolicy.permissibleDowntime"}},
 	{key: qOfflineGrace, prompt: "Failure policy: grace before an unreachable server is Offline", usage: "spec.failurePolicy.offlineGrace, a duration (default the API's, 30s)",
@@ -226,6 +232,16 @@ func clusterObject(a answers) map[string]any {
 	}
 	if v, ok := a.set(qCASecret); ok {
 		spec["caSecretRef"] = map[string]any{"name": v}
+	}
+	management := map[string]any{}
+	if v, ok := a.set(qMgmtEndpoint); ok {
+		management["endpoint"] = v
+	}
+	if v, ok := a.set(qMgmtSecret); ok {
+		management["authSecretRef"] = map[string]any{"name": v}
+	}
+	if len(management) > 0 {
+		spec["management"] = management
 	}
 	if notExternal(a) {
 		failure := map[string]any{}

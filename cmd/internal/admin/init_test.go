@@ -43,11 +43,14 @@ func TestQuestionForMapsAdmissionFieldsBackToQuestions(t *testing.T) {
 		"spec.drivers[0]":                                  qDrivers,
 		"spec.csi.version":                                 qDrivers,
 		"spec.caSecretRef.name":                            qCASecret,
+		"spec.management":                                  qMgmtEndpoint,
+		"spec.management.authSecretRef.name":               qMgmtSecret,
 		"spec.failurePolicy.offlineGrace":                  qOfflineGrace,
 		"spec.failurePolicy.permissibleDowntime":           qDowntime,
 		"spec.upgradePolicy.perZone":                       qPerZone,
 		".spec.upgradePolicy.healTimeout":                  qHealTimeout,
-		"spec.management.endpoint":                         "",
+		"spec.management.endpoint":                         qMgmtEndpoint,
+		"spec.paused":                                      "",
 		"spec":                                             "",
 		"":                                                 "",
 		"spec.nodeTemplatesX":                              "",
@@ -91,7 +94,7 @@ func TestClusterObjectFollowsTheMode(t *testing.T) {
 			name: "manual: one template per zone, numbers and booleans typed, - unsets",
 			a: answers{qName: "g", qNamespace: "ns", qMode: "manual", qZones: "z1, z2", qNodesPerZone: "2", qMinNodesPerZone: "1",
 				qStorageClass: "-", qCapacity: "1Gi", qDeviceCount: "x", qImage: "img", qVersion: "4.1", qDrivers: "file,block",
-				qCASecret: "ca", qDowntime: "1h", qOfflineGrace: "1m", qMaxParallel: "2", qPerZone: "no", qHealTimeout: "2h"},
+				qCASecret: "ca", qMgmtEndpoint: "https://gd2.example.com", qMgmtSecret: "gd2", qDowntime: "1h", qOfflineGrace: "1m", qMaxParallel: "2", qPerZone: "no", qHealTimeout: "2h"},
 			want: `apiVersion: operator.gluster.org/v1alpha1
 kind: GlusterCluster
 metadata:
@@ -109,6 +112,10 @@ spec:
   gluster:
     image: img
     version: "4.1"
+  management:
+    authSecretRef:
+      name: gd2
+    endpoint: https://gd2.example.com
   mode: manual
   nodeTemplates:
   - name: z1
@@ -316,7 +323,7 @@ func TestInitInterviewAsksAgainWithAdmissionsMessage(t *testing.T) {
 	adm := &fakeAdmission{rules: []func(map[string]any) error{positiveCapacity}}
 	// namespace, name, mode, zones, nodes, class, capacity (wrong, then
 	// right), and the defaults of the rest; then yes.
-	in := "\nmine\n\n\n2\n\n0\n20Gi\n" + strings.Repeat("\n", 10) + "y\n"
+	in := "\nmine\n\n\n2\n\n0\n20Gi\n" + strings.Repeat("\n", 12) + "y\n"
 	w, out := newWizard(viewOf(), adm, in, initOptions{}, nil)
 	if err := w.run(context.Background()); err != nil {
 		t.Fatalf("run: %v\n%s", err, out)
@@ -409,7 +416,7 @@ func TestInitFailsClearly(t *testing.T) {
 		code    int
 	}{
 		{name: "the end of input before every answer", adm: &fakeAdmission{}, in: "\nx\n", wantErr: `no answer to "Mode (manual, automatic, external)" (end of input); nothing created`, code: cli.ExitFailure},
-		{name: "no confirmation", adm: &fakeAdmission{}, in: strings.Repeat("\n", 17) + "n\n", wantErr: "not confirmed; nothing created", code: cli.ExitFailure},
+		{name: "no confirmation", adm: &fakeAdmission{}, in: strings.Repeat("\n", 19) + "n\n", wantErr: "not confirmed; nothing created", code: cli.ExitFailure},
 		{name: "no API server", adm: &fakeAdmission{down: true}, in: "\n", wantErr: "dry-run create of the GlusterCluster: dial tcp", code: cli.ExitFailure},
 		{
 			name: "non-interactive: admission's message, naming the flag", adm: &fakeAdmission{rules: []func(map[string]any) error{positiveCapacity}},
