@@ -63,7 +63,7 @@ func (r *root) deleteCommand() *cobra.Command {
 		}
 		if c.DeletionTimestamp == nil {
 			if !yes {
-				ok, err := confirm(r.streams.In, r.streams.ErrOut, fmt.Sprintf("Delete GlusterCluster %s/%s?", ns, name))
+				ok, err := confirm(ctx, r.streams.In, r.streams.ErrOut, fmt.Sprintf("Delete GlusterCluster %s/%s?", ns, name))
 				if err != nil {
 					return err
 				}

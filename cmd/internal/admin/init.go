@@ -362,11 +362,18 @@ type initWizard struct {
 
 	view   clusterView
 	sample answers
+	// accepted are the answers admission took: asked again (after a
+	// later answer sent the interview back), a question offers its own.
+	accepted answers
 }
 
 // defaultFor is the answer question key offers, given the answers so
-// far: its flag, else what the cluster shows, else the sample's.
+// far: the answer admission already took, else its flag, else what the
+// cluster shows, else the sample's.
 func (w *initWizard) defaultFor(key string, a answers) string {
+	if v, ok := w.accepted[key]; ok {
+		return v
+	}
 	if v, ok := w.given[key]; ok {
 		return v
 	}
@@ -414,7 +421,7 @@ func (w *initWizard) run(ctx context.Context) error {
 		if err := printDoc(w.out, outputYAML, obj); err != nil {
 			return err
 		}
-		ok, err := w.p.confirm(fmt.Sprintf("Create GlusterCluster %s/%s?", ns, name))
+		ok, err := w.p.confirm(ctx, fmt.Sprintf("Create GlusterCluster %s/%s?", ns, name))
 		if err != nil {
 			return err
 		}
@@ -488,6 +495,7 @@ func (w *initWizard) interview(ctx context.Context) (answers, error) {
 	fmt.Fprintln(w.out, "Enter takes the default in brackets, - leaves an optional field unset.")
 	w.view.describe(w.out)
 	a, asked := answers{}, map[string]bool{}
+	w.accepted = answers{}
 	var settled []problem // the verdict when the last question passed
 	for i := 0; i < len(initQuestions); {
 		q := initQuestions[i]
@@ -497,7 +505,7 @@ func (w *initWizard) interview(ctx context.Context) (answers, error) {
 			i++
 			continue
 		}
-		ans, err := w.p.ask(q.prompt, w.defaultFor(q.key, a))
+		ans, err := w.p.ask(ctx, q.prompt, w.defaultFor(q.key, a))
 		if errors.Is(err, errNoAnswer) {
 			return nil, fmt.Errorf("no answer to %q (end of input); nothing created", q.prompt)
 		}
@@ -527,10 +535,14 @@ func (w *initWizard) interview(ctx context.Context) (answers, error) {
 		}
 		switch {
 		case len(mine) == 0:
-			settled = ps
+			settled, w.accepted[q.key] = ps, ans
 			w.notice(ctx, q.key, a)
 			i++
 		case back >= 0 && !slices.ContainsFunc(mine, func(p problem) bool { return p.question == q.key || p.question == "" }):
+			// The answer just given is not at fault: it is offered
+			// again; the one at fault is not.
+			w.accepted[q.key] = ans
+			delete(w.accepted, initQuestions[back].key)
 			fmt.Fprintf(w.out, "  (asking %q again)\n", initQuestions[back].prompt)
 			i = back
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -377,6 +378,12 @@ func TestInitInterviewGoesBackToTheAnswerAProblemIsAbout(t *testing.T) {
 	if !strings.Contains(text, `rejected: metadata.name: Invalid value: "taken": not with this version`) || !strings.Contains(text, `(asking "Cluster name" again)`) {
 		t.Errorf("the wizard should go back to the name:\n%s", text)
 	}
+	if !strings.Contains(text, "(asking \"Cluster name\" again)\nCluster name [gluster]: ") {
+		t.Errorf("the rejected name should not be offered again:\n%s", text)
+	}
+	if !strings.Contains(text, "Gluster version [9.9.9]: ") {
+		t.Errorf("asked again, a question should offer the answer admission took:\n%s", text)
+	}
 	if !strings.Contains(text, "name: free") || len(adm.created) != 0 {
 		t.Errorf("-o yaml should print the cluster named free and create nothing (%d created):\n%s", len(adm.created), text)
 	}
@@ -532,5 +539,23 @@ func TestSmallHelpers(t *testing.T) {
 		if got := boolean(in); got != want {
 			t.Errorf("boolean(%q) = %v", in, got)
 		}
+	}
+}
+
+func TestPromptStopsWaitingWhenInterrupted(t *testing.T) {
+	in, typed := io.Pipe()
+	defer typed.Close()
+	var out bytes.Buffer
+	p := newPrompter(in, &out)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := p.ask(ctx, "Name", "x"); !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "interrupted") {
+		t.Errorf("ask after Ctrl-C = %v, want interrupted", err)
+	}
+	if _, err := p.confirm(ctx, "Go?"); !errors.Is(err, context.Canceled) {
+		t.Errorf("confirm after Ctrl-C = %v, want interrupted", err)
+	}
+	if out.String() != "Name [x]: \nGo? [y/N]: \n" {
+		t.Errorf("prompts %q", out.String())
 	}
 }

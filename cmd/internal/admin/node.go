@@ -105,7 +105,7 @@ func (r *root) nodeActionCommand(action string) *cobra.Command {
 				return err
 			}
 			if !yes {
-				ok, err := confirm(r.streams.In, r.streams.ErrOut, fmt.Sprintf("Decommission GlusterNode %s/%s?", ns, name))
+				ok, err := confirm(ctx, r.streams.In, r.streams.ErrOut, fmt.Sprintf("Decommission GlusterNode %s/%s?", ns, name))
 				if err != nil {
 					return err
 				}
@@ -141,8 +141,8 @@ func waitText(action string) string {
 
 // confirm asks question on w and reads the answer from in: only y or yes
 // (any case) is a yes; an end of input is a no.
-func confirm(in io.Reader, w io.Writer, question string) (bool, error) {
-	return newPrompter(in, w).confirm(question)
+func confirm(ctx context.Context, in io.Reader, w io.Writer, question string) (bool, error) {
+	return newPrompter(in, w).confirm(ctx, question)
 }
 
 // waitForNode polls GlusterNode ns/name until it reaches the state action

@@ -258,7 +258,7 @@ func TestWaitForNodeTimesOutWithExitCode124(t *testing.T) {
 func TestConfirmTakesOnlyYes(t *testing.T) {
 	for in, want := range map[string]bool{"y\n": true, "YES\n": true, " yes \n": true, "n\n": false, "\n": false, "": false, "yep\n": false, "y": true} {
 		var w bytes.Buffer
-		got, err := confirm(strings.NewReader(in), &w, "Go?")
+		got, err := confirm(context.Background(), strings.NewReader(in), &w, "Go?")
 		if err != nil || got != want {
 			t.Errorf("confirm(%q) = %v, %v; want %v", in, got, err, want)
 		}
