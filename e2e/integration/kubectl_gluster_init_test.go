@@ -174,6 +174,22 @@ func TestKubectlGlusterInitAndDelete(t *testing.T) {
 		}
 	})
 
+	t.Run("Ctrl-C at a prompt ends the wizard and creates nothing", func(t *testing.T) {
+		term := startTerminal(ctx, t, cli.bin, "init", "-n", ns, kc)
+		term.answer("Namespace ["+ns+"]: ", "")
+		term.expect("Cluster name [gluster]: ")
+		if _, err := term.ptmx.Write([]byte{0x03}); err != nil { // the terminal's intr character
+			t.Fatal(err)
+		}
+		err := term.wait()
+		if exitCode(err) != 1 || !strings.Contains(term.out.String(), "error: interrupted: context canceled") {
+			t.Errorf("Ctrl-C should end init with exit 1 (%v); terminal:\n%s", err, term.out.String())
+		}
+		if l, err := ac.GlusterClusters(ns).List(ctx, metav1.ListOptions{}); err != nil || len(l.Items) != 2 {
+			t.Errorf("after Ctrl-C the namespace should hold the fixture's and the wizard's clusters only (%v)", err)
+		}
+	})
+
 	t.Run("an answer typed ahead of its prompt is not lost", func(t *testing.T) {
 		r := cli.runInput(ctx, nil, "\npiped\n\nzone-1\n"+strings.Repeat("\n", 16), "init", "-n", ns, kc, "--print")
 		if r.err != nil {
