@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -283,13 +282,8 @@ func (s *ClusterSyncer) snapshot(ctx context.Context, c *operatorv1alpha1.Gluste
 	if err != nil {
 		return snap, err
 	}
-	for _, pv := range pvs {
-		if usesCluster(pv, c) {
-			snap.GlusterPVs++
-			snap.GlusterPVNames = append(snap.GlusterPVNames, pv.Name)
-		}
-	}
-	slices.Sort(snap.GlusterPVNames)
+	snap.GlusterPVNames = clusterPVNames(pvs, c)
+	snap.GlusterPVs = len(snap.GlusterPVNames)
 	if up := c.Status.Upgrade; up != nil {
 		snap.UpgradeActive = up.State != "" && up.State != string(states.UpgradeIdle) && up.State != string(states.UpgradeComplete)
 	}

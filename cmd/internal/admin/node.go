@@ -1,7 +1,6 @@
 package admin
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -106,7 +105,7 @@ func (r *root) nodeActionCommand(action string) *cobra.Command {
 				return err
 			}
 			if !yes {
-				ok, err := confirm(r.streams.In, r.streams.ErrOut, fmt.Sprintf("Decommission GlusterNode %s/%s?", ns, name))
+				ok, err := confirm(ctx, r.streams.In, r.streams.ErrOut, fmt.Sprintf("Decommission GlusterNode %s/%s?", ns, name))
 				if err != nil {
 					return err
 				}
@@ -142,17 +141,8 @@ func waitText(action string) string {
 
 // confirm asks question on w and reads the answer from in: only y or yes
 // (any case) is a yes; an end of input is a no.
-func confirm(in io.Reader, w io.Writer, question string) (bool, error) {
-	fmt.Fprintf(w, "%s [y/N]: ", question)
-	line, err := bufio.NewReader(in).ReadString('\n')
-	if err != nil && !errors.Is(err, io.EOF) {
-		return false, fmt.Errorf("read the answer: %w", err)
-	}
-	switch strings.ToLower(strings.TrimSpace(line)) {
-	case "y", "yes":
-		return true, nil
-	}
-	return false, nil
+func confirm(ctx context.Context, in io.Reader, w io.Writer, question string) (bool, error) {
+	return newPrompter(in, w).confirm(ctx, question)
 }
 
 // waitForNode polls GlusterNode ns/name until it reaches the state action

@@ -1,5 +1,6 @@
 // Package admin is the admin's command line: status, transitions, node
-// requests, diagrams and version, on cobra with kubectl's connection flags.
+// requests, diagrams, version, and a cluster's guided creation and safe
+// deletion, on cobra with kubectl's connection flags.
 // cmd/kubectl-gluster runs it as the kubectl plugin `kubectl gluster`;
 // cmd/anthill runs the same commands as `anthill status`, `anthill
 // transitions` and so on, so there is one implementation of each.
@@ -54,7 +55,8 @@ func (r *root) command() *cobra.Command {
 		Short: "Day-2 administration of anthill's Gluster clusters",
 		Long: "Day-2 administration of anthill's Gluster clusters: cluster status, the\n" +
 			"state-machine transition log, node decommission, maintenance and resume,\n" +
-			"and the state diagrams. Connection flags are kubectl's.",
+			"the state diagrams, and a cluster's guided creation (init) and safe\n" +
+			"deletion (delete). Connection flags are kubectl's.",
 		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: r.name},
 		SilenceErrors: true,
 		SilenceUsage:  true,
@@ -67,7 +69,7 @@ func (r *root) command() *cobra.Command {
 	cmd.SetErr(r.streams.ErrOut)
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.UsageError(err) })
 	r.kube.config.AddFlags(cmd.PersistentFlags())
-	cmd.AddCommand(r.statusCommand(), r.transitionsCommand(), r.nodeCommand(), r.explainCommand(), r.diagramCommand(), r.versionCommand())
+	cmd.AddCommand(r.statusCommand(), r.transitionsCommand(), r.nodeCommand(), r.explainCommand(), r.diagramCommand(), r.versionCommand(), r.initCommand(), r.deleteCommand())
 	return cmd
 }
 

@@ -79,6 +79,30 @@ func TestFlagsParseAsKubectlParsesThem(t *testing.T) {
 			command: "status", want: map[string]string{"history": "3"}, args0: []string{"c"},
 		},
 		{
+			name: "init answers as flags", args: []string{"init", "--name", "g", "--zones=a,b", "--nodes-per-zone", "2", "--storage-class", "fast", "--capacity=1Ti", "-n", "gluster"},
+			command: "init", want: map[string]string{"name": "g", "zones": "a,b", "nodes-per-zone": "2", "storage-class": "fast", "capacity": "1Ti", "namespace": "gluster", "non-interactive": "false"},
+		},
+		{
+			name: "init --non-interactive with every other answer", args: []string{"init", "--non-interactive", "-y", "--mode", "automatic", "--min-nodes-per-zone=1", "--max-nodes-per-zone=4",
+				"--device-count", "2", "--image", "img", "--version", "4.1.0", "--drivers", "file,block", "--ca-secret", "ca", "--permissible-downtime", "1h",
+				"--offline-grace", "1m", "--max-parallel", "2", "--per-zone", "false", "--heal-timeout", "2h"},
+			command: "init", want: map[string]string{"non-interactive": "true", "yes": "true", "mode": "automatic", "min-nodes-per-zone": "1", "max-nodes-per-zone": "4",
+				"device-count": "2", "image": "img", "version": "4.1.0", "drivers": "file,block", "ca-secret": "ca", "permissible-downtime": "1h",
+				"offline-grace": "1m", "max-parallel": "2", "per-zone": "false", "heal-timeout": "2h", "print": "false"},
+		},
+		{
+			name: "init an external pool, printed", args: []string{"init", "--mode=external", "--external-nodes", "a.example.com,b.example.com", "--print", "-o", "json"},
+			command: "init", want: map[string]string{"mode": "external", "external-nodes": "a.example.com,b.example.com", "print": "true", "output": "json"},
+		},
+		{
+			name: "delete with --yes, --wait and --timeout", args: []string{"delete", "gc", "-y", "--wait", "--timeout=5m", "-n", "g"},
+			command: "delete", want: map[string]string{"yes": "true", "wait": "true", "timeout": "5m0s", "namespace": "g"}, args0: []string{"gc"},
+		},
+		{
+			name: "delete defaults", args: []string{"delete", "gc"},
+			command: "delete", want: map[string]string{"yes": "false", "wait": "false", "timeout": "30m0s"}, args0: []string{"gc"},
+		},
+		{
 			name: "diagram --format", args: []string{"diagram", "node", "--format", "dot"},
 			command: "diagram", want: map[string]string{"format": "dot", "write-docs": ""}, args0: []string{"node"},
 		},
@@ -122,7 +146,7 @@ func TestEveryCommandHasKubectlConnectionFlags(t *testing.T) {
 		"cache-dir": "", "username": "", "password": "", "disable-compression": "",
 	}
 	r := &root{name: PluginName, kube: newKubeFlags()}
-	for _, path := range [][]string{{"status"}, {"transitions"}, {"node", "decommission"}, {"node", "maintenance"}, {"node", "resume"}, {"diagram"}, {"version"}} {
+	for _, path := range [][]string{{"status"}, {"transitions"}, {"node", "decommission"}, {"node", "maintenance"}, {"node", "resume"}, {"diagram"}, {"version"}, {"init"}, {"delete"}} {
 		cmd, _, err := r.command().Find(path)
 		if err != nil {
 			t.Fatal(err)
@@ -146,6 +170,7 @@ func TestHelpExitsZeroEverywhere(t *testing.T) {
 		nil, {"--help"}, {"-h"}, {"help"}, {"help", "status"},
 		{"status", "--help"}, {"transitions", "-h"}, {"node", "--help"}, {"node", "decommission", "--help"},
 		{"node", "maintenance", "-h"}, {"node", "resume", "--help"}, {"diagram", "--help"}, {"version", "--help"},
+		{"init", "--help"}, {"delete", "-h"},
 		{"completion", "--help"}, {"completion", "bash", "--help"},
 	} {
 		out, errOut, code := execute(t, args...)
@@ -184,6 +209,14 @@ func TestExitCodesAndOneLineErrors(t *testing.T) {
 		{name: "node without a name", args: []string{"node", "resume"}, code: cli.ExitUsage, errHas: "missing NAME"},
 		{name: "node with a bad --timeout", args: []string{"node", "resume", "n1", "--timeout", "0s"}, code: cli.ExitUsage, errHas: "--timeout must be positive"},
 		{name: "wide is not an output of node", args: []string{"node", "resume", "n1", "-o", "wide"}, code: cli.ExitUsage, errHas: "valid: json, yaml"},
+		{name: "init takes no argument", args: []string{"init", "gc"}, code: cli.ExitUsage, errHas: `unexpected arguments ["gc"]`},
+		{name: "init --non-interactive creates only with --yes", args: []string{"init", "--non-interactive"}, code: cli.ExitUsage, errHas: "--non-interactive needs --yes"},
+		{name: "init --print with --yes", args: []string{"init", "--print", "--yes"}, code: cli.ExitUsage, errHas: "--print and -o only print it"},
+		{name: "init -o wide", args: []string{"init", "-o", "wide"}, code: cli.ExitUsage, errHas: "valid: json, yaml"},
+		{name: "init against an unreachable API server", args: []string{"init", "--non-interactive", "--print", "-s", "https://127.0.0.1:1", "--request-timeout", "2s"}, code: cli.ExitFailure, errHas: "dry-run create of the GlusterCluster"},
+		{name: "delete without a cluster", args: []string{"delete"}, code: cli.ExitUsage, errHas: "missing CLUSTER"},
+		{name: "delete with a bad --timeout", args: []string{"delete", "gc", "--timeout", "-1s"}, code: cli.ExitUsage, errHas: "--timeout must be positive"},
+		{name: "delete against an unreachable API server", args: []string{"delete", "gc", "-s", "https://127.0.0.1:1", "--request-timeout", "2s"}, code: cli.ExitFailure, errHas: "get GlusterCluster default/gc"},
 		{name: "an unreachable API server is a failure", args: []string{"status", "c", "-s", "https://127.0.0.1:1", "--request-timeout", "2s"}, code: cli.ExitFailure, errHas: "get GlusterCluster default/c"},
 	}
 	for _, tt := range tests {
@@ -225,7 +258,7 @@ func TestWaitForNodeTimesOutWithExitCode124(t *testing.T) {
 func TestConfirmTakesOnlyYes(t *testing.T) {
 	for in, want := range map[string]bool{"y\n": true, "YES\n": true, " yes \n": true, "n\n": false, "\n": false, "": false, "yep\n": false, "y": true} {
 		var w bytes.Buffer
-		got, err := confirm(strings.NewReader(in), &w, "Go?")
+		got, err := confirm(context.Background(), strings.NewReader(in), &w, "Go?")
 		if err != nil || got != want {
 			t.Errorf("confirm(%q) = %v, %v; want %v", in, got, err, want)
 		}
