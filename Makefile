@@ -96,7 +96,7 @@ lint-yaml:
 
 ## test: every test — unit, integration on a real control plane, and e2e with the operator binary
 test: controlplane $(PROMTOOL) helm
-	PROMTOOL=$(PROMTOOL) $(GO) test -race -tags e2e -p $(TEST_PARALLEL) -timeout 45m ./...
+	PROMTOOL=$(PROMTOOL) $(GO) test -race -tags e2e -p $(TEST_PARALLEL) -timeout 70m ./...
 
 ## test-unit: only the tests that need no control plane
 test-unit: $(PROMTOOL)

@@ -80,7 +80,7 @@ func partition(t *testing.T, peer string, down bool) {
 }
 
 // waitVolumeHealthy waits until the volume's heal machine reports Healthy.
-func waitVolumeHealthy(t *testing.T, ns, cluster, vol string, timeout time.Duration) {
+func waitVolumeHealthy(t testing.TB, ns, cluster, vol string, timeout time.Duration) {
 	t.Helper()
 	err := framework.WaitFor(context.Background(), timeout, func(ctx context.Context) (bool, error) {
 		c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, cluster, metav1.GetOptions{})

@@ -378,7 +378,7 @@ func restartOperator(t *testing.T) {
 
 // waitChecked waits until check passes, failing the test with what and the
 // namespace's dump when timeout runs out first.
-func waitChecked(ctx context.Context, t *testing.T, ns, what string, timeout time.Duration, check func(ctx context.Context) error) {
+func waitChecked(ctx context.Context, t testing.TB, ns, what string, timeout time.Duration, check func(ctx context.Context) error) {
 	t.Helper()
 	err := framework.WaitFor(ctx, timeout, func(ctx context.Context) (bool, error) {
 		if err := check(ctx); err != nil {

@@ -113,3 +113,27 @@ func TestAdminLockGives409(t *testing.T) {
 	h.must(204, "DELETE", "/sim/locks/v", nil)
 	h.must(200, "POST", "/v1/volumes/v/start", nil)
 }
+
+// TestChaosProfileFailsOneRequestInFive: over many requests the chaos
+// profile's decisions come close to its documented shares.
+func TestChaosProfileFailsOneRequestInFive(t *testing.T) {
+	f := ChaosFaults()
+	if err := f.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	fi := newFaultInjector(7, f)
+	const n = 20000
+	counts := map[faultKind]int{}
+	for range n {
+		d := fi.decide("ReplaceBrick")
+		if d.latency != 50*time.Millisecond {
+			t.Fatalf("latency %s, want 50ms", d.latency)
+		}
+		counts[d.kind]++
+	}
+	for kind, want := range map[faultKind]float64{faultError: 0.10, faultConflict: 0.06, faultHang: 0.04, faultNone: 0.80} {
+		if got := float64(counts[kind]) / n; got < want-0.01 || got > want+0.01 {
+			t.Errorf("kind %d: share %.3f, want %.2f", kind, got, want)
+		}
+	}
+}
