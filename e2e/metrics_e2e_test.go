@@ -42,14 +42,14 @@ func scrapeMetrics(t testing.TB, addr string) scrape {
 	return mfs
 }
 
-// value is the value of the one series of name carrying every label of
-// want; ok is false when there is none.
-func (s scrape) value(name string, want map[string]string) (v float64, ok bool) {
+// matching are the series of name carrying every label of want.
+func (s scrape) matching(name string, want map[string]string) []*dto.Metric {
+	var out []*dto.Metric
 	mf := s[name]
 	if mf == nil {
-		return 0, false
+		return nil
 	}
-series:
+next:
 	for _, m := range mf.GetMetric() {
 		have := map[string]string{}
 		for _, l := range m.GetLabel() {
@@ -57,9 +57,18 @@ series:
 		}
 		for k, w := range want {
 			if have[k] != w {
-				continue series
+				continue next
 			}
 		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// value is the summed value of the series of name carrying every label of
+// want; ok is false when there is none.
+func (s scrape) value(name string, want map[string]string) (v float64, ok bool) {
+	for _, m := range s.matching(name, want) {
 		switch {
 		case m.Gauge != nil:
 			v += m.GetGauge().GetValue()
@@ -73,25 +82,7 @@ series:
 
 // series counts the series of name carrying every label of want.
 func series(s scrape, name string, want map[string]string) int {
-	n := 0
-	mf := s[name]
-	if mf == nil {
-		return 0
-	}
-next:
-	for _, m := range mf.GetMetric() {
-		have := map[string]string{}
-		for _, l := range m.GetLabel() {
-			have[l.GetName()] = l.GetValue()
-		}
-		for k, w := range want {
-			if have[k] != w {
-				continue next
-			}
-		}
-		n++
-	}
-	return n
+	return len(s.matching(name, want))
 }
 
 func getOK(t testing.TB, url string) string {
