@@ -249,7 +249,7 @@ func parseFaults(s string) (sim.Faults, error) {
 	case "flaky":
 		return sim.Faults{ErrorRate: 0.05, ConflictRate: 0.05, Latency: 50 * time.Millisecond}, nil
 	case "chaos":
-		return sim.Faults{ErrorRate: 0.1, ConflictRate: 0.1, HangRate: 0.02, Latency: 200 * time.Millisecond}, nil
+		return sim.ChaosFaults(), nil
 	}
 	var f sim.Faults
 	for _, kv := range strings.Split(s, ",") {

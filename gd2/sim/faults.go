@@ -147,8 +147,8 @@ func (s *Simulator) SetFaults(f Faults) error { return s.faults.set(f) }
 // CurrentFaults returns the fault profile in force.
 func (s *Simulator) CurrentFaults() Faults { return s.faults.get() }
 
-// ChaosFaults is the "chaos" profile the fault tests and `make chaos` run
-// the operator against: one request in five fails — 10 % answer 500, 6 %
+// ChaosFaults is the "chaos" profile (anthill-dev gd2sim -faults chaos)
+// the fault tests run the operator against: one request in five fails — 10 % answer 500, 6 %
 // GD2's 409 lock conflict, 4 % run and then hang past GD2's 30 s write
 // timeout (the caller cannot tell whether they happened) — and every
 // request is 50 ms slower.
