@@ -75,11 +75,12 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	// client-go's default of 5 requests per second would make a cluster of
 	// dozens of nodes wait on the client rather than on the API server.
 	rc.QPS, rc.Burst = cfg.KubeQPS, cfg.KubeBurst
+	metrics := engine.NewMetrics()
+	rc.Wrap(engine.CountKubeRequests(metrics))
 	kc, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return err
 	}
-	metrics := engine.NewMetrics()
 	srv, err := NewServer(cfg.MetricsAddress, metrics, log)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.MetricsAddress, err)
