@@ -42,6 +42,9 @@ type Config struct {
 	KubeBurst int
 	// GD2Timeout bounds each GD2 request.
 	GD2Timeout time.Duration
+	// GD2ListInterval is how long a cluster's GD2 peer and device lists
+	// are shared between its node syncs (effects.PoolViews).
+	GD2ListInterval time.Duration
 }
 
 // RestConfig loads a kubeconfig file, or the in-cluster configuration when
@@ -105,7 +108,7 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	}
 	wired, err := machines.Wire(machines.WireConfig{
 		Kube: kc, Anthill: ac, Resync: cfg.ResyncPeriod, Workers: cfg.Workers,
-		Metrics: metrics, Log: log, GD2Timeout: cfg.GD2Timeout,
+		Metrics: metrics, Log: log, GD2Timeout: cfg.GD2Timeout, PoolViewTTL: cfg.GD2ListInterval,
 	})
 	if err != nil {
 		return err
