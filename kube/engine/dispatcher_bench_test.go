@@ -2,9 +2,11 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"runtime"
+	goruntime "runtime"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -12,10 +14,13 @@ import (
 
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/informers"
-	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	corev1listers "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -84,8 +89,8 @@ func (s *ringSpec) Finish(_ context.Context, _ *corev1.ConfigMap, outs []Outcome
 	return res, err
 }
 
-// ringLoop is the benchmark's world: objects ConfigMaps on a fake
-// clientset, an informer on them, and a dispatcher running the ring.
+// ringLoop is the benchmark's world: objects ConfigMaps on a fake API
+// server, an informer on them, and a dispatcher running the ring.
 type ringLoop struct {
 	spec    *ringSpec
 	d       *Dispatcher
@@ -93,41 +98,83 @@ type ringLoop struct {
 	cancel  context.CancelFunc
 }
 
+// fakeConfigMaps is a fake API server for ConfigMaps: a store with
+// resource versions and conflicts, and a watch that delivers every update.
+// client-go's fake clientset would do too, but its field-managed tracker
+// rebuilds a REST mapper on every write and so measures itself.
+type fakeConfigMaps struct {
+	mu    sync.Mutex
+	rv    int64
+	items map[string]*corev1.ConfigMap
+	w     *watch.FakeWatcher
+}
+
+func (f *fakeConfigMaps) list(context.Context, metav1.ListOptions) (runtime.Object, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	l := &corev1.ConfigMapList{ListMeta: metav1.ListMeta{ResourceVersion: strconv.FormatInt(f.rv, 10)}}
+	for _, o := range f.items {
+		l.Items = append(l.Items, *o.DeepCopy())
+	}
+	return l, nil
+}
+
+func (f *fakeConfigMaps) watch(context.Context, metav1.ListOptions) (watch.Interface, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.w = watch.NewFakeWithChanSize(4096, false)
+	return f.w, nil
+}
+
+func (f *fakeConfigMaps) update(_ context.Context, o *corev1.ConfigMap) (*corev1.ConfigMap, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	key := o.Namespace + "/" + o.Name
+	cur, ok := f.items[key]
+	switch {
+	case !ok:
+		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "configmaps"}, o.Name)
+	case cur.ResourceVersion != o.ResourceVersion:
+		return nil, apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, o.Name, errors.New("stale resourceVersion"))
+	}
+	f.rv++
+	stored := o.DeepCopy()
+	stored.ResourceVersion = strconv.FormatInt(f.rv, 10)
+	f.items[key] = stored
+	if f.w != nil {
+		f.w.Modify(stored.DeepCopy())
+	}
+	return stored.DeepCopy(), nil
+}
+
+// IsWatchListSemanticsUnSupported tells the reflector to list, then watch.
+func (f *fakeConfigMaps) IsWatchListSemanticsUnSupported() bool { return true }
+
 func newRingLoop(tb testing.TB, objects, workers int) *ringLoop {
 	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	kube := kubefake.NewClientset()
-	// The fake clientset keeps whatever resourceVersion it is given; the
-	// writes below bump it, as the API server would, or the dispatcher
-	// would take every update for a resync and drop it.
-	var rv atomic.Int64
+	api := &fakeConfigMaps{items: map[string]*corev1.ConfigMap{}}
 	for i := range objects {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprintf("ring-%03d", i), ResourceVersion: strconv.FormatInt(rv.Add(1), 10)}, Data: map[string]string{}}
-		if _, err := kube.CoreV1().ConfigMaps("ns").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
-			tb.Fatal(err)
-		}
+		api.rv++
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprintf("ring-%03d", i), ResourceVersion: strconv.FormatInt(api.rv, 10)}, Data: map[string]string{}}
+		api.items[cm.Namespace+"/"+cm.Name] = cm
 	}
-	f := informers.NewSharedInformerFactory(kube, 0)
-	cms := f.Core().V1().ConfigMaps()
-	spec := &ringSpec{lister: cms.Lister()}
+	lw := &cache.ListWatch{ListWithContextFunc: api.list, WatchFuncWithContext: api.watch}
+	inf := cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, api), &corev1.ConfigMap{}, 0,
+		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	spec := &ringSpec{lister: corev1listers.NewConfigMapLister(inf.GetIndexer())}
 	runner := &Runner[*corev1.ConfigMap, struct{}]{
-		Spec: spec,
-		Writer: &StatusWriter[*corev1.ConfigMap]{
-			Update: func(ctx context.Context, o *corev1.ConfigMap) (*corev1.ConfigMap, error) {
-				o.ResourceVersion = strconv.FormatInt(rv.Add(1), 10)
-				return kube.CoreV1().ConfigMaps(o.Namespace).Update(ctx, o, metav1.UpdateOptions{})
-			},
-			Slice: func(o *corev1.ConfigMap) any { return o.Data },
-		},
-		Log:   &TransitionLog{Log: zap.NewNop(), Metrics: NewMetrics(), Recorder: &record.FakeRecorder{}},
-		Clock: clocktesting.NewFakeClock(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)),
+		Spec:   spec,
+		Writer: &StatusWriter[*corev1.ConfigMap]{Update: api.update, Slice: func(o *corev1.ConfigMap) any { return o.Data }},
+		Log:    &TransitionLog{Log: zap.NewNop(), Metrics: NewMetrics(), Recorder: &record.FakeRecorder{}},
+		Clock:  clocktesting.NewFakeClock(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)),
 	}
 	d, err := NewDispatcher(DispatcherConfig{Workers: workers, Metrics: NewMetrics(), Log: zap.NewNop()})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	d.Register(ring.Machine, runner)
-	if err := d.Watch(cms.Informer(), func(obj any) []Key {
+	if err := d.Watch(inf, func(obj any) []Key {
 		o, ok := obj.(*corev1.ConfigMap)
 		if !ok {
 			return nil
@@ -136,15 +183,12 @@ func newRingLoop(tb testing.TB, objects, workers int) *ringLoop {
 	}); err != nil {
 		tb.Fatal(err)
 	}
-	f.Start(ctx.Done())
+	go inf.RunWithContext(ctx)
 	if err := d.WaitForSync(ctx); err != nil {
 		tb.Fatal(err)
 	}
 	l := &ringLoop{spec: spec, d: d, stopped: make(chan struct{}), cancel: cancel}
-	tb.Cleanup(func() {
-		l.stop()
-		f.Shutdown()
-	})
+	tb.Cleanup(l.stop)
 	return l
 }
 
@@ -200,7 +244,7 @@ func TestRingKeepsCommittingThroughTheInformer(t *testing.T) {
 // transition Events are left to a no-op recorder. Target: at least 20,000
 // per second per core. Run with `make bench-engine`.
 func BenchmarkDispatcherTransitions(b *testing.B) {
-	l := newRingLoop(b, 256, runtime.GOMAXPROCS(0))
+	l := newRingLoop(b, 256, goruntime.GOMAXPROCS(0))
 	b.ResetTimer()
 	start, cpu0 := time.Now(), processCPU()
 	l.run()
