@@ -198,7 +198,10 @@ func (s *NodeSyncer) Gather(ctx context.Context, node *operatorv1alpha1.GlusterN
 	}
 	var live, reads gd2Reads
 	if gc, err := s.GD2.For(ctx, cluster); err == nil {
-		f.ops, live, reads = &effects.GD2{Client: gc}, gc, s.GD2.Shared(cluster, gc)
+		f.ops, live, reads = &effects.GD2{Client: gc}, gc, gc
+		if restsOnSharedView(in.State) {
+			reads = s.GD2.Shared(cluster, gc)
+		}
 	} else {
 		s.log(node).Debug("no GD2 client yet", zap.Error(err))
 	}
@@ -227,6 +230,20 @@ func (s *NodeSyncer) gatherFrom(ctx context.Context, node *operatorv1alpha1.Glus
 	}
 	f.snap.DownSince, f.snap.AliveSince = states.LivenessClocks(f.snap)
 	return nil
+}
+
+// restsOnSharedView reports whether a node in state st gathers from its
+// cluster's shared GD2 view: the states nodes rest in (Online,
+// Maintenance, Offline, Failed), whose syncs are the fleet's steady cost
+// and whose waits a few seconds' lag does not hurt. A node on its way
+// somewhere (joining, upgrading, leaving) reads live, so that it never
+// waits out the view's interval for a change GD2 already shows.
+func restsOnSharedView(st fsm.State) bool {
+	switch states.NodeMeaning(st).Class {
+	case states.NodeClassOnline, states.NodeClassMaintenance, states.NodeClassUnhealthy:
+		return true
+	}
+	return false
 }
 
 // acts reports whether d fires an event or runs a step.

@@ -183,12 +183,38 @@ func (f *nodeFixture) clusterObj() *operatorv1alpha1.GlusterCluster {
 	return c
 }
 
-// A destructive step is never taken on the shared view. Here the view,
-// read a moment ago, still lists a detaching node's peer; an admin has
-// since deleted that peer in GD2. On the shared list the decision would
-// be to delete the peer; the sync confirms it on a live read, finds the
-// peer gone and removes the node's workload instead, without asking GD2 to
-// delete anything.
+// A decision that acts is never taken on the shared view: an Online node
+// asked to decommission gathers from the view, decides to drain, and
+// takes that decision again from a live read before it disables a device.
+func TestAnActingDecisionIsConfirmedOnALiveRead(t *testing.T) {
+	f, names := onlineCluster(t)
+	f.clock.Step(10 * time.Second)
+	f.syncNode(names[1]) // fills the view
+	n := f.nodeNamed(names[0])
+	n.Annotations = map[string]string{objects.AnnotationRequest: objects.RequestDecommission}
+	n, err := f.anthill.OperatorV1alpha1().GlusterNodes("ns").Update(context.Background(), n, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.nodes.Update(n); err != nil {
+		t.Fatal(err)
+	}
+	peers := f.calls.count(peersList)
+	f.syncNode(names[0])
+	if got := f.calls.count(peersList) - peers; got != 1 {
+		t.Errorf("the drain decision made %d peers.list, want 1 (the live confirmation; the first read is the view's)", got)
+	}
+	if st := f.nodeNamed(names[0]).Status.State; st != string(states.NodeDraining) {
+		t.Fatalf("state %s, want Draining", st)
+	}
+}
+
+// A node on its way out never gathers from the shared view. Here the
+// view, read a moment ago, still lists a detaching node's peer; an admin
+// has since deleted that peer in GD2. On the shared list the decision
+// would be to delete the peer; the sync reads live, finds the peer gone
+// and removes the node's workload instead, without asking GD2 to delete
+// anything.
 func TestADestructiveStepIsDecidedOnALiveRead(t *testing.T) {
 	f, names := onlineCluster(t)
 	f.clock.Step(10 * time.Second)
@@ -214,7 +240,7 @@ func TestADestructiveStepIsDecidedOnALiveRead(t *testing.T) {
 	peers, deletes := f.calls.count(peersList), f.calls.count("DELETE /v1/peers/"+n.Status.PeerID)
 	f.syncNode(names[0])
 	if got := f.calls.count(peersList) - peers; got != 1 {
-		t.Errorf("the detaching sync made %d live peers.list, want 1 (the confirmation)", got)
+		t.Errorf("the detaching sync made %d peers.list, want 1 (live)", got)
 	}
 	if f.calls.count("DELETE /v1/peers/"+n.Status.PeerID) != deletes {
 		t.Error("the sync asked GD2 to delete a peer on the shared view")
