@@ -106,7 +106,25 @@ type fakeConfigMaps struct {
 	mu    sync.Mutex
 	rv    int64
 	items map[string]*corev1.ConfigMap
-	w     *watch.FakeWatcher
+	w     *benchWatch
+}
+
+// benchWatch is one watch of fakeConfigMaps. Stop never closes the result
+// channel, so an update racing it cannot send on a closed channel.
+type benchWatch struct {
+	ch   chan watch.Event
+	done chan struct{}
+	once sync.Once
+}
+
+func (w *benchWatch) ResultChan() <-chan watch.Event { return w.ch }
+func (w *benchWatch) Stop()                          { w.once.Do(func() { close(w.done) }) }
+
+func (w *benchWatch) send(e watch.Event) {
+	select {
+	case w.ch <- e:
+	case <-w.done:
+	}
 }
 
 func (f *fakeConfigMaps) list(context.Context, metav1.ListOptions) (runtime.Object, error) {
@@ -122,7 +140,7 @@ func (f *fakeConfigMaps) list(context.Context, metav1.ListOptions) (runtime.Obje
 func (f *fakeConfigMaps) watch(context.Context, metav1.ListOptions) (watch.Interface, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.w = watch.NewFakeWithChanSize(4096, false)
+	f.w = &benchWatch{ch: make(chan watch.Event, 4096), done: make(chan struct{})}
 	return f.w, nil
 }
 
@@ -142,7 +160,7 @@ func (f *fakeConfigMaps) update(_ context.Context, o *corev1.ConfigMap) (*corev1
 	stored.ResourceVersion = strconv.FormatInt(f.rv, 10)
 	f.items[key] = stored
 	if f.w != nil {
-		f.w.Modify(stored.DeepCopy())
+		f.w.send(watch.Event{Type: watch.Modified, Object: stored.DeepCopy()})
 	}
 	return stored.DeepCopy(), nil
 }
