@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/gluster/anthill/fsm"
 	"github.com/gluster/anthill/gd2/sim"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/effects"
@@ -247,5 +248,15 @@ func TestADestructiveStepIsDecidedOnALiveRead(t *testing.T) {
 	}
 	if st := f.nodeNamed(names[0]).Status.State; st != string(states.NodeDeleting) {
 		t.Fatalf("state %s, want Deleting (the live read found the peer gone)", st)
+	}
+}
+
+// Exactly the states nodes rest in gather from the shared view.
+func TestOnlyRestingStatesGatherFromTheSharedView(t *testing.T) {
+	resting := map[fsm.State]bool{states.NodeOnline: true, states.NodeMaintenance: true, states.NodeOffline: true, states.NodeFailed: true}
+	for _, sd := range states.NodeDefinition().States {
+		if got := restsOnSharedView(sd.Name); got != resting[sd.Name] {
+			t.Errorf("%s: gathers from the shared view = %t, want %t", sd.Name, got, resting[sd.Name])
+		}
 	}
 }
