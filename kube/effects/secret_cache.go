@@ -101,6 +101,12 @@ func (s *SecretCache) Watched() int {
 // apierrors NotFound when it does not exist). The returned object is
 // shared with the cache: never modify it.
 func (s *SecretCache) Get(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
+	// Sweep on every read, not only on a labelled miss: once anthill's own
+	// secret is in the labelled informer, the watch a first miss started
+	// for it is never read again.
+	s.mu.Lock()
+	s.sweep(s.now())
+	s.mu.Unlock()
 	if s.Labelled != nil {
 		if sec, err := s.Labelled.Secrets(namespace).Get(name); err == nil {
 			return sec, nil
@@ -125,8 +131,7 @@ func (s *SecretCache) now() time.Time {
 }
 
 // watch returns the informer of namespace/name, starting it if the cache
-// is started and none runs; nil before Start. It also stops watches idle
-// for longer than Idle (at most once a minute).
+// is started and none runs; nil before Start.
 func (s *SecretCache) watch(namespace, name string) cache.SharedIndexInformer {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -134,7 +139,6 @@ func (s *SecretCache) watch(namespace, name string) cache.SharedIndexInformer {
 		return nil
 	}
 	now := s.now()
-	s.sweep(now)
 	key := namespace + "/" + name
 	if w, ok := s.watches[key]; ok {
 		w.used = now
@@ -164,9 +168,10 @@ func (s *SecretCache) watch(namespace, name string) cache.SharedIndexInformer {
 	return inf
 }
 
-// sweep stops the watches no read used for Idle. Called with mu held.
+// sweep stops the watches no read used for Idle, at most once a minute.
+// Called with mu held.
 func (s *SecretCache) sweep(now time.Time) {
-	if now.Sub(s.swept) < time.Minute {
+	if s.base == nil || now.Sub(s.swept) < time.Minute {
 		return
 	}
 	s.swept = now

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	corev1listers "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
@@ -166,34 +168,48 @@ func TestSecretCacheFindsANewSecretAtOnceAndFollowsRotation(t *testing.T) {
 
 // Before Start every read is live; a watch no read used for Idle stops.
 func TestSecretCacheReadsLiveUntilStartedAndDropsIdleWatches(t *testing.T) {
-	kube := kubefake.NewClientset(userAuthSecret("v"))
+	own := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: fixtures.Namespace, Name: "own",
+		Labels: map[string]string{objects.LabelManagedBy: objects.ManagedByAnthill}}}
+	kube := kubefake.NewClientset(userAuthSecret("v"), own)
 	ctx := context.Background()
 	clk := clocktesting.NewFakeClock(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
-	cache := &SecretCache{Kube: kube, Clock: clk, Idle: 10 * time.Minute}
-	if _, err := cache.Get(ctx, fixtures.Namespace, "auth"); err != nil {
+	labelled := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	sc := &SecretCache{Kube: kube, Clock: clk, Idle: 10 * time.Minute, Labelled: corev1listers.NewSecretLister(labelled)}
+	if _, err := sc.Get(ctx, fixtures.Namespace, "auth"); err != nil {
 		t.Fatal(err)
 	}
-	if cache.Watched() != 0 || secretGets(kube) != 1 {
-		t.Fatalf("before Start: %d watches, %d GETs; want 0 and 1", cache.Watched(), secretGets(kube))
+	if sc.Watched() != 0 || secretGets(kube) != 1 {
+		t.Fatalf("before Start: %d watches, %d GETs; want 0 and 1", sc.Watched(), secretGets(kube))
 	}
 	stop := make(chan struct{})
 	defer close(stop)
-	cache.Start(stop)
-	defer cache.Shutdown()
-	if _, err := cache.Get(ctx, fixtures.Namespace, "auth"); err != nil {
+	sc.Start(stop)
+	defer sc.Shutdown()
+	if _, err := sc.Get(ctx, fixtures.Namespace, "auth"); err != nil {
 		t.Fatal(err)
 	}
-	if cache.Watched() != 1 {
-		t.Fatalf("%d watches after a read, want 1", cache.Watched())
+	if sc.Watched() != 1 {
+		t.Fatalf("%d watches after a read, want 1", sc.Watched())
 	}
 	clk.Step(11 * time.Minute)
-	if _, err := cache.Get(ctx, fixtures.Namespace, "other"); !apierrors.IsNotFound(err) {
+	if _, err := sc.Get(ctx, fixtures.Namespace, "other"); !apierrors.IsNotFound(err) {
 		t.Fatalf("a missing Secret: %v", err)
 	}
-	cache.mu.Lock()
-	_, kept := cache.watches[fixtures.Namespace+"/auth"]
-	cache.mu.Unlock()
-	if kept || cache.Watched() != 1 {
-		t.Fatalf("the idle watch of auth was kept (%d watches)", cache.Watched())
+	sc.mu.Lock()
+	_, kept := sc.watches[fixtures.Namespace+"/auth"]
+	sc.mu.Unlock()
+	if kept || sc.Watched() != 1 {
+		t.Fatalf("the idle watch of auth was kept (%d watches)", sc.Watched())
+	}
+	// Reads the labelled informer answers sweep too.
+	if err := labelled.Add(own); err != nil {
+		t.Fatal(err)
+	}
+	clk.Step(11 * time.Minute)
+	if _, err := sc.Get(ctx, fixtures.Namespace, "own"); err != nil {
+		t.Fatal(err)
+	}
+	if sc.Watched() != 0 {
+		t.Fatalf("%d idle watches kept while reads hit the labelled informer", sc.Watched())
 	}
 }
