@@ -18,7 +18,7 @@ LDFLAGS     := -X github.com/gluster/anthill/cmd/internal/cli.Version=$(VERSION)
 # test binaries at once so two cores are not oversubscribed.
 TEST_PARALLEL ?= 4
 
-.PHONY: all build image helm lint-yaml coverage controlplane promtool generate verify verify-generate lint test test-unit test-e2e sandbox bench clean
+.PHONY: all build image helm lint-yaml coverage controlplane promtool generate verify verify-generate lint test test-unit test-e2e sandbox bench bench-engine clean
 
 all: build
 
@@ -110,9 +110,14 @@ coverage: $(PROMTOOL)
 sandbox: controlplane build
 	bin/anthill-dev sandbox up
 
-## bench: benchmarks that print ratios against a baseline measured in the same run
-bench: controlplane
+## bench: benchmarks that print ratios against a baseline measured in the same run, then bench-engine
+bench: controlplane bench-engine
 	$(GO) test -tags e2e -run '^$$' -bench . -benchtime 1x -timeout 60m ./e2e/...
+
+## bench-engine: the dispatcher's throughput on fake clients, in transitions per second per core
+## (target >= 20,000; docs/performance.md)
+bench-engine:
+	$(GO) test -run '^$$' -bench DispatcherTransitions -benchtime 200000x ./kube/engine
 
 clean:
 	rm -rf bin dist

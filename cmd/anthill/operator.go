@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gluster/anthill/cmd/internal/cli"
+	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/operator"
 )
 
@@ -30,6 +31,8 @@ func runOperator(ctx context.Context, args []string) error {
 	fs.StringVar(&cfg.LeaseName, "leader-election-name", "anthill-operator", "name of the leader-election Lease")
 	fs.StringVar(&cfg.Identity, "identity", "", "leader-election identity; default the host name")
 	fs.DurationVar(&cfg.GD2Timeout, "gd2-timeout", 30*time.Second, "timeout of one GD2 request")
+	fs.DurationVar(&cfg.GD2ListInterval, "gd2-list-interval", effects.DefaultPoolViewTTL,
+		"how long the node syncs of one cluster share its GD2 peer and device lists (a decision that acts always reads them live)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -44,6 +47,9 @@ func runOperator(ctx context.Context, args []string) error {
 		return fmt.Errorf("--kube-api-qps and --kube-api-burst must be positive, got %v and %d", *qps, cfg.KubeBurst)
 	}
 	cfg.KubeQPS = float32(*qps)
+	if cfg.GD2ListInterval <= 0 {
+		return fmt.Errorf("--gd2-list-interval must be positive, got %s", cfg.GD2ListInterval)
+	}
 	if cfg.ResyncPeriod <= 0 {
 		return fmt.Errorf("--resync must be positive, got %s", cfg.ResyncPeriod)
 	}

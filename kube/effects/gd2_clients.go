@@ -13,7 +13,6 @@ import (
 
 	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/gluster/anthill/gd2"
@@ -29,10 +28,18 @@ import (
 // An external cluster's client talks to the pool's addresses themselves,
 // sticking to one that answers and failing over in order (failoverTransport).
 type GD2Clients struct {
-	// Secrets is read live on every call: the auth secret may be one the
-	// admin supplied (not labelled by anthill, so not in any informer), and
-	// a rotated secret must be used at once.
+	// Secrets is the live API, read when Cache is nil.
 	Secrets typedcorev1.SecretsGetter
+	// Cache, if set, serves the auth and CA secrets from watches (see
+	// SecretCache): the auth secret may be one the admin supplied (not
+	// labelled by anthill) or one just created, so a cache miss reads
+	// live, and a rotated secret reaches the cache as a watch event, so
+	// the next sync uses it.
+	Cache *SecretCache
+	// Views, if set, is told of every GD2 call that may change a
+	// cluster's configuration, so that it re-reads that cluster's shared
+	// lists (see PoolViews).
+	Views   *PoolViews
 	Metrics *engine.Metrics
 	// Timeout bounds each GD2 call.
 	Timeout time.Duration
@@ -64,11 +71,19 @@ func (e *ErrNoAuthSecret) Error() string {
 // default policy's back-off).
 var syncRetry = gd2.RetryPolicy{MaxAttempts: 2, BaseDelay: 100 * time.Millisecond, MaxDelay: 100 * time.Millisecond}
 
-// authSecret reads c's GD2 auth secret live and returns its value and
-// resource version.
+// secrets is where the clients' Secrets are read.
+func (g *GD2Clients) secrets() secretReader {
+	if g.Cache != nil {
+		return g.Cache
+	}
+	return liveSecrets{g.Secrets}
+}
+
+// authSecret reads c's GD2 auth secret and returns its value and resource
+// version.
 func (g *GD2Clients) authSecret(ctx context.Context, c *operatorv1alpha1.GlusterCluster) (string, string, error) {
 	name, key := objects.AuthSecretRef(c)
-	sec, err := g.Secrets.Secrets(c.Namespace).Get(ctx, name, metav1.GetOptions{})
+	sec, err := g.secrets().Get(ctx, c.Namespace, name)
 	if apierrors.IsNotFound(err) {
 		return "", "", &ErrNoAuthSecret{Namespace: c.Namespace, Name: name}
 	}
@@ -92,7 +107,7 @@ func (g *GD2Clients) trust(ctx context.Context, c *operatorv1alpha1.GlusterClust
 	if !objects.TLSEnabled(c) {
 		return nil, "", "", nil
 	}
-	if bundle, version, err = trustBundle(ctx, g.Secrets, c); err != nil {
+	if bundle, version, err = trustBundle(ctx, g.secrets(), c); err != nil {
 		return nil, "", "", err
 	}
 	if m := c.Spec.Management; m != nil && m.Endpoint != "" && !objects.IsExternal(c) {
@@ -121,9 +136,7 @@ func (g *GD2Clients) For(ctx context.Context, c *operatorv1alpha1.GlusterCluster
 		return e.client, nil
 	}
 	opts := gd2.Options{Endpoint: endpoints[0], Secret: secret, Timeout: g.Timeout, Retry: &syncRetry, CACert: bundle, ServerName: serverName}
-	if g.Metrics != nil {
-		opts.Observer = gd2Observer{g.Metrics}
-	}
+	opts.Observer = g.observer(id)
 	if len(endpoints) > 1 {
 		tr, err := newFailoverTransport(endpoints, failoverLogger(g.Log, c.Namespace, c.Name), bundle)
 		if err != nil {
@@ -185,9 +198,7 @@ func (g *GD2Clients) ForNode(ctx context.Context, c *operatorv1alpha1.GlusterClu
 		return e.client, nil
 	}
 	opts := gd2.Options{Endpoint: endpoint, Secret: secret, Timeout: g.Timeout, Retry: &syncRetry, CACert: bundle}
-	if g.Metrics != nil {
-		opts.Observer = gd2Observer{g.Metrics}
-	}
+	opts.Observer = g.observer(c.Namespace + "/" + c.Name)
 	opts.DialAddress = dial
 	cl, err := gd2.New(opts)
 	if err != nil {
@@ -214,19 +225,61 @@ func (g *GD2Clients) ForgetNode(namespace, name string) {
 	delete(g.cache, "node:"+namespace+"/"+name)
 }
 
-// Forget drops the client of a deleted cluster.
+// Forget drops the client and the shared view of a deleted cluster.
 func (g *GD2Clients) Forget(namespace, name string) {
+	if g.Views != nil {
+		g.Views.Forget(namespace + "/" + name)
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	delete(g.cache, namespace+"/"+name)
 }
 
+// Shared returns gc, the client of c, with c's peer and device lists
+// shared through Views (gc itself without Views).
+func (g *GD2Clients) Shared(c *operatorv1alpha1.GlusterCluster, gc *gd2.Client) GD2Reader {
+	if g.Views == nil {
+		return gc
+	}
+	return g.Views.Reads(c.Namespace+"/"+c.Name, gc)
+}
+
+// GD2Reader is the GD2 reads a node sync makes.
+type GD2Reader interface {
+	ListPeers(ctx context.Context, f gd2.Filter) ([]gd2.Peer, error)
+	ListAllDevices(ctx context.Context) ([]gd2.Device, error)
+	ListVolumes(ctx context.Context, f gd2.Filter) ([]gd2.Volume, error)
+	BricksStatus(ctx context.Context, volume string) ([]gd2.BrickStatus, error)
+	HealInfo(ctx context.Context, volume string, kind gd2.HealInfoKind) ([]gd2.BrickHealInfo, error)
+}
+
+// observer is the request observer of a client of cluster (namespace/name),
+// nil when there is nothing to tell.
+func (g *GD2Clients) observer(cluster string) gd2.Observer {
+	if g.Metrics == nil && g.Views == nil {
+		return nil
+	}
+	return gd2Observer{m: g.Metrics, views: g.Views, cluster: cluster}
+}
+
 // gd2Observer feeds the GD2 client's request observations into the
-// operator's metrics.
-type gd2Observer struct{ m *engine.Metrics }
+// operator's metrics, and drops the cluster's shared view after a request
+// that may have changed it (failed ones too: a failed GD2 transaction may
+// have changed something before it failed).
+type gd2Observer struct {
+	m       *engine.Metrics
+	views   *PoolViews
+	cluster string
+}
 
 // ObserveRequest records one GD2 request attempt.
 func (o gd2Observer) ObserveRequest(op gd2.Operation, code int, d time.Duration) {
+	if o.views != nil && changesConfig(op) {
+		o.views.Invalidate(o.cluster)
+	}
+	if o.m == nil {
+		return
+	}
 	o.m.GD2Requests.WithLabelValues(string(op), strconv.Itoa(code)).Inc()
 	o.m.GD2Duration.WithLabelValues(string(op)).Observe(d.Seconds())
 }

@@ -17,7 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/client/clientset/versioned"
@@ -26,8 +25,10 @@ import (
 )
 
 // TLS checks a cluster's CA secret and issues its certificates (see
-// objects/tls.go for what is issued, and docs/security.md). Secrets are
-// read live: the CA secret is the admin's and not in any informer.
+// objects/tls.go for what is issued, and docs/security.md). Check reads
+// the Secrets from Cache when set (a steady sync then sends no request);
+// issuing reads them live, so that a certificate is never issued twice
+// because a watch had not yet delivered the one just written.
 //
 // Nothing it returns, logs or records carries key material: problems name
 // the Secret and what is wrong with it; due certificates are named by
@@ -35,6 +36,8 @@ import (
 type TLS struct {
 	Client  kubernetes.Interface
 	Anthill versioned.Interface
+	// Cache, if set, serves Check's reads (see SecretCache).
+	Cache *SecretCache
 	// Now replaces time.Now (tests).
 	Now func() time.Time
 }
@@ -80,7 +83,11 @@ func (t *TLS) Check(ctx context.Context, c *operatorv1alpha1.GlusterCluster, nod
 	if !objects.TLSEnabled(c) {
 		return TLSCheck{}, nil
 	}
-	p, err := t.plan(ctx, c, nodes)
+	var r secretReader = t.live()
+	if t.Cache != nil {
+		r = t.Cache
+	}
+	p, err := t.plan(ctx, c, nodes, r)
 	if err != nil || p.problem != "" {
 		return TLSCheck{Problem: p.problem}, err
 	}
@@ -97,11 +104,13 @@ func (t *TLS) Check(ctx context.Context, c *operatorv1alpha1.GlusterCluster, nod
 	return out, nil
 }
 
+func (t *TLS) live() secretReader { return liveSecrets{t.Client.CoreV1()} }
+
 // readCA reads and checks spec.caSecretRef. A problem is returned as a
 // sentence, never as an error: the caller waits on it.
-func (t *TLS) readCA(ctx context.Context, c *operatorv1alpha1.GlusterCluster, p *tlsPlan) error {
+func (t *TLS) readCA(ctx context.Context, c *operatorv1alpha1.GlusterCluster, p *tlsPlan, r secretReader) error {
 	name, certKey := objects.CASecret(c)
-	sec, err := t.Client.CoreV1().Secrets(c.Namespace).Get(ctx, name, metav1.GetOptions{})
+	sec, err := r.Get(ctx, c.Namespace, name)
 	if apierrors.IsNotFound(err) {
 		p.problem = fmt.Sprintf("CA secret %s/%s (spec.caSecretRef) does not exist.", c.Namespace, name)
 		return nil
@@ -126,15 +135,15 @@ func (t *TLS) readCA(ctx context.Context, c *operatorv1alpha1.GlusterCluster, p 
 	return err
 }
 
-// plan reads the CA, the trust Secret and every issued Secret of c.
-func (t *TLS) plan(ctx context.Context, c *operatorv1alpha1.GlusterCluster, nodes []*operatorv1alpha1.GlusterNode) (tlsPlan, error) {
+// plan reads the CA, the trust Secret and every issued Secret of c
+// through r.
+func (t *TLS) plan(ctx context.Context, c *operatorv1alpha1.GlusterCluster, nodes []*operatorv1alpha1.GlusterNode, r secretReader) (tlsPlan, error) {
 	var p tlsPlan
-	if err := t.readCA(ctx, c, &p); err != nil || p.problem != "" {
+	if err := t.readCA(ctx, c, &p, r); err != nil || p.problem != "" {
 		return p, err
 	}
 	now := t.now()
-	secrets := t.Client.CoreV1().Secrets(c.Namespace)
-	trust, err := secrets.Get(ctx, objects.TLSTrustSecretName(c.Name), metav1.GetOptions{})
+	trust, err := r.Get(ctx, c.Namespace, objects.TLSTrustSecretName(c.Name))
 	switch {
 	case err == nil:
 		p.trustExists = true
@@ -155,7 +164,7 @@ func (t *TLS) plan(ctx context.Context, c *operatorv1alpha1.GlusterCluster, node
 		}
 		for i := range p.items {
 			it := &p.items[i]
-			sec, err := secrets.Get(ctx, it.secret, metav1.GetOptions{})
+			sec, err := r.Get(ctx, c.Namespace, it.secret)
 			if err != nil && !apierrors.IsNotFound(err) {
 				return p, fmt.Errorf("read TLS secret %s/%s: %w", c.Namespace, it.secret, err)
 			}
@@ -206,7 +215,7 @@ func (t *TLS) IssueCertificates(ctx context.Context, c *operatorv1alpha1.Gluster
 	if !objects.TLSEnabled(c) {
 		return nil
 	}
-	p, err := t.plan(ctx, c, nodes)
+	p, err := t.plan(ctx, c, nodes, t.live())
 	if err != nil {
 		return err
 	}
@@ -316,17 +325,16 @@ func CertificateHash(certPEM []byte) string {
 // the trust Secret anthill writes, or (before it exists) the CA
 // certificate of spec.caSecretRef itself. nil when c has no TLS.
 func (t *TLS) TrustBundle(ctx context.Context, c *operatorv1alpha1.GlusterCluster) ([]byte, string, error) {
-	return trustBundle(ctx, t.Client.CoreV1(), c)
+	return trustBundle(ctx, t.live(), c)
 }
 
 // trustBundle reads the CA bundle of c for a client and a version string
 // that changes with it.
-func trustBundle(ctx context.Context, core secretsGetter, c *operatorv1alpha1.GlusterCluster) ([]byte, string, error) {
+func trustBundle(ctx context.Context, r secretReader, c *operatorv1alpha1.GlusterCluster) ([]byte, string, error) {
 	if !objects.TLSEnabled(c) {
 		return nil, "", nil
 	}
-	secrets := core.Secrets(c.Namespace)
-	trust, err := secrets.Get(ctx, objects.TLSTrustSecretName(c.Name), metav1.GetOptions{})
+	trust, err := r.Get(ctx, c.Namespace, objects.TLSTrustSecretName(c.Name))
 	if err == nil && len(trust.Data[objects.TLSCAKey]) > 0 {
 		return trust.Data[objects.TLSCAKey], "trust:" + trust.ResourceVersion, nil
 	}
@@ -334,7 +342,7 @@ func trustBundle(ctx context.Context, core secretsGetter, c *operatorv1alpha1.Gl
 		return nil, "", fmt.Errorf("read trust secret %s/%s: %w", c.Namespace, objects.TLSTrustSecretName(c.Name), err)
 	}
 	name, certKey := objects.CASecret(c)
-	sec, err := secrets.Get(ctx, name, metav1.GetOptions{})
+	sec, err := r.Get(ctx, c.Namespace, name)
 	if err != nil {
 		return nil, "", fmt.Errorf("read CA secret %s/%s: %w", c.Namespace, name, err)
 	}
@@ -344,22 +352,18 @@ func trustBundle(ctx context.Context, core secretsGetter, c *operatorv1alpha1.Gl
 	return sec.Data[certKey], "ca:" + sec.ResourceVersion, nil
 }
 
-type secretsGetter interface {
-	Secrets(namespace string) typedcorev1.SecretInterface
-}
-
 // issueNode issues n's certificate before n is created, so that its first
 // pod template already carries it (no roll right after it joins), and
 // records the hash on n.
 func (t *TLS) issueNode(ctx context.Context, c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.GlusterNode) error {
 	var p tlsPlan
-	if err := t.readCA(ctx, c, &p); err != nil {
+	if err := t.readCA(ctx, c, &p, t.live()); err != nil {
 		return err
 	}
 	if p.problem != "" {
 		return errors.New(p.problem)
 	}
-	bundle, _, err := trustBundle(ctx, t.Client.CoreV1(), c)
+	bundle, _, err := trustBundle(ctx, t.live(), c)
 	if err != nil {
 		return err
 	}

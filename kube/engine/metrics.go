@@ -30,6 +30,10 @@ type Metrics struct {
 	// TransitionEventErrors those whose Event the API server refused.
 	TransitionEventsSuppressed *prometheus.CounterVec
 	TransitionEventErrors      *prometheus.CounterVec
+	// KubeRequests counts the operator's requests to the Kubernetes API
+	// server, by verb (see KubeVerb): what the operator's polling costs
+	// the API server, and the client rate limit it spends.
+	KubeRequests *prometheus.CounterVec
 }
 
 // NewMetrics builds and registers the metrics on a fresh registry that also
@@ -72,8 +76,12 @@ func NewMetrics() *Metrics {
 			Name: "anthill_transitionlog_write_errors_total",
 			Help: "Transition Events the API server did not accept, by machine.",
 		}, []string{"machine"}),
+		KubeRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "anthill_kube_requests_total",
+			Help: "Requests to the Kubernetes API server, by verb (get: reads of one object or a list; watch: each watch started).",
+		}, []string{"verb"}),
 	}
-	reg.MustRegister(m.TransitionEventsSuppressed, m.TransitionEventErrors, m.Transitions, m.SyncDuration, m.SyncErrors, m.GD2Requests, m.GD2Duration, m.GD2Errors,
+	reg.MustRegister(m.TransitionEventsSuppressed, m.TransitionEventErrors, m.Transitions, m.SyncDuration, m.SyncErrors, m.GD2Requests, m.GD2Duration, m.GD2Errors, m.KubeRequests,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -63,6 +63,9 @@ type nodeSync struct {
 	ops *effects.GD2
 	// peerID is the peer a join action added (Act fills it in).
 	peerID string
+	// liveRead: the GD2 side was read live, not from the cluster's shared
+	// view, because the decision acts.
+	liveRead bool
 }
 
 // Sync runs one decision for the node named by key.
@@ -260,12 +263,34 @@ func (s *NodeSyncer) Gather(ctx context.Context, node *operatorv1alpha1.GlusterN
 	if objects.IsExternal(cluster) {
 		return nil
 	}
-	var reads gd2Reads
+	var live, reads gd2Reads
 	if gc, err := s.GD2.For(ctx, cluster); err == nil {
-		f.ops, reads = &effects.GD2{Client: gc}, gc
+		f.ops, live, reads = &effects.GD2{Client: gc}, gc, gc
+		if restsOnSharedView(in.State) {
+			reads = s.GD2.Shared(cluster, gc)
+		}
 	} else {
 		s.log(node).Debug("no GD2 client yet", zap.Error(err))
 	}
+	if err := s.gatherFrom(ctx, node, cluster, in, reads); err != nil {
+		return err
+	}
+	// The cluster's peer and device lists may be a few seconds old (shared
+	// between its node syncs, see effects.PoolViews). That is good enough
+	// to wait on, never to act on: a decision that acts — above all one
+	// that moves a brick or deletes a peer — is taken again from a live
+	// read, and that decision is the one the runner checks and acts on.
+	if live != nil && reads != live && f.snap.GD2Reachable && acts(s.Decide(*in)) {
+		f.liveRead = true
+		return s.gatherFrom(ctx, node, cluster, in, live)
+	}
+	return nil
+}
+
+// gatherFrom fills in's snapshot and view from the listers and reads.
+func (s *NodeSyncer) gatherFrom(ctx context.Context, node *operatorv1alpha1.GlusterNode, cluster *operatorv1alpha1.GlusterCluster, in *engine.Instance[*nodeSync], reads gd2Reads) error {
+	f := in.Facts
+	var err error
 	f.snap, f.view, err = s.nodeSnapshot(ctx, node, cluster, in.State, reads)
 	if err != nil {
 		return err
@@ -273,6 +298,23 @@ func (s *NodeSyncer) Gather(ctx context.Context, node *operatorv1alpha1.GlusterN
 	f.snap.DownSince, f.snap.AliveSince = states.LivenessClocks(f.snap)
 	return nil
 }
+
+// restsOnSharedView reports whether a node in state st gathers from its
+// cluster's shared GD2 view: the states nodes rest in (Online,
+// Maintenance, Offline, Failed), whose syncs are the fleet's steady cost
+// and whose waits a few seconds' lag does not hurt. A node on its way
+// somewhere (joining, upgrading, leaving) reads live, so that it never
+// waits out the view's interval for a change GD2 already shows.
+func restsOnSharedView(st fsm.State) bool {
+	switch states.NodeMeaning(st).Class {
+	case states.NodeClassOnline, states.NodeClassMaintenance, states.NodeClassUnhealthy:
+		return true
+	}
+	return false
+}
+
+// acts reports whether d fires an event or runs a step.
+func acts(d states.Decision) bool { return d.Event != "" || d.Step != "" }
 
 // Decide is the node's pure decision; a node without its cluster, or of an
 // external cluster, waits.

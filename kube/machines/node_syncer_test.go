@@ -51,9 +51,11 @@ type nodeFixture struct {
 	pvcs     cache.Indexer
 	sim      *sim.Simulator
 	gd2      *gd2.Client
-	clock    *clocktesting.FakeClock
-	events   *record.FakeRecorder
-	syncer   *NodeSyncer
+	// calls counts the requests the simulator served.
+	calls  *requestCounter
+	clock  *clocktesting.FakeClock
+	events *record.FakeRecorder
+	syncer *NodeSyncer
 }
 
 func newIndexer() cache.Indexer {
@@ -66,7 +68,8 @@ func newNodeFixture(t *testing.T) *nodeFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(s.Handler())
+	calls := &requestCounter{}
+	srv := httptest.NewServer(calls.wrap(s.Handler()))
 	t.Cleanup(func() { srv.Close(); _ = s.Close() })
 	g, err := gd2.New(gd2.Options{Endpoint: srv.URL, Secret: fixtures.GD2Secret})
 	if err != nil {
@@ -97,7 +100,7 @@ func newNodeFixture(t *testing.T) *nodeFixture {
 	f := &nodeFixture{
 		t: t, kube: kubefake.NewClientset(pod, pvc, secret), anthill: anthillfake.NewSimpleClientset(cluster, node),
 		nodes: newIndexer(), clusters: newIndexer(), pods: newIndexer(), pvcs: newIndexer(),
-		sim: s, gd2: g, clock: clocktesting.NewFakeClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)),
+		sim: s, gd2: g, calls: calls, clock: clocktesting.NewFakeClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)),
 		events: record.NewFakeRecorder(100),
 	}
 	for _, add := range []struct {

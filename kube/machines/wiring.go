@@ -64,6 +64,9 @@ type WireConfig struct {
 	Log        *zap.Logger
 	Clock      clock.Clock
 	GD2Timeout time.Duration
+	// PoolViewTTL is how long a cluster's GD2 peer and device lists are
+	// shared between its node syncs; 0 is effects.DefaultPoolViewTTL.
+	PoolViewTTL time.Duration
 }
 
 // Wire builds the informers, listers, syncers and the dispatcher. Only
@@ -143,8 +146,14 @@ func Wire(cfg WireConfig) (*Machines, error) {
 	if err := d.WatchChanges(kubeNodes.Informer(), schedulingChanged, nodeDrainKeys(pods.Lister())); err != nil {
 		return nil, err
 	}
-	gd2c := &effects.GD2Clients{Secrets: cfg.Kube.CoreV1(), Metrics: cfg.Metrics, Timeout: cfg.GD2Timeout, Log: cfg.Log}
-	tlsIssuer := &effects.TLS{Client: cfg.Kube, Anthill: cfg.Anthill, Now: cfg.Clock.Now}
+	// Syncs read Secrets from watches: anthill's own from the labelled
+	// informer, an admin's each by its name (effects.SecretCache).
+	secretCache := &effects.SecretCache{Kube: cfg.Kube, Labelled: secrets.Lister(), Clock: cfg.Clock}
+	gd2c := &effects.GD2Clients{
+		Secrets: cfg.Kube.CoreV1(), Cache: secretCache, Views: &effects.PoolViews{TTL: cfg.PoolViewTTL, Clock: cfg.Clock},
+		Metrics: cfg.Metrics, Timeout: cfg.GD2Timeout, Log: cfg.Log,
+	}
+	tlsIssuer := &effects.TLS{Client: cfg.Kube, Anthill: cfg.Anthill, Now: cfg.Clock.Now, Cache: secretCache}
 	kops := &effects.Kube{Client: cfg.Kube, Anthill: cfg.Anthill, TLS: tlsIssuer}
 	audit := effects.Audit{Log: cfg.Log}
 	d.Register(states.NodeMachine, &NodeSyncer{
@@ -183,6 +192,6 @@ func Wire(cfg WireConfig) (*Machines, error) {
 		}
 	}
 	m := &Machines{Dispatcher: d, broadcast: bc}
-	m.factories = append(m.factories, kf, pvf, af, nf)
+	m.factories = append(m.factories, kf, pvf, af, nf, secretCache)
 	return m, nil
 }

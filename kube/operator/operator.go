@@ -42,6 +42,9 @@ type Config struct {
 	KubeBurst int
 	// GD2Timeout bounds each GD2 request.
 	GD2Timeout time.Duration
+	// GD2ListInterval is how long a cluster's GD2 peer and device lists
+	// are shared between its node syncs (effects.PoolViews).
+	GD2ListInterval time.Duration
 }
 
 // RestConfig loads a kubeconfig file, or the in-cluster configuration when
@@ -75,11 +78,12 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	// client-go's default of 5 requests per second would make a cluster of
 	// dozens of nodes wait on the client rather than on the API server.
 	rc.QPS, rc.Burst = cfg.KubeQPS, cfg.KubeBurst
+	metrics := engine.NewMetrics()
+	rc.Wrap(engine.CountKubeRequests(metrics))
 	kc, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return err
 	}
-	metrics := engine.NewMetrics()
 	srv, err := NewServer(cfg.MetricsAddress, metrics, log)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.MetricsAddress, err)
@@ -104,7 +108,7 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	}
 	wired, err := machines.Wire(machines.WireConfig{
 		Kube: kc, Anthill: ac, Resync: cfg.ResyncPeriod, Workers: cfg.Workers,
-		Metrics: metrics, Log: log, GD2Timeout: cfg.GD2Timeout,
+		Metrics: metrics, Log: log, GD2Timeout: cfg.GD2Timeout, PoolViewTTL: cfg.GD2ListInterval,
 	})
 	if err != nil {
 		return err

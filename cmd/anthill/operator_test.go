@@ -1,0 +1,27 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// Flags that cannot work are refused before the operator connects to
+// anything.
+func TestOperatorRefusesUnusableFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--gd2-list-interval", "0s"}, "--gd2-list-interval must be positive"},
+		{[]string{"--workers", "0"}, "--workers must be at least 1"},
+		{[]string{"--kube-api-qps", "0"}, "--kube-api-qps and --kube-api-burst must be positive"},
+		{[]string{"--resync", "0s"}, "--resync must be positive"},
+		{[]string{"extra"}, "unexpected arguments"},
+	} {
+		err := runOperator(context.Background(), tc.args)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want an error saying %q", tc.args, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,116 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gluster/anthill/e2e/framework"
+)
+
+// BenchmarkSteadyStateThirtyNodes measures what 30 Online Gluster nodes
+// cost while nothing changes: five clusters of six nodes (one simulator
+// each), brought Online, left to settle, then watched for a window
+// (ANTHILL_STEADY_WINDOW, default 90s). It reports, from the operator's own
+// counters over the window, GD2 calls per node per minute, API reads (GETs
+// of objects and lists; watches apart) and writes per minute, and syncs per
+// minute (docs/performance.md has the figures and how to rerun).
+func BenchmarkSteadyStateThirtyNodes(b *testing.B) {
+	const clusters, perTemplate, nodes = 5, 2, 30
+	ctx := context.Background()
+	window := 90 * time.Second
+	if w, err := time.ParseDuration(os.Getenv("ANTHILL_STEADY_WINDOW")); err == nil && w > 0 {
+		window = w
+	}
+	if err := env.CreateLocalStorage(ctx, 12, "100Gi"); err != nil {
+		b.Fatal(err)
+	}
+	addr, err := operator.HTTPAddress(ctx, time.Minute)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for range b.N {
+		var namespaces []string
+		for range clusters {
+			ns := env.Namespace(b)
+			sim := startSim(b, ns, defaultSimOptions)
+			if err := env.CreateSimAuthSecret(ctx, ns, "steady", sim); err != nil {
+				b.Fatal(err)
+			}
+			c, err := framework.SampleCluster(ns, "steady", sim, perTemplate)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Create(ctx, c, metav1.CreateOptions{}); err != nil {
+				b.Fatal(err)
+			}
+			namespaces = append(namespaces, ns)
+		}
+		start := time.Now()
+		err := framework.WaitFor(ctx, 10*time.Minute, func(ctx context.Context) (bool, error) {
+			online := 0
+			for _, ns := range namespaces {
+				list, err := framework.ClusterNodes(ctx, anthill, ns, "steady")
+				if err != nil {
+					return false, err
+				}
+				for _, n := range list {
+					if n.Status.State == "Online" {
+						online++
+					}
+				}
+			}
+			return online == nodes, fmt.Errorf("%d of %d Online", online, nodes)
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		up := time.Since(start)
+		// Let the clusters' own machines (Ready, budgets, CSI) finish.
+		time.Sleep(30 * time.Second)
+		before := scrapeMetrics(b, addr)
+		t0 := time.Now()
+		time.Sleep(window)
+		after := scrapeMetrics(b, addr)
+		minutes := time.Since(t0).Minutes()
+		delta := func(name string, labels map[string]string) float64 {
+			v1, _ := after.value(name, labels)
+			v0, _ := before.value(name, labels)
+			return v1 - v0
+		}
+		gd2PerNode := delta("anthill_gd2_requests_total", nil) / nodes / minutes
+		reads := delta("anthill_kube_requests_total", map[string]string{"verb": "get"}) / minutes
+		var writes float64
+		for _, verb := range []string{"create", "update", "patch", "delete"} {
+			writes += delta("anthill_kube_requests_total", map[string]string{"verb": verb})
+		}
+		writes /= minutes
+		syncs := (syncCount(after) - syncCount(before)) / minutes
+		b.ReportMetric(gd2PerNode, "gd2-calls/node/min")
+		b.ReportMetric(reads, "api-reads/min")
+		b.ReportMetric(writes, "api-writes/min")
+		b.ReportMetric(syncs, "syncs/min")
+		fmt.Printf("steady: %d nodes (%d clusters) Online in %s; over %s: %.1f GD2 calls/node/min, %.0f API reads/min, %.0f API writes/min, %.0f syncs/min\n",
+			nodes, clusters, up.Round(100*time.Millisecond), window, gd2PerNode, reads, writes, syncs)
+		for _, op := range []string{"peers.list", "devices.list_all", "volumes.list", "peers.edit"} {
+			fmt.Printf("steady:   %s %.1f/node/min\n", op, delta("anthill_gd2_requests_total", map[string]string{"operation": op})/nodes/minutes)
+		}
+	}
+}
+
+// syncCount is the number of dispatcher syncs in s, every machine.
+func syncCount(s scrape) float64 {
+	var n float64
+	if mf := s["anthill_dispatcher_sync_duration_seconds"]; mf != nil {
+		for _, m := range mf.GetMetric() {
+			n += float64(m.GetHistogram().GetSampleCount())
+		}
+	}
+	return n
+}

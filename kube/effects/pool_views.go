@@ -1,0 +1,173 @@
+package effects
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/utils/clock"
+
+	"github.com/gluster/anthill/gd2"
+)
+
+// DefaultPoolViewTTL is how long a cluster's shared peer and device lists
+// serve its syncs. A few seconds: long enough that the nodes of a cluster,
+// synced one after another, share one read; short beside the liveness
+// windows the lists feed (an offline grace of 30 s).
+const DefaultPoolViewTTL = 5 * time.Second
+
+// PoolViews shares each cluster's GD2 peer list and device list between the
+// node syncs of one short interval (TTL), so that a cluster of N nodes
+// costs one peers.list and one devices.list_all per interval instead of N.
+//
+// A view is dropped (Invalidate) after every GD2 call anthill makes to that
+// cluster that may change its configuration (GD2Clients reports them), so
+// that anthill never re-reads its own write from before it. Changes made
+// elsewhere (a peer dies, an admin edits a device) are seen within TTL.
+//
+// The shared lists only inform decisions that wait; a decision that acts
+// is taken again on a live read (see NodeSyncer.Gather): data is never
+// moved, nor a peer deleted, on a shared list.
+type PoolViews struct {
+	// TTL defaults to DefaultPoolViewTTL.
+	TTL   time.Duration
+	Clock clock.Clock
+
+	mu    sync.Mutex
+	views map[string]*poolView
+}
+
+// poolView is one cluster's shared lists. mu is held while a read is in
+// flight, so that concurrent syncs of the cluster wait for it and share
+// it; gen counts invalidations, so that a read that overlapped one is not
+// kept.
+type poolView struct {
+	mu  sync.Mutex
+	gen atomic.Uint64
+
+	peers   cachedList[gd2.Peer]
+	devices cachedList[gd2.Device]
+}
+
+type cachedList[T any] struct {
+	items []T
+	at    time.Time
+	gen   uint64
+	ok    bool
+}
+
+func (v *PoolViews) now() time.Time {
+	if v.Clock != nil {
+		return v.Clock.Now()
+	}
+	return time.Now()
+}
+
+func (v *PoolViews) ttl() time.Duration {
+	if v.TTL > 0 {
+		return v.TTL
+	}
+	return DefaultPoolViewTTL
+}
+
+func (v *PoolViews) view(cluster string) *poolView {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	pv, ok := v.views[cluster]
+	if !ok {
+		if v.views == nil {
+			v.views = map[string]*poolView{}
+		}
+		pv = &poolView{}
+		v.views[cluster] = pv
+	}
+	return pv
+}
+
+// Invalidate drops cluster's shared lists: the next read is live.
+func (v *PoolViews) Invalidate(cluster string) {
+	v.mu.Lock()
+	pv, ok := v.views[cluster]
+	v.mu.Unlock()
+	if ok {
+		pv.gen.Add(1)
+	}
+}
+
+// Forget drops everything kept for a deleted cluster.
+func (v *PoolViews) Forget(cluster string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if pv, ok := v.views[cluster]; ok {
+		pv.gen.Add(1)
+		delete(v.views, cluster)
+	}
+}
+
+// shared returns the list l holds if it is fresh, else reads it with
+// read and keeps it unless an invalidation overlapped the read. Errors are
+// never kept. The caller gets its own slice (the elements' maps are
+// shared and must not be written).
+func shared[T any](v *PoolViews, pv *poolView, l *cachedList[T], read func() ([]T, error)) ([]T, error) {
+	pv.mu.Lock()
+	defer pv.mu.Unlock()
+	gen := pv.gen.Load()
+	if l.ok && l.gen == gen && v.now().Sub(l.at) < v.ttl() {
+		return slices.Clone(l.items), nil
+	}
+	items, err := read()
+	if err != nil {
+		return nil, err
+	}
+	if pv.gen.Load() == gen {
+		*l = cachedList[T]{items: items, at: v.now(), gen: gen, ok: true}
+	}
+	return slices.Clone(items), nil
+}
+
+// Reads returns gc's reads with the unfiltered peer list and the device
+// list shared through v for cluster (namespace/name).
+func (v *PoolViews) Reads(cluster string, gc *gd2.Client) *SharedReads {
+	return &SharedReads{Client: gc, views: v, cluster: cluster}
+}
+
+// SharedReads is a cluster's GD2 client whose ListPeers (unfiltered) and
+// ListAllDevices come from the cluster's shared view; every other call
+// goes to GD2.
+type SharedReads struct {
+	*gd2.Client
+	views   *PoolViews
+	cluster string
+}
+
+// ListPeers serves an unfiltered list from the shared view; a filtered one
+// is read from GD2.
+func (r *SharedReads) ListPeers(ctx context.Context, f gd2.Filter) ([]gd2.Peer, error) {
+	if f != (gd2.Filter{}) {
+		return r.Client.ListPeers(ctx, f)
+	}
+	pv := r.views.view(r.cluster)
+	return shared(r.views, pv, &pv.peers, func() ([]gd2.Peer, error) { return r.Client.ListPeers(ctx, f) })
+}
+
+// ListAllDevices serves the device list from the shared view.
+func (r *SharedReads) ListAllDevices(ctx context.Context) ([]gd2.Device, error) {
+	pv := r.views.view(r.cluster)
+	return shared(r.views, pv, &pv.devices, func() ([]gd2.Device, error) { return r.Client.ListAllDevices(ctx) })
+}
+
+// readOnly are the GD2 operations that change nothing; every other one
+// (and any the client adds later) invalidates its cluster's view.
+var readOnly = map[gd2.Operation]bool{
+	gd2.OpPing: true, gd2.OpVersion: true, gd2.OpEndpoints: true,
+	gd2.OpPeersList: true, gd2.OpPeersGet: true,
+	gd2.OpVolumesList: true, gd2.OpVolumesGet: true, gd2.OpVolumesStatus: true, gd2.OpVolumesBricksStatus: true, gd2.OpVolumesOptionsGet: true,
+	gd2.OpHealInfo: true, gd2.OpRebalanceStatus: true,
+	gd2.OpDevicesList: true, gd2.OpDevicesListAll: true, gd2.OpDevicesGet: true,
+	gd2.OpClusterOptionsGet: true,
+}
+
+// changesConfig reports whether op may change a cluster's configuration.
+func changesConfig(op gd2.Operation) bool { return !readOnly[op] }

@@ -1,0 +1,91 @@
+package effects
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/gluster/anthill/gd2"
+)
+
+// Concurrent syncs of one cluster wait for the read in flight and share
+// it; another cluster has its own view; errors are not kept.
+func TestPoolViewsShareOneReadPerClusterAndKeepNoErrors(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	v := &PoolViews{TTL: 5 * time.Second, Clock: clk}
+	var reads atomic.Int32
+	read := func() ([]gd2.Peer, error) {
+		reads.Add(1)
+		time.Sleep(20 * time.Millisecond)
+		return []gd2.Peer{{ID: "p1"}}, nil
+	}
+	pv := v.view("ns/a")
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if got, err := shared(v, pv, &pv.peers, read); err != nil || len(got) != 1 {
+				t.Errorf("shared read: %v, %v", got, err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := reads.Load(); n != 1 {
+		t.Fatalf("8 concurrent syncs made %d reads, want 1", n)
+	}
+	other := v.view("ns/b")
+	if _, err := shared(v, other, &other.peers, read); err != nil || reads.Load() != 2 {
+		t.Fatalf("another cluster shared the first one's view (%d reads, %v)", reads.Load(), err)
+	}
+	failing := v.view("ns/c")
+	if _, err := shared(v, failing, &failing.peers, func() ([]gd2.Peer, error) { return nil, errors.New("down") }); err == nil {
+		t.Fatal("the error was lost")
+	}
+	if _, err := shared(v, failing, &failing.peers, read); err != nil || reads.Load() != 3 {
+		t.Fatalf("an error was kept as the view (%d reads, %v)", reads.Load(), err)
+	}
+}
+
+// A read that overlapped an invalidation is returned but not kept: it may
+// predate the change that invalidated the view.
+func TestPoolViewsDropAReadThatOverlappedAChange(t *testing.T) {
+	v := &PoolViews{TTL: time.Minute}
+	pv := v.view("ns/a")
+	var reads int
+	if _, err := shared(v, pv, &pv.peers, func() ([]gd2.Peer, error) {
+		reads++
+		v.Invalidate("ns/a") // a write lands while the list is read
+		return nil, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := shared(v, pv, &pv.peers, func() ([]gd2.Peer, error) { reads++; return nil, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if reads != 2 {
+		t.Fatalf("%d reads, want 2: the overlapped read must not serve the next sync", reads)
+	}
+	v.Forget("ns/a")
+	if len(v.views) != 0 {
+		t.Fatal("Forget kept the view")
+	}
+}
+
+// Every operation that is not a plain read drops the view, including any
+// the client adds later.
+func TestOnlyReadOperationsKeepTheView(t *testing.T) {
+	for _, op := range []gd2.Operation{gd2.OpPeersAdd, gd2.OpPeersEdit, gd2.OpPeersDelete, gd2.OpDevicesAdd, gd2.OpDevicesEdit,
+		gd2.OpVolumesReplaceBrick, gd2.OpVolumesExpand, gd2.OpHealTrigger, gd2.OpHealSplitBrain, gd2.OpClusterOptionsSet, "some.future_call"} {
+		if !changesConfig(op) {
+			t.Errorf("%s keeps the view", op)
+		}
+	}
+	for _, op := range []gd2.Operation{gd2.OpPeersList, gd2.OpDevicesListAll, gd2.OpVolumesList, gd2.OpVolumesBricksStatus, gd2.OpHealInfo} {
+		if changesConfig(op) {
+			t.Errorf("%s drops the view", op)
+		}
+	}
+}

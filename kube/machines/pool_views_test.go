@@ -1,0 +1,262 @@
+package machines
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/gluster/anthill/fsm"
+	"github.com/gluster/anthill/gd2/sim"
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/effects"
+	"github.com/gluster/anthill/kube/objects"
+	"github.com/gluster/anthill/states"
+)
+
+// requestCounter counts the requests a handler serves, by method and path.
+type requestCounter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *requestCounter) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c.mu.Lock()
+		if c.n == nil {
+			c.n = map[string]int{}
+		}
+		c.n[r.Method+" "+r.URL.Path]++
+		c.mu.Unlock()
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (c *requestCounter) count(methodPath string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[methodPath]
+}
+
+const (
+	peersList   = "GET /v1/peers"
+	devicesList = "GET /v1/devices"
+)
+
+// addNode adds another node of the fixture's cluster, with its pod, claim
+// and GD2 host, in state.
+func (f *nodeFixture) addNode(name string) {
+	f.t.Helper()
+	node := &operatorv1alpha1.GlusterNode{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Finalizers: []string{objects.FinalizerNode}, UID: types.UID("uid-" + name)},
+		Spec: operatorv1alpha1.GlusterNodeSpec{Cluster: "gc", Zone: "zone-1",
+			Storage: &operatorv1alpha1.NodeStorage{DeviceCount: ptr.To[int32](1)}},
+		Status: operatorv1alpha1.GlusterNodeStatus{State: string(states.NodeProvisioning)},
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: objects.NodePodName(name), Annotations: map[string]string{objects.AnnotationVersion: "4.1.0"}},
+		Status:     corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}},
+	}
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: objects.BrickClaimName(name, 0)},
+		Status:     corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound},
+	}
+	if _, err := f.anthill.OperatorV1alpha1().GlusterNodes("ns").Create(context.Background(), node, metav1.CreateOptions{}); err != nil {
+		f.t.Fatal(err)
+	}
+	for _, err := range []error{f.nodes.Add(node), f.pods.Add(pod), f.pvcs.Add(pvc),
+		f.sim.UpsertHost(sim.HostSpec{Name: objects.NodePodName(name), Address: objects.NodeAddress(node), Alive: true})} {
+		if err != nil {
+			f.t.Fatal(err)
+		}
+	}
+}
+
+// syncNode runs one sync of the named node and delivers the stored node
+// to the indexer, as the informer would.
+func (f *nodeFixture) syncNode(name string) {
+	f.t.Helper()
+	if _, err := f.syncer.Sync(context.Background(), nodeKey("ns", name)); err != nil {
+		f.t.Fatalf("sync %s: %v", name, err)
+	}
+	n, err := f.anthill.OperatorV1alpha1().GlusterNodes("ns").Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if err := f.nodes.Update(n); err != nil {
+		f.t.Fatal(err)
+	}
+	f.checkInvariants(n)
+}
+
+func (f *nodeFixture) nodeNamed(name string) *operatorv1alpha1.GlusterNode {
+	f.t.Helper()
+	n, err := f.anthill.OperatorV1alpha1().GlusterNodes("ns").Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return n
+}
+
+// onlineCluster is a fixture whose node syncer shares GD2 lists, with
+// three Online nodes of one cluster.
+func onlineCluster(t *testing.T) (*nodeFixture, []string) {
+	t.Helper()
+	f := newNodeFixture(t)
+	f.syncer.GD2.Views = &effects.PoolViews{TTL: 5 * time.Second, Clock: f.clock}
+	names := []string{"gc-z1-a", "gc-z1-b", "gc-z1-c"}
+	for _, name := range names[1:] {
+		f.addNode(name)
+	}
+	for _, name := range names {
+		for range 3 {
+			f.syncNode(name)
+		}
+		if st := f.nodeNamed(name).Status.State; st != string(states.NodeOnline) {
+			t.Fatalf("%s is %s, want Online", name, st)
+		}
+	}
+	return f, names
+}
+
+// The node syncs of one cluster within the view's interval make one
+// peers.list and one devices.list_all between them; the next interval
+// reads again.
+func TestNodeSyncsOfOneClusterShareOnePeerListPerInterval(t *testing.T) {
+	f, names := onlineCluster(t)
+	f.clock.Step(10 * time.Second) // whatever the bring-up read is stale now
+	peers, devices := f.calls.count(peersList), f.calls.count(devicesList)
+	for range 4 {
+		for _, name := range names {
+			f.syncNode(name)
+		}
+	}
+	if n := f.calls.count(peersList) - peers; n != 1 {
+		t.Errorf("12 steady node syncs of one cluster made %d peers.list, want 1", n)
+	}
+	if n := f.calls.count(devicesList) - devices; n != 1 {
+		t.Errorf("12 steady node syncs of one cluster made %d devices.list_all, want 1", n)
+	}
+	f.clock.Step(6 * time.Second)
+	f.syncNode(names[0])
+	if n := f.calls.count(peersList) - peers; n != 2 {
+		t.Errorf("after the interval: %d peers.list in all, want 2", n)
+	}
+}
+
+// A configuration change anthill makes through GD2 drops the cluster's
+// view: the next sync reads GD2 again instead of its own stale list.
+func TestAConfigurationChangeDropsTheClusterView(t *testing.T) {
+	f, names := onlineCluster(t)
+	f.clock.Step(10 * time.Second)
+	f.syncNode(names[0])
+	peers := f.calls.count(peersList)
+	f.syncNode(names[1])
+	if f.calls.count(peersList) != peers {
+		t.Fatal("the second sync of the interval read GD2 again")
+	}
+	gc, err := f.syncer.GD2.For(context.Background(), f.clusterObj())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := &effects.GD2{Client: gc}
+	if err := ops.SetPeerMetadata(context.Background(), f.nodeNamed(names[0]).Status.PeerID, map[string]string{"k": "v"}); err != nil {
+		t.Fatal(err)
+	}
+	f.syncNode(names[2])
+	if n := f.calls.count(peersList) - peers; n != 1 {
+		t.Fatalf("after a peer edit the next sync made %d peers.list, want 1 (a fresh read)", n)
+	}
+}
+
+func (f *nodeFixture) clusterObj() *operatorv1alpha1.GlusterCluster {
+	f.t.Helper()
+	c, err := f.anthill.OperatorV1alpha1().GlusterClusters("ns").Get(context.Background(), "gc", metav1.GetOptions{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return c
+}
+
+// A decision that acts is never taken on the shared view: an Online node
+// asked to decommission gathers from the view, decides to drain, and
+// takes that decision again from a live read before it disables a device.
+func TestAnActingDecisionIsConfirmedOnALiveRead(t *testing.T) {
+	f, names := onlineCluster(t)
+	f.clock.Step(10 * time.Second)
+	f.syncNode(names[1]) // fills the view
+	n := f.nodeNamed(names[0])
+	n.Annotations = map[string]string{objects.AnnotationRequest: objects.RequestDecommission}
+	n, err := f.anthill.OperatorV1alpha1().GlusterNodes("ns").Update(context.Background(), n, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.nodes.Update(n); err != nil {
+		t.Fatal(err)
+	}
+	peers := f.calls.count(peersList)
+	f.syncNode(names[0])
+	if got := f.calls.count(peersList) - peers; got != 1 {
+		t.Errorf("the drain decision made %d peers.list, want 1 (the live confirmation; the first read is the view's)", got)
+	}
+	if st := f.nodeNamed(names[0]).Status.State; st != string(states.NodeDraining) {
+		t.Fatalf("state %s, want Draining", st)
+	}
+}
+
+// A node on its way out never gathers from the shared view. Here the
+// view, read a moment ago, still lists a detaching node's peer; an admin
+// has since deleted that peer in GD2. On the shared list the decision
+// would be to delete the peer; the sync reads live, finds the peer gone
+// and removes the node's workload instead, without asking GD2 to delete
+// anything.
+func TestADestructiveStepIsDecidedOnALiveRead(t *testing.T) {
+	f, names := onlineCluster(t)
+	f.clock.Step(10 * time.Second)
+	f.syncNode(names[1]) // fills the view
+	n := f.nodeNamed(names[0])
+	// It drained (no volumes: nothing to move) and entered Detaching.
+	now := metav1.Time{Time: f.clock.Now()}
+	n.Status.State = string(states.NodeDetaching)
+	n.Status.History = append(n.Status.History,
+		operatorv1alpha1.TransitionRecord{Time: now, From: string(states.NodeOnline), To: string(states.NodeDraining), Event: string(states.NodeDrain)},
+		operatorv1alpha1.TransitionRecord{Time: now, From: string(states.NodeDraining), To: string(states.NodeDetaching), Event: string(states.NodeDetach)})
+	n, err := f.anthill.OperatorV1alpha1().GlusterNodes("ns").UpdateStatus(context.Background(), n, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.nodes.Update(n); err != nil {
+		t.Fatal(err)
+	}
+	// The admin's delete goes around the operator: the view is not told.
+	if err := f.gd2.DeletePeer(context.Background(), n.Status.PeerID); err != nil {
+		t.Fatal(err)
+	}
+	peers, deletes := f.calls.count(peersList), f.calls.count("DELETE /v1/peers/"+n.Status.PeerID)
+	f.syncNode(names[0])
+	if got := f.calls.count(peersList) - peers; got != 1 {
+		t.Errorf("the detaching sync made %d peers.list, want 1 (live)", got)
+	}
+	if f.calls.count("DELETE /v1/peers/"+n.Status.PeerID) != deletes {
+		t.Error("the sync asked GD2 to delete a peer on the shared view")
+	}
+	if st := f.nodeNamed(names[0]).Status.State; st != string(states.NodeDeleting) {
+		t.Fatalf("state %s, want Deleting (the live read found the peer gone)", st)
+	}
+}
+
+// Exactly the states nodes rest in gather from the shared view.
+func TestOnlyRestingStatesGatherFromTheSharedView(t *testing.T) {
+	resting := map[fsm.State]bool{states.NodeOnline: true, states.NodeMaintenance: true, states.NodeOffline: true, states.NodeFailed: true}
+	for _, sd := range states.NodeDefinition().States {
+		if got := restsOnSharedView(sd.Name); got != resting[sd.Name] {
+			t.Errorf("%s: gathers from the shared view = %t, want %t", sd.Name, got, resting[sd.Name])
+		}
+	}
+}
