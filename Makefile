@@ -90,6 +90,12 @@ lint: $(STATICCHECK)
 	cd tools/image && $(GO) vet ./... && $(STATICCHECK) ./...
 	cd tools/olm && $(GO) vet ./...
 
+## docs: the documentation site from docs/ into dist/site (mkdocs, Debian's package), failing on any warning;
+## preview with `mkdocs serve`
+.PHONY: docs
+docs:
+	mkdocs build --strict --site-dir dist/site
+
 ## lint-yaml: yamllint (Debian's package) over manifests/, the chart and the repository's own YAML
 lint-yaml:
 	yamllint --strict -c .yamllint.yaml manifests .github .yamllint.yaml
