@@ -5,13 +5,16 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	"github.com/gluster/anthill/e2e/framework"
@@ -32,7 +35,9 @@ import (
 // the same name and claims, and the same GD2 peer rejoins: Offline ->
 // Online, and the volume that kept taking writes heals. The operator is
 // SIGKILLed while the node is down and restarted; the simulator must
-// record no data-safety violation.
+// record no data-safety violation. The lost pod is held (podHold) until
+// the operator announces its forced delete, so that nothing else can
+// replace it first.
 func TestNodeLossPodMovesAndRejoins(t *testing.T) {
 	ctx := context.Background()
 	if err := env.CreateNetworkStorage(ctx, 6, "100Gi"); err != nil {
@@ -44,22 +49,23 @@ func TestNodeLossPodMovesAndRejoins(t *testing.T) {
 		return
 	}
 
-	// kwok sometimes still finishes a pod of the node it no longer holds;
-	// then the pod is replaced before its grace period ends, which the
-	// operator never does (it waits for the deletion time to pass), and
-	// the forced delete is not exercised in this run.
-	var kwokFinished bool
 	if !t.Run("the operator, SIGKILLed while the node is down, force-deletes the stuck pod after it restarts", func(t *testing.T) {
 		restartOperator(t)
-		var graceEnds *metav1.Time
+		released := false
 		err := framework.WaitFor(ctx, 5*time.Minute, func(ctx context.Context) (bool, error) {
 			p, err := env.Client.CoreV1().Pods(ns).Get(ctx, objects.NodePodName(victim), metav1.GetOptions{})
 			if err != nil {
 				return false, err
 			}
 			if p.UID == pod0.UID {
-				graceEnds = p.DeletionTimestamp
-				return false, fmt.Errorf("the pod is still the lost one (terminating: %t)", p.DeletionTimestamp != nil)
+				// Only the operator's forced delete releases the hold.
+				if !released && p.DeletionTimestamp != nil && hasEvent(t, ns, victim, states.ReasonEvictingLostPod) {
+					if err := releasePod(ctx, ns, victim); err != nil {
+						return false, err
+					}
+					released = true
+				}
+				return false, fmt.Errorf("the pod is still the lost one (terminating: %t, released: %t)", p.DeletionTimestamp != nil, released)
 			}
 			if p.Spec.NodeName == "" || !isReady(p) {
 				return false, fmt.Errorf("the new pod is on %q, ready %t", p.Spec.NodeName, isReady(p))
@@ -75,11 +81,6 @@ func TestNodeLossPodMovesAndRejoins(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if graceEnds != nil && p.CreationTimestamp.Before(graceEnds) {
-			kwokFinished = true
-			t.Logf("the new pod was created at %s, before the lost pod's grace period ended at %s: kwok finished the lost pod itself",
-				p.CreationTimestamp.UTC().Format(time.RFC3339), graceEnds.UTC().Format(time.RFC3339))
-		}
 		if p.Spec.NodeName == lost {
 			t.Fatalf("the new pod was scheduled on the lost node %s", lost)
 		}
@@ -92,26 +93,13 @@ func TestNodeLossPodMovesAndRejoins(t *testing.T) {
 
 	if !t.Run("the same GlusterNode and GD2 peer rejoin and the volume heals", func(t *testing.T) {
 		_, path, evicted := nl.rejoins(t)
-		switch {
-		case kwokFinished && evicted:
-			t.Errorf("history %v: the operator force-deleted a pod that kwok had already replaced", path)
-		case !kwokFinished:
-			if !evicted {
-				t.Errorf("history %v: want the evictLostPod step", path)
-			}
-			if !hasEvent(t, ns, victim, states.ReasonEvictingLostPod) {
-				t.Error("no Kubernetes Event on the GlusterNode announces the forced delete")
-			}
-			if !strings.Contains(operator.Logs(), `"event":"evictLostPod"`) {
-				t.Error("the operator's transition log has no evictLostPod line")
-			}
+		if !evicted {
+			t.Errorf("history %v: want the evictLostPod step", path)
+		}
+		if !strings.Contains(operator.Logs(), `"event":"evictLostPod"`) {
+			t.Error("the operator's transition log has no evictLostPod line")
 		}
 		nl.heals(t)
-		if kwokFinished {
-			// Everything else was checked; only the forced delete was not
-			// exercised, and that must show in the result.
-			t.Skip("kwok finished the lost pod before its grace period ended; the operator's forced delete was not exercised in this run")
-		}
 	}) {
 		return
 	}
@@ -132,10 +120,6 @@ func TestNodeLossLocalStorageWaits(t *testing.T) {
 		return
 	}
 
-	// As in the test above, kwok may finish the lost pod itself; the new
-	// pod then cannot schedule anywhere (its volume is on the lost node)
-	// and the operator has nothing to force.
-	var kwokFinished bool
 	if !t.Run("the operator, SIGKILLed while the node is down, does not force-delete a pod pinned by node-local storage", func(t *testing.T) {
 		var pod *corev1.Pod
 		err := framework.WaitFor(ctx, 4*time.Minute, func(ctx context.Context) (bool, error) {
@@ -144,7 +128,6 @@ func TestNodeLossLocalStorageWaits(t *testing.T) {
 				return false, err
 			}
 			if pod.UID != nl.pod0.UID {
-				kwokFinished = true
 				return true, nil
 			}
 			n, err := anthill.OperatorV1alpha1().GlusterNodes(nl.ns).Get(ctx, nl.victim, metav1.GetOptions{})
@@ -164,11 +147,10 @@ func TestNodeLossLocalStorageWaits(t *testing.T) {
 			dumpNamespace(t, nl.ns)
 			t.Fatal(err)
 		}
-		restartOperator(t)
-		if kwokFinished {
-			t.Logf("kwok finished the lost pod itself after %s", time.Since(nl.start).Round(time.Second))
-			return
+		if pod.UID != nl.pod0.UID {
+			t.Fatalf("the held pod %s was replaced by %s while its node was lost", nl.pod0.UID, pod.UID)
 		}
+		restartOperator(t)
 		t.Logf("the GlusterNode reports its pod pinned by local storage after %s", time.Since(nl.start).Round(time.Second))
 		// A pod on network storage would be force-deleted once both its
 		// deletion grace and the lost-node grace are over; wait past that.
@@ -197,12 +179,18 @@ func TestNodeLossLocalStorageWaits(t *testing.T) {
 				t.Errorf("history records %s -%s-> %s (%s) for a node on local storage", h.From, h.Event, h.To, h.Reason)
 			}
 		}
+		if hasEvent(t, nl.ns, nl.victim, states.ReasonEvictingLostPod) {
+			t.Error("an Event announces a forced delete of a pod pinned by local storage")
+		}
 	}) {
 		return
 	}
 
 	if !t.Run("the pod returns on its own node once it is back, and the same peer rejoins and heals", func(t *testing.T) {
 		if err := env.RestoreNode(ctx, nl.lost); err != nil {
+			t.Fatal(err)
+		}
+		if err := releasePod(ctx, nl.ns, nl.victim); err != nil {
 			t.Fatal(err)
 		}
 		err := framework.WaitFor(ctx, 3*time.Minute, func(ctx context.Context) (bool, error) {
@@ -227,12 +215,52 @@ func TestNodeLossLocalStorageWaits(t *testing.T) {
 			t.Errorf("history %v: the operator force-deleted a pod pinned by local storage", path)
 		}
 		nl.heals(t)
-		if kwokFinished {
-			t.Skip("kwok finished the lost pod itself; the operator's restraint past the force-delete point was not exercised in this run")
-		}
 	}) {
 		return
 	}
+}
+
+// podHold is a finalizer the node-loss tests put on the victim's pod before
+// its Kubernetes node is lost. kwok sometimes still deletes a pod of a
+// node whose Lease it no longer holds; the finalizer keeps any delete of
+// the lost pod from completing until the test releases it: once the
+// operator has announced its forced delete, or once the node is back. So
+// the pod is never replaced behind the operator's back, and a run that
+// passes has exercised what it claims.
+const podHold = "e2e.anthill.gluster.org/hold"
+
+// holdPod adds podHold to the pod of GlusterNode node.
+func holdPod(ctx context.Context, ns, node string) error {
+	return editPodFinalizers(ctx, ns, node, func(fs []string) []string {
+		if slices.Contains(fs, podHold) {
+			return fs
+		}
+		return append(fs, podHold)
+	})
+}
+
+// releasePod removes podHold from the pod of GlusterNode node.
+func releasePod(ctx context.Context, ns, node string) error {
+	return editPodFinalizers(ctx, ns, node, func(fs []string) []string {
+		return slices.DeleteFunc(fs, func(f string) bool { return f == podHold })
+	})
+}
+
+func editPodFinalizers(ctx context.Context, ns, node string, edit func([]string) []string) error {
+	pods := env.Client.CoreV1().Pods(ns)
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		p, err := pods.Get(ctx, objects.NodePodName(node), metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		next := edit(slices.Clone(p.Finalizers))
+		if slices.Equal(next, p.Finalizers) {
+			return nil
+		}
+		p.Finalizers = next
+		_, err = pods.Update(ctx, p, metav1.UpdateOptions{})
+		return err
+	})
 }
 
 func isReady(p *corev1.Pod) bool {
@@ -316,6 +344,14 @@ func startNodeLoss(t *testing.T, name string, storageClass *string) *nodeLoss {
 		t.Fatal(err)
 	}
 	nl.lost = nl.pod0.Spec.NodeName
+	if err := holdPod(ctx, nl.ns, nl.victim); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := releasePod(context.Background(), nl.ns, nl.victim); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("release pod of %s: %v", nl.victim, err)
+		}
+	})
 	t.Logf("losing Kubernetes node %s, which runs %s (peer %s)", nl.lost, nl.victim, nl.before.Status.PeerID)
 	if err := env.LoseNode(ctx, nl.lost); err != nil {
 		t.Fatal(err)

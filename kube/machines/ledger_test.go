@@ -90,34 +90,31 @@ func TestNodeSyncerLedgersEveryMoveOnceAcrossACrash(t *testing.T) {
 }
 
 // TestNodeSyncerLedgersLastingChanges: a deleted peer, a restart at a new
-// version and a device change reach the ledger once each however often the
-// step repeats, a second upgrade's restart is a new entry, and a device
-// change on a dead peer (which the action skips) is not recorded.
+// version and a device change reach the ledger before their action runs,
+// once each however often the step repeats or its action fails and is
+// retried; a second upgrade's restart is a new entry, and a device change
+// on a dead peer (which the action skips) is not recorded.
 func TestNodeSyncerLedgersLastingChanges(t *testing.T) {
 	f := newNodeFixture(t)
 	node := f.node()
 	node.Status.PeerID = "peer-a"
 	node.Status.History = []operatorv1alpha1.TransitionRecord{{From: "Online", To: "Draining", Event: "decommission", Reason: "DecommissionRequested"}}
-	finish := func(kind engine.Kind, d states.Decision, to fsm.State, snap states.NodeSnapshot) {
+	act := func(in, to fsm.State, d states.Decision, snap states.NodeSnapshot) {
 		t.Helper()
-		out := engine.Outcome[*nodeSync]{
-			Instance: engine.Instance[*nodeSync]{State: to, Facts: &nodeSync{snap: snap}},
-			Kind:     kind, Decision: d, To: to,
-		}
-		if _, err := f.syncer.Finish(context.Background(), node, []engine.Outcome[*nodeSync]{out}, engine.Result{}, nil); err != nil {
-			t.Fatal(err)
-		}
+		ctx := engine.WithAction(context.Background(), engine.ActionContext{State: string(in), Target: string(to)})
+		// The action itself runs against empty fakes and may fail: the
+		// entry is written before it, and a failed action is retried.
+		_ = f.syncer.Act(ctx, node, engine.Instance[*nodeSync]{State: in, Facts: &nodeSync{snap: snap}}, d)
 	}
 	alive := states.NodeSnapshot{PeerKnown: true, PeerAlive: true}
 	for range 2 {
-		finish(engine.Stepped, states.Decision{Step: states.NodeDeletePeer, Reason: "BricksMoved"}, states.NodeDetaching, alive)
+		act(states.NodeDetaching, "", states.Decision{Step: states.NodeDeletePeer, Reason: "BricksMoved"}, alive)
 	}
-	finish(engine.Stepped, states.Decision{Step: states.NodeRollWorkload, Reason: "Upgrade"}, states.NodeRestarting, states.NodeSnapshot{TargetVersion: "v2"})
-	finish(engine.Stepped, states.Decision{Step: states.NodeRollWorkload, Reason: "Upgrade"}, states.NodeRestarting, states.NodeSnapshot{TargetVersion: "v2"})
-	finish(engine.Stepped, states.Decision{Step: states.NodeRollWorkload, Reason: "Upgrade"}, states.NodeRestarting, states.NodeSnapshot{TargetVersion: "v3"})
-	finish(engine.Fired, states.Decision{Event: states.NodeDrain, Reason: "DecommissionRequested"}, states.NodeDraining, states.NodeSnapshot{PeerKnown: true})
-	finish(engine.Fired, states.Decision{Event: states.NodeEnterMaintenance, Reason: "MaintenanceRequested"}, states.NodeMaintenance, alive)
-	finish(engine.Failed, states.Decision{Step: states.NodeDeleteWorkload}, states.NodeDraining, alive)
+	for _, v := range []string{"v2", "v2", "v3"} {
+		act(states.NodeRestarting, "", states.Decision{Step: states.NodeRollWorkload, Reason: "Upgrade"}, states.NodeSnapshot{TargetVersion: v})
+	}
+	act(states.NodeOnline, states.NodeDraining, states.Decision{Event: states.NodeDrain, Reason: "DecommissionRequested"}, states.NodeSnapshot{PeerKnown: true})
+	act(states.NodeOnline, states.NodeMaintenance, states.Decision{Event: states.NodeEnterMaintenance, Reason: "MaintenanceRequested"}, alive)
 
 	var got []string
 	for _, e := range clusterLedger(t, f) {
@@ -129,5 +126,8 @@ func TestNodeSyncerLedgersLastingChanges(t *testing.T) {
 	want := []string{"deletePeer@:DecommissionRequested", "rollWorkload@v2:", "rollWorkload@v3:", "disableDevices@:"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("ledger = %v, want %v", got, want)
+	}
+	if l := clusterLedger(t, f); l[len(l)-1].State != string(states.NodeMaintenance) {
+		t.Errorf("an event's entry is in %s, want its target %s", l[len(l)-1].State, states.NodeMaintenance)
 	}
 }

@@ -189,35 +189,30 @@ var nodeLedgerActions = map[fsm.Event]string{
 	fsm.Event(states.NodeEvictLostPod):   operatorv1alpha1.LedgerActionEvictLostPod,
 }
 
-// nodeLedgerEntry is the ledger entry of a sync whose action made a
-// lasting change, if it did: a step that ran or a transition that fired
-// with one of nodeLedgerActions. Device changes on a dead peer change
-// nothing (the action skips them) and are not recorded.
-func nodeLedgerEntry(node *operatorv1alpha1.GlusterNode, out engine.Outcome[*nodeSync], now time.Time) (operatorv1alpha1.LedgerEntry, bool) {
-	var what fsm.Event
-	switch out.Kind {
-	case engine.Stepped:
-		what = fsm.Event(out.Decision.Step)
-	case engine.Fired:
-		what = out.Decision.Event
-	default:
-		return operatorv1alpha1.LedgerEntry{}, false
+// nodeLedgerEntry is the ledger entry of decision d, if its action makes
+// a lasting change: a step or an event with one of nodeLedgerActions.
+// state is where the node is after the action (the event's target, or the
+// state a step runs in). Device changes on a dead peer change nothing (the
+// action skips them) and are not recorded.
+func nodeLedgerEntry(node *operatorv1alpha1.GlusterNode, d states.Decision, state string, snap states.NodeSnapshot, now time.Time) (operatorv1alpha1.LedgerEntry, bool) {
+	what := d.Event
+	if d.Step != "" {
+		what = fsm.Event(d.Step)
 	}
 	action, ok := nodeLedgerActions[what]
 	if !ok {
 		return operatorv1alpha1.LedgerEntry{}, false
 	}
-	snap := out.Facts.snap
 	if (action == operatorv1alpha1.LedgerActionDisableDevices || action == operatorv1alpha1.LedgerActionEnableDevices) && !(snap.PeerKnown && snap.PeerAlive) {
 		return operatorv1alpha1.LedgerEntry{}, false
 	}
 	e := operatorv1alpha1.LedgerEntry{
 		Time: metav1.Time{Time: now}, Action: action, Node: node.Name, Peer: node.Status.PeerID,
-		State: string(out.To), Reason: out.Decision.Reason,
+		State: state, Reason: d.Reason,
 	}
 	switch {
 	case what == states.NodeDrain:
-		e.Cause = out.Decision.Reason
+		e.Cause = d.Reason
 	case action == operatorv1alpha1.LedgerActionDeletePeer || action == operatorv1alpha1.LedgerActionDeleteWorkload:
 		e.Cause = drainCause(node)
 	case action == operatorv1alpha1.LedgerActionRollWorkload:
@@ -227,18 +222,21 @@ func nodeLedgerEntry(node *operatorv1alpha1.GlusterNode, out engine.Outcome[*nod
 }
 
 // ledgerChange records a lasting change other than a brick move in the
-// cluster's ledger, unless the cached ledger already ends the node's
-// entries with it (a step repeated until GD2 or Kubernetes shows it done).
-// A failed write is logged: unlike a move, such a change is not recovered
-// after a restart (the audit log and the transition log still hold it).
-func (s *NodeSyncer) ledgerChange(ctx context.Context, node *operatorv1alpha1.GlusterNode, e operatorv1alpha1.LedgerEntry) {
+// cluster's ledger before its action runs (Act), so that no crash between
+// the change and its record can lose the record. It writes nothing when
+// the cached ledger already ends the node's entries with it: a step
+// repeated until GD2 or Kubernetes shows it done, or an action retried
+// after it failed, is one entry. A failed write fails the action, which
+// the next sync retries.
+func (s *NodeSyncer) ledgerChange(ctx context.Context, node *operatorv1alpha1.GlusterNode, e operatorv1alpha1.LedgerEntry) error {
 	cl, err := s.Clusters.GlusterClusters(node.Namespace).Get(node.Spec.Cluster)
 	if err == nil && ledgerHas(cl.Status.Ledger, e) {
-		return
+		return nil
 	}
 	if err := appendLedger(ctx, s.Anthill, node.Namespace, node.Spec.Cluster, []operatorv1alpha1.LedgerEntry{e}); err != nil && !apierrors.IsNotFound(err) {
-		s.log(node).Info("recording a configuration change in the ledger failed", zap.String(engine.LogAction, e.Action), zap.Error(err))
+		return fmt.Errorf("record %s in the ledger: %w", e.Action, err)
 	}
+	return nil
 }
 
 // Instances is the node's one instance, at the persisted state.
@@ -337,6 +335,15 @@ func (s *NodeSyncer) Act(ctx context.Context, node *operatorv1alpha1.GlusterNode
 	a, ok := transitions.NodeActions.For(d)
 	if !ok {
 		return nil
+	}
+	state := string(in.State)
+	if ac, ok := engine.ActionFrom(ctx); ok && ac.Target != "" {
+		state = ac.Target
+	}
+	if e, ok := nodeLedgerEntry(node, d, state, f.snap, s.Clock.Now()); ok {
+		if err := s.ledgerChange(ctx, node, e); err != nil {
+			return err
+		}
 	}
 	ops := transitions.Ops{Kube: s.Kube, GD2: effects.NoGD2{}}
 	if f.ops != nil {
@@ -484,8 +491,6 @@ func (s *NodeSyncer) Finish(ctx context.Context, node *operatorv1alpha1.GlusterN
 	}
 	if out.Kind == engine.Stepped && out.Decision.Step == states.NodeMoveBrick {
 		s.ledgerMove(ctx, node, out)
-	} else if e, ok := nodeLedgerEntry(node, out, s.Clock.Now()); ok {
-		s.ledgerChange(ctx, node, e)
 	}
 	if f := out.Facts; f.ops != nil {
 		s.mirror(ctx, node, f.ops, f.view.peer, out.To)
