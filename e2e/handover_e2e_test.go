@@ -12,6 +12,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/gluster/anthill/e2e/framework"
 	"github.com/gluster/anthill/gd2"
@@ -19,39 +20,44 @@ import (
 	"github.com/gluster/anthill/states"
 )
 
-// The newest release CHANGELOG.md records, built once for the tests that
+// The releases CHANGELOG.md records, each built once for the tests that
 // run it.
 var (
-	releaseOnce sync.Once
-	release     framework.Release
-	releaseBin  string
-	releaseErr  error
+	releasesMu  sync.Mutex
+	releaseBins = map[string]string{}
 )
 
-// previousRelease builds the newest release CHANGELOG.md records from its
-// commit (once per test binary) and returns it with its binary.
-func previousRelease(t *testing.T) (framework.Release, string) {
+// releaseAt builds the release CHANGELOG.md records at index which of its
+// list, newest first (0 the previous release, -1 the first one), once
+// per test binary, and returns it with its binary. The tests need two
+// releases: the path from the previous one and the jump from the first.
+func releaseAt(t *testing.T, which int) (framework.Release, string) {
 	t.Helper()
 	root := repoRoot(t)
-	releaseOnce.Do(func() {
-		rels, err := framework.Releases(root)
-		if err != nil {
-			releaseErr = err
-			return
-		}
-		if len(rels) == 0 {
-			releaseErr = fmt.Errorf("CHANGELOG.md records no release (## vX.Y.Z — DATE, commit HASH)")
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		defer cancel()
-		release = rels[0]
-		releaseBin, releaseErr = framework.BuildRelease(ctx, root, release, env.Dir)
-	})
-	if releaseErr != nil {
-		t.Fatal(releaseErr)
+	rels, err := framework.Releases(root)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return release, releaseBin
+	if len(rels) < 2 {
+		t.Fatalf("CHANGELOG.md records %d release(s) (## vX.Y.Z — DATE, commit HASH), want at least 2", len(rels))
+	}
+	if which < 0 {
+		which += len(rels)
+	}
+	rel := rels[which]
+	releasesMu.Lock()
+	defer releasesMu.Unlock()
+	if bin, ok := releaseBins[rel.Version]; ok {
+		return rel, bin
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	bin, err := framework.BuildRelease(ctx, root, rel, env.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	releaseBins[rel.Version] = bin
+	return rel, bin
 }
 
 // runOperator kills the running operator and starts bin in its place.
@@ -68,13 +74,26 @@ func runOperator(t *testing.T, bin string) {
 // built from its commit, starts a decommission, an upgrade and a failure
 // recovery of one cluster; it is SIGKILLed in the middle of each (a brick
 // moved, a node being upgraded, a node Failed) and the current operator
-// finishes all three, with no violation in the strict simulator. This is the path of an operator
-// upgrade (n to n+1) that finds work in flight.
+// finishes all three, with no violation in the strict simulator. This is
+// the path of an operator upgrade (n to n+1) that finds work in flight.
 func TestHandoverFromThePreviousRelease(t *testing.T) {
-	rel, old := previousRelease(t)
+	rel, old := releaseAt(t, 0)
+	handover(t, rel, old)
+}
+
+// TestHandoverFromTheFirstRelease: the same from the first release, the
+// jump an operator makes when it is upgraded straight from the oldest
+// release to the current one (or when OLM steps through the releases
+// faster than the old one's work finishes).
+func TestHandoverFromTheFirstRelease(t *testing.T) {
+	rel, old := releaseAt(t, -1)
+	handover(t, rel, old)
+}
+
+func handover(t *testing.T, rel framework.Release, old string) {
 	current := operator.Binary()
 	t.Cleanup(func() { runOperator(t, current) })
-	t.Logf("previous release %s from commit %s", rel.Version, rel.Commit)
+	t.Logf("release %s from commit %s", rel.Version, rel.Commit)
 
 	ns := env.Namespace(t)
 	const name = "handover"
@@ -100,7 +119,7 @@ func TestHandoverFromThePreviousRelease(t *testing.T) {
 	runOperator(t, old)
 	setGlusterVersion(t, ns, name, to)
 	var midway string
-	waitChecked(context.Background(), t, ns, "a node being upgraded by the previous release", 5*time.Minute, func(ctx context.Context) error {
+	waitChecked(context.Background(), t, ns, "a node being upgraded by "+rel.Version, 5*time.Minute, func(ctx context.Context) error {
 		c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -155,9 +174,12 @@ func TestHandoverFromThePreviousRelease(t *testing.T) {
 // a state it does not know (as a newer operator could leave it after a
 // downgrade). It refuses to act on it and says so in the node's Degraded
 // condition (reason UnknownState), and resets nothing: the state, the
-// history, the peer and the pod stay as they were.
+// history, the peer and the pod stay as they were. It also meets a node
+// whose status a newer status schema wrote (status.statusSchema above its
+// own): it writes nothing to that node at all and says so in a Warning
+// Event (reason NewerStatus).
 func TestOlderOperatorRefusesNewerState(t *testing.T) {
-	_, old := previousRelease(t)
+	_, old := releaseAt(t, 0)
 	current := operator.Binary()
 	t.Cleanup(func() { runOperator(t, current) })
 
@@ -165,10 +187,13 @@ func TestOlderOperatorRefusesNewerState(t *testing.T) {
 	const name = "downgrade"
 	createCluster(t, ns, name, 1)
 	nodes := waitNodes(t, ns, name, 3, 3*time.Minute)
-	var node operatorv1alpha1.GlusterNode
+	var node, newerNode operatorv1alpha1.GlusterNode
 	for _, n := range nodes {
-		node = n
-		break
+		if node.Name == "" {
+			node = n
+		} else {
+			newerNode = n
+		}
 	}
 	operator.Kill()
 	const newer = "Evacuating" // no release has this state
@@ -192,6 +217,8 @@ func TestOlderOperatorRefusesNewerState(t *testing.T) {
 			t.Errorf("restore the node's state: %v", err)
 		}
 	})
+	newer2 := setStatusSchema(t, ns, newerNode.Name, operatorv1alpha1.StatusSchemaLevel+1)
+	t.Cleanup(func() { setStatusSchema(t, ns, newerNode.Name, operatorv1alpha1.StatusSchemaLevel) })
 	runOperator(t, old)
 	waitNodeCondition(t, ns, node.Name, states.ReasonUnknownState, time.Minute)
 	time.Sleep(10 * time.Second) // the old operator keeps syncing; nothing may change
@@ -206,8 +233,36 @@ func TestOlderOperatorRefusesNewerState(t *testing.T) {
 	if _, err := gd2Client(t).GetPeer(context.Background(), node.Status.PeerID); err != nil {
 		t.Errorf("the node's GD2 peer: %v", err)
 	}
+	if n, err := anthill.OperatorV1alpha1().GlusterNodes(ns).Get(context.Background(), newerNode.Name, metav1.GetOptions{}); err != nil {
+		t.Error(err)
+	} else if !hasEvent(t, ns, newerNode.Name, states.ReasonNewerStatus) {
+		t.Errorf("no %s Warning Event on %s, whose status is a level above the operator's", states.ReasonNewerStatus, newerNode.Name)
+	} else if n.ResourceVersion != newer2.ResourceVersion {
+		t.Errorf("the older operator wrote %s, whose status is a level above its own (resourceVersion %s -> %s, status %+v)",
+			n.Name, newer2.ResourceVersion, n.ResourceVersion, n.Status)
+	}
 	if _, err := env.Client.CoreV1().Pods(ns).Get(context.Background(), node.Name+"-0", metav1.GetOptions{}); err != nil {
 		t.Errorf("the node's pod: %v", err)
 	}
 	noViolations(t)
+}
+
+// setStatusSchema sets status.statusSchema of GlusterNode name, as an
+// operator of that schema level would, and returns the node written.
+func setStatusSchema(t *testing.T, ns, name string, level int32) *operatorv1alpha1.GlusterNode {
+	t.Helper()
+	var out *operatorv1alpha1.GlusterNode
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		n, err := anthill.OperatorV1alpha1().GlusterNodes(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		n.Status.StatusSchema = level
+		out, err = anthill.OperatorV1alpha1().GlusterNodes(ns).UpdateStatus(context.Background(), n, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("set status.statusSchema of %s to %d: %v", name, level, err)
+	}
+	return out
 }

@@ -167,12 +167,14 @@ var nodeMeanings = map[fsm.State]NodeStateMeaning{
 
 // unknownNodeMeaning is the meaning of a state NodeDefinition does not
 // know: a peer's mirrored state written by someone else, or by a newer
-// operator. It changes nothing about the node: it counts, it may receive
-// bricks as a peer with no recorded state may, its decision reads
-// everything (and will say the state is unknown), and it shows as
-// Progressing.
+// operator. It counts and its decision reads everything (and will say the
+// state is unknown), and it shows as Progressing. It receives no moved
+// brick: the state may be a newer operator's way of saying the node is
+// leaving, and a drain then lists the peer among those it refused. A peer
+// with no recorded state at all (not yet mirrored, or not anthill's) is
+// Pending and may receive bricks.
 var unknownNodeMeaning = NodeStateMeaning{
-	Class: NodeClassUnknown, MayReceiveBricks: true, Condition: PhaseProgressing, GD2: GD2Always, ReadsBricks: true,
+	Class: NodeClassUnknown, Condition: PhaseProgressing, GD2: GD2Always, ReadsBricks: true,
 }
 
 // NodeMeaning returns what node state s means. The empty state is Pending
@@ -184,8 +186,9 @@ func NodeMeaning(s fsm.State) NodeStateMeaning {
 
 // NodeStateMayReceiveBricks reports whether a peer whose node is in state s
 // may receive a moved brick (NodeStateMeaning.MayReceiveBricks). A node
-// that is leaving, held by an admin or down may not. A peer with no
-// recorded state (not yet mirrored, or not anthill's) may.
+// that is leaving, held by an admin or down may not, nor one in a state
+// this operator does not know. A peer with no recorded state (not yet
+// mirrored, or not anthill's) may.
 func NodeStateMayReceiveBricks(s fsm.State) bool { return NodeMeaning(s).MayReceiveBricks }
 
 // NodeReadsGD2 reports whether the node's decision can depend on GD2 in

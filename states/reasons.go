@@ -4,7 +4,10 @@ package states
 // Kubernetes Event and condition reasons and as a bounded metric label. They
 // are shared by all machines so that one reason means one thing everywhere.
 const (
-	ReasonUnknownState      = "UnknownState"
+	ReasonUnknownState = "UnknownState"
+	// ReasonNewerStatus: the object's status was written by an operator
+	// with a newer status schema; nothing acts on it or writes it.
+	ReasonNewerStatus       = "NewerStatus"
 	ReasonGD2Unreachable    = "GD2Unreachable"
 	ReasonPeerMissing       = "PeerMissing"
 	ReasonSteady            = "Steady"

@@ -181,6 +181,10 @@ func (r *Runner[O, F]) Sync(ctx context.Context, key Key) (Result, error) {
 	if r.Writer.behind(key, cached.GetResourceVersion()) {
 		return Result{RequeueAfter: fenceRetry}, nil
 	}
+	if refused, ok := newerStatus(cached); ok {
+		r.Log.Warn(cached, states.ReasonNewerStatus, refused)
+		return Result{RequeueAfter: newerStatusRetry}, nil
+	}
 	o := cached.DeepCopyObject().(O)
 	if done, res, err := r.Spec.Prepare(ctx, o); done || err != nil {
 		return res, err
@@ -227,6 +231,29 @@ func (r *Runner[O, F]) Sync(ctx context.Context, key Key) (Result, error) {
 	}
 	res, err := defaultResult(outs)
 	return r.Spec.Finish(ctx, updated, outs, res, err)
+}
+
+// newerStatusRetry is how often an object whose status a newer operator
+// wrote is looked at again (any change to it is delivered sooner).
+const newerStatusRetry = time.Minute
+
+// newerStatus says why o is refused when its status was written at a
+// status schema level above this operator's: writing it would drop the
+// fields this operator does not know, so nothing is done to the object at
+// all, not even a condition (that is a status write too). The Warning
+// Event is the only trace.
+func newerStatus(o Object) (string, bool) {
+	s, ok := o.(interface{ GetStatusSchema() int32 })
+	if !ok {
+		return "", false
+	}
+	level := s.GetStatusSchema()
+	if level <= operatorv1alpha1.StatusSchemaLevel {
+		return "", false
+	}
+	return fmt.Sprintf("status.statusSchema is %d, above this operator's %d: an operator newer than this one wrote it. "+
+		"Refusing to act on the object or write its status, which would drop what this operator does not know; run that newer operator again.",
+		level, operatorv1alpha1.StatusSchemaLevel), true
 }
 
 // advance takes one instance through the machine at its persisted state,

@@ -21,6 +21,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/gluster/anthill/fsm"
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/states"
 )
 
@@ -56,7 +57,11 @@ type ticketObject struct {
 	metav1.ObjectMeta
 	Data       map[string]string
 	Conditions []metav1.Condition
+	// Schema is the status schema level of the status's writer.
+	Schema int32
 }
+
+func (o *ticketObject) GetStatusSchema() int32 { return o.Schema }
 
 func (o *ticketObject) DeepCopyObject() runtime.Object {
 	c := *o
@@ -312,6 +317,40 @@ func TestRunnerSurfacesAnUnknownStateAndNeverResetsIt(t *testing.T) {
 	}
 	if len(w.acted) != 0 {
 		t.Errorf("acted %v in an unknown state", w.acted)
+	}
+}
+
+// TestRunnerRefusesAStatusANewerOperatorWrote: an object whose status
+// carries a schema level above this operator's is not prepared, decided,
+// acted on or written (a write would drop what this operator does not
+// know); a Warning Event says why, and the sync looks again later.
+func TestRunnerRefusesAStatusANewerOperatorWrote(t *testing.T) {
+	w := newWorld(t, map[string]string{"state": "Open"})
+	w.stored.Schema = operatorv1alpha1.StatusSchemaLevel + 1
+	w.catchUp()
+	w.decide = func(Instance[string]) states.Decision {
+		t.Fatal("a newer status must not be decided")
+		return states.Decision{}
+	}
+	r, rec := w.runner()
+	res, err := r.Sync(context.Background(), key)
+	if err != nil || res.RequeueAfter == 0 {
+		t.Fatalf("Sync = %+v, %v; want a later look and no error", res, err)
+	}
+	if w.prepared != 0 || w.writes != 0 || len(w.acted) != 0 {
+		t.Errorf("prepared %d, wrote %d, acted %v on a newer status", w.prepared, w.writes, w.acted)
+	}
+	if ev := events(rec); len(ev) != 1 || !strings.HasPrefix(ev[0], "Warning "+states.ReasonNewerStatus) || !strings.Contains(ev[0], "statusSchema") {
+		t.Errorf("events %q, want one %s Warning naming status.statusSchema", ev, states.ReasonNewerStatus)
+	}
+
+	// At this operator's level (or below: written before levels existed)
+	// the object is worked on as usual.
+	w.stored.Schema = operatorv1alpha1.StatusSchemaLevel
+	w.catchUp()
+	w.decide = fire("start")
+	if _, err := r.Sync(context.Background(), key); err != nil || w.stored.Data["state"] != "Working" {
+		t.Fatalf("at its own level: %v, state %q", err, w.stored.Data["state"])
 	}
 }
 

@@ -131,3 +131,32 @@ func TestNodeSyncerLedgersLastingChanges(t *testing.T) {
 		t.Errorf("an event's entry is in %s, want its target %s", l[len(l)-1].State, states.NodeMaintenance)
 	}
 }
+
+// TestLedgerWriteKeepsANewerStatus: the ledger write stamps this
+// operator's status schema level, and refuses to write a cluster status a
+// newer operator wrote (it would drop the fields this one does not know).
+func TestLedgerWriteKeepsANewerStatus(t *testing.T) {
+	f := newNodeFixture(t)
+	ctx := context.Background()
+	clusters := f.anthill.OperatorV1alpha1().GlusterClusters("ns")
+	if err := appendLedger(ctx, f.anthill, "ns", "gc", []operatorv1alpha1.LedgerEntry{move("n", "/b/1")}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := clusters.Get(ctx, "gc", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Status.StatusSchema != operatorv1alpha1.StatusSchemaLevel {
+		t.Errorf("statusSchema %d after a ledger write, want %d", c.Status.StatusSchema, operatorv1alpha1.StatusSchemaLevel)
+	}
+	c.Status.StatusSchema = operatorv1alpha1.StatusSchemaLevel + 1
+	if _, err := clusters.UpdateStatus(ctx, c, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := appendLedger(ctx, f.anthill, "ns", "gc", []operatorv1alpha1.LedgerEntry{move("n", "/b/2")}); err == nil {
+		t.Error("the ledger was written into a newer operator's status")
+	}
+	if l := clusterLedger(t, f); len(l) != 1 {
+		t.Errorf("ledger %+v, want the first entry only", l)
+	}
+}

@@ -2,6 +2,7 @@ package machines
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -53,6 +54,7 @@ func clusterRunner[F any](spec engine.Spec[*operatorv1alpha1.GlusterCluster, F],
 func nodeStatusWriter(a versioned.Interface) *engine.StatusWriter[*operatorv1alpha1.GlusterNode] {
 	return &engine.StatusWriter[*operatorv1alpha1.GlusterNode]{
 		Update: func(ctx context.Context, n *operatorv1alpha1.GlusterNode) (*operatorv1alpha1.GlusterNode, error) {
+			n.Status.StatusSchema = operatorv1alpha1.StatusSchemaLevel
 			return a.OperatorV1alpha1().GlusterNodes(n.Namespace).UpdateStatus(ctx, n, metav1.UpdateOptions{})
 		},
 		Slice: func(n *operatorv1alpha1.GlusterNode) any { return &n.Status },
@@ -64,6 +66,7 @@ func nodeStatusWriter(a versioned.Interface) *engine.StatusWriter[*operatorv1alp
 func clusterStatusWriter(a versioned.Interface, slice func(*operatorv1alpha1.GlusterClusterStatus) any) *engine.StatusWriter[*operatorv1alpha1.GlusterCluster] {
 	return &engine.StatusWriter[*operatorv1alpha1.GlusterCluster]{
 		Update: func(ctx context.Context, c *operatorv1alpha1.GlusterCluster) (*operatorv1alpha1.GlusterCluster, error) {
+			c.Status.StatusSchema = operatorv1alpha1.StatusSchemaLevel
 			return a.OperatorV1alpha1().GlusterClusters(c.Namespace).UpdateStatus(ctx, c, metav1.UpdateOptions{})
 		},
 		Slice: func(c *operatorv1alpha1.GlusterCluster) any { return slice(&c.Status) },
@@ -85,7 +88,10 @@ func appendLedger(ctx context.Context, a versioned.Interface, ns, cluster string
 		if !changed {
 			return nil
 		}
-		c.Status.Ledger = next
+		if c.Status.StatusSchema > operatorv1alpha1.StatusSchemaLevel {
+			return fmt.Errorf("GlusterCluster %s/%s: status.statusSchema %d is above this operator's %d; not writing it", ns, cluster, c.Status.StatusSchema, operatorv1alpha1.StatusSchemaLevel)
+		}
+		c.Status.Ledger, c.Status.StatusSchema = next, operatorv1alpha1.StatusSchemaLevel
 		_, err = a.OperatorV1alpha1().GlusterClusters(ns).UpdateStatus(ctx, c, metav1.UpdateOptions{})
 		return err
 	})

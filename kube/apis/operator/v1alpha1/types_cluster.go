@@ -597,6 +597,14 @@ type GlusterClusterStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
+	// statusSchema is the status schema level of the operator that last
+	// wrote this status (StatusSchemaLevel of its API). An operator never
+	// writes a status of a higher level than its own: it would drop the
+	// fields it does not know. Absent (0) in status written before levels
+	// existed (v0.1.0).
+	// +optional
+	StatusSchema int32 `json:"statusSchema,omitempty"`
+
 	// phase is the state of the cluster machine: Pending, Provisioning,
 	// Ready, Degraded, Scaling, Upgrading, Deleting.
 	// +optional

@@ -181,6 +181,14 @@ type GlusterNodeStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
+	// statusSchema is the status schema level of the operator that last
+	// wrote this status (StatusSchemaLevel of its API). An operator never
+	// writes a status of a higher level than its own: it would drop the
+	// fields it does not know. Absent (0) in status written before levels
+	// existed (v0.1.0).
+	// +optional
+	StatusSchema int32 `json:"statusSchema,omitempty"`
+
 	// state is the state of the node machine: Pending, Provisioning,
 	// Joining, Online, Offline, Maintenance, Failed, Draining, Abandoned,
 	// Detaching, Deleting, Deleted, or an upgrade step (Quiescing, Restarting,

@@ -70,3 +70,17 @@ type SecretReference struct {
 	// +kubebuilder:validation:MaxLength=253
 	Key string `json:"key,omitempty"`
 }
+
+// StatusSchemaLevel is the level of the status schema this API writes,
+// recorded in every status it writes (status.statusSchema). It goes up by
+// one with each release that adds a status field or a value an older
+// operator would misread; an operator that finds a higher level than its
+// own refuses to act on the object (reason NewerStatus) instead of writing
+// a status that drops what it does not know. Level 1: v0.2.0.
+const StatusSchemaLevel int32 = 1
+
+// GetStatusSchema returns status.statusSchema.
+func (c *GlusterCluster) GetStatusSchema() int32 { return c.Status.StatusSchema }
+
+// GetStatusSchema returns status.statusSchema.
+func (n *GlusterNode) GetStatusSchema() int32 { return n.Status.StatusSchema }
