@@ -174,10 +174,12 @@ func handover(t *testing.T, rel framework.Release, old string) {
 // a state it does not know (as a newer operator could leave it after a
 // downgrade). It refuses to act on it and says so in the node's Degraded
 // condition (reason UnknownState), and resets nothing: the state, the
-// history, the peer and the pod stay as they were. It also meets a node
-// whose status a newer status schema wrote (status.statusSchema above its
-// own): it writes nothing to that node at all and says so in a Warning
-// Event (reason NewerStatus).
+// history, the peer and the pod stay as they were. Then the current
+// operator meets a node whose status is one schema level above its own
+// (status.statusSchema, as the next release could leave it after a
+// rollback): it writes nothing to that node at all and says so in a
+// Warning Event (reason NewerStatus). The previous release predates
+// status levels; once a release has them, that part runs with it.
 func TestOlderOperatorRefusesNewerState(t *testing.T) {
 	_, old := releaseAt(t, 0)
 	current := operator.Binary()
@@ -217,8 +219,6 @@ func TestOlderOperatorRefusesNewerState(t *testing.T) {
 			t.Errorf("restore the node's state: %v", err)
 		}
 	})
-	newer2 := setStatusSchema(t, ns, newerNode.Name, operatorv1alpha1.StatusSchemaLevel+1)
-	t.Cleanup(func() { setStatusSchema(t, ns, newerNode.Name, operatorv1alpha1.StatusSchemaLevel) })
 	runOperator(t, old)
 	waitNodeCondition(t, ns, node.Name, states.ReasonUnknownState, time.Minute)
 	time.Sleep(10 * time.Second) // the old operator keeps syncing; nothing may change
@@ -233,16 +233,26 @@ func TestOlderOperatorRefusesNewerState(t *testing.T) {
 	if _, err := gd2Client(t).GetPeer(context.Background(), node.Status.PeerID); err != nil {
 		t.Errorf("the node's GD2 peer: %v", err)
 	}
-	if n, err := anthill.OperatorV1alpha1().GlusterNodes(ns).Get(context.Background(), newerNode.Name, metav1.GetOptions{}); err != nil {
-		t.Error(err)
-	} else if !hasEvent(t, ns, newerNode.Name, states.ReasonNewerStatus) {
-		t.Errorf("no %s Warning Event on %s, whose status is a level above the operator's", states.ReasonNewerStatus, newerNode.Name)
-	} else if n.ResourceVersion != newer2.ResourceVersion {
-		t.Errorf("the older operator wrote %s, whose status is a level above its own (resourceVersion %s -> %s, status %+v)",
-			n.Name, newer2.ResourceVersion, n.ResourceVersion, n.Status)
-	}
 	if _, err := env.Client.CoreV1().Pods(ns).Get(context.Background(), node.Name+"-0", metav1.GetOptions{}); err != nil {
 		t.Errorf("the node's pod: %v", err)
+	}
+
+	operator.Kill()
+	written := setStatusSchema(t, ns, newerNode.Name, operatorv1alpha1.StatusSchemaLevel+1)
+	t.Cleanup(func() { setStatusSchema(t, ns, newerNode.Name, operatorv1alpha1.StatusSchemaLevel) })
+	runOperator(t, current)
+	waitChecked(context.Background(), t, ns, "the NewerStatus Warning", time.Minute, func(context.Context) error {
+		if !hasEvent(t, ns, newerNode.Name, states.ReasonNewerStatus) {
+			return fmt.Errorf("no %s Warning Event on %s, whose status is a level above the operator's", states.ReasonNewerStatus, newerNode.Name)
+		}
+		return nil
+	})
+	time.Sleep(10 * time.Second) // the operator keeps looking; nothing may be written
+	if n, err := anthill.OperatorV1alpha1().GlusterNodes(ns).Get(context.Background(), newerNode.Name, metav1.GetOptions{}); err != nil {
+		t.Error(err)
+	} else if n.ResourceVersion != written.ResourceVersion {
+		t.Errorf("the operator wrote %s, whose status is a level above its own (resourceVersion %s -> %s, status %+v)",
+			n.Name, written.ResourceVersion, n.ResourceVersion, n.Status)
 	}
 	noViolations(t)
 }

@@ -185,7 +185,11 @@ func PlanMove(b VolumeBrick, vol VolumeFacts, src string, peers []PeerFacts, dev
 	}
 	srcZone := zoneOf(src)
 	var own, keepLayout, anySafe []string
+	held := 0
 	for _, p := range peers {
+		if p.ID != src && p.Online && !p.MayReceive {
+			held++
+		}
 		if p.ID == src || !p.Online || !p.MayReceive || clash[p.ID] || refused[p.ID] || !fits[p.ID] {
 			continue
 		}
@@ -223,6 +227,9 @@ func PlanMove(b VolumeBrick, vol VolumeFacts, src string, peers []PeerFacts, dev
 	why := fmt.Sprintf("no alive peer outside zones %v (used by the other bricks of replica set %s) has an enabled device with %d bytes free", used, set.Name, room)
 	if len(refused) > 0 {
 		why += fmt.Sprintf("; %d peer(s) are not offered again because a replace-brick onto them failed", len(refused))
+	}
+	if held > 0 {
+		why += fmt.Sprintf("; %d alive peer(s) take no bricks in their node's state (leaving, held, or a state this operator does not know)", held)
 	}
 	return MovePlan{}, &MoveBlock{Reason: why + fmt.Sprintf(" for brick %s of volume %s", b.Path, vol.Name)}
 }

@@ -88,6 +88,16 @@ func TestPlanMove(t *testing.T) {
 			down: []string{"c2"}, devices: roomOn(1000, "e"), wantBlock: "nodeDown", wantIn: "c2"},
 		{name: "a down target is never offered", vol: rep3, b: brickOf(rep3, 0, 0), src: "a", zones: zones,
 			down: []string{"a2"}, devices: roomOn(1000, "a2"), wantBlock: "placement"},
+		{name: "a peer whose mirrored node state this operator does not know is never offered, and is counted", vol: rep3, b: brickOf(rep3, 0, 0), src: "a",
+			peers: func() []PeerFacts {
+				ps := zonePeers(zones)
+				for i := range ps {
+					if ps[i].ID == "a2" {
+						ps[i].MayReceive = NodeStateMayReceiveBricks("Evacuating")
+					}
+				}
+				return ps
+			}(), devices: roomOn(1000, "a2"), wantBlock: "placement", wantIn: "1 alive peer(s) take no bricks"},
 		{name: "a disabled device is no room", vol: rep3, b: brickOf(rep3, 0, 0), src: "a", zones: zones,
 			devices: []DeviceFacts{{PeerID: "a2", Free: 1000}}, wantBlock: "placement", wantIn: "101 bytes free"},
 		{name: "a distributed-replicate brick may go where another subvolume already is (per replica set)", vol: dist, b: brickOf(dist, 0, 0), src: "a", zones: zones,

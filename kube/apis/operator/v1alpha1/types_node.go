@@ -185,7 +185,7 @@ type GlusterNodeStatus struct {
 	// wrote this status (StatusSchemaLevel of its API). An operator never
 	// writes a status of a higher level than its own: it would drop the
 	// fields it does not know. Absent (0) in status written before levels
-	// existed (v0.1.0).
+	// existed (v0.2.0 and earlier).
 	// +optional
 	StatusSchema int32 `json:"statusSchema,omitempty"`
 

@@ -76,7 +76,7 @@ type SecretReference struct {
 // one with each release that adds a status field or a value an older
 // operator would misread; an operator that finds a higher level than its
 // own refuses to act on the object (reason NewerStatus) instead of writing
-// a status that drops what it does not know. Level 1: v0.2.0.
+// a status that drops what it does not know. Level 1: v0.3.0.
 const StatusSchemaLevel int32 = 1
 
 // GetStatusSchema returns status.statusSchema.
