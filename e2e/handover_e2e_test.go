@@ -4,7 +4,10 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -110,6 +113,7 @@ func handover(t *testing.T, rel framework.Release, old string) {
 	peer := nodes[victim].Status.PeerID
 	requestOnNode(t, ns, victim, "decommission")
 	waitMovedBrick(t, ns, victim, 2*time.Minute)
+	captureReleaseFixture(t, rel, "mid-drain", ns, name, g)
 	runOperator(t, current)
 	t.Logf("current operator took over %s mid-drain", victim)
 	drained(t, g, ns, name, victim, peer, "hand")
@@ -136,6 +140,7 @@ func handover(t *testing.T, rel framework.Release, old string) {
 		}
 		return fmt.Errorf("no node being upgraded yet: %s", desc)
 	})
+	captureReleaseFixture(t, rel, "mid-upgrade", ns, name, g)
 	runOperator(t, current)
 	t.Logf("current operator took over the upgrade with %s", midway)
 	waitUpgradeState(t, ns, name, "Complete", 10*time.Minute)
@@ -160,6 +165,7 @@ func handover(t *testing.T, rel framework.Release, old string) {
 	held := bricksByPeer(t, g, "hand")[lostPeer]
 	partition(t, lostPeer, true)
 	waitNodeState(t, ns, lost, "Failed", testDowntime+45*time.Second)
+	captureReleaseFixture(t, rel, "mid-recovery", ns, name, g)
 	runOperator(t, current)
 	partition(t, lostPeer, false)
 	n := waitNodeState(t, ns, lost, "Online", time.Minute)
@@ -275,4 +281,54 @@ func setStatusSchema(t *testing.T, ns, name string, level int32) *operatorv1alph
 		t.Fatalf("set status.statusSchema of %s to %d: %v", name, level, err)
 	}
 	return out
+}
+
+// captureReleaseFixture writes what release rel has persisted for cluster
+// ns/name at point into $ANTHILL_RELEASE_FIXTURES/<version>/<point>.json,
+// when that is set (see releaseFixture). The release is still running, so
+// the capture is a moment of a live run, as an operator upgrade finds it.
+func captureReleaseFixture(t *testing.T, rel framework.Release, point, ns, name string, g *gd2.Client) {
+	t.Helper()
+	dir := os.Getenv(releaseFixturesEnv)
+	if dir == "" {
+		return
+	}
+	ctx := context.Background()
+	f := releaseFixture{Release: rel.Version, Point: point, PeerMetadata: map[string]map[string]string{}, VolumeMetadata: map[string]map[string]string{}}
+	c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Cluster = *c
+	nodes, err := anthill.OperatorV1alpha1().GlusterNodes(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Nodes = nodes.Items
+	peers, err := g.ListPeers(ctx, gd2.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range peers {
+		f.PeerMetadata[p.ID] = p.Metadata
+	}
+	vols, err := g.ListVolumes(ctx, gd2.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vols {
+		f.VolumeMetadata[v.Name] = v.Metadata
+	}
+	out, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, rel.Version, point+".json")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, append(out, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("release fixture written: %s", path)
 }

@@ -23,12 +23,16 @@ type capacityReading struct {
 
 // capacity reads the cluster's peers and devices from GD2 and sums them
 // (states.Capacity) into status.capacity. It is nil when GD2 does not
-// answer: the last reading stays.
+// answer: the last reading stays. The lists are the cluster's shared view
+// (effects.PoolViews), at most one interval old: the count is a reading
+// for people and for the autoscaler, whose scale-down goes through a
+// drain that re-reads GD2 live before it moves anything.
 func (s *ClusterSyncer) capacity(ctx context.Context, c *operatorv1alpha1.GlusterCluster) *capacityReading {
-	gc, err := s.GD2.For(ctx, c)
+	client, err := s.GD2.For(ctx, c)
 	if err != nil {
 		return nil
 	}
+	gc := s.GD2.Shared(c, client)
 	peers, err := gc.ListPeers(ctx, gd2.Filter{})
 	if err != nil {
 		return nil

@@ -288,7 +288,10 @@ func (s *ClusterSyncer) snapshot(ctx context.Context, c *operatorv1alpha1.Gluste
 		snap.UpgradeActive = up.State != "" && up.State != string(states.UpgradeIdle) && up.State != string(states.UpgradeComplete)
 	}
 	if gc, err := s.GD2.For(ctx, c); err == nil {
-		_, err := gc.ListPeers(ctx, gd2.Filter{})
+		// The shared peer list (effects.PoolViews) answers too: a list
+		// read within the interval shows GD2 reachable, and a failure is
+		// never kept, so an unreachable GD2 shows on the next read.
+		_, err := s.GD2.Shared(c, gc).ListPeers(ctx, gd2.Filter{})
 		snap.GD2Reachable = err == nil
 		var certErr *tls.CertificateVerificationError
 		if errors.As(err, &certErr) {

@@ -98,7 +98,10 @@ func (s *UpgradeSyncer) writeUpgradeValue(ctx context.Context, c *operatorv1alph
 	if err != nil {
 		return err
 	}
-	live, err := gc.ListPeers(ctx, gd2.Filter{})
+	// The shared list (effects.PoolViews) is enough: a value it shows
+	// stale is written again (the write is idempotent), and every write
+	// drops the view, so the next read sees it.
+	live, err := s.GD2.Shared(c, gc).ListPeers(ctx, gd2.Filter{})
 	if err != nil {
 		return fmt.Errorf("list peers: %w", err)
 	}
