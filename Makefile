@@ -18,7 +18,7 @@ LDFLAGS     := -X github.com/gluster/anthill/cmd/internal/cli.Version=$(VERSION)
 # test binaries at once so two cores are not oversubscribed.
 TEST_PARALLEL ?= 4
 
-.PHONY: all build image helm lint-yaml coverage controlplane promtool generate verify verify-generate lint test test-unit test-e2e sandbox bench bench-engine clean
+.PHONY: all build image helm lint-yaml coverage controlplane promtool generate verify verify-generate lint test test-unit test-e2e sandbox bench bench-scale bench-engine clean
 
 all: build
 
@@ -119,6 +119,13 @@ sandbox: controlplane build
 ## bench: benchmarks that print ratios against a baseline measured in the same run, then bench-engine
 bench: controlplane bench-engine
 	$(GO) test -tags e2e -run '^$$' -bench . -benchtime 1x -timeout 60m ./e2e/...
+
+## bench-scale: one operator holding a growing fleet of 10-node clusters, in steps
+## (SCALE_STEPS GlusterNodes, default 100,1000): bring-up against plain
+## StatefulSets, RSS, steady API writes, GD2 calls and CPU, reaction, restart
+SCALE_STEPS ?= 100,1000
+bench-scale: controlplane
+	ANTHILL_SCALE_STEPS=$(SCALE_STEPS) $(GO) test -tags e2e -run '^$$' -bench Scale -benchtime 1x -timeout 240m ./e2e/
 
 ## bench-engine: the dispatcher's throughput on fake clients, in transitions per second per core
 ## (target >= 20,000; docs/performance.md)

@@ -26,20 +26,29 @@ type scrape map[string]*dto.MetricFamily
 // would.
 func scrapeMetrics(t testing.TB, addr string) scrape {
 	t.Helper()
+	s, err := tryScrape(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// tryScrape is scrapeMetrics returning its error, for a poll.
+func tryScrape(addr string) (scrape, error) {
 	resp, err := http.Get("http://" + addr + "/metrics")
 	if err != nil {
-		t.Fatalf("GET /metrics: %v", err)
+		return nil, fmt.Errorf("GET /metrics: %w", err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /metrics: %s", resp.Status)
+		return nil, fmt.Errorf("GET /metrics: %s", resp.Status)
 	}
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	mfs, err := p.TextToMetricFamilies(resp.Body)
 	if err != nil {
-		t.Fatalf("parse /metrics: %v", err)
+		return nil, fmt.Errorf("parse /metrics: %w", err)
 	}
-	return mfs
+	return mfs, nil
 }
 
 // matching are the series of name carrying every label of want.

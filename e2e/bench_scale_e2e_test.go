@@ -1,0 +1,384 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/gluster/anthill/e2e/framework"
+)
+
+// scaleStepsEnv lists the steps of BenchmarkScale, in GlusterNodes
+// (make bench-scale sets it; unset, the benchmark does not run).
+const scaleStepsEnv = "ANTHILL_SCALE_STEPS"
+
+// scaleNodesPerCluster and scalePodsPerKubeNode shape every step: clusters
+// of ten GlusterNodes (four, three and three in the three zones), ten
+// Gluster pods per kwok node.
+const (
+	scaleNodesPerCluster = 10
+	scalePodsPerKubeNode = 10
+)
+
+// BenchmarkScale is make bench-scale: one operator bringing up, then
+// holding, clusters of ten GlusterNodes, in steps of a growing fleet
+// (ANTHILL_SCALE_STEPS, GlusterNodes per step, e.g. "100,1000"). Each step
+// adds the kwok nodes and network PersistentVolumes it needs, then prints
+// in the same run:
+//
+//   - the time from creating the GlusterClusters to every node Online,
+//     against the bare control plane bringing up as many single-replica
+//     StatefulSets with the same claims (the ratio; target <= 1.2);
+//   - the operator's peak RSS during the bring-up and its RSS at rest;
+//   - at rest, over ANTHILL_SCALE_WINDOW (default 60s): API writes per
+//     minute, GD2 calls per node per minute, CPU seconds per minute;
+//   - the reaction to an admin's request (a maintenance annotation, one
+//     node in each of five clusters): median and maximum until the node is
+//     in Maintenance;
+//   - the time from SIGKILLing the operator to its restarted process
+//     having synced every GlusterNode once.
+//
+// The clusters have no CSI drivers (their DaemonSets would put a pod per
+// cluster on every kwok node, which measures the control plane, not the
+// operator). Every cluster has its own simulator state and listener, all
+// served by the test process, whose CPU and peak RSS are printed apart.
+func BenchmarkScale(b *testing.B) {
+	raw := os.Getenv(scaleStepsEnv)
+	if raw == "" {
+		b.Skipf("%s is not set (make bench-scale sets it)", scaleStepsEnv)
+	}
+	var steps []int
+	for _, f := range strings.Split(raw, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 || n%scaleNodesPerCluster != 0 {
+			b.Fatalf("%s: %q is not a positive multiple of %d", scaleStepsEnv, f, scaleNodesPerCluster)
+		}
+		steps = append(steps, n)
+	}
+	window := time.Minute
+	if w, err := time.ParseDuration(os.Getenv("ANTHILL_SCALE_WINDOW")); err == nil && w > 0 {
+		window = w
+	}
+	ctx := context.Background()
+	pvs := 0
+	for range b.N {
+		for _, nodes := range steps {
+			// Claims are never reused (Retain): each step needs its own for
+			// the baseline and for the operator.
+			pvs += 2 * nodes
+			if err := env.CreateNetworkStorage(ctx, pvs, "100Gi"); err != nil {
+				b.Fatal(err)
+			}
+			perZone := (nodes/scalePodsPerKubeNode + 2) / 3
+			if err := env.CreateFakeNodes(ctx, 3, max(perZone, 2)); err != nil {
+				b.Fatal(err)
+			}
+			scaleStep(b, nodes, window)
+		}
+	}
+}
+
+// scaleStep runs one step of BenchmarkScale at nodes GlusterNodes.
+func scaleStep(b *testing.B, nodes int, window time.Duration) {
+	ctx := context.Background()
+	clusters := nodes / scaleNodesPerCluster
+	selfCPU0 := processCPU()
+
+	baseline := timeStatefulSets(b, nodes)
+
+	addr, err := operator.HTTPAddress(ctx, time.Minute)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var namespaces []string
+	// The clock runs from before the first simulator and create, as the
+	// baseline's runs from before its first create.
+	start := time.Now()
+	peak := newPeakSampler(addr)
+	for range clusters {
+		ns := env.Namespace(b)
+		sim := startSim(b, ns, defaultSimOptions)
+		if err := env.CreateSimAuthSecret(ctx, ns, "scale", sim); err != nil {
+			b.Fatal(err)
+		}
+		c, err := framework.SampleCluster(ns, "scale", sim, 3)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.Spec.Drivers = nil
+		c.Spec.NodeTemplates[0].Nodes = ptr.To[int32](4)
+		for t := range c.Spec.NodeTemplates {
+			c.Spec.NodeTemplates[t].Storage.StorageClassName = ptr.To(framework.NetworkStorageClass)
+		}
+		namespaces = append(namespaces, ns)
+		if _, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Create(ctx, c, metav1.CreateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	err = framework.WaitFor(ctx, time.Duration(nodes/10+10)*time.Minute, func(ctx context.Context) (bool, error) {
+		online := countOnline(ctx, b, namespaces)
+		return online == nodes, fmt.Errorf("%d of %d Online", online, nodes)
+	})
+	peakRSS := peak.stop()
+	if err != nil {
+		b.Fatal(err)
+	}
+	up := time.Since(start)
+
+	time.Sleep(30 * time.Second) // the clusters' own machines settle
+	before := scrapeMetrics(b, addr)
+	t0 := time.Now()
+	time.Sleep(window)
+	after := scrapeMetrics(b, addr)
+	minutes := time.Since(t0).Minutes()
+	delta := func(name string, labels map[string]string) float64 {
+		v1, _ := after.value(name, labels)
+		v0, _ := before.value(name, labels)
+		return v1 - v0
+	}
+	var writes float64
+	for _, verb := range []string{"create", "update", "patch", "delete"} {
+		writes += delta("anthill_kube_requests_total", map[string]string{"verb": verb})
+	}
+	rest, _ := after.value("process_resident_memory_bytes", nil)
+
+	react := reactionTimes(b, namespaces[:min(5, len(namespaces))])
+	resync := resyncTime(b, nodes)
+
+	ratio := up.Seconds() / baseline.Seconds()
+	b.ReportMetric(ratio, fmt.Sprintf("ratio@%d", nodes))
+	fmt.Printf("scale: %d GlusterNodes (%d clusters): Online in %s; %d plain StatefulSets Ready in %s; ratio %.2f (target <= 1.2)\n",
+		nodes, clusters, up.Round(100*time.Millisecond), nodes, baseline.Round(100*time.Millisecond), ratio)
+	fmt.Printf("scale:   operator RSS peak %.0f MB during the bring-up, %.0f MB at rest\n", peakRSS/1e6, rest/1e6)
+	fmt.Printf("scale:   at rest over %s: %.1f API writes/min, %.2f GD2 calls/node/min, %.2f CPU s/min\n",
+		window, writes/minutes, delta("anthill_gd2_requests_total", nil)/float64(nodes)/minutes, delta("process_cpu_seconds_total", nil)/minutes)
+	fmt.Printf("scale:   reaction to a maintenance request: median %s, max %s (%d samples)\n",
+		react[len(react)/2].Round(time.Millisecond), react[len(react)-1].Round(time.Millisecond), len(react))
+	fmt.Printf("scale:   restart: every GlusterNode synced %s after the SIGKILL\n", resync.Round(100*time.Millisecond))
+	fmt.Printf("scale:   the test process (control-plane clients, %d simulators): %.0f CPU s over the step, peak RSS %.0f MB\n",
+		clusters, processCPU()-selfCPU0, selfPeakRSS()/1e6)
+}
+
+// timeStatefulSets creates n single-replica StatefulSets with a Gluster
+// node's claims (GD2 state and one block brick, network storage) at once
+// and returns how long until all are Ready.
+func timeStatefulSets(b *testing.B, n int) time.Duration {
+	b.Helper()
+	ctx := context.Background()
+	ns := env.Namespace(b)
+	claim := func(name string, mode corev1.PersistentVolumeMode) corev1.PersistentVolumeClaim {
+		return corev1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, VolumeMode: ptr.To(mode),
+				StorageClassName: ptr.To(framework.NetworkStorageClass),
+				Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("100Gi")}},
+			},
+		}
+	}
+	start := time.Now()
+	for i := range n {
+		name := fmt.Sprintf("baseline-%d", i)
+		labels := map[string]string{"app": name}
+		sts := &appsv1.StatefulSet{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+			Spec: appsv1.StatefulSetSpec{
+				Replicas: ptr.To[int32](1), ServiceName: name,
+				Selector: &metav1.LabelSelector{MatchLabels: labels},
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: labels},
+					Spec: corev1.PodSpec{Containers: []corev1.Container{{
+						Name: "c", Image: "registry.invalid/pause:1",
+						VolumeDevices: []corev1.VolumeDevice{{Name: "brick", DevicePath: "/dev/sdb"}},
+						VolumeMounts:  []corev1.VolumeMount{{Name: "state", MountPath: "/var/lib/glusterd2"}},
+					}}},
+				},
+				VolumeClaimTemplates: []corev1.PersistentVolumeClaim{claim("state", corev1.PersistentVolumeFilesystem), claim("brick", corev1.PersistentVolumeBlock)},
+			},
+		}
+		if _, err := env.Client.AppsV1().StatefulSets(ns).Create(ctx, sts, metav1.CreateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	err := framework.WaitFor(ctx, time.Duration(n/10+10)*time.Minute, func(ctx context.Context) (bool, error) {
+		list, err := env.Client.AppsV1().StatefulSets(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		ready := 0
+		for _, s := range list.Items {
+			if s.Status.ReadyReplicas == 1 {
+				ready++
+			}
+		}
+		return ready == n, fmt.Errorf("%d of %d StatefulSets Ready", ready, n)
+	})
+	if err != nil {
+		b.Fatalf("baseline: %v", err)
+	}
+	return time.Since(start)
+}
+
+// countOnline counts the Online GlusterNodes of the namespaces.
+func countOnline(ctx context.Context, b *testing.B, namespaces []string) int {
+	online := 0
+	for _, ns := range namespaces {
+		list, err := anthill.OperatorV1alpha1().GlusterNodes(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, n := range list.Items {
+			if n.Status.State == "Online" {
+				online++
+			}
+		}
+	}
+	return online
+}
+
+// reactionTimes requests maintenance on one Online node of each namespace
+// in turn and measures until the node is in Maintenance, then requests
+// resume and waits for Online again. It returns the times, sorted.
+func reactionTimes(b *testing.B, namespaces []string) []time.Duration {
+	b.Helper()
+	ctx := context.Background()
+	var out []time.Duration
+	for _, ns := range namespaces {
+		list, err := anthill.OperatorV1alpha1().GlusterNodes(ns).List(ctx, metav1.ListOptions{})
+		if err != nil || len(list.Items) == 0 {
+			b.Fatalf("nodes of %s: %v", ns, err)
+		}
+		name := list.Items[0].Name
+		start := time.Now()
+		requestOnNode(b, ns, name, "maintenance")
+		err = pollState(ctx, ns, name, "Maintenance")
+		if err != nil {
+			b.Fatal(err)
+		}
+		out = append(out, time.Since(start))
+		requestOnNode(b, ns, name, "resume")
+		if err := pollState(ctx, ns, name, "Online"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// pollState waits, polling every 20 ms, until GlusterNode ns/name is in
+// state.
+func pollState(ctx context.Context, ns, name, state string) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	for {
+		n, err := anthill.OperatorV1alpha1().GlusterNodes(ns).Get(ctx, name, metav1.GetOptions{})
+		if err == nil && n.Status.State == state {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s/%s not %s: %v", ns, name, state, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// resyncTime SIGKILLs the operator, starts it again and measures until
+// the new process has synced every GlusterNode once (its node-machine
+// sync count reaches the number of nodes; its counters start at zero).
+func resyncTime(b *testing.B, nodes int) time.Duration {
+	b.Helper()
+	ctx := context.Background()
+	start := time.Now()
+	operator.Kill()
+	if err := operator.Start(); err != nil {
+		b.Fatal(err)
+	}
+	addr, err := operator.HTTPAddress(ctx, time.Minute)
+	if err != nil {
+		b.Fatal(err)
+	}
+	err = framework.WaitFor(ctx, 10*time.Minute, func(ctx context.Context) (bool, error) {
+		s, err := tryScrape(addr)
+		if err != nil {
+			return false, err
+		}
+		var synced float64
+		for _, m := range s.matching("anthill_dispatcher_sync_duration_seconds", map[string]string{"machine": "node"}) {
+			synced += float64(m.GetHistogram().GetSampleCount())
+		}
+		return synced >= float64(nodes), fmt.Errorf("%.0f of %d node syncs", synced, nodes)
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return time.Since(start)
+}
+
+// peakSampler samples the operator's RSS every second until stopped.
+type peakSampler struct {
+	stopc chan struct{}
+	wg    sync.WaitGroup
+	peak  float64
+}
+
+func newPeakSampler(addr string) *peakSampler {
+	p := &peakSampler{stopc: make(chan struct{})}
+	p.wg.Go(func() {
+		for {
+			if s, err := tryScrape(addr); err == nil {
+				if v, ok := s.value("process_resident_memory_bytes", nil); ok && v > p.peak {
+					p.peak = v
+				}
+			}
+			select {
+			case <-p.stopc:
+				return
+			case <-time.After(time.Second):
+			}
+		}
+	})
+	return p
+}
+
+func (p *peakSampler) stop() float64 {
+	close(p.stopc)
+	p.wg.Wait()
+	return p.peak
+}
+
+// processCPU is the test process's CPU time so far, in seconds.
+func processCPU() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+	return tv(ru.Utime) + tv(ru.Stime)
+}
+
+// selfPeakRSS is the test process's peak RSS in bytes (Linux reports
+// ru_maxrss in KiB).
+func selfPeakRSS() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil || runtime.GOOS != "linux" {
+		return 0
+	}
+	return float64(ru.Maxrss) * 1024
+}
