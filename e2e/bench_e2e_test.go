@@ -45,39 +45,8 @@ func timeStatefulSet(b *testing.B, replicas int32) time.Duration {
 	b.Helper()
 	ctx := context.Background()
 	ns := env.Namespace(b)
-	labels := map[string]string{"app": "baseline"}
-	sts := &appsv1.StatefulSet{
-		ObjectMeta: metav1.ObjectMeta{Name: "baseline", Namespace: ns},
-		Spec: appsv1.StatefulSetSpec{
-			Replicas: ptr.To(replicas), ServiceName: "baseline", PodManagementPolicy: appsv1.ParallelPodManagement,
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{
-					Name: "c", Image: "registry.invalid/pause:1",
-					VolumeDevices: []corev1.VolumeDevice{{Name: "brick", DevicePath: "/dev/sdb"}},
-					VolumeMounts:  []corev1.VolumeMount{{Name: "state", MountPath: "/var/lib/glusterd2"}},
-				}}},
-			},
-			// The same claims a Gluster node has: GD2's state directory and
-			// one block brick.
-			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
-				ObjectMeta: metav1.ObjectMeta{Name: "state"},
-				Spec: corev1.PersistentVolumeClaimSpec{
-					AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-					VolumeMode:  ptr.To(corev1.PersistentVolumeFilesystem),
-					Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
-				},
-			}, {
-				ObjectMeta: metav1.ObjectMeta{Name: "brick"},
-				Spec: corev1.PersistentVolumeClaimSpec{
-					AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-					VolumeMode:  ptr.To(corev1.PersistentVolumeBlock),
-					Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("100Gi")}},
-				},
-			}},
-		},
-	}
+	sts := baselineStatefulSet(ns, "baseline", replicas, nil)
+	sts.Spec.PodManagementPolicy = appsv1.ParallelPodManagement
 	start := time.Now()
 	if _, err := env.Client.AppsV1().StatefulSets(ns).Create(ctx, sts, metav1.CreateOptions{}); err != nil {
 		b.Fatal(err)
@@ -128,4 +97,40 @@ func timeCluster(b *testing.B, nodes int32) time.Duration {
 		b.Fatalf("anthill cluster: %v", err)
 	}
 	return time.Since(start)
+}
+
+// baselineStatefulSet is the plain StatefulSet the bring-up benchmarks
+// compare the operator against: pause containers with a Gluster node's
+// claims (GD2's state directory and one block brick) of storageClass (nil:
+// the default class).
+func baselineStatefulSet(ns, name string, replicas int32, storageClass *string) *appsv1.StatefulSet {
+	labels := map[string]string{"app": name}
+	claim := func(claim string, mode corev1.PersistentVolumeMode, size string) corev1.PersistentVolumeClaim {
+		return corev1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: claim},
+			Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, VolumeMode: ptr.To(mode),
+				StorageClassName: storageClass,
+				Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(size)}},
+			},
+		}
+	}
+	return &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas: ptr.To(replicas), ServiceName: name,
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{
+					Name: "c", Image: "registry.invalid/pause:1",
+					VolumeDevices: []corev1.VolumeDevice{{Name: "brick", DevicePath: "/dev/sdb"}},
+					VolumeMounts:  []corev1.VolumeMount{{Name: "state", MountPath: "/var/lib/glusterd2"}},
+				}}},
+			},
+			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{
+				claim("state", corev1.PersistentVolumeFilesystem, "1Gi"), claim("brick", corev1.PersistentVolumeBlock, "100Gi"),
+			},
+		},
+	}
 }

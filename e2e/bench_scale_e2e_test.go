@@ -15,9 +15,6 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -146,16 +143,7 @@ func scaleStep(b *testing.B, nodes int, window time.Duration) {
 	t0 := time.Now()
 	time.Sleep(window)
 	after := scrapeMetrics(b, addr)
-	minutes := time.Since(t0).Minutes()
-	delta := func(name string, labels map[string]string) float64 {
-		v1, _ := after.value(name, labels)
-		v0, _ := before.value(name, labels)
-		return v1 - v0
-	}
-	var writes float64
-	for _, verb := range []string{"create", "update", "patch", "delete"} {
-		writes += delta("anthill_kube_requests_total", map[string]string{"verb": verb})
-	}
+	w := restWindow{before: before, after: after, minutes: time.Since(t0).Minutes()}
 	rest, _ := after.value("process_resident_memory_bytes", nil)
 
 	react := reactionTimes(b, namespaces[:min(5, len(namespaces))])
@@ -167,7 +155,7 @@ func scaleStep(b *testing.B, nodes int, window time.Duration) {
 		nodes, clusters, up.Round(100*time.Millisecond), nodes, baseline.Round(100*time.Millisecond), ratio)
 	fmt.Printf("scale:   operator RSS peak %.0f MB during the bring-up, %.0f MB at rest\n", peakRSS/1e6, rest/1e6)
 	fmt.Printf("scale:   at rest over %s: %.1f API writes/min, %.2f GD2 calls/node/min, %.2f CPU s/min\n",
-		window, writes/minutes, delta("anthill_gd2_requests_total", nil)/float64(nodes)/minutes, delta("process_cpu_seconds_total", nil)/minutes)
+		window, w.writes(), w.rate("anthill_gd2_requests_total", nil)/float64(nodes), w.rate("process_cpu_seconds_total", nil))
 	fmt.Printf("scale:   reaction to a maintenance request: median %s, max %s (%d samples)\n",
 		react[len(react)/2].Round(time.Millisecond), react[len(react)-1].Round(time.Millisecond), len(react))
 	fmt.Printf("scale:   restart: every GlusterNode synced %s after the SIGKILL\n", resync.Round(100*time.Millisecond))
@@ -182,36 +170,9 @@ func timeStatefulSets(b *testing.B, n int) time.Duration {
 	b.Helper()
 	ctx := context.Background()
 	ns := env.Namespace(b)
-	claim := func(name string, mode corev1.PersistentVolumeMode) corev1.PersistentVolumeClaim {
-		return corev1.PersistentVolumeClaim{
-			ObjectMeta: metav1.ObjectMeta{Name: name},
-			Spec: corev1.PersistentVolumeClaimSpec{
-				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, VolumeMode: ptr.To(mode),
-				StorageClassName: ptr.To(framework.NetworkStorageClass),
-				Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("100Gi")}},
-			},
-		}
-	}
 	start := time.Now()
 	for i := range n {
-		name := fmt.Sprintf("baseline-%d", i)
-		labels := map[string]string{"app": name}
-		sts := &appsv1.StatefulSet{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-			Spec: appsv1.StatefulSetSpec{
-				Replicas: ptr.To[int32](1), ServiceName: name,
-				Selector: &metav1.LabelSelector{MatchLabels: labels},
-				Template: corev1.PodTemplateSpec{
-					ObjectMeta: metav1.ObjectMeta{Labels: labels},
-					Spec: corev1.PodSpec{Containers: []corev1.Container{{
-						Name: "c", Image: "registry.invalid/pause:1",
-						VolumeDevices: []corev1.VolumeDevice{{Name: "brick", DevicePath: "/dev/sdb"}},
-						VolumeMounts:  []corev1.VolumeMount{{Name: "state", MountPath: "/var/lib/glusterd2"}},
-					}}},
-				},
-				VolumeClaimTemplates: []corev1.PersistentVolumeClaim{claim("state", corev1.PersistentVolumeFilesystem), claim("brick", corev1.PersistentVolumeBlock)},
-			},
-		}
+		sts := baselineStatefulSet(ns, fmt.Sprintf("baseline-%d", i), 1, ptr.To(framework.NetworkStorageClass))
 		if _, err := env.Client.AppsV1().StatefulSets(ns).Create(ctx, sts, metav1.CreateOptions{}); err != nil {
 			b.Fatal(err)
 		}

@@ -78,20 +78,11 @@ func BenchmarkSteadyStateThirtyNodes(b *testing.B) {
 		t0 := time.Now()
 		time.Sleep(window)
 		after := scrapeMetrics(b, addr)
-		minutes := time.Since(t0).Minutes()
-		delta := func(name string, labels map[string]string) float64 {
-			v1, _ := after.value(name, labels)
-			v0, _ := before.value(name, labels)
-			return v1 - v0
-		}
-		gd2PerNode := delta("anthill_gd2_requests_total", nil) / nodes / minutes
-		reads := delta("anthill_kube_requests_total", map[string]string{"verb": "get"}) / minutes
-		var writes float64
-		for _, verb := range []string{"create", "update", "patch", "delete"} {
-			writes += delta("anthill_kube_requests_total", map[string]string{"verb": verb})
-		}
-		writes /= minutes
-		syncs := (syncCount(after) - syncCount(before)) / minutes
+		w := restWindow{before: before, after: after, minutes: time.Since(t0).Minutes()}
+		gd2PerNode := w.rate("anthill_gd2_requests_total", nil) / nodes
+		reads := w.rate("anthill_kube_requests_total", map[string]string{"verb": "get"})
+		writes := w.writes()
+		syncs := (syncCount(after) - syncCount(before)) / w.minutes
 		b.ReportMetric(gd2PerNode, "gd2-calls/node/min")
 		b.ReportMetric(reads, "api-reads/min")
 		b.ReportMetric(writes, "api-writes/min")
@@ -99,7 +90,7 @@ func BenchmarkSteadyStateThirtyNodes(b *testing.B) {
 		fmt.Printf("steady: %d nodes (%d clusters) Online in %s; over %s: %.1f GD2 calls/node/min, %.0f API reads/min, %.0f API writes/min, %.0f syncs/min\n",
 			nodes, clusters, up.Round(100*time.Millisecond), window, gd2PerNode, reads, writes, syncs)
 		for _, op := range []string{"peers.list", "devices.list_all", "volumes.list", "peers.edit"} {
-			fmt.Printf("steady:   %s %.1f/node/min\n", op, delta("anthill_gd2_requests_total", map[string]string{"operation": op})/nodes/minutes)
+			fmt.Printf("steady:   %s %.1f/node/min\n", op, w.rate("anthill_gd2_requests_total", map[string]string{"operation": op})/nodes)
 		}
 	}
 }
@@ -111,6 +102,28 @@ func syncCount(s scrape) float64 {
 		for _, m := range mf.GetMetric() {
 			n += float64(m.GetHistogram().GetSampleCount())
 		}
+	}
+	return n
+}
+
+// restWindow is two scrapes of the operator's metrics, minutes apart.
+type restWindow struct {
+	before, after scrape
+	minutes       float64
+}
+
+// rate is how much the series of name with labels grew per minute.
+func (w restWindow) rate(name string, labels map[string]string) float64 {
+	v1, _ := w.after.value(name, labels)
+	v0, _ := w.before.value(name, labels)
+	return (v1 - v0) / w.minutes
+}
+
+// writes is the operator's API writes per minute.
+func (w restWindow) writes() float64 {
+	var n float64
+	for _, verb := range []string{"create", "update", "patch", "delete"} {
+		n += w.rate("anthill_kube_requests_total", map[string]string{"verb": verb})
 	}
 	return n
 }
