@@ -118,14 +118,14 @@ sandbox: controlplane build
 
 ## bench: benchmarks that print ratios against a baseline measured in the same run, then bench-engine
 bench: controlplane bench-engine
-	$(GO) test -tags e2e -run '^$$' -bench . -benchtime 1x -timeout 60m ./e2e/...
+	ANTHILL_E2E_RACE=0 $(GO) test -tags e2e -run '^$$' -bench . -benchtime 1x -timeout 60m ./e2e/...
 
 ## bench-scale: one operator holding a growing fleet of 10-node clusters, in steps
 ## (SCALE_STEPS GlusterNodes, default 100,1000): bring-up against plain
 ## StatefulSets, RSS, steady API writes, GD2 calls and CPU, reaction, restart
 SCALE_STEPS ?= 100,1000
 bench-scale: controlplane
-	ANTHILL_SCALE_STEPS=$(SCALE_STEPS) $(GO) test -tags e2e -run '^$$' -bench Scale -benchtime 1x -timeout 240m ./e2e/
+	ANTHILL_E2E_RACE=0 ANTHILL_SCALE_STEPS=$(SCALE_STEPS) $(GO) test -tags e2e -run '^$$' -bench Scale -benchtime 1x -timeout 240m ./e2e/
 
 ## bench-engine: the dispatcher's throughput on fake clients, in transitions per second per core
 ## (target >= 20,000; docs/performance.md)

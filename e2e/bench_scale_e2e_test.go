@@ -145,6 +145,7 @@ func scaleStep(b *testing.B, nodes int, window time.Duration) {
 	after := scrapeMetrics(b, addr)
 	w := restWindow{before: before, after: after, minutes: time.Since(t0).Minutes()}
 	rest, _ := after.value("process_resident_memory_bytes", nil)
+	heap, _ := after.value("go_memstats_heap_inuse_bytes", nil)
 
 	react := reactionTimes(b, namespaces[:min(5, len(namespaces))])
 	resync := resyncTime(b, nodes)
@@ -153,7 +154,7 @@ func scaleStep(b *testing.B, nodes int, window time.Duration) {
 	b.ReportMetric(ratio, fmt.Sprintf("ratio@%d", nodes))
 	fmt.Printf("scale: %d GlusterNodes (%d clusters): Online in %s; %d plain StatefulSets Ready in %s; ratio %.2f (target <= 1.2)\n",
 		nodes, clusters, up.Round(100*time.Millisecond), nodes, baseline.Round(100*time.Millisecond), ratio)
-	fmt.Printf("scale:   operator RSS peak %.0f MB during the bring-up, %.0f MB at rest\n", peakRSS/1e6, rest/1e6)
+	fmt.Printf("scale:   operator RSS peak %.0f MB during the bring-up, %.0f MB at rest (heap in use %.0f MB)\n", peakRSS/1e6, rest/1e6, heap/1e6)
 	fmt.Printf("scale:   at rest over %s: %.1f API writes/min, %.2f GD2 calls/node/min, %.2f CPU s/min\n",
 		window, w.writes(), w.rate("anthill_gd2_requests_total", nil)/float64(nodes), w.rate("process_cpu_seconds_total", nil))
 	fmt.Printf("scale:   reaction to a maintenance request: median %s, max %s (%d samples)\n",
