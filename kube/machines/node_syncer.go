@@ -66,6 +66,9 @@ type nodeSync struct {
 	// liveRead: the GD2 side was read live, not from the cluster's shared
 	// view, because the decision acts.
 	liveRead bool
+	// gd2Err is why no GD2 client could be made (no auth secret, or one
+	// that cannot be read); the decision then goes without GD2.
+	gd2Err error
 }
 
 // Sync runs one decision for the node named by key.
@@ -268,6 +271,7 @@ func (s *NodeSyncer) Gather(ctx context.Context, node *operatorv1alpha1.GlusterN
 			reads = s.GD2.Shared(cluster, gc)
 		}
 	} else {
+		f.gd2Err = err
 		s.log(node).Debug("no GD2 client yet", zap.Error(err))
 	}
 	if err := s.gatherFrom(ctx, node, cluster, in, reads); err != nil {
