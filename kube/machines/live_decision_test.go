@@ -124,7 +124,6 @@ func TestLiveNodeDecisionIsTheOperatorsDecision(t *testing.T) {
 	}
 }
 
-
 // TestLiveClusterDecisionIsTheOperatorsDecision: the cluster machine's
 // live decision, read in the cluster's namespace with the admin's
 // clients, is the one its sync then takes, wired from the same informer
