@@ -20,7 +20,6 @@ import (
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/client/clientset/versioned"
 	"github.com/gluster/anthill/kube/objects"
-	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
 )
 
@@ -349,31 +348,39 @@ func (o *Kube) ScaleNodes(ctx context.Context, ct transitions.ClusterTarget, des
 	if err != nil {
 		return err
 	}
-	byTemplate := map[string][]*operatorv1alpha1.GlusterNode{}
+	ptrs := make([]*operatorv1alpha1.GlusterNode, len(nodes))
 	for i := range nodes {
-		n := &nodes[i]
-		if states.NodeCounts(objects.NodeFacts(n)) {
-			byTemplate[n.Spec.Template] = append(byTemplate[n.Spec.Template], n)
+		ptrs[i] = &nodes[i]
+	}
+	plan := objects.PlanScale(c, ptrs)
+	for _, n := range plan.Decommission {
+		if err := o.requestDecommission(ctx, n); err != nil {
+			return err
 		}
 	}
-	automatic := c.Spec.Mode == operatorv1alpha1.ClusterModeAutomatic
-	targets := states.TemplateTargets(objects.TemplateFacts(c), automatic)
-	var missing []*operatorv1alpha1.NodeTemplate
-	for i := range c.Spec.NodeTemplates {
-		t := &c.Spec.NodeTemplates[i]
-		members := byTemplate[t.Name]
-		for range targets[i] - len(members) {
-			missing = append(missing, t)
-		}
-		if surplus := len(members) - targets[i]; surplus > 0 {
-			for _, n := range objects.ScaleDownOrder(members)[:surplus] {
-				if err := o.requestDecommission(ctx, n); err != nil {
-					return err
-				}
-			}
-		}
+	return o.createNodes(ctx, c, plan.Create)
+}
+
+// PlanScale is the plan ScaleNodes would carry out now, from the live
+// cluster and its live GlusterNodes (objects.PlanScale): what the cluster
+// machine records in the ledger before it scales.
+func (o *Kube) PlanScale(ctx context.Context, namespace, name string) (objects.ScalePlan, error) {
+	c, err := o.getCluster(ctx, namespace, name)
+	if err != nil {
+		return objects.ScalePlan{}, err
 	}
-	return o.createNodes(ctx, c, missing)
+	if c.Spec.Mode == operatorv1alpha1.ClusterModeExternal {
+		return objects.ScalePlan{}, nil
+	}
+	nodes, err := o.clusterNodes(ctx, c.Namespace, c.Name)
+	if err != nil {
+		return objects.ScalePlan{}, err
+	}
+	ptrs := make([]*operatorv1alpha1.GlusterNode, len(nodes))
+	for i := range nodes {
+		ptrs[i] = &nodes[i]
+	}
+	return objects.PlanScale(c, ptrs), nil
 }
 
 // createNodes creates one GlusterNode per entry of templates, up to

@@ -167,7 +167,10 @@ func (s *ClusterSyncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterClus
 	}
 	target := transitions.ClusterTarget{Namespace: c.Namespace, Name: c.Name, DesiredNodes: in.Facts.snap.DesiredNodes}
 	ops := transitions.Ops{Kube: s.Kube, GD2: effects.NoGD2{}}
-	if d.Step == states.ClusterApplyOptions {
+	var ledger []operatorv1alpha1.LedgerEntry
+	now := s.Clock.Now()
+	switch d.Step {
+	case states.ClusterApplyOptions:
 		gc, err := s.GD2.For(ctx, c)
 		if err != nil {
 			return err
@@ -177,6 +180,21 @@ func (s *ClusterSyncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterClus
 		for _, k := range in.Facts.snap.OptionsDiffer {
 			target.Options[k] = c.Spec.ClusterOptions[k]
 		}
+		if len(target.Options) > 0 {
+			ledger = append(ledger, optionsLedgerEntry(target.Options, d, in.State, now))
+		}
+	case states.ClusterScaleNodes:
+		entries, err := scaleLedgerEntries(ctx, s.Anthill, c.Namespace, c.Name, d, in.State, now)
+		if err != nil {
+			return err
+		}
+		ledger = entries
+	case states.ClusterEnsureDrivers:
+		ledger = append(ledger, driversLedgerEntry(in.Facts.snap.DriversMissing, d, in.State, now))
+	}
+	// Written ahead of the action (see ledgerClusterChanges).
+	if err := ledgerClusterChanges(ctx, s.Anthill, c, ledger); err != nil {
+		return err
 	}
 	return a(ctx, s.Audit.Ops(ops), target)
 }

@@ -144,7 +144,7 @@ func (s *NodeSyncer) ledgerLastMove(ctx context.Context, node *operatorv1alpha1.
 	if err != nil || ledgerHas(cl.Status.Ledger, e) {
 		return err
 	}
-	if err := appendLedger(ctx, s.Anthill, node.Namespace, node.Spec.Cluster, []operatorv1alpha1.LedgerEntry{e}); err != nil && !apierrors.IsNotFound(err) {
+	if _, err := appendLedger(ctx, s.Anthill, node.Namespace, node.Spec.Cluster, []operatorv1alpha1.LedgerEntry{e}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("record the move of brick %s:%s in the ledger: %w", last.Volume, last.Path, err)
 	}
 	return nil
@@ -171,7 +171,7 @@ func (s *NodeSyncer) ledgerMove(ctx context.Context, node *operatorv1alpha1.Glus
 		Peer: node.Status.PeerID, Volume: f.snap.NextBrickVolume, Brick: f.snap.NextBrickPath,
 		TargetPeers: f.view.move.Targets, State: string(out.To), Reason: out.Decision.Reason, Cause: drainCause(node),
 	}
-	if err := appendLedger(ctx, s.Anthill, node.Namespace, node.Spec.Cluster, []operatorv1alpha1.LedgerEntry{e}); err != nil {
+	if _, err := appendLedger(ctx, s.Anthill, node.Namespace, node.Spec.Cluster, []operatorv1alpha1.LedgerEntry{e}); err != nil {
 		// The next sync records it as recovered before moving on.
 		s.log(node).Info("recording a brick move in the ledger failed; retrying next sync", zap.Error(err))
 	}
@@ -236,7 +236,7 @@ func (s *NodeSyncer) ledgerChange(ctx context.Context, node *operatorv1alpha1.Gl
 	if err == nil && ledgerHas(cl.Status.Ledger, e) {
 		return nil
 	}
-	if err := appendLedger(ctx, s.Anthill, node.Namespace, node.Spec.Cluster, []operatorv1alpha1.LedgerEntry{e}); err != nil && !apierrors.IsNotFound(err) {
+	if _, err := appendLedger(ctx, s.Anthill, node.Namespace, node.Spec.Cluster, []operatorv1alpha1.LedgerEntry{e}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("record %s in the ledger: %w", e.Action, err)
 	}
 	return nil
