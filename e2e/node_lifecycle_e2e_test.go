@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -112,7 +114,9 @@ func TestNodeLifecycle(t *testing.T) {
 		return // later steps build on this one
 	}
 
+	var beforeScaleDown map[string]operatorv1alpha1.GlusterNode
 	if !t.Run("scaling back to three drains the surplus nodes without losing a brick", func(t *testing.T) {
+		beforeScaleDown = waitNodes(t, ns, name, 5, time.Minute)
 		setTemplateNodes(t, ns, name, map[string]int32{"zone-1": 1, "zone-2": 1})
 		nodes := waitNodes(t, ns, name, 3, 3*time.Minute)
 		peers := map[string]bool{}
@@ -128,6 +132,43 @@ func TestNodeLifecycle(t *testing.T) {
 	}) {
 		return // later steps build on this one
 	}
+
+	t.Run("the ledger records the scaling and the options set, each before it was made", func(t *testing.T) {
+		c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		remaining := waitNodes(t, ns, name, 3, time.Minute)
+		created := map[string]int32{}
+		var decommissioned []string
+		options := false
+		for _, e := range c.Status.Ledger {
+			switch e.Action {
+			case operatorv1alpha1.LedgerActionCreateNodes:
+				created[e.Template] += e.Count
+			case operatorv1alpha1.LedgerActionDecommissionNode:
+				decommissioned = append(decommissioned, e.Node)
+				if _, ok := beforeScaleDown[e.Node]; !ok {
+					t.Errorf("the ledger names %s as decommissioned by scaling, not one of the five nodes", e.Node)
+				}
+				if _, ok := remaining[e.Node]; ok {
+					t.Errorf("the ledger names %s as decommissioned by scaling, but it is one of the three left", e.Node)
+				}
+			case operatorv1alpha1.LedgerActionSetClusterOptions:
+				options = options || slices.Contains(e.Options, "cluster.localtime-logging=on")
+			}
+		}
+		// Three at provisioning, one more each in zone-1 and zone-2.
+		if want := map[string]int32{"zone-1": 2, "zone-2": 2, "zone-3": 1}; !maps.Equal(created, want) {
+			t.Errorf("the ledger records %v GlusterNodes created per template, want %v: %+v", created, want, c.Status.Ledger)
+		}
+		if len(decommissioned) != 2 {
+			t.Errorf("the ledger records %v decommissioned by scaling down, want the 2 surplus nodes", decommissioned)
+		}
+		if !options {
+			t.Errorf("the ledger does not record cluster.localtime-logging=on set in GD2: %+v", c.Status.Ledger)
+		}
+	})
 
 	var victim string
 	if !t.Run("a decommission that would put two copies in one zone is refused with a reason", func(t *testing.T) {
