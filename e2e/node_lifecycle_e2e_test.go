@@ -14,10 +14,12 @@ import (
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gluster/anthill/e2e/framework"
 	"github.com/gluster/anthill/gd2"
+	"github.com/gluster/anthill/kube/machines"
 	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
 )
@@ -57,6 +59,43 @@ func TestNodeLifecycle(t *testing.T) {
 		return // later steps build on this one
 	}
 	noViolations(t)
+
+	t.Run("explain's live decision of the steady nodes and cluster is the one the operator persisted", func(t *testing.T) {
+		// The admin's reads: a cluster admin's clients, GD2 through the
+		// cluster's endpoint and auth Secret (machines.LiveReads).
+		r := machines.LiveReads{Kube: env.Client, Anthill: anthill, GD2Timeout: 10 * time.Second}
+		err := framework.WaitFor(context.Background(), 2*time.Minute, func(ctx context.Context) (bool, error) {
+			for n := range waitNodes(t, ns, name, 3, time.Minute) {
+				live, err := machines.LiveNodeDecision(ctx, r, ns, n)
+				if err != nil {
+					return false, err
+				}
+				node, err := anthill.OperatorV1alpha1().GlusterNodes(ns).Get(ctx, n, metav1.GetOptions{})
+				if err != nil {
+					return false, err
+				}
+				if !live.Known() || live.GD2 != machines.LiveGD2Read || !live.Decision.Waiting() || live.Decision.Message != node.Status.Message {
+					return false, fmt.Errorf("node %s: live %s/%s %q (GD2 %s, %v), persisted %q", n, live.Decision.Event, live.Decision.Reason, live.Decision.Message, live.GD2, live.GD2Error, node.Status.Message)
+				}
+			}
+			live, err := machines.LiveClusterDecision(ctx, r, ns, name)
+			if err != nil {
+				return false, err
+			}
+			c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			ready := apimeta.FindStatusCondition(c.Status.Conditions, operatorv1alpha1.ConditionReady)
+			if !live.Known() || live.GD2 != machines.LiveGD2Read || !live.Decision.Waiting() || ready == nil || live.Decision.Message != ready.Message || string(c.Status.Phase) != string(live.State) {
+				return false, fmt.Errorf("cluster: live %s%s/%s %q in %s (GD2 %s, %v), persisted %+v in %s", live.Decision.Event, live.Decision.Step, live.Decision.Reason, live.Decision.Message, live.State, live.GD2, live.GD2Error, ready, c.Status.Phase)
+			}
+			return true, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
 
 	// A replica-3 volume: one brick in each zone.
 	createReplicatedVolume(t, g, "data")
