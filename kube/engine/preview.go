@@ -24,19 +24,27 @@ type Preview[F any] struct {
 // Decide runs the first half of Sync on o — the instances at their
 // persisted states, gather and decide, the state and decision checks —
 // and stops before anything acts. Prepare is not called: it writes
-// (finalizers, a recovered ledger entry). An error is a failure to gather.
+// (finalizers, a recovered ledger entry). An object whose status a newer
+// operator wrote is refused, as Sync refuses it, without gathering. An
+// error is a failure to gather.
 func Decide[O Object, F any](ctx context.Context, spec Spec[O, F], o O) ([]Preview[F], error) {
 	def := spec.Definition()
 	ins, err := spec.Instances(ctx, o)
 	if err != nil {
 		return nil, err
 	}
+	newer, isNewer := newerStatus(o)
 	out := make([]Preview[F], 0, len(ins))
 	for _, in := range ins {
 		if in.State == "" {
 			in.State = def.Initial
 		}
 		p := Preview[F]{Instance: in, To: in.State}
+		if isNewer {
+			p.Refused = newer
+			out = append(out, p)
+			continue
+		}
 		m, err := def.NewMachine(in.State)
 		if err != nil {
 			p.Refused = err.Error()

@@ -108,6 +108,8 @@ func LiveNodeDecision(ctx context.Context, r LiveReads, ns, name string) (LiveDe
 	out := liveDecision(states.NodeMachine, p.State, p.Decision, p.To, p.Refused)
 	f := p.Facts
 	switch {
+	case unGathered(p.Refused, p.Decision):
+		out.GD2 = LiveGD2NotNeeded
 	case f.cluster == nil || f.snap.State == "":
 		// No cluster, or an external one: the decision reads no GD2.
 		out.GD2 = LiveGD2NotNeeded
@@ -165,6 +167,8 @@ func LiveClusterDecision(ctx context.Context, r LiveReads, ns, name string) (Liv
 	p := ps[0]
 	out := liveDecision(states.ClusterMachine, p.State, p.Decision, p.To, p.Refused)
 	switch {
+	case unGathered(p.Refused, p.Decision):
+		out.GD2 = LiveGD2NotNeeded
 	case p.Facts.snap.GD2Reachable:
 		out.GD2 = LiveGD2Read
 	case !clusterDecisionReadsGD2(p.State):
@@ -176,6 +180,12 @@ func LiveClusterDecision(ctx context.Context, r LiveReads, ns, name string) (Liv
 		}
 	}
 	return out, nil
+}
+
+// unGathered: the runner refuses the object before gathering (an unknown
+// state, a status a newer operator wrote); the refusal is the answer.
+func unGathered(refused string, d states.Decision) bool {
+	return refused != "" && d == (states.Decision{})
 }
 
 // clusterDecisionReadsGD2 reports whether the cluster machine's decision

@@ -201,3 +201,23 @@ func TestLiveClusterDecisionIsTheOperatorsDecision(t *testing.T) {
 	}
 	t.Logf("live decisions: %v", seen)
 }
+
+// TestLiveDecisionRefusesANewerStatusAsTheRunnerDoes: a node whose status
+// a newer operator wrote is refused before anything is gathered, as the
+// operator's runner refuses it; the refusal is the live answer.
+func TestLiveDecisionRefusesANewerStatusAsTheRunnerDoes(t *testing.T) {
+	f := newNodeFixture(t)
+	ctx := context.Background()
+	n := f.node()
+	n.Status.StatusSchema = operatorv1alpha1.StatusSchemaLevel + 1
+	if _, err := f.anthill.OperatorV1alpha1().GlusterNodes("ns").UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	live, err := LiveNodeDecision(ctx, LiveReads{Kube: f.kube, Anthill: f.anthill, Clock: f.clock}, "ns", "gc-z1-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !live.Known() || !strings.Contains(live.Refused, "newer") || !live.Decision.Waiting() || live.Decision.Reason != "" {
+		t.Fatalf("live decision of a newer status: %+v", live)
+	}
+}

@@ -70,7 +70,8 @@ type explainLive struct {
 	// GD2 is how GD2 was read: read, notNeeded or unavailable.
 	GD2   string `json:"gd2,omitempty"`
 	State string `json:"state,omitempty"`
-	// Kind is event, step or wait.
+	// Kind is event, step or wait; refused when the operator's runner
+	// refuses the object before deciding (Refused says why).
 	Kind  string `json:"kind,omitempty"`
 	Event string `json:"event,omitempty"`
 	Step  string `json:"step,omitempty"`
@@ -221,6 +222,8 @@ func liveOf(def *fsm.Definition, d machines.LiveDecision, err error) *explainLiv
 		l.RequeueAfter = d.Decision.RequeueAfter.String()
 	}
 	switch {
+	case l.Refused != "" && l.Reason == "" && l.Event == "" && l.Step == "":
+		l.Kind = "refused"
 	case l.Event != "":
 		l.Kind, l.To, l.When = "event", string(d.To), def.EventDocOf(d.Decision.Event)
 	case l.Step != "":
@@ -382,6 +385,10 @@ func writeDecisions(b *strings.Builder, e explanation) {
 	}
 	if !l.Known {
 		fmt.Fprintf(b, "Live:      unknown: %s;\n           the persisted decision is the operator's last word\n", l.Unavailable)
+		return
+	}
+	if l.Kind == "refused" {
+		fmt.Fprintf(b, "Live:      refused by the operator's runner before deciding: %s\n", l.Refused)
 		return
 	}
 	fmt.Fprintf(b, "Live:      %s", l.Kind)
