@@ -335,7 +335,9 @@ func (o *Kube) ensureAuthSecret(ctx context.Context, c *operatorv1alpha1.Gluster
 // list must not lose its data.
 //
 // Scale-down sets the decommission request on the surplus nodes of a
-// template, least-used first (states.ScaleDownOrder).
+// template, least-used first (states.ScaleDownOrder). The plan is
+// objects.PlanScale, which the cluster machine also runs, on the same live
+// reads, to record the change in the ledger before this runs.
 func (o *Kube) ScaleNodes(ctx context.Context, ct transitions.ClusterTarget, desired int) error {
 	c, err := o.getCluster(ctx, ct.Namespace, ct.Name)
 	if err != nil {
@@ -359,28 +361,6 @@ func (o *Kube) ScaleNodes(ctx context.Context, ct transitions.ClusterTarget, des
 		}
 	}
 	return o.createNodes(ctx, c, plan.Create)
-}
-
-// PlanScale is the plan ScaleNodes would carry out now, from the live
-// cluster and its live GlusterNodes (objects.PlanScale): what the cluster
-// machine records in the ledger before it scales.
-func (o *Kube) PlanScale(ctx context.Context, namespace, name string) (objects.ScalePlan, error) {
-	c, err := o.getCluster(ctx, namespace, name)
-	if err != nil {
-		return objects.ScalePlan{}, err
-	}
-	if c.Spec.Mode == operatorv1alpha1.ClusterModeExternal {
-		return objects.ScalePlan{}, nil
-	}
-	nodes, err := o.clusterNodes(ctx, c.Namespace, c.Name)
-	if err != nil {
-		return objects.ScalePlan{}, err
-	}
-	ptrs := make([]*operatorv1alpha1.GlusterNode, len(nodes))
-	for i := range nodes {
-		ptrs[i] = &nodes[i]
-	}
-	return objects.PlanScale(c, ptrs), nil
 }
 
 // createNodes creates one GlusterNode per entry of templates, up to
