@@ -6,16 +6,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gluster/anthill/e2e/framework"
 	"github.com/gluster/anthill/gd2"
+	"github.com/gluster/anthill/kube/machines"
 	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
 )
@@ -55,6 +59,43 @@ func TestNodeLifecycle(t *testing.T) {
 		return // later steps build on this one
 	}
 	noViolations(t)
+
+	t.Run("explain's live decision of the steady nodes and cluster is the one the operator persisted", func(t *testing.T) {
+		// The admin's reads: a cluster admin's clients, GD2 through the
+		// cluster's endpoint and auth Secret (machines.LiveReads).
+		r := machines.LiveReads{Kube: env.Client, Anthill: anthill, GD2Timeout: 10 * time.Second}
+		err := framework.WaitFor(context.Background(), 2*time.Minute, func(ctx context.Context) (bool, error) {
+			for n := range waitNodes(t, ns, name, 3, time.Minute) {
+				live, err := machines.LiveNodeDecision(ctx, r, ns, n)
+				if err != nil {
+					return false, err
+				}
+				node, err := anthill.OperatorV1alpha1().GlusterNodes(ns).Get(ctx, n, metav1.GetOptions{})
+				if err != nil {
+					return false, err
+				}
+				if !live.Known() || live.GD2 != machines.LiveGD2Read || !live.Decision.Waiting() || live.Decision.Message != node.Status.Message {
+					return false, fmt.Errorf("node %s: live %s/%s %q (GD2 %s, %v), persisted %q", n, live.Decision.Event, live.Decision.Reason, live.Decision.Message, live.GD2, live.GD2Error, node.Status.Message)
+				}
+			}
+			live, err := machines.LiveClusterDecision(ctx, r, ns, name)
+			if err != nil {
+				return false, err
+			}
+			c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			ready := apimeta.FindStatusCondition(c.Status.Conditions, operatorv1alpha1.ConditionReady)
+			if !live.Known() || live.GD2 != machines.LiveGD2Read || !live.Decision.Waiting() || ready == nil || live.Decision.Message != ready.Message || string(c.Status.Phase) != string(live.State) {
+				return false, fmt.Errorf("cluster: live %s%s/%s %q in %s (GD2 %s, %v), persisted %+v in %s", live.Decision.Event, live.Decision.Step, live.Decision.Reason, live.Decision.Message, live.State, live.GD2, live.GD2Error, ready, c.Status.Phase)
+			}
+			return true, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
 
 	// A replica-3 volume: one brick in each zone.
 	createReplicatedVolume(t, g, "data")
@@ -112,7 +153,9 @@ func TestNodeLifecycle(t *testing.T) {
 		return // later steps build on this one
 	}
 
+	var beforeScaleDown map[string]operatorv1alpha1.GlusterNode
 	if !t.Run("scaling back to three drains the surplus nodes without losing a brick", func(t *testing.T) {
+		beforeScaleDown = waitNodes(t, ns, name, 5, time.Minute)
 		setTemplateNodes(t, ns, name, map[string]int32{"zone-1": 1, "zone-2": 1})
 		nodes := waitNodes(t, ns, name, 3, 3*time.Minute)
 		peers := map[string]bool{}
@@ -128,6 +171,43 @@ func TestNodeLifecycle(t *testing.T) {
 	}) {
 		return // later steps build on this one
 	}
+
+	t.Run("the ledger records the scaling and the options set, each before it was made", func(t *testing.T) {
+		c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		remaining := waitNodes(t, ns, name, 3, time.Minute)
+		created := map[string]int32{}
+		var decommissioned []string
+		options := false
+		for _, e := range c.Status.Ledger {
+			switch e.Action {
+			case operatorv1alpha1.LedgerActionCreateNodes:
+				created[e.Template] += e.Count
+			case operatorv1alpha1.LedgerActionDecommissionNode:
+				decommissioned = append(decommissioned, e.Node)
+				if _, ok := beforeScaleDown[e.Node]; !ok {
+					t.Errorf("the ledger names %s as decommissioned by scaling, not one of the five nodes", e.Node)
+				}
+				if _, ok := remaining[e.Node]; ok {
+					t.Errorf("the ledger names %s as decommissioned by scaling, but it is one of the three left", e.Node)
+				}
+			case operatorv1alpha1.LedgerActionSetClusterOptions:
+				options = options || slices.Contains(e.Options, "cluster.localtime-logging=on")
+			}
+		}
+		// Three at provisioning, one more each in zone-1 and zone-2.
+		if want := map[string]int32{"zone-1": 2, "zone-2": 2, "zone-3": 1}; !maps.Equal(created, want) {
+			t.Errorf("the ledger records %v GlusterNodes created per template, want %v: %+v", created, want, c.Status.Ledger)
+		}
+		if len(decommissioned) != 2 {
+			t.Errorf("the ledger records %v decommissioned by scaling down, want the 2 surplus nodes", decommissioned)
+		}
+		if !options {
+			t.Errorf("the ledger does not record cluster.localtime-logging=on set in GD2: %+v", c.Status.Ledger)
+		}
+	})
 
 	var victim string
 	if !t.Run("a decommission that would put two copies in one zone is refused with a reason", func(t *testing.T) {

@@ -20,7 +20,6 @@ import (
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/client/clientset/versioned"
 	"github.com/gluster/anthill/kube/objects"
-	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
 )
 
@@ -336,7 +335,9 @@ func (o *Kube) ensureAuthSecret(ctx context.Context, c *operatorv1alpha1.Gluster
 // list must not lose its data.
 //
 // Scale-down sets the decommission request on the surplus nodes of a
-// template, least-used first (states.ScaleDownOrder).
+// template, least-used first (states.ScaleDownOrder). The plan is
+// objects.PlanScale, which the cluster machine also runs, on the same live
+// reads, to record the change in the ledger before this runs.
 func (o *Kube) ScaleNodes(ctx context.Context, ct transitions.ClusterTarget, desired int) error {
 	c, err := o.getCluster(ctx, ct.Namespace, ct.Name)
 	if err != nil {
@@ -349,31 +350,17 @@ func (o *Kube) ScaleNodes(ctx context.Context, ct transitions.ClusterTarget, des
 	if err != nil {
 		return err
 	}
-	byTemplate := map[string][]*operatorv1alpha1.GlusterNode{}
+	ptrs := make([]*operatorv1alpha1.GlusterNode, len(nodes))
 	for i := range nodes {
-		n := &nodes[i]
-		if states.NodeCounts(objects.NodeFacts(n)) {
-			byTemplate[n.Spec.Template] = append(byTemplate[n.Spec.Template], n)
+		ptrs[i] = &nodes[i]
+	}
+	plan := objects.PlanScale(c, ptrs)
+	for _, n := range plan.Decommission {
+		if err := o.requestDecommission(ctx, n); err != nil {
+			return err
 		}
 	}
-	automatic := c.Spec.Mode == operatorv1alpha1.ClusterModeAutomatic
-	targets := states.TemplateTargets(objects.TemplateFacts(c), automatic)
-	var missing []*operatorv1alpha1.NodeTemplate
-	for i := range c.Spec.NodeTemplates {
-		t := &c.Spec.NodeTemplates[i]
-		members := byTemplate[t.Name]
-		for range targets[i] - len(members) {
-			missing = append(missing, t)
-		}
-		if surplus := len(members) - targets[i]; surplus > 0 {
-			for _, n := range objects.ScaleDownOrder(members)[:surplus] {
-				if err := o.requestDecommission(ctx, n); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return o.createNodes(ctx, c, missing)
+	return o.createNodes(ctx, c, plan.Create)
 }
 
 // createNodes creates one GlusterNode per entry of templates, up to

@@ -80,6 +80,9 @@ type clusterFacts struct {
 	capacity    *operatorv1alpha1.CapacityStatus
 	autoscale   states.AutoscaleDecision
 	autoscaling *operatorv1alpha1.AutoscalingStatus
+	// gd2Err is why GD2 did not answer (no client could be made, or its
+	// peer list failed); nil when it answered.
+	gd2Err error
 }
 
 // Definition is the cluster machine.
@@ -112,8 +115,7 @@ func (s *ClusterSyncer) Instances(_ context.Context, c *operatorv1alpha1.Gluster
 // Gather reads the cluster's facts, and its capacity from GD2's devices
 // when GD2 answers (status.capacity keeps the last reading otherwise).
 func (s *ClusterSyncer) Gather(ctx context.Context, c *operatorv1alpha1.GlusterCluster, in *engine.Instance[*clusterFacts]) error {
-	var err error
-	if in.Facts.snap, err = s.snapshot(ctx, c, in.State); err != nil {
+	if err := s.snapshot(ctx, c, in.State, in.Facts); err != nil {
 		return err
 	}
 	if err := s.warnStorageClassClashes(c); err != nil {
@@ -165,7 +167,10 @@ func (s *ClusterSyncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterClus
 	}
 	target := transitions.ClusterTarget{Namespace: c.Namespace, Name: c.Name, DesiredNodes: in.Facts.snap.DesiredNodes}
 	ops := transitions.Ops{Kube: s.Kube, GD2: effects.NoGD2{}}
-	if d.Step == states.ClusterApplyOptions {
+	var ledger []operatorv1alpha1.LedgerEntry
+	now := s.Clock.Now()
+	switch d.Step {
+	case states.ClusterApplyOptions:
 		gc, err := s.GD2.For(ctx, c)
 		if err != nil {
 			return err
@@ -175,6 +180,21 @@ func (s *ClusterSyncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterClus
 		for _, k := range in.Facts.snap.OptionsDiffer {
 			target.Options[k] = c.Spec.ClusterOptions[k]
 		}
+		if len(target.Options) > 0 {
+			ledger = append(ledger, optionsLedgerEntry(target.Options, d, in.State, now))
+		}
+	case states.ClusterScaleNodes:
+		entries, err := scaleLedgerEntries(ctx, s.Anthill, c.Namespace, c.Name, d, in.State, now)
+		if err != nil {
+			return err
+		}
+		ledger = entries
+	case states.ClusterEnsureDrivers:
+		ledger = append(ledger, driversLedgerEntry(in.Facts.snap.DriversMissing, d, in.State, now))
+	}
+	// Written ahead of the action (see ledgerClusterChanges).
+	if err := ledgerClusterChanges(ctx, s.Anthill, c, ledger); err != nil {
+		return err
 	}
 	return a(ctx, s.Audit.Ops(ops), target)
 }
@@ -230,12 +250,15 @@ func (s *ClusterSyncer) Finish(ctx context.Context, c *operatorv1alpha1.GlusterC
 	return res, err
 }
 
-// snapshot gathers the cluster's facts from listers and one GD2 read.
-func (s *ClusterSyncer) snapshot(ctx context.Context, c *operatorv1alpha1.GlusterCluster, state fsm.State) (states.ClusterSnapshot, error) {
-	snap := states.ClusterSnapshot{
+// snapshot gathers the cluster's facts into f.snap from listers and one
+// GD2 read. Why GD2 did not answer goes to f.gd2Err: the snapshot then
+// has GD2Reachable false, which is not an error.
+func (s *ClusterSyncer) snapshot(ctx context.Context, c *operatorv1alpha1.GlusterCluster, state fsm.State, f *clusterFacts) error {
+	f.snap = states.ClusterSnapshot{
 		State: state, Now: s.Clock.Now(), Deleting: c.DeletionTimestamp != nil, Paused: c.Spec.Paused,
 		DesiredNodes: states.DesiredNodes(objects.TemplateFacts(c)), ProvisionGrace: DefaultProvisionGrace,
 	}
+	snap := &f.snap
 	if t := lastTransition(c.Status.History); t != nil {
 		snap.StateSince = t.Time
 	} else {
@@ -246,7 +269,7 @@ func (s *ClusterSyncer) snapshot(ctx context.Context, c *operatorv1alpha1.Gluste
 		// its EndpointSlices are all the infrastructure there is.
 		v, err := ObserveEndpoints(c, s.Services, s.EndpointSlices)
 		if err != nil {
-			return snap, err
+			return err
 		}
 		snap.External = true
 		snap.InfraCreated, snap.InfraReady, snap.InfraExists = v.ServiceExists, v.ServiceExists, v.AnyExists
@@ -254,22 +277,22 @@ func (s *ClusterSyncer) snapshot(ctx context.Context, c *operatorv1alpha1.Gluste
 	} else {
 		infra, err := s.infra(c)
 		if err != nil {
-			return snap, err
+			return err
 		}
 		snap.InfraCreated, snap.InfraReady, snap.InfraExists = infra.created, infra.ready, infra.exists
 	}
 	if err := s.CSI.fillCSI(c, &snap.DriversMissing, &snap.InfraExists); err != nil {
-		return snap, err
+		return err
 	}
 	nodes, err := s.Nodes.GlusterNodes(c.Namespace).List(labels.Everything())
 	if err != nil {
-		return snap, err
+		return err
 	}
-	states.CountNodes(objects.ClusterNodeFacts(nodes, c), "").FillCluster(&snap)
+	states.CountNodes(objects.ClusterNodeFacts(nodes, c), "").FillCluster(snap)
 	if s.TLS != nil && objects.TLSEnabled(c) && !snap.Deleting {
 		check, err := s.TLS.Check(ctx, c, nodes)
 		if err != nil {
-			return snap, err
+			return err
 		}
 		snap.CAProblem, snap.CertificatesDue = check.Problem, check.Due
 	}
@@ -280,18 +303,19 @@ func (s *ClusterSyncer) snapshot(ctx context.Context, c *operatorv1alpha1.Gluste
 	}
 	pvs, err := s.PVs.List(labels.Everything())
 	if err != nil {
-		return snap, err
+		return err
 	}
 	snap.GlusterPVNames = clusterPVNames(pvs, c)
 	snap.GlusterPVs = len(snap.GlusterPVNames)
 	if up := c.Status.Upgrade; up != nil {
 		snap.UpgradeActive = up.State != "" && up.State != string(states.UpgradeIdle) && up.State != string(states.UpgradeComplete)
 	}
-	if gc, err := s.GD2.For(ctx, c); err == nil {
+	gc, err := s.GD2.For(ctx, c)
+	if err == nil {
 		// The shared peer list (effects.PoolViews) answers too: a list
 		// read within the interval shows GD2 reachable, and a failure is
 		// never kept, so an unreachable GD2 shows on the next read.
-		_, err := s.GD2.Shared(c, gc).ListPeers(ctx, gd2.Filter{})
+		_, err = s.GD2.Shared(c, gc).ListPeers(ctx, gd2.Filter{})
 		snap.GD2Reachable = err == nil
 		var certErr *tls.CertificateVerificationError
 		if errors.As(err, &certErr) {
@@ -300,7 +324,8 @@ func (s *ClusterSyncer) snapshot(ctx context.Context, c *operatorv1alpha1.Gluste
 			snap.GD2Untrusted = fmt.Sprintf("GD2 at %s presented a certificate the cluster's CA (spec.caSecretRef) does not verify: %v.", objects.ManagementEndpoint(c), certErr.Err)
 		}
 	}
-	return snap, nil
+	f.gd2Err = err
+	return nil
 }
 
 // infraState is what exists of a cluster's shared infrastructure.

@@ -5,6 +5,11 @@
 // and its status writer. It also maps informer events to machine keys
 // (handlers.go) and wires it all: Wire builds the informers and listers,
 // the specs and the dispatcher, and registers each machine with it.
+// LiveNodeDecision and LiveClusterDecision (live_decision.go) run the same
+// specs' gather and decide over informers from the same factories, through
+// an admin's clients, for `explain`; nothing acts. The ledger's writes are
+// appendLedger (status_writers.go), fed by the node syncer's entries and
+// the cluster-wide ones (cluster_ledger.go).
 //
 // Gathering only reads: the world is changed by the actions (effects), a
 // status only by the runner's status writer (status_writers.go).

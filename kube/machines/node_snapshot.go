@@ -47,6 +47,9 @@ type nodeView struct {
 	sharing map[string]bool
 	// move is where the next brick may go.
 	move states.MovePlan
+	// gd2Err is why the GD2 side could not be read (the snapshot then
+	// has GD2Reachable false).
+	gd2Err error
 }
 
 // gd2Reads are the GD2 calls one node sync makes. They are all reads.
@@ -121,7 +124,7 @@ func (s *NodeSyncer) nodeSnapshot(ctx context.Context, node *operatorv1alpha1.Gl
 		snap.GD2Reachable = false
 		snap.PeerKnown, snap.PeerAlive, snap.PeerID = false, false, ""
 		clearBrickCounts(&snap)
-		view = nodeView{}
+		view = nodeView{gd2Err: err}
 	}
 	if state == states.NodeOffline && snap.PeerKnown && !snap.PeerAlive {
 		s.lostPodSide(ctx, node, &snap)

@@ -66,6 +66,9 @@ type nodeSync struct {
 	// liveRead: the GD2 side was read live, not from the cluster's shared
 	// view, because the decision acts.
 	liveRead bool
+	// gd2Err is why no GD2 client could be made (no auth secret, or one
+	// that cannot be read); the decision then goes without GD2.
+	gd2Err error
 }
 
 // Sync runs one decision for the node named by key.
@@ -141,7 +144,7 @@ func (s *NodeSyncer) ledgerLastMove(ctx context.Context, node *operatorv1alpha1.
 	if err != nil || ledgerHas(cl.Status.Ledger, e) {
 		return err
 	}
-	if err := appendLedger(ctx, s.Anthill, node.Namespace, node.Spec.Cluster, []operatorv1alpha1.LedgerEntry{e}); err != nil && !apierrors.IsNotFound(err) {
+	if _, err := appendLedger(ctx, s.Anthill, node.Namespace, node.Spec.Cluster, []operatorv1alpha1.LedgerEntry{e}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("record the move of brick %s:%s in the ledger: %w", last.Volume, last.Path, err)
 	}
 	return nil
@@ -168,7 +171,7 @@ func (s *NodeSyncer) ledgerMove(ctx context.Context, node *operatorv1alpha1.Glus
 		Peer: node.Status.PeerID, Volume: f.snap.NextBrickVolume, Brick: f.snap.NextBrickPath,
 		TargetPeers: f.view.move.Targets, State: string(out.To), Reason: out.Decision.Reason, Cause: drainCause(node),
 	}
-	if err := appendLedger(ctx, s.Anthill, node.Namespace, node.Spec.Cluster, []operatorv1alpha1.LedgerEntry{e}); err != nil {
+	if _, err := appendLedger(ctx, s.Anthill, node.Namespace, node.Spec.Cluster, []operatorv1alpha1.LedgerEntry{e}); err != nil {
 		// The next sync records it as recovered before moving on.
 		s.log(node).Info("recording a brick move in the ledger failed; retrying next sync", zap.Error(err))
 	}
@@ -233,7 +236,7 @@ func (s *NodeSyncer) ledgerChange(ctx context.Context, node *operatorv1alpha1.Gl
 	if err == nil && ledgerHas(cl.Status.Ledger, e) {
 		return nil
 	}
-	if err := appendLedger(ctx, s.Anthill, node.Namespace, node.Spec.Cluster, []operatorv1alpha1.LedgerEntry{e}); err != nil && !apierrors.IsNotFound(err) {
+	if _, err := appendLedger(ctx, s.Anthill, node.Namespace, node.Spec.Cluster, []operatorv1alpha1.LedgerEntry{e}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("record %s in the ledger: %w", e.Action, err)
 	}
 	return nil
@@ -268,6 +271,7 @@ func (s *NodeSyncer) Gather(ctx context.Context, node *operatorv1alpha1.GlusterN
 			reads = s.GD2.Shared(cluster, gc)
 		}
 	} else {
+		f.gd2Err = err
 		s.log(node).Debug("no GD2 client yet", zap.Error(err))
 	}
 	if err := s.gatherFrom(ctx, node, cluster, in, reads); err != nil {

@@ -3,6 +3,7 @@ package machines
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -74,12 +75,15 @@ func clusterStatusWriter(a versioned.Interface, slice func(*operatorv1alpha1.Glu
 }
 
 // appendLedger adds entries to the status.ledger of the GlusterCluster
-// ns/cluster, skipping any the ledger already holds (ledgerHas) and dropping the oldest beyond MaxLedger. It is the
-// one write of the ledger, and not any machine's slice: it reads the
-// cluster live and retries on a conflict, so it neither loses a machine's
-// write nor is lost to one.
-func appendLedger(ctx context.Context, a versioned.Interface, ns, cluster string, entries []operatorv1alpha1.LedgerEntry) error {
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+// ns/cluster, skipping those the ledger already holds (withLedgerEntries)
+// and dropping the oldest beyond MaxLedger. It is the one write of the
+// ledger, and not any machine's slice: it reads the cluster live and
+// retries on a conflict, so it neither loses a machine's write nor is
+// lost to one. It returns the cluster as written, nil when the ledger
+// already held every entry.
+func appendLedger(ctx context.Context, a versioned.Interface, ns, cluster string, entries []operatorv1alpha1.LedgerEntry) (*operatorv1alpha1.GlusterCluster, error) {
+	var written *operatorv1alpha1.GlusterCluster
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		c, err := a.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, cluster, metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -92,16 +96,33 @@ func appendLedger(ctx context.Context, a versioned.Interface, ns, cluster string
 			return fmt.Errorf("GlusterCluster %s/%s: status.statusSchema %d is above this operator's %d; not writing it", ns, cluster, c.Status.StatusSchema, operatorv1alpha1.StatusSchemaLevel)
 		}
 		c.Status.Ledger, c.Status.StatusSchema = next, operatorv1alpha1.StatusSchemaLevel
-		_, err = a.OperatorV1alpha1().GlusterClusters(ns).UpdateStatus(ctx, c, metav1.UpdateOptions{})
+		written, err = a.OperatorV1alpha1().GlusterClusters(ns).UpdateStatus(ctx, c, metav1.UpdateOptions{})
 		return err
 	})
+	return written, err
 }
 
 // withLedgerEntries is ledger with the entries it lacks appended, bounded.
+// Entries of a node are each checked on their own (ledgerHas); the
+// cluster-wide ones (no node) of one write are one change, recorded when
+// the ledger's latest cluster-wide entries are already they
+// (ledgerHasClusterChange).
 func withLedgerEntries(ledger, entries []operatorv1alpha1.LedgerEntry) ([]operatorv1alpha1.LedgerEntry, bool) {
 	out, changed := ledger, false
+	var clusterWide []operatorv1alpha1.LedgerEntry
 	for _, e := range entries {
-		if ledgerHas(out, e) {
+		if e.Node == "" {
+			clusterWide = append(clusterWide, e)
+		}
+	}
+	if ledgerHasClusterChange(ledger, clusterWide) {
+		clusterWide = nil
+	}
+	for _, e := range entries {
+		switch {
+		case e.Node == "" && clusterWide == nil:
+			continue
+		case e.Node != "" && ledgerHas(out, e):
 			continue
 		}
 		out, changed = append(append([]operatorv1alpha1.LedgerEntry(nil), out...), e), true
@@ -112,11 +133,12 @@ func withLedgerEntries(ledger, entries []operatorv1alpha1.LedgerEntry) ([]operat
 	return out, changed
 }
 
-// ledgerHas reports whether ledger records the change e records. A brick
-// move happens once (the brick is gone from the node after it), so any
-// entry of the same action, node, volume and brick is it. Other changes
-// recur (a node drained twice, upgraded twice): e is recorded when the
-// node's latest entry is the same action at the same version.
+// ledgerHas reports whether ledger records the change e of a node
+// records. A brick move happens once (the brick is gone from the node
+// after it), so any entry of the same action, node, volume and brick is
+// it. Other changes recur (a node drained twice, upgraded twice): e is
+// recorded when the node's latest entry is the same change (action,
+// version, template).
 func ledgerHas(ledger []operatorv1alpha1.LedgerEntry, e operatorv1alpha1.LedgerEntry) bool {
 	if e.Action == operatorv1alpha1.LedgerActionReplaceBrick {
 		for _, have := range ledger {
@@ -128,8 +150,34 @@ func ledgerHas(ledger []operatorv1alpha1.LedgerEntry, e operatorv1alpha1.LedgerE
 	}
 	for i := len(ledger) - 1; i >= 0; i-- {
 		if have := ledger[i]; have.Node == e.Node {
-			return have.Action == e.Action && have.Version == e.Version
+			return sameChange(have, e)
 		}
 	}
 	return false
+}
+
+// ledgerHasClusterChange reports whether ledger records the cluster-wide
+// change that entries (written together) record: its latest cluster-wide
+// entries are the same changes, in order. A step repeated until the
+// change shows in the cache, or an action retried after it failed, is
+// then one record; the same change made again right after (with only
+// node entries between) is taken for its retry. No entries: recorded.
+func ledgerHasClusterChange(ledger, entries []operatorv1alpha1.LedgerEntry) bool {
+	i := len(entries) - 1
+	for j := len(ledger) - 1; j >= 0 && i >= 0; j-- {
+		if ledger[j].Node != "" {
+			continue
+		}
+		if !sameChange(ledger[j], entries[i]) {
+			return false
+		}
+		i--
+	}
+	return i < 0
+}
+
+// sameChange: a and b record the same change, whenever made.
+func sameChange(a, b operatorv1alpha1.LedgerEntry) bool {
+	return a.Action == b.Action && a.Node == b.Node && a.Version == b.Version && a.Template == b.Template &&
+		a.Count == b.Count && slices.Equal(a.Objects, b.Objects) && slices.Equal(a.Options, b.Options)
 }

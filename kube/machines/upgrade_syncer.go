@@ -133,6 +133,16 @@ func (s *UpgradeSyncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterClus
 		return nil
 	}
 	target := transitions.ClusterTarget{Namespace: c.Namespace, Name: c.Name, TargetVersion: in.Facts.snap.ActiveTarget}
+	if d.Step == states.UpgradeRollClients && target.TargetVersion != "" {
+		// Written ahead of the action (see ledgerClusterChanges).
+		e := operatorv1alpha1.LedgerEntry{
+			Time: metav1.Time{Time: s.Clock.Now()}, Action: operatorv1alpha1.LedgerActionRollCSIDrivers,
+			Version: target.TargetVersion, State: string(in.State), Reason: d.Reason,
+		}
+		if err := ledgerClusterChanges(ctx, s.Anthill, c, []operatorv1alpha1.LedgerEntry{e}); err != nil {
+			return err
+		}
+	}
 	return a(ctx, s.Audit.Ops(transitions.Ops{Kube: s.Kube, GD2: effects.NoGD2{}}), target)
 }
 

@@ -69,6 +69,36 @@ type WireConfig struct {
 	PoolViewTTL time.Duration
 }
 
+// factories are the informer factories the syncers' listers come from.
+type factories struct {
+	// managed watches only objects anthill labels (managed-by=anthill);
+	// all watches every object (PersistentVolumes, StorageClasses);
+	// anthill watches the custom resources.
+	managed, all informers.SharedInformerFactory
+	anthill      anthillinformers.SharedInformerFactory
+}
+
+// newFactories builds the factories of the operator (namespace
+// metav1.NamespaceAll) and of a live decision (one namespace; the
+// cluster-scoped kinds are read whole either way).
+func newFactories(kube kubernetes.Interface, anthill versioned.Interface, resync time.Duration, namespace string) (factories, error) {
+	managed, err := labels.NewRequirement(objects.LabelManagedBy, selection.Equals, []string{objects.ManagedByAnthill})
+	if err != nil {
+		return factories{}, err
+	}
+	return factories{
+		managed: informers.NewSharedInformerFactoryWithOptions(kube, resync, informers.WithNamespace(namespace),
+			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = labels.NewSelector().Add(*managed).String() })),
+		// Every PersistentVolume: one a cluster's CSI driver provisioned
+		// carries no anthill label, only the driver's name (see
+		// usesCluster). Every StorageClass too: one of a name a cluster
+		// wants is a clash even without anthill's labels (see
+		// csiListers.StorageClasses).
+		all:     informers.NewSharedInformerFactoryWithOptions(kube, resync, informers.WithNamespace(namespace)),
+		anthill: anthillinformers.NewSharedInformerFactoryWithOptions(anthill, resync, anthillinformers.WithNamespace(namespace)),
+	}, nil
+}
+
 // Wire builds the informers, listers, syncers and the dispatcher. Only
 // objects anthill labels are watched (managed-by=anthill), except the
 // custom resources and PersistentVolumes (all of them).
@@ -76,18 +106,11 @@ func Wire(cfg WireConfig) (*Machines, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
-	managed, err := labels.NewRequirement(objects.LabelManagedBy, selection.Equals, []string{objects.ManagedByAnthill})
+	fs, err := newFactories(cfg.Kube, cfg.Anthill, cfg.Resync, metav1.NamespaceAll)
 	if err != nil {
 		return nil, err
 	}
-	kf := informers.NewSharedInformerFactoryWithOptions(cfg.Kube, cfg.Resync,
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = labels.NewSelector().Add(*managed).String() }))
-	// Every PersistentVolume: one a cluster's CSI driver provisioned carries
-	// no anthill label, only the driver's name (see usesCluster). Every
-	// StorageClass too: one of a name a cluster wants is a clash even
-	// without anthill's labels (see csiListers.StorageClasses).
-	pvf := informers.NewSharedInformerFactory(cfg.Kube, cfg.Resync)
-	af := anthillinformers.NewSharedInformerFactory(cfg.Anthill, cfg.Resync)
+	kf, pvf, af := fs.managed, fs.all, fs.anthill
 
 	if err := anthillscheme.AddToScheme(scheme.Scheme); err != nil {
 		return nil, fmt.Errorf("register anthill types for Events: %w", err)

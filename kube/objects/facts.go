@@ -78,3 +78,42 @@ func ScaleDownOrder(nodes []*operatorv1alpha1.GlusterNode) []*operatorv1alpha1.G
 	}
 	return out
 }
+
+// ScalePlan is what scaling a cluster's GlusterNodes to its templates'
+// targets does: the templates to create a node from (one entry per node)
+// and the nodes to ask to decommission.
+type ScalePlan struct {
+	Create       []*operatorv1alpha1.NodeTemplate
+	Decommission []*operatorv1alpha1.GlusterNode
+}
+
+// PlanScale is the ScalePlan of c given nodes, the GlusterNodes of c.
+// Each template's target is states.TemplateTargets over the cluster (in
+// automatic mode the autoscaler's recorded counts). Only nodes that count
+// (states.NodeCounts: not being deleted, not asked to decommission, not
+// Draining or beyond) are a template's members. A node whose template is
+// no longer in the spec, or a node added by hand, is never chosen for
+// removal: a node missing from a list must not lose its data. Surplus
+// nodes are removed least-used first (ScaleDownOrder).
+func PlanScale(c *operatorv1alpha1.GlusterCluster, nodes []*operatorv1alpha1.GlusterNode) ScalePlan {
+	byTemplate := map[string][]*operatorv1alpha1.GlusterNode{}
+	for _, n := range nodes {
+		if states.NodeCounts(NodeFacts(n)) {
+			byTemplate[n.Spec.Template] = append(byTemplate[n.Spec.Template], n)
+		}
+	}
+	automatic := c.Spec.Mode == operatorv1alpha1.ClusterModeAutomatic
+	targets := states.TemplateTargets(TemplateFacts(c), automatic)
+	var p ScalePlan
+	for i := range c.Spec.NodeTemplates {
+		t := &c.Spec.NodeTemplates[i]
+		members := byTemplate[t.Name]
+		for range targets[i] - len(members) {
+			p.Create = append(p.Create, t)
+		}
+		if surplus := len(members) - targets[i]; surplus > 0 {
+			p.Decommission = append(p.Decommission, ScaleDownOrder(members)[:surplus]...)
+		}
+	}
+	return p
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/spf13/cobra"
@@ -18,22 +19,31 @@ import (
 	"github.com/gluster/anthill/fsm"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/client/clientset/versioned"
+	"github.com/gluster/anthill/kube/machines"
 	"github.com/gluster/anthill/states"
 )
 
 // explanation is what `anthill explain` prints (and, with -o json,
 // encodes). What the object waits for is the operator's last decision as
-// persisted in status (the message and conditions its runner wrote); what
-// leaves the state comes from the machine's definition, the same data the
-// operator builds its machines from.
+// persisted in status (the message and conditions its runner wrote), and
+// the decision its sync would take now (Live): the operator's own gather
+// and decide functions over live reads (machines.LiveNodeDecision,
+// machines.LiveClusterDecision). What leaves the state comes from the
+// machine's definition, the same data the operator builds its machines
+// from.
 type explanation struct {
-	Kind       string             `json:"kind"`
-	Namespace  string             `json:"namespace"`
-	Name       string             `json:"name"`
-	Machine    string             `json:"machine"`
-	State      string             `json:"state"`
-	Since      *time.Time         `json:"since,omitempty"`
-	Waiting    string             `json:"waitingFor,omitempty"`
+	Kind      string     `json:"kind"`
+	Namespace string     `json:"namespace"`
+	Name      string     `json:"name"`
+	Machine   string     `json:"machine"`
+	State     string     `json:"state"`
+	Since     *time.Time `json:"since,omitempty"`
+	Waiting   string     `json:"waitingFor,omitempty"`
+	// Persisted is the machine's last decision as its sync wrote it.
+	Persisted explainPersisted `json:"persisted"`
+	// Live is the decision the machine's sync would take now; nil when
+	// it was not asked for (--live=false).
+	Live       *explainLive       `json:"live,omitempty"`
 	Conditions []explainCondition `json:"conditions,omitempty"`
 	Next       []explainExit      `json:"next,omitempty"`
 	// Blockers lists, for a cluster, what keeps it from Ready and idle,
@@ -41,6 +51,39 @@ type explanation struct {
 	Blockers []explainBlocker `json:"blockers,omitempty"`
 	History  []string         `json:"history,omitempty"`
 	Ledger   []string         `json:"ledger,omitempty"`
+}
+
+// explainPersisted is the last decision as status holds it: the node's
+// message, or the reason and message of the cluster's Ready condition.
+type explainPersisted struct {
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// explainLive is a machines.LiveDecision as explain shows it.
+type explainLive struct {
+	// Known: the decision stands (GD2 was read, or the decision needs
+	// none). When it is not, Unavailable says why and the persisted
+	// decision is all there is.
+	Known       bool   `json:"known"`
+	Unavailable string `json:"unavailable,omitempty"`
+	// GD2 is how GD2 was read: read, notNeeded or unavailable.
+	GD2   string `json:"gd2,omitempty"`
+	State string `json:"state,omitempty"`
+	// Kind is event, step or wait; refused when the operator's runner
+	// refuses the object before deciding (Refused says why).
+	Kind  string `json:"kind,omitempty"`
+	Event string `json:"event,omitempty"`
+	Step  string `json:"step,omitempty"`
+	// To is the event's target; When what fires it (the event's doc).
+	To           string `json:"to,omitempty"`
+	When         string `json:"when,omitempty"`
+	Reason       string `json:"reason,omitempty"`
+	Message      string `json:"message,omitempty"`
+	RequeueAfter string `json:"requeueAfter,omitempty"`
+	Warning      bool   `json:"warning,omitempty"`
+	// Refused says why the operator's runner would refuse the decision.
+	Refused string `json:"refused,omitempty"`
 }
 
 type explainCondition struct {
@@ -65,29 +108,37 @@ type explainBlocker struct {
 
 func (r *root) explainCommand() *cobra.Command {
 	var history int
+	var live bool
 	cmd := &cobra.Command{
 		Use:   "explain glustercluster/NAME|glusternode/NAME",
-		Short: "explain a GlusterCluster or GlusterNode: state and since when, what it waits for, what leaves the state, the deepest blocker, recent transitions and ledger",
+		Short: "explain a GlusterCluster or GlusterNode: state and since when, what it waits for (persisted and live), what leaves the state, the deepest blocker, recent transitions and ledger",
 		Long: "Explains one GlusterCluster or GlusterNode: its machine's state and since when,\n" +
 			"what it waits for (the operator's last decision, as persisted in status), the\n" +
-			"transitions that leave the state, for a cluster the deepest blocker first, and\n" +
-			"the recent transitions and ledger entries. -o json prints the same as one object.",
+			"decision the operator's sync would take now (its own gather and decide code over\n" +
+			"live reads: the objects through your kubeconfig, GD2 through the cluster's\n" +
+			"endpoint and auth Secret), the transitions that leave the state, for a cluster\n" +
+			"the deepest blocker first, and the recent transitions and ledger entries.\n" +
+			"-o json prints the same as one object.",
 		Example: "  " + r.name + " explain glusternode/gluster-zone-1-abcde -n gluster\n  " + r.name + " explain glustercluster/gluster -n gluster -o json",
 		Args:    exactArgs("KIND/NAME"),
 	}
 	cmd.Flags().IntVar(&history, "history", 5, "number of recent transitions and ledger entries to show")
+	cmd.Flags().BoolVar(&live, "live", true, "also decide now from live reads, as the operator would (--live=false: the persisted decision only)")
 	output := outputFlag(cmd, outputJSON)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if history < 0 {
 			return cli.UsageError(fmt.Errorf("--history must not be negative, got %d", history))
 		}
-		_, ac, ns, err := r.kube.clients()
+		kc, ac, ns, err := r.kube.clients()
 		if err != nil {
 			return err
 		}
 		e, err := explain(cmd.Context(), ac, ns, args[0], history)
 		if err != nil {
 			return err
+		}
+		if live {
+			e.Live = decideLive(cmd.Context(), machines.LiveReads{Kube: kc, Anthill: ac, GD2Timeout: planGD2Timeout}, e)
 		}
 		format := "text"
 		if *output == outputJSON {
@@ -140,6 +191,49 @@ func explain(ctx context.Context, ac versioned.Interface, ns, ref string, histor
 	return explanation{}, fmt.Errorf("cannot explain kind %q: use glustercluster/NAME or glusternode/NAME", kind)
 }
 
+// decideLive is e's machine's decision now, from live reads.
+func decideLive(ctx context.Context, r machines.LiveReads, e explanation) *explainLive {
+	var d machines.LiveDecision
+	var err error
+	def := states.NodeDefinition()
+	switch e.Kind {
+	case kindGlusterNode:
+		d, err = machines.LiveNodeDecision(ctx, r, e.Namespace, e.Name)
+	default:
+		def = states.ClusterDefinition()
+		d, err = machines.LiveClusterDecision(ctx, r, e.Namespace, e.Name)
+	}
+	return liveOf(def, d, err)
+}
+
+// liveOf renders d (or why it could not be taken) for explain.
+func liveOf(def *fsm.Definition, d machines.LiveDecision, err error) *explainLive {
+	switch {
+	case err != nil:
+		return &explainLive{Unavailable: "cannot read what the decision reads: " + err.Error()}
+	case !d.Known():
+		return &explainLive{GD2: d.GD2, State: string(d.State), Unavailable: "GD2 cannot be read from here: " + d.GD2Error.Error()}
+	}
+	l := &explainLive{
+		Known: true, GD2: d.GD2, State: string(d.State), Event: string(d.Decision.Event), Step: string(d.Decision.Step),
+		Reason: d.Decision.Reason, Message: d.Decision.Message, Warning: d.Decision.Warning, Refused: d.Refused,
+	}
+	if d.Decision.RequeueAfter > 0 {
+		l.RequeueAfter = d.Decision.RequeueAfter.String()
+	}
+	switch {
+	case l.Refused != "" && l.Reason == "" && l.Event == "" && l.Step == "":
+		l.Kind = "refused"
+	case l.Event != "":
+		l.Kind, l.To, l.When = "event", string(d.To), def.EventDocOf(d.Decision.Event)
+	case l.Step != "":
+		l.Kind = "step"
+	default:
+		l.Kind = "wait"
+	}
+	return l
+}
+
 func notFound(err error, kind, ns, name string) error {
 	if apierrors.IsNotFound(err) {
 		return fmt.Errorf("%s %q not found in namespace %s", kind, name, ns)
@@ -176,7 +270,8 @@ func explainNode(n *operatorv1alpha1.GlusterNode, ledger []operatorv1alpha1.Ledg
 	}
 	e := explanation{
 		Kind: kindGlusterNode, Namespace: n.Namespace, Name: n.Name, Machine: states.NodeMachine, State: string(state),
-		Waiting: n.Status.Message, Conditions: conditions(n.Status.Conditions), Next: exits(def, state),
+		Waiting: n.Status.Message, Persisted: explainPersisted{Message: n.Status.Message},
+		Conditions: conditions(n.Status.Conditions), Next: exits(def, state),
 	}
 	if t := n.Status.LastTransitionTime; t != nil {
 		e.Since = &t.Time
@@ -225,6 +320,9 @@ func explainCluster(c *operatorv1alpha1.GlusterCluster, nodes []operatorv1alpha1
 		Kind: kindGlusterCluster, Namespace: c.Namespace, Name: c.Name, Machine: states.ClusterMachine, State: string(phase),
 		Conditions: conditions(c.Status.Conditions), Next: exits(def, phase),
 	}
+	if ready := apimeta.FindStatusCondition(c.Status.Conditions, operatorv1alpha1.ConditionReady); ready != nil {
+		e.Persisted = explainPersisted{Reason: ready.Reason, Message: ready.Message}
+	}
 	var bs []explainBlocker
 	for _, v := range c.Status.Volumes {
 		if s := fsm.State(v.State); s != "" && s != states.HealHealthy {
@@ -272,6 +370,57 @@ func explainCluster(c *operatorv1alpha1.GlusterCluster, nodes []operatorv1alpha1
 	return e
 }
 
+// writeDecisions writes the persisted decision and the live one beside it.
+func writeDecisions(b *strings.Builder, e explanation) {
+	// A node's Waiting line is its persisted message already.
+	switch p := e.Persisted; {
+	case p.Reason != "":
+		fmt.Fprintf(b, "Persisted: %s: %s\n", p.Reason, orDash(p.Message))
+	case p.Message != "" && p.Message != e.Waiting:
+		fmt.Fprintf(b, "Persisted: %s\n", p.Message)
+	}
+	l := e.Live
+	if l == nil {
+		return
+	}
+	if !l.Known {
+		fmt.Fprintf(b, "Live:      unknown: %s;\n           the persisted decision is the operator's last word\n", l.Unavailable)
+		return
+	}
+	if l.Kind == "refused" {
+		fmt.Fprintf(b, "Live:      refused by the operator's runner before deciding: %s\n", l.Refused)
+		return
+	}
+	fmt.Fprintf(b, "Live:      %s", l.Kind)
+	switch l.Kind {
+	case "event":
+		fmt.Fprintf(b, " %s -> %s", l.Event, l.To)
+	case "step":
+		fmt.Fprintf(b, " %s (stays %s)", l.Step, l.State)
+	}
+	fmt.Fprintf(b, "  %s: %s\n", l.Reason, orDash(l.Message))
+	var notes []string
+	if l.Warning {
+		notes = append(notes, "a warning")
+	}
+	if l.RequeueAfter != "" {
+		notes = append(notes, "looks again in "+l.RequeueAfter)
+	}
+	switch l.GD2 {
+	case machines.LiveGD2Read:
+		notes = append(notes, "GD2 read live")
+	case machines.LiveGD2NotNeeded:
+		notes = append(notes, "GD2 not needed")
+	}
+	fmt.Fprintf(b, "           (%s; the operator's decision function on live reads)\n", strings.Join(notes, "; "))
+	if l.When != "" {
+		fmt.Fprintf(b, "           %s fires when: %s\n", l.Event, l.When)
+	}
+	if l.Refused != "" {
+		fmt.Fprintf(b, "           refused by the operator's runner: %s\n", l.Refused)
+	}
+}
+
 // writeExplanation renders e as text or JSON; now dates "since".
 func writeExplanation(w io.Writer, e explanation, format string, now time.Time) error {
 	if format == "json" {
@@ -281,14 +430,15 @@ func writeExplanation(w io.Writer, e explanation, format string, now time.Time) 
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s/%s\n", e.Kind, e.Namespace, e.Name)
-	fmt.Fprintf(&b, "State:    %s", e.State)
+	fmt.Fprintf(&b, "State:     %s", e.State)
 	if e.Since != nil {
 		fmt.Fprintf(&b, " since %s (%s ago)", e.Since.UTC().Format(time.RFC3339), now.Sub(*e.Since).Round(time.Second))
 	}
 	b.WriteString("\n")
 	if e.Waiting != "" {
-		fmt.Fprintf(&b, "Waiting:  %s\n", e.Waiting)
+		fmt.Fprintf(&b, "Waiting:   %s\n", e.Waiting)
 	}
+	writeDecisions(&b, e)
 	if e.Kind == kindGlusterCluster {
 		b.WriteString("\nBlocking, deepest first:\n")
 		if len(e.Blockers) == 0 {

@@ -11,9 +11,12 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	kubefake "k8s.io/client-go/kubernetes/fake"
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	anthillfake "github.com/gluster/anthill/kube/client/clientset/versioned/fake"
+	"github.com/gluster/anthill/kube/machines"
+	"github.com/gluster/anthill/states"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite the golden files of the explain tests")
@@ -26,6 +29,7 @@ func TestExplainGolden(t *testing.T) {
 	healthy.Status.Phase = "Ready"
 	healthy.Status.Volumes = []operatorv1alpha1.VolumeStatus{{Name: "vol1", State: "Healthy"}}
 	healthy.Status.History = []operatorv1alpha1.TransitionRecord{{Time: at(1), From: "Provisioning", To: "Ready", Event: "provisioned", Reason: "NodesOnline"}}
+	healthy.Status.Conditions = []metav1.Condition{{Type: "Ready", Status: "True", Reason: "Steady", Message: "The cluster is ready."}}
 	online := glusterNode("ns", "gluster-zone-1-a", "gluster")
 	online.Status.State = "Online"
 
@@ -45,24 +49,55 @@ func TestExplainGolden(t *testing.T) {
 	blocked.Status.Volumes = []operatorv1alpha1.VolumeStatus{{Name: "vol1", State: "SplitBrain", SplitBrainEntries: 2, Message: "2 entries in split-brain"}}
 	blocked.Status.Upgrade = &operatorv1alpha1.UpgradeStatus{State: "Blocked", FromVersion: "4.1.0", ToVersion: "4.2.0", Message: "volume vol1 is in split-brain"}
 	blocked.Status.History = []operatorv1alpha1.TransitionRecord{{Time: at(30), From: "Ready", To: "Upgrading", Event: "upgradeStarted", Reason: "VersionChanged"}}
+	blocked.Status.Conditions = []metav1.Condition{{Type: "Ready", Status: "False", Reason: "Upgrading", Message: "The upgrade machine is running."}}
+
+	// Live decisions as machines.LiveClusterDecision returns them when GD2
+	// answers, decided by states.DecideCluster over the facts it would
+	// gather (that the live decision is the operator's own is tested in
+	// kube/machines).
+	liveCluster := func(snap states.ClusterSnapshot) *machines.LiveDecision {
+		d := states.DecideCluster(snap)
+		to := snap.State
+		if d.Event != "" {
+			to, _ = states.ClusterDefinition().Target(d.Event, snap.State)
+		}
+		return &machines.LiveDecision{Machine: states.ClusterMachine, State: snap.State, Decision: d, To: to, GD2: machines.LiveGD2Read}
+	}
+	healthyFacts := states.ClusterSnapshot{State: states.ClusterReady, GD2Reachable: true, InfraCreated: true, InfraReady: true, DesiredNodes: 1, NodesTotal: 1, NodesOnline: 1}
+	steady := liveCluster(healthyFacts)
+	lost := healthyFacts
+	lost.NodesOnline, lost.NodesUnhealthy = 0, 1
+	degrade := liveCluster(lost)
+	upgrading := liveCluster(states.ClusterSnapshot{State: states.ClusterUpgrading, GD2Reachable: true, UpgradeActive: true, DesiredNodes: 1, NodesTotal: 1, NodesOnline: 1})
 
 	for _, tc := range []struct {
 		name    string
 		objects []runtime.Object
 		ref     string
 		format  string
+		// live is the live decision; nil takes it for real, over a
+		// Kubernetes API that holds none of the cluster's objects (so no
+		// auth Secret: GD2 cannot be read and the decision is unknown).
+		live *machines.LiveDecision
 	}{
-		{"healthy-cluster", []runtime.Object{healthy, online}, "glustercluster/gluster", "text"},
-		{"waiting-drain", []runtime.Object{drainingCluster, draining}, "glusternode/gluster-zone-2-b", "text"},
-		{"waiting-drain-cluster", []runtime.Object{drainingCluster, draining, online}, "gc/gluster", "text"},
-		{"blocked-upgrade", []runtime.Object{blocked, online}, "glustercluster/gluster", "text"},
-		{"blocked-upgrade-json", []runtime.Object{blocked, online}, "glustercluster/gluster", "json"},
+		{"healthy-cluster", []runtime.Object{healthy, online}, "glustercluster/gluster", "text", steady},
+		{"degrading-cluster", []runtime.Object{healthy, online}, "glustercluster/gluster", "text", degrade},
+		{"waiting-drain", []runtime.Object{drainingCluster, draining}, "glusternode/gluster-zone-2-b", "text", nil},
+		{"waiting-drain-cluster", []runtime.Object{drainingCluster, draining, online}, "gc/gluster", "text", nil},
+		{"blocked-upgrade", []runtime.Object{blocked, online}, "glustercluster/gluster", "text", upgrading},
+		{"blocked-upgrade-json", []runtime.Object{blocked, online}, "glustercluster/gluster", "json", upgrading},
+		{"waiting-drain-json", []runtime.Object{drainingCluster, draining}, "glusternode/gluster-zone-2-b", "json", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ac := anthillfake.NewSimpleClientset(tc.objects...)
 			e, err := explain(context.Background(), ac, "ns", tc.ref, 5)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if tc.live != nil {
+				e.Live = liveOf(states.ClusterDefinition(), *tc.live, nil)
+			} else {
+				e.Live = decideLive(context.Background(), machines.LiveReads{Kube: kubefake.NewClientset(), Anthill: ac, SyncTimeout: 10 * time.Second}, e)
 			}
 			var out bytes.Buffer
 			if err := writeExplanation(&out, e, tc.format, now); err != nil {

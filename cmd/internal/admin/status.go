@@ -321,10 +321,23 @@ func writeAutoscaling(b *strings.Builder, a *operatorv1alpha1.AutoscalingStatus)
 // for a brick move and "TIME  ACTION  NODE (peer P) [at VERSION]  STATE  REASON" otherwise.
 func formatLedgerEntry(e operatorv1alpha1.LedgerEntry) string {
 	var b strings.Builder
-	if e.Action == operatorv1alpha1.LedgerActionReplaceBrick {
-		fmt.Fprintf(&b, "%s  %s  %s:%s  off %s", e.Time.UTC().Format(time.RFC3339), e.Action, e.Volume, e.Brick, e.Node)
-	} else {
-		fmt.Fprintf(&b, "%s  %s  %s", e.Time.UTC().Format(time.RFC3339), e.Action, e.Node)
+	at := e.Time.UTC().Format(time.RFC3339)
+	switch e.Action {
+	case operatorv1alpha1.LedgerActionReplaceBrick:
+		fmt.Fprintf(&b, "%s  %s  %s:%s  off %s", at, e.Action, e.Volume, e.Brick, e.Node)
+	case operatorv1alpha1.LedgerActionCreateNodes:
+		fmt.Fprintf(&b, "%s  %s  %d from template %s", at, e.Action, e.Count, e.Template)
+	case operatorv1alpha1.LedgerActionEnsureCSIDrivers:
+		fmt.Fprintf(&b, "%s  %s  %s", at, e.Action, strings.Join(e.Objects, ", "))
+	case operatorv1alpha1.LedgerActionSetClusterOptions:
+		fmt.Fprintf(&b, "%s  %s  %s", at, e.Action, strings.Join(e.Options, ", "))
+	case operatorv1alpha1.LedgerActionRollCSIDrivers:
+		fmt.Fprintf(&b, "%s  %s  CSI clients", at, e.Action)
+	default:
+		fmt.Fprintf(&b, "%s  %s  %s", at, e.Action, e.Node)
+		if e.Template != "" {
+			fmt.Fprintf(&b, " of template %s", e.Template)
+		}
 	}
 	if e.Version != "" {
 		fmt.Fprintf(&b, " at %s", e.Version)

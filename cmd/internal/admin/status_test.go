@@ -216,6 +216,11 @@ func TestWriteStatusShowsTheLedger(t *testing.T) {
 		{Time: at, Action: "replaceBrick", Node: "gluster-zone-1-0", Peer: "p1", Volume: "vol2", Brick: "/bricks/vol2/b2", Recovered: true},
 		{Time: at, Action: "deletePeer", Node: "gluster-zone-1-0", Peer: "p1", State: "Removing", Reason: "BricksMoved", Cause: "DecommissionRequested"},
 		{Time: at, Action: "rollWorkload", Node: "gluster-zone-2-0", Peer: "p2", Version: "v2", State: "Upgrading", Reason: "UpgradeSelected"},
+		{Time: at, Action: "createNodes", Template: "zone-3", Count: 2, State: "Scaling", Reason: "Scaling"},
+		{Time: at, Action: "decommissionNode", Node: "gluster-zone-3-1", Peer: "p9", Template: "zone-3", State: "Online", Reason: "ScalingDown"},
+		{Time: at, Action: "ensureCSIDrivers", Objects: []string{"CSIDriver org.gluster.glusterfs", "DaemonSet gluster-csi-file-nodeplugin"}, State: "Provisioning", Reason: "CreatingCSIDrivers"},
+		{Time: at, Action: "setClusterOptions", Options: []string{"cluster.brick-multiplex=on"}, State: "Ready", Reason: "ApplyingOptions"},
+		{Time: at, Action: "rollCSIDrivers", Version: "4.2.0", State: "RollingClients", Reason: "RollingClients"},
 	}
 	var out strings.Builder
 	if err := writeStatus(&out, c, nil, 10, false); err != nil {
@@ -227,6 +232,11 @@ func TestWriteStatusShowsTheLedger(t *testing.T) {
 		"  2026-01-02T03:04:05Z  rollWorkload  gluster-zone-2-0 at v2 (peer p2)  Upgrading  UpgradeSelected\n",
 		"  2026-01-02T03:04:05Z  replaceBrick  vol2:/bricks/vol2/b1  off gluster-zone-1-0 (peer p1) -> one of p4,p5  Draining  DecommissionRequested\n",
 		"  2026-01-02T03:04:05Z  replaceBrick  vol2:/bricks/vol2/b2  off gluster-zone-1-0 (peer p1)  (recovered after a restart: time, targets and reason not recorded)\n",
+		"  2026-01-02T03:04:05Z  createNodes  2 from template zone-3  Scaling  Scaling\n",
+		"  2026-01-02T03:04:05Z  decommissionNode  gluster-zone-3-1 of template zone-3 (peer p9)  Online  ScalingDown\n",
+		"  2026-01-02T03:04:05Z  ensureCSIDrivers  CSIDriver org.gluster.glusterfs, DaemonSet gluster-csi-file-nodeplugin  Provisioning  CreatingCSIDrivers\n",
+		"  2026-01-02T03:04:05Z  setClusterOptions  cluster.brick-multiplex=on  Ready  ApplyingOptions\n",
+		"  2026-01-02T03:04:05Z  rollCSIDrivers  CSI clients at 4.2.0  RollingClients  RollingClients\n",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("status lacks %q:\n%s", want, out.String())

@@ -657,7 +657,10 @@ type GlusterClusterStatus struct {
 	// after the GlusterNode they concern is gone: each brick a drain moved,
 	// each peer deleted, workload deleted or restarted for a new version,
 	// each change of a node's devices and each forced deletion of a lost
-	// pod, oldest first. At most 100 entries; the oldest are dropped first.
+	// pod; and the cluster-wide lasting changes: GlusterNodes created or
+	// asked to decommission by scaling, CSI driver objects created and CSI
+	// clients rolled to a version, GD2 cluster options set. Oldest first.
+	// At most 100 entries; the oldest are dropped first.
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=100
 	// +optional
@@ -685,6 +688,22 @@ const (
 	// LedgerActionEvictLostPod is the pod of a lost Kubernetes node deleted
 	// without waiting for its kubelet.
 	LedgerActionEvictLostPod = "evictLostPod"
+
+	// LedgerActionCreateNodes is count GlusterNodes created from node
+	// template template by the cluster machine (provisioning, scaling up).
+	LedgerActionCreateNodes = "createNodes"
+	// LedgerActionDecommissionNode is the node asked to decommission by the
+	// cluster machine (scaling down); its drain follows as its own entries.
+	LedgerActionDecommissionNode = "decommissionNode"
+	// LedgerActionEnsureCSIDrivers is the cluster's missing CSI driver
+	// objects created, or its StorageClasses brought back to the spec.
+	LedgerActionEnsureCSIDrivers = "ensureCSIDrivers"
+	// LedgerActionRollCSIDrivers is the cluster's CSI clients set to version
+	// and restarted (the upgrade machine's rollClients).
+	LedgerActionRollCSIDrivers = "rollCSIDrivers"
+	// LedgerActionSetClusterOptions is GD2 cluster options set from
+	// spec.clusterOptions.
+	LedgerActionSetClusterOptions = "setClusterOptions"
 )
 
 // LedgerEntry is one configuration change in status.ledger.
@@ -693,14 +712,18 @@ type LedgerEntry struct {
 	// or, for a recovered entry, when the operator found it unrecorded.
 	Time metav1.Time `json:"time"`
 
-	// action is what changed: replaceBrick, deletePeer, deleteWorkload,
-	// rollWorkload, disableDevices, enableDevices or evictLostPod.
+	// action is what changed: for a node replaceBrick, deletePeer,
+	// deleteWorkload, rollWorkload, disableDevices, enableDevices,
+	// evictLostPod or decommissionNode; for the whole cluster createNodes,
+	// ensureCSIDrivers, rollCSIDrivers or setClusterOptions.
 	// +kubebuilder:validation:MaxLength=64
 	Action string `json:"action"`
 
-	// node is the GlusterNode the change was made for.
+	// node is the GlusterNode the change was made for; empty for a change
+	// of the whole cluster.
 	// +kubebuilder:validation:MaxLength=253
-	Node string `json:"node"`
+	// +optional
+	Node string `json:"node,omitempty"`
 
 	// peer is the GD2 peer id of the node.
 	// +kubebuilder:validation:MaxLength=64
@@ -717,10 +740,37 @@ type LedgerEntry struct {
 	Brick string `json:"brick,omitempty"`
 
 	// version is the version the node's pod was restarted at
-	// (rollWorkload only; empty when only the template changed).
+	// (rollWorkload; empty when only the template changed), or the CSI
+	// clients were rolled to (rollCSIDrivers).
 	// +kubebuilder:validation:MaxLength=128
 	// +optional
 	Version string `json:"version,omitempty"`
+
+	// template is the node template the GlusterNodes were created from
+	// (createNodes), or the decommissioned node's (decommissionNode).
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	Template string `json:"template,omitempty"`
+
+	// count is the number of GlusterNodes created (createNodes only).
+	// +optional
+	Count int32 `json:"count,omitempty"`
+
+	// objects are the CSI driver objects created or brought back to the
+	// spec, as "Kind name" (ensureCSIDrivers only).
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=320
+	// +optional
+	Objects []string `json:"objects,omitempty"`
+
+	// options are the GD2 cluster options set, as "key=value", sorted
+	// (setClusterOptions only).
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=1024
+	// +optional
+	Options []string `json:"options,omitempty"`
 
 	// targetPeers are the GD2 peers the replacement brick was allowed on
 	// (GD2 placed it on one of them).
@@ -730,7 +780,9 @@ type LedgerEntry struct {
 	// +optional
 	TargetPeers []string `json:"targetPeers,omitempty"`
 
-	// state is the node's state when the change was made.
+	// state is the node's state when the change was made; for a change of
+	// the whole cluster the cluster's phase (the upgrade's state for
+	// rollCSIDrivers).
 	// +kubebuilder:validation:MaxLength=64
 	// +optional
 	State string `json:"state,omitempty"`

@@ -627,6 +627,16 @@ func (in *GlusterServerSpec) DeepCopy() *GlusterServerSpec {
 func (in *LedgerEntry) DeepCopyInto(out *LedgerEntry) {
 	*out = *in
 	in.Time.DeepCopyInto(&out.Time)
+	if in.Objects != nil {
+		in, out := &in.Objects, &out.Objects
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
+	if in.Options != nil {
+		in, out := &in.Options, &out.Options
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.TargetPeers != nil {
 		in, out := &in.TargetPeers, &out.TargetPeers
 		*out = make([]string, len(*in))
