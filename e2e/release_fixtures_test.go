@@ -98,7 +98,8 @@ func checkReleaseFixture(t *testing.T, version, point string, raw []byte) {
 	actions := []string{
 		operatorv1alpha1.LedgerActionReplaceBrick, operatorv1alpha1.LedgerActionDeletePeer, operatorv1alpha1.LedgerActionDeleteWorkload,
 		operatorv1alpha1.LedgerActionRollWorkload, operatorv1alpha1.LedgerActionDisableDevices, operatorv1alpha1.LedgerActionEnableDevices,
-		operatorv1alpha1.LedgerActionEvictLostPod,
+		operatorv1alpha1.LedgerActionEvictLostPod, operatorv1alpha1.LedgerActionCreateNodes, operatorv1alpha1.LedgerActionDecommissionNode,
+		operatorv1alpha1.LedgerActionEnsureCSIDrivers, operatorv1alpha1.LedgerActionRollCSIDrivers, operatorv1alpha1.LedgerActionSetClusterOptions,
 	}
 	for _, e := range st.Ledger {
 		if !slices.Contains(actions, e.Action) {
