@@ -31,7 +31,7 @@ const pageSize = 100
 
 // servingTimeout bounds the wait for the API server to encode at the CRD's
 // storage version after the CRD was updated.
-const servingTimeout = time.Minute
+var servingTimeout = time.Minute
 
 // Object is one object the migration visited.
 type Object struct {
