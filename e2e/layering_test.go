@@ -39,6 +39,9 @@ var layering = []struct {
 	// makes no API call; effects implement the actions; machines gather
 	// and wire the specs; operator is the process.
 	{"kube", nil},
+	// The storage-version migration `kubectl gluster migrate-storage` runs:
+	// API machinery only, no operator code.
+	{"kube/storageversion", []string{"k8s.io/apiextensions-apiserver", "k8s.io/apimachinery", "k8s.io/client-go"}},
 	{"kube/engine", []string{module + "/fsm", module + "/states", module + "/kube/apis",
 		"github.com/prometheus/client_golang", "go.uber.org/zap", "k8s.io/api", "k8s.io/apimachinery", "k8s.io/client-go", "k8s.io/utils"}},
 	{"kube/objects", []string{module + "/fsm", module + "/states", module + "/transitions", module + "/gd2", module + "/kube/apis", module + "/kube/pki",

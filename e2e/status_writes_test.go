@@ -17,6 +17,12 @@ import (
 // writer, changes its status.
 const statusWriters = "kube/machines/status_writers.go"
 
+// otherStatusWriters write the status of objects that are not anthill's
+// own custom resources, each with the reason.
+var otherStatusWriters = map[string]string{
+	"kube/storageversion/migrate.go": "the storage migration trims a CustomResourceDefinition's status.storedVersions",
+}
+
 func TestOnlyTheStatusWritersWriteStatus(t *testing.T) {
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Dir(filepath.Dir(file))
@@ -51,7 +57,7 @@ func TestOnlyTheStatusWritersWriteStatus(t *testing.T) {
 			if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "UpdateStatus" {
 				if rel == statusWriters {
 					found++
-				} else {
+				} else if _, ok := otherStatusWriters[rel]; !ok {
 					sites = append(sites, fset.Position(call.Pos()).String())
 				}
 			}

@@ -2,7 +2,10 @@
 # Regenerates everything derived from the API types in kube/apis:
 #   - deep-copy functions (zz_generated.deepcopy.go beside the types),
 #   - the typed clientset, listers and informers under kube/client,
-#   - the CRD manifests (OpenAPI v3 schema, CEL rules) under manifests/crds.
+#   - the CRD manifests (OpenAPI v3 schema, CEL rules) under manifests/crds,
+#     each serving v1alpha1 and v1beta1 (stored) with one schema: the v1beta1
+#     entry is a copy of the v1alpha1 one that controller-gen writes, made by
+#     tools/codegen/crdversions (see docs/api.md, "Versions").
 # The generators are built from the separate module tools/codegen into a
 # per-user cache outside the repository, and rebuilt only when that module's
 # go.sum or the Go version changes.
@@ -20,7 +23,7 @@ groups=(operator/v1alpha1)
 
 build_tools() {
 	local stamp="${bin}/.stamp" want
-	want="$( (sha256sum "${root}/tools/codegen/go.sum"; go version) | sha256sum | cut -d' ' -f1)"
+	want="$( (sha256sum "${root}/tools/codegen/go.sum" "${root}"/tools/codegen/crdversions/*.go; go version) | sha256sum | cut -d' ' -f1)"
 	if [[ -f "${stamp}" && "$(cat "${stamp}")" == "${want}" ]]; then
 		return 0
 	fi
@@ -31,7 +34,8 @@ build_tools() {
 		k8s.io/code-generator/cmd/client-gen \
 		k8s.io/code-generator/cmd/lister-gen \
 		k8s.io/code-generator/cmd/informer-gen \
-		sigs.k8s.io/controller-tools/cmd/controller-gen)
+		sigs.k8s.io/controller-tools/cmd/controller-gen \
+		./crdversions)
 	echo "${want}" > "${stamp}"
 }
 
@@ -88,5 +92,6 @@ grep -l --null '^    controller-gen.kubebuilder.io/version:' manifests/crds/*.ya
 	crd \
 	paths=./kube/apis/... \
 	output:crd:dir=./manifests/crds
+grep -l --null '^    controller-gen.kubebuilder.io/version:' manifests/crds/*.yaml | xargs -0 "${bin}/crdversions"
 
 echo "codegen: done" >&2

@@ -49,6 +49,9 @@ type ControlPlane struct {
 	Dir string
 	// Server is the API server's https URL.
 	Server string
+	// EtcdURL is the plain-http client URL of the control plane's etcd,
+	// for tests that look at what the API server stored (EtcdGet).
+	EtcdURL string
 
 	opts     Options
 	procs    []*process
@@ -102,6 +105,7 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 
 	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", etcdClient)
 	peerURL := fmt.Sprintf("http://127.0.0.1:%d", etcdPeer)
+	cp.EtcdURL = etcdURL
 	if err := cp.start(bin, "etcd",
 		"--name=default", "--data-dir="+filepath.Join(cp.Dir, "etcd"),
 		"--listen-client-urls="+etcdURL, "--advertise-client-urls="+etcdURL,

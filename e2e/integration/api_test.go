@@ -124,8 +124,8 @@ func TestAPICRDsEstablished(t *testing.T) {
 		if crd.Spec.Names.Kind != w.kind || !contains(crd.Spec.Names.ShortNames, w.shortName) || !contains(crd.Spec.Names.Categories, "gluster") {
 			t.Errorf("CRD %s names = %+v, want kind %s, short name %s, category gluster", name, crd.Spec.Names, w.kind, w.shortName)
 		}
-		if len(crd.Spec.Versions) != 1 || crd.Spec.Versions[0].Name != "v1alpha1" {
-			t.Fatalf("CRD %s versions = %d, want only v1alpha1", name, len(crd.Spec.Versions))
+		if len(crd.Spec.Versions) != 2 || crd.Spec.Versions[0].Name != "v1alpha1" || crd.Spec.Versions[1].Name != "v1beta1" || !crd.Spec.Versions[1].Storage {
+			t.Fatalf("CRD %s versions = %d, want v1alpha1 and v1beta1 (stored)", name, len(crd.Spec.Versions))
 		}
 		v := crd.Spec.Versions[0]
 		if v.Subresources == nil || v.Subresources.Status == nil {

@@ -69,7 +69,7 @@ func (r *root) command() *cobra.Command {
 	cmd.SetErr(r.streams.ErrOut)
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.UsageError(err) })
 	r.kube.config.AddFlags(cmd.PersistentFlags())
-	cmd.AddCommand(r.statusCommand(), r.transitionsCommand(), r.nodeCommand(), r.explainCommand(), r.diagramCommand(), r.versionCommand(), r.initCommand(), r.deleteCommand())
+	cmd.AddCommand(r.statusCommand(), r.transitionsCommand(), r.nodeCommand(), r.explainCommand(), r.diagramCommand(), r.versionCommand(), r.initCommand(), r.deleteCommand(), r.migrateStorageCommand())
 	return cmd
 }
 
