@@ -34,6 +34,10 @@ type Options struct {
 	KeepDir bool
 	// Log receives one line per step; nil discards.
 	Log io.Writer
+	// AuditOperator gives the API server an audit webhook served by this
+	// process that records every request the operator's service account
+	// makes (ControlPlane.Audit).
+	AuditOperator bool
 }
 
 // ControlPlane is one running control plane.
@@ -49,8 +53,12 @@ type ControlPlane struct {
 	Dir string
 	// Server is the API server's https URL.
 	Server string
+	// Audit records the operator's requests when Options.AuditOperator
+	// is set; nil otherwise.
+	Audit *AuditRecorder
 
 	opts     Options
+	pki      *pki
 	procs    []*process
 	stopOnce sync.Once
 	ownDir   bool
@@ -90,6 +98,14 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("certificates: %w", err)
 	}
+	cp.pki = pki
+	var auditFlags []string
+	if opts.AuditOperator {
+		cp.Audit = NewAuditRecorder(OperatorUser)
+		if auditFlags, err = cp.Audit.serve(cp.Dir); err != nil {
+			return nil, fmt.Errorf("audit webhook: %w", err)
+		}
+	}
 	ports, err := freePorts(7)
 	if err != nil {
 		return nil, err
@@ -112,7 +128,7 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	); err != nil {
 		return nil, err
 	}
-	if err := cp.start(bin, "kube-apiserver",
+	if err := cp.start(bin, "kube-apiserver", append([]string{
 		"--etcd-servers="+etcdURL, "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
 		"--secure-port="+itoa(apiPort),
 		"--tls-cert-file="+pki.ServingCert, "--tls-private-key-file="+pki.ServingKey,
@@ -122,6 +138,7 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		"--service-cluster-ip-range=10.0.0.0/16", "--allow-privileged=true",
 		"--cert-dir="+filepath.Join(cp.Dir, "apiserver-certs"),
 		"--endpoint-reconciler-type=none", "--v=1",
+	}, auditFlags...)...,
 	); err != nil {
 		return nil, err
 	}
@@ -261,10 +278,14 @@ func (cp *ControlPlane) waitDefaultServiceAccount(ctx context.Context, ns string
 func (cp *ControlPlane) Namespace(t TB) string {
 	t.Helper()
 	ctx := context.Background()
+	begun := time.Now()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: namespacePrefix(t.Name())}}
 	created, err := cp.Client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("create namespace: %v", err)
+	}
+	if cp.Audit != nil {
+		cp.Audit.TestBegins(t.Name(), created.Name, begun)
 	}
 	t.Cleanup(func() {
 		_ = cp.Client.CoreV1().Namespaces().Delete(context.Background(), created.Name, metav1.DeleteOptions{})
@@ -306,6 +327,9 @@ func (cp *ControlPlane) Stop() {
 	cp.stopOnce.Do(func() {
 		for i := len(cp.procs) - 1; i >= 0; i-- {
 			cp.procs[i].stop(10 * time.Second)
+		}
+		if cp.Audit != nil {
+			cp.Audit.close()
 		}
 		if cp.ownDir {
 			_ = os.RemoveAll(cp.Dir)
