@@ -129,14 +129,14 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		return nil, err
 	}
 	if err := cp.start(bin, "kube-apiserver", append([]string{
-		"--etcd-servers="+etcdURL, "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
-		"--secure-port="+itoa(apiPort),
-		"--tls-cert-file="+pki.ServingCert, "--tls-private-key-file="+pki.ServingKey,
-		"--client-ca-file="+pki.CACert, "--authorization-mode=Node,RBAC",
+		"--etcd-servers=" + etcdURL, "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+		"--secure-port=" + itoa(apiPort),
+		"--tls-cert-file=" + pki.ServingCert, "--tls-private-key-file=" + pki.ServingKey,
+		"--client-ca-file=" + pki.CACert, "--authorization-mode=Node,RBAC",
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-		"--service-account-key-file="+pki.SAPub, "--service-account-signing-key-file="+pki.SAKey,
+		"--service-account-key-file=" + pki.SAPub, "--service-account-signing-key-file=" + pki.SAKey,
 		"--service-cluster-ip-range=10.0.0.0/16", "--allow-privileged=true",
-		"--cert-dir="+filepath.Join(cp.Dir, "apiserver-certs"),
+		"--cert-dir=" + filepath.Join(cp.Dir, "apiserver-certs"),
 		"--endpoint-reconciler-type=none", "--v=1",
 	}, auditFlags...)...,
 	); err != nil {

@@ -25,8 +25,8 @@ import (
 type Permission struct {
 	// File is the manifest the rule is in (relative to manifests/), Role
 	// its role ("ClusterRole anthill-operator"), Rule its index there.
-	File, Role string
-	Rule       int
+	File, Role                         string
+	Rule                               int
 	Verb, Group, Resource, Subresource string
 	// ResourceNames limits the rule to these objects.
 	ResourceNames []string
