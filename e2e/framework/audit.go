@@ -45,6 +45,12 @@ const auditNamesPerRequest = 32
 // empty for a cluster-scoped request (or a list across all namespaces).
 type Request struct {
 	Verb, Group, Resource, Subresource, Namespace string
+	// Streamed marks the list an informer makes as a watch that sends
+	// the initial objects first (sendInitialEvents): the API server
+	// authorizes it as a watch, but it stands for the list the informer
+	// makes instead wherever the server cannot stream lists, so it
+	// counts as a use of list too.
+	Streamed bool
 }
 
 func (r Request) String() string {
@@ -60,7 +66,11 @@ func (r Request) String() string {
 	if r.Namespace != "" {
 		scope = "namespace " + r.Namespace
 	}
-	return fmt.Sprintf("%s %s/%s (%s)", r.Verb, g, res, scope)
+	verb := r.Verb
+	if r.Streamed {
+		verb = "list (streamed, as a watch)"
+	}
+	return fmt.Sprintf("%s %s/%s (%s)", verb, g, res, scope)
 }
 
 // RequestUse is what the recorder knows of one Request.
@@ -175,12 +185,20 @@ func (a *AuditRecorder) add(e *auditEvent) {
 	}
 	req := Request{Verb: e.Verb, Group: e.ObjectRef.APIGroup, Resource: e.ObjectRef.Resource,
 		Subresource: e.ObjectRef.Subresource, Namespace: e.ObjectRef.Namespace}
+	denied := code == http.StatusForbidden || code == http.StatusUnauthorized
+	a.count(req, e, denied)
+	if req.Verb == "watch" && strings.Contains(e.RequestURI, "sendInitialEvents=true") {
+		req.Verb, req.Streamed = "list", true
+		a.count(req, e, denied)
+	}
+}
+
+func (a *AuditRecorder) count(req Request, e *auditEvent, denied bool) {
 	u := a.uses[req]
 	if u == nil {
 		u = &RequestUse{Names: map[string]bool{}}
 		a.uses[req] = u
 	}
-	denied := code == http.StatusForbidden || code == http.StatusUnauthorized
 	if denied {
 		u.Denied++
 	} else {

@@ -138,6 +138,10 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		"--service-cluster-ip-range=10.0.0.0/16", "--allow-privileged=true",
 		"--cert-dir=" + filepath.Join(cp.Dir, "apiserver-certs"),
 		"--endpoint-reconciler-type=none", "--v=1",
+		// As OpenShift does: an owner reference with blockOwnerDeletion
+		// needs update on the owner's finalizers subresource, so the
+		// operator's finalizers rules are in force here too.
+		"--enable-admission-plugins=OwnerReferencesPermissionEnforcement",
 	}, auditFlags...)...,
 	); err != nil {
 		return nil, err

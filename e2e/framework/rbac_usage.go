@@ -201,6 +201,9 @@ type Grant struct {
 	// used it (empty when it was granted onward or is exempt).
 	Test    string
 	Request string
+	// Streamed says the use was an informer's streamed list (a watch
+	// with sendInitialEvents, Request.Streamed).
+	Streamed bool
 	// Onward says the operator never uses it itself but puts it in a role
 	// it creates (Kubernetes lets only a holder grant a permission).
 	Onward bool
@@ -300,7 +303,7 @@ func CheckRBACUsage(perms []Permission, uses map[Request]*RequestUse, onward []O
 			if ex >= 0 {
 				rep.StaleExemptions = append(rep.StaleExemptions, fmt.Sprintf("%s is listed as not exercisable, but %s used it", p, first.FirstTest))
 			}
-			rep.Used = append(rep.Used, Grant{Permission: p, Test: first.FirstTest, Request: firstReq.String()})
+			rep.Used = append(rep.Used, Grant{Permission: p, Test: first.FirstTest, Request: firstReq.String(), Streamed: firstReq.Streamed})
 			continue
 		case ex >= 0:
 			rep.Used = append(rep.Used, Grant{Permission: p, Exempt: exempt[ex].Reason})
@@ -374,6 +377,8 @@ func (r UsageReport) Write(w io.Writer) {
 		case g.Onward:
 			onward++
 			add(k, fmt.Sprintf("%s %s: granted onward, first by %s", g.Verb, g.resource(), g.Test))
+		case g.Streamed:
+			add(k, fmt.Sprintf("%s %s: %s (streamed)", g.Verb, g.resource(), g.Test))
 		default:
 			add(k, fmt.Sprintf("%s %s: %s", g.Verb, g.resource(), g.Test))
 		}

@@ -293,3 +293,30 @@ func TestShippedOperatorRBACExpandsAndItsExemptionsParse(t *testing.T) {
 		t.Fatalf("only %d permissions expanded from manifests/rbac", len(perms))
 	}
 }
+
+func TestRecorderCountsAStreamedListAsAList(t *testing.T) {
+	a := NewAuditRecorder(OperatorUser)
+	e := &auditEvent{Stage: "ResponseStarted", Verb: "watch", RequestURI: "/apis/apps/v1/statefulsets?allowWatchBookmarks=true&sendInitialEvents=true&watch=true"}
+	e.User.Username = OperatorUser
+	e.ObjectRef = &struct {
+		Resource    string `json:"resource"`
+		Namespace   string `json:"namespace"`
+		Name        string `json:"name"`
+		APIGroup    string `json:"apiGroup"`
+		Subresource string `json:"subresource"`
+	}{Resource: "statefulsets", APIGroup: "apps"}
+	a.add(e)
+	uses := a.Uses()
+	if uses[Request{Verb: "watch", Group: "apps", Resource: "statefulsets"}] == nil ||
+		uses[Request{Verb: "list", Group: "apps", Resource: "statefulsets", Streamed: true}] == nil || len(uses) != 2 {
+		t.Fatalf("uses %v, want the watch and a streamed list", uses)
+	}
+	perms := usagePermissions(t)
+	rep := CheckRBACUsage(perms, map[Request]*RequestUse{{Verb: "list", Resource: "pods", Streamed: true}: use("TestA", 1)}, nil, nil)
+	for _, g := range rep.Used {
+		if g.Verb == "list" && g.Resource == "pods" && g.Streamed && g.Test == "TestA" {
+			return
+		}
+	}
+	t.Fatalf("a streamed list did not use list pods: %+v", rep.Used)
+}
