@@ -32,9 +32,11 @@ build:
 image:
 	hack/build-image.sh bin/image
 
-## helm: build helm (pinned in tools/helm) into the per-user tool cache; the chart tests use it
+## helm: build helm (pinned in tools/helm) and the helm-unittest plugin (pinned in tools/helm-unittest)
+## into the per-user tool cache; the chart tests use them
 helm:
 	hack/build-helm.sh
+	hack/build-helm-unittest.sh
 
 ## krew: the kubectl-gluster release archives and their krew manifest, with real checksums, in dist/
 ## (VERSION=v1.2.3; PLATFORMS and BASE_URL as hack/krew-release.sh says)

@@ -21,6 +21,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	"github.com/gluster/anthill/e2e/framework"
@@ -327,8 +328,8 @@ func reconfigured(c *operatorv1alpha1.GlusterCluster) int {
 // TestExternalCluster runs an external-mode cluster against an existing
 // three-server pool (the simulator): anthill publishes the addresses as
 // the management Service's EndpointSlices, follows additions, changes and
-// removals (one of them across a SIGKILL of the operator), shows the
-// pool's volume and its heal state, never creates a GlusterNode,
+// removals (one of them across a SIGKILL of the operator), writes back a
+// management Service edited by hand, shows the pool's volume and its heal state, never creates a GlusterNode,
 // StatefulSet or Pod, and on deletion removes only its Service and slices,
 // leaving every peer and volume in place.
 //
@@ -427,6 +428,47 @@ func TestExternalCluster(t *testing.T) {
 		editExternal(t, ns, name, func(n []operatorv1alpha1.ExternalNode) []operatorv1alpha1.ExternalNode {
 			return slices.DeleteFunc(n, func(x operatorv1alpha1.ExternalNode) bool { return x.Address == "2001:db8::3" })
 		})
+		waitEndpoints(t, ns, name, port, []string{"FQDN gluster-1.storage.example.com@rack-1b", "IPv4 198.51.100.20@rack-2"})
+		waitExternalReady(t, ns, name, "archive")
+		forbidden.check(t, ns)
+		noViolations(t)
+	}) {
+		return
+	}
+
+	if !t.Run("a management Service edited by hand is written back from the spec", func(t *testing.T) {
+		// A changed port: the operator restores it. (Not a selector: the
+		// EndpointSlice controller would publish slices of its own, and
+		// keeps them after the selector is gone.)
+		svcs := env.Client.CoreV1().Services(ns)
+		var was int32
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			svc, err := svcs.Get(ctx, name+"-mgmt", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			was = svc.Spec.Ports[0].Port
+			svc.Spec.Ports[0].Port++
+			_, err = svcs.Update(ctx, svc, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = framework.WaitFor(ctx, 2*time.Minute, func(ctx context.Context) (bool, error) {
+			svc, err := svcs.Get(ctx, name+"-mgmt", metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			if len(svc.Spec.Selector) > 0 || len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != was {
+				return false, fmt.Errorf("selector %v, ports %+v", svc.Spec.Selector, svc.Spec.Ports)
+			}
+			return true, nil
+		})
+		if err != nil {
+			dumpNamespace(t, ns)
+			t.Fatalf("waiting for the management Service to be written back: %v", err)
+		}
 		waitEndpoints(t, ns, name, port, []string{"FQDN gluster-1.storage.example.com@rack-1b", "IPv4 198.51.100.20@rack-2"})
 		waitExternalReady(t, ns, name, "archive")
 		forbidden.check(t, ns)

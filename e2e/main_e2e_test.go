@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/gluster/anthill/e2e/framework"
 	"github.com/gluster/anthill/kube/client/clientset/versioned"
+	"github.com/gluster/anthill/manifests"
 )
 
 // The end-to-end environment every test in this package shares: a control
@@ -43,7 +45,10 @@ func run(m *testing.M) int {
 	cp, err := framework.Start(ctx, framework.Options{Zones: 3, NodesPerZone: 2, InstallCRDs: true, Log: os.Stderr,
 		// ANTHILL_E2E_KEEP=1 keeps the control plane's directory (component
 		// and operator logs) for a look after the run.
-		KeepDir: os.Getenv("ANTHILL_E2E_KEEP") != ""})
+		KeepDir: os.Getenv("ANTHILL_E2E_KEEP") != "",
+		// Every request of the operator's service account is recorded, so
+		// that checkRBACUsage can prove every granted permission is used.
+		AuditOperator: true})
 	if err != nil {
 		return fail("start control plane: %v", err)
 	}
@@ -78,6 +83,9 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "e2e: the operator was denied %d request(s) by its RBAC (manifests/rbac), e.g.:\n%s\n", len(denied), strings.Join(denied[:min(5, len(denied))], "\n"))
 		code = 1
 	}
+	if !checkRBACUsage(root, code) {
+		code = 1
+	}
 	if pem := keyMaterialLines(operator.Logs()); len(pem) > 0 {
 		fmt.Fprintf(os.Stderr, "e2e: %d operator log line(s) carry PEM or key material, e.g.:\n%s\n", len(pem), strings.Join(pem[:min(3, len(pem))], "\n"))
 		code = 1
@@ -93,6 +101,59 @@ func run(m *testing.M) int {
 		}
 	}
 	return code
+}
+
+// rbacUsageEnv forces the RBAC usage check on a partial run (-run or
+// -skip), where it is otherwise skipped because the tests left out would
+// use some permissions: ANTHILL_E2E_RBAC_USAGE=1 checks and fails,
+// ANTHILL_E2E_RBAC_USAGE=report only prints.
+const rbacUsageEnv = "ANTHILL_E2E_RBAC_USAGE"
+
+// checkRBACUsage compares the operator's recorded requests with the
+// shipped RBAC (framework.CheckRBACUsage) after a whole run, and reports
+// whether the run may pass. It prints, per rule, the test that first
+// needed each permission.
+func checkRBACUsage(root string, code int) bool {
+	force := os.Getenv(rbacUsageEnv)
+	partial := flagValue("test.run") != "" || flagValue("test.skip") != ""
+	if force == "" && (partial || code != 0) {
+		return true // a partial or failed run leaves permissions unused
+	}
+	fail := func(format string, args ...any) bool {
+		fmt.Fprintf(os.Stderr, "e2e: rbac usage: "+format+"\n", args...)
+		return false
+	}
+	// The operator is still running; its last requests may still be in
+	// the API server's audit batches. (run's context may have expired.)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := env.Audit.Flush(ctx, operator.Kubeconfig()); err != nil {
+		return fail("%v", err)
+	}
+	perms, err := framework.OperatorPermissions(manifests.RBAC)
+	if err != nil {
+		return fail("%v", err)
+	}
+	doc, err := os.Open(filepath.Join(root, "docs", "rbac.md"))
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer doc.Close()
+	exempt, err := framework.ParseExemptions(doc)
+	if err != nil {
+		return fail("docs/rbac.md: %v", err)
+	}
+	rep := framework.CheckRBACUsage(perms, env.Audit.Uses(), framework.OperatorOnwardGrants(), exempt)
+	rep.Write(os.Stderr)
+	fmt.Fprintf(os.Stderr, "e2e: rbac usage: %d audit events received\n", env.Audit.Events())
+	return rep.OK() || force == "report"
+}
+
+func flagValue(name string) string {
+	if f := flag.Lookup(name); f != nil {
+		return f.Value.String()
+	}
+	return ""
 }
 
 // keyMaterialLines returns the operator log lines that carry a PEM block

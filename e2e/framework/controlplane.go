@@ -34,6 +34,10 @@ type Options struct {
 	KeepDir bool
 	// Log receives one line per step; nil discards.
 	Log io.Writer
+	// AuditOperator gives the API server an audit webhook served by this
+	// process that records every request the operator's service account
+	// makes (ControlPlane.Audit).
+	AuditOperator bool
 }
 
 // ControlPlane is one running control plane.
@@ -52,8 +56,12 @@ type ControlPlane struct {
 	// EtcdURL is the plain-http client URL of the control plane's etcd,
 	// for tests that look at what the API server stored (EtcdGet).
 	EtcdURL string
+	// Audit records the operator's requests when Options.AuditOperator
+	// is set; nil otherwise.
+	Audit *AuditRecorder
 
 	opts     Options
+	pki      *pki
 	procs    []*process
 	stopOnce sync.Once
 	ownDir   bool
@@ -93,6 +101,14 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("certificates: %w", err)
 	}
+	cp.pki = pki
+	var auditFlags []string
+	if opts.AuditOperator {
+		cp.Audit = NewAuditRecorder(OperatorUser)
+		if auditFlags, err = cp.Audit.serve(cp.Dir); err != nil {
+			return nil, fmt.Errorf("audit webhook: %w", err)
+		}
+	}
 	ports, err := freePorts(7)
 	if err != nil {
 		return nil, err
@@ -116,16 +132,21 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	); err != nil {
 		return nil, err
 	}
-	if err := cp.start(bin, "kube-apiserver",
-		"--etcd-servers="+etcdURL, "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
-		"--secure-port="+itoa(apiPort),
-		"--tls-cert-file="+pki.ServingCert, "--tls-private-key-file="+pki.ServingKey,
-		"--client-ca-file="+pki.CACert, "--authorization-mode=Node,RBAC",
+	if err := cp.start(bin, "kube-apiserver", append([]string{
+		"--etcd-servers=" + etcdURL, "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+		"--secure-port=" + itoa(apiPort),
+		"--tls-cert-file=" + pki.ServingCert, "--tls-private-key-file=" + pki.ServingKey,
+		"--client-ca-file=" + pki.CACert, "--authorization-mode=Node,RBAC",
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-		"--service-account-key-file="+pki.SAPub, "--service-account-signing-key-file="+pki.SAKey,
+		"--service-account-key-file=" + pki.SAPub, "--service-account-signing-key-file=" + pki.SAKey,
 		"--service-cluster-ip-range=10.0.0.0/16", "--allow-privileged=true",
-		"--cert-dir="+filepath.Join(cp.Dir, "apiserver-certs"),
+		"--cert-dir=" + filepath.Join(cp.Dir, "apiserver-certs"),
 		"--endpoint-reconciler-type=none", "--v=1",
+		// As OpenShift does: an owner reference with blockOwnerDeletion
+		// needs update on the owner's finalizers subresource, so the
+		// operator's finalizers rules are in force here too.
+		"--enable-admission-plugins=OwnerReferencesPermissionEnforcement",
+	}, auditFlags...)...,
 	); err != nil {
 		return nil, err
 	}
@@ -265,10 +286,14 @@ func (cp *ControlPlane) waitDefaultServiceAccount(ctx context.Context, ns string
 func (cp *ControlPlane) Namespace(t TB) string {
 	t.Helper()
 	ctx := context.Background()
+	begun := time.Now()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: namespacePrefix(t.Name())}}
 	created, err := cp.Client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("create namespace: %v", err)
+	}
+	if cp.Audit != nil {
+		cp.Audit.TestBegins(t.Name(), created.Name, begun)
 	}
 	t.Cleanup(func() {
 		_ = cp.Client.CoreV1().Namespaces().Delete(context.Background(), created.Name, metav1.DeleteOptions{})
@@ -310,6 +335,9 @@ func (cp *ControlPlane) Stop() {
 	cp.stopOnce.Do(func() {
 		for i := len(cp.procs) - 1; i >= 0; i-- {
 			cp.procs[i].stop(10 * time.Second)
+		}
+		if cp.Audit != nil {
+			cp.Audit.close()
 		}
 		if cp.ownDir {
 			_ = os.RemoveAll(cp.Dir)

@@ -18,10 +18,12 @@ import (
 
 // pki is the throw-away certificate authority of one control plane: it signs
 // the API server's serving certificate and the admin client certificate that
-// every component and test uses (group system:masters).
+// every component and test uses (group system:masters), and the operator's
+// own client certificate, with which it impersonates its service account.
 type pki struct {
 	CACert, ServingCert, ServingKey, AdminCert, AdminKey, SAPub, SAKey string // file paths
 	caPEM, adminCertPEM, adminKeyPEM                                   []byte
+	operatorCertPEM, operatorKeyPEM                                    []byte
 }
 
 func writePEM(path, typ string, der []byte) ([]byte, error) {
@@ -88,6 +90,12 @@ func newPKI(dir string) (*pki, error) {
 	if p.adminCertPEM, p.adminKeyPEM, err = leaf(3, pkix.Name{CommonName: "anthill-test-admin", Organization: []string{"system:masters"}},
 		x509.ExtKeyUsageClientAuth, p.AdminCert, p.AdminKey, false); err != nil {
 		return nil, fmt.Errorf("admin certificate: %w", err)
+	}
+	// A user of its own, so that the audit policy can select the
+	// operator's requests (it is evaluated before impersonation).
+	if p.operatorCertPEM, p.operatorKeyPEM, err = leaf(4, pkix.Name{CommonName: operatorImpersonator, Organization: []string{"system:masters"}},
+		x509.ExtKeyUsageClientAuth, filepath.Join(dir, "operator.crt"), filepath.Join(dir, "operator.key"), false); err != nil {
+		return nil, fmt.Errorf("operator certificate: %w", err)
 	}
 	// Service-account tokens are signed with RSA, which every component accepts.
 	saKey, err := rsa.GenerateKey(rand.Reader, 2048)

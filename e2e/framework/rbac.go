@@ -27,6 +27,8 @@ import (
 const (
 	OperatorNamespace      = "anthill-system"
 	OperatorServiceAccount = "anthill-operator"
+	// OperatorUser is the user name the API server sees the operator as.
+	OperatorUser = "system:serviceaccount:" + OperatorNamespace + ":" + OperatorServiceAccount
 	// OperatorIdentity is the leader-election identity of every run.
 	OperatorIdentity = "anthill-under-test"
 	// RBACDenied is in every error (and so every operator log line) that
@@ -38,7 +40,9 @@ const (
 // service account, roles and bindings) and writes a kubeconfig that
 // impersonates the operator's service account. It returns the path of that
 // kubeconfig: a process using it may do exactly what the shipped RBAC
-// allows, so a rule missing from manifests/rbac fails the tests.
+// allows, so a rule missing from manifests/rbac fails the tests. It
+// authenticates with a client certificate of its own (operatorImpersonator),
+// not the admin's, so the audit policy tells its requests apart.
 func (cp *ControlPlane) InstallOperatorRBAC(ctx context.Context) (string, error) {
 	files, err := fs.Glob(manifests.RBAC, "*/*.yaml")
 	if err != nil {
@@ -64,7 +68,9 @@ func (cp *ControlPlane) InstallOperatorRBAC(ctx context.Context) (string, error)
 		return "", err
 	}
 	for _, a := range cfg.AuthInfos {
-		a.Impersonate = "system:serviceaccount:" + OperatorNamespace + ":" + OperatorServiceAccount
+		a.ClientCertificate, a.ClientKey = "", ""
+		a.ClientCertificateData, a.ClientKeyData = cp.pki.operatorCertPEM, cp.pki.operatorKeyPEM
+		a.Impersonate = OperatorUser
 		a.ImpersonateGroups = []string{"system:serviceaccounts", "system:serviceaccounts:" + OperatorNamespace, "system:authenticated"}
 	}
 	path := filepath.Join(cp.Dir, "operator-kubeconfig")
