@@ -42,6 +42,8 @@ type transitionLine struct {
 	From      string `json:"from"`
 	To        string `json:"to"`
 	Event     string `json:"event"`
+	// TS is when the line was written (zap's ISO 8601 time).
+	TS time.Time `json:"ts"`
 }
 
 func (l transitionLine) String() string {
@@ -138,6 +140,9 @@ type crashOutcome struct {
 	position int
 	// transitions is the run's transition count.
 	transitions int
+	// resumed is the time from the killed transition to the next one of
+	// the run: how long the restarted operator took to make progress.
+	resumed time.Duration
 	took        time.Duration
 }
 
@@ -223,7 +228,11 @@ func runCrashScenario(t *testing.T, point *crashPoint) crashOutcome {
 	}
 	out.endState = fmt.Sprintf("after the decommission %s; after the upgrade %s; at the end %s; %d brick(s) replaced, %d peer(s) deleted",
 		decommissioned, upgraded, l.leftovers(), done["ReplaceBrick"], done["DeletePeer"])
-	out.transitions = len(transitionsIn(operator.Logs(), ns))
+	seq := transitionsIn(operator.Logs(), ns)
+	out.transitions = len(seq)
+	if out.position > 0 && out.position < len(seq) {
+		out.resumed = seq[out.position].TS.Sub(seq[out.position-1].TS)
+	}
 	out.took = time.Since(start)
 	return out
 }
@@ -328,7 +337,7 @@ func runCrashPoints(t *testing.T, want string, ks []int, points []crashPoint) []
 			row.result = "not reached"
 		default:
 			row.transition = out.killed
-			row.result = fmt.Sprintf("ok (killed at %d of %d)", out.position, out.transitions)
+			row.result = fmt.Sprintf("ok (killed at %d of %d, next transition %s later)", out.position, out.transitions, out.resumed.Round(100*time.Millisecond))
 		}
 		rows = append(rows, row)
 	}
@@ -337,7 +346,8 @@ func runCrashPoints(t *testing.T, want string, ks []int, points []crashPoint) []
 
 // growLocalStorage adds local PVs as the sweep uses them up: every run
 // takes seven brick PVs (six nodes and a replacement) and the etcd's, and
-// retained PVs are never reused. TestMain made 40 per node.
+// retained PVs are never reused. TestMain made 40 per node, of which the
+// rest of the suite uses about 20.
 var (
 	localPVsMu sync.Mutex
 	localPVs   = 40
@@ -351,7 +361,7 @@ func growLocalStorage(t *testing.T) {
 	localRuns++
 	// Two of each kind per node per run leaves room: the runs spread seven
 	// brick PVs over six nodes.
-	if need := 40 + 2*localRuns; need > localPVs {
+	if need := 20 + 2*localRuns; need > localPVs {
 		if err := env.CreateLocalStorageRange(context.Background(), localPVs, need+20, "100Gi"); err != nil {
 			t.Fatal(err)
 		}
