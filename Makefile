@@ -125,9 +125,19 @@ sandbox: controlplane build
 CRASH_K       ?= all
 CRASH_EVERY   ?= 5
 CHAOS_TIMEOUT ?= 12h
+## DURATION=5m runs the chaos soak instead (TestChaosSoak): random decommissions, maintenance and
+## upgrades for that long under the simulator's chaos faults and operator kills, then convergence after
+## a quiet period; prints the operations, kills, faults and violations (SEED= repeats a run).
+DURATION      ?=
+SEED          ?=
 chaos: controlplane
+ifeq ($(DURATION),)
 	ANTHILL_CRASH_SWEEP=1 ANTHILL_CRASH_K=$(CRASH_K) ANTHILL_CRASH_EVERY=$(CRASH_EVERY) \
 		$(GO) test -race -tags e2e -run '^TestCrashSweep$$' -v -timeout $(CHAOS_TIMEOUT) ./e2e
+else
+	ANTHILL_CHAOS_DURATION=$(DURATION) ANTHILL_CHAOS_SEED=$(SEED) \
+		$(GO) test -race -tags e2e -run '^TestChaosSoak$$' -v -timeout $(CHAOS_TIMEOUT) ./e2e
+endif
 
 ## bench: benchmarks that print ratios against a baseline measured in the same run, then bench-engine
 bench: controlplane bench-engine

@@ -143,7 +143,7 @@ type crashOutcome struct {
 	// resumed is the time from the killed transition to the next one of
 	// the run: how long the restarted operator took to make progress.
 	resumed time.Duration
-	took        time.Duration
+	took    time.Duration
 }
 
 // runCrashScenario runs the fault-free lifecycle in a new namespace,
