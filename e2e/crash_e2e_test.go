@@ -86,6 +86,21 @@ type crashPoint struct {
 	Occurrence                              int
 }
 
+// String names the point as the summary shows one never reached.
+func (p crashPoint) String() string {
+	var parts []string
+	for _, f := range []string{p.Machine, p.Name, p.Subject} {
+		if f != "" {
+			parts = append(parts, f)
+		}
+	}
+	s := strings.Join(parts, " ")
+	if p.From != "" || p.To != "" {
+		s += fmt.Sprintf(": %s -> %s", p.From, p.To)
+	}
+	return fmt.Sprintf("%s (%s) #%d", s, p.Event, p.Occurrence)
+}
+
 func (p crashPoint) matches(l transitionLine) bool {
 	for _, f := range [][2]string{{p.Machine, l.Machine}, {p.Name, l.Name}, {p.Subject, l.Subject}, {p.From, l.From}, {p.To, l.To}, {p.Event, l.Event}} {
 		if f[0] != "" && f[0] != f[1] {
@@ -314,7 +329,7 @@ func runCrashPoints(t *testing.T, want string, ks []int, points []crashPoint) []
 		if ks[i] == 0 {
 			name = fmt.Sprintf("%s_%s_%d", p.Machine, p.Event, p.Occurrence)
 		}
-		row := crashRow{k: ks[i], transition: fmt.Sprintf("%s %s/%s: %s -> %s (%s) #%d", p.Machine, p.Name, p.Subject, p.From, p.To, p.Event, p.Occurrence)}
+		row := crashRow{k: ks[i], transition: p.String()}
 		start := time.Now()
 		var out crashOutcome
 		ok := t.Run(name, func(t *testing.T) {
