@@ -18,7 +18,7 @@ LDFLAGS     := -X github.com/gluster/anthill/cmd/internal/cli.Version=$(VERSION)
 # test binaries at once so two cores are not oversubscribed.
 TEST_PARALLEL ?= 4
 
-.PHONY: all build image helm lint-yaml coverage controlplane promtool generate verify verify-generate lint test test-unit test-e2e sandbox bench bench-scale bench-engine clean
+.PHONY: all build image helm lint-yaml coverage controlplane promtool generate verify verify-generate lint test test-unit test-e2e sandbox bench bench-scale bench-engine chaos clean
 
 all: build
 
@@ -117,6 +117,29 @@ coverage: $(PROMTOOL)
 ## sandbox: the main job — a real control plane, the GD2 simulator, the operator and a sample cluster with two volumes under write load
 sandbox: controlplane build
 	bin/anthill-dev sandbox up
+
+## chaos: the crash sweep (docs/testing.md#the-crash-sweep), not part of `make test`: the lifecycle
+## (create, decommission with brick moves, upgrade, delete) run fault-free to record its transitions,
+## then once per chosen k with the operator SIGKILLed right after transition k and restarted.
+## CRASH_K=all (default: every k, about 1 min each), CRASH_K=sample (every transition before a
+## destructive step, and every CRASH_EVERY-th), or CRASH_K=3,17,40. Prints a summary (k, transition,
+## duration, result).
+CRASH_K       ?= all
+CRASH_EVERY   ?= 5
+CHAOS_TIMEOUT ?= 12h
+## DURATION=5m runs the chaos soak instead (TestChaosSoak): random decommissions, maintenance and
+## upgrades for that long under the simulator's chaos faults and operator kills, then convergence after
+## a quiet period; prints the operations, kills, faults and violations (SEED= repeats a run).
+DURATION      ?=
+SEED          ?=
+chaos: controlplane
+ifeq ($(DURATION),)
+	ANTHILL_CRASH_SWEEP=1 ANTHILL_CRASH_K=$(CRASH_K) ANTHILL_CRASH_EVERY=$(CRASH_EVERY) \
+		$(GO) test -race -tags e2e -run '^TestCrashSweep$$' -v -timeout $(CHAOS_TIMEOUT) ./e2e
+else
+	ANTHILL_CHAOS_DURATION=$(DURATION) ANTHILL_CHAOS_SEED=$(SEED) \
+		$(GO) test -race -tags e2e -run '^TestChaosSoak$$' -v -timeout $(CHAOS_TIMEOUT) ./e2e
+endif
 
 ## bench: benchmarks that print ratios against a baseline measured in the same run, then bench-engine
 bench: controlplane bench-engine

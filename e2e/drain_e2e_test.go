@@ -5,6 +5,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -109,7 +111,8 @@ func createVolume(t testing.TB, g *gd2.Client, req gd2.VolumeCreateRequest) {
 }
 
 // nodeWithMostBricks is the node holding the most bricks of vol, preferring
-// one with bricks in several of its replica sets.
+// one with bricks in several of its replica sets, and the first by name
+// among equals.
 func nodeWithMostBricks(t testing.TB, g *gd2.Client, nodes map[string]operatorv1alpha1.GlusterNode, vol string) string {
 	t.Helper()
 	v, err := g.GetVolume(context.Background(), vol)
@@ -125,9 +128,10 @@ func nodeWithMostBricks(t testing.TB, g *gd2.Client, nodes map[string]operatorv1
 			sets[b.PeerID][sv.Name] = true
 		}
 	}
+	// In name order, so that among equals every run picks the same node.
 	best, bestN := "", 0
-	for n, node := range nodes {
-		if c := len(sets[node.Status.PeerID]); c > bestN {
+	for _, n := range slices.Sorted(maps.Keys(nodes)) {
+		if c := len(sets[nodes[n].Status.PeerID]); c > bestN {
 			best, bestN = n, c
 		}
 	}

@@ -32,8 +32,40 @@ func (l lifecycleTimes) total() time.Duration { return l.decommission + l.upgrad
 // peer holds no brick, and that the simulator saw no violation.
 func runLifecycle(t testing.TB, name string, faults sim.Faults) lifecycleTimes {
 	t.Helper()
-	ns := env.Namespace(t)
-	ctx := context.Background()
+	l := newLifecycle(t, name, faults)
+	times := lifecycleTimes{decommission: l.decommission(), upgrade: l.upgrade(), deletion: l.deleteCluster()}
+	t.Logf("under %+v: decommission %s, upgrade %s, deletion %s", faults, times.decommission.Round(time.Second), times.upgrade.Round(time.Second), times.deletion.Round(time.Second))
+	return times
+}
+
+// lifecycle is one cluster of runLifecycle, set up and ready for its
+// phases; the crash sweep (crash_e2e_test.go) runs the same phases.
+type lifecycle struct {
+	t        testing.TB
+	ns, name string
+	g        *gd2.Client
+	// faults are injected into the operator's GD2 requests during each
+	// phase.
+	faults sim.Faults
+	// victim is the node the decommission removes, peer its GD2 peer id
+	// and bricks the number of bricks of the volume it held.
+	victim, peer string
+	bricks       int
+}
+
+// newLifecycle creates a cluster of six nodes (two per zone) in a new
+// namespace with a 2 x 3 volume "life" under writes, waits for it to be
+// Healthy and picks the node holding the most bricks (the first by name
+// among equals, so every run picks the same one) as the one to
+// decommission.
+func newLifecycle(t testing.TB, name string, faults sim.Faults) *lifecycle {
+	t.Helper()
+	return newLifecycleIn(t, env.Namespace(t), name, faults)
+}
+
+// newLifecycleIn is newLifecycle in the namespace ns, made by the caller.
+func newLifecycleIn(t testing.TB, ns, name string, faults sim.Faults) *lifecycle {
+	t.Helper()
 	createClusterWithSim(t, ns, name, 2, framework.SimOptions{Seed: 11, WriteRate: 20, HealRate: 40})
 	g := gd2Client(t)
 	nodes := waitNodes(t, ns, name, 6, 3*time.Minute)
@@ -42,67 +74,94 @@ func runLifecycle(t testing.TB, name string, faults sim.Faults) lifecycleTimes {
 		t.Fatal(err)
 	}
 	waitVolumeHealthy(t, ns, name, "life", 2*time.Minute)
-	victim := nodeWithMostBricks(t, g, nodes, "life")
-	peer := nodes[victim].Status.PeerID
-	setFaults := func(f sim.Faults) {
-		t.Helper()
-		if err := gd2sim.SetFaults(f); err != nil {
-			t.Fatal(err)
-		}
-	}
+	l := &lifecycle{t: t, ns: ns, name: name, g: g, faults: faults}
+	l.victim = nodeWithMostBricks(t, g, nodes, "life")
+	l.peer = nodes[l.victim].Status.PeerID
+	l.bricks = bricksByPeer(t, g, "life")[l.peer]
 	t.Cleanup(func() { _ = gd2sim.SetFaults(sim.Faults{}) })
+	return l
+}
 
-	var times lifecycleTimes
-	setFaults(faults)
+// phase runs fn with the lifecycle's faults on and returns how long it
+// took; the checks after it run fault-free.
+func (l *lifecycle) phase(fn func()) time.Duration {
+	l.t.Helper()
+	if err := gd2sim.SetFaults(l.faults); err != nil {
+		l.t.Fatal(err)
+	}
 	start := time.Now()
-	requestOnNode(t, ns, victim, "decommission")
-	waitNodeState(t, ns, victim, "", 10*time.Minute)
-	waitNodes(t, ns, name, 6, 5*time.Minute)
-	times.decommission = time.Since(start)
-	setFaults(sim.Faults{})
-	if got := bricksByPeer(t, g, "life")[peer]; got != 0 {
+	fn()
+	took := time.Since(start)
+	if err := gd2sim.SetFaults(sim.Faults{}); err != nil {
+		l.t.Fatal(err)
+	}
+	return took
+}
+
+// decommission removes the victim: its bricks move by replace-brick, a
+// replacement node joins, and the cluster is back to six Online nodes
+// with no brick on the victim's peer and every replica set in distinct
+// zones.
+func (l *lifecycle) decommission() time.Duration {
+	t := l.t
+	t.Helper()
+	took := l.phase(func() {
+		requestOnNode(t, l.ns, l.victim, "decommission")
+		waitNodeState(t, l.ns, l.victim, "", 10*time.Minute)
+		waitNodes(t, l.ns, l.name, 6, 5*time.Minute)
+	})
+	if got := bricksByPeer(t, l.g, "life")[l.peer]; got != 0 {
 		t.Errorf("the decommissioned peer still holds %d brick(s)", got)
 	}
-	replicaSetsInDistinctZones(t, g, "life")
+	replicaSetsInDistinctZones(t, l.g, "life")
 	noViolations(t)
+	return took
+}
 
-	setFaults(faults)
-	start = time.Now()
-	setGlusterVersion(t, ns, name, "5.0.0")
-	waitUpgradeState(t, ns, name, "Complete", 15*time.Minute)
-	times.upgrade = time.Since(start)
-	setFaults(sim.Faults{})
-	waitVolumeHealthy(t, ns, name, "life", 3*time.Minute)
-	noViolations(t)
-
-	// Volumes go first, as an admin deletes them: the cluster's deletion
-	// never deletes storage a volume uses.
-	if _, err := g.StopVolume(ctx, "life"); err != nil {
-		t.Fatal(err)
-	}
-	if err := g.DeleteVolume(ctx, "life"); err != nil {
-		t.Fatal(err)
-	}
-	setFaults(faults)
-	start = time.Now()
-	if err := anthill.OperatorV1alpha1().GlusterClusters(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	waitChecked(ctx, t, ns, "the cluster's deletion", 10*time.Minute, func(ctx context.Context) error {
-		c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		return fmt.Errorf("cluster %s: %v", c.Status.Phase, c.Status.Conditions)
+// upgrade rolls the cluster to Gluster 5.0.0 and waits for the volume to
+// be Healthy again.
+func (l *lifecycle) upgrade() time.Duration {
+	t := l.t
+	t.Helper()
+	took := l.phase(func() {
+		setGlusterVersion(t, l.ns, l.name, "5.0.0")
+		waitUpgradeState(t, l.ns, l.name, "Complete", 15*time.Minute)
 	})
-	times.deletion = time.Since(start)
-	setFaults(sim.Faults{})
+	waitVolumeHealthy(t, l.ns, l.name, "life", 3*time.Minute)
 	noViolations(t)
-	t.Logf("under %+v: decommission %s, upgrade %s, deletion %s", faults, times.decommission.Round(time.Second), times.upgrade.Round(time.Second), times.deletion.Round(time.Second))
-	return times
+	return took
+}
+
+// deleteCluster deletes the volume, as an admin would first (the cluster's
+// deletion never deletes storage a volume uses), then the cluster, and
+// waits for the GlusterCluster to be gone.
+func (l *lifecycle) deleteCluster() time.Duration {
+	t := l.t
+	t.Helper()
+	ctx := context.Background()
+	if _, err := l.g.StopVolume(ctx, "life"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.g.DeleteVolume(ctx, "life"); err != nil {
+		t.Fatal(err)
+	}
+	took := l.phase(func() {
+		if err := anthill.OperatorV1alpha1().GlusterClusters(l.ns).Delete(ctx, l.name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		waitChecked(ctx, t, l.ns, "the cluster's deletion", 10*time.Minute, func(ctx context.Context) error {
+			c, err := anthill.OperatorV1alpha1().GlusterClusters(l.ns).Get(ctx, l.name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			return fmt.Errorf("cluster %s: %v", c.Status.Phase, c.Status.Conditions)
+		})
+	})
+	noViolations(t)
+	return took
 }
 
 // TestLifecycleUnderGD2Faults runs the lifecycle with the simulator's chaos

@@ -45,6 +45,17 @@ type Operator struct {
 	mu                   sync.Mutex
 	proc                 *process
 	runs                 int
+
+	// trigMu guards trig, apart from mu: the output goroutine takes it
+	// while Kill holds mu waiting for that goroutine to finish.
+	trigMu sync.Mutex
+	trig   *killTrigger
+}
+
+// killTrigger is an armed KillOnLine.
+type killTrigger struct {
+	match func(line []byte) bool
+	fired chan string
 }
 
 // StartOperator installs the operator's shipped RBAC and runs `anthill
@@ -74,12 +85,49 @@ func (o *Operator) Start() error {
 	}
 	o.runs++
 	args := append([]string{"operator", "--kubeconfig=" + o.kubeconfig, "--metrics-address=127.0.0.1:0", "--log-level=debug"}, o.args...)
-	p, err := startProcess(o.dir, o.bin, fmt.Sprintf("operator-%d", o.runs), args...)
+	p, err := startWatchedProcess(o.dir, o.bin, fmt.Sprintf("operator-%d", o.runs), o.onLine, args...)
 	if err != nil {
 		return err
 	}
 	o.proc = p
 	return nil
+}
+
+// KillOnLine arms a one-shot trigger: the first line the operator writes
+// from now on (in this run or a later one) for which match returns true
+// kills the run with SIGKILL at once, from the goroutine that reads its
+// output, before the next line is read. The operator gets no further than
+// what it does between writing the line and its being read, a matter of
+// microseconds. The line is sent on fired; the caller then calls Kill
+// (which returns once the run has ended) and Start. disarm cancels a
+// trigger that has not fired. match runs on the output goroutine and must
+// be quick.
+func (o *Operator) KillOnLine(match func(line []byte) bool) (fired <-chan string, disarm func()) {
+	t := &killTrigger{match: match, fired: make(chan string, 1)}
+	o.trigMu.Lock()
+	o.trig = t
+	o.trigMu.Unlock()
+	return t.fired, func() {
+		o.trigMu.Lock()
+		defer o.trigMu.Unlock()
+		if o.trig == t {
+			o.trig = nil
+		}
+	}
+}
+
+func (o *Operator) onLine(p *process, line []byte) {
+	o.trigMu.Lock()
+	defer o.trigMu.Unlock()
+	t := o.trig
+	if t == nil || !t.match(line) {
+		return
+	}
+	o.trig = nil
+	if pid := p.cmd.Process.Pid; pid > 0 {
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+	}
+	t.fired <- string(line)
 }
 
 // Kill ends the operator with SIGKILL, as a node failure or OOM would:

@@ -1,9 +1,11 @@
 package framework
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -24,13 +26,30 @@ type process struct {
 }
 
 func startProcess(dir, bin, name string, args ...string) (*process, error) {
+	return startWatchedProcess(dir, bin, name, nil, args...)
+}
+
+// startWatchedProcess is startProcess that also hands each complete line
+// the program writes (stdout and stderr, without the newline) to onLine as
+// it is read, before the next one is: a test reacts to a log line within
+// moments of its being written. onLine runs on the goroutine that copies
+// the output, so it must not wait for the process to end; it may signal
+// the process (p.cmd.Process is set by then).
+func startWatchedProcess(dir, bin, name string, onLine func(p *process, line []byte), args ...string) (*process, error) {
 	logPath := filepath.Join(dir, name+".log")
 	logf, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(bin, args...)
+	p := &process{name: name, cmd: cmd, logPath: logPath, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = logf, logf
+	if onLine != nil {
+		// One writer for both streams: exec then copies them on one
+		// goroutine, so lines arrive whole and in order.
+		w := io.MultiWriter(logf, &lineWriter{onLine: func(l []byte) { onLine(p, l) }})
+		cmd.Stdout, cmd.Stderr = w, w
+	}
 	cmd.Dir = dir
 	// Own process group, so Stop can signal the program and anything it
 	// forks; Pdeathsig kills it if the test binary dies without cleaning up.
@@ -39,7 +58,6 @@ func startProcess(dir, bin, name string, args ...string) (*process, error) {
 		logf.Close()
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	p := &process{name: name, cmd: cmd, logPath: logPath, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		logf.Close()
@@ -119,3 +137,26 @@ func poll(ctx context.Context, interval time.Duration, fn func(context.Context) 
 var errExited = errors.New("process exited")
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// lineWriter splits what is written to it into lines for onLine, keeping a
+// partial last line until its newline arrives.
+type lineWriter struct {
+	onLine func([]byte)
+	buf    []byte
+}
+
+func (w *lineWriter) Write(b []byte) (int, error) {
+	w.buf = append(w.buf, b...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			break
+		}
+		w.onLine(w.buf[:i])
+		w.buf = w.buf[i+1:]
+	}
+	if len(w.buf) == 0 {
+		w.buf = nil
+	}
+	return len(b), nil
+}

@@ -22,6 +22,13 @@ const LocalStorageClass = "local"
 // on every fake node, perNode block PVs (for bricks) and perNode filesystem
 // PVs (for etcd data), each of size. It is idempotent.
 func (cp *ControlPlane) CreateLocalStorage(ctx context.Context, perNode int, size string) error {
+	return cp.CreateLocalStorageRange(ctx, 0, perNode, size)
+}
+
+// CreateLocalStorageRange is CreateLocalStorage for the PVs numbered from
+// to to-1 on each node only: a long run (the crash sweep) that uses up the
+// PVs made at start adds more without re-creating the first ones.
+func (cp *ControlPlane) CreateLocalStorageRange(ctx context.Context, from, to int, size string) error {
 	q, err := resource.ParseQuantity(size)
 	if err != nil {
 		return fmt.Errorf("PV size %q: %w", size, err)
@@ -44,7 +51,7 @@ func (cp *ControlPlane) CreateLocalStorage(ctx context.Context, perNode int, siz
 	}
 	n := 0
 	for _, node := range nodes.Items {
-		for i := range perNode {
+		for i := from; i < to; i++ {
 			for _, mode := range []corev1.PersistentVolumeMode{corev1.PersistentVolumeBlock, corev1.PersistentVolumeFilesystem} {
 				pv := localPV(node.Name, i, mode, q)
 				if _, err := cp.Client.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {

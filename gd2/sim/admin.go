@@ -40,6 +40,7 @@ func (s *Simulator) adminMux() *http.ServeMux {
 	h("DELETE /sim/violations", func(*http.Request) (int, any, error) { s.ResetViolations(); return http.StatusNoContent, nil, nil })
 
 	h("GET /sim/changes", func(*http.Request) (int, any, error) { return http.StatusOK, s.Changes(), nil })
+	h("GET /sim/destructive", func(*http.Request) (int, any, error) { return http.StatusOK, s.DestructiveCalls(), nil })
 	h("GET /sim/hosts", func(*http.Request) (int, any, error) { return http.StatusOK, s.Hosts(), nil })
 	h("POST /sim/hosts", func(r *http.Request) (int, any, error) {
 		var spec HostSpec

@@ -91,6 +91,21 @@ type faultInjector struct {
 	mu  sync.Mutex
 	rng *rand.Rand
 	f   Faults
+	// injected counts the faults decided, by kind (see InjectedFaults).
+	injected map[string]int
+}
+
+// String names a fault kind as InjectedFaults counts it.
+func (k faultKind) String() string {
+	switch k {
+	case faultError:
+		return "error"
+	case faultConflict:
+		return "conflict"
+	case faultHang:
+		return "hang"
+	}
+	return "none"
 }
 
 func newFaultInjector(seed int64, f Faults) *faultInjector {
@@ -112,6 +127,12 @@ func (fi *faultInjector) decide(op string) faultDecision {
 		d.kind = faultConflict
 	case x < o.ErrorRate+o.ConflictRate+o.HangRate:
 		d.kind = faultHang
+	}
+	if d.kind != faultNone {
+		if fi.injected == nil {
+			fi.injected = map[string]int{}
+		}
+		fi.injected[d.kind.String()]++
 	}
 	return d
 }
@@ -146,6 +167,19 @@ func (s *Simulator) SetFaults(f Faults) error { return s.faults.set(f) }
 
 // CurrentFaults returns the fault profile in force.
 func (s *Simulator) CurrentFaults() Faults { return s.faults.get() }
+
+// InjectedFaults counts the faults injected since the simulator started,
+// by kind: "error" (500), "conflict" (409) and "hang" (run, then no
+// answer). Latency alone is not counted.
+func (s *Simulator) InjectedFaults() map[string]int {
+	s.faults.mu.Lock()
+	defer s.faults.mu.Unlock()
+	out := make(map[string]int, len(s.faults.injected))
+	for k, v := range s.faults.injected {
+		out[k] = v
+	}
+	return out
+}
 
 // ChaosFaults is the "chaos" profile (anthill-dev gd2sim -faults chaos)
 // the fault tests run the operator against: one request in five fails — 10 % answer 500, 6 %

@@ -137,3 +137,24 @@ func TestChaosProfileFailsOneRequestInFive(t *testing.T) {
 		}
 	}
 }
+
+// InjectedFaults counts every fault decided, by kind, and nothing for the
+// requests that only got the latency.
+func TestInjectedFaultsCountsByKind(t *testing.T) {
+	s := &Simulator{faults: newFaultInjector(3, ChaosFaults())}
+	want := map[string]int{}
+	for range 1000 {
+		if d := s.faults.decide("DeletePeer"); d.kind != faultNone {
+			want[d.kind.String()]++
+		}
+	}
+	got := s.InjectedFaults()
+	if len(got) != 3 {
+		t.Fatalf("InjectedFaults %v, want error, conflict and hang", got)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %d, want %d", k, got[k], v)
+		}
+	}
+}

@@ -173,6 +173,7 @@ func (s *Simulator) run(rt *route, r *http.Request, body []byte, f faultDecision
 	}
 	status, resp, err := rt.h(c)
 	if rt.method != http.MethodGet {
+		s.recordDestructiveLocked(c, err == nil)
 		if err == nil {
 			s.checkQuorumLoss(c, before)
 			if s.changes == nil {

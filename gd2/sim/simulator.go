@@ -33,6 +33,9 @@ type Simulator struct {
 	// changes counts the configuration-altering GD2 calls that succeeded,
 	// by operation (guarded by mu); see Changes.
 	changes map[string]int
+	// destructive logs replace-brick and peer-delete requests (guarded by
+	// mu); see DestructiveCalls.
+	destructive []DestructiveCall
 
 	handler http.Handler
 	closed  bool

@@ -1,0 +1,221 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gluster/anthill/gd2/sim"
+)
+
+// soakOp is one admin operation of the chaos soak and how it went.
+type soakOp struct {
+	what   string
+	took   time.Duration
+	result string
+}
+
+// TestChaosSoak is the start of issue 17's item 5, run by `make chaos
+// DURATION=5m` (skipped unless ANTHILL_CHAOS_DURATION is set): on the
+// lifecycle's cluster, for that long, it drives random admin operations
+// one after another — decommission a node (a replacement joins), put a
+// node in maintenance and resume it, upgrade to the next patch version —
+// while the simulator injects its chaos faults into every operator
+// request and the operator is killed with SIGKILL and restarted every
+// 20–60 s. The simulator's violations are checked every 2 s. Then faults
+// and kills stop, and after that quiet period the cluster must converge
+// (six nodes Online, Ready, the volume Healthy, the last upgrade Complete)
+// with no replace-brick or peer delete repeated after it succeeded. It
+// prints the operations, the kills, the faults injected and the
+// violations. ANTHILL_CHAOS_SEED fixes the choices (default: the time).
+func TestChaosSoak(t *testing.T) {
+	raw := os.Getenv("ANTHILL_CHAOS_DURATION")
+	if raw == "" {
+		t.Skip("the chaos soak runs with make chaos DURATION=5m (ANTHILL_CHAOS_DURATION)")
+	}
+	dur, err := time.ParseDuration(raw)
+	if err != nil || dur <= 0 {
+		t.Fatalf("ANTHILL_CHAOS_DURATION=%q: want a duration such as 5m", raw)
+	}
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("ANTHILL_CHAOS_SEED"); s != "" {
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatalf("ANTHILL_CHAOS_SEED=%q: %v", s, err)
+		}
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x736f616b))
+	t.Logf("chaos soak for %s, seed %d", dur, seed)
+
+	growLocalStorage(t)
+	l := newLifecycle(t, "soak", sim.ChaosFaults())
+
+	var (
+		mu    sync.Mutex
+		ops   []soakOp
+		kills int
+		seen  []sim.Violation
+		// current is the operation under way (the one a failed wait
+		// leaves unfinished) and since when.
+		current      *soakOp
+		currentSince time.Time
+	)
+	start := time.Now()
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		var b strings.Builder
+		fmt.Fprintf(&b, "chaos soak: %s of operations, seed %d\n", time.Since(start).Round(time.Second), seed)
+		all := ops
+		if current != nil {
+			all = append(all, soakOp{what: current.what, took: time.Since(currentSince), result: "FAIL (did not finish)"})
+		}
+		for i, op := range all {
+			fmt.Fprintf(&b, "%3d  %-50s  %-8s  %s\n", i+1, op.what, op.took.Round(time.Second), op.result)
+		}
+		faults := gd2sim.InjectedFaults()
+		fmt.Fprintf(&b, "operator kills: %d\nfaults injected: %d error, %d conflict, %d hang\nviolations: %d\n",
+			kills, faults["error"], faults["conflict"], faults["hang"], len(seen))
+		for _, v := range seen {
+			fmt.Fprintf(&b, "  %s %s %s: %s\n", v.Kind, v.Op, v.Brick+v.PeerID, v.Detail)
+		}
+		t.Log("\n" + b.String())
+		fmt.Print(b.String())
+	})
+
+	// The violation watcher and the killer run until the operations end.
+	ctx, stop := context.WithCancel(context.Background())
+	var bg sync.WaitGroup
+	bg.Go(func() {
+		tick := time.NewTicker(2 * time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			if v := gd2sim.Violations(); len(v) > 0 {
+				mu.Lock()
+				if len(seen) == 0 {
+					t.Errorf("the simulator recorded a violation during the soak: %+v", v[0])
+				}
+				seen = v
+				mu.Unlock()
+			}
+		}
+	})
+	killRng := rand.New(rand.NewPCG(seed, 0x6b696c6c))
+	bg.Go(func() {
+		for {
+			wait := 20*time.Second + time.Duration(killRng.Int64N(int64(40*time.Second)))
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+			operator.Kill()
+			if err := operator.Start(); err != nil {
+				t.Errorf("restart the operator: %v", err)
+				return
+			}
+			mu.Lock()
+			kills++
+			mu.Unlock()
+		}
+	})
+	halt := func() {
+		stop()
+		bg.Wait()
+		if exited, _ := operator.Exited(); exited {
+			_ = operator.Start()
+		}
+	}
+	t.Cleanup(halt)
+
+	if err := gd2sim.SetFaults(l.faults); err != nil {
+		t.Fatal(err)
+	}
+	version := 0 // patch level above 4.1 of the last upgrade
+	for time.Since(start) < dur {
+		mu.Lock()
+		bad := len(seen) > 0
+		mu.Unlock()
+		if bad {
+			break
+		}
+		nodes, _, err := nodeStates(context.Background(), l.ns, l.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := slices.Sorted(maps.Keys(nodes))
+		node := names[rng.IntN(len(names))]
+		opStart := time.Now()
+		begin := func(what string) {
+			mu.Lock()
+			current, currentSince = &soakOp{what: what}, opStart
+			mu.Unlock()
+		}
+		switch rng.IntN(3) {
+		case 0:
+			begin("decommission " + node)
+			growLocalStorage(t)
+			requestOnNode(t, l.ns, node, "decommission")
+			waitNodeState(t, l.ns, node, "", 15*time.Minute)
+			waitNodes(t, l.ns, l.name, 6, 10*time.Minute)
+		case 1:
+			begin("maintenance and resume " + node)
+			requestOnNode(t, l.ns, node, "maintenance")
+			waitNodeState(t, l.ns, node, "Maintenance", 10*time.Minute)
+			requestOnNode(t, l.ns, node, "resume")
+			waitNodeState(t, l.ns, node, "Online", 10*time.Minute)
+		case 2:
+			version++
+			v := fmt.Sprintf("4.1.%d", version)
+			begin("upgrade to " + v)
+			since := time.Now()
+			setGlusterVersion(t, l.ns, l.name, v)
+			waitRunState(t, l.ns, l.name, "Complete", since, 20*time.Minute)
+			waitNodes(t, l.ns, l.name, 6, 10*time.Minute)
+		}
+		mu.Lock()
+		ops = append(ops, soakOp{what: current.what, took: time.Since(opStart), result: "ok"})
+		current = nil
+		mu.Unlock()
+	}
+
+	// The quiet period: no faults, no kills; the cluster must converge.
+	halt()
+	if err := gd2sim.SetFaults(sim.Faults{}); err != nil {
+		t.Fatal(err)
+	}
+	quiet := time.Now()
+	mu.Lock()
+	current, currentSince = &soakOp{what: "converge after the quiet period"}, quiet
+	mu.Unlock()
+	waitNodes(t, l.ns, l.name, 6, 10*time.Minute)
+	waitVolumeHealthy(t, l.ns, l.name, "life", 5*time.Minute)
+	if version > 0 {
+		waitUpgradeState(t, l.ns, l.name, "Complete", 10*time.Minute)
+	}
+	mu.Lock()
+	ops = append(ops, soakOp{what: current.what, took: time.Since(quiet), result: "ok"})
+	current = nil
+	mu.Unlock()
+	for _, r := range sim.RepeatedDestructiveCalls(gd2sim.DestructiveCalls()) {
+		t.Errorf("%s of %s sent again at %s after it succeeded at %s", r.Again.Op, r.Again.Target, r.Again.Time.Format(time.RFC3339Nano), r.First.Time.Format(time.RFC3339Nano))
+	}
+	mu.Lock()
+	seen = gd2sim.Violations()
+	mu.Unlock()
+	noViolations(t)
+}
