@@ -1,6 +1,7 @@
 package objects
 
 import (
+	"maps"
 	"slices"
 	"testing"
 
@@ -420,5 +421,35 @@ func TestNodeTemplateRevisionFollowsThePodTemplate(t *testing.T) {
 	ext.Spec.ExternalAddress = "10.0.0.9"
 	if got := NodeTemplateRevision(base, ext); got != "" {
 		t.Errorf("a node with an external address runs no pod but has revision %q", got)
+	}
+}
+
+// TestClusterNodeFactsStaleTemplate: a node is stale when the revision its
+// ready pod last ran differs from the one the spec gives it now, or when
+// it is past joining with none recorded; a node still joining with none
+// (a new one, created from the current template) is not, so a new
+// cluster or a scale-up starts no rollout.
+func TestClusterNodeFactsStaleTemplate(t *testing.T) {
+	c := fixtures.Cluster("gc")
+	c.Spec.NodeTemplates = []operatorv1alpha1.NodeTemplate{{Name: "z1", Zone: "zone-1"}}
+	node := func(name, state, revision string) *operatorv1alpha1.GlusterNode {
+		n := fixtures.Node("gc", name, fixtures.PVCStorage(1))
+		n.Spec.Template = "z1"
+		n.Status.State, n.Status.Revision = state, revision
+		return n
+	}
+	cur := node("gc-z1-current", "Online", "")
+	cur.Status.Revision = NodeTemplateRevision(c, cur)
+	facts := ClusterNodeFacts([]*operatorv1alpha1.GlusterNode{
+		node("gc-z1-new", "Provisioning", ""), node("gc-z1-pending", "", ""), cur,
+		node("gc-z1-old", "Online", "0ld"), node("gc-z1-unrecorded", "Online", ""),
+	}, c)
+	got := map[string]bool{}
+	for _, f := range facts {
+		got[f.Name] = f.StaleTemplate
+	}
+	want := map[string]bool{"gc-z1-new": false, "gc-z1-pending": false, "gc-z1-current": false, "gc-z1-old": true, "gc-z1-unrecorded": true}
+	if !maps.Equal(got, want) {
+		t.Errorf("stale = %v, want %v", got, want)
 	}
 }

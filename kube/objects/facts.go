@@ -24,13 +24,19 @@ func NodeFacts(n *operatorv1alpha1.GlusterNode) states.NodeFacts {
 
 // ClusterNodeFacts is the facts of those of nodes whose spec.cluster is
 // c (nodes added by hand included), with whether each runs the pod
-// template c's spec gives it now.
+// template c's spec gives it now. A node still joining with no
+// status.revision (a new node, whose pod was never seen ready) is not
+// stale: its workload is created from the current template, and counting
+// it would start a rollout nobody asked for on every new cluster and every
+// scale-up. A node past joining with no revision (one an operator from
+// before revisions ran) is.
 func ClusterNodeFacts(nodes []*operatorv1alpha1.GlusterNode, c *operatorv1alpha1.GlusterCluster) []states.NodeFacts {
 	var out []states.NodeFacts
 	for _, n := range nodes {
 		if n.Spec.Cluster == c.Name {
 			f := NodeFacts(n)
-			f.StaleTemplate = n.Status.Revision != NodeTemplateRevision(c, n)
+			joining := n.Status.Revision == "" && states.NodeMeaning(f.State).Class == states.NodeClassJoining
+			f.StaleTemplate = !joining && n.Status.Revision != NodeTemplateRevision(c, n)
 			out = append(out, f)
 		}
 	}
