@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -331,4 +332,64 @@ func captureReleaseFixture(t *testing.T, rel framework.Release, point, ns, name 
 		t.Fatal(err)
 	}
 	t.Logf("release fixture written: %s", path)
+}
+
+// TestTwoOperatorsNeverActAtOnce: during a rolling update of the operator
+// Deployment the old and the new pod run side by side. With the previous
+// release holding the leader-election Lease, the current operator started
+// beside it (another identity) acts on nothing: a maintenance request is
+// carried out by the release alone. Once the release is SIGKILLed, the
+// current operator takes the Lease over when it expires and carries out
+// the resume.
+func TestTwoOperatorsNeverActAtOnce(t *testing.T) {
+	_, old := releaseAt(t, 0)
+	current := operator.Binary()
+	t.Cleanup(func() { runOperator(t, current) })
+
+	ns := env.Namespace(t)
+	const name = "twoops"
+	runOperator(t, old)
+	createCluster(t, ns, name, 1)
+	nodes := waitNodes(t, ns, name, 3, 3*time.Minute)
+	var node string
+	for n := range nodes {
+		node = n
+		break
+	}
+	second, err := env.StartOperatorAs(context.Background(), current, "anthill-e2e-second")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(second.Stop)
+
+	requestOnNode(t, ns, node, "maintenance")
+	waitNodeState(t, ns, node, "Maintenance", time.Minute)
+	time.Sleep(5 * time.Second) // the second operator keeps running beside the leader
+	if !strings.Contains(operator.Logs(), `"to":"Maintenance"`) {
+		t.Error("the leader's log has no transition to Maintenance")
+	}
+	if l := transitionLines(second.Logs()); len(l) > 0 {
+		t.Fatalf("the operator without the Lease made %d transition(s) while the leader ran, e.g. %s", len(l), l[0])
+	}
+
+	operator.Kill()
+	killed := time.Now()
+	requestOnNode(t, ns, node, "resume")
+	waitNodeState(t, ns, node, "Online", time.Minute)
+	t.Logf("the current operator resumed %s %s after the release was killed", node, time.Since(killed).Round(time.Second))
+	if !slices.ContainsFunc(transitionLines(second.Logs()), func(l string) bool { return strings.Contains(l, `"to":"Online"`) }) {
+		t.Error("the resume was not carried out by the current operator")
+	}
+	noViolations(t)
+}
+
+// transitionLines are the transition log lines of an operator's output.
+func transitionLines(logs string) []string {
+	var out []string
+	for _, l := range strings.Split(logs, "\n") {
+		if strings.Contains(l, `"msg":"transition"`) {
+			out = append(out, l)
+		}
+	}
+	return out
 }

@@ -74,6 +74,24 @@ func (cp *ControlPlane) StartOperator(ctx context.Context, bin string, args ...s
 	return o, o.Start()
 }
 
+// StartOperatorAs runs a second operator beside the one StartOperator
+// started, as a rolling update of the Deployment does for a while: the
+// same RBAC and Lease, its own leader-election identity, and its logs in
+// <cp.Dir>/<identity>/.
+func (cp *ControlPlane) StartOperatorAs(ctx context.Context, bin, identity string, args ...string) (*Operator, error) {
+	kubeconfig, err := cp.InstallOperatorRBAC(ctx)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(cp.Dir, identity)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	args = append([]string{"--leader-elect=true", "--leader-election-namespace=" + OperatorNamespace, "--identity=" + identity}, args...)
+	o := &Operator{bin: bin, kubeconfig: kubeconfig, dir: dir, args: args}
+	return o, o.Start()
+}
+
 // Start starts a new run of the operator (after Kill or Stop).
 func (o *Operator) Start() error {
 	o.mu.Lock()
