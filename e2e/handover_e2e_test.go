@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -365,10 +364,13 @@ func TestTwoOperatorsNeverActAtOnce(t *testing.T) {
 	requestOnNode(t, ns, node, "maintenance")
 	waitNodeState(t, ns, node, "Maintenance", time.Minute)
 	time.Sleep(5 * time.Second) // the second operator keeps running beside the leader
-	if !strings.Contains(operator.Logs(), `"to":"Maintenance"`) {
-		t.Error("the leader's log has no transition to Maintenance")
+	to := func(state string) func(transitionLine) bool {
+		return func(l transitionLine) bool { return l.Name == node && l.To == state }
 	}
-	if l := transitionLines(second.Logs()); len(l) > 0 {
+	if !slices.ContainsFunc(transitionsIn(operator.Logs(), ns), to("Maintenance")) {
+		t.Error("the leader's log has no transition of the node to Maintenance")
+	}
+	if l := transitionsIn(second.Logs(), ns); len(l) > 0 {
 		t.Fatalf("the operator without the Lease made %d transition(s) while the leader ran, e.g. %s", len(l), l[0])
 	}
 
@@ -377,19 +379,8 @@ func TestTwoOperatorsNeverActAtOnce(t *testing.T) {
 	requestOnNode(t, ns, node, "resume")
 	waitNodeState(t, ns, node, "Online", time.Minute)
 	t.Logf("the current operator resumed %s %s after the release was killed", node, time.Since(killed).Round(time.Second))
-	if !slices.ContainsFunc(transitionLines(second.Logs()), func(l string) bool { return strings.Contains(l, `"to":"Online"`) }) {
+	if !slices.ContainsFunc(transitionsIn(second.Logs(), ns), to("Online")) {
 		t.Error("the resume was not carried out by the current operator")
 	}
 	noViolations(t)
-}
-
-// transitionLines are the transition log lines of an operator's output.
-func transitionLines(logs string) []string {
-	var out []string
-	for _, l := range strings.Split(logs, "\n") {
-		if strings.Contains(l, `"msg":"transition"`) {
-			out = append(out, l)
-		}
-	}
-	return out
 }
