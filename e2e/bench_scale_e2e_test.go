@@ -49,7 +49,9 @@ const (
 //     node in each of five clusters): median and maximum until the node is
 //     in Maintenance;
 //   - the time from SIGKILLing the operator to its restarted process
-//     having synced every GlusterNode once.
+//     having synced every GlusterNode once;
+//   - GD2 calls per node per minute at rest again, with the operator
+//     restarted at a longer --gd2-list-interval (slowListInterval).
 //
 // The clusters have no CSI drivers (their DaemonSets would put a pod per
 // cluster on every kwok node, which measures the control plane, not the
@@ -149,6 +151,7 @@ func scaleStep(b *testing.B, nodes int, window time.Duration) {
 
 	react := reactionTimes(b, namespaces[:min(5, len(namespaces))])
 	resync := resyncTime(b, nodes)
+	slow := slowListRate(b, nodes, window)
 
 	ratio := up.Seconds() / baseline.Seconds()
 	b.ReportMetric(ratio, fmt.Sprintf("ratio@%d", nodes))
@@ -157,6 +160,7 @@ func scaleStep(b *testing.B, nodes int, window time.Duration) {
 	fmt.Printf("scale:   operator RSS peak %.0f MB during the bring-up, %.0f MB at rest (heap in use %.0f MB)\n", peakRSS/1e6, rest/1e6, heap/1e6)
 	fmt.Printf("scale:   at rest over %s: %.1f API writes/min, %.2f GD2 calls/node/min, %.2f CPU s/min\n",
 		window, w.writes(), w.rate("anthill_gd2_requests_total", nil)/float64(nodes), w.rate("process_cpu_seconds_total", nil))
+	fmt.Printf("scale:   at rest with --gd2-list-interval=%s: %.2f GD2 calls/node/min\n", slowListInterval, slow)
 	fmt.Printf("scale:   reaction to a maintenance request: median %s, max %s (%d samples)\n",
 		react[len(react)/2].Round(time.Millisecond), react[len(react)-1].Round(time.Millisecond), len(react))
 	fmt.Printf("scale:   restart: every GlusterNode synced %s after the SIGKILL\n", resync.Round(100*time.Millisecond))
@@ -291,6 +295,39 @@ func resyncTime(b *testing.B, nodes int) time.Duration {
 		b.Fatal(err)
 	}
 	return time.Since(start)
+}
+
+// slowListInterval is the longer --gd2-list-interval whose GD2 cost at
+// rest BenchmarkScale measures beside the default's.
+const slowListInterval = 15 * time.Second
+
+// slowListRate restarts the operator with --gd2-list-interval at
+// slowListInterval, lets it settle, and returns its GD2 calls per node per
+// minute at rest over window; then it restarts the operator as it was.
+func slowListRate(b *testing.B, nodes int, window time.Duration) float64 {
+	b.Helper()
+	ctx := context.Background()
+	operator.Kill()
+	if err := operator.StartWith("--gd2-list-interval=" + slowListInterval.String()); err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		operator.Kill()
+		if err := operator.Start(); err != nil {
+			b.Fatal(err)
+		}
+	}()
+	addr, err := operator.HTTPAddress(ctx, time.Minute)
+	if err != nil {
+		b.Fatal(err)
+	}
+	time.Sleep(30 * time.Second)
+	before := scrapeMetrics(b, addr)
+	t0 := time.Now()
+	time.Sleep(window)
+	after := scrapeMetrics(b, addr)
+	w := restWindow{before: before, after: after, minutes: time.Since(t0).Minutes()}
+	return w.rate("anthill_gd2_requests_total", nil) / float64(nodes)
 }
 
 // peakSampler samples the operator's RSS every second until stopped.

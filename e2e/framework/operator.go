@@ -93,7 +93,11 @@ func (cp *ControlPlane) StartOperatorAs(ctx context.Context, bin, identity strin
 }
 
 // Start starts a new run of the operator (after Kill or Stop).
-func (o *Operator) Start() error {
+func (o *Operator) Start() error { return o.StartWith() }
+
+// StartWith starts a new run, as Start does, with extra arguments for this
+// run only (a later Start goes back to the operator's own).
+func (o *Operator) StartWith(extra ...string) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.proc != nil {
@@ -103,6 +107,7 @@ func (o *Operator) Start() error {
 	}
 	o.runs++
 	args := append([]string{"operator", "--kubeconfig=" + o.kubeconfig, "--metrics-address=127.0.0.1:0", "--log-level=debug"}, o.args...)
+	args = append(args, extra...)
 	p, err := startWatchedProcess(o.dir, o.bin, fmt.Sprintf("operator-%d", o.runs), o.onLine, args...)
 	if err != nil {
 		return err
