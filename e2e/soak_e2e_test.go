@@ -15,8 +15,17 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gluster/anthill/e2e/framework"
 	"github.com/gluster/anthill/gd2/sim"
+	"github.com/gluster/anthill/kube/objects"
 )
+
+// soakKinds is how many kinds of operation the soak drives (the cases of
+// its switch).
+const soakKinds = 4
 
 // soakOp is one admin operation of the chaos soak and how it went.
 type soakOp struct {
@@ -29,8 +38,11 @@ type soakOp struct {
 // DURATION=5m` (skipped unless ANTHILL_CHAOS_DURATION is set): on the
 // lifecycle's cluster, for that long, it drives random admin operations
 // one after another — decommission a node (a replacement joins), put a
-// node in maintenance and resume it, upgrade to the next patch version —
-// while the simulator injects its chaos faults into every operator
+// node in maintenance and resume it, upgrade to the next patch version,
+// delete a node's Gluster pod (its StatefulSet makes a new one, which
+// rejoins) — in rounds that hold each kind once in a random order (the
+// first round always finishes, so even a short soak does each), while the simulator injects its chaos
+// faults into every operator
 // request and the operator is killed with SIGKILL and restarted every
 // 20–60 s. The simulator's violations are checked every 2 s. Then faults
 // and kills stop, and after that quiet period the cluster must converge
@@ -145,8 +157,10 @@ func TestChaosSoak(t *testing.T) {
 	if err := gd2sim.SetFaults(l.faults); err != nil {
 		t.Fatal(err)
 	}
-	version := 0 // patch level above 4.1 of the last upgrade
-	for time.Since(start) < dur {
+	version := 0    // patch level above 4.1 of the last upgrade
+	var round []int // the kinds of operation left in this round
+	// The first round always finishes, however short the soak.
+	for n := 0; time.Since(start) < dur || n < soakKinds; n++ {
 		mu.Lock()
 		bad := len(seen) > 0
 		mu.Unlock()
@@ -165,7 +179,12 @@ func TestChaosSoak(t *testing.T) {
 			current, currentSince = &soakOp{what: what}, opStart
 			mu.Unlock()
 		}
-		switch rng.IntN(3) {
+		if len(round) == 0 {
+			round = rng.Perm(soakKinds)
+		}
+		kind := round[0]
+		round = round[1:]
+		switch kind {
 		case 0:
 			begin("decommission " + node)
 			growLocalStorage(t)
@@ -185,6 +204,11 @@ func TestChaosSoak(t *testing.T) {
 			since := time.Now()
 			setGlusterVersion(t, l.ns, l.name, v)
 			waitRunState(t, l.ns, l.name, "Complete", since, 20*time.Minute)
+			waitNodes(t, l.ns, l.name, 6, 10*time.Minute)
+		case 3:
+			begin("delete the pod of " + node)
+			killNodePod(t, l.ns, node)
+			waitNodeState(t, l.ns, node, "Online", 10*time.Minute)
 			waitNodes(t, l.ns, l.name, 6, 10*time.Minute)
 		}
 		mu.Lock()
@@ -218,4 +242,40 @@ func TestChaosSoak(t *testing.T) {
 	seen = gd2sim.Violations()
 	mu.Unlock()
 	noViolations(t)
+}
+
+// killNodePod deletes node's Gluster pod, as a crash of its process or a
+// kubectl delete would, and waits for its StatefulSet's new pod (another
+// UID) to be Ready.
+func killNodePod(t testing.TB, ns, node string) {
+	t.Helper()
+	ctx := context.Background()
+	pods := env.Client.CoreV1().Pods(ns)
+	name := objects.NodePodName(node)
+	old, err := pods.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pods.Delete(ctx, name, metav1.DeleteOptions{Preconditions: metav1.NewUIDPreconditions(string(old.UID))}); err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	err = framework.WaitFor(ctx, 5*time.Minute, func(ctx context.Context) (bool, error) {
+		p, err := pods.Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, fmt.Errorf("pod %s not recreated yet", name)
+		}
+		if err != nil {
+			return false, err
+		}
+		if p.UID == old.UID {
+			return false, fmt.Errorf("pod %s not deleted yet", name)
+		}
+		if !podIsReady(p) {
+			return false, fmt.Errorf("pod %s (new) not Ready", name)
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
