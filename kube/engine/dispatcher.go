@@ -68,7 +68,7 @@ func NewDispatcher(cfg DispatcherConfig) (*Dispatcher, error) {
 	d := &Dispatcher{
 		cfg: cfg,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.DefaultTypedControllerRateLimiter[Key](),
+			retryLimiter(),
 			workqueue.TypedRateLimitingQueueConfig[Key]{Name: "anthill"}),
 		syncers: map[string]Syncer{},
 		log:     cfg.Log,
@@ -151,6 +151,21 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	// loop; ShutDown does.
 	d.queue.ShutDown()
 	d.log.Info("dispatcher stopped")
+}
+
+// maxRetryDelay caps the backoff of a key whose syncs keep failing.
+// client-go's default grows to 1,000 s; GD2's failures are mostly
+// transient (a restart, a lost response, a slow etcd), and a node left
+// waiting a quarter of an hour after one burst of them holds up its drain
+// or upgrade for nothing. Each retry is a full sync from the informer's
+// cache, which costs little.
+const maxRetryDelay = 30 * time.Second
+
+// retryLimiter is the queue's backoff for failed syncs, per key:
+// exponential from 5 ms up to maxRetryDelay, reset by a sync that
+// succeeds.
+func retryLimiter() workqueue.TypedRateLimiter[Key] {
+	return workqueue.NewTypedItemExponentialFailureRateLimiter[Key](5*time.Millisecond, maxRetryDelay)
 }
 
 // conflictRetry is how soon a sync whose status write hit a conflict runs

@@ -80,3 +80,24 @@ func TestDispatcherRejectsZeroWorkers(t *testing.T) {
 		t.Fatal("zero workers must be refused")
 	}
 }
+
+// A key that keeps failing is retried at least every maxRetryDelay, not
+// after client-go's default ceiling of 1,000 s.
+func TestRetryBackoffIsCapped(t *testing.T) {
+	l := retryLimiter()
+	k := Key{Machine: "node", Namespace: "ns", Name: "n"}
+	var last time.Duration
+	for range 30 {
+		last = l.When(k)
+		if last > maxRetryDelay {
+			t.Fatalf("retry %d waits %s, beyond %s", l.NumRequeues(k), last, maxRetryDelay)
+		}
+	}
+	if last != maxRetryDelay {
+		t.Fatalf("after 30 failures the retry waits %s, want the cap %s", last, maxRetryDelay)
+	}
+	l.Forget(k)
+	if d := l.When(k); d > 10*time.Millisecond {
+		t.Fatalf("after a success the first retry waits %s, want a few ms", d)
+	}
+}
