@@ -141,14 +141,9 @@ func scaleStep(b *testing.B, nodes int, window time.Duration) {
 	}
 	up := time.Since(start)
 
-	time.Sleep(30 * time.Second) // the clusters' own machines settle
-	before := scrapeMetrics(b, addr)
-	t0 := time.Now()
-	time.Sleep(window)
-	after := scrapeMetrics(b, addr)
-	w := restWindow{before: before, after: after, minutes: time.Since(t0).Minutes()}
-	rest, _ := after.value("process_resident_memory_bytes", nil)
-	heap, _ := after.value("go_memstats_heap_inuse_bytes", nil)
+	w := measureRest(b, addr, window)
+	rest, _ := w.after.value("process_resident_memory_bytes", nil)
+	heap, _ := w.after.value("go_memstats_heap_inuse_bytes", nil)
 
 	react := reactionTimes(b, namespaces[:min(5, len(namespaces))])
 	resync := resyncTime(b, nodes)
@@ -273,15 +268,8 @@ func resyncTime(b *testing.B, nodes int) time.Duration {
 	b.Helper()
 	ctx := context.Background()
 	start := time.Now()
-	operator.Kill()
-	if err := operator.Start(); err != nil {
-		b.Fatal(err)
-	}
-	addr, err := operator.HTTPAddress(ctx, time.Minute)
-	if err != nil {
-		b.Fatal(err)
-	}
-	err = framework.WaitFor(ctx, 10*time.Minute, func(ctx context.Context) (bool, error) {
+	addr := killAndStart(b)
+	err := framework.WaitFor(ctx, 10*time.Minute, func(ctx context.Context) (bool, error) {
 		s, err := tryScrape(addr)
 		if err != nil {
 			return false, err
@@ -307,28 +295,25 @@ const slowListInterval = 15 * time.Second
 // minute at rest over window; then it restarts the operator as it was.
 func slowListRate(b *testing.B, nodes int, window time.Duration) float64 {
 	b.Helper()
-	ctx := context.Background()
+	addr := killAndStart(b, "--gd2-list-interval="+slowListInterval.String())
+	defer killAndStart(b)
+	w := measureRest(b, addr, window)
+	return w.rate("anthill_gd2_requests_total", nil) / float64(nodes)
+}
+
+// killAndStart SIGKILLs the operator, starts it again with extra
+// arguments for that run only, and returns its metrics address.
+func killAndStart(b *testing.B, extra ...string) string {
+	b.Helper()
 	operator.Kill()
-	if err := operator.StartWith("--gd2-list-interval=" + slowListInterval.String()); err != nil {
+	if err := operator.StartWith(extra...); err != nil {
 		b.Fatal(err)
 	}
-	defer func() {
-		operator.Kill()
-		if err := operator.Start(); err != nil {
-			b.Fatal(err)
-		}
-	}()
-	addr, err := operator.HTTPAddress(ctx, time.Minute)
+	addr, err := operator.HTTPAddress(context.Background(), time.Minute)
 	if err != nil {
 		b.Fatal(err)
 	}
-	time.Sleep(30 * time.Second)
-	before := scrapeMetrics(b, addr)
-	t0 := time.Now()
-	time.Sleep(window)
-	after := scrapeMetrics(b, addr)
-	w := restWindow{before: before, after: after, minutes: time.Since(t0).Minutes()}
-	return w.rate("anthill_gd2_requests_total", nil) / float64(nodes)
+	return addr
 }
 
 // peakSampler samples the operator's RSS every second until stopped.

@@ -72,17 +72,11 @@ func BenchmarkSteadyStateThirtyNodes(b *testing.B) {
 			b.Fatal(err)
 		}
 		up := time.Since(start)
-		// Let the clusters' own machines (Ready, budgets, CSI) finish.
-		time.Sleep(30 * time.Second)
-		before := scrapeMetrics(b, addr)
-		t0 := time.Now()
-		time.Sleep(window)
-		after := scrapeMetrics(b, addr)
-		w := restWindow{before: before, after: after, minutes: time.Since(t0).Minutes()}
+		w := measureRest(b, addr, window)
 		gd2PerNode := w.rate("anthill_gd2_requests_total", nil) / nodes
 		reads := w.rate("anthill_kube_requests_total", map[string]string{"verb": "get"})
 		writes := w.writes()
-		syncs := (syncCount(after) - syncCount(before)) / w.minutes
+		syncs := (syncCount(w.after) - syncCount(w.before)) / w.minutes
 		b.ReportMetric(gd2PerNode, "gd2-calls/node/min")
 		b.ReportMetric(reads, "api-reads/min")
 		b.ReportMetric(writes, "api-writes/min")
@@ -104,6 +98,19 @@ func syncCount(s scrape) float64 {
 		}
 	}
 	return n
+}
+
+// measureRest lets the operator at addr settle for 30 s (the clusters'
+// own machines finish: Ready, budgets, CSI), then scrapes its counters
+// at the start and the end of window.
+func measureRest(b *testing.B, addr string, window time.Duration) restWindow {
+	b.Helper()
+	time.Sleep(30 * time.Second)
+	before := scrapeMetrics(b, addr)
+	t0 := time.Now()
+	time.Sleep(window)
+	after := scrapeMetrics(b, addr)
+	return restWindow{before: before, after: after, minutes: time.Since(t0).Minutes()}
 }
 
 // restWindow is two scrapes of the operator's metrics, minutes apart.
