@@ -41,10 +41,9 @@ type soakOp struct {
 // node in maintenance and resume it, upgrade to the next patch version,
 // delete a node's Gluster pod (its StatefulSet makes a new one, which
 // rejoins) — in rounds that hold each kind once in a random order (the
-// first round always finishes, so even a short soak does each), while the simulator injects its chaos
-// faults into every operator
-// request and the operator is killed with SIGKILL and restarted every
-// 20–60 s. The simulator's violations are checked every 2 s. Then faults
+// first round always finishes, so even a short soak does each), while
+// the simulator injects its chaos faults into every operator request and
+// the operator is killed with SIGKILL and restarted every 20–60 s. The simulator's violations are checked every 2 s. Then faults
 // and kills stop, and after that quiet period the cluster must converge
 // (six nodes Online, Ready, the volume Healthy, the last upgrade Complete)
 // with no replace-brick or peer delete repeated after it succeeded. It
