@@ -57,8 +57,9 @@ const (
 // file): its node plugin is a DaemonSet with a pod on every kwok node, so
 // the step's pods grow as clusters times kwok nodes (10,200 of them at
 // 1,000 GlusterNodes, near the kwok nodes' capacity of 110 pods each;
-// docs/performance.md). Every cluster has its own simulator state and listener, all
-// served by the test process, whose CPU and peak RSS are printed apart.
+// docs/performance.md). Every cluster has its own simulator state and
+// listener, all served by the test process, whose CPU and peak RSS are
+// printed apart.
 func BenchmarkScale(b *testing.B) {
 	raw := os.Getenv(scaleStepsEnv)
 	if raw == "" {
