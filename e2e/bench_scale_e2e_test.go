@@ -19,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/gluster/anthill/e2e/framework"
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 )
 
 // scaleStepsEnv lists the steps of BenchmarkScale, in GlusterNodes
@@ -31,6 +32,9 @@ const scaleStepsEnv = "ANTHILL_SCALE_STEPS"
 const (
 	scaleNodesPerCluster = 10
 	scalePodsPerKubeNode = 10
+	// scaleConsumerLabel marks the Kubernetes nodes that would consume
+	// volumes; no kwok node carries it, so no node plugin pod is placed.
+	scaleConsumerLabel = "bench.anthill.gluster.org/volume-consumer"
 )
 
 // BenchmarkScale is make bench-scale: one operator bringing up, then
@@ -54,12 +58,14 @@ const (
 //     restarted at a longer --gd2-list-interval (slowListInterval).
 //
 // Every cluster runs its file CSI driver (an empty spec.drivers means
-// file): its node plugin is a DaemonSet with a pod on every kwok node, so
-// the step's pods grow as clusters times kwok nodes (10,200 of them at
-// 1,000 GlusterNodes, near the kwok nodes' capacity of 110 pods each;
-// docs/performance.md). Every cluster has its own simulator state and
-// listener, all served by the test process, whose CPU and peak RSS are
-// printed apart.
+// file), with spec.csi.nodeSelector naming a label no kwok node carries, as
+// an admin limits the plugins to the nodes that consume volumes: without
+// it each cluster's node plugin DaemonSet puts a pod on every kwok node,
+// and the pods grow as clusters times kwok nodes (10,200 of them at 1,000
+// GlusterNodes, more than the kwok nodes' 110 pods each hold beside the
+// Gluster pods; docs/performance.md). Every cluster has its own simulator
+// state and listener, all served by the test process, whose CPU and peak
+// RSS are printed apart.
 func BenchmarkScale(b *testing.B) {
 	raw := os.Getenv(scaleStepsEnv)
 	if raw == "" {
@@ -124,6 +130,10 @@ func scaleStep(b *testing.B, nodes int, window time.Duration) {
 			b.Fatal(err)
 		}
 		c.Spec.NodeTemplates[0].Nodes = ptr.To[int32](4)
+		if c.Spec.CSI == nil {
+			c.Spec.CSI = &operatorv1alpha1.CSISpec{}
+		}
+		c.Spec.CSI.NodeSelector = map[string]string{scaleConsumerLabel: "true"}
 		for t := range c.Spec.NodeTemplates {
 			c.Spec.NodeTemplates[t].Storage.StorageClassName = ptr.To(framework.NetworkStorageClass)
 		}

@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/gluster/anthill/e2e/framework"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
@@ -53,9 +55,10 @@ func setDrivers(t *testing.T, ns, name string, drivers ...operatorv1alpha1.Glust
 	editCluster(t, ns, name, func(c *operatorv1alpha1.GlusterCluster) { c.Spec.Drivers = drivers })
 }
 
-// kwokNodes are the fake Kubernetes nodes, by name.
-func kwokNodes(ctx context.Context) (map[string]bool, error) {
-	l, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+// kwokNodes are the fake Kubernetes nodes with the labels of selector (all
+// of them for an empty one), by name.
+func kwokNodes(ctx context.Context, selector map[string]string) (map[string]bool, error) {
+	l, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(selector).String()})
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +80,8 @@ func podIsReady(p *corev1.Pod) bool {
 
 // checkNodePlugin checks that the DaemonSet exists with OnDelete, the
 // version annotation and the cluster's labels, and that one Ready pod of
-// it runs on every Kubernetes node.
+// it runs on every Kubernetes node its node selector picks, and none
+// elsewhere.
 func checkNodePlugin(ctx context.Context, ns, cluster, name, version string) error {
 	ds, err := env.Client.AppsV1().DaemonSets(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
@@ -93,7 +97,7 @@ func checkNodePlugin(ctx context.Context, ns, cluster, name, version string) err
 	if l[labelCluster] != cluster || l[labelManagedBy] != "anthill" || l[objects.LabelComponent] != objects.ComponentCSINode {
 		return fmt.Errorf("DaemonSet %s labels %v", name, l)
 	}
-	nodes, err := kwokNodes(ctx)
+	nodes, err := kwokNodes(ctx, ds.Spec.Template.Spec.NodeSelector)
 	if err != nil {
 		return err
 	}
@@ -104,6 +108,9 @@ func checkNodePlugin(ctx context.Context, ns, cluster, name, version string) err
 	ready := map[string]bool{}
 	for i := range pods.Items {
 		p := &pods.Items[i]
+		if p.Spec.NodeName != "" && !nodes[p.Spec.NodeName] {
+			return fmt.Errorf("DaemonSet %s has pod %s on node %s, which its node selector %v does not pick", name, p.Name, p.Spec.NodeName, ds.Spec.Template.Spec.NodeSelector)
+		}
 		if podIsReady(p) && p.Annotations[objects.AnnotationVersion] == version {
 			ready[p.Spec.NodeName] = true
 		}
@@ -185,6 +192,42 @@ func checkBlockTargets(ctx context.Context, ns, cluster string) error {
 		}
 	}
 	return nil
+}
+
+// TestCSINodePluginsFollowTheNodeSelector creates a cluster whose
+// spec.csi.nodeSelector picks one zone's Kubernetes nodes: the file node
+// plugin runs there, on every such node, and nowhere else.
+func TestCSINodePluginsFollowTheNodeSelector(t *testing.T) {
+	ns := env.Namespace(t)
+	const name = "csisel"
+	sel := map[string]string{objects.ZoneLabel: framework.ZoneName(2)}
+	createClusterWith(t, ns, name, 1, func(c *operatorv1alpha1.GlusterCluster) {
+		withCSI(operatorv1alpha1.GlusterDriverFile)(c)
+		c.Spec.CSI.NodeSelector = sel
+	})
+	ctx := context.Background()
+	picked, err := kwokNodes(ctx, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := kwokNodes(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(picked) == 0 || len(picked) == len(all) {
+		t.Fatalf("the selector %v picks %d of %d Kubernetes nodes: the test needs some, not all", sel, len(picked), len(all))
+	}
+	ds := objects.CSINodeDaemonSetName(name)
+	waitChecked(ctx, t, ns, "node plugin on the selected nodes only", 2*time.Minute, func(ctx context.Context) error {
+		d, err := env.Client.AppsV1().DaemonSets(ns).Get(ctx, ds, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if !maps.Equal(d.Spec.Template.Spec.NodeSelector, sel) {
+			return fmt.Errorf("DaemonSet %s has node selector %v, want %v", ds, d.Spec.Template.Spec.NodeSelector, sel)
+		}
+		return checkNodePlugin(ctx, ns, name, ds, "4.1.0")
+	})
 }
 
 // TestCSIDrivers deploys a cluster with the file driver, adds the block

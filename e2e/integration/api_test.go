@@ -198,6 +198,7 @@ func TestAPIGlusterClusterRoundTrip(t *testing.T) {
 		tmpl.NodeAffinity = storageNodeAffinity()
 	}
 	want.Spec.CSI.BlockImage = "registry.invalid/gluster/csi-block:4.1.0"
+	want.Spec.CSI.NodeSelector = map[string]string{"example.com/storage-client": "true", "kubernetes.io/os": "linux"}
 	want.Spec.Drivers = []operatorv1alpha1.GlusterDriver{operatorv1alpha1.GlusterDriverFile, operatorv1alpha1.GlusterDriverBlock}
 	want.Spec.CSI.StorageClasses = &operatorv1alpha1.CSIStorageClasses{
 		File:  &operatorv1alpha1.StorageClassSpec{Create: ptr.To(true), Name: "gluster.file", ReclaimPolicy: corev1.PersistentVolumeReclaimRetain, IsDefault: true, AllowedZones: []string{"zone-1", "us-east-1a"}},
@@ -706,6 +707,10 @@ func TestAPIRejectsInvalidObjects(t *testing.T) {
 		{name: "both drivers' StorageClasses have the same name", resource: clusters,
 			ops:   []op{set("spec.csi.storageClasses", map[string]any{"file": map[string]any{"name": "gluster"}, "block": map[string]any{"name": "gluster"}})},
 			field: "spec.csi.storageClasses"},
+		{name: "a node plugin selector key is not a label key", resource: clusters,
+			ops: []op{set("spec.csi.nodeSelector", map[string]any{"storage client": "yes"})}, field: "spec.csi.nodeSelector"},
+		{name: "a node plugin selector value is longer than a label value", resource: clusters,
+			ops: []op{set("spec.csi.nodeSelector", map[string]any{"example.com/storage-client": strings.Repeat("y", 64)})}, field: "spec.csi.nodeSelector"},
 		{name: "a driver is unknown", resource: clusters,
 			ops: []op{set("spec.drivers", []any{"file", "nfs"})}, field: "spec.drivers[1]"},
 		{name: "a driver is listed twice", resource: clusters,
@@ -720,6 +725,8 @@ func TestAPIRejectsInvalidObjects(t *testing.T) {
 		// GlusterCluster, on update.
 		{name: "the mode changes from manual to external", resource: clusters, update: true,
 			ops: external, field: "spec.mode"},
+		{name: "the node plugins get a selector after creation", resource: clusters, update: true,
+			ops: []op{set("spec.csi.nodeSelector", map[string]any{"example.com/storage-client": "true"})}, field: "spec.csi.nodeSelector"},
 		{name: "a template's zone changes", resource: clusters, update: true,
 			ops: []op{set("spec.nodeTemplates[0].zone", "zone-9")}, field: "spec.nodeTemplates[0].zone"},
 

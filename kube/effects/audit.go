@@ -44,8 +44,11 @@ const (
 // line "configuration change" with the action, the objects and GD2 ids it
 // names, the outcome, and — from the engine.ActionContext the runner put
 // in the context — the machine, object, state, event or step and reason.
-// The line is written after the call returns, failed calls included (a
-// failed GD2 transaction may have changed something before it failed).
+// Each call is logged twice: outcome "started" before it is made, and "ok"
+// or "failed" after it returns, failed calls included (a failed GD2
+// transaction may have changed something before it failed). The first
+// line makes the trail survive a crash: a change made just before the
+// process died, whose second line was never written, is still announced.
 type Audit struct {
 	Log *zap.Logger
 }
@@ -70,7 +73,23 @@ func (a Audit) Disruption(k transitions.DisruptionKube) transitions.DisruptionKu
 // MessageConfigurationChange is the message of every audit line.
 const MessageConfigurationChange = "configuration change"
 
-func (a Audit) log(ctx context.Context, action string, err error, fields ...zap.Field) {
+// Outcomes of an audit line.
+const (
+	OutcomeStarted = "started"
+	OutcomeOK      = "ok"
+	OutcomeFailed  = "failed"
+)
+
+// call logs the started line, makes the call, and logs how it ended.
+func (a Audit) call(ctx context.Context, action string, f func() error, fields ...zap.Field) error {
+	a.log(ctx, action, OutcomeStarted, nil, fields...)
+	err := f()
+	a.log(ctx, action, "", err, fields...)
+	return err
+}
+
+// log writes one line; an empty outcome means "ok" or "failed" by err.
+func (a Audit) log(ctx context.Context, action, outcome string, err error, fields ...zap.Field) {
 	if a.Log == nil {
 		return
 	}
@@ -79,12 +98,16 @@ func (a Audit) log(ctx context.Context, action string, err error, fields ...zap.
 		fs = append(fs, ac.Fields()...)
 	}
 	fs = append(fs, fields...)
-	if err != nil {
-		fs = append(fs, zap.String(engine.LogOutcome, "failed"), zap.Error(err))
+	switch {
+	case outcome != "":
+		fs = append(fs, zap.String(engine.LogOutcome, outcome))
+	case err != nil:
+		fs = append(fs, zap.String(engine.LogOutcome, OutcomeFailed), zap.Error(err))
 		a.Log.Warn(MessageConfigurationChange, fs...)
 		return
+	default:
+		fs = append(fs, zap.String(engine.LogOutcome, OutcomeOK))
 	}
-	fs = append(fs, zap.String(engine.LogOutcome, "ok"))
 	a.Log.Info(MessageConfigurationChange, fs...)
 }
 
@@ -111,83 +134,57 @@ type auditKube struct {
 }
 
 func (k auditKube) EnsureNodeWorkload(ctx context.Context, n transitions.NodeTarget) error {
-	err := k.next.EnsureNodeWorkload(ctx, n)
-	k.a.log(ctx, ActionEnsureNodeWorkload, err, nodeFields(n)...)
-	return err
+	return k.a.call(ctx, ActionEnsureNodeWorkload, func() error { return k.next.EnsureNodeWorkload(ctx, n) }, nodeFields(n)...)
 }
 
 func (k auditKube) RollNodeWorkload(ctx context.Context, n transitions.NodeTarget, version string) error {
-	err := k.next.RollNodeWorkload(ctx, n, version)
-	k.a.log(ctx, ActionRollNodeWorkload, err, append(nodeFields(n), zap.String(engine.LogVersion, version))...)
-	return err
+	return k.a.call(ctx, ActionRollNodeWorkload, func() error { return k.next.RollNodeWorkload(ctx, n, version) }, append(nodeFields(n), zap.String(engine.LogVersion, version))...)
 }
 
 func (k auditKube) LeaveManagementService(ctx context.Context, n transitions.NodeTarget) error {
-	err := k.next.LeaveManagementService(ctx, n)
-	k.a.log(ctx, ActionLeaveManagementService, err, nodeFields(n)...)
-	return err
+	return k.a.call(ctx, ActionLeaveManagementService, func() error { return k.next.LeaveManagementService(ctx, n) }, nodeFields(n)...)
 }
 
 func (k auditKube) DeleteNodeWorkload(ctx context.Context, n transitions.NodeTarget) error {
-	err := k.next.DeleteNodeWorkload(ctx, n)
-	k.a.log(ctx, ActionDeleteNodeWorkload, err, nodeFields(n)...)
-	return err
+	return k.a.call(ctx, ActionDeleteNodeWorkload, func() error { return k.next.DeleteNodeWorkload(ctx, n) }, nodeFields(n)...)
 }
 
 func (k auditKube) ForceDeleteLostPod(ctx context.Context, n transitions.NodeTarget) error {
-	err := k.next.ForceDeleteLostPod(ctx, n)
-	k.a.log(ctx, ActionForceDeleteLostPod, err, append(nodeFields(n), zap.String(engine.LogPod, n.LostPodUID))...)
-	return err
+	return k.a.call(ctx, ActionForceDeleteLostPod, func() error { return k.next.ForceDeleteLostPod(ctx, n) }, append(nodeFields(n), zap.String(engine.LogPod, n.LostPodUID))...)
 }
 
 func (k auditKube) EnsureClusterInfra(ctx context.Context, c transitions.ClusterTarget) error {
-	err := k.next.EnsureClusterInfra(ctx, c)
-	k.a.log(ctx, ActionEnsureClusterInfra, err, clusterFields(c)...)
-	return err
+	return k.a.call(ctx, ActionEnsureClusterInfra, func() error { return k.next.EnsureClusterInfra(ctx, c) }, clusterFields(c)...)
 }
 
 func (k auditKube) ScaleNodes(ctx context.Context, c transitions.ClusterTarget, desired int) error {
-	err := k.next.ScaleNodes(ctx, c, desired)
-	k.a.log(ctx, ActionScaleNodes, err, append(clusterFields(c), zap.Int(engine.LogDesired, desired))...)
-	return err
+	return k.a.call(ctx, ActionScaleNodes, func() error { return k.next.ScaleNodes(ctx, c, desired) }, append(clusterFields(c), zap.Int(engine.LogDesired, desired))...)
 }
 
 func (k auditKube) DeleteNodes(ctx context.Context, c transitions.ClusterTarget) error {
-	err := k.next.DeleteNodes(ctx, c)
-	k.a.log(ctx, ActionDeleteNodes, err, clusterFields(c)...)
-	return err
+	return k.a.call(ctx, ActionDeleteNodes, func() error { return k.next.DeleteNodes(ctx, c) }, clusterFields(c)...)
 }
 
 func (k auditKube) DeleteClusterInfra(ctx context.Context, c transitions.ClusterTarget) error {
-	err := k.next.DeleteClusterInfra(ctx, c)
-	k.a.log(ctx, ActionDeleteClusterInfra, err, clusterFields(c)...)
-	return err
+	return k.a.call(ctx, ActionDeleteClusterInfra, func() error { return k.next.DeleteClusterInfra(ctx, c) }, clusterFields(c)...)
 }
 
 func (k auditKube) EnsureCSIDrivers(ctx context.Context, c transitions.ClusterTarget) error {
-	err := k.next.EnsureCSIDrivers(ctx, c)
-	k.a.log(ctx, ActionEnsureCSIDrivers, err, clusterFields(c)...)
-	return err
+	return k.a.call(ctx, ActionEnsureCSIDrivers, func() error { return k.next.EnsureCSIDrivers(ctx, c) }, clusterFields(c)...)
 }
 
 func (k auditKube) SyncEndpoints(ctx context.Context, c transitions.ClusterTarget) error {
-	err := k.next.SyncEndpoints(ctx, c)
-	k.a.log(ctx, ActionSyncEndpoints, err, clusterFields(c)...)
-	return err
+	return k.a.call(ctx, ActionSyncEndpoints, func() error { return k.next.SyncEndpoints(ctx, c) }, clusterFields(c)...)
 }
 
 func (k auditKube) SetCSIVersion(ctx context.Context, c transitions.ClusterTarget, version string) error {
-	err := k.next.SetCSIVersion(ctx, c, version)
-	k.a.log(ctx, ActionSetCSIVersion, err, append(clusterFields(c), zap.String(engine.LogVersion, version))...)
-	return err
+	return k.a.call(ctx, ActionSetCSIVersion, func() error { return k.next.SetCSIVersion(ctx, c, version) }, append(clusterFields(c), zap.String(engine.LogVersion, version))...)
 }
 
 // IssueCertificates is logged without any certificate or key: only the
 // cluster it issued for.
 func (k auditKube) IssueCertificates(ctx context.Context, c transitions.ClusterTarget) error {
-	err := k.next.IssueCertificates(ctx, c)
-	k.a.log(ctx, ActionIssueCertificates, err, clusterFields(c)...)
-	return err
+	return k.a.call(ctx, ActionIssueCertificates, func() error { return k.next.IssueCertificates(ctx, c) }, clusterFields(c)...)
 }
 
 type auditGD2 struct {
@@ -196,27 +193,23 @@ type auditGD2 struct {
 }
 
 func (g auditGD2) AddPeer(ctx context.Context, address, zone string, metadata map[string]string) (string, error) {
+	fs := []zap.Field{zap.String(engine.LogAddress, address), zap.String(engine.LogZone, zone)}
+	g.a.log(ctx, ActionAddPeer, OutcomeStarted, nil, fs...)
 	id, err := g.next.AddPeer(ctx, address, zone, metadata)
-	g.a.log(ctx, ActionAddPeer, err, zap.String(engine.LogAddress, address), zap.String(engine.LogZone, zone), zap.String(engine.LogPeer, id))
+	g.a.log(ctx, ActionAddPeer, "", err, append(fs, zap.String(engine.LogPeer, id))...)
 	return id, err
 }
 
 func (g auditGD2) RegisterDevice(ctx context.Context, peerID, device string) error {
-	err := g.next.RegisterDevice(ctx, peerID, device)
-	g.a.log(ctx, ActionRegisterDevice, err, zap.String(engine.LogPeer, peerID), zap.String(engine.LogDevice, device))
-	return err
+	return g.a.call(ctx, ActionRegisterDevice, func() error { return g.next.RegisterDevice(ctx, peerID, device) }, zap.String(engine.LogPeer, peerID), zap.String(engine.LogDevice, device))
 }
 
 func (g auditGD2) SetDeviceEnabled(ctx context.Context, peerID, device string, enabled bool) error {
-	err := g.next.SetDeviceEnabled(ctx, peerID, device, enabled)
-	g.a.log(ctx, ActionSetDeviceEnabled, err, zap.String(engine.LogPeer, peerID), zap.String(engine.LogDevice, device), zap.Bool(engine.LogEnabled, enabled))
-	return err
+	return g.a.call(ctx, ActionSetDeviceEnabled, func() error { return g.next.SetDeviceEnabled(ctx, peerID, device, enabled) }, zap.String(engine.LogPeer, peerID), zap.String(engine.LogDevice, device), zap.Bool(engine.LogEnabled, enabled))
 }
 
 func (g auditGD2) SetPeerMetadata(ctx context.Context, peerID string, md map[string]string) error {
-	err := g.next.SetPeerMetadata(ctx, peerID, md)
-	g.a.log(ctx, ActionSetPeerMetadata, err, zap.String(engine.LogPeer, peerID), zap.Strings(engine.LogKeys, keys(md)))
-	return err
+	return g.a.call(ctx, ActionSetPeerMetadata, func() error { return g.next.SetPeerMetadata(ctx, peerID, md) }, zap.String(engine.LogPeer, peerID), zap.Strings(engine.LogKeys, keys(md)))
 }
 
 // BrickOnPeer only reads.
@@ -225,40 +218,29 @@ func (g auditGD2) BrickOnPeer(ctx context.Context, volume, peerID, path string) 
 }
 
 func (g auditGD2) ReplaceBrick(ctx context.Context, volume, srcPeerID, path string, to transitions.MoveTo) error {
-	err := g.next.ReplaceBrick(ctx, volume, srcPeerID, path, to)
-	g.a.log(ctx, ActionReplaceBrick, err, zap.String(engine.LogVolume, volume), zap.String(engine.LogPeer, srcPeerID),
+	return g.a.call(ctx, ActionReplaceBrick, func() error { return g.next.ReplaceBrick(ctx, volume, srcPeerID, path, to) },
+		zap.String(engine.LogVolume, volume), zap.String(engine.LogPeer, srcPeerID),
 		zap.String(engine.LogBrick, path), zap.Strings(engine.LogTargetPeers, to.Peers), zap.Bool(engine.LogSameZone, to.SameZone))
-	return err
 }
 
 func (g auditGD2) RestorePeerZone(ctx context.Context, peerID string) error {
-	err := g.next.RestorePeerZone(ctx, peerID)
-	g.a.log(ctx, ActionRestorePeerZone, err, zap.String(engine.LogPeer, peerID))
-	return err
+	return g.a.call(ctx, ActionRestorePeerZone, func() error { return g.next.RestorePeerZone(ctx, peerID) }, zap.String(engine.LogPeer, peerID))
 }
 
 func (g auditGD2) DeletePeer(ctx context.Context, peerID string) error {
-	err := g.next.DeletePeer(ctx, peerID)
-	g.a.log(ctx, ActionDeletePeer, err, zap.String(engine.LogPeer, peerID))
-	return err
+	return g.a.call(ctx, ActionDeletePeer, func() error { return g.next.DeletePeer(ctx, peerID) }, zap.String(engine.LogPeer, peerID))
 }
 
 func (g auditGD2) TriggerHeal(ctx context.Context, volume string) error {
-	err := g.next.TriggerHeal(ctx, volume)
-	g.a.log(ctx, ActionTriggerHeal, err, zap.String(engine.LogVolume, volume))
-	return err
+	return g.a.call(ctx, ActionTriggerHeal, func() error { return g.next.TriggerHeal(ctx, volume) }, zap.String(engine.LogVolume, volume))
 }
 
 func (g auditGD2) SetVolumeMetadata(ctx context.Context, volume string, md map[string]string) error {
-	err := g.next.SetVolumeMetadata(ctx, volume, md)
-	g.a.log(ctx, ActionSetVolumeMetadata, err, zap.String(engine.LogVolume, volume), zap.Strings(engine.LogKeys, keys(md)))
-	return err
+	return g.a.call(ctx, ActionSetVolumeMetadata, func() error { return g.next.SetVolumeMetadata(ctx, volume, md) }, zap.String(engine.LogVolume, volume), zap.Strings(engine.LogKeys, keys(md)))
 }
 
 func (g auditGD2) SetClusterOptions(ctx context.Context, options map[string]string) error {
-	err := g.next.SetClusterOptions(ctx, options)
-	g.a.log(ctx, ActionSetClusterOptions, err, zap.Strings(engine.LogKeys, keys(options)))
-	return err
+	return g.a.call(ctx, ActionSetClusterOptions, func() error { return g.next.SetClusterOptions(ctx, options) }, zap.Strings(engine.LogKeys, keys(options)))
 }
 
 type auditDisruption struct {
@@ -267,7 +249,5 @@ type auditDisruption struct {
 }
 
 func (d auditDisruption) ApplyDisruptionBudgets(ctx context.Context, t transitions.DisruptionTarget) error {
-	err := d.next.ApplyDisruptionBudgets(ctx, t)
-	d.a.log(ctx, ActionApplyDisruptionBudgets, err, zap.String(engine.LogCluster, t.Namespace+"/"+t.Cluster), zap.String(engine.LogZone, t.OpenZone))
-	return err
+	return d.a.call(ctx, ActionApplyDisruptionBudgets, func() error { return d.next.ApplyDisruptionBudgets(ctx, t) }, zap.String(engine.LogCluster, t.Namespace+"/"+t.Cluster), zap.String(engine.LogZone, t.OpenZone))
 }

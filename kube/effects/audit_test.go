@@ -40,9 +40,17 @@ func TestAuditLogsEachConfigurationChangeWithItsWhy(t *testing.T) {
 		t.Fatal("the wrapped error was lost")
 	}
 	entries := logs.All()
-	if len(entries) != 2 {
-		t.Fatalf("%d log lines, want 2: %v", len(entries), entries)
+	if len(entries) != 4 {
+		t.Fatalf("%d log lines, want 4 (started and outcome for each call): %v", len(entries), entries)
 	}
+	// Each call is announced before it is made, so a crash between the
+	// call and its outcome line still leaves the change in the log.
+	for i, want := range []string{ActionReplaceBrick, ActionDeletePeer} {
+		if l := entries[2*i].ContextMap(); l[engine.LogAction] != want || l[engine.LogOutcome] != OutcomeStarted || entries[2*i].Level != zapcore.InfoLevel {
+			t.Errorf("line %d: %v at %v, want %s started at info", 2*i, l, entries[2*i].Level, want)
+		}
+	}
+	entries = []observer.LoggedEntry{entries[1], entries[3]}
 	move := entries[0].ContextMap()
 	for k, want := range map[string]any{
 		engine.LogAction: ActionReplaceBrick, engine.LogMachine: "node", engine.LogName: "gluster-zone-1-0",

@@ -23,7 +23,8 @@ const (
 	LogState = "state"
 	LogStep  = "step"
 	// LogAction names a configuration-altering call (replaceBrick,
-	// deletePeer, ...); LogOutcome is "ok" or "failed".
+	// deletePeer, ...); LogOutcome is "started" (before the call), "ok"
+	// or "failed" (after it).
 	LogAction  = "action"
 	LogOutcome = "outcome"
 	// GD2 ids and Kubernetes objects an action names.

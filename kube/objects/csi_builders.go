@@ -377,7 +377,8 @@ func podTemplateLabels(l map[string]string) map[string]string {
 	return out
 }
 
-// CSINodeDaemonSet is the node plugin of kind on every Kubernetes node: the
+// CSINodeDaemonSet is the node plugin of kind on every Kubernetes node
+// (or, with spec.csi.nodeSelector, on every node with its labels): the
 // driver (privileged, with kubelet's pod directory mounted Bidirectional
 // so the mounts it makes reach the pods) and the node-driver-registrar that
 // announces the driver's socket to kubelet.
@@ -439,6 +440,9 @@ func CSINodeDaemonSet(c *operatorv1alpha1.GlusterCluster, kind operatorv1alpha1.
 		spec.DNSPolicy = corev1.DNSClusterFirstWithHostNet
 		spec.Volumes = append(spec.Volumes, hostPathVolume(volumeModules, "/lib/modules", corev1.HostPathDirectory))
 		spec.Containers[0].VolumeMounts = append(spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: volumeModules, MountPath: "/lib/modules", ReadOnly: true})
+	}
+	if c.Spec.CSI != nil {
+		spec.NodeSelector = c.Spec.CSI.NodeSelector
 	}
 	withCA(c, &spec, containerCSIDriver)
 	return &appsv1.DaemonSet{

@@ -95,6 +95,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="has(self.caSecretRef) == has(oldSelf.caSecretRef) && (!has(self.caSecretRef) || self.caSecretRef.name == oldSelf.caSecretRef.name)",message="spec.caSecretRef is fixed at creation: TLS cannot be switched on or off on a running cluster, and a CA is rotated by changing the Secret's content",fieldPath=".caSecretRef"
 // +kubebuilder:validation:XValidation:rule="self.mode == 'automatic' || !has(self.autoscaling)",message="spec.autoscaling may be set only when spec.mode is automatic",fieldPath=".autoscaling"
 // +kubebuilder:validation:XValidation:rule="!has(self.csi) || !has(self.csi.version) || !has(self.gluster) || !has(self.gluster.version) || !isSemver(self.csi.version, true) || !isSemver(self.gluster.version, true) || semver(self.csi.version, true).compareTo(semver(self.gluster.version, true)) <= 0",message="spec.csi.version must not be newer than spec.gluster.version: CSI clients may not run ahead of the servers",fieldPath=".csi.version"
+// +kubebuilder:validation:XValidation:rule="(has(self.csi) && has(self.csi.nodeSelector)) == (has(oldSelf.csi) && has(oldSelf.csi.nodeSelector)) && (!has(self.csi) || !has(self.csi.nodeSelector) || self.csi.nodeSelector == oldSelf.csi.nodeSelector)",message="spec.csi.nodeSelector is fixed at creation: moving the node plugins would unmount the volumes of running pods",fieldPath=".csi.nodeSelector"
 type GlusterClusterSpec struct {
 	// mode says who creates and scales the Gluster servers: manual (a fixed
 	// count per node template), automatic (scaled on free capacity between
@@ -388,6 +389,19 @@ type CSISpec struct {
 	// +kubebuilder:validation:XValidation:rule="isSemver(self, true)",message="csi.version must be a semantic version such as 4.1.0 or v4.1"
 	// +optional
 	Version string `json:"version,omitempty"`
+
+	// nodeSelector limits the node plugins, the DaemonSets that mount the
+	// cluster's volumes into pods, to Kubernetes nodes with all these
+	// labels; pods that use the cluster's volumes must then run on such
+	// nodes. Unset means every node. It is fixed at creation: moving a
+	// node plugin off a node would unmount the volumes of the pods there.
+	// Taking such a label off a node does the same, so drain the node
+	// first.
+	// +kubebuilder:validation:MaxProperties=16
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.size() <= 317 && k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$'))",message="csi.nodeSelector keys must be label keys: an optional DNS-subdomain prefix and '/', then up to 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, self[k].size() <= 63)",message="csi.nodeSelector values must be label values of at most 63 characters"
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 
 	// storageClasses configure the StorageClass anthill keeps for each
 	// driver in spec.drivers, through which users provision volumes by
