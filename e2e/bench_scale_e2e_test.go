@@ -167,6 +167,7 @@ func scaleStep(b *testing.B, nodes int, window time.Duration) {
 	fmt.Printf("scale:   operator RSS peak %.0f MB during the bring-up, %.0f MB at rest (heap in use %.0f MB)\n", peakRSS/1e6, rest/1e6, heap/1e6)
 	fmt.Printf("scale:   at rest over %s: %.1f API writes/min, %.2f GD2 calls/node/min, %.2f CPU s/min\n",
 		window, w.writes(), w.rate("anthill_gd2_requests_total", nil)/float64(nodes), w.rate("process_cpu_seconds_total", nil))
+	fmt.Printf("scale:   at rest, changes per minute: %s\n", w.changes())
 	fmt.Printf("scale:   at rest with --gd2-list-interval=%s: %.2f GD2 calls/node/min\n", slowListInterval, slow)
 	fmt.Printf("scale:   reaction to a maintenance request: median %s, max %s (%d samples)\n",
 		react[len(react)/2].Round(time.Millisecond), react[len(react)-1].Round(time.Millisecond), len(react))

@@ -6,6 +6,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,6 +85,7 @@ func BenchmarkSteadyStateThirtyNodes(b *testing.B) {
 		b.ReportMetric(syncs, "syncs/min")
 		fmt.Printf("steady: %d nodes (%d clusters) Online in %s; over %s: %.1f GD2 calls/node/min, %.0f API reads/min, %.0f API writes/min, %.0f syncs/min\n",
 			nodes, clusters, up.Round(100*time.Millisecond), window, gd2PerNode, reads, writes, syncs)
+		fmt.Printf("steady:   changes per minute: %s\n", w.changes())
 		for _, op := range []string{"peers.list", "devices.list_all", "volumes.list", "peers.edit"} {
 			fmt.Printf("steady:   %s %.1f/node/min\n", op, w.rate("anthill_gd2_requests_total", map[string]string{"operation": op})/nodes)
 		}
@@ -126,11 +129,50 @@ func (w restWindow) rate(name string, labels map[string]string) float64 {
 	return (v1 - v0) / w.minutes
 }
 
+// writeVerbs are the verbs of anthill_kube_requests_total that change
+// something.
+var writeVerbs = []string{"create", "update", "patch", "delete"}
+
 // writes is the operator's API writes per minute.
 func (w restWindow) writes() float64 {
 	var n float64
-	for _, verb := range []string{"create", "update", "patch", "delete"} {
+	for _, verb := range writeVerbs {
 		n += w.rate("anthill_kube_requests_total", map[string]string{"verb": verb})
 	}
 	return n
+}
+
+// changes says what changed over the window, per minute: the API writes
+// by verb and resource, and the transitions committed by machine, source
+// and target state. A fleet at rest should show the Lease alone.
+func (w restWindow) changes() string {
+	var parts []string
+	for _, c := range []struct {
+		metric string
+		label  func(l map[string]string) (string, bool)
+	}{
+		{"anthill_kube_requests_total", func(l map[string]string) (string, bool) {
+			return l["verb"] + " " + l["resource"], slices.Contains(writeVerbs, l["verb"])
+		}},
+		{"anthill_fsm_transitions_total", func(l map[string]string) (string, bool) {
+			return "transition " + l["machine"] + " " + l["from"] + "->" + l["to"], true
+		}},
+	} {
+		for _, m := range w.after.matching(c.metric, nil) {
+			have := map[string]string{}
+			for _, l := range m.GetLabel() {
+				have[l.GetName()] = l.GetValue()
+			}
+			if name, ok := c.label(have); ok {
+				if r := w.rate(c.metric, have); r > 0 {
+					parts = append(parts, fmt.Sprintf("%s %.1f", name, r))
+				}
+			}
+		}
+	}
+	if len(parts) == 0 {
+		return "nothing"
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ", ")
 }

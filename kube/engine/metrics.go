@@ -31,8 +31,9 @@ type Metrics struct {
 	TransitionEventsSuppressed *prometheus.CounterVec
 	TransitionEventErrors      *prometheus.CounterVec
 	// KubeRequests counts the operator's requests to the Kubernetes API
-	// server, by verb (see KubeVerb): what the operator's polling costs
-	// the API server, and the client rate limit it spends.
+	// server, by verb and resource (see KubeVerb, KubeResource): what the
+	// operator's polling costs the API server, the client rate limit it
+	// spends, and which writes a fleet at rest still makes.
 	KubeRequests *prometheus.CounterVec
 }
 
@@ -78,8 +79,8 @@ func NewMetrics() *Metrics {
 		}, []string{"machine"}),
 		KubeRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "anthill_kube_requests_total",
-			Help: "Requests to the Kubernetes API server, by verb (get: reads of one object or a list; watch: each watch started).",
-		}, []string{"verb"}),
+			Help: "Requests to the Kubernetes API server, by verb (get: reads of one object or a list; watch: each watch started) and resource (plural, with /subresource; other: discovery and paths naming none).",
+		}, []string{"verb", "resource"}),
 	}
 	reg.MustRegister(m.TransitionEventsSuppressed, m.TransitionEventErrors, m.Transitions, m.SyncDuration, m.SyncErrors, m.GD2Requests, m.GD2Duration, m.GD2Errors, m.KubeRequests,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
