@@ -127,9 +127,10 @@ sandbox: controlplane build
 CRASH_K       ?= all
 CRASH_EVERY   ?= 5
 CHAOS_TIMEOUT ?= 12h
-## DURATION=5m runs the chaos soak instead (TestChaosSoak): random decommissions, maintenance and
-## upgrades for that long under the simulator's chaos faults and operator kills, then convergence after
-## a quiet period; prints the operations, kills, faults and violations (SEED= repeats a run).
+## DURATION=5m runs the chaos soak instead (TestChaosSoak): random decommissions, maintenance,
+## upgrades, pod and GlusterNode deletions, scaling and Kubernetes node losses for that long, under
+## client writes, the simulator's chaos faults and operator kills, then convergence after a quiet
+## period; prints the operations, kills, writes, faults and violations (SEED= repeats a run).
 DURATION      ?=
 SEED          ?=
 chaos: controlplane

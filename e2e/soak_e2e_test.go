@@ -25,7 +25,7 @@ import (
 
 // soakKinds is how many kinds of operation the soak drives (the cases of
 // its switch).
-const soakKinds = 4
+const soakKinds = 7
 
 // soakOp is one admin operation of the chaos soak and how it went.
 type soakOp struct {
@@ -34,21 +34,36 @@ type soakOp struct {
 	result string
 }
 
-// TestChaosSoak is the start of issue 17's item 5, run by `make chaos
-// DURATION=5m` (skipped unless ANTHILL_CHAOS_DURATION is set): on the
-// lifecycle's cluster, for that long, it drives random admin operations
-// one after another — decommission a node (a replacement joins), put a
-// node in maintenance and resume it, upgrade to the next patch version,
-// delete a node's Gluster pod (its StatefulSet makes a new one, which
-// rejoins) — in rounds that hold each kind once in a random order (the
-// first round always finishes, so even a short soak does each), while
-// the simulator injects its chaos faults into every operator request and
-// the operator is killed with SIGKILL and restarted every 20–60 s. The simulator's violations are checked every 2 s. Then faults
-// and kills stop, and after that quiet period the cluster must converge
-// (six nodes Online, Ready, the volume Healthy, the last upgrade Complete)
-// with no replace-brick or peer delete repeated after it succeeded. It
-// prints the operations, the kills, the faults injected and the
-// violations. ANTHILL_CHAOS_SEED fixes the choices (default: the time).
+// TestChaosSoak is issue 17's item 5, run by `make chaos DURATION=5m`
+// (skipped unless ANTHILL_CHAOS_DURATION is set): on the lifecycle's
+// cluster, for that long, it drives random admin operations one after
+// another, in rounds that hold each kind once in a random order (the first
+// round always finishes, so even a short soak does each):
+//
+//   - decommission a node (a replacement joins);
+//   - put a node in maintenance and resume it;
+//   - upgrade to the next patch version;
+//   - delete a node's Gluster pod (its StatefulSet makes a new one, which
+//     rejoins);
+//   - scale a zone's template up by one, then back (the surplus node
+//     drains);
+//   - delete a GlusterNode, as kubectl delete would (it drains, and the
+//     cluster creates one in its place);
+//   - lose the Kubernetes node under a Gluster node (kwok stops reporting
+//     it; the node lifecycle controller marks it NotReady), wait for the
+//     Gluster node to go Offline, then give the node back.
+//
+// Meanwhile, clients write to the volume in random bursts every 1–4 s
+// (each write to a replica set with a brick down leaves entries to heal),
+// the simulator injects its chaos faults into every operator request, and
+// the operator is killed with SIGKILL and restarted every 20–60 s. The
+// simulator's violations are checked every 2 s. Then writes, faults and
+// kills stop, and after that quiet period the cluster must converge (six
+// nodes Online, Ready, the volume Healthy, the last upgrade Complete) with
+// no replace-brick or peer delete repeated after it succeeded and every
+// brick of the volume on a node of the cluster. It prints the operations,
+// the kills, the writes, the faults injected and the violations.
+// ANTHILL_CHAOS_SEED fixes the choices (default: the time).
 func TestChaosSoak(t *testing.T) {
 	raw := os.Getenv("ANTHILL_CHAOS_DURATION")
 	if raw == "" {
@@ -71,10 +86,11 @@ func TestChaosSoak(t *testing.T) {
 	l := newLifecycle(t, "soak", sim.ChaosFaults())
 
 	var (
-		mu    sync.Mutex
-		ops   []soakOp
-		kills int
-		seen  []sim.Violation
+		mu     sync.Mutex
+		ops    []soakOp
+		kills  int
+		writes int
+		seen   []sim.Violation
 		// current is the operation under way (the one a failed wait
 		// leaves unfinished) and since when.
 		current      *soakOp
@@ -94,8 +110,8 @@ func TestChaosSoak(t *testing.T) {
 			fmt.Fprintf(&b, "%3d  %-50s  %-8s  %s\n", i+1, op.what, op.took.Round(time.Second), op.result)
 		}
 		faults := gd2sim.InjectedFaults()
-		fmt.Fprintf(&b, "operator kills: %d\nfaults injected: %d error, %d conflict, %d hang\nviolations: %d\n",
-			kills, faults["error"], faults["conflict"], faults["hang"], len(seen))
+		fmt.Fprintf(&b, "operator kills: %d\nclient write bursts: %d\nfaults injected: %d error, %d conflict, %d hang\nviolations: %d\n",
+			kills, writes, faults["error"], faults["conflict"], faults["hang"], len(seen))
 		for _, v := range seen {
 			fmt.Fprintf(&b, "  %s %s %s: %s\n", v.Kind, v.Op, v.Brick+v.PeerID, v.Detail)
 		}
@@ -141,6 +157,24 @@ func TestChaosSoak(t *testing.T) {
 			}
 			mu.Lock()
 			kills++
+			mu.Unlock()
+		}
+	})
+	writeRng := rand.New(rand.NewPCG(seed, 0x77726974))
+	bg.Go(func() {
+		for {
+			wait := time.Second + time.Duration(writeRng.Int64N(int64(3*time.Second)))
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+			if err := gd2sim.Write("life", float64(1+writeRng.IntN(200))); err != nil {
+				t.Errorf("write to volume life: %v", err)
+				return
+			}
+			mu.Lock()
+			writes++
 			mu.Unlock()
 		}
 	})
@@ -209,6 +243,27 @@ func TestChaosSoak(t *testing.T) {
 			killNodePod(t, l.ns, node)
 			waitNodeState(t, l.ns, node, "Online", 10*time.Minute)
 			waitNodes(t, l.ns, l.name, 6, 10*time.Minute)
+		case 4:
+			zone := framework.ZoneName(1 + rng.IntN(3))
+			begin("scale " + zone + " to 3 nodes and back to 2")
+			growLocalStorage(t)
+			setTemplateNodes(t, l.ns, l.name, map[string]int32{zone: 3})
+			waitNodes(t, l.ns, l.name, 7, 10*time.Minute)
+			setTemplateNodes(t, l.ns, l.name, map[string]int32{zone: 2})
+			waitNodes(t, l.ns, l.name, 6, 15*time.Minute)
+		case 5:
+			begin("delete the GlusterNode " + node)
+			growLocalStorage(t)
+			if err := anthill.OperatorV1alpha1().GlusterNodes(l.ns).Delete(context.Background(), node, metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			waitNodeState(t, l.ns, node, "", 15*time.Minute)
+			waitNodes(t, l.ns, l.name, 6, 10*time.Minute)
+		case 6:
+			kube := nodePodHost(t, l.ns, node)
+			begin("lose the Kubernetes node " + kube + " under " + node)
+			loseKubeNode(t, l.ns, node, kube)
+			waitNodes(t, l.ns, l.name, 6, 10*time.Minute)
 		}
 		mu.Lock()
 		ops = append(ops, soakOp{what: current.what, took: time.Since(opStart), result: "ok"})
@@ -234,6 +289,7 @@ func TestChaosSoak(t *testing.T) {
 	ops = append(ops, soakOp{what: current.what, took: time.Since(quiet), result: "ok"})
 	current = nil
 	mu.Unlock()
+	bricksOnClusterNodes(t, l, "life")
 	for _, r := range sim.RepeatedDestructiveCalls(gd2sim.DestructiveCalls()) {
 		t.Errorf("%s of %s sent again at %s after it succeeded at %s", r.Again.Op, r.Again.Target, r.Again.Time.Format(time.RFC3339Nano), r.First.Time.Format(time.RFC3339Nano))
 	}
@@ -276,5 +332,92 @@ func killNodePod(t testing.TB, ns, node string) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// nodePodHost is the Kubernetes node GlusterNode node's pod runs on.
+func nodePodHost(t testing.TB, ns, node string) string {
+	t.Helper()
+	p, err := env.Client.CoreV1().Pods(ns).Get(context.Background(), objects.NodePodName(node), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Spec.NodeName == "" {
+		t.Fatalf("pod of %s is not scheduled", node)
+	}
+	return p.Spec.NodeName
+}
+
+// loseKubeNode takes Kubernetes node kube, which runs GlusterNode node's
+// pod, away from kwok (framework LoseNode), waits for the node lifecycle
+// controller to mark it NotReady, for node to go Offline and for every
+// Gluster pod of ns on kube to be evicted (Terminating: their toleration of
+// a lost node is objects.LostNodeTolerationSeconds), then gives the node
+// back (RestoreNode, also when the test ends early). kwok then finishes
+// the evicted pods and their StatefulSets make them again on the same
+// node, where their node-local claims are.
+func loseKubeNode(t testing.TB, ns, node, kube string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := env.LoseNode(ctx, kube); err != nil {
+		t.Fatal(err)
+	}
+	restored := false
+	restore := func() {
+		if restored {
+			return
+		}
+		restored = true
+		if err := env.RestoreNode(context.Background(), kube); err != nil {
+			t.Errorf("restore node %s: %v", kube, err)
+		}
+	}
+	t.Cleanup(restore)
+	if err := env.WaitNodeNotReady(ctx, kube, 5*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	waitNodeState(t, ns, node, "Offline", 5*time.Minute)
+	err := framework.WaitFor(ctx, 5*time.Minute, func(ctx context.Context) (bool, error) {
+		pods, err := env.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{
+			LabelSelector: framework.GlusterPodSelector, FieldSelector: "spec.nodeName=" + kube,
+		})
+		if err != nil {
+			return false, err
+		}
+		for _, p := range pods.Items {
+			if p.DeletionTimestamp == nil {
+				return false, fmt.Errorf("pod %s on lost node %s not evicted yet", p.Name, kube)
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	restore()
+}
+
+// bricksOnClusterNodes fails unless every brick of vol is on the GD2 peer
+// of a GlusterNode of the lifecycle's cluster: a drain or a scale-down
+// that lost a brick, or left one on a removed peer, shows here.
+func bricksOnClusterNodes(t testing.TB, l *lifecycle, vol string) {
+	t.Helper()
+	nodes, _, err := nodeStates(context.Background(), l.ns, l.name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	peers := map[string]bool{}
+	for _, n := range nodes {
+		peers[n.Status.PeerID] = true
+	}
+	total := 0
+	for peer, n := range bricksByPeer(t, l.g, vol) {
+		total += n
+		if !peers[peer] {
+			t.Errorf("%d brick(s) of volume %s are on peer %s, which is no node of the cluster", n, vol, peer)
+		}
+	}
+	if total != 6 {
+		t.Errorf("volume %s has %d bricks, want its 6 (2 x 3)", vol, total)
 	}
 }
