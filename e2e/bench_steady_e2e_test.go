@@ -3,8 +3,10 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -86,9 +88,7 @@ func BenchmarkSteadyStateThirtyNodes(b *testing.B) {
 		fmt.Printf("steady: %d nodes (%d clusters) Online in %s; over %s: %.1f GD2 calls/node/min, %.0f API reads/min, %.0f API writes/min, %.0f syncs/min\n",
 			nodes, clusters, up.Round(100*time.Millisecond), window, gd2PerNode, reads, writes, syncs)
 		fmt.Printf("steady:   changes per minute: %s\n", w.changes())
-		for _, op := range []string{"peers.list", "devices.list_all", "volumes.list", "peers.edit"} {
-			fmt.Printf("steady:   %s %.1f/node/min\n", op, w.rate("anthill_gd2_requests_total", map[string]string{"operation": op})/nodes)
-		}
+		fmt.Printf("steady:   GD2 calls/node/min by operation: %s\n", w.gd2Operations(nodes))
 	}
 }
 
@@ -140,6 +140,28 @@ func (w restWindow) writes() float64 {
 		n += w.rate("anthill_kube_requests_total", map[string]string{"verb": verb})
 	}
 	return n
+}
+
+// gd2Operations is GD2 calls per node per minute by operation, over the
+// window, busiest first.
+func (w restWindow) gd2Operations(nodes int) string {
+	rates := map[string]float64{}
+	for _, m := range w.after.matching("anthill_gd2_requests_total", nil) {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "operation" && rates[l.GetValue()] == 0 {
+				rates[l.GetValue()] = w.rate("anthill_gd2_requests_total", map[string]string{"operation": l.GetValue()}) / float64(nodes)
+			}
+		}
+	}
+	ops := slices.Collect(maps.Keys(rates))
+	slices.SortFunc(ops, func(a, b string) int { return cmp.Compare(rates[b], rates[a]) })
+	var parts []string
+	for _, op := range ops {
+		if rates[op] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %.2f", op, rates[op]))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // changes says what changed over the window, per minute: the API writes

@@ -30,6 +30,12 @@ func runOperator(ctx context.Context, args []string) error {
 	fs.StringVar(&cfg.LeaseNamespace, "leader-election-namespace", "anthill-system", "namespace of the leader-election Lease")
 	fs.StringVar(&cfg.LeaseName, "leader-election-name", "anthill-operator", "name of the leader-election Lease")
 	fs.StringVar(&cfg.Identity, "identity", "", "leader-election identity; default the host name")
+	fs.DurationVar(&cfg.LeaseDuration, "leader-election-lease-duration", operator.DefaultLeaseDuration,
+		"how long a standby waits after the leader's last renewal before taking the Lease over")
+	fs.DurationVar(&cfg.RenewDeadline, "leader-election-renew-deadline", operator.DefaultRenewDeadline,
+		"how long the leader keeps trying to renew before it gives up leading (and exits)")
+	fs.DurationVar(&cfg.RetryPeriod, "leader-election-retry-period", operator.DefaultRetryPeriod,
+		"how often the leader renews the Lease (one API write each) and a standby tries to take it")
 	fs.DurationVar(&cfg.GD2Timeout, "gd2-timeout", 30*time.Second, "timeout of one GD2 request")
 	fs.DurationVar(&cfg.GD2ListInterval, "gd2-list-interval", effects.DefaultPoolViewTTL,
 		"how long the node syncs of one cluster share its GD2 peer and device lists (a decision that acts always reads them live)")
@@ -49,6 +55,12 @@ func runOperator(ctx context.Context, args []string) error {
 	cfg.KubeQPS = float32(*qps)
 	if cfg.GD2ListInterval <= 0 {
 		return fmt.Errorf("--gd2-list-interval must be positive, got %s", cfg.GD2ListInterval)
+	}
+	// client-go's own checks, made here so that a bad value is an error
+	// rather than a panic once the informers have synced.
+	if cfg.RetryPeriod <= 0 || float64(cfg.RenewDeadline) <= 1.2*float64(cfg.RetryPeriod) || cfg.LeaseDuration <= cfg.RenewDeadline {
+		return fmt.Errorf("--leader-election-lease-duration (%s) must exceed --leader-election-renew-deadline (%s), which must exceed 1.2 times --leader-election-retry-period (%s), which must be positive",
+			cfg.LeaseDuration, cfg.RenewDeadline, cfg.RetryPeriod)
 	}
 	if cfg.ResyncPeriod <= 0 {
 		return fmt.Errorf("--resync must be positive, got %s", cfg.ResyncPeriod)

@@ -18,6 +18,9 @@ func TestOperatorRefusesUnusableFlags(t *testing.T) {
 		{[]string{"--kube-api-qps", "0"}, "--kube-api-qps and --kube-api-burst must be positive"},
 		{[]string{"--resync", "0s"}, "--resync must be positive"},
 		{[]string{"extra"}, "unexpected arguments"},
+		{[]string{"--leader-election-retry-period", "0s"}, "must be positive"},
+		{[]string{"--leader-election-retry-period", "9s"}, "must exceed 1.2 times --leader-election-retry-period"},
+		{[]string{"--leader-election-lease-duration", "10s"}, "--leader-election-lease-duration (10s) must exceed --leader-election-renew-deadline (10s)"},
 	} {
 		err := runOperator(context.Background(), tc.args)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -49,6 +49,7 @@ type poolView struct {
 
 	peers   cachedList[gd2.Peer]
 	devices cachedList[gd2.Device]
+	volumes cachedList[gd2.Volume]
 }
 
 type cachedList[T any] struct {
@@ -156,6 +157,16 @@ func (r *SharedReads) ListPeers(ctx context.Context, f gd2.Filter) ([]gd2.Peer, 
 func (r *SharedReads) ListAllDevices(ctx context.Context) ([]gd2.Device, error) {
 	pv := r.views.view(r.cluster)
 	return shared(r.views, pv, &pv.devices, func() ([]gd2.Device, error) { return r.Client.ListAllDevices(ctx) })
+}
+
+// ListVolumes serves an unfiltered list from the shared view; a filtered
+// one is read from GD2.
+func (r *SharedReads) ListVolumes(ctx context.Context, f gd2.Filter) ([]gd2.Volume, error) {
+	if f != (gd2.Filter{}) {
+		return r.Client.ListVolumes(ctx, f)
+	}
+	pv := r.views.view(r.cluster)
+	return shared(r.views, pv, &pv.volumes, func() ([]gd2.Volume, error) { return r.Client.ListVolumes(ctx, f) })
 }
 
 // readOnly are the GD2 operations that change nothing; every other one

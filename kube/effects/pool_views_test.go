@@ -1,7 +1,11 @@
 package effects
 
 import (
+	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -87,5 +91,61 @@ func TestOnlyReadOperationsKeepTheView(t *testing.T) {
 		if changesConfig(op) {
 			t.Errorf("%s drops the view", op)
 		}
+	}
+}
+
+// SharedReads serves the unfiltered peer, device and volume lists from the
+// view, one GD2 request each per interval; a filtered list is read from
+// GD2 every time, and so is everything once the view is invalidated.
+func TestSharedReadsServeTheUnfilteredListsFromTheView(t *testing.T) {
+	var mu sync.Mutex
+	requests := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		requests[r.URL.Path+"?"+r.URL.RawQuery]++
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte("[]"))
+	}))
+	defer srv.Close()
+	gc, err := gd2.New(gd2.Options{Endpoint: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := &PoolViews{TTL: time.Minute}
+	r := v.Reads("ns/a", gc)
+	ctx := context.Background()
+	meta := gd2.Filter{Key: "anthill.node", Value: "ns/n"}
+	for range 3 {
+		if _, err := r.ListPeers(ctx, gd2.Filter{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.ListAllDevices(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.ListVolumes(ctx, gd2.Filter{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.ListVolumes(ctx, meta); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v.Invalidate("ns/a")
+	if _, err := r.ListVolumes(ctx, gd2.Filter{}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	total, filtered := 0, 0
+	for path, n := range requests {
+		total += n
+		if strings.Contains(path, "key=") {
+			filtered += n
+		}
+	}
+	// Three shared lists read once, the volume list once more after the
+	// invalidation, and the three filtered reads.
+	if filtered != 3 || total != 7 {
+		t.Fatalf("GD2 saw %v: want each unfiltered list once (the volumes twice, across the invalidation) and every filtered read", requests)
 	}
 }

@@ -89,6 +89,9 @@ type disruptionFacts struct {
 	// decided is the zone of the decision.
 	zone, decided string
 	since         time.Time
+	// liveRead: the GD2 lists were read live, not from the cluster's
+	// shared view, because the decision on the view acted.
+	liveRead bool
 }
 
 // Definition is the disruption machine.
@@ -134,7 +137,16 @@ func (s *DisruptionSyncer) Instances(_ context.Context, c *operatorv1alpha1.Glus
 // nodes and GD2.
 func (s *DisruptionSyncer) Gather(ctx context.Context, c *operatorv1alpha1.GlusterCluster, in *engine.Instance[*disruptionFacts]) error {
 	var err error
-	in.Facts.view, err = s.gather(ctx, c, in.State, in.Facts.zone, in.Facts.since)
+	in.Facts.view, err = s.gather(ctx, c, in.State, in.Facts.zone, in.Facts.since, false)
+	// The GD2 peer and volume lists came from the cluster's shared view
+	// (effects.PoolViews), up to an interval old: good enough to keep a
+	// budget, never to change one. A decision that opens or locks a zone,
+	// or applies budgets, is taken again on a live read, and that decision
+	// is the one the runner checks and acts on.
+	if err == nil && in.Facts.view.snap.GD2Reachable && acts(s.Decide(*in)) {
+		in.Facts.view, err = s.gather(ctx, c, in.State, in.Facts.zone, in.Facts.since, true)
+		in.Facts.liveRead = true
+	}
 	return err
 }
 
@@ -203,7 +215,7 @@ func (s *DisruptionSyncer) Finish(_ context.Context, _ *operatorv1alpha1.Gluster
 
 // gather builds the snapshot. GD2 failing is not an error (the decision
 // locks); failing Kubernetes reads are.
-func (s *DisruptionSyncer) gather(ctx context.Context, c *operatorv1alpha1.GlusterCluster, state fsm.State, zone string, since time.Time) (disruptionView, error) {
+func (s *DisruptionSyncer) gather(ctx context.Context, c *operatorv1alpha1.GlusterCluster, state fsm.State, zone string, since time.Time, live bool) (disruptionView, error) {
 	view := disruptionView{snap: states.DisruptionSnapshot{State: state, Zone: zone, Now: s.Clock.Now()}}
 	all, err := s.Nodes.GlusterNodes(c.Namespace).List(labels.Everything())
 	if err != nil {
@@ -251,7 +263,7 @@ func (s *DisruptionSyncer) gather(ctx context.Context, c *operatorv1alpha1.Glust
 
 	// GD2: which node holds bricks, and which volumes have a brick in
 	// which zone.
-	g, gerr := s.readGD2(ctx, c, nodes)
+	g, gerr := s.readGD2(ctx, c, nodes, live)
 	view.snap.GD2Reachable = gerr == nil
 	healthy := map[string]bool{}
 	for _, v := range c.Status.Volumes {
@@ -396,18 +408,24 @@ type gd2View struct {
 	alive    map[string]bool   // peer id -> alive
 }
 
-func (s *DisruptionSyncer) readGD2(ctx context.Context, c *operatorv1alpha1.GlusterCluster, nodes []*operatorv1alpha1.GlusterNode) (gd2View, error) {
+// readGD2 reads the peer and volume lists from the cluster's shared view,
+// or from GD2 when live; brick status and heal info are always read live.
+func (s *DisruptionSyncer) readGD2(ctx context.Context, c *operatorv1alpha1.GlusterCluster, nodes []*operatorv1alpha1.GlusterNode, live bool) (gd2View, error) {
 	g := gd2View{bricks: map[string]int{}, volZones: map[string]map[string]bool{}, peerOf: map[string]string{}, alive: map[string]bool{}}
 	gc, err := s.GD2.For(ctx, c)
 	if err != nil {
 		return g, err
 	}
 	g.client = gc
-	peers, err := gc.ListPeers(ctx, gd2.Filter{})
+	var lists gd2Reads = gc
+	if !live {
+		lists = s.GD2.Shared(c, gc)
+	}
+	peers, err := lists.ListPeers(ctx, gd2.Filter{})
 	if err != nil {
 		return g, fmt.Errorf("list peers: %w", err)
 	}
-	vols, err := gc.ListVolumes(ctx, gd2.Filter{})
+	vols, err := lists.ListVolumes(ctx, gd2.Filter{})
 	if err != nil {
 		return g, fmt.Errorf("list volumes: %w", err)
 	}

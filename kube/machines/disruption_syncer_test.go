@@ -51,6 +51,7 @@ type disruptionFixture struct {
 	clock     *clocktesting.FakeClock
 	events    *record.FakeRecorder
 	syncer    *DisruptionSyncer
+	calls     *requestCounter
 }
 
 func newDisruptionFixture(t *testing.T) *disruptionFixture {
@@ -60,7 +61,8 @@ func newDisruptionFixture(t *testing.T) *disruptionFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(s.Handler())
+	calls := &requestCounter{}
+	srv := httptest.NewServer(calls.wrap(s.Handler()))
 	t.Cleanup(func() { srv.Close(); _ = s.Close() })
 	g, err := gd2.New(gd2.Options{Endpoint: srv.URL, Secret: fixtures.GD2Secret, Retry: &gd2.RetryPolicy{MaxAttempts: 1}})
 	if err != nil {
@@ -81,7 +83,7 @@ func newDisruptionFixture(t *testing.T) *disruptionFixture {
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "auth"}, Data: map[string][]byte{"secret": []byte(fixtures.GD2Secret)}}
 	f := &disruptionFixture{
 		t: t, kube: kubefake.NewClientset(secret), clusters: newIndexer(), nodes: newIndexer(), kubeNodes: newIndexer(),
-		sim: s, gd2: g, peerOf: map[string]string{}, clock: clk, events: record.NewFakeRecorder(100),
+		sim: s, gd2: g, peerOf: map[string]string{}, clock: clk, events: record.NewFakeRecorder(100), calls: calls,
 	}
 	ctx := context.Background()
 	peers, err := g.ListPeers(ctx, gd2.Filter{})
@@ -470,5 +472,50 @@ func TestDisruptionSurfacesAnUnknownStateWithoutResettingIt(t *testing.T) {
 	cond := apimeta.FindStatusCondition(got.Status.Conditions, operatorv1alpha1.ConditionDegraded)
 	if cond == nil || cond.Reason != states.ReasonUnknownState || !strings.Contains(cond.Message, "disruption") {
 		t.Errorf("Degraded condition %+v, want one naming the disruption machine's unknown state", cond)
+	}
+}
+
+// With the cluster's shared GD2 view, a disruption sync that keeps the
+// budgets reads the peer and volume lists from the view; one that opens a
+// zone or repairs a budget reads them live first and acts on that.
+func TestDisruptionActsOnlyOnALiveRead(t *testing.T) {
+	f := newDisruptionFixture(t)
+	f.syncer.GD2.Views = &effects.PoolViews{TTL: 5 * time.Second, Clock: f.clock}
+	const volumesList = "GET /v1/volumes"
+	count := func() (int, int) { return f.calls.count(peersList), f.calls.count(volumesList) }
+	p0, v0 := count()
+	f.mustSync() // Locked -> Open zone-1: the view, then live
+	f.wantState(states.DisruptionOpen, "zone-1")
+	if p, v := count(); p-p0 != 2 || v-v0 != 2 {
+		t.Fatalf("opening a zone made %d peers.list and %d volumes.list, want 2 each (the view's, then the live confirmation)", p-p0, v-v0)
+	}
+	p0, v0 = count()
+	f.mustSync() // at rest, within the interval
+	if p, v := count(); p != p0 || v != v0 {
+		t.Fatalf("a sync at rest made %d peers.list and %d volumes.list, want none (the view serves them)", p-p0, v-v0)
+	}
+	f.clock.Step(6 * time.Second)
+	f.mustSync() // at rest, the view has expired
+	if p, v := count(); p-p0 != 1 || v-v0 != 1 {
+		t.Fatalf("a sync at rest after the interval made %d peers.list and %d volumes.list, want 1 each", p-p0, v-v0)
+	}
+	// An admin's edit opens a second zone: the repair is decided again live.
+	ctx := context.Background()
+	pdbs := f.kube.PolicyV1().PodDisruptionBudgets("ns")
+	pdb, err := pdbs.Get(ctx, objects.DisruptionBudgetName("gc", "zone-2"), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pdb.Spec.MaxUnavailable = objects.MaxUnavailable(true)
+	if _, err := pdbs.Update(ctx, pdb, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p0, v0 = count()
+	f.mustSync()
+	if p, v := count(); p-p0 != 1 || v-v0 != 1 {
+		t.Fatalf("repairing a budget made %d peers.list and %d volumes.list, want 1 each (live; the view was fresh)", p-p0, v-v0)
+	}
+	if got := f.budgets(); got["zone-2"] != 0 || got["zone-1"] != 1 {
+		t.Fatalf("budgets after repair %v", got)
 	}
 }

@@ -191,11 +191,15 @@ func (s *HealSyncer) Instances(ctx context.Context, c *operatorv1alpha1.GlusterC
 	gc, err := s.GD2.For(ctx, c)
 	if err == nil {
 		hs.ops = &effects.GD2{Client: gc}
-		if vols, err = gc.ListVolumes(ctx, gd2.Filter{}); err != nil {
+		// Which volumes there are, and whose, may come from the cluster's
+		// shared view (an interval old at most): each volume's heal info,
+		// which every heal decision rests on, is read live.
+		lists := s.GD2.Shared(c, gc)
+		if vols, err = lists.ListVolumes(ctx, gd2.Filter{}); err != nil {
 			err = fmt.Errorf("list volumes: %w", err)
 		} else {
 			var peers []gd2.Peer
-			if peers, err = gc.ListPeers(ctx, gd2.Filter{}); err != nil {
+			if peers, err = lists.ListPeers(ctx, gd2.Filter{}); err != nil {
 				err = fmt.Errorf("list peers: %w", err)
 			}
 			vols = ownVolumes(c, vols, peers)

@@ -1,6 +1,7 @@
 package operator
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -37,6 +38,11 @@ type Config struct {
 	LeaseNamespace string
 	LeaseName      string
 	Identity       string
+	// LeaseDuration, RenewDeadline and RetryPeriod time the election
+	// (client-go's leaderelection): the leader renews the Lease every
+	// RetryPeriod, one API write each, and a standby takes over a Lease
+	// not renewed for LeaseDuration. Zero takes the defaults below.
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 	// KubeQPS and KubeBurst bound the operator's API request rate.
 	KubeQPS   float32
 	KubeBurst int
@@ -46,6 +52,15 @@ type Config struct {
 	// are shared between its node syncs (effects.PoolViews).
 	GD2ListInterval time.Duration
 }
+
+// The leader election's defaults: a standby takes over within 15 s of the
+// leader's last renewal, and the leader renews every 2 s (30 Lease writes
+// a minute, the only API writes of a fleet at rest).
+const (
+	DefaultLeaseDuration = 15 * time.Second
+	DefaultRenewDeadline = 10 * time.Second
+	DefaultRetryPeriod   = 2 * time.Second
+)
 
 // RestConfig loads a kubeconfig file, or the in-cluster configuration when
 // path is empty.
@@ -142,9 +157,9 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
 		Lock:            lock,
 		ReleaseOnCancel: true,
-		LeaseDuration:   15 * time.Second,
-		RenewDeadline:   10 * time.Second,
-		RetryPeriod:     2 * time.Second,
+		LeaseDuration:   cmp.Or(cfg.LeaseDuration, DefaultLeaseDuration),
+		RenewDeadline:   cmp.Or(cfg.RenewDeadline, DefaultRenewDeadline),
+		RetryPeriod:     cmp.Or(cfg.RetryPeriod, DefaultRetryPeriod),
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(ctx context.Context) {
 				log.Info("leading", zap.String(engine.LogIdentity, id))
