@@ -172,19 +172,47 @@ func TestLifecycleUnderGD2Faults(t *testing.T) {
 	runLifecycle(t, "chaos", sim.ChaosFaults())
 }
 
-// BenchmarkLifecycleFaults runs the lifecycle fault-free and then under
-// the chaos profile and reports the slowdown the faults cost (ratio of the
-// faulty run's phases to the fault-free run's). Run with `make bench`.
+// shortGD2Timeout is the --gd2-timeout of BenchmarkLifecycleFaults's third
+// run: a hang then holds a sync 5 s instead of the default 30 s.
+const shortGD2Timeout = 5 * time.Second
+
+// BenchmarkLifecycleFaults runs the lifecycle fault-free, then under the
+// chaos profile, then under the chaos profile with the operator restarted
+// at a short --gd2-timeout (shortGD2Timeout), and reports the slowdown the
+// faults cost (ratio of a faulty run's phases to the fault-free run's).
+// For each faulty run it prints the faults injected and the operator's GD2
+// requests that timed out: if the slowdown is the hangs' (each holds a
+// sync for the whole timeout), the third run's is much smaller. Run with
+// `make bench`.
 func BenchmarkLifecycleFaults(b *testing.B) {
 	for range b.N {
 		clean := runLifecycle(b, "life-clean", sim.Faults{})
-		chaos := runLifecycle(b, "life-chaos", sim.ChaosFaults())
-		ratio := chaos.total().Seconds() / clean.total().Seconds()
-		b.ReportMetric(clean.total().Seconds(), "fault-free-s")
-		b.ReportMetric(chaos.total().Seconds(), "chaos-s")
-		b.ReportMetric(ratio, "slowdown")
-		fmt.Printf("lifecycle: fault-free %s (decommission %s, upgrade %s, deletion %s); chaos %s (%s, %s, %s); slowdown %.2f\n",
-			clean.total().Round(time.Second), clean.decommission.Round(time.Second), clean.upgrade.Round(time.Second), clean.deletion.Round(time.Second),
-			chaos.total().Round(time.Second), chaos.decommission.Round(time.Second), chaos.upgrade.Round(time.Second), chaos.deletion.Round(time.Second), ratio)
+		fmt.Printf("lifecycle: fault-free %s (decommission %s, upgrade %s, deletion %s)\n",
+			clean.total().Round(time.Second), clean.decommission.Round(time.Second), clean.upgrade.Round(time.Second), clean.deletion.Round(time.Second))
+		for _, run := range []struct {
+			name, label string
+			flags       []string
+		}{
+			{"life-chaos", "chaos", nil},
+			{"life-chaos-short", "chaos, --gd2-timeout=" + shortGD2Timeout.String(), []string{"--gd2-timeout=" + shortGD2Timeout.String()}},
+		} {
+			addr := killAndStart(b, run.flags...)
+			before := scrapeMetrics(b, addr)
+			chaos := runLifecycle(b, run.name, sim.ChaosFaults())
+			after := scrapeMetrics(b, addr)
+			faults := gd2sim.InjectedFaults()
+			grew := func(name string, labels map[string]string) float64 {
+				v1, _ := after.value(name, labels)
+				v0, _ := before.value(name, labels)
+				return v1 - v0
+			}
+			ratio := chaos.total().Seconds() / clean.total().Seconds()
+			b.ReportMetric(ratio, "slowdown-"+run.name)
+			fmt.Printf("lifecycle: %s %s (%s, %s, %s); slowdown %.2f; injected %d errors, %d conflicts, %d hangs; operator GD2 requests %.0f, timed out %.0f\n",
+				run.label, chaos.total().Round(time.Second), chaos.decommission.Round(time.Second), chaos.upgrade.Round(time.Second), chaos.deletion.Round(time.Second), ratio,
+				faults["error"], faults["conflict"], faults["hang"],
+				grew("anthill_gd2_requests_total", nil), grew("anthill_gd2_errors_total", map[string]string{"class": "timeout"}))
+		}
+		killAndStart(b)
 	}
 }
