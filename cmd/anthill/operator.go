@@ -38,7 +38,7 @@ func runOperator(ctx context.Context, args []string) error {
 		"how often the leader renews the Lease (one API write each) and a standby tries to take it")
 	fs.DurationVar(&cfg.GD2Timeout, "gd2-timeout", 30*time.Second, "timeout of one GD2 request")
 	fs.DurationVar(&cfg.GD2ListInterval, "gd2-list-interval", effects.DefaultPoolViewTTL,
-		"how long the node syncs of one cluster share its GD2 peer and device lists (a decision that acts always reads them live)")
+		"how long the syncs of one cluster share its GD2 peer, device and volume lists (a decision that acts always reads them live)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return err

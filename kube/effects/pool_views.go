@@ -18,9 +18,11 @@ import (
 // windows the lists feed (an offline grace of 30 s).
 const DefaultPoolViewTTL = 5 * time.Second
 
-// PoolViews shares each cluster's GD2 peer list and device list between the
-// node syncs of one short interval (TTL), so that a cluster of N nodes
-// costs one peers.list and one devices.list_all per interval instead of N.
+// PoolViews shares each cluster's GD2 peer, device and volume lists between
+// the syncs of one short interval (TTL): its node syncs at rest, its heal
+// and disruption syncs, its capacity count. A cluster of N nodes costs one
+// peers.list, one devices.list_all and one volumes.list per interval
+// instead of one per sync.
 //
 // A view is dropped (Invalidate) after every GD2 call anthill makes to that
 // cluster that may change its configuration (GD2Clients reports them), so
@@ -28,8 +30,9 @@ const DefaultPoolViewTTL = 5 * time.Second
 // elsewhere (a peer dies, an admin edits a device) are seen within TTL.
 //
 // The shared lists only inform decisions that wait; a decision that acts
-// is taken again on a live read (see NodeSyncer.Gather): data is never
-// moved, nor a peer deleted, on a shared list.
+// is taken again on a live read (see NodeSyncer.Gather and
+// DisruptionSyncer.Gather): data is never moved, a peer never deleted and
+// a budget never changed on a shared list.
 type PoolViews struct {
 	// TTL defaults to DefaultPoolViewTTL.
 	TTL   time.Duration
@@ -128,15 +131,15 @@ func shared[T any](v *PoolViews, pv *poolView, l *cachedList[T], read func() ([]
 	return slices.Clone(items), nil
 }
 
-// Reads returns gc's reads with the unfiltered peer list and the device
-// list shared through v for cluster (namespace/name).
+// Reads returns gc's reads with the unfiltered peer and volume lists and
+// the device list shared through v for cluster (namespace/name).
 func (v *PoolViews) Reads(cluster string, gc *gd2.Client) *SharedReads {
 	return &SharedReads{Client: gc, views: v, cluster: cluster}
 }
 
-// SharedReads is a cluster's GD2 client whose ListPeers (unfiltered) and
-// ListAllDevices come from the cluster's shared view; every other call
-// goes to GD2.
+// SharedReads is a cluster's GD2 client whose ListPeers and ListVolumes
+// (unfiltered) and ListAllDevices come from the cluster's shared view;
+// every other call goes to GD2.
 type SharedReads struct {
 	*gd2.Client
 	views   *PoolViews
