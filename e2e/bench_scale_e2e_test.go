@@ -87,6 +87,9 @@ func BenchmarkScale(b *testing.B) {
 	ctx := context.Background()
 	pvs := 0
 	for range b.N {
+		// fleet is every GlusterNode the operator holds: the steps before
+		// stay, so the rates at rest are per node of the whole fleet.
+		fleet := 0
 		for _, nodes := range steps {
 			// Claims are never reused (Retain): each step needs its own for
 			// the baseline and for the operator.
@@ -98,13 +101,15 @@ func BenchmarkScale(b *testing.B) {
 			if err := env.CreateFakeNodes(ctx, 3, max(perZone, 2)); err != nil {
 				b.Fatal(err)
 			}
-			scaleStep(b, nodes, window)
+			fleet += nodes
+			scaleStep(b, nodes, fleet, window)
 		}
 	}
 }
 
-// scaleStep runs one step of BenchmarkScale at nodes GlusterNodes.
-func scaleStep(b *testing.B, nodes int, window time.Duration) {
+// scaleStep runs one step of BenchmarkScale: nodes GlusterNodes more, for
+// fleet in all.
+func scaleStep(b *testing.B, nodes, fleet int, window time.Duration) {
 	ctx := context.Background()
 	clusters := nodes / scaleNodesPerCluster
 	selfCPU0 := processCPU()
@@ -162,20 +167,21 @@ func scaleStep(b *testing.B, nodes int, window time.Duration) {
 	heap, _ := w.after.value("go_memstats_heap_inuse_bytes", nil)
 
 	react := reactionTimes(b, namespaces[:min(5, len(namespaces))])
-	resync := resyncTime(b, nodes)
+	resync := resyncTime(b, fleet)
 	quiet := quietRest(b, window)
 
 	ratio := up.Seconds() / baseline.Seconds()
 	b.ReportMetric(ratio, fmt.Sprintf("ratio@%d", nodes))
 	fmt.Printf("scale: %d GlusterNodes (%d clusters): Online in %s; %d plain StatefulSets Ready in %s; ratio %.2f (target <= 1.2)\n",
 		nodes, clusters, up.Round(100*time.Millisecond), nodes, baseline.Round(100*time.Millisecond), ratio)
+	fmt.Printf("scale:   the operator now holds %d GlusterNodes (%d clusters); rates at rest are per node of all of them\n", fleet, fleet/scaleNodesPerCluster)
 	fmt.Printf("scale:   operator RSS peak %.0f MB during the bring-up, %.0f MB at rest (heap in use %.0f MB)\n", peakRSS/1e6, rest/1e6, heap/1e6)
 	fmt.Printf("scale:   at rest over %s: %.1f API writes/min, %.2f GD2 calls/node/min, %.2f CPU s/min\n",
-		window, w.writes(), w.rate("anthill_gd2_requests_total", nil)/float64(nodes), w.rate("process_cpu_seconds_total", nil))
+		window, w.writes(), w.rate("anthill_gd2_requests_total", nil)/float64(fleet), w.rate("process_cpu_seconds_total", nil))
 	fmt.Printf("scale:   at rest, changes per minute: %s\n", w.changes())
-	fmt.Printf("scale:   at rest, GD2 calls/node/min by operation: %s\n", w.gd2Operations(nodes))
+	fmt.Printf("scale:   at rest, GD2 calls/node/min by operation: %s\n", w.gd2Operations(fleet))
 	fmt.Printf("scale:   at rest restarted with %s: %.1f API writes/min, %.2f GD2 calls/node/min (%s)\n",
-		strings.Join(quietFlags, " "), quiet.writes(), quiet.rate("anthill_gd2_requests_total", nil)/float64(nodes), quiet.changes())
+		strings.Join(quietFlags, " "), quiet.writes(), quiet.rate("anthill_gd2_requests_total", nil)/float64(fleet), quiet.changes())
 	fmt.Printf("scale:   reaction to a maintenance request: median %s, max %s (%d samples)\n",
 		react[len(react)/2].Round(time.Millisecond), react[len(react)-1].Round(time.Millisecond), len(react))
 	fmt.Printf("scale:   restart: every GlusterNode synced %s after the SIGKILL\n", resync.Round(100*time.Millisecond))
