@@ -37,8 +37,9 @@ type soakOp struct {
 // TestChaosSoak is issue 17's item 5, run by `make chaos DURATION=5m`
 // (skipped unless ANTHILL_CHAOS_DURATION is set): on the lifecycle's
 // cluster, for that long, it drives random admin operations one after
-// another, in rounds that hold each kind once in a random order (the first
-// round always finishes, so even a short soak does each):
+// another, in rounds that hold each kind once in a random order (a new
+// operation starts only within the duration; the one under way then
+// finishes):
 //
 //   - decommission a node (a replacement joins);
 //   - put a node in maintenance and resume it;
@@ -187,13 +188,13 @@ func TestChaosSoak(t *testing.T) {
 	}
 	t.Cleanup(halt)
 
+	within := soakWithin(t)
 	if err := gd2sim.SetFaults(l.faults); err != nil {
 		t.Fatal(err)
 	}
 	version := 0    // patch level above 4.1 of the last upgrade
 	var round []int // the kinds of operation left in this round
-	// The first round always finishes, however short the soak.
-	for n := 0; time.Since(start) < dur || n < soakKinds; n++ {
+	for time.Since(start) < dur {
 		mu.Lock()
 		bad := len(seen) > 0
 		mu.Unlock()
@@ -222,52 +223,53 @@ func TestChaosSoak(t *testing.T) {
 			begin("decommission " + node)
 			growLocalStorage(t)
 			requestOnNode(t, l.ns, node, "decommission")
-			waitNodeState(t, l.ns, node, "", 15*time.Minute)
-			waitNodes(t, l.ns, l.name, 6, 10*time.Minute)
+			waitNodeState(t, l.ns, node, "", within(15*time.Minute))
+			waitNodes(t, l.ns, l.name, 6, within(10*time.Minute))
 		case 1:
 			begin("maintenance and resume " + node)
 			requestOnNode(t, l.ns, node, "maintenance")
-			waitNodeState(t, l.ns, node, "Maintenance", 10*time.Minute)
+			waitNodeState(t, l.ns, node, "Maintenance", within(10*time.Minute))
 			requestOnNode(t, l.ns, node, "resume")
-			waitNodeState(t, l.ns, node, "Online", 10*time.Minute)
+			waitNodeState(t, l.ns, node, "Online", within(10*time.Minute))
 		case 2:
 			version++
 			v := fmt.Sprintf("4.1.%d", version)
 			begin("upgrade to " + v)
 			since := time.Now()
 			setGlusterVersion(t, l.ns, l.name, v)
-			waitRunState(t, l.ns, l.name, "Complete", since, 20*time.Minute)
-			waitNodes(t, l.ns, l.name, 6, 10*time.Minute)
+			waitRunState(t, l.ns, l.name, "Complete", since, within(20*time.Minute))
+			waitNodes(t, l.ns, l.name, 6, within(10*time.Minute))
 		case 3:
 			begin("delete the pod of " + node)
-			killNodePod(t, l.ns, node)
-			waitNodeState(t, l.ns, node, "Online", 10*time.Minute)
-			waitNodes(t, l.ns, l.name, 6, 10*time.Minute)
+			killNodePod(t, l.ns, node, within)
+			waitNodeState(t, l.ns, node, "Online", within(10*time.Minute))
+			waitNodes(t, l.ns, l.name, 6, within(10*time.Minute))
 		case 4:
 			zone := framework.ZoneName(1 + rng.IntN(3))
 			begin("scale " + zone + " to 3 nodes and back to 2")
 			growLocalStorage(t)
 			setTemplateNodes(t, l.ns, l.name, map[string]int32{zone: 3})
-			waitNodes(t, l.ns, l.name, 7, 10*time.Minute)
+			waitNodes(t, l.ns, l.name, 7, within(10*time.Minute))
 			setTemplateNodes(t, l.ns, l.name, map[string]int32{zone: 2})
-			waitNodes(t, l.ns, l.name, 6, 15*time.Minute)
+			waitNodes(t, l.ns, l.name, 6, within(15*time.Minute))
 		case 5:
 			begin("delete the GlusterNode " + node)
 			growLocalStorage(t)
 			if err := anthill.OperatorV1alpha1().GlusterNodes(l.ns).Delete(context.Background(), node, metav1.DeleteOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			waitNodeState(t, l.ns, node, "", 15*time.Minute)
-			waitNodes(t, l.ns, l.name, 6, 10*time.Minute)
+			waitNodeState(t, l.ns, node, "", within(15*time.Minute))
+			waitNodes(t, l.ns, l.name, 6, within(10*time.Minute))
 		case 6:
 			kube := nodePodHost(t, l.ns, node)
 			begin("lose the Kubernetes node " + kube + " under " + node)
-			loseKubeNode(t, l.ns, node, kube)
-			waitNodes(t, l.ns, l.name, 6, 10*time.Minute)
+			loseKubeNode(t, l.ns, node, kube, within)
+			waitNodes(t, l.ns, l.name, 6, within(10*time.Minute))
 		}
 		mu.Lock()
 		ops = append(ops, soakOp{what: current.what, took: time.Since(opStart), result: "ok"})
 		current = nil
+		t.Logf("operation %d done in %s: %s (%d kills, %d write bursts so far)", len(ops), time.Since(opStart).Round(time.Second), ops[len(ops)-1].what, kills, writes)
 		mu.Unlock()
 	}
 
@@ -280,10 +282,10 @@ func TestChaosSoak(t *testing.T) {
 	mu.Lock()
 	current, currentSince = &soakOp{what: "converge after the quiet period"}, quiet
 	mu.Unlock()
-	waitNodes(t, l.ns, l.name, 6, 10*time.Minute)
-	waitVolumeHealthy(t, l.ns, l.name, "life", 5*time.Minute)
+	waitNodes(t, l.ns, l.name, 6, within(10*time.Minute))
+	waitVolumeHealthy(t, l.ns, l.name, "life", within(5*time.Minute))
 	if version > 0 {
-		waitUpgradeState(t, l.ns, l.name, "Complete", 10*time.Minute)
+		waitUpgradeState(t, l.ns, l.name, "Complete", within(10*time.Minute))
 	}
 	mu.Lock()
 	ops = append(ops, soakOp{what: current.what, took: time.Since(quiet), result: "ok"})
@@ -299,10 +301,28 @@ func TestChaosSoak(t *testing.T) {
 	noViolations(t)
 }
 
+// soakWithin bounds the soak's waits by the test binary's -timeout: a wait
+// is cut to what is left before it, less soakReserve for the summary and
+// the teardown, so an operation that does not finish in time fails the
+// soak with its summary printed instead of the binary panicking.
+func soakWithin(t *testing.T) func(time.Duration) time.Duration {
+	deadline, ok := t.Deadline()
+	return func(d time.Duration) time.Duration {
+		if !ok {
+			return d
+		}
+		return max(min(d, time.Until(deadline)-soakReserve), time.Second)
+	}
+}
+
+// soakReserve is the time the soak keeps, before the test binary's
+// -timeout, for its summary and the control plane's teardown.
+const soakReserve = 2 * time.Minute
+
 // killNodePod deletes node's Gluster pod, as a crash of its process or a
 // kubectl delete would, and waits for its StatefulSet's new pod (another
 // UID) to be Ready.
-func killNodePod(t testing.TB, ns, node string) {
+func killNodePod(t testing.TB, ns, node string, within func(time.Duration) time.Duration) {
 	t.Helper()
 	ctx := context.Background()
 	pods := env.Client.CoreV1().Pods(ns)
@@ -314,7 +334,7 @@ func killNodePod(t testing.TB, ns, node string) {
 	if err := pods.Delete(ctx, name, metav1.DeleteOptions{Preconditions: metav1.NewUIDPreconditions(string(old.UID))}); err != nil && !apierrors.IsNotFound(err) {
 		t.Fatal(err)
 	}
-	err = framework.WaitFor(ctx, 5*time.Minute, func(ctx context.Context) (bool, error) {
+	err = framework.WaitFor(ctx, within(5*time.Minute), func(ctx context.Context) (bool, error) {
 		p, err := pods.Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return false, fmt.Errorf("pod %s not recreated yet", name)
@@ -356,7 +376,7 @@ func nodePodHost(t testing.TB, ns, node string) string {
 // back (RestoreNode, also when the test ends early). kwok then finishes
 // the evicted pods and their StatefulSets make them again on the same
 // node, where their node-local claims are.
-func loseKubeNode(t testing.TB, ns, node, kube string) {
+func loseKubeNode(t testing.TB, ns, node, kube string, within func(time.Duration) time.Duration) {
 	t.Helper()
 	ctx := context.Background()
 	if err := env.LoseNode(ctx, kube); err != nil {
@@ -373,11 +393,11 @@ func loseKubeNode(t testing.TB, ns, node, kube string) {
 		}
 	}
 	t.Cleanup(restore)
-	if err := env.WaitNodeNotReady(ctx, kube, 5*time.Minute); err != nil {
+	if err := env.WaitNodeNotReady(ctx, kube, within(5*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	waitNodeState(t, ns, node, "Offline", 5*time.Minute)
-	err := framework.WaitFor(ctx, 5*time.Minute, func(ctx context.Context) (bool, error) {
+	waitNodeState(t, ns, node, "Offline", within(5*time.Minute))
+	err := framework.WaitFor(ctx, within(5*time.Minute), func(ctx context.Context) (bool, error) {
 		pods, err := env.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{
 			LabelSelector: framework.GlusterPodSelector, FieldSelector: "spec.nodeName=" + kube,
 		})
