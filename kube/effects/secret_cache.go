@@ -15,6 +15,8 @@ import (
 	corev1listers "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
+
+	"github.com/gluster/anthill/kube/objects"
 )
 
 // DefaultSecretWatchIdle is how long a Secret watched by name stays
@@ -159,6 +161,8 @@ func (s *SecretCache) watch(namespace, name string) cache.SharedIndexInformer {
 	// A fake clientset (tests) cannot stream a watch-list; the wrapper
 	// tells the reflector so.
 	inf := cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, s.Kube), &corev1.Secret{}, 0, cache.Indexers{})
+	// SetTransform refuses only an informer already started; this one is not.
+	_ = inf.SetTransform(objects.TrimForCache)
 	ctx, stop := context.WithCancel(s.base)
 	if s.watches == nil {
 		s.watches = map[string]*secretWatch{}

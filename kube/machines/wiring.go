@@ -87,21 +87,22 @@ func newFactories(kube kubernetes.Interface, anthill versioned.Interface, resync
 		return factories{}, err
 	}
 	return factories{
-		managed: informers.NewSharedInformerFactoryWithOptions(kube, resync, informers.WithNamespace(namespace),
+		managed: informers.NewSharedInformerFactoryWithOptions(kube, resync, informers.WithNamespace(namespace), informers.WithTransform(objects.TrimForCache),
 			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = labels.NewSelector().Add(*managed).String() })),
 		// Every PersistentVolume: one a cluster's CSI driver provisioned
 		// carries no anthill label, only the driver's name (see
 		// usesCluster). Every StorageClass too: one of a name a cluster
 		// wants is a clash even without anthill's labels (see
 		// csiListers.StorageClasses).
-		all:     informers.NewSharedInformerFactoryWithOptions(kube, resync, informers.WithNamespace(namespace)),
-		anthill: anthillinformers.NewSharedInformerFactoryWithOptions(anthill, resync, anthillinformers.WithNamespace(namespace)),
+		all:     informers.NewSharedInformerFactoryWithOptions(kube, resync, informers.WithNamespace(namespace), informers.WithTransform(objects.TrimForCache)),
+		anthill: anthillinformers.NewSharedInformerFactoryWithOptions(anthill, resync, anthillinformers.WithNamespace(namespace), anthillinformers.WithTransform(objects.TrimForCache)),
 	}, nil
 }
 
 // Wire builds the informers, listers, syncers and the dispatcher. Only
 // objects anthill labels are watched (managed-by=anthill), except the
-// custom resources and PersistentVolumes (all of them).
+// custom resources and PersistentVolumes (all of them). Every informer
+// stores its objects without managedFields (objects.TrimForCache).
 func Wire(cfg WireConfig) (*Machines, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
@@ -159,7 +160,7 @@ func Wire(cfg WireConfig) (*Machines, error) {
 	// The disruption machine: PodDisruptionBudgets anthill labels, and
 	// every Kubernetes Node (cordons and taints ask for a zone to open).
 	pdbs := kf.Policy().V1().PodDisruptionBudgets()
-	nf := informers.NewSharedInformerFactory(cfg.Kube, cfg.Resync)
+	nf := informers.NewSharedInformerFactoryWithOptions(cfg.Kube, cfg.Resync, informers.WithTransform(objects.TrimForCache))
 	kubeNodes := nf.Core().V1().Nodes()
 	for _, inf := range []cache.SharedIndexInformer{clusters.Informer(), nodes.Informer(), pods.Informer(), pdbs.Informer()} {
 		if err := d.Watch(inf, disruptionKeys); err != nil {
