@@ -69,8 +69,11 @@ func lostLeaseSpec() coordinationv1.LeaseSpec {
 // holds the Lease, reports the node Ready again, and finishes the pods
 // left Terminating on it) and waits until the node is Ready and the node
 // lifecycle controller has seen it so: until then the controller still
-// marks every pod placed on the node not Ready, and kwok, unlike a
-// kubelet, never reports such a pod Ready again.
+// marks every pod placed on the node not Ready. kwok, unlike a kubelet,
+// never reports such a pod Ready again, so RestoreNode then does what the
+// node's kubelet would on its first status sync after the outage: every
+// pod still on the node whose containers are ready is reported Ready
+// (readyAgain).
 func (cp *ControlPlane) RestoreNode(ctx context.Context, name string) error {
 	err := cp.Client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Delete(ctx, name, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
@@ -80,7 +83,7 @@ func (cp *ControlPlane) RestoreNode(ctx context.Context, name string) error {
 	if err := cp.WaitNodesReady(ctx, name); err != nil {
 		return err
 	}
-	return WaitFor(ctx, 2*time.Minute, func(ctx context.Context) (bool, error) {
+	err = WaitFor(ctx, 2*time.Minute, func(ctx context.Context) (bool, error) {
 		n, err := cp.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -92,6 +95,57 @@ func (cp *ControlPlane) RestoreNode(ctx context.Context, name string) error {
 		}
 		return true, nil
 	})
+	if err != nil {
+		return err
+	}
+	return cp.readyAgain(ctx, name)
+}
+
+// readyAgain reports Ready every pod on node name that is not being
+// deleted, has its containers ready and is marked not Ready, as a kubelet
+// back in touch with the API server would.
+func (cp *ControlPlane) readyAgain(ctx context.Context, name string) error {
+	pods := cp.Client.CoreV1().Pods(metav1.NamespaceAll)
+	list, err := pods.List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + name})
+	if err != nil {
+		return fmt.Errorf("list the pods of node %s: %w", name, err)
+	}
+	for _, p := range list.Items {
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			cur, err := cp.Client.CoreV1().Pods(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if cur.DeletionTimestamp != nil || podCondition(cur, corev1.ContainersReady) != corev1.ConditionTrue || podCondition(cur, corev1.PodReady) != corev1.ConditionFalse {
+				return nil
+			}
+			for i := range cur.Status.Conditions {
+				if c := &cur.Status.Conditions[i]; c.Type == corev1.PodReady {
+					c.Status, c.Reason, c.Message, c.LastTransitionTime = corev1.ConditionTrue, "", "", metav1.Now()
+				}
+			}
+			_, err = cp.Client.CoreV1().Pods(cur.Namespace).UpdateStatus(ctx, cur, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("report pod %s/%s Ready again: %w", p.Namespace, p.Name, err)
+		}
+	}
+	return nil
+}
+
+// podCondition is the status of p's condition of type ct ("" when it has
+// none).
+func podCondition(p *corev1.Pod, ct corev1.PodConditionType) corev1.ConditionStatus {
+	for _, c := range p.Status.Conditions {
+		if c.Type == ct {
+			return c.Status
+		}
+	}
+	return ""
 }
 
 // WaitNodeNotReady waits until the node lifecycle controller reports node
