@@ -248,6 +248,12 @@ func settle(s ClusterSnapshot, reason string) Decision {
 	if s.External {
 		msg = fmt.Sprintf("The external cluster is degraded: GD2 reachable %t, %d unhealthy volume(s).", s.GD2Reachable, s.VolumesUnhealthy)
 	}
+	switch {
+	case !s.InfraReady && s.External:
+		msg += " Its endpoint Service does not exist."
+	case !s.InfraReady:
+		msg += " Its etcd is not ready."
+	}
 	if s.GD2Untrusted != "" {
 		msg += " " + s.GD2Untrusted
 	}

@@ -273,6 +273,34 @@ func TestDecideClusterNamesThePVsThatHoldDeletion(t *testing.T) {
 	}
 }
 
+// A cluster Degraded only because its etcd (an external cluster's: its
+// endpoint Service) is not ready says so: the counts alone read healthy.
+func TestDecideClusterSaysWhenItsInfrastructureHoldsItDegraded(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ext  bool
+		want string
+	}{
+		{"managed", false, "Its etcd is not ready."},
+		{"external", true, "Its endpoint Service does not exist."},
+	} {
+		s := readyCluster(ClusterReady)
+		if tc.ext {
+			external(&s)
+		}
+		s.InfraReady = false
+		d := DecideCluster(s)
+		if d.Event != ClusterDegrade || !strings.HasSuffix(d.Message, tc.want) {
+			t.Errorf("%s: decision %s %q, want %s ending %q", tc.name, d.Event, d.Message, ClusterDegrade, tc.want)
+		}
+		s.InfraReady = true
+		s.VolumesUnhealthy = 1
+		if d := DecideCluster(s); strings.Contains(d.Message, "Its ") {
+			t.Errorf("%s: with the infrastructure ready the message %q still blames it", tc.name, d.Message)
+		}
+	}
+}
+
 func TestOptionsDifferNamesTheKeysGD2DoesNotHave(t *testing.T) {
 	want := map[string]string{"cluster.brick-multiplex": "on", "cluster.localtime-logging": "off", "cluster.max-bricks-per-process": "100"}
 	have := map[string]string{"cluster.brick-multiplex": "off", "cluster.localtime-logging": "off"}
