@@ -3,9 +3,14 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -46,7 +51,9 @@ const (
 //   - the time from creating the GlusterClusters to every node Online,
 //     against the bare control plane bringing up as many single-replica
 //     StatefulSets with the same claims (the ratio; target <= 1.2);
-//   - the operator's peak RSS during the bring-up and its RSS at rest;
+//   - the operator's peak RSS during the bring-up and its RSS at rest,
+//     and the functions whose allocations hold most of its heap at rest
+//     (its profile is saved under ANTHILL_SCALE_PROFILES);
 //   - at rest, over ANTHILL_SCALE_WINDOW (default 60s): API writes per
 //     minute, GD2 calls per node per minute, CPU seconds per minute;
 //   - the reaction to an admin's request (a maintenance annotation, one
@@ -85,6 +92,10 @@ func BenchmarkScale(b *testing.B) {
 		window = w
 	}
 	ctx := context.Background()
+	// The operator serves its heap profile for the whole benchmark, and
+	// runs as the other benchmarks expect it once done.
+	killAndStart(b, scaleFlags...)
+	defer killAndStart(b)
 	pvs := 0
 	for range b.N {
 		// fleet is every GlusterNode the operator holds: the steps before
@@ -165,6 +176,7 @@ func scaleStep(b *testing.B, nodes, fleet int, window time.Duration) {
 	w := measureRest(b, addr, window)
 	rest, _ := w.after.value("process_resident_memory_bytes", nil)
 	heap, _ := w.after.value("go_memstats_heap_inuse_bytes", nil)
+	heapTop := heapProfile(b, addr, nodes)
 
 	react := reactionTimes(b, namespaces[:min(5, len(namespaces))])
 	resync := resyncTime(b, fleet)
@@ -176,6 +188,7 @@ func scaleStep(b *testing.B, nodes, fleet int, window time.Duration) {
 		nodes, clusters, up.Round(100*time.Millisecond), nodes, baseline.Round(100*time.Millisecond), ratio)
 	fmt.Printf("scale:   the operator now holds %d GlusterNodes (%d clusters); rates at rest are per node of all of them\n", fleet, fleet/scaleNodesPerCluster)
 	fmt.Printf("scale:   operator RSS peak %.0f MB during the bring-up, %.0f MB at rest (heap in use %.0f MB)\n", peakRSS/1e6, rest/1e6, heap/1e6)
+	fmt.Print(heapTop)
 	fmt.Printf("scale:   at rest over %s: %.1f API writes/min, %.2f GD2 calls/node/min, %.2f CPU s/min\n",
 		window, w.writes(), w.rate("anthill_gd2_requests_total", nil)/float64(fleet), w.rate("process_cpu_seconds_total", nil))
 	fmt.Printf("scale:   at rest, changes per minute: %s\n", w.changes())
@@ -293,7 +306,7 @@ func resyncTime(b *testing.B, nodes int) time.Duration {
 	b.Helper()
 	ctx := context.Background()
 	start := time.Now()
-	addr := killAndStart(b)
+	addr := killAndStart(b, scaleFlags...)
 	err := framework.WaitFor(ctx, 10*time.Minute, func(ctx context.Context) (bool, error) {
 		s, err := tryScrape(addr)
 		if err != nil {
@@ -325,9 +338,59 @@ var quietFlags = []string{
 // was.
 func quietRest(b *testing.B, window time.Duration) restWindow {
 	b.Helper()
-	addr := killAndStart(b, quietFlags...)
-	defer killAndStart(b)
+	addr := killAndStart(b, append(slices.Clone(scaleFlags), quietFlags...)...)
+	defer killAndStart(b, scaleFlags...)
 	return measureRest(b, addr, window)
+}
+
+// scaleFlags are the operator's for every run of BenchmarkScale: it serves
+// its runtime profiles, so that heapProfile can read where the heap goes.
+var scaleFlags = []string{"--profiling"}
+
+// scaleProfilesEnv names the directory BenchmarkScale writes its heap
+// profiles to (default the system's temporary directory).
+const scaleProfilesEnv = "ANTHILL_SCALE_PROFILES"
+
+// heapProfile saves the operator's heap profile at rest after a step of
+// nodes GlusterNodes and returns a few lines for the step's report: where
+// it was written, and the functions whose allocations hold the most of
+// the heap in use (go tool pprof -top), so that what grows with the fleet
+// is named in the same run.
+func heapProfile(b *testing.B, addr string, nodes int) string {
+	b.Helper()
+	resp, err := http.Get("http://" + addr + "/debug/pprof/heap")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b.Fatalf("heap profile: %s", resp.Status)
+	}
+	dir := cmp.Or(os.Getenv(scaleProfilesEnv), os.TempDir())
+	path := filepath.Join(dir, fmt.Sprintf("anthill-heap-%d.pb.gz", nodes))
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, err = io.Copy(f, resp.Body)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := exec.Command("go", "tool", "pprof", "-top", "-sample_index=inuse_space", "-nodecount=12", path).CombinedOutput()
+	if err != nil {
+		b.Fatalf("go tool pprof: %v\n%s", err, out)
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "scale:   heap profile at rest: %s (go tool pprof -top -sample_index=inuse_space %s)\n", path, path)
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if f := strings.Fields(line); len(f) > 0 && (strings.HasSuffix(f[0], "B") || f[0] == "flat" || f[0] == "Showing") {
+			fmt.Fprintf(&sb, "scale:     %s\n", strings.TrimSpace(line))
+		}
+	}
+	return sb.String()
 }
 
 // killAndStart SIGKILLs the operator, starts it again with extra

@@ -22,6 +22,7 @@ func runOperator(ctx context.Context, args []string) error {
 	var cfg operator.Config
 	fs.StringVar(&cfg.Kubeconfig, "kubeconfig", "", "kubeconfig file; empty means in-cluster configuration")
 	fs.StringVar(&cfg.MetricsAddress, "metrics-address", ":8080", "address serving /healthz, /readyz and /metrics")
+	fs.BoolVar(&cfg.Profiling, "profiling", false, "also serve Go's runtime profiles (heap, goroutines, CPU) under /debug/pprof/ on --metrics-address")
 	fs.IntVar(&cfg.Workers, "workers", 8, "dispatcher workers (machines advanced in parallel)")
 	qps := fs.Float64("kube-api-qps", 50, "Kubernetes API requests per second the operator may send")
 	fs.IntVar(&cfg.KubeBurst, "kube-api-burst", 100, "burst of Kubernetes API requests above --kube-api-qps")
@@ -38,7 +39,7 @@ func runOperator(ctx context.Context, args []string) error {
 		"how often the leader renews the Lease (one API write each) and a standby tries to take it")
 	fs.DurationVar(&cfg.GD2Timeout, "gd2-timeout", 30*time.Second, "timeout of one GD2 request")
 	fs.DurationVar(&cfg.GD2ListInterval, "gd2-list-interval", effects.DefaultPoolViewTTL,
-		"how long the syncs of one cluster share its GD2 peer, device and volume lists (a decision that acts always reads them live)")
+		fmt.Sprintf("how long the syncs of one cluster share its GD2 peer list; its device and volume lists are shared %d times as long (a decision that acts always reads them live)", effects.ConfigListFactor))
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return err

@@ -12,17 +12,24 @@ import (
 	"github.com/gluster/anthill/gd2"
 )
 
-// DefaultPoolViewTTL is how long a cluster's shared peer and device lists
-// serve its syncs. A few seconds: long enough that the nodes of a cluster,
-// synced one after another, share one read; short beside the liveness
-// windows the lists feed (an offline grace of 30 s).
+// DefaultPoolViewTTL is how long a cluster's shared peer list serves its
+// syncs. A few seconds: long enough that the nodes of a cluster, synced
+// one after another, share one read; short beside the liveness windows the
+// list feeds (an offline grace of 30 s).
 const DefaultPoolViewTTL = 5 * time.Second
 
+// ConfigListFactor is how many times TTL a cluster's shared device and
+// volume lists serve its syncs (30 s at the default). They feed no
+// liveness window: they change by anthill's own calls, after which they
+// are read again at once (Invalidate), or by an admin's hand or a CSI
+// provisioner, which anthill sees within this longer interval.
+const ConfigListFactor = 6
+
 // PoolViews shares each cluster's GD2 peer, device and volume lists between
-// the syncs of one short interval (TTL): its node syncs at rest, its heal
-// and disruption syncs, its capacity count. A cluster of N nodes costs one
-// peers.list, one devices.list_all and one volumes.list per interval
-// instead of one per sync.
+// the syncs of one interval: its node syncs at rest, its heal and
+// disruption syncs, its capacity count. A cluster of N nodes costs one
+// peers.list per TTL and one devices.list_all and one volumes.list per
+// ConfigListFactor times TTL, instead of one of each per sync.
 //
 // A view is dropped (Invalidate) after every GD2 call anthill makes to that
 // cluster that may change its configuration (GD2Clients reports them), so
@@ -34,7 +41,8 @@ const DefaultPoolViewTTL = 5 * time.Second
 // DisruptionSyncer.Gather): data is never moved, a peer never deleted and
 // a budget never changed on a shared list.
 type PoolViews struct {
-	// TTL defaults to DefaultPoolViewTTL.
+	// TTL is the peer list's; the device and volume lists' is
+	// ConfigListFactor times as long. It defaults to DefaultPoolViewTTL.
 	TTL   time.Duration
 	Clock clock.Clock
 
@@ -110,15 +118,15 @@ func (v *PoolViews) Forget(cluster string) {
 	}
 }
 
-// shared returns the list l holds if it is fresh, else reads it with
-// read and keeps it unless an invalidation overlapped the read. Errors are
-// never kept. The caller gets its own slice (the elements' maps are
-// shared and must not be written).
-func shared[T any](v *PoolViews, pv *poolView, l *cachedList[T], read func() ([]T, error)) ([]T, error) {
+// shared returns the list l holds if it is younger than ttl, else reads
+// it with read and keeps it unless an invalidation overlapped the read.
+// Errors are never kept. The caller gets its own slice (the elements' maps
+// are shared and must not be written).
+func shared[T any](v *PoolViews, pv *poolView, l *cachedList[T], ttl time.Duration, read func() ([]T, error)) ([]T, error) {
 	pv.mu.Lock()
 	defer pv.mu.Unlock()
 	gen := pv.gen.Load()
-	if l.ok && l.gen == gen && v.now().Sub(l.at) < v.ttl() {
+	if l.ok && l.gen == gen && v.now().Sub(l.at) < ttl {
 		return slices.Clone(l.items), nil
 	}
 	items, err := read()
@@ -153,13 +161,13 @@ func (r *SharedReads) ListPeers(ctx context.Context, f gd2.Filter) ([]gd2.Peer, 
 		return r.Client.ListPeers(ctx, f)
 	}
 	pv := r.views.view(r.cluster)
-	return shared(r.views, pv, &pv.peers, func() ([]gd2.Peer, error) { return r.Client.ListPeers(ctx, f) })
+	return shared(r.views, pv, &pv.peers, r.views.ttl(), func() ([]gd2.Peer, error) { return r.Client.ListPeers(ctx, f) })
 }
 
 // ListAllDevices serves the device list from the shared view.
 func (r *SharedReads) ListAllDevices(ctx context.Context) ([]gd2.Device, error) {
 	pv := r.views.view(r.cluster)
-	return shared(r.views, pv, &pv.devices, func() ([]gd2.Device, error) { return r.Client.ListAllDevices(ctx) })
+	return shared(r.views, pv, &pv.devices, ConfigListFactor*r.views.ttl(), func() ([]gd2.Device, error) { return r.Client.ListAllDevices(ctx) })
 }
 
 // ListVolumes serves an unfiltered list from the shared view; a filtered
@@ -169,7 +177,7 @@ func (r *SharedReads) ListVolumes(ctx context.Context, f gd2.Filter) ([]gd2.Volu
 		return r.Client.ListVolumes(ctx, f)
 	}
 	pv := r.views.view(r.cluster)
-	return shared(r.views, pv, &pv.volumes, func() ([]gd2.Volume, error) { return r.Client.ListVolumes(ctx, f) })
+	return shared(r.views, pv, &pv.volumes, ConfigListFactor*r.views.ttl(), func() ([]gd2.Volume, error) { return r.Client.ListVolumes(ctx, f) })
 }
 
 // readOnly are the GD2 operations that change nothing; every other one

@@ -31,7 +31,7 @@ func TestPoolViewsShareOneReadPerClusterAndKeepNoErrors(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
-			if got, err := shared(v, pv, &pv.peers, read); err != nil || len(got) != 1 {
+			if got, err := shared(v, pv, &pv.peers, v.ttl(), read); err != nil || len(got) != 1 {
 				t.Errorf("shared read: %v, %v", got, err)
 			}
 		})
@@ -41,14 +41,14 @@ func TestPoolViewsShareOneReadPerClusterAndKeepNoErrors(t *testing.T) {
 		t.Fatalf("8 concurrent syncs made %d reads, want 1", n)
 	}
 	other := v.view("ns/b")
-	if _, err := shared(v, other, &other.peers, read); err != nil || reads.Load() != 2 {
+	if _, err := shared(v, other, &other.peers, v.ttl(), read); err != nil || reads.Load() != 2 {
 		t.Fatalf("another cluster shared the first one's view (%d reads, %v)", reads.Load(), err)
 	}
 	failing := v.view("ns/c")
-	if _, err := shared(v, failing, &failing.peers, func() ([]gd2.Peer, error) { return nil, errors.New("down") }); err == nil {
+	if _, err := shared(v, failing, &failing.peers, v.ttl(), func() ([]gd2.Peer, error) { return nil, errors.New("down") }); err == nil {
 		t.Fatal("the error was lost")
 	}
-	if _, err := shared(v, failing, &failing.peers, read); err != nil || reads.Load() != 3 {
+	if _, err := shared(v, failing, &failing.peers, v.ttl(), read); err != nil || reads.Load() != 3 {
 		t.Fatalf("an error was kept as the view (%d reads, %v)", reads.Load(), err)
 	}
 }
@@ -59,14 +59,14 @@ func TestPoolViewsDropAReadThatOverlappedAChange(t *testing.T) {
 	v := &PoolViews{TTL: time.Minute}
 	pv := v.view("ns/a")
 	var reads int
-	if _, err := shared(v, pv, &pv.peers, func() ([]gd2.Peer, error) {
+	if _, err := shared(v, pv, &pv.peers, v.ttl(), func() ([]gd2.Peer, error) {
 		reads++
 		v.Invalidate("ns/a") // a write lands while the list is read
 		return nil, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := shared(v, pv, &pv.peers, func() ([]gd2.Peer, error) { reads++; return nil, nil }); err != nil {
+	if _, err := shared(v, pv, &pv.peers, v.ttl(), func() ([]gd2.Peer, error) { reads++; return nil, nil }); err != nil {
 		t.Fatal(err)
 	}
 	if reads != 2 {

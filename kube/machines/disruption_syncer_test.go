@@ -495,9 +495,14 @@ func TestDisruptionActsOnlyOnALiveRead(t *testing.T) {
 		t.Fatalf("a sync at rest made %d peers.list and %d volumes.list, want none (the view serves them)", p-p0, v-v0)
 	}
 	f.clock.Step(6 * time.Second)
-	f.mustSync() // at rest, the view has expired
-	if p, v := count(); p-p0 != 1 || v-v0 != 1 {
-		t.Fatalf("a sync at rest after the interval made %d peers.list and %d volumes.list, want 1 each", p-p0, v-v0)
+	f.mustSync() // at rest, the peer list has expired, the volume list not
+	if p, v := count(); p-p0 != 1 || v-v0 != 0 {
+		t.Fatalf("a sync at rest after the peer list's interval made %d peers.list and %d volumes.list, want 1 and 0", p-p0, v-v0)
+	}
+	f.clock.Step(effects.ConfigListFactor * 5 * time.Second)
+	f.mustSync() // at rest, both have expired
+	if p, v := count(); p-p0 != 2 || v-v0 != 1 {
+		t.Fatalf("a sync at rest after the volume list's interval made %d peers.list and %d volumes.list in all, want 2 and 1", p-p0, v-v0)
 	}
 	// An admin's edit opens a second zone: the repair is decided again live.
 	ctx := context.Background()

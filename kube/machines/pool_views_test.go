@@ -2,7 +2,9 @@ package machines
 
 import (
 	"context"
+	"net"
 	"net/http"
+	"net/url"
 	"sync"
 	"testing"
 	"time"
@@ -13,9 +15,11 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/gluster/anthill/fsm"
+	"github.com/gluster/anthill/gd2"
 	"github.com/gluster/anthill/gd2/sim"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/effects"
+	"github.com/gluster/anthill/kube/internal/fixtures"
 	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 )
@@ -127,26 +131,39 @@ func onlineCluster(t *testing.T) (*nodeFixture, []string) {
 
 // The node syncs of one cluster within the view's interval make one
 // peers.list and one devices.list_all between them; the next interval
-// reads again.
+// reads the peers again, and the devices only once their longer interval
+// (ConfigListFactor times as long) has passed.
 func TestNodeSyncsOfOneClusterShareOnePeerListPerInterval(t *testing.T) {
 	f, names := onlineCluster(t)
-	f.clock.Step(10 * time.Second) // whatever the bring-up read is stale now
+	ttl := f.syncer.GD2.Views.TTL
+	f.clock.Step(effects.ConfigListFactor*ttl + time.Second) // whatever the bring-up read is stale now
 	peers, devices := f.calls.count(peersList), f.calls.count(devicesList)
-	for range 4 {
-		for _, name := range names {
-			f.syncNode(name)
+	syncAll := func() {
+		for range 4 {
+			for _, name := range names {
+				f.syncNode(name)
+			}
 		}
 	}
+	syncAll()
 	if n := f.calls.count(peersList) - peers; n != 1 {
 		t.Errorf("12 steady node syncs of one cluster made %d peers.list, want 1", n)
 	}
 	if n := f.calls.count(devicesList) - devices; n != 1 {
 		t.Errorf("12 steady node syncs of one cluster made %d devices.list_all, want 1", n)
 	}
-	f.clock.Step(6 * time.Second)
-	f.syncNode(names[0])
+	f.clock.Step(ttl + time.Second)
+	syncAll()
 	if n := f.calls.count(peersList) - peers; n != 2 {
-		t.Errorf("after the interval: %d peers.list in all, want 2", n)
+		t.Errorf("after the peer list's interval: %d peers.list in all, want 2", n)
+	}
+	if n := f.calls.count(devicesList) - devices; n != 1 {
+		t.Errorf("within the device list's interval: %d devices.list_all in all, want 1", n)
+	}
+	f.clock.Step(effects.ConfigListFactor * ttl)
+	f.syncNode(names[0])
+	if n := f.calls.count(devicesList) - devices; n != 2 {
+		t.Errorf("after the device list's interval: %d devices.list_all in all, want 2", n)
 	}
 }
 
@@ -235,7 +252,8 @@ func TestADestructiveStepIsDecidedOnALiveRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The admin's delete goes around the operator: the view is not told.
-	if err := f.gd2.DeletePeer(context.Background(), n.Status.PeerID); err != nil {
+	// It is sent to another node's GD2 (one refuses to remove itself).
+	if err := f.gd2Via(f.nodeNamed(names[1])).DeletePeer(context.Background(), n.Status.PeerID); err != nil {
 		t.Fatal(err)
 	}
 	peers, deletes := f.calls.count(peersList), f.calls.count("DELETE /v1/peers/"+n.Status.PeerID)
@@ -259,4 +277,23 @@ func TestOnlyRestingStatesGatherFromTheSharedView(t *testing.T) {
 			t.Errorf("%s: gathers from the shared view = %t, want %t", sd.Name, got, resting[sd.Name])
 		}
 	}
+}
+
+// gd2Via is a GD2 client served by node's own GD2, as an admin addressing
+// its pod rather than the cluster's Service.
+func (f *nodeFixture) gd2Via(node *operatorv1alpha1.GlusterNode) *gd2.Client {
+	f.t.Helper()
+	p, err := f.gd2.GetPeer(context.Background(), node.Status.PeerID)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	u, err := url.Parse(f.clusterObj().Spec.Management.Endpoint)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	g, err := gd2.New(gd2.Options{Endpoint: "http://" + net.JoinHostPort(p.Name, u.Port()), DialAddress: u.Host, Secret: fixtures.GD2Secret})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return g
 }

@@ -64,8 +64,9 @@ type WireConfig struct {
 	Log        *zap.Logger
 	Clock      clock.Clock
 	GD2Timeout time.Duration
-	// PoolViewTTL is how long a cluster's GD2 peer and device lists are
-	// shared between its node syncs; 0 is effects.DefaultPoolViewTTL.
+	// PoolViewTTL is how long a cluster's GD2 peer list is shared between
+	// its syncs (its device and volume lists effects.ConfigListFactor
+	// times as long); 0 is effects.DefaultPoolViewTTL.
 	PoolViewTTL time.Duration
 }
 

@@ -48,9 +48,13 @@ type Config struct {
 	KubeBurst int
 	// GD2Timeout bounds each GD2 request.
 	GD2Timeout time.Duration
-	// GD2ListInterval is how long a cluster's GD2 peer and device lists
-	// are shared between its node syncs (effects.PoolViews).
+	// GD2ListInterval is how long a cluster's GD2 peer list is shared
+	// between its syncs; its device and volume lists are shared
+	// effects.ConfigListFactor times as long (effects.PoolViews).
 	GD2ListInterval time.Duration
+	// Profiling serves Go's runtime profiles on MetricsAddress under
+	// /debug/pprof/.
+	Profiling bool
 }
 
 // The leader election's defaults: a standby takes over within 15 s of the
@@ -99,7 +103,7 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	if err != nil {
 		return err
 	}
-	srv, err := NewServer(cfg.MetricsAddress, metrics, log)
+	srv, err := NewServer(cfg.MetricsAddress, metrics, log, cfg.Profiling)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.MetricsAddress, err)
 	}

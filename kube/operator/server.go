@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"sync/atomic"
 	"time"
 
@@ -15,7 +16,8 @@ import (
 )
 
 // Server serves /healthz (the process is alive), /readyz (informers synced)
-// and /metrics.
+// and /metrics, and with profiling on Go's runtime profiles under
+// /debug/pprof/.
 type Server struct {
 	ready atomic.Bool
 	srv   *http.Server
@@ -24,8 +26,11 @@ type Server struct {
 }
 
 // NewServer listens on addr at once, so a port conflict is reported before
-// the operator does anything else.
-func NewServer(addr string, m *engine.Metrics, log *zap.Logger) (*Server, error) {
+// the operator does anything else. profiling adds /debug/pprof/ (heap,
+// goroutines, CPU and the rest of net/http/pprof), off by default: a
+// profile names the operator's internals and a CPU profile costs while it
+// runs.
+func NewServer(addr string, m *engine.Metrics, log *zap.Logger, profiling bool) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
@@ -41,6 +46,13 @@ func NewServer(addr string, m *engine.Metrics, log *zap.Logger) (*Server, error)
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	mux.Handle("/metrics", promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry}))
+	if profiling {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	return s, nil
 }
