@@ -213,3 +213,29 @@ func TestSecretCacheReadsLiveUntilStartedAndDropsIdleWatches(t *testing.T) {
 		t.Fatalf("%d idle watches kept while reads hit the labelled informer", sc.Watched())
 	}
 }
+
+// A Secret watched by name is stored without its managedFields, as the
+// shared informers store theirs (objects.TrimForCache); a live read
+// keeps them.
+func TestSecretWatchesStoreNoManagedFields(t *testing.T) {
+	sec := userAuthSecret("s")
+	sec.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply}}
+	kube := kubefake.NewClientset(sec)
+	cache := startCache(t, kube)
+	ctx := context.Background()
+	live, err := cache.Get(ctx, fixtures.Namespace, "auth") // live; starts the watch
+	if err != nil || len(live.ManagedFields) != 1 {
+		t.Fatalf("the live read: %v managedFields, %v", live, err)
+	}
+	waitFor(t, "a read served by the watch", func() bool {
+		before := secretGets(kube)
+		got, err := cache.Get(ctx, fixtures.Namespace, "auth")
+		if err != nil || secretGets(kube) != before {
+			return false
+		}
+		if len(got.ManagedFields) != 0 {
+			t.Fatalf("the watched Secret kept its managedFields: %+v", got.ManagedFields)
+		}
+		return true
+	})
+}
