@@ -274,7 +274,10 @@ type gd2Observer struct {
 
 // ObserveRequest records one GD2 request attempt.
 func (o gd2Observer) ObserveRequest(op gd2.Operation, code int, d time.Duration) {
-	if o.views != nil && changesConfig(op) {
+	// A 404 is a named object (a volume, a peer, a device) missing: the
+	// shared lists may predate its deletion elsewhere, so the next read
+	// is live.
+	if o.views != nil && (changesConfig(op) || code == http.StatusNotFound) {
 		o.views.Invalidate(o.cluster)
 	}
 	if o.m == nil {
@@ -286,5 +289,8 @@ func (o gd2Observer) ObserveRequest(op gd2.Operation, code int, d time.Duration)
 
 // ObserveError counts one failed GD2 request attempt by its class.
 func (o gd2Observer) ObserveError(op gd2.Operation, class gd2.ErrorClass) {
+	if o.m == nil {
+		return
+	}
 	o.m.GD2Errors.WithLabelValues(string(op), string(class)).Inc()
 }

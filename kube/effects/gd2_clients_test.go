@@ -2,10 +2,12 @@ package effects
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -108,4 +110,61 @@ func counted(t *testing.T, c prometheus.Counter) float64 {
 		t.Fatal(err)
 	}
 	return m.GetCounter().GetValue()
+}
+
+// A read that finds a named object missing (404: a volume deleted by an
+// admin or a CSI provisioner since the list was read) drops the cluster's
+// shared view, so the next list is read live; a successful read keeps it.
+func TestANotFoundReadDropsTheClusterView(t *testing.T) {
+	var mu sync.Mutex
+	lists := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/v1/volumes":
+			mu.Lock()
+			lists++
+			mu.Unlock()
+			_, _ = w.Write([]byte(`[{"name":"gone"}]`))
+		case "/v1/volumes/kept/bricks":
+			_, _ = w.Write([]byte(`[]`))
+		default:
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"errors":[{"code":1,"message":"volume not found"}]}` + "\n"))
+		}
+	}))
+	defer srv.Close()
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "auth"}, Data: map[string][]byte{"secret": []byte(fixtures.GD2Secret)}}
+	g := &GD2Clients{Secrets: kubefake.NewClientset(secret).CoreV1(), Views: &PoolViews{TTL: time.Hour}}
+	c := &operatorv1alpha1.GlusterCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gc"},
+		Spec: operatorv1alpha1.GlusterClusterSpec{Management: &operatorv1alpha1.ManagementSpec{
+			Endpoint: srv.URL, AuthSecretRef: &operatorv1alpha1.SecretReference{Name: "auth"}}}}
+	ctx := context.Background()
+	gc, err := g.For(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := g.Shared(c, gc)
+	listed := func() int {
+		t.Helper()
+		if _, err := r.ListVolumes(ctx, gd2.Filter{}); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return lists
+	}
+	listed()
+	if _, err := r.BricksStatus(ctx, "kept"); err != nil {
+		t.Fatal(err)
+	}
+	if n := listed(); n != 1 {
+		t.Fatalf("after a read that found its volume: %d volume lists, want 1 (the view kept)", n)
+	}
+	if _, err := r.BricksStatus(ctx, "gone"); !errors.Is(err, gd2.ErrNotFound) {
+		t.Fatalf("bricks status of a deleted volume: %v, want not found", err)
+	}
+	if n := listed(); n != 2 {
+		t.Fatalf("after a read that found its volume gone: %d volume lists, want 2 (the view dropped)", n)
+	}
 }

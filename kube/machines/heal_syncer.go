@@ -217,7 +217,10 @@ func (s *HealSyncer) Instances(ctx context.Context, c *operatorv1alpha1.GlusterC
 	s.mu.Unlock()
 	var readings []healReading
 	if err == nil {
-		readings = s.read(ctx, gc, vols)
+		// A volume the list (shared, so up to an interval old) still
+		// names but GD2 no longer knows was deleted since: it has no
+		// instance, as if the list had been read after the deletion.
+		readings = slices.DeleteFunc(s.read(ctx, gc, vols), func(r healReading) bool { return errors.Is(r.err, gd2.ErrNotFound) })
 		s.Volumes.set(hs.key, s.volumeSamples(hs.key, readings))
 	} else {
 		for _, v := range c.Status.Volumes {

@@ -467,6 +467,39 @@ func TestHealSyncerDropsVolumesGoneFromGD2AndSortsEntries(t *testing.T) {
 	}
 }
 
+// With the cluster's shared view, a replica volume deleted around
+// anthill (an admin, a CSI provisioner) is still on the list the view
+// holds; GD2 answers its bricks status "not found", and the sync drops the
+// volume as gone (never "lost contact") and the view with it.
+func TestHealSyncerDropsAVolumeDeletedSinceTheSharedList(t *testing.T) {
+	f := newHealFixture(t)
+	f.syncer.GD2.Views = &effects.PoolViews{TTL: time.Hour, Clock: f.clock}
+	f.createVolume("extra", 3)
+	f.mustSync()
+	f.mustSync()
+	if v := f.volume("extra"); v.State != string(states.HealHealthy) {
+		t.Fatalf("extra %+v; want Healthy", v)
+	}
+	ctx := context.Background()
+	if _, err := f.gd2.StopVolume(ctx, "extra"); err != nil {
+		t.Fatal(err)
+	}
+	// Stopped, it is read from the view as started: the bricks status
+	// is what finds it gone.
+	if err := f.gd2.DeleteVolume(ctx, "extra"); err != nil {
+		t.Fatal(err)
+	}
+	_, added := f.mustSync()
+	for _, r := range added {
+		if r.Event == string(states.HealLostContact) {
+			t.Errorf("a deleted volume lost contact: %+v", r)
+		}
+	}
+	if got := f.cluster().Status.Volumes; len(got) != 1 || got[0].Name != "data" {
+		t.Fatalf("volumes %+v; want only data", got)
+	}
+}
+
 func TestHealSyncerStoppedVolumeLosesContact(t *testing.T) {
 	f := newHealFixture(t)
 	f.mustSync()
