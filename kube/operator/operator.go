@@ -83,12 +83,14 @@ func RestConfig(path string) (*rest.Config, error) {
 	return cfg, nil
 }
 
-// Run runs the operator until ctx ends: it serves health and
+// Run runs the operator until ctx ends: it gives the Go runtime a soft
+// memory limit under its container's (softMemoryLimit), serves health and
 // metrics at once, starts the informers, reports ready when they have
 // synced, and — as leader, when leader election is on — runs the
 // dispatcher. Losing the lease ends the run with an error so the process
 // restarts clean instead of acting on a stale view.
 func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
+	setSoftMemoryLimit(log)
 	rc, err := RestConfig(cfg.Kubeconfig)
 	if err != nil {
 		return err
