@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 )
@@ -25,5 +27,49 @@ func TestTrimForCacheDropsManagedFieldsOnly(t *testing.T) {
 	tomb := cache.DeletedFinalStateUnknown{Key: "ns/s", Obj: s}
 	if out, err := TrimForCache(tomb); err != nil || out.(cache.DeletedFinalStateUnknown).Key != "ns/s" {
 		t.Errorf("TrimForCache(tombstone) = %v, %v; want it unchanged", out, err)
+	}
+}
+
+// A PersistentVolume keeps what tells whose data it holds (its labels, its
+// CSI driver) and its claim, class, policy and status; its source's
+// details, capacity and node affinity go.
+func TestTrimForCacheKeepsOfAPersistentVolumeWhatIsReadFromTheCache(t *testing.T) {
+	pv := &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: "pv", Labels: map[string]string{LabelCluster: "gc"}, ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m"}}},
+		Spec: corev1.PersistentVolumeSpec{
+			Capacity: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("100Gi")},
+			PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{
+				Driver: "file.gc.ns.anthill.gluster.org", VolumeHandle: "vol-1", VolumeAttributes: map[string]string{"a": "b"},
+			}},
+			ClaimRef:                      &corev1.ObjectReference{Namespace: "app", Name: "data"},
+			StorageClassName:              "gluster",
+			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+			NodeAffinity:                  &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{}},
+			MountOptions:                  []string{"ro"},
+		},
+		Status: corev1.PersistentVolumeStatus{Phase: corev1.VolumeBound},
+	}
+	out, err := TrimForCache(pv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.(*corev1.PersistentVolume)
+	want := corev1.PersistentVolumeSpec{
+		PersistentVolumeSource:        corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "file.gc.ns.anthill.gluster.org", VolumeHandle: "vol-1"}},
+		ClaimRef:                      &corev1.ObjectReference{Namespace: "app", Name: "data"},
+		StorageClassName:              "gluster",
+		PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+	}
+	if !equality.Semantic.DeepEqual(got.Spec, want) {
+		t.Errorf("trimmed spec %+v, want %+v", got.Spec, want)
+	}
+	if got.ManagedFields != nil || got.Labels[LabelCluster] != "gc" || got.Status.Phase != corev1.VolumeBound {
+		t.Errorf("trimmed PV %+v: want its labels and status kept, its managedFields dropped", got)
+	}
+	local := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "local"}, Spec: corev1.PersistentVolumeSpec{
+		PersistentVolumeSource: corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: "/mnt/disk"}},
+	}}
+	if out, _ := TrimForCache(local); out.(*corev1.PersistentVolume).Spec.Local != nil {
+		t.Error("a local PV kept its source")
 	}
 }
