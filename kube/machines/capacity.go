@@ -24,9 +24,10 @@ type capacityReading struct {
 // capacity reads the cluster's peers and devices from GD2 and sums them
 // (states.Capacity) into status.capacity. It is nil when GD2 does not
 // answer: the last reading stays. The lists are the cluster's shared view
-// (effects.PoolViews), at most one interval old: the count is a reading
-// for people and for the autoscaler, whose scale-down goes through a
-// drain that re-reads GD2 live before it moves anything.
+// (effects.PoolViews), the devices at most effects.ConfigListFactor
+// intervals old: the count is a reading for people and for the
+// autoscaler, whose scale-down goes through a drain that re-reads GD2 live
+// before it moves anything.
 func (s *ClusterSyncer) capacity(ctx context.Context, c *operatorv1alpha1.GlusterCluster) *capacityReading {
 	client, err := s.GD2.For(ctx, c)
 	if err != nil {

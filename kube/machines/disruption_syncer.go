@@ -139,10 +139,11 @@ func (s *DisruptionSyncer) Gather(ctx context.Context, c *operatorv1alpha1.Glust
 	var err error
 	in.Facts.view, err = s.gather(ctx, c, in.State, in.Facts.zone, in.Facts.since, false)
 	// The GD2 peer and volume lists came from the cluster's shared view
-	// (effects.PoolViews), up to an interval old: good enough to keep a
-	// budget, never to change one. A decision that opens or locks a zone,
-	// or applies budgets, is taken again on a live read, and that decision
-	// is the one the runner checks and acts on.
+	// (effects.PoolViews), a little old (the volumes up to
+	// effects.ConfigListFactor intervals): good enough to keep a budget,
+	// never to change one. A decision that opens or locks a zone, or
+	// applies budgets, is taken again on a live read, and that decision is
+	// the one the runner checks and acts on.
 	if err == nil && in.Facts.view.snap.GD2Reachable && acts(s.Decide(*in)) {
 		in.Facts.view, err = s.gather(ctx, c, in.State, in.Facts.zone, in.Facts.since, true)
 		in.Facts.liveRead = true

@@ -192,8 +192,9 @@ func (s *HealSyncer) Instances(ctx context.Context, c *operatorv1alpha1.GlusterC
 	if err == nil {
 		hs.ops = &effects.GD2{Client: gc}
 		// Which volumes there are, and whose, may come from the cluster's
-		// shared view (an interval old at most): each volume's heal info,
-		// which every heal decision rests on, is read live.
+		// shared view (effects.ConfigListFactor intervals old at most):
+		// each volume's heal info, which every heal decision rests on, is
+		// read live.
 		lists := s.GD2.Shared(c, gc)
 		if vols, err = lists.ListVolumes(ctx, gd2.Filter{}); err != nil {
 			err = fmt.Errorf("list volumes: %w", err)
@@ -217,7 +218,7 @@ func (s *HealSyncer) Instances(ctx context.Context, c *operatorv1alpha1.GlusterC
 	s.mu.Unlock()
 	var readings []healReading
 	if err == nil {
-		// A volume the list (shared, so up to an interval old) still
+		// A volume the list (shared, so a little old) still
 		// names but GD2 no longer knows was deleted since: it has no
 		// instance, as if the list had been read after the deletion.
 		readings = slices.DeleteFunc(s.read(ctx, gc, vols), func(r healReading) bool { return errors.Is(r.err, gd2.ErrNotFound) })
