@@ -27,6 +27,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/gluster/anthill/e2e/framework"
 	"github.com/gluster/anthill/gd2"
@@ -484,8 +485,18 @@ func TestTLS(t *testing.T) {
 		if c, err = anthill.OperatorV1alpha1().GlusterClusters(ns).Create(ctx, c, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		c.Spec.CASecretRef = nil
-		_, err = anthill.OperatorV1alpha1().GlusterClusters(ns).Update(ctx, c, metav1.UpdateOptions{})
+		// The operator may write the cluster (its finalizer, its status)
+		// between the create and the update: a conflict is retried on the
+		// latest copy, as kubectl edit would.
+		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			live, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, c.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			live.Spec.CASecretRef = nil
+			_, err = anthill.OperatorV1alpha1().GlusterClusters(ns).Update(ctx, live, metav1.UpdateOptions{})
+			return err
+		})
 		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.caSecretRef is fixed at creation") {
 			t.Errorf("switching TLS off: %v", err)
 		}
