@@ -128,6 +128,19 @@ func (f *healFixture) createVolume(name string, replica int) {
 	}
 }
 
+// deleteVolume stops and deletes a volume through GD2, around the
+// syncer (as an admin or a CSI provisioner does).
+func (f *healFixture) deleteVolume(name string) {
+	f.t.Helper()
+	ctx := context.Background()
+	if _, err := f.gd2.StopVolume(ctx, name); err != nil {
+		f.t.Fatalf("stop volume %s: %v", name, err)
+	}
+	if err := f.gd2.DeleteVolume(ctx, name); err != nil {
+		f.t.Fatalf("delete volume %s: %v", name, err)
+	}
+}
+
 // sync runs one sync, feeds the stored cluster back into the lister as the
 // informer would, and checks the invariants every sync keeps. It returns
 // the result and the transitions the sync committed.
@@ -454,13 +467,7 @@ func TestHealSyncerDropsVolumesGoneFromGD2AndSortsEntries(t *testing.T) {
 	if v := f.volume("aaa"); v.State != string(states.HealHealthy) {
 		t.Fatalf("distribute volume %+v; want Healthy", v)
 	}
-	ctx := context.Background()
-	if _, err := f.gd2.StopVolume(ctx, "aaa"); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.gd2.DeleteVolume(ctx, "aaa"); err != nil {
-		t.Fatal(err)
-	}
+	f.deleteVolume("aaa")
 	f.mustSync()
 	if got := f.cluster().Status.Volumes; len(got) != 1 || got[0].Name != "data" {
 		t.Fatalf("volumes %+v; want only data", got)
@@ -480,15 +487,9 @@ func TestHealSyncerDropsAVolumeDeletedSinceTheSharedList(t *testing.T) {
 	if v := f.volume("extra"); v.State != string(states.HealHealthy) {
 		t.Fatalf("extra %+v; want Healthy", v)
 	}
-	ctx := context.Background()
-	if _, err := f.gd2.StopVolume(ctx, "extra"); err != nil {
-		t.Fatal(err)
-	}
-	// Stopped, it is read from the view as started: the bricks status
-	// is what finds it gone.
-	if err := f.gd2.DeleteVolume(ctx, "extra"); err != nil {
-		t.Fatal(err)
-	}
+	// The view still lists it as started: the bricks status is what
+	// finds it gone.
+	f.deleteVolume("extra")
 	_, added := f.mustSync()
 	for _, r := range added {
 		if r.Event == string(states.HealLostContact) {

@@ -1,7 +1,6 @@
 package operator
 
 import (
-	"errors"
 	"io/fs"
 	"testing"
 )
@@ -33,7 +32,7 @@ func TestSoftMemoryLimitIsNineTenthsOfTheContainersLimit(t *testing.T) {
 				if v, ok := tc.files[f]; ok {
 					return []byte(v), nil
 				}
-				return nil, errors.New(fs.ErrNotExist.Error())
+				return nil, fs.ErrNotExist
 			}
 			if got := softMemoryLimit(getenv, read); got != tc.want {
 				t.Errorf("softMemoryLimit = %d, want %d", got, tc.want)
