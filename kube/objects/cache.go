@@ -22,14 +22,54 @@ import (
 // (usesCluster in kube/machines); anything else about a PV (where its data
 // lives, for a lost node) is read live, and no PV is ever written from the
 // cache.
+//
+// A pod (only anthill's are watched: a Gluster node's, a CSI driver's)
+// keeps its metadata, status, node, tolerations, its containers' names and
+// images (what ContainerImages compares) and, of its volumes, only the
+// claims and host paths (what tells whether a lost node's pod may move:
+// podStorageNote in kube/machines). Its probes, environment, mounts,
+// resources and security context, most of a pod, go. A pod is only ever
+// patched, never updated from the cache.
 func TrimForCache(obj any) (any, error) {
 	if m, err := meta.Accessor(obj); err == nil {
 		m.SetManagedFields(nil)
 	}
-	if pv, ok := obj.(*corev1.PersistentVolume); ok {
-		trimPV(pv)
+	switch o := obj.(type) {
+	case *corev1.PersistentVolume:
+		trimPV(o)
+	case *corev1.Pod:
+		trimPod(o)
 	}
 	return obj, nil
+}
+
+func trimPod(p *corev1.Pod) {
+	spec := corev1.PodSpec{
+		NodeName:       p.Spec.NodeName,
+		Tolerations:    p.Spec.Tolerations,
+		Containers:     namesAndImages(p.Spec.Containers),
+		InitContainers: namesAndImages(p.Spec.InitContainers),
+	}
+	for _, v := range p.Spec.Volumes {
+		switch {
+		case v.PersistentVolumeClaim != nil:
+			spec.Volumes = append(spec.Volumes, corev1.Volume{Name: v.Name, VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: v.PersistentVolumeClaim}})
+		case v.HostPath != nil:
+			spec.Volumes = append(spec.Volumes, corev1.Volume{Name: v.Name, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: v.HostPath.Path}}})
+		}
+	}
+	p.Spec = spec
+}
+
+func namesAndImages(cs []corev1.Container) []corev1.Container {
+	if cs == nil {
+		return nil
+	}
+	out := make([]corev1.Container, len(cs))
+	for i, c := range cs {
+		out[i] = corev1.Container{Name: c.Name, Image: c.Image}
+	}
+	return out
 }
 
 func trimPV(pv *corev1.PersistentVolume) {

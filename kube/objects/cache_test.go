@@ -73,3 +73,53 @@ func TestTrimForCacheKeepsOfAPersistentVolumeWhatIsReadFromTheCache(t *testing.T
 		t.Error("a local PV kept its source")
 	}
 }
+
+// A pod keeps what the machines read from the cache (node, tolerations,
+// containers' images, claims and host paths, status); the rest of its
+// spec goes.
+func TestTrimForCacheKeepsOfAPodWhatIsReadFromTheCache(t *testing.T) {
+	tol := []corev1.Toleration{{Key: "k", Operator: corev1.TolerationOpExists}}
+	claim := &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "bricks"}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p", Annotations: map[string]string{AnnotationVersion: "4.1.0"}, ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m"}}},
+		Spec: corev1.PodSpec{
+			NodeName:    "kube-1",
+			Tolerations: tol,
+			Containers: []corev1.Container{{Name: ContainerGD2, Image: "gd2:4.1.0", Env: []corev1.EnvVar{{Name: "A", Value: "b"}},
+				ReadinessProbe: &corev1.Probe{}, VolumeMounts: []corev1.VolumeMount{{Name: "bricks", MountPath: "/b"}}}},
+			InitContainers:     []corev1.Container{{Name: "init", Image: "init:1", Command: []string{"sh"}}},
+			ServiceAccountName: "sa",
+			Affinity:           &corev1.Affinity{},
+			Volumes: []corev1.Volume{
+				{Name: "bricks", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: claim}},
+				{Name: "dev", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/dev"}}},
+				{Name: "conf", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{}}},
+			},
+		},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}},
+	}
+	out, err := TrimForCache(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.(*corev1.Pod)
+	want := corev1.PodSpec{
+		NodeName:       "kube-1",
+		Tolerations:    tol,
+		Containers:     []corev1.Container{{Name: ContainerGD2, Image: "gd2:4.1.0"}},
+		InitContainers: []corev1.Container{{Name: "init", Image: "init:1"}},
+		Volumes: []corev1.Volume{
+			{Name: "bricks", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: claim}},
+			{Name: "dev", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/dev"}}},
+		},
+	}
+	if !equality.Semantic.DeepEqual(got.Spec, want) {
+		t.Errorf("trimmed spec %+v, want %+v", got.Spec, want)
+	}
+	if got.ManagedFields != nil || got.Annotations[AnnotationVersion] != "4.1.0" || !PodReady(got) {
+		t.Errorf("trimmed pod %+v: want its metadata and status kept, its managedFields dropped", got)
+	}
+	if images := ContainerImages(got.Spec); images[ContainerGD2] != "gd2:4.1.0" {
+		t.Errorf("ContainerImages of the trimmed pod = %v", images)
+	}
+}
