@@ -88,26 +88,23 @@ func namesPattern(names []string) string {
 	return "^(" + strings.Join(quoted, "|") + ")$"
 }
 
-// selectTests sets -test.run or -test.skip to the shard's tests. Shard 1
-// adds the later shards' tests to -skip; a later shard's own list is its
-// -run, so it refuses a -run of the caller's.
+// selectTests sets -test.skip (shard 1: the later shards' tests) or
+// -test.run (a later shard: its own) to the shard's tests. The shards
+// together are the whole suite, so a shard takes no -run or -skip of the
+// caller's.
 func (s shard) selectTests() error {
 	if s.n == 0 {
 		return nil
+	}
+	if flagValue("test.run") != "" || flagValue("test.skip") != "" {
+		return fmt.Errorf("%s=%d/%d runs its share of the whole suite; it cannot take -run or -skip", shardEnv, s.k, s.n)
 	}
 	if s.k == 1 {
 		var later []string
 		for _, names := range laterShards {
 			later = append(later, names...)
 		}
-		skip := namesPattern(later)
-		if prev := flagValue("test.skip"); prev != "" {
-			skip = prev + "|" + skip
-		}
-		return flag.Set("test.skip", skip)
-	}
-	if flagValue("test.run") != "" {
-		return fmt.Errorf("%s=%d/%d runs a fixed list of tests; it cannot take -run", shardEnv, s.k, s.n)
+		return flag.Set("test.skip", namesPattern(later))
 	}
 	return flag.Set("test.run", namesPattern(laterShards[s.k-2]))
 }
