@@ -22,8 +22,8 @@ import (
 // Shards: make test (hack/test.sh) runs this package as two processes at
 // once, each with its own control plane, operator and simulators. The
 // tests mostly wait on the operator (heal backlogs, GD2 timeouts, sync
-// intervals), so the two cores have room for two; one process runs the
-// suite in about twice the time.
+// intervals), so two fit on two cores: one process took 64 minutes under
+// -race, two 32 (docs/testing.md).
 //
 // ANTHILL_E2E_SHARD=k/n picks shard k of n: shard 1 runs every test but
 // those named in laterShards, shard k > 1 only those of laterShards[k-2].
@@ -39,8 +39,8 @@ const (
 )
 
 // laterShards are the tests of shards 2..n. Shard 2 holds the lifecycle
-// under GD2 faults (about 20 minutes alone under -race: each of its hangs
-// holds a sync for the 30 s GD2 timeout), the crash subset and the
+// under GD2 faults (15 to 20 minutes under -race: each of its hangs holds
+// a sync for the 30 s GD2 timeout), the crash subset and the
 // handover tests (which kill the operator), and the metrics test, so that
 // both shards end at about the same time.
 var laterShards = [][]string{{
