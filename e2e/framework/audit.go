@@ -203,12 +203,8 @@ func (a *AuditRecorder) count(req Request, e *auditEvent, denied bool) {
 		u.Denied++
 	} else {
 		u.Allowed++
-		if n := e.ObjectRef.Name; n != "" && !u.Names[n] {
-			if len(u.Names) < auditNamesPerRequest {
-				u.Names[n] = true
-			} else {
-				u.NamesTruncated = true
-			}
+		if n := e.ObjectRef.Name; n != "" {
+			u.addName(n)
 		}
 	}
 	at := e.RequestReceivedTimestamp
@@ -251,14 +247,31 @@ func (a *AuditRecorder) Uses() map[Request]*RequestUse {
 	defer a.mu.Unlock()
 	out := make(map[Request]*RequestUse, len(a.uses))
 	for k, v := range a.uses {
-		c := *v
-		c.Names = make(map[string]bool, len(v.Names))
-		for n := range v.Names {
-			c.Names[n] = true
-		}
-		out[k] = &c
+		out[k] = v.clone()
 	}
 	return out
+}
+
+// clone is a copy of u that shares no map with it.
+func (u *RequestUse) clone() *RequestUse {
+	c := *u
+	c.Names = make(map[string]bool, len(u.Names))
+	for n := range u.Names {
+		c.Names[n] = true
+	}
+	return &c
+}
+
+// addName notes an object name of an allowed request, up to
+// auditNamesPerRequest of them.
+func (u *RequestUse) addName(n string) {
+	switch {
+	case u.Names[n]:
+	case len(u.Names) < auditNamesPerRequest:
+		u.Names[n] = true
+	default:
+		u.NamesTruncated = true
+	}
 }
 
 // Events is how many audit events arrived.

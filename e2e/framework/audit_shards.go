@@ -63,12 +63,7 @@ func MergeUses(dst, src map[Request]*RequestUse) {
 	for r, s := range src {
 		d := dst[r]
 		if d == nil {
-			c := *s
-			c.Names = make(map[string]bool, len(s.Names))
-			for n := range s.Names {
-				c.Names[n] = true
-			}
-			dst[r] = &c
+			dst[r] = s.clone()
 			continue
 		}
 		earlier := s.FirstAt.Before(d.FirstAt)
@@ -83,14 +78,7 @@ func MergeUses(dst, src map[Request]*RequestUse) {
 		}
 		d.NamesTruncated = d.NamesTruncated || s.NamesTruncated
 		for n := range s.Names {
-			if d.Names[n] {
-				continue
-			}
-			if len(d.Names) < auditNamesPerRequest {
-				d.Names[n] = true
-			} else {
-				d.NamesTruncated = true
-			}
+			d.addName(n)
 		}
 	}
 }
