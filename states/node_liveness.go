@@ -56,6 +56,23 @@ func orNow(t, now time.Time) time.Time {
 	return t
 }
 
+// LivenessListAge is the oldest a peer list may be when a node's liveness
+// clocks are set from it: half the shorter non-zero hysteresis window, so
+// that a drop or a return that lasts a window is seen at least twice
+// within it (zero when neither window is set: any age will do). A cluster
+// with windows of seconds has its peers read that often; one at the
+// defaults (30 s and 2 min) is never held to less than the shared list's
+// own interval.
+func LivenessListAge(offlineGrace, recoveryWindow time.Duration) time.Duration {
+	var d time.Duration
+	for _, w := range []time.Duration{offlineGrace, recoveryWindow} {
+		if w > 0 && (d == 0 || w < d) {
+			d = w
+		}
+	}
+	return d / 2
+}
+
 // livenessPoll is how often a node whose decision depends on peer liveness
 // re-reads GD2 when no watch event brings it back: a peer can die without
 // any Kubernetes object changing (a network partition, a hung GD2). Every

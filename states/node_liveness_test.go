@@ -84,3 +84,22 @@ func TestFlappingPeerIsNeverFailed(t *testing.T) {
 		t.Errorf("a peer that never stays up for the recovery window ends %s, want Offline", s.State)
 	}
 }
+
+// The peer list a liveness clock is set from is at most half the shorter
+// window old; without windows, any age will do.
+func TestLivenessListAge(t *testing.T) {
+	for _, c := range []struct {
+		grace, window, want time.Duration
+	}{
+		{30 * time.Second, 2 * time.Minute, 15 * time.Second},
+		{2 * time.Second, 4 * time.Second, time.Second},
+		{10 * time.Second, 4 * time.Second, 2 * time.Second},
+		{0, 4 * time.Second, 2 * time.Second},
+		{2 * time.Second, 0, time.Second},
+		{0, 0, 0},
+	} {
+		if got := LivenessListAge(c.grace, c.window); got != c.want {
+			t.Errorf("LivenessListAge(%s, %s) = %s, want %s", c.grace, c.window, got, c.want)
+		}
+	}
+}

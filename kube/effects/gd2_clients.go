@@ -238,10 +238,17 @@ func (g *GD2Clients) Forget(namespace, name string) {
 // Shared returns gc, the client of c, with c's peer and device lists
 // shared through Views (gc itself without Views).
 func (g *GD2Clients) Shared(c *operatorv1alpha1.GlusterCluster, gc *gd2.Client) GD2Reader {
+	return g.SharedWithin(c, gc, 0)
+}
+
+// SharedWithin is Shared with the peer list at most maxPeerAge old when
+// that is positive and shorter than Views' interval: the reads that set
+// liveness clocks (PoolViews.Reads).
+func (g *GD2Clients) SharedWithin(c *operatorv1alpha1.GlusterCluster, gc *gd2.Client, maxPeerAge time.Duration) GD2Reader {
 	if g.Views == nil {
 		return gc
 	}
-	return g.Views.Reads(c.Namespace+"/"+c.Name, gc)
+	return g.Views.Reads(c.Namespace+"/"+c.Name, gc, maxPeerAge)
 }
 
 // GD2Reader is the GD2 reads a node sync makes.

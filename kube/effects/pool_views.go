@@ -15,7 +15,8 @@ import (
 // DefaultPoolViewTTL is how long a cluster's shared peer list serves its
 // syncs. A few seconds: long enough that the nodes of a cluster, synced
 // one after another, share one read; short beside the liveness windows the
-// list feeds (an offline grace of 30 s).
+// list feeds (an offline grace of 30 s). A cluster with shorter windows
+// has its node syncs served a younger list (SharedReads.maxPeerAge).
 const DefaultPoolViewTTL = 5 * time.Second
 
 // ConfigListFactor is how many times TTL a cluster's shared device and
@@ -140,9 +141,13 @@ func shared[T any](v *PoolViews, pv *poolView, l *cachedList[T], ttl time.Durati
 }
 
 // Reads returns gc's reads with the unfiltered peer and volume lists and
-// the device list shared through v for cluster (namespace/name).
-func (v *PoolViews) Reads(cluster string, gc *gd2.Client) *SharedReads {
-	return &SharedReads{Client: gc, views: v, cluster: cluster}
+// the device list shared through v for cluster (namespace/name). A
+// positive maxPeerAge bounds the age of the peer list these reads are
+// served below TTL (a cluster whose liveness windows are shorter than
+// TTL, see states.LivenessListAge); other reads of the same view keep
+// theirs.
+func (v *PoolViews) Reads(cluster string, gc *gd2.Client, maxPeerAge time.Duration) *SharedReads {
+	return &SharedReads{Client: gc, views: v, cluster: cluster, maxPeerAge: maxPeerAge}
 }
 
 // SharedReads is a cluster's GD2 client whose ListPeers and ListVolumes
@@ -150,8 +155,17 @@ func (v *PoolViews) Reads(cluster string, gc *gd2.Client) *SharedReads {
 // every other call goes to GD2.
 type SharedReads struct {
 	*gd2.Client
-	views   *PoolViews
-	cluster string
+	views      *PoolViews
+	cluster    string
+	maxPeerAge time.Duration
+}
+
+// peerTTL is the age up to which r is served a shared peer list.
+func (r *SharedReads) peerTTL() time.Duration {
+	if ttl := r.views.ttl(); r.maxPeerAge <= 0 || r.maxPeerAge >= ttl {
+		return ttl
+	}
+	return r.maxPeerAge
 }
 
 // ListPeers serves an unfiltered list from the shared view; a filtered one
@@ -161,7 +175,7 @@ func (r *SharedReads) ListPeers(ctx context.Context, f gd2.Filter) ([]gd2.Peer, 
 		return r.Client.ListPeers(ctx, f)
 	}
 	pv := r.views.view(r.cluster)
-	return shared(r.views, pv, &pv.peers, r.views.ttl(), func() ([]gd2.Peer, error) { return r.Client.ListPeers(ctx, f) })
+	return shared(r.views, pv, &pv.peers, r.peerTTL(), func() ([]gd2.Peer, error) { return r.Client.ListPeers(ctx, f) })
 }
 
 // ListAllDevices serves the device list from the shared view.

@@ -113,7 +113,7 @@ func TestSharedReadsServeTheUnfilteredListsFromTheView(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := &PoolViews{TTL: time.Minute}
-	r := v.Reads("ns/a", gc)
+	r := v.Reads("ns/a", gc, 0)
 	ctx := context.Background()
 	meta := gd2.Filter{Key: "anthill.node", Value: "ns/n"}
 	for range 3 {
@@ -147,5 +147,47 @@ func TestSharedReadsServeTheUnfilteredListsFromTheView(t *testing.T) {
 	// invalidation, and the three filtered reads.
 	if filtered != 3 || total != 7 {
 		t.Fatalf("GD2 saw %v: want each unfiltered list once (the volumes twice, across the invalidation) and every filtered read", requests)
+	}
+}
+
+// Reads bound to a peer age shorter than the interval re-read the peer
+// list once it is older than that; the other reads of the view keep the
+// interval, and share whatever list is fresh enough for them.
+func TestSharedReadsWithinAPeerAgeReadThePeersMoreOften(t *testing.T) {
+	var peers atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/peers" {
+			peers.Add(1)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte("[]"))
+	}))
+	defer srv.Close()
+	gc, err := gd2.New(gd2.Options{Endpoint: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := clocktesting.NewFakeClock(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	v := &PoolViews{TTL: 5 * time.Second, Clock: clk}
+	liveness, other := v.Reads("ns/a", gc, time.Second), v.Reads("ns/a", gc, 0)
+	ctx := context.Background()
+	list := func(r *SharedReads, want int32) {
+		t.Helper()
+		if _, err := r.ListPeers(ctx, gd2.Filter{}); err != nil {
+			t.Fatal(err)
+		}
+		if n := peers.Load(); n != want {
+			t.Fatalf("at %s: %d peers.list, want %d", clk.Now().Format(time.TimeOnly), n, want)
+		}
+	}
+	list(liveness, 1)
+	list(other, 1) // shares the fresh list
+	clk.Step(1500 * time.Millisecond)
+	list(other, 1)    // 1.5 s old: within the interval
+	list(liveness, 2) // older than its second: read again
+	clk.Step(1500 * time.Millisecond)
+	list(other, 2) // the liveness read's list, 1.5 s old
+	if got := v.Reads("ns/a", gc, time.Minute).peerTTL(); got != v.TTL {
+		t.Errorf("a peer age beyond the interval serves lists up to %s old, want the interval %s", got, v.TTL)
 	}
 }

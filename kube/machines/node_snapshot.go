@@ -61,26 +61,42 @@ type gd2Reads interface {
 	HealInfo(ctx context.Context, volume string, kind gd2.HealInfoKind) ([]gd2.BrickHealInfo, error)
 }
 
+// failureWindows is cluster's failure policy: its permissible downtime,
+// offline grace and recovery window, each at its default when unset.
+func failureWindows(cluster *operatorv1alpha1.GlusterCluster) (downtime, grace, recovery time.Duration) {
+	downtime, grace, recovery = DefaultPermissibleDowntime, DefaultOfflineGrace, DefaultRecoveryWindow
+	if fp := cluster.Spec.FailurePolicy; fp != nil {
+		if fp.PermissibleDowntime != nil {
+			downtime = fp.PermissibleDowntime.Duration
+		}
+		if fp.OfflineGrace != nil {
+			grace = fp.OfflineGrace.Duration
+		}
+		if fp.RecoveryWindow != nil {
+			recovery = fp.RecoveryWindow.Duration
+		}
+	}
+	return downtime, grace, recovery
+}
+
 // nodeSnapshot gathers a NodeSnapshot from listers and live GD2 reads. A GD2
 // failure makes GD2Reachable false (the decision then waits); it is not an
 // error. An error means the snapshot could not be trusted at all.
 func (s *NodeSyncer) nodeSnapshot(ctx context.Context, node *operatorv1alpha1.GlusterNode, cluster *operatorv1alpha1.GlusterCluster, state fsm.State, gc gd2Reads) (states.NodeSnapshot, nodeView, error) {
 	now := s.Clock.Now()
 	snap := states.NodeSnapshot{
-		State:               state,
-		Now:                 now,
-		Deleting:            node.DeletionTimestamp != nil,
-		ClusterDeleting:     cluster.DeletionTimestamp != nil,
-		Paused:              cluster.Spec.Paused,
-		Request:             states.NodeRequest(node.Annotations[objects.AnnotationRequest]),
-		Disabled:            node.Spec.DesiredState == operatorv1alpha1.NodeDisabled,
-		TargetVersion:       objects.ClusterVersion(cluster),
-		TargetRevision:      objects.NodeTemplateRevision(cluster, node),
-		PermissibleDowntime: DefaultPermissibleDowntime,
-		OfflineGrace:        DefaultOfflineGrace,
-		RecoveryWindow:      DefaultRecoveryWindow,
-		UpgradeStepTimeout:  DefaultUpgradeStepTimeout,
+		State:              state,
+		Now:                now,
+		Deleting:           node.DeletionTimestamp != nil,
+		ClusterDeleting:    cluster.DeletionTimestamp != nil,
+		Paused:             cluster.Spec.Paused,
+		Request:            states.NodeRequest(node.Annotations[objects.AnnotationRequest]),
+		Disabled:           node.Spec.DesiredState == operatorv1alpha1.NodeDisabled,
+		TargetVersion:      objects.ClusterVersion(cluster),
+		TargetRevision:     objects.NodeTemplateRevision(cluster, node),
+		UpgradeStepTimeout: DefaultUpgradeStepTimeout,
 	}
+	snap.PermissibleDowntime, snap.OfflineGrace, snap.RecoveryWindow = failureWindows(cluster)
 	if t := node.Status.LastTransitionTime; t != nil {
 		snap.StateSince = t.Time
 	}
@@ -89,17 +105,6 @@ func (s *NodeSyncer) nodeSnapshot(ctx context.Context, node *operatorv1alpha1.Gl
 	}
 	if a := node.Status.AliveSince; a != nil {
 		snap.AliveSince = a.Time
-	}
-	if fp := cluster.Spec.FailurePolicy; fp != nil {
-		if fp.PermissibleDowntime != nil {
-			snap.PermissibleDowntime = fp.PermissibleDowntime.Duration
-		}
-		if fp.OfflineGrace != nil {
-			snap.OfflineGrace = fp.OfflineGrace.Duration
-		}
-		if fp.RecoveryWindow != nil {
-			snap.RecoveryWindow = fp.RecoveryWindow.Duration
-		}
 	}
 	if up := cluster.Status.Upgrade; up != nil {
 		snap.UpgradeSelected = up.State == string(states.UpgradeRollingServers) && slices.Contains(up.CurrentNodes, node.Name)

@@ -268,7 +268,8 @@ func (s *NodeSyncer) Gather(ctx context.Context, node *operatorv1alpha1.GlusterN
 	if gc, err := s.GD2.For(ctx, cluster); err == nil {
 		f.ops, live, reads = &effects.GD2{Client: gc}, gc, gc
 		if restsOnSharedView(in.State) {
-			reads = s.GD2.Shared(cluster, gc)
+			_, grace, recovery := failureWindows(cluster)
+			reads = s.GD2.SharedWithin(cluster, gc, states.LivenessListAge(grace, recovery))
 		}
 	} else {
 		f.gd2Err = err
@@ -278,7 +279,8 @@ func (s *NodeSyncer) Gather(ctx context.Context, node *operatorv1alpha1.GlusterN
 		return err
 	}
 	// The cluster's peer and device lists may be a few seconds old (shared
-	// between its node syncs, see effects.PoolViews). That is good enough
+	// between its node syncs, see effects.PoolViews; the peers never older
+	// than half the shorter liveness window). That is good enough
 	// to wait on, never to act on: a decision that acts — above all one
 	// that moves a brick or deletes a peer — is taken again from a live
 	// read, and that decision is the one the runner checks and acts on.

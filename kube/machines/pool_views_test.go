@@ -297,3 +297,41 @@ func (f *nodeFixture) gd2Via(node *operatorv1alpha1.GlusterNode) *gd2.Client {
 	}
 	return g
 }
+
+// A cluster whose liveness windows are shorter than the shared list's
+// interval has its resting nodes read the peers at least every half the
+// shorter window: a drop 1.5 s old is seen by a cluster with a 2 s
+// offline grace, where the 5 s list would still show the peer alive.
+func TestShortLivenessWindowsSeeADropWithinHalfAWindow(t *testing.T) {
+	f, names := onlineCluster(t)
+	c := f.clusterObj()
+	c.Spec.FailurePolicy = &operatorv1alpha1.FailurePolicy{
+		OfflineGrace:   &metav1.Duration{Duration: 2 * time.Second},
+		RecoveryWindow: &metav1.Duration{Duration: 4 * time.Second},
+	}
+	c, err := f.anthill.OperatorV1alpha1().GlusterClusters("ns").Update(context.Background(), c, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.clusters.Update(c); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Step(10 * time.Second)
+	f.syncNode(names[1]) // fills the view
+	peers := f.calls.count(peersList)
+	f.syncNode(names[2])
+	if f.calls.count(peersList) != peers {
+		t.Fatal("a sync within half the grace read GD2 again instead of sharing the list")
+	}
+	if err := f.sim.SetPeerAlive(f.nodeNamed(names[0]).Status.PeerID, false); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Step(1500 * time.Millisecond)
+	f.syncNode(names[0])
+	if f.calls.count(peersList) != peers+1 {
+		t.Errorf("a sync 1.5 s after the list was read made %d peers.list, want 1", f.calls.count(peersList)-peers)
+	}
+	if n := f.nodeNamed(names[0]); n.Status.DownSince == nil {
+		t.Errorf("the drop went unseen: state %s, no downSince", n.Status.State)
+	}
+}
