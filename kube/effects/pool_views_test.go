@@ -100,18 +100,11 @@ func TestOnlyReadOperationsKeepTheView(t *testing.T) {
 func TestSharedReadsServeTheUnfilteredListsFromTheView(t *testing.T) {
 	var mu sync.Mutex
 	requests := map[string]int{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	gc := emptyGD2(t, func(r *http.Request) {
 		mu.Lock()
 		requests[r.URL.Path+"?"+r.URL.RawQuery]++
 		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte("[]"))
-	}))
-	defer srv.Close()
-	gc, err := gd2.New(gd2.Options{Endpoint: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	v := &PoolViews{TTL: time.Minute}
 	r := v.Reads("ns/a", gc, 0)
 	ctx := context.Background()
@@ -155,18 +148,11 @@ func TestSharedReadsServeTheUnfilteredListsFromTheView(t *testing.T) {
 // interval, and share whatever list is fresh enough for them.
 func TestSharedReadsWithinAPeerAgeReadThePeersMoreOften(t *testing.T) {
 	var peers atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	gc := emptyGD2(t, func(r *http.Request) {
 		if r.URL.Path == "/v1/peers" {
 			peers.Add(1)
 		}
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte("[]"))
-	}))
-	defer srv.Close()
-	gc, err := gd2.New(gd2.Options{Endpoint: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	clk := clocktesting.NewFakeClock(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
 	v := &PoolViews{TTL: 5 * time.Second, Clock: clk}
 	liveness, other := v.Reads("ns/a", gc, time.Second), v.Reads("ns/a", gc, 0)
@@ -190,4 +176,21 @@ func TestSharedReadsWithinAPeerAgeReadThePeersMoreOften(t *testing.T) {
 	if got := v.Reads("ns/a", gc, time.Minute).peerTTL(); got != v.TTL {
 		t.Errorf("a peer age beyond the interval serves lists up to %s old, want the interval %s", got, v.TTL)
 	}
+}
+
+// emptyGD2 is a client of a GD2 that answers every request with an empty
+// list, after telling seen of it.
+func emptyGD2(t *testing.T, seen func(*http.Request)) *gd2.Client {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen(r)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte("[]"))
+	}))
+	t.Cleanup(srv.Close)
+	gc, err := gd2.New(gd2.Options{Endpoint: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gc
 }
