@@ -140,10 +140,10 @@ SEED          ?=
 chaos: controlplane
 ifeq ($(DURATION),)
 	ANTHILL_CRASH_SWEEP=1 ANTHILL_CRASH_K=$(CRASH_K) ANTHILL_CRASH_EVERY=$(CRASH_EVERY) \
-		$(GO) test -race -tags e2e -run '^TestCrashSweep$$' -v -timeout $(CHAOS_TIMEOUT) ./e2e
+		$(GO) test -race -count=1 -tags e2e -run '^TestCrashSweep$$' -v -timeout $(CHAOS_TIMEOUT) ./e2e
 else
 	ANTHILL_CHAOS_DURATION=$(DURATION) ANTHILL_CHAOS_SEED=$(SEED) \
-		$(GO) test -race -tags e2e -run '^TestChaosSoak$$' -v -timeout $(CHAOS_TIMEOUT) ./e2e
+		$(GO) test -race -count=1 -tags e2e -run '^TestChaosSoak$$' -v -timeout $(CHAOS_TIMEOUT) ./e2e
 endif
 
 ## bench: benchmarks that print ratios against a baseline measured in the same run, then bench-engine
