@@ -1,6 +1,7 @@
 package objects
 
 import (
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 )
@@ -30,6 +31,20 @@ import (
 // podStorageNote in kube/machines). Its probes, environment, mounts,
 // resources and security context, most of a pod, go. A pod is only ever
 // patched, never updated from the cache.
+//
+// A StatefulSet (a Gluster node's, a cluster's etcd) keeps its metadata,
+// its replica count and its status: the etcd one's ready replicas are what
+// the cluster machine reads. Its pod template and claim templates go; a
+// node's StatefulSet is changed only from a live read (kube/effects).
+//
+// A PersistentVolumeClaim (a brick's) keeps its metadata, the volume it is
+// bound to and its phase (what tells whether a node's claims are bound);
+// a lost node's claims are read live before anything is forced.
+//
+// A Kubernetes Node keeps its metadata, whether it is cordoned and its
+// taints: what tells the disruption machine a drain was asked for. Its
+// status, the largest part of a Node and the part that changes with every
+// heartbeat, goes; whether a lost node is Ready is read live.
 func TrimForCache(obj any) (any, error) {
 	if m, err := meta.Accessor(obj); err == nil {
 		m.SetManagedFields(nil)
@@ -39,6 +54,14 @@ func TrimForCache(obj any) (any, error) {
 		trimPV(o)
 	case *corev1.Pod:
 		trimPod(o)
+	case *appsv1.StatefulSet:
+		o.Spec = appsv1.StatefulSetSpec{Replicas: o.Spec.Replicas}
+	case *corev1.PersistentVolumeClaim:
+		o.Spec = corev1.PersistentVolumeClaimSpec{VolumeName: o.Spec.VolumeName}
+		o.Status = corev1.PersistentVolumeClaimStatus{Phase: o.Status.Phase}
+	case *corev1.Node:
+		o.Spec = corev1.NodeSpec{Unschedulable: o.Spec.Unschedulable, Taints: o.Spec.Taints}
+		o.Status = corev1.NodeStatus{}
 	}
 	return obj, nil
 }

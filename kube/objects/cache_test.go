@@ -3,6 +3,7 @@ package objects
 import (
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -121,5 +122,88 @@ func TestTrimForCacheKeepsOfAPodWhatIsReadFromTheCache(t *testing.T) {
 	}
 	if images := ContainerImages(got.Spec); images[ContainerGD2] != "gd2:4.1.0" {
 		t.Errorf("ContainerImages of the trimmed pod = %v", images)
+	}
+}
+
+// A StatefulSet keeps its metadata, replica count and status (the etcd
+// one's ready replicas); its pod and claim templates go.
+func TestTrimForCacheKeepsOfAStatefulSetItsReplicasAndStatus(t *testing.T) {
+	one := int32(1)
+	sts := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "gc-etcd", Labels: map[string]string{LabelCluster: "gc"}, ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m"}}},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas:             &one,
+			ServiceName:          "gc-etcd",
+			Template:             corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "etcd", Image: "etcd:3"}}}},
+			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"}}},
+		},
+		Status: appsv1.StatefulSetStatus{Replicas: 1, ReadyReplicas: 1},
+	}
+	out, err := TrimForCache(sts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.(*appsv1.StatefulSet)
+	if !equality.Semantic.DeepEqual(got.Spec, appsv1.StatefulSetSpec{Replicas: &one}) {
+		t.Errorf("trimmed spec %+v, want only the replica count", got.Spec)
+	}
+	if got.ManagedFields != nil || got.Labels[LabelCluster] != "gc" || got.Status.ReadyReplicas != 1 {
+		t.Errorf("trimmed StatefulSet %+v: want its labels and status kept, its managedFields dropped", got)
+	}
+}
+
+// A brick's claim keeps its metadata, its volume and its phase.
+func TestTrimForCacheKeepsOfAClaimItsVolumeAndPhase(t *testing.T) {
+	class := "fast"
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "bricks-0", Labels: map[string]string{LabelCluster: "gc"}},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			StorageClassName: &class,
+			VolumeName:       "pv-1",
+			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("10Gi")}},
+		},
+		Status: corev1.PersistentVolumeClaimStatus{
+			Phase:    corev1.ClaimBound,
+			Capacity: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("10Gi")},
+		},
+	}
+	out, err := TrimForCache(pvc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.(*corev1.PersistentVolumeClaim)
+	want := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "bricks-0", Labels: map[string]string{LabelCluster: "gc"}},
+		Spec:       corev1.PersistentVolumeClaimSpec{VolumeName: "pv-1"},
+		Status:     corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound},
+	}
+	if !equality.Semantic.DeepEqual(got, want) {
+		t.Errorf("trimmed claim %+v, want %+v", got, want)
+	}
+}
+
+// A Kubernetes Node keeps its metadata, cordon and taints; its status goes.
+func TestTrimForCacheKeepsOfANodeItsCordonAndTaints(t *testing.T) {
+	taints := []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectNoSchedule}}
+	n := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: "kube-1", Labels: map[string]string{corev1.LabelTopologyZone: "a"}},
+		Spec:       corev1.NodeSpec{Unschedulable: true, Taints: taints, PodCIDR: "10.0.0.0/24", ProviderID: "kwok://kube-1"},
+		Status: corev1.NodeStatus{
+			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}},
+			Images:     []corev1.ContainerImage{{Names: []string{"gd2:4.1.0"}, SizeBytes: 1 << 30}},
+		},
+	}
+	out, err := TrimForCache(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.(*corev1.Node)
+	want := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: "kube-1", Labels: map[string]string{corev1.LabelTopologyZone: "a"}},
+		Spec:       corev1.NodeSpec{Unschedulable: true, Taints: taints},
+	}
+	if !equality.Semantic.DeepEqual(got, want) {
+		t.Errorf("trimmed Node %+v, want %+v", got, want)
 	}
 }
