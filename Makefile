@@ -153,10 +153,12 @@ bench: controlplane bench-engine
 ## bench-scale: one operator holding a growing fleet of 10-node clusters, in steps
 ## (SCALE_STEPS GlusterNodes, default 100,1000): bring-up against plain
 ## StatefulSets, RSS and where the heap goes (its profiles saved under ANTHILL_SCALE_PROFILES),
-## steady API writes, GD2 calls and CPU, reaction, restart
+## steady API writes, GD2 calls and CPU, reaction, restart; SCALE_GOMEMLIMIT (e.g. 120MiB) is
+## the operator's soft memory limit
 SCALE_STEPS ?= 100,1000
+SCALE_GOMEMLIMIT ?=
 bench-scale: controlplane
-	ANTHILL_E2E_RACE=0 ANTHILL_SCALE_STEPS=$(SCALE_STEPS) $(GO) test -tags e2e -run '^$$' -bench Scale -benchtime 1x -timeout 240m ./e2e/
+	ANTHILL_E2E_RACE=0 ANTHILL_SCALE_STEPS=$(SCALE_STEPS) ANTHILL_SCALE_GOMEMLIMIT=$(SCALE_GOMEMLIMIT) $(GO) test -tags e2e -run '^$$' -bench Scale -benchtime 1x -timeout 240m ./e2e/
 
 ## bench-engine: the dispatcher's throughput on fake clients, in transitions per second per core
 ## (target >= 20,000; docs/performance.md)

@@ -31,6 +31,12 @@ import (
 // (make bench-scale sets it; unset, the benchmark does not run).
 const scaleStepsEnv = "ANTHILL_SCALE_STEPS"
 
+// scaleMemLimitEnv, when set, is the operator's GOMEMLIMIT for the whole
+// benchmark (make bench-scale SCALE_GOMEMLIMIT=...): the soft memory limit
+// the operator gives itself inside a container with a memory limit, set
+// here for the operator alone (the control plane's programs are Go too).
+const scaleMemLimitEnv = "ANTHILL_SCALE_GOMEMLIMIT"
+
 // scaleNodesPerCluster and scalePodsPerKubeNode shape every step: clusters
 // of ten GlusterNodes (four, three and three in the three zones), ten
 // Gluster pods per kwok node.
@@ -65,6 +71,10 @@ const (
 //     the operator restarted at a longer --gd2-list-interval and a slower
 //     leader election (quietFlags).
 //
+// With ANTHILL_SCALE_GOMEMLIMIT set, every run of the operator has that
+// soft memory limit, and the RSS and CPU figures show what holding it
+// costs.
+//
 // Every cluster runs its file CSI driver (an empty spec.drivers means
 // file), with spec.csi.nodeSelector naming a label no kwok node carries, as
 // an admin limits the plugins to the nodes that consume volumes: without
@@ -92,10 +102,16 @@ func BenchmarkScale(b *testing.B) {
 		window = w
 	}
 	ctx := context.Background()
+	if lim := os.Getenv(scaleMemLimitEnv); lim != "" {
+		b.Logf("the operator runs with GOMEMLIMIT=%s", lim)
+		operator.SetEnv("GOMEMLIMIT=" + lim)
+	}
 	// The operator serves its heap profile for the whole benchmark, and
-	// runs as the other benchmarks expect it once done.
+	// runs as the other benchmarks expect it once done (the deferred
+	// calls run last first: its own environment, then the restart).
 	killAndStart(b, scaleFlags...)
 	defer killAndStart(b)
+	defer operator.SetEnv()
 	pvs := 0
 	for range b.N {
 		// fleet is every GlusterNode the operator holds: the steps before

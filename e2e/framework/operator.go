@@ -42,6 +42,7 @@ func BuildAnthill(ctx context.Context, moduleRoot, dir string) (string, error) {
 type Operator struct {
 	bin, kubeconfig, dir string
 	args                 []string
+	env                  []string
 	mu                   sync.Mutex
 	proc                 *process
 	runs                 int
@@ -92,6 +93,15 @@ func (cp *ControlPlane) StartOperatorAs(ctx context.Context, bin, identity strin
 	return o, o.Start()
 }
 
+// SetEnv gives every later run of the operator env ("NAME=value") on top
+// of the test process's own environment; SetEnv() goes back to that alone.
+// make bench-scale sets GOMEMLIMIT this way, for the operator only.
+func (o *Operator) SetEnv(env ...string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.env = env
+}
+
 // Start starts a new run of the operator (after Kill or Stop).
 func (o *Operator) Start() error { return o.StartWith() }
 
@@ -108,7 +118,7 @@ func (o *Operator) StartWith(extra ...string) error {
 	o.runs++
 	args := append([]string{"operator", "--kubeconfig=" + o.kubeconfig, "--metrics-address=127.0.0.1:0", "--log-level=debug"}, o.args...)
 	args = append(args, extra...)
-	p, err := startWatchedProcess(o.dir, o.bin, fmt.Sprintf("operator-%d", o.runs), o.onLine, args...)
+	p, err := startWatchedProcess(o.dir, o.bin, fmt.Sprintf("operator-%d", o.runs), o.onLine, o.env, args...)
 	if err != nil {
 		return err
 	}

@@ -26,7 +26,7 @@ type process struct {
 }
 
 func startProcess(dir, bin, name string, args ...string) (*process, error) {
-	return startWatchedProcess(dir, bin, name, nil, args...)
+	return startWatchedProcess(dir, bin, name, nil, nil, args...)
 }
 
 // startWatchedProcess is startProcess that also hands each complete line
@@ -35,7 +35,10 @@ func startProcess(dir, bin, name string, args ...string) (*process, error) {
 // moments of its being written. onLine runs on the goroutine that copies
 // the output, so it must not wait for the process to end; it may signal
 // the process (p.cmd.Process is set by then).
-func startWatchedProcess(dir, bin, name string, onLine func(p *process, line []byte), args ...string) (*process, error) {
+//
+// env, when not empty, is added to the test process's own environment for
+// the program; otherwise it inherits that environment as it is.
+func startWatchedProcess(dir, bin, name string, onLine func(p *process, line []byte), env []string, args ...string) (*process, error) {
 	logPath := filepath.Join(dir, name+".log")
 	logf, err := os.Create(logPath)
 	if err != nil {
@@ -51,6 +54,9 @@ func startWatchedProcess(dir, bin, name string, onLine func(p *process, line []b
 		cmd.Stdout, cmd.Stderr = w, w
 	}
 	cmd.Dir = dir
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	// Own process group, so Stop can signal the program and anything it
 	// forks; Pdeathsig kills it if the test binary dies without cleaning up.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
