@@ -21,7 +21,7 @@ TEST_PARALLEL ?= 4
 # control plane (e2e/shards_e2e_test.go); its tests mostly wait.
 E2E_SHARDS ?= 2
 
-.PHONY: all build image helm lint-yaml coverage controlplane promtool generate verify verify-generate lint test test-unit test-e2e sandbox bench bench-scale bench-engine chaos clean
+.PHONY: all build image helm lint-yaml coverage controlplane promtool generate verify verify-generate lint test test-unit test-e2e sandbox bench bench-scale bench-engine bench-lookups chaos clean
 
 all: build
 
@@ -147,7 +147,7 @@ else
 endif
 
 ## bench: benchmarks that print ratios against a baseline measured in the same run, then bench-engine
-bench: controlplane bench-engine
+bench: controlplane bench-engine bench-lookups
 	ANTHILL_E2E_RACE=0 $(GO) test -tags e2e -run '^$$' -bench . -benchtime 1x -timeout 60m ./e2e/...
 
 ## bench-scale: one operator holding a growing fleet of 10-node clusters, in steps
@@ -159,6 +159,11 @@ SCALE_STEPS ?= 100,1000
 SCALE_GOMEMLIMIT ?=
 bench-scale: controlplane
 	ANTHILL_E2E_RACE=0 ANTHILL_SCALE_STEPS=$(SCALE_STEPS) ANTHILL_SCALE_GOMEMLIMIT=$(SCALE_GOMEMLIMIT) $(GO) test -tags e2e -run '^$$' -bench Scale -benchtime 1x -timeout 240m ./e2e/
+
+## bench-lookups: finding a cluster's PersistentVolumes among 1,000 clusters' by the index,
+## against comparing every PV, in the same run (docs/performance.md)
+bench-lookups:
+	$(GO) test -run '^$$' -bench ClusterPVs -benchtime 100x ./kube/machines
 
 ## bench-engine: the dispatcher's throughput on fake clients, in transitions per second per core
 ## (target >= 20,000; docs/performance.md)

@@ -15,6 +15,7 @@ import (
 	appsv1listers "k8s.io/client-go/listers/apps/v1"
 	corev1listers "k8s.io/client-go/listers/core/v1"
 	discoveryv1listers "k8s.io/client-go/listers/discovery/v1"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 
 	"github.com/gluster/anthill/fsm"
@@ -40,8 +41,9 @@ type ClusterSyncer struct {
 	Secrets      corev1listers.SecretLister
 	Services     corev1listers.ServiceLister
 	StatefulSets appsv1listers.StatefulSetLister
-	PVs          corev1listers.PersistentVolumeLister
-	CSI          csiListers
+	// PVs are every PersistentVolume, indexed by usesIndex (indexUses).
+	PVs cache.Indexer
+	CSI csiListers
 	// EndpointSlices are an external cluster's published addresses.
 	EndpointSlices discoveryv1listers.EndpointSliceLister
 	Anthill        versioned.Interface
@@ -301,11 +303,10 @@ func (s *ClusterSyncer) snapshot(ctx context.Context, c *operatorv1alpha1.Gluste
 			snap.VolumesUnhealthy++
 		}
 	}
-	pvs, err := s.PVs.List(labels.Everything())
+	snap.GlusterPVNames, err = indexedPVNames(s.PVs, c)
 	if err != nil {
 		return err
 	}
-	snap.GlusterPVNames = clusterPVNames(pvs, c)
 	snap.GlusterPVs = len(snap.GlusterPVNames)
 	if up := c.Status.Upgrade; up != nil {
 		snap.UpgradeActive = up.State != "" && up.State != string(states.UpgradeIdle) && up.State != string(states.UpgradeComplete)

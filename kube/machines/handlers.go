@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/cache"
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
@@ -37,6 +38,8 @@ func upgradeKey(namespace, name string) engine.Key {
 type keyMapper struct {
 	nodes    listers.GlusterNodeLister
 	clusters listers.GlusterClusterLister
+	// byUse is the clusters' store, indexed by usesIndex (forPV).
+	byUse cache.Indexer
 }
 
 // forCluster: a cluster's own machine, its volumes' heal machines, and its
@@ -99,12 +102,10 @@ func (k keyMapper) forPV(obj any) []engine.Key {
 	if !ok {
 		return nil
 	}
-	cs, _ := k.clusters.List(labels.Everything())
+	cs, _ := indexedClusters(k.byUse, pv)
 	var keys []engine.Key
 	for _, c := range cs {
-		if usesCluster(pv, c) {
-			keys = append(keys, clusterKey(c.Namespace, c.Name))
-		}
+		keys = append(keys, clusterKey(c.Namespace, c.Name))
 	}
 	return keys
 }

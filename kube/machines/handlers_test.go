@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
@@ -23,12 +24,15 @@ func TestPVsMapToTheClustersTheyUse(t *testing.T) {
 	a := &operatorv1alpha1.GlusterCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "gc"}}
 	b := &operatorv1alpha1.GlusterCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns2", Name: "gc"}}
 	clusters := newIndexer()
+	if err := clusters.AddIndexers(cache.Indexers{usesIndex: clusterUses}); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []*operatorv1alpha1.GlusterCluster{a, b} {
 		if err := clusters.Add(c); err != nil {
 			t.Fatal(err)
 		}
 	}
-	km := keyMapper{clusters: listers.NewGlusterClusterLister(clusters)}
+	km := keyMapper{clusters: listers.NewGlusterClusterLister(clusters), byUse: clusters}
 	csiPV := func(driver string) *corev1.PersistentVolume {
 		return &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv"}, Spec: corev1.PersistentVolumeSpec{
 			PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: driver, VolumeHandle: "h"}}}}

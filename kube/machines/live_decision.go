@@ -138,6 +138,10 @@ func LiveClusterDecision(ctx context.Context, r LiveReads, ns, name string) (Liv
 	core, apps := fs.managed.Core().V1(), fs.managed.Apps().V1()
 	secrets, services, sts, eps := core.Secrets(), core.Services(), apps.StatefulSets(), fs.managed.Discovery().V1().EndpointSlices()
 	pvs := fs.all.Core().V1().PersistentVolumes()
+	pvIndex, err := indexUses(pvs.Informer(), pvUses)
+	if err != nil {
+		return LiveDecision{}, err
+	}
 	csi := csiInformers(fs.managed, fs.all)
 	if err := r.syncInformers(ctx, map[string]cache.SharedIndexInformer{
 		"GlusterNodes": nodes.Informer(), "GlusterClusters": clusters.Informer(),
@@ -156,7 +160,7 @@ func LiveClusterDecision(ctx context.Context, r LiveReads, ns, name string) (Liv
 	}
 	s := &ClusterSyncer{
 		Clusters: clusters.Lister(), Nodes: nodes.Lister(), Secrets: secrets.Lister(), Services: services.Lister(),
-		StatefulSets: sts.Lister(), PVs: pvs.Lister(), CSI: csi.listers(), EndpointSlices: eps.Lister(),
+		StatefulSets: sts.Lister(), PVs: pvIndex, CSI: csi.listers(), EndpointSlices: eps.Lister(),
 		GD2: r.gd2(), Log: liveLog(), Clock: r.clock(),
 		TLS: &effects.TLS{Client: r.Kube, Anthill: r.Anthill, Now: r.clock().Now},
 	}

@@ -141,9 +141,13 @@ func TestLiveClusterDecisionIsTheOperatorsDecision(t *testing.T) {
 		v1 := fs.anthill.Operator().V1alpha1()
 		core, apps := fs.managed.Core().V1(), fs.managed.Apps().V1()
 		csi := csiInformers(fs.managed, fs.all)
+		pvIndex, err := indexUses(fs.all.Core().V1().PersistentVolumes().Informer(), pvUses)
+		if err != nil {
+			t.Fatal(err)
+		}
 		cs := &ClusterSyncer{
 			Clusters: v1.GlusterClusters().Lister(), Nodes: v1.GlusterNodes().Lister(), Secrets: core.Secrets().Lister(),
-			Services: core.Services().Lister(), StatefulSets: apps.StatefulSets().Lister(), PVs: fs.all.Core().V1().PersistentVolumes().Lister(),
+			Services: core.Services().Lister(), StatefulSets: apps.StatefulSets().Lister(), PVs: pvIndex,
 			CSI: csi.listers(), EndpointSlices: fs.managed.Discovery().V1().EndpointSlices().Lister(),
 			Anthill: f.anthill, Kube: f.syncer.Kube, GD2: f.syncer.GD2, Log: f.syncer.Log, Clock: f.clock,
 		}

@@ -141,7 +141,15 @@ func Wire(cfg WireConfig) (*Machines, error) {
 	pvs := pvf.Core().V1().PersistentVolumes()
 	csi := csiInformers(kf, pvf)
 
-	km := keyMapper{nodes: nodes.Lister(), clusters: clusters.Lister()}
+	pvIndex, err := indexUses(pvs.Informer(), pvUses)
+	if err != nil {
+		return nil, err
+	}
+	clusterIndex, err := indexUses(clusters.Informer(), clusterUses)
+	if err != nil {
+		return nil, err
+	}
+	km := keyMapper{nodes: nodes.Lister(), clusters: clusters.Lister(), byUse: clusterIndex}
 	for _, w := range []struct {
 		inf interface {
 			Informer() cache.SharedIndexInformer
@@ -187,7 +195,7 @@ func Wire(cfg WireConfig) (*Machines, error) {
 	})
 	d.Register(states.ClusterMachine, &ClusterSyncer{
 		Clusters: clusters.Lister(), Nodes: nodes.Lister(), Secrets: secrets.Lister(), Services: services.Lister(),
-		StatefulSets: sts.Lister(), PVs: pvs.Lister(), CSI: csi.listers(), Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock,
+		StatefulSets: sts.Lister(), PVs: pvIndex, CSI: csi.listers(), Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock,
 		EndpointSlices: eps.Lister(), TLS: tlsIssuer, Audit: audit,
 	})
 	d.Register(states.UpgradeMachine, &UpgradeSyncer{
