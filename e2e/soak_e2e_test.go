@@ -162,6 +162,7 @@ func TestChaosSoak(t *testing.T) {
 		}
 	})
 	writeRng := rand.New(rand.NewPCG(seed, 0x77726974))
+	written := 0.0 // files the bursts added
 	bg.Go(func() {
 		for {
 			wait := time.Second + time.Duration(writeRng.Int64N(int64(3*time.Second)))
@@ -170,7 +171,15 @@ func TestChaosSoak(t *testing.T) {
 				return
 			case <-time.After(wait):
 			}
-			if err := gd2sim.Write("life", float64(1+writeRng.IntN(200))); err != nil {
+			// New files until the working set is written, then rewrites of
+			// it: a brick a decommission adds has the same to heal late in
+			// a long soak as early in it.
+			n := float64(1 + writeRng.IntN(200))
+			write := gd2sim.Overwrite
+			if written < soakWorkingSet {
+				write, written = gd2sim.Write, written+n
+			}
+			if err := write("life", n); err != nil {
 				t.Errorf("write to volume life: %v", err)
 				return
 			}
@@ -314,6 +323,13 @@ func soakWithin(t *testing.T) func(time.Duration) time.Duration {
 		return max(min(d, time.Until(deadline)-soakReserve), time.Second)
 	}
 }
+
+// soakWorkingSet is how many files the soak's write bursts add to the
+// volume before they only rewrite them: a replacement brick heals every
+// file of its replica set before a decommission moves the next brick, so
+// files that grew with every burst of an hour's soak would make its last
+// decommissions wait far longer than its first.
+const soakWorkingSet = 3000
 
 // soakReserve is the time the soak keeps, before the test binary's
 // -timeout, for its summary and the control plane's teardown.

@@ -326,6 +326,35 @@ func (s *Simulator) Write(volName string, n float64) error {
 	return s.persistLocked()
 }
 
+// Overwrite simulates n client writes to files the volume already holds:
+// every degraded replica set that still has quorum gains up to n entries
+// for its unreachable bricks (never more than it has files), and no file
+// is added. A workload that rewrites a working set leaves a new brick as
+// much to heal however long it runs. Errors as Write's.
+func (s *Simulator) Overwrite(volName string, n float64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.advanceLocked()
+	v := s.m.Volumes[volName]
+	if v == nil {
+		return errf(http.StatusNotFound, msgVolumeNotFound)
+	}
+	if v.State != volStarted {
+		return errf(http.StatusBadRequest, msgVolNotStarted)
+	}
+	for _, sv := range v.Subvols {
+		if !s.hasQuorum(sv) || sv.Type == typeDistribute {
+			continue
+		}
+		for _, b := range sv.Bricks {
+			if !s.brickUp(b) {
+				b.Missing = math.Min(sv.Files, b.Missing+n)
+			}
+		}
+	}
+	return s.persistLocked()
+}
+
 // InjectSplitBrain puts files of one replica set (index into subvols) in
 // split-brain. Names without a leading "/" get one.
 func (s *Simulator) InjectSplitBrain(volName string, subvolIdx int, files []string) error {

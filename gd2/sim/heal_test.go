@@ -187,3 +187,44 @@ func TestSetRatesAppliesFromNow(t *testing.T) {
 		t.Fatal("a negative rate must be refused")
 	}
 }
+
+// A rewrite of existing files marks them for the down brick, at most every
+// file the replica set holds, and adds none.
+func TestOverwriteMarksExistingFilesOnly(t *testing.T) {
+	h, v := healSetup(t, Config{WriteRate: 1e-9, HealRate: 5, InitialFiles: 50})
+	down := v.Subvols[0].Bricks[2].PeerID
+	if err := h.sim.SetPeerAlive(down, false); err != nil {
+		t.Fatal(err)
+	}
+	pending := func() int64 {
+		t.Helper()
+		for _, b := range h.healSummary() {
+			if b.HostID != "-" {
+				return *b.EntriesInHealPending
+			}
+		}
+		t.Fatal("no brick up")
+		return 0
+	}
+	if err := h.sim.Overwrite("v", 30); err != nil {
+		t.Fatal(err)
+	}
+	if got := pending(); got != 30 {
+		t.Errorf("after rewriting 30 of 50 files: %d pending, want 30", got)
+	}
+	if err := h.sim.Overwrite("v", 40); err != nil {
+		t.Fatal(err)
+	}
+	if got := pending(); got != 50 {
+		t.Errorf("after rewriting 70 times: %d pending, want every file (50)", got)
+	}
+	if err := h.sim.Write("v", 10); err != nil {
+		t.Fatal(err)
+	}
+	if got := pending(); got != 60 {
+		t.Errorf("after 10 new files: %d pending, want 60", got)
+	}
+	if err := h.sim.Overwrite("nope", 1); err == nil {
+		t.Error("a rewrite of an unknown volume was accepted")
+	}
+}
