@@ -75,10 +75,19 @@ func LivenessListAge(offlineGrace, recoveryWindow time.Duration) time.Duration {
 
 // livenessPoll is how often a node whose decision depends on peer liveness
 // re-reads GD2 when no watch event brings it back: a peer can die without
-// any Kubernetes object changing (a network partition, a hung GD2). Every
-// pollShort at most, and as often as the shorter non-zero hysteresis
-// window so that a window is never overshot by much; never below a second.
+// any Kubernetes object changing (a network partition, a hung GD2).
+//
+// With the peer watch (PeerWatched) a change of liveness brings the node
+// back by itself, within LivenessListAge, so the node looks again only
+// every pollRest, against a watch that missed something: a fleet at rest
+// then costs no sync per node per interval, only a peer list per cluster.
+// Without it, every pollShort at most, and as often as the shorter
+// non-zero hysteresis window so that a window is never overshot by much;
+// never below a second.
 func livenessPoll(s NodeSnapshot) time.Duration {
+	if s.PeerWatched {
+		return pollRest
+	}
 	d := pollShort
 	for _, w := range []time.Duration{s.OfflineGrace, s.RecoveryWindow} {
 		if w > 0 && w < d {
@@ -86,4 +95,15 @@ func livenessPoll(s NodeSnapshot) time.Duration {
 		}
 	}
 	return max(d, time.Second)
+}
+
+// PeerWatchInterval is how often the peer watch reads a cluster's peer
+// list with these hysteresis windows: LivenessListAge (half the shorter
+// window, so a drop or a return that lasts a window is read at least
+// twice within it), or fallback when neither window is set.
+func PeerWatchInterval(offlineGrace, recoveryWindow, fallback time.Duration) time.Duration {
+	if d := LivenessListAge(offlineGrace, recoveryWindow); d > 0 {
+		return d
+	}
+	return fallback
 }

@@ -103,3 +103,61 @@ func TestLivenessListAge(t *testing.T) {
 		}
 	}
 }
+
+// The peer watch reads a cluster's peers every LivenessListAge, or at the
+// fallback without windows.
+func TestPeerWatchInterval(t *testing.T) {
+	if got := PeerWatchInterval(30*time.Second, 2*time.Minute, 5*time.Second); got != 15*time.Second {
+		t.Errorf("at the default windows: %s, want 15s", got)
+	}
+	if got := PeerWatchInterval(0, 0, 5*time.Second); got != 5*time.Second {
+		t.Errorf("without windows: %s, want the fallback 5s", got)
+	}
+}
+
+// A node whose liveness the peer watch follows sets no liveness timer of
+// its own: at rest it looks again only every pollRest, and a countdown
+// wait ends at its deadline, not at the next sample. Without the watch,
+// every wait that depends on liveness polls at most pollShort apart.
+func TestAWatchedNodeWaitsWithoutALivenessTimer(t *testing.T) {
+	now := time.Date(2026, 12, 5, 8, 0, 0, 0, time.UTC)
+	base := NodeSnapshot{
+		Now: now, GD2Reachable: true, PeerKnown: true, PeerAlive: true, PeerID: "p1",
+		PVCExists: true, PVCBound: true, PodExists: true, PodReady: true, DevicesEnabled: 1,
+		OfflineGrace: 30 * time.Second, RecoveryWindow: 2 * time.Minute, PermissibleDowntime: 30 * time.Minute,
+	}
+	for _, c := range []struct {
+		name      string
+		mutate    func(*NodeSnapshot)
+		unwatched time.Duration
+		watched   time.Duration
+	}{
+		{"online at rest", func(s *NodeSnapshot) { s.State = NodeOnline }, 15 * time.Second, pollRest},
+		{"online and disabled", func(s *NodeSnapshot) {
+			s.State, s.Disabled, s.DevicesEnabled, s.DevicesDisabled = NodeOnline, true, 0, 1
+		}, 15 * time.Second, pollRest},
+		{"online within the offline grace", func(s *NodeSnapshot) {
+			s.State, s.PeerAlive, s.DownSince = NodeOnline, false, now.Add(-10*time.Second)
+		}, 15 * time.Second, 20 * time.Second},
+		{"offline within the permissible downtime", func(s *NodeSnapshot) {
+			s.State, s.PeerAlive, s.DownSince = NodeOffline, false, now.Add(-25*time.Minute)
+		}, 15 * time.Second, 5 * time.Minute},
+		{"offline, recovering", func(s *NodeSnapshot) {
+			s.State, s.DownSince, s.AliveSince = NodeOffline, now.Add(-time.Hour), now.Add(-time.Minute)
+		}, 15 * time.Second, time.Minute},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := base
+			c.mutate(&s)
+			d := DecideNode(s)
+			if !d.Waiting() || d.RequeueAfter != c.unwatched {
+				t.Errorf("unwatched: %+v, want a wait of %s", d, c.unwatched)
+			}
+			s.PeerWatched = true
+			d = DecideNode(s)
+			if !d.Waiting() || d.RequeueAfter != c.watched {
+				t.Errorf("watched: %+v, want a wait of %s", d, c.watched)
+			}
+		})
+	}
+}

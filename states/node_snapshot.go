@@ -91,6 +91,12 @@ type NodeSnapshot struct {
 	// DevicesEnabled and DevicesDisabled: the node's devices GD2 lists
 	// with state enabled, and with state disabled.
 	DevicesEnabled, DevicesDisabled int
+	// PeerWatched: the operator's peer watch reads the cluster's peer and
+	// device lists at least every LivenessListAge and brings the node
+	// back whenever what it reads of them (reachable, peer listed, alive,
+	// device counts) changes, so the node needs no liveness timer of its
+	// own (see livenessPoll).
+	PeerWatched bool
 	// ClusterDeleting: the node's GlusterCluster is being deleted.
 	ClusterDeleting bool
 	// Paused: the node's GlusterCluster has spec.paused set. The machine

@@ -78,6 +78,9 @@ func (v *PoolViews) now() time.Time {
 	return time.Now()
 }
 
+// Interval is how long the shared peer list serves (TTL, or its default).
+func (v *PoolViews) Interval() time.Duration { return v.ttl() }
+
 func (v *PoolViews) ttl() time.Duration {
 	if v.TTL > 0 {
 		return v.TTL

@@ -95,6 +95,7 @@ func (s *NodeSyncer) nodeSnapshot(ctx context.Context, node *operatorv1alpha1.Gl
 		TargetVersion:      objects.ClusterVersion(cluster),
 		TargetRevision:     objects.NodeTemplateRevision(cluster, node),
 		UpgradeStepTimeout: DefaultUpgradeStepTimeout,
+		PeerWatched:        s.PeerWatched,
 	}
 	snap.PermissibleDowntime, snap.OfflineGrace, snap.RecoveryWindow = failureWindows(cluster)
 	if t := node.Status.LastTransitionTime; t != nil {
@@ -259,14 +260,7 @@ func (s *NodeSyncer) gd2Side(ctx context.Context, node *operatorv1alpha1.Gluster
 	}
 	snap.GD2Reachable = true
 	view.peers = peers
-	key := node.Namespace + "/" + node.Name
-	for i := range peers {
-		p := &peers[i]
-		if p.Metadata[transitions.MetaNode] == key || (node.Status.PeerID != "" && p.ID == node.Status.PeerID) {
-			view.peer = p
-			break
-		}
-	}
+	view.peer = nodePeer(node, peers)
 	if view.peer == nil {
 		return nil
 	}
@@ -277,15 +271,7 @@ func (s *NodeSyncer) gd2Side(ctx context.Context, node *operatorv1alpha1.Gluster
 	if err != nil {
 		return fmt.Errorf("list devices: %w", err)
 	}
-	for _, d := range devices {
-		switch {
-		case d.PeerID != p.ID:
-		case d.State == gd2.DeviceEnabled:
-			snap.DevicesEnabled++
-		default:
-			snap.DevicesDisabled++
-		}
-	}
+	snap.DevicesEnabled, snap.DevicesDisabled = peerDevices(p.ID, devices)
 	if !decisionReadsBricks(snap.State) {
 		return nil
 	}
@@ -352,6 +338,35 @@ func (s *NodeSyncer) gd2Side(ctx context.Context, node *operatorv1alpha1.Gluster
 		snap.DrainBlockedReason = block.Reason
 	}
 	return nil
+}
+
+// nodePeer is node's peer in peers: the one anthill's join labelled with
+// the node (metadata anthill-node), or the one of the peer id the node
+// recorded; nil when GD2 lists neither.
+func nodePeer(node *operatorv1alpha1.GlusterNode, peers []gd2.Peer) *gd2.Peer {
+	key := node.Namespace + "/" + node.Name
+	for i := range peers {
+		p := &peers[i]
+		if p.Metadata[transitions.MetaNode] == key || (node.Status.PeerID != "" && p.ID == node.Status.PeerID) {
+			return p
+		}
+	}
+	return nil
+}
+
+// peerDevices counts peer's devices in devices by state: enabled, and
+// any other (disabled).
+func peerDevices(peer string, devices []gd2.Device) (enabled, disabled int) {
+	for _, d := range devices {
+		switch {
+		case d.PeerID != peer:
+		case d.State == gd2.DeviceEnabled:
+			enabled++
+		default:
+			disabled++
+		}
+	}
+	return enabled, disabled
 }
 
 // formerHolders maps each brick moved off a node of the cluster to the

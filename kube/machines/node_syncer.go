@@ -44,6 +44,10 @@ type NodeSyncer struct {
 	// Live reads what must not come from a cache (a lost pod's Kubernetes
 	// node and storage, see lostPodSide); nil disables lost-pod eviction.
 	Live kubernetes.Interface
+	// PeerWatched: a PeerWatch runs beside the dispatcher and brings a
+	// node back when its peer's liveness changes, so a node's liveness
+	// waits set no timer of their own (states.NodeSnapshot.PeerWatched).
+	PeerWatched bool
 
 	once   sync.Once
 	runner *engine.Runner[*operatorv1alpha1.GlusterNode, *nodeSync]

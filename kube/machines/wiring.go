@@ -1,8 +1,10 @@
 package machines
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -31,7 +33,10 @@ import (
 // assembled by Wire.
 type Machines struct {
 	Dispatcher *engine.Dispatcher
-	factories  []interface {
+	// PeerWatch follows GD2 liveness for the node machine; it runs with
+	// the dispatcher (Run).
+	PeerWatch *PeerWatch
+	factories []interface {
 		Start(stop <-chan struct{})
 		Shutdown()
 	}
@@ -44,6 +49,17 @@ func (m *Machines) Start(stop <-chan struct{}) {
 	for _, f := range m.factories {
 		f.Start(stop)
 	}
+}
+
+// Run runs the dispatcher and the peer watch until ctx ends (the leader
+// runs it; the informers run on every replica, see Start).
+func (m *Machines) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	if m.PeerWatch != nil {
+		wg.Go(func() { m.PeerWatch.Run(ctx) })
+	}
+	m.Dispatcher.Run(ctx)
+	wg.Wait()
 }
 
 // Shutdown stops the informers and the Event broadcaster.
@@ -189,9 +205,14 @@ func Wire(cfg WireConfig) (*Machines, error) {
 	tlsIssuer := &effects.TLS{Client: cfg.Kube, Anthill: cfg.Anthill, Now: cfg.Clock.Now, Cache: secretCache}
 	kops := &effects.Kube{Client: cfg.Kube, Anthill: cfg.Anthill, TLS: tlsIssuer}
 	audit := effects.Audit{Log: cfg.Log}
+	watch := &PeerWatch{
+		Clusters: clusters.Lister(), Nodes: nodes.Lister(), GD2: gd2c, Enqueue: d.Enqueue,
+		Interval: gd2c.Views.Interval(), Clock: cfg.Clock, Log: cfg.Log,
+	}
 	d.Register(states.NodeMachine, &NodeSyncer{
 		Nodes: nodes.Lister(), Clusters: clusters.Lister(), Pods: pods.Lister(), PVCs: pvcs.Lister(),
 		Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock, Live: cfg.Kube, Audit: audit,
+		PeerWatched: true,
 	})
 	d.Register(states.ClusterMachine, &ClusterSyncer{
 		Clusters: clusters.Lister(), Nodes: nodes.Lister(), Secrets: secrets.Lister(), Services: services.Lister(),
@@ -224,7 +245,7 @@ func Wire(cfg WireConfig) (*Machines, error) {
 			return nil, fmt.Errorf("register the state metrics: %w", err)
 		}
 	}
-	m := &Machines{Dispatcher: d, broadcast: bc}
+	m := &Machines{Dispatcher: d, PeerWatch: watch, broadcast: bc}
 	m.factories = append(m.factories, kf, pvf, af, nf, secretCache)
 	return m, nil
 }

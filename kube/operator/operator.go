@@ -143,7 +143,7 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	srv.SetReady(true)
 	log.Info("informers synced")
 
-	run := func(ctx context.Context) { d.Run(ctx) }
+	run := wired.Run
 	if !cfg.LeaderElect {
 		run(ctx)
 		return errors.Join(srvErr, context.Cause(ctx))
