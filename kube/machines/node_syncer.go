@@ -514,11 +514,7 @@ func (s *NodeSyncer) Finish(ctx context.Context, node *operatorv1alpha1.GlusterN
 // tombstone GD2 will not let anthill delete, and the mark is what tells
 // anthill (and an admin reading GD2's peer list) to ignore it.
 func (s *NodeSyncer) mirror(ctx context.Context, node *operatorv1alpha1.GlusterNode, ops transitions.GD2Ops, peer *gd2.Peer, st fsm.State) {
-	if peer == nil {
-		return
-	}
-	current := fsm.State(peer.Metadata[transitions.MetaState])
-	if current == st || (current == states.NodeAbandoned && !peer.Online) {
+	if !mirrorDue(peer, st) {
 		return
 	}
 	ctx = engine.WithAction(ctx, engine.ActionContext{
@@ -527,6 +523,17 @@ func (s *NodeSyncer) mirror(ctx context.Context, node *operatorv1alpha1.GlusterN
 	if err := transitions.MirrorNodeState(ctx, s.Audit.Ops(transitions.Ops{GD2: ops}).GD2, peer.ID, st); err != nil {
 		s.log(node).Info("mirroring state into GD2 failed; retrying next sync", zap.Error(err))
 	}
+}
+
+// mirrorDue reports whether peer's metadata should be told state st: a
+// listed peer that shows another state, unless it is a dead peer marked
+// Abandoned (see mirror).
+func mirrorDue(peer *gd2.Peer, st fsm.State) bool {
+	if peer == nil {
+		return false
+	}
+	current := fsm.State(peer.Metadata[transitions.MetaState])
+	return current != st && !(current == states.NodeAbandoned && !peer.Online)
 }
 
 // resetCursor clears the status field cursor c names.

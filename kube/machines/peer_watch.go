@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/clock"
 
+	"github.com/gluster/anthill/fsm"
 	"github.com/gluster/anthill/gd2"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
@@ -30,8 +31,10 @@ const peerWatchWorkers = 16
 // serves the watch and every sync of that interval) every
 // states.PeerWatchInterval, and enqueues each node whose reading changed:
 // GD2 answering or not, its peer listed or not, alive or not, its device
-// counts. The node machine then decides from a fresh read, as before;
-// the watch decides nothing and writes nothing.
+// counts; and each node whose peer does not yet show its state
+// (anthill-state: the mirror of a transition that GD2 failed), every
+// round until it does. The node machine then decides from a fresh read,
+// as before; the watch decides nothing and writes nothing.
 //
 // A node's first reading enqueues it too (a node created, or an operator
 // just started, is synced at once anyway; the queue holds a key once).
@@ -68,6 +71,9 @@ type peerReading struct {
 	reachable, known, alive bool
 	peerID                  string
 	enabled, disabled       int
+	// unmirrored: the peer's anthill-state is not the node's state
+	// (mirrorDue), so the node's next sync writes it.
+	unmirrored bool
 }
 
 // readingOf is node's reading in peers and devices, read with err.
@@ -79,6 +85,7 @@ func readingOf(node *operatorv1alpha1.GlusterNode, peers []gd2.Peer, devices []g
 	if p := nodePeer(node, peers); p != nil {
 		r.known, r.alive, r.peerID = true, p.Online, p.ID
 		r.enabled, r.disabled = peerDevices(p.ID, devices)
+		r.unmirrored = node.Status.State != "" && mirrorDue(p, fsm.State(node.Status.State))
 	}
 	return r
 }
@@ -184,7 +191,10 @@ func (w *PeerWatch) read(ctx context.Context, c *operatorv1alpha1.GlusterCluster
 		}
 		r := readingOf(n, peers, devices, err)
 		readings[n.Name] = r
-		if last, ok := wc.readings[n.Name]; !ok || last != r {
+		last, ok := wc.readings[n.Name]
+		// A mirror that caught up is no change to decide from.
+		last.unmirrored = r.unmirrored
+		if !ok || last != r || r.unmirrored {
 			w.Enqueue(nodeKey(n.Namespace, n.Name))
 		}
 	}

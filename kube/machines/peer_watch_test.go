@@ -13,6 +13,7 @@ import (
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/states"
+	"github.com/gluster/anthill/transitions"
 )
 
 // watchFixture is a PeerWatch over an onlineCluster fixture, whose rounds
@@ -121,6 +122,26 @@ func TestThePeerWatchEnqueuesOnDevicesAndOnGD2Silence(t *testing.T) {
 	w.clock.Step(time.Minute) // past the device list's longer interval too
 	if got := w.round(); !slices.Equal(got, []string{node.Name}) {
 		t.Errorf("after a device was disabled the round enqueued %v, want [%s]", got, node.Name)
+	}
+	w.syncNode(node.Name) // enables the device again (spec.desiredState)
+	w.clock.Step(time.Minute)
+	w.round()
+	// A peer that does not show its node's state (a mirror GD2 failed)
+	// is enqueued every round until a sync writes it.
+	other := w.nodeNamed(w.names[0])
+	if _, err := w.gd2.EditPeer(context.Background(), other.Status.PeerID, gd2.PeerEditRequest{Metadata: map[string]string{transitions.MetaState: string(states.NodeJoining)}}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		w.clock.Step(16 * time.Second)
+		if got := w.round(); !slices.Equal(got, []string{other.Name}) {
+			t.Errorf("with its peer showing Joining the round enqueued %v, want [%s]", got, other.Name)
+		}
+	}
+	w.syncNode(other.Name)
+	w.clock.Step(16 * time.Second)
+	if got := w.round(); len(got) != 0 {
+		t.Errorf("after the sync mirrored the state the round enqueued %v", got)
 	}
 	c := w.clusterObj()
 	c.Spec.Management.Endpoint = "http://127.0.0.1:1"
