@@ -44,10 +44,13 @@ func BenchmarkSteadyStateThirtyNodes(b *testing.B) {
 		for range clusters {
 			ns := env.Namespace(b)
 			sim := startSim(b, ns, defaultSimOptions)
-			if err := env.CreateSimAuthSecret(ctx, ns, "steady", sim); err != nil {
+			// Each cluster is named after its namespace: clusters of one
+			// name want one StorageClass, and each loser's Warning Event
+			// would be a write at rest.
+			if err := env.CreateSimAuthSecret(ctx, ns, ns, sim); err != nil {
 				b.Fatal(err)
 			}
-			c, err := framework.SampleCluster(ns, "steady", sim, perTemplate)
+			c, err := framework.SampleCluster(ns, ns, sim, perTemplate)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -60,7 +63,7 @@ func BenchmarkSteadyStateThirtyNodes(b *testing.B) {
 		err := framework.WaitFor(ctx, 10*time.Minute, func(ctx context.Context) (bool, error) {
 			online := 0
 			for _, ns := range namespaces {
-				list, err := framework.ClusterNodes(ctx, anthill, ns, "steady")
+				list, err := framework.ClusterNodes(ctx, anthill, ns, ns)
 				if err != nil {
 					return false, err
 				}
