@@ -39,7 +39,7 @@ func runOperator(ctx context.Context, args []string) error {
 		"how often the leader renews the Lease (one API write each) and a standby tries to take it")
 	fs.DurationVar(&cfg.GD2Timeout, "gd2-timeout", 30*time.Second, "timeout of one GD2 request")
 	fs.DurationVar(&cfg.GD2ListInterval, "gd2-list-interval", effects.DefaultPoolViewTTL,
-		fmt.Sprintf("how long the syncs of one cluster share its GD2 peer list (at most half the cluster's shorter liveness window for its nodes' liveness clocks); its device and volume lists are shared %d times as long (a decision that acts always reads them live)", effects.ConfigListFactor))
+		fmt.Sprintf("how long the syncs of one cluster share its GD2 peer list (at most half the cluster's shorter liveness window for its nodes' liveness clocks, which is also how often the peer watch reads it); its device and volume lists are shared %d times as long (a decision that acts always reads them live)", effects.ConfigListFactor))
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return err
