@@ -364,7 +364,8 @@ func quietRest(b *testing.B, window time.Duration) restWindow {
 var scaleFlags = []string{"--profiling"}
 
 // scaleProfilesEnv names the directory BenchmarkScale writes its heap
-// profiles to (default the system's temporary directory).
+// profiles to, created if missing (default the system's temporary
+// directory).
 const scaleProfilesEnv = "ANTHILL_SCALE_PROFILES"
 
 // heapProfile saves the operator's heap profile at rest after a step of
@@ -383,6 +384,9 @@ func heapProfile(b *testing.B, addr string, nodes int) string {
 		b.Fatalf("heap profile: %s", resp.Status)
 	}
 	dir := cmp.Or(os.Getenv(scaleProfilesEnv), os.TempDir())
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
 	path := filepath.Join(dir, fmt.Sprintf("anthill-heap-%d.pb.gz", nodes))
 	f, err := os.Create(path)
 	if err != nil {
