@@ -251,6 +251,15 @@ func (g *GD2Clients) SharedWithin(c *operatorv1alpha1.GlusterCluster, gc *gd2.Cl
 	return g.Views.Reads(c.Namespace+"/"+c.Name, gc, maxPeerAge)
 }
 
+// Refreshing is Shared with c's peer list read live and kept for its
+// other readers (PoolViews.Refresh): the peer watch's reads.
+func (g *GD2Clients) Refreshing(c *operatorv1alpha1.GlusterCluster, gc *gd2.Client) GD2Reader {
+	if g.Views == nil {
+		return gc
+	}
+	return g.Views.Refresh(c.Namespace+"/"+c.Name, gc)
+}
+
 // GD2Reader is the GD2 reads a node sync makes.
 type GD2Reader interface {
 	ListPeers(ctx context.Context, f gd2.Filter) ([]gd2.Peer, error)

@@ -13,18 +13,21 @@ import (
 )
 
 // DefaultPoolViewTTL is how long a cluster's shared peer list serves its
-// syncs. A few seconds: long enough that the nodes of a cluster, synced
-// one after another, share one read; short beside the liveness windows the
-// list feeds (an offline grace of 30 s). A cluster with shorter windows
-// has its node syncs served a younger list (SharedReads.maxPeerAge).
-const DefaultPoolViewTTL = 5 * time.Second
+// syncs: the peer watch's interval at the default failure policy (half the
+// offline grace of 30 s, states.PeerWatchInterval). The watch reads each
+// cluster's list that often to follow liveness, so a list as young as that
+// is what every other reader of the cluster (its cluster, heal, disruption
+// and upgrade syncs) is served too, instead of each reading its own. The
+// liveness clocks of a cluster with shorter windows are fed a younger list
+// (SharedReads.maxPeerAge), which its watch keeps refreshing.
+const DefaultPoolViewTTL = 15 * time.Second
 
 // ConfigListFactor is how many times TTL a cluster's shared device and
 // volume lists serve its syncs (30 s at the default). They feed no
 // liveness window: they change by anthill's own calls, after which they
 // are read again at once (Invalidate), or by an admin's hand or a CSI
 // provisioner, which anthill sees within this longer interval.
-const ConfigListFactor = 6
+const ConfigListFactor = 2
 
 // PoolViews shares each cluster's GD2 peer, device and volume lists between
 // the syncs of one interval: its node syncs at rest, its heal and
@@ -153,6 +156,15 @@ func (v *PoolViews) Reads(cluster string, gc *gd2.Client, maxPeerAge time.Durati
 	return &SharedReads{Client: gc, views: v, cluster: cluster, maxPeerAge: maxPeerAge}
 }
 
+// Refresh returns gc's reads for cluster like Reads, except that the peer
+// list is always read from GD2 and the read kept as the view's: the peer
+// watch's reads, which keep every other reader's list young without a
+// read of their own. (A watch served a cached list would see a change up
+// to that list's age late, and as often as not two intervals after it.)
+func (v *PoolViews) Refresh(cluster string, gc *gd2.Client) *SharedReads {
+	return &SharedReads{Client: gc, views: v, cluster: cluster, refresh: true}
+}
+
 // SharedReads is a cluster's GD2 client whose ListPeers and ListVolumes
 // (unfiltered) and ListAllDevices come from the cluster's shared view;
 // every other call goes to GD2.
@@ -161,10 +173,15 @@ type SharedReads struct {
 	views      *PoolViews
 	cluster    string
 	maxPeerAge time.Duration
+	// refresh: the peer list is read live and kept (Refresh).
+	refresh bool
 }
 
 // peerTTL is the age up to which r is served a shared peer list.
 func (r *SharedReads) peerTTL() time.Duration {
+	if r.refresh {
+		return 0
+	}
 	if ttl := r.views.ttl(); r.maxPeerAge <= 0 || r.maxPeerAge >= ttl {
 		return ttl
 	}

@@ -194,3 +194,35 @@ func emptyGD2(t *testing.T, seen func(*http.Request)) *gd2.Client {
 	}
 	return gc
 }
+
+// The peer watch's reads (Refresh) always go to GD2, and what they read
+// serves the cluster's other readers for the interval.
+func TestAPeerListRefreshReadsLiveAndServesTheOthers(t *testing.T) {
+	var peers atomic.Int32
+	gc := emptyGD2(t, func(r *http.Request) {
+		if r.URL.Path == "/v1/peers" {
+			peers.Add(1)
+		}
+	})
+	clk := clocktesting.NewFakeClock(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	v := &PoolViews{TTL: 15 * time.Second, Clock: clk}
+	watch, other := v.Refresh("ns/a", gc), v.Reads("ns/a", gc, 0)
+	ctx := context.Background()
+	list := func(r *SharedReads, want int32) {
+		t.Helper()
+		if _, err := r.ListPeers(ctx, gd2.Filter{}); err != nil {
+			t.Fatal(err)
+		}
+		if n := peers.Load(); n != want {
+			t.Fatalf("at %s: %d peers.list, want %d", clk.Now().Format(time.TimeOnly), n, want)
+		}
+	}
+	list(other, 1)
+	clk.Step(time.Second)
+	list(watch, 2) // a second-old list is not the watch's
+	list(watch, 3) // nor one read just now
+	clk.Step(14 * time.Second)
+	list(other, 3) // the watch's list, 14 s old
+	clk.Step(2 * time.Second)
+	list(other, 4)
+}

@@ -27,9 +27,10 @@ const peerWatchWorkers = 16
 // come back, with no Kubernetes object changing, so without it every node
 // at rest re-reads GD2 on a timer of its own: a sync per node every few
 // seconds, the fleet's largest steady cost. Instead, the watch reads each
-// cluster's peer and device lists through the shared view (one read
-// serves the watch and every sync of that interval) every
-// states.PeerWatchInterval, and enqueues each node whose reading changed:
+// cluster's peer list live every states.PeerWatchInterval and keeps it as
+// the cluster's shared view (so the syncs of that interval, of its nodes
+// and of its other machines, are served that read), with the device list
+// through the same view, and enqueues each node whose reading changed:
 // GD2 answering or not, its peer listed or not, alive or not, its device
 // counts; and each node whose peer does not yet show its state
 // (anthill-state: the mirror of a transition that GD2 failed), every
@@ -168,8 +169,7 @@ func (w *PeerWatch) read(ctx context.Context, c *operatorv1alpha1.GlusterCluster
 	var devices []gd2.Device
 	gc, err := w.GD2.For(ctx, c)
 	if err == nil {
-		_, grace, recovery := failureWindows(c)
-		r := w.GD2.SharedWithin(c, gc, states.LivenessListAge(grace, recovery))
+		r := w.GD2.Refreshing(c, gc)
 		if peers, err = r.ListPeers(ctx, gd2.Filter{}); err == nil {
 			devices, err = r.ListAllDevices(ctx)
 		}
