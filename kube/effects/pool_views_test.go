@@ -147,25 +147,9 @@ func TestSharedReadsServeTheUnfilteredListsFromTheView(t *testing.T) {
 // list once it is older than that; the other reads of the view keep the
 // interval, and share whatever list is fresh enough for them.
 func TestSharedReadsWithinAPeerAgeReadThePeersMoreOften(t *testing.T) {
-	var peers atomic.Int32
-	gc := emptyGD2(t, func(r *http.Request) {
-		if r.URL.Path == "/v1/peers" {
-			peers.Add(1)
-		}
-	})
-	clk := clocktesting.NewFakeClock(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	gc, clk, list := countedPeerLists(t)
 	v := &PoolViews{TTL: 5 * time.Second, Clock: clk}
 	liveness, other := v.Reads("ns/a", gc, time.Second), v.Reads("ns/a", gc, 0)
-	ctx := context.Background()
-	list := func(r *SharedReads, want int32) {
-		t.Helper()
-		if _, err := r.ListPeers(ctx, gd2.Filter{}); err != nil {
-			t.Fatal(err)
-		}
-		if n := peers.Load(); n != want {
-			t.Fatalf("at %s: %d peers.list, want %d", clk.Now().Format(time.TimeOnly), n, want)
-		}
-	}
 	list(liveness, 1)
 	list(other, 1) // shares the fresh list
 	clk.Step(1500 * time.Millisecond)
@@ -176,6 +160,30 @@ func TestSharedReadsWithinAPeerAgeReadThePeersMoreOften(t *testing.T) {
 	if got := v.Reads("ns/a", gc, time.Minute).peerTTL(); got != v.TTL {
 		t.Errorf("a peer age beyond the interval serves lists up to %s old, want the interval %s", got, v.TTL)
 	}
+}
+
+// countedPeerLists returns a client of an empty GD2, a fake clock, and
+// list, which lists peers through r and fails the test unless GD2 has
+// then been asked for its peer list want times in all.
+func countedPeerLists(t *testing.T) (*gd2.Client, *clocktesting.FakeClock, func(r *SharedReads, want int32)) {
+	t.Helper()
+	var peers atomic.Int32
+	gc := emptyGD2(t, func(r *http.Request) {
+		if r.URL.Path == "/v1/peers" {
+			peers.Add(1)
+		}
+	})
+	clk := clocktesting.NewFakeClock(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	list := func(r *SharedReads, want int32) {
+		t.Helper()
+		if _, err := r.ListPeers(context.Background(), gd2.Filter{}); err != nil {
+			t.Fatal(err)
+		}
+		if n := peers.Load(); n != want {
+			t.Fatalf("at %s: %d peers.list, want %d", clk.Now().Format(time.TimeOnly), n, want)
+		}
+	}
+	return gc, clk, list
 }
 
 // emptyGD2 is a client of a GD2 that answers every request with an empty
@@ -198,25 +206,9 @@ func emptyGD2(t *testing.T, seen func(*http.Request)) *gd2.Client {
 // The peer watch's reads (Refresh) always go to GD2, and what they read
 // serves the cluster's other readers for the interval.
 func TestAPeerListRefreshReadsLiveAndServesTheOthers(t *testing.T) {
-	var peers atomic.Int32
-	gc := emptyGD2(t, func(r *http.Request) {
-		if r.URL.Path == "/v1/peers" {
-			peers.Add(1)
-		}
-	})
-	clk := clocktesting.NewFakeClock(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	gc, clk, list := countedPeerLists(t)
 	v := &PoolViews{TTL: 15 * time.Second, Clock: clk}
 	watch, other := v.Refresh("ns/a", gc), v.Reads("ns/a", gc, 0)
-	ctx := context.Background()
-	list := func(r *SharedReads, want int32) {
-		t.Helper()
-		if _, err := r.ListPeers(ctx, gd2.Filter{}); err != nil {
-			t.Fatal(err)
-		}
-		if n := peers.Load(); n != want {
-			t.Fatalf("at %s: %d peers.list, want %d", clk.Now().Format(time.TimeOnly), n, want)
-		}
-	}
 	list(other, 1)
 	clk.Step(time.Second)
 	list(watch, 2) // a second-old list is not the watch's
