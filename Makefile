@@ -110,9 +110,9 @@ lint-yaml:
 test: controlplane $(PROMTOOL) helm
 	PROMTOOL=$(PROMTOOL) GO=$(GO) TEST_PARALLEL=$(TEST_PARALLEL) E2E_SHARDS=$(E2E_SHARDS) hack/test.sh
 
-## test-unit: only the tests that need no control plane
+## test-unit: only the tests that need no control plane, the architecture tests (e2e/architecture) among them
 test-unit: $(PROMTOOL)
-	PROMTOOL=$(PROMTOOL) $(GO) test -race $$($(GO) list ./... | grep -v /e2e)
+	PROMTOOL=$(PROMTOOL) $(GO) test -race $$(hack/unit-packages.sh)
 
 ## coverage: the unit tests with per-package coverage, each held to its floor in hack/coverage-floor.txt
 coverage: $(PROMTOOL)

@@ -30,6 +30,9 @@ import (
 // written, by the code that ships in bin/anthill. A field that only the API
 // server looks at (a CEL rule refuses it) must say so in apiServerOnly.
 
+// module is the project's module path.
+const module = "github.com/gluster/anthill"
+
 const apisPath = module + "/kube/apis/operator/v1alpha1"
 
 // apiServerOnly lists the fields, by kind and JSON path, that no operator

@@ -7,7 +7,7 @@ cd "${root}"
 out="$(mktemp)"
 trap 'rm -f "${out}"' EXIT
 # shellcheck disable=SC2046
-go test -race -cover $(go list ./... | grep -v /e2e) | tee "${out}"
+go test -race -cover $(hack/unit-packages.sh) | tee "${out}"
 awk -v floors="hack/coverage-floor.txt" '
 BEGIN {
 	while ((getline line < floors) > 0) {

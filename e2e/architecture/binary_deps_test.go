@@ -1,9 +1,7 @@
-package e2e
+package architecture
 
 import (
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -24,9 +22,8 @@ func TestShippedBinaryLeavesOutTestCode(t *testing.T) {
 }
 
 func checkLeavesOutTestCode(t *testing.T, shippedBinary string) {
-	_, file, _, _ := runtime.Caller(0)
 	cmd := exec.Command("go", "list", "-deps", shippedBinary)
-	cmd.Dir = filepath.Dir(filepath.Dir(file))
+	cmd.Dir = repoRoot()
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list -deps %s: %v", shippedBinary, err)

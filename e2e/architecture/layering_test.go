@@ -1,16 +1,12 @@
-package e2e
+package architecture
 
 import (
 	"encoding/json"
 	"io"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
-
-const module = "github.com/gluster/anthill"
 
 // layering lists, for each package (by path below the module), the module
 // packages and third-party modules its non-test files may import directly;
@@ -67,9 +63,8 @@ type listedPackage struct {
 }
 
 func TestPackagesFollowTheDependencyRule(t *testing.T) {
-	_, file, _, _ := runtime.Caller(0)
 	cmd := exec.Command("go", "list", "-json", "./...")
-	cmd.Dir = filepath.Dir(filepath.Dir(file))
+	cmd.Dir = repoRoot()
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)

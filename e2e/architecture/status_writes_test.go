@@ -1,4 +1,4 @@
-package e2e
+package architecture
 
 import (
 	"go/ast"
@@ -6,7 +6,6 @@ import (
 	"go/token"
 	"io/fs"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -25,8 +24,7 @@ var otherStatusWriters = map[string]string{
 }
 
 func TestOnlyTheStatusWritersWriteStatus(t *testing.T) {
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Dir(filepath.Dir(file))
+	root := repoRoot()
 	fset := token.NewFileSet()
 	var sites []string
 	found := 0
