@@ -84,7 +84,7 @@ func (s *Simulator) joinLocked(h *host, addrUsed, zone string, md map[string]str
 	}
 	p.Metadata["_zone"] = zone
 	s.m.Peers[id] = p
-	h.PeerID = id
+	h.PeerID, h.OwnID = id, ""
 	s.recordEventLocked("peer.added", map[string]string{"peer.id": id, "peer.name": h.Name})
 	return p
 }

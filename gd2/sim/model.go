@@ -30,6 +30,10 @@ type host struct {
 	// then uses it at first start, on join and after leaving, so the host
 	// keeps one id. "" = a fresh id on every join and leave.
 	EnvPeerID string `json:",omitempty"`
+	// OwnID is the id a standalone host without GD2_PEER_ID answers as (its
+	// one-member peer list, X-Gluster-Peer-Id): drawn when first needed,
+	// forgotten on join and leave, as GD2 saves a fresh id each time.
+	OwnID string `json:",omitempty"`
 }
 
 // physDevice is a disk a host offers, whether registered in GD2 or not.
@@ -48,6 +52,9 @@ type peer struct {
 	// Seq orders members by join time; the serving node is the alive member
 	// with the lowest Seq.
 	Seq int
+	// standalone marks the self record of a host serving as a one-node
+	// cluster of its own (never stored in model.Peers).
+	standalone bool
 }
 
 type device struct {

@@ -43,6 +43,9 @@ func (c *call) peerArg() (*peer, error) {
 // peerList is ordered by UUID string (etcd prefix scan); a filter that
 // matches nothing yields JSON null.
 func peerList(c *call) (int, any, error) {
+	if c.serving.standalone {
+		return standalonePeerList(c)
+	}
 	key, value, hasKey, hasValue := listFilter(c.r)
 	var out []wirePeer
 	for _, p := range sortedPeers(c.m) {
@@ -57,6 +60,9 @@ func peerList(c *call) (int, any, error) {
 }
 
 func peerGet(c *call) (int, any, error) {
+	if c.serving.standalone {
+		return standalonePeerGet(c)
+	}
 	p, err := c.peerArg()
 	if err != nil {
 		return 0, nil, err
@@ -190,7 +196,7 @@ func peerDelete(c *call) (int, any, error) {
 	// The removed node comes back as a one-node cluster, with a fresh id
 	// (or its GD2_PEER_ID); its device records stay in the store, as in GD2.
 	if h := c.m.Hosts[p.Host]; h != nil && h.PeerID == p.ID {
-		h.PeerID = ""
+		h.PeerID, h.OwnID = "", ""
 	}
 	c.s.recordEventLocked("peer.removed", map[string]string{"peer.id": p.ID, "peer.name": p.Name})
 	return http.StatusNoContent, nil, nil

@@ -23,9 +23,10 @@ import (
 //   - a partitioned host still runs: it answers what needs no store (ping,
 //     version, endpoints) and fails everything else with 500
 //     msgStoreTimeout, as its store cannot reach a quorum;
-//   - a standalone host (not a member of the simulated cluster) answers
-//     ping, version and endpoints; the rest of a one-node cluster of its own
-//     is not modelled (503 msgStandalone).
+//   - a standalone host (not a member of the simulated cluster) is a
+//     one-node cluster of its own: it answers ping, version, endpoints and
+//     its one-member peer list (and GET of its own peer); the rest of its
+//     store is not modelled (503 msgStandalone).
 
 type routeKey struct{}
 
@@ -69,7 +70,7 @@ func (s *Simulator) routeLocked(r *http.Request) routing {
 }
 
 // servingIDLocked is the peer id a routed host reports: its member id, or
-// its fixed GD2_PEER_ID when standalone.
+// its own id when standalone.
 func (s *Simulator) servingIDLocked(rt routing) string {
 	h := s.m.Hosts[rt.host]
 	if h == nil {
@@ -78,7 +79,26 @@ func (s *Simulator) servingIDLocked(rt routing) string {
 	if h.PeerID != "" {
 		return h.PeerID
 	}
-	return h.EnvPeerID
+	return s.standaloneIDLocked(h)
+}
+
+// standaloneIDLocked is the id of a host standing alone: its GD2_PEER_ID,
+// else the id it drew at start or when it left the cluster (drawn here,
+// on first use, so hosts nobody addresses draw nothing).
+func (s *Simulator) standaloneIDLocked(h *host) string {
+	if h.EnvPeerID != "" {
+		return h.EnvPeerID
+	}
+	if h.OwnID == "" {
+		h.OwnID = s.newUUID()
+	}
+	return h.OwnID
+}
+
+// standaloneRoute lists the routes a standalone GD2 answers from its own
+// one-node store: everything else is 503 msgStandalone.
+func standaloneRoute(rt *route) bool {
+	return storeless(rt) || rt.name == "GetPeers" || rt.name == "GetPeer"
 }
 
 func withRouting(r *http.Request, rt routing) *http.Request {
@@ -119,8 +139,11 @@ func (s *Simulator) servingPeerLocked(rt *route, r routing) (*peer, error) {
 	}
 	p := s.m.Peers[h.PeerID]
 	if p == nil || h.PeerID == "" {
-		if storeless(rt) {
+		switch {
+		case storeless(rt):
 			return nil, nil
+		case standaloneRoute(rt):
+			return s.standalonePeerLocked(h), nil
 		}
 		return nil, errf(http.StatusServiceUnavailable, msgStandalone)
 	}

@@ -280,7 +280,7 @@ func TestRoutingPartitionedAndStandaloneHosts(t *testing.T) {
 	}
 	h.mustAt("lone", 200, "GET", "/ping", nil)
 	h.mustAt("lone", 200, "GET", "/version", nil)
-	h.mustAt("lone", 503, "GET", "/v1/peers", nil)
+	h.mustAt("lone", 503, "GET", "/v1/volumes", nil)
 }
 
 func TestGD2PeerIDKeepsTheIDThroughJoinLeaveAndRestart(t *testing.T) {
