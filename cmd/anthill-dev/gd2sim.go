@@ -43,7 +43,7 @@ func runGD2Sim(ctx context.Context, args []string) error {
 	writeRate := fs.Float64("write-rate", 10, "client writes per replica set, heal entries per second")
 	healRate := fs.Float64("heal-rate", 50, "self-heal drain per brick, entries per second")
 	seed := fs.Int64("seed", 1, "seed for ids, random orders and fault decisions")
-	faults := fs.String("faults", "none", "fault profile: none, flaky, chaos, or error=R,conflict=R,hang=R,latency=D,hangfor=D")
+	faults := fs.String("faults", "none", "fault profile: none, flaky, chaos, or error=R,conflict=R,hang=R,latency=D,hangfor=D,healtrigger=R")
 	state := fs.String("state", "", "JSON file that keeps the cluster across restarts (empty = none)")
 	kubeconfig := fs.String("kubeconfig", "", "link host liveness to Ready pods through this kubeconfig")
 	namespace := fs.String("namespace", "", "namespace of the GD2 pods (with -kubeconfig; empty = all)")
@@ -269,8 +269,10 @@ func parseFaults(s string) (sim.Faults, error) {
 			f.Latency, err = time.ParseDuration(v)
 		case "hangfor":
 			f.HangFor, err = time.ParseDuration(v)
+		case "healtrigger":
+			f.HealTriggerFailRate, err = strconv.ParseFloat(v, 64)
 		default:
-			return f, fmt.Errorf("unknown key %q (error, conflict, hang, latency, hangfor)", k)
+			return f, fmt.Errorf("unknown key %q (error, conflict, hang, latency, hangfor, healtrigger)", k)
 		}
 		if err != nil {
 			return f, fmt.Errorf("%s: %w", k, err)

@@ -65,6 +65,11 @@ const (
 	msgSplitBrainArgs  = "please specify hostname and brick path to resolve split-brain"
 	msgSplitBrainType  = "invalid operation: the volume is not a replicate or disperse volume"
 	msgSplitBrainFail  = "split-brain resolution failed"
+	// msgShdRPC is net/rpc's error when the self-heal daemon's connection
+	// drops during the brick op (simulator's choice of the possible
+	// transport errors).
+	msgShdRPC    = "connection is shut down"
+	stepSelfHeal = "selfheal.Heal"
 
 	msgNoVG              = "No volume groups are available"
 	msgNewBrickPeerParse = "peer id of new brick could not be parsed"
@@ -116,6 +121,16 @@ func txnErr(peerID, step, cause string) *apiError {
 		Message: msgTxnStep,
 		Fields:  map[string]string{"peer-id": peerID, "step": step, "error": cause},
 	}}}
+}
+
+// txnErrOn is a step that failed on several nodes: one code-2 item per
+// node, in the order given, as GD2 collects them.
+func txnErrOn(peerIDs []string, step, cause string) *apiError {
+	e := &apiError{Status: http.StatusInternalServerError}
+	for _, id := range peerIDs {
+		e.Items = append(e.Items, txnErr(id, step, cause).Items...)
+	}
+	return e
 }
 
 func lockErr() *apiError { return errf(http.StatusConflict, msgLock) }

@@ -26,6 +26,13 @@ type Faults struct {
 	Latency time.Duration `json:"latency,omitempty"`
 	// PerOp overrides the rates for one operation name (see /endpoints).
 	PerOp map[string]OpFaults `json:"perOp,omitempty"`
+	// HealTriggerFailRate fails heal triggers (POST /v1/volumes/{v}/heal)
+	// the way GD2 does when its brick-op RPC to the self-heal daemon fails:
+	// after the liveness gate, 500 with one code-2 error per brick node at
+	// step selfheal.Heal, while the daemon keeps crawling (the backlog
+	// drains as if the trigger had worked). It shares the request's one
+	// draw with the other rates, after them.
+	HealTriggerFailRate float64 `json:"healTriggerFailRate,omitempty"`
 }
 
 // OpFaults are the rates for one operation.
@@ -55,6 +62,12 @@ func (f Faults) Validate() error {
 	if err := check(f.rates("")); err != nil {
 		return err
 	}
+	if r := f.HealTriggerFailRate; r < 0 || r > 1 {
+		return errors.New("heal trigger failure rate must be within [0,1]")
+	}
+	if o := f.rates(opHealTrigger); o.ErrorRate+o.ConflictRate+o.HangRate+f.HealTriggerFailRate > 1 {
+		return errors.New("fault rates of SelfHeal and the heal trigger failure rate must sum to at most 1")
+	}
 	for _, o := range f.PerOp {
 		if err := check(o); err != nil {
 			return err
@@ -80,7 +93,13 @@ const (
 	faultError
 	faultConflict
 	faultHang
+	// faultShdRPC makes a heal trigger's selfheal.Heal step fail on every
+	// brick node (the RPC to the self-heal daemon failed).
+	faultShdRPC
 )
+
+// opHealTrigger is the heal trigger's operation name.
+const opHealTrigger = "SelfHeal"
 
 type faultDecision struct {
 	kind    faultKind
@@ -104,6 +123,8 @@ func (k faultKind) String() string {
 		return "conflict"
 	case faultHang:
 		return "hang"
+	case faultShdRPC:
+		return "shd-rpc"
 	}
 	return "none"
 }
@@ -127,6 +148,8 @@ func (fi *faultInjector) decide(op string) faultDecision {
 		d.kind = faultConflict
 	case x < o.ErrorRate+o.ConflictRate+o.HangRate:
 		d.kind = faultHang
+	case op == opHealTrigger && x < o.ErrorRate+o.ConflictRate+o.HangRate+fi.f.HealTriggerFailRate:
+		d.kind = faultShdRPC
 	}
 	if d.kind != faultNone {
 		if fi.injected == nil {
@@ -169,8 +192,9 @@ func (s *Simulator) SetFaults(f Faults) error { return s.faults.set(f) }
 func (s *Simulator) CurrentFaults() Faults { return s.faults.get() }
 
 // InjectedFaults counts the faults injected since the simulator started,
-// by kind: "error" (500), "conflict" (409) and "hang" (run, then no
-// answer). Latency alone is not counted.
+// by kind: "error" (500), "conflict" (409), "hang" (run, then no
+// answer) and "shd-rpc" (a heal trigger's self-heal daemon RPC failed).
+// Latency alone is not counted.
 func (s *Simulator) InjectedFaults() map[string]int {
 	s.faults.mu.Lock()
 	defer s.faults.mu.Unlock()

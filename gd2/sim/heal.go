@@ -203,6 +203,12 @@ func healTrigger(c *call) (int, any, error) {
 	if err := c.gate(volumeNodes(v)); err != nil {
 		return 0, nil, err
 	}
+	if c.fault == faultShdRPC {
+		// GD2 runs selfheal.Heal on every brick node; each sends the heal
+		// brick op to its self-heal daemon, and here every RPC failed. The
+		// daemons themselves keep crawling: nothing else changes.
+		return 0, nil, txnErrOn(volumeNodes(v), stepSelfHeal, msgShdRPC)
+	}
 	// The daemon is already draining at HealRate; a trigger only confirms it.
 	return http.StatusOK, nil, nil
 }

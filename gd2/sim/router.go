@@ -36,6 +36,9 @@ type call struct {
 	now     time.Time
 	header  http.Header
 	route   *route
+	// fault is the injected fault the handler itself plays out (the
+	// others answer before it runs).
+	fault faultKind
 }
 
 func (c *call) pv(name string) string { return c.r.PathValue(name) }
@@ -166,7 +169,7 @@ func (s *Simulator) run(rt *route, r *http.Request, body []byte, f faultDecision
 	case faultConflict:
 		return 0, nil, lockErr()
 	}
-	c := &call{s: s, m: s.m, r: r, body: body, serving: serving, now: s.now(), header: http.Header{}, route: rt}
+	c := &call{s: s, m: s.m, r: r, body: body, serving: serving, now: s.now(), header: http.Header{}, route: rt, fault: f.kind}
 	var before map[quorumKey]bool
 	if rt.method != http.MethodGet {
 		before = s.quorumSnapshot()
