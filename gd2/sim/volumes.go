@@ -298,72 +298,95 @@ func (m *model) brickInUse(peerID, p string) bool {
 // data bricks as Gluster's translators combine them: a replica set is as
 // large as its smallest data brick, a disperse set is its smallest brick
 // times the data count, a distribute set the sum of its bricks, and the
-// volume the sum of its sets. used (SetVolumeUsed, capped at the capacity)
-// is spread over the sets in proportion to their capacity; brickUsed is
-// what statfs of each brick directory then reports used (the set's share
-// on every copy of a replica set, a data-count fraction on a disperse
-// set, a share in proportion to size on distribute, nothing on arbiters,
-// which hold metadata only).
+// volume the sum of its sets. used is what the bricks' fresh file systems
+// already use (combined the same way) plus the clients' bytes
+// (SetVolumeUsed, capped at what is left), which are spread over the sets
+// in proportion to their capacity; brickUsed is what statfs of each brick
+// directory then reports used: its file system's own plus its part of the
+// clients' bytes (the set's share on every copy of a replica set, a
+// data-count fraction on a disperse set, a share in proportion to size on
+// distribute, nothing on arbiters, which hold metadata only).
 func (s *Simulator) volumeUsage(v *volume) (capacity, used uint64, brickUsed map[*brick]uint64) {
 	caps := make([]uint64, len(v.Subvols))
+	var base uint64 // what the sets' file systems use before any write
 	for i, sv := range v.Subvols {
-		var least, sum uint64
+		var least, leastBase, sum, sumBase uint64
 		for _, b := range sv.Bricks {
 			if b.Type == brickTypeArbiter {
 				continue
 			}
-			sz := s.brickStatfs(b)
+			sz, fu := s.brickStatfs(b), s.brickFSUsed(b)
 			sum += sz
+			sumBase += fu
 			if least == 0 || sz < least {
-				least = sz
+				least, leastBase = sz, fu
 			}
 		}
 		switch sv.Type {
 		case typeReplicate:
 			caps[i] = least
+			base += leastBase
 		case typeDisperse:
 			caps[i] = least * uint64(max(sv.DisperseData, 1))
+			base += leastBase * uint64(max(sv.DisperseData, 1))
 		default:
 			caps[i] = sum
+			base += sumBase
 		}
 		capacity += caps[i]
 	}
-	used = min(v.Used, capacity)
+	base = min(base, capacity)
+	written := min(v.Used, capacity-base)
+	used = base + written
 	brickUsed = map[*brick]uint64{}
-	left := used
+	left := written
 	for i, sv := range v.Subvols {
 		share := left
 		if i < len(v.Subvols)-1 && capacity > 0 {
-			share = min(uint64(float64(used)*float64(caps[i])/float64(capacity)), left)
+			share = min(uint64(float64(written)*float64(caps[i])/float64(capacity)), left)
 		}
 		left -= share
 		for _, b := range sv.Bricks {
-			if b.Type == brickTypeArbiter {
-				continue
-			}
-			switch sv.Type {
-			case typeReplicate:
-				brickUsed[b] = share
-			case typeDisperse:
+			var w uint64
+			switch {
+			case b.Type == brickTypeArbiter:
+				// Arbiters hold metadata only.
+			case sv.Type == typeReplicate:
+				w = share
+			case sv.Type == typeDisperse:
 				d := uint64(max(sv.DisperseData, 1))
-				brickUsed[b] = (share + d - 1) / d
-			default:
-				if caps[i] > 0 {
-					brickUsed[b] = uint64(float64(share) * float64(s.brickStatfs(b)) / float64(caps[i]))
-				}
+				w = (share + d - 1) / d
+			case caps[i] > 0:
+				w = uint64(float64(share) * float64(s.brickStatfs(b)) / float64(caps[i]))
 			}
-			brickUsed[b] = min(brickUsed[b], s.brickStatfs(b))
+			brickUsed[b] = min(s.brickFSUsed(b)+w, s.brickStatfs(b))
 		}
 	}
 	return capacity, used, brickUsed
 }
 
-// brickStatfs is what statfs reports for a brick's file system: its
-// capacity less XFS's own metadata and log, so slightly less than the
-// size the brick was made with.
+// brickStatfs is the capacity statfs reports for a brick's file system:
+// for a brick GD2 made, the size it was made with less the XFS log (see
+// fs_xfs.go); for a brick given explicitly, whose file system the
+// simulator does not know, ManualBrickSize less 1 %.
 func (s *Simulator) brickStatfs(b *brick) uint64 {
-	c := s.brickCapacity(b)
-	return (c - c/100) / 4096 * 4096
+	if b.Size == 0 {
+		c := s.cfg.ManualBrickSize
+		return (c - c/100) / xfsBlock * xfsBlock
+	}
+	c, _ := xfsFresh(b.Size)
+	return c
+}
+
+// brickFSUsed is what a brick's file system uses before any client write:
+// a fresh XFS's own blocks for a brick GD2 made, nothing known for one
+// given explicitly.
+func (s *Simulator) brickFSUsed(b *brick) uint64 {
+	if b.Size == 0 {
+		return 0
+	}
+	_, u := xfsFresh(b.Size)
+	return u
 }
 
 // statfsOn is statfs of path on a node: a brick of any volume mounted
@@ -386,13 +409,6 @@ func (s *Simulator) statfsOn(peerID, path string) uint64 {
 		}
 	}
 	return 0
-}
-
-func (s *Simulator) brickCapacity(b *brick) uint64 {
-	if b.Size > 0 {
-		return b.Size
-	}
-	return s.cfg.ManualBrickSize
 }
 
 func volumeStatus(c *call) (int, any, error) {
