@@ -14,9 +14,13 @@ const (
 )
 
 func wireDeviceOf(d *device) wireDevice {
+	used := d.Total - min(d.Free, d.Total)
+	if d.Provisioner == provLoop {
+		used = d.Used
+	}
 	return wireDevice{
 		Device: d.Path, Provisioner: d.Provisioner, State: d.State,
-		FreeSize: d.Free, TotalSize: d.Total, UsedSize: d.Total - min(d.Free, d.Total),
+		FreeSize: d.Free, TotalSize: d.Total, UsedSize: used,
 		ExtentSize: d.Extent, PeerID: d.PeerID,
 	}
 }
@@ -52,19 +56,24 @@ func deviceAdd(c *call) (int, any, error) {
 	if !c.m.peerOnline(p.ID) || h == nil {
 		return 0, nil, errf(http.StatusInternalServerError, msgDevicePrepare)
 	}
-	var size uint64
-	found := false
-	for _, d := range h.Devices {
-		if d.Path == req.Device {
-			size, found = d.Size, true
+	var pd *physDevice
+	for i := range h.Devices {
+		if h.Devices[i].Path == req.Device {
+			pd = &h.Devices[i]
 		}
 	}
-	if !found {
-		// pvcreate on a missing disk fails inside the prepare txn.
+	if pd == nil {
+		// pvcreate (loop: statfs) on a missing path fails inside the
+		// prepare txn.
 		return 0, nil, errf(http.StatusInternalServerError, msgDevicePrepare)
 	}
-	total := size / extentSize * extentSize
-	d := &device{PeerID: p.ID, Path: req.Device, Provisioner: req.Provisioner, State: deviceEnabled, Total: total, Free: total, Extent: extentSize}
+	var d *device
+	if req.Provisioner == provLoop {
+		d = loopDevice(p.ID, pd)
+	} else {
+		total := pd.Size / extentSize * extentSize
+		d = &device{PeerID: p.ID, Path: req.Device, Provisioner: req.Provisioner, State: deviceEnabled, Total: total, Free: total, Extent: extentSize}
+	}
 	c.m.Devices[key] = d
 	c.header.Set("Location", "/v1/devices/"+p.ID+req.Device)
 	return http.StatusCreated, wireDeviceOf(d), nil

@@ -46,6 +46,12 @@ func (s *Simulator) ensureHostLocked(name, address string) *host {
 		for _, p := range devicePaths(s.cfg.DevicesPerPeer) {
 			h.Devices = append(h.Devices, physDevice{Path: p, Size: s.cfg.DeviceSize})
 		}
+		// A GD2 pod of anthill's also sees its brick claims, at the paths
+		// anthill gives them in the container (objects.ClaimDevicePaths);
+		// the privileged container sees the host's disks besides.
+		for i := range s.cfg.DevicesPerPeer {
+			h.Devices = append(h.Devices, physDevice{Path: fmt.Sprintf("/dev/anthill/brick-%d", i), Size: s.cfg.DeviceSize})
+		}
 		s.m.Hosts[name] = h
 	}
 	if address != "" {
@@ -239,6 +245,25 @@ func (s *Simulator) SetDeviceSizes(hostName string, sizes map[string]uint64) err
 		h.Devices = append(h.Devices, physDevice{Path: p, Size: sizes[p]})
 	}
 	return s.persistLocked()
+}
+
+// SetHostFSUsed sets the bytes other files take on the file system of a
+// path a host offers: what a loop-provisioner device registered on that
+// directory sees as already used.
+func (s *Simulator) SetHostFSUsed(hostName, path string, used uint64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h := s.m.Hosts[hostName]
+	if h == nil {
+		return fmt.Errorf("unknown host %q", hostName)
+	}
+	for i := range h.Devices {
+		if h.Devices[i].Path == path {
+			h.Devices[i].Used = used
+			return s.persistLocked()
+		}
+	}
+	return fmt.Errorf("host %s offers no %s", hostName, path)
 }
 
 // PeerIDOfHost returns the member id of a host, "" when standalone.

@@ -37,9 +37,12 @@ type host struct {
 }
 
 // physDevice is a disk a host offers, whether registered in GD2 or not.
+// Registered with the loop provisioner, the path is a directory on a file
+// system of Size bytes, of which Used are taken by other files.
 type physDevice struct {
 	Path string
 	Size uint64
+	Used uint64 `json:",omitempty"`
 }
 
 type peer struct {
@@ -64,7 +67,10 @@ type device struct {
 	State       string
 	Total       uint64
 	Free        uint64
-	Extent      uint64
+	// Used is what GD2 stores as used-size for a loop device (see
+	// device_loop.go); an LVM device's is Total - Free.
+	Used   uint64 `json:",omitempty"`
+	Extent uint64
 	// LVs are the brick LVs and thin pools (loop: brick images) in the
 	// device's volume group, name → bytes. A name there makes the next
 	// lvcreate of that name fail; 0-byte entries are what a failed

@@ -13,6 +13,7 @@ const stepPrepareBricks = "brick-replace.PrepareBricks"
 const (
 	msgBrickSizeZero = "size 0 of data subvolume is too small"
 	msgLVExists      = "Logical Volume \"%s\" already exists in volume group \"%s\""
+	msgMkfsMounted   = "mkfs.xfs: %s contains a mounted filesystem"
 )
 
 // replaceBrick moves one brick to a device chosen by the planner: same
@@ -28,7 +29,9 @@ const (
 //     and the PrepareBricks step fails (500 code 2) leaving a 0-byte
 //     LV/image on the chosen device;
 //   - the new LV and pool are named 0-based; a live brick on the chosen
-//     device with that name is truncated before lvcreate refuses;
+//     device with that name is truncated before lvcreate refuses (loop:
+//     before mkfs refuses its mounted image); on the loop provisioner a
+//     leftover image of a failed attempt is reused, so a retry succeeds;
 //   - the v1 liveness gate covers every node of the volume plus the new
 //     brick's node;
 //   - the replaced brick keeps running on its node and its space is not
@@ -133,10 +136,21 @@ find:
 	vg := "gluster" + strings.ReplaceAll(chosen.Device, "/", "-")
 	lv := fmt.Sprintf("brick_%s_s%d_b%d", v.Name, svIdx, bIdx)
 	pool := fmt.Sprintf("tp_%s_s%d_b%d", v.Name, svIdx, bIdx)
-	for _, name := range []string{pool, lv} {
-		if _, clash := d.LVs[name]; clash {
-			c.s.damageBrickLocked(c, chosen.PeerID, chosen.Device, name)
-			return reject(txnErr(chosen.PeerID, stepPrepareBricks, fmt.Sprintf(msgLVExists, name, vg)))
+	if prov == provLoop {
+		// The loop prepare opens <device>/<pool>/<lv>.img without exclusive
+		// create and truncates it to the new size: a leftover image of a
+		// failed attempt is simply reused; a live brick's image is cut to
+		// the new size and then mkfs refuses the mounted file system.
+		if _, clash := d.LVs[lv]; clash && c.s.damageBrickLocked(c, chosen.PeerID, chosen.Device, lv) {
+			img := chosen.Device + "/" + pool + "/" + lv + ".img"
+			return reject(txnErr(chosen.PeerID, stepPrepareBricks, fmt.Sprintf(msgMkfsMounted, img)))
+		}
+	} else {
+		for _, name := range []string{pool, lv} {
+			if _, clash := d.LVs[name]; clash {
+				c.s.damageBrickLocked(c, chosen.PeerID, chosen.Device, name)
+				return reject(txnErr(chosen.PeerID, stepPrepareBricks, fmt.Sprintf(msgLVExists, name, vg)))
+			}
 		}
 	}
 	if size == 0 {
@@ -152,7 +166,7 @@ find:
 	// The old brick keeps running and mounted; GD2 forgets it without
 	// giving its space back.
 	c.m.Orphans = append(c.m.Orphans, orphanBrick{PeerID: target.PeerID, Path: target.Path, Size: c.s.brickStatfs(target)})
-	d.Free -= total
+	d.take(total)
 	d.addLV(pool, total)
 	d.addLV(lv, 0)
 	nb := &brick{
@@ -177,9 +191,10 @@ find:
 }
 
 // damageBrickLocked records the live brick whose LV or pool on a device
-// is named name as damaged (GD2 truncated it). A leftover of an earlier
-// failed replace is no live brick: nothing is recorded then.
-func (s *Simulator) damageBrickLocked(c *call, peerID, dev, name string) {
+// is named name as damaged (GD2 truncated it) and reports whether there
+// was one. A leftover of an earlier failed replace is no live brick:
+// nothing is recorded then.
+func (s *Simulator) damageBrickLocked(c *call, peerID, dev, name string) bool {
 	for _, v := range s.m.sortedVolumes() {
 		for _, sv := range v.Subvols {
 			for _, b := range sv.Bricks {
@@ -189,9 +204,10 @@ func (s *Simulator) damageBrickLocked(c *call, peerID, dev, name string) {
 						Brick: b.Host + ":" + b.Path, PeerID: b.PeerID,
 						Detail: fmt.Sprintf("replace-brick reused the name %s on %s and truncated the live brick %s:%s", name, dev, b.Host, b.Path),
 					})
-					return
+					return true
 				}
 			}
 		}
 	}
+	return false
 }

@@ -121,7 +121,7 @@ func (s *Simulator) createSmartLocked(v *volume, req *wireVolCreateReq) error {
 		}
 	}
 	for k, n := range need {
-		s.m.Devices[k].Free -= n
+		s.m.Devices[k].take(n)
 	}
 	for _, sv := range planned {
 		for _, b := range sv.Bricks {

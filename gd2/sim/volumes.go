@@ -234,10 +234,7 @@ func (s *Simulator) releaseBrickLocked(b *brick) {
 	if d := s.m.Devices[deviceKey(b.PeerID, b.Device)]; d != nil {
 		delete(d.LVs, b.LV)
 		delete(d.LVs, b.Pool)
-		d.Free += b.TotalSize
-		if d.Free > d.Total {
-			d.Free = d.Total
-		}
+		d.give(b.TotalSize)
 	}
 }
 
