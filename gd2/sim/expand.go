@@ -6,7 +6,10 @@ import (
 	"strings"
 )
 
-const stepExpand = "vol-expand.ValidateAndPrepare"
+const (
+	stepExpand    = "vol-expand.ValidateAndPrepare"
+	stepLvmResize = "vol-expand.LvmResize"
+)
 
 // volumeExpand grows a smart volume in place (size with distribute equal
 // to the subvol count) or adds explicit bricks. A missing volume is a 500
@@ -30,50 +33,6 @@ func volumeExpand(c *call) (int, any, error) {
 		return c.s.growInPlace(c, v, req.Size)
 	}
 	return c.s.addBricks(c, v, &req)
-}
-
-func (s *Simulator) growInPlace(c *call, v *volume, size uint64) (int, any, error) {
-	need := map[string]uint64{}
-	type grow struct {
-		b           *brick
-		usable, tot uint64
-	}
-	var grows []grow
-	for _, sv := range v.Subvols {
-		per := size / uint64(len(v.Subvols))
-		if sv.Type == typeDisperse {
-			per /= uint64(max(sv.DisperseData, 1))
-		}
-		for _, b := range sv.Bricks {
-			if b.Type == brickTypeArbiter {
-				continue
-			}
-			if b.Device == "" {
-				return 0, nil, errf(http.StatusBadRequest, msgSpaceNotSufficient)
-			}
-			u, t := brickSizes(per, v.Factor)
-			need[deviceKey(b.PeerID, b.Device)] += t
-			grows = append(grows, grow{b, u, t})
-		}
-	}
-	for k, n := range need {
-		if d := s.m.Devices[k]; d == nil || d.Free < n {
-			return 0, nil, errf(http.StatusBadRequest, msgSpaceNotSufficient)
-		}
-	}
-	if err := c.gate(c.allPeers()); err != nil {
-		return 0, nil, err
-	}
-	for k, n := range need {
-		s.m.Devices[k].Free -= n
-	}
-	for _, g := range grows {
-		g.b.Size += g.usable
-		g.b.TotalSize += g.tot
-	}
-	v.Capacity += size
-	s.recordEventLocked("volume.expanded", map[string]string{"volume.name": v.Name})
-	return http.StatusOK, wireVolumeOf(v), nil
 }
 
 func (s *Simulator) addBricks(c *call, v *volume, req *wireVolExpandReq) (int, any, error) {
