@@ -44,6 +44,9 @@ func runGD2Sim(ctx context.Context, args []string) error {
 	healRate := fs.Float64("heal-rate", 50, "self-heal drain per brick, entries per second")
 	seed := fs.Int64("seed", 1, "seed for ids, random orders and fault decisions")
 	faults := fs.String("faults", "none", "fault profile: none, flaky, chaos, or error=R,conflict=R,hang=R,latency=D,hangfor=D,healtrigger=R")
+	livenessTTL := fs.Duration("liveness-ttl", 30*time.Second, "how long a crashed GD2 still shows online to its peers (GD2's etcd session TTL; 0 = at once)")
+	brickReconnect := fs.Duration("brick-reconnect", 30*time.Second, "how long a restarted GD2's bricks stay unreachable to clients and heal-info (0 = at once)")
+	unmounted := fs.Float64("unmounted-brick-starts", 0, "probability that a restarting GD2 starts its bricks before mounting them (offline until force-start-bricks)")
 	state := fs.String("state", "", "JSON file that keeps the cluster across restarts (empty = none)")
 	kubeconfig := fs.String("kubeconfig", "", "link host liveness to Ready pods through this kubeconfig")
 	namespace := fs.String("namespace", "", "namespace of the GD2 pods (with -kubeconfig; empty = all)")
@@ -103,6 +106,7 @@ func runGD2Sim(ctx context.Context, args []string) error {
 		Secret: secret, Seed: *seed, Peers: *peers, Zones: *zones,
 		DevicesPerPeer: *devices, DeviceSize: size, WriteRate: *writeRate, HealRate: *healRate,
 		StatePath: *state, Faults: fp, StrictHosts: *kubeconfig != "", Version: *ver,
+		LivenessTTL: instantIfZero(*livenessTTL), BrickReconnect: instantIfZero(*brickReconnect), UnmountedBrickStarts: *unmounted,
 	})
 	if err != nil {
 		return err
@@ -239,6 +243,15 @@ func parseBytes(s string) (uint64, error) {
 		return 0, fmt.Errorf("want a positive size such as 100Gi, got %q", s)
 	}
 	return n * mult, nil
+}
+
+// instantIfZero maps a flag's 0 (at once) to sim.Instant, whose Config
+// zero is GD2's realistic delay.
+func instantIfZero(d time.Duration) time.Duration {
+	if d <= 0 {
+		return sim.Instant
+	}
+	return d
 }
 
 // parseFaults reads a named profile or a key=value list.

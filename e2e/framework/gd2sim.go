@@ -61,6 +61,23 @@ type SimOptions struct {
 	// Certificates, with TLS, replaces the pods' certificates (an
 	// external pool's servers, which run no pod).
 	Certificates sim.CertSource
+	// LivenessTTL and BrickReconnect are GD2's delays (sim.Config): how
+	// long a crashed GD2 still shows online, how long a restarted node's
+	// bricks stay unreachable. Zero means at once (sim.Instant), which
+	// keeps tests fast; set them to see GD2's timing.
+	LivenessTTL, BrickReconnect time.Duration
+	// UnmountedBrickStarts is the probability that a restarted pod's GD2
+	// starts its bricks unmounted (offline until force-start-bricks).
+	UnmountedBrickStarts float64
+}
+
+// orInstant maps a zero delay to sim.Instant: the simulator's own zero
+// is GD2's realistic delay.
+func orInstant(d time.Duration) time.Duration {
+	if d == 0 {
+		return sim.Instant
+	}
+	return d
 }
 
 // StartGD2Sim starts a simulator linked to cp's pods (all namespaces).
@@ -73,6 +90,7 @@ func (cp *ControlPlane) StartGD2Sim(ctx context.Context, o SimOptions) (*GD2Sim,
 	s, err := sim.New(sim.Config{
 		Secret: secret, Seed: o.Seed, WriteRate: o.WriteRate, HealRate: o.HealRate,
 		DevicesPerPeer: o.DevicesPerPeer, DeviceSize: o.DeviceSize, StatePath: o.StatePath, StrictHosts: true,
+		LivenessTTL: orInstant(o.LivenessTTL), BrickReconnect: orInstant(o.BrickReconnect), UnmountedBrickStarts: o.UnmountedBrickStarts,
 	})
 	if err != nil {
 		return nil, err

@@ -71,9 +71,11 @@ func (s *Simulator) adminMux() *http.ServeMux {
 		switch r.PathValue("action") {
 		case "up":
 			return ok(s.SetPeerAlive(id, true))
-		case "down", "crash":
-			// A crash and a clean stop look the same through the REST API.
+		case "down":
 			return ok(s.SetPeerAlive(id, false))
+		case "crash":
+			// Killed: peers see it offline only after LivenessTTL.
+			return ok(s.CrashPeer(id))
 		case "restart":
 			return ok(s.RestartPeer(id))
 		case "partition":

@@ -54,7 +54,25 @@ type Config struct {
 	StrictHosts bool
 	// Version is what /version reports as glusterd-version.
 	Version string
+	// LivenessTTL is how long a crashed GD2 (CrashPeer) still shows online
+	// to its peers: its liveness key lives until its etcd session lease
+	// expires. A clean stop revokes it at once. Default 30 s (GD2's
+	// session TTL); Instant for at once.
+	LivenessTTL time.Duration
+	// BrickReconnect is how long, after a GD2 restart (RestartPeer, or a
+	// host coming back through UpsertHost, as the pod link does), its
+	// bricks stay unreachable to clients, self-heal and heal-info while
+	// their processes already run. Default 30 s; Instant for at once.
+	// SetPeerAlive and SetHostAlive switch liveness without it.
+	BrickReconnect time.Duration
+	// UnmountedBrickStarts is the probability that a restarting GD2 starts
+	// its bricks before their file systems are mounted: they then stay
+	// offline until a volume start with force-start-bricks. Default 0.
+	UnmountedBrickStarts float64
 }
+
+// Instant, as LivenessTTL or BrickReconnect, makes the change at once.
+const Instant time.Duration = -1
 
 // Defaults the zero Config fields take.
 const (
@@ -65,6 +83,8 @@ const (
 	defaultInitialFiles    = 100
 	defaultManualBrickSize = 10 << 30
 	defaultRebalance       = 10 * time.Second
+	defaultLivenessTTL     = 30 * time.Second
+	defaultBrickReconnect  = 30 * time.Second
 )
 
 var secretRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
@@ -103,6 +123,15 @@ func (c *Config) withDefaults() (Config, error) {
 	}
 	if out.RebalanceDuration == 0 {
 		out.RebalanceDuration = defaultRebalance
+	}
+	if out.LivenessTTL == 0 {
+		out.LivenessTTL = defaultLivenessTTL
+	}
+	if out.BrickReconnect == 0 {
+		out.BrickReconnect = defaultBrickReconnect
+	}
+	if out.UnmountedBrickStarts < 0 || out.UnmountedBrickStarts > 1 {
+		return out, errors.New("unmounted brick starts must be a probability within [0,1]")
 	}
 	if out.Clock == nil {
 		out.Clock = clock.RealClock{}

@@ -53,7 +53,7 @@ func deviceAdd(c *call) (int, any, error) {
 		return 0, nil, err
 	}
 	h := c.m.Hosts[p.Host]
-	if !c.m.peerOnline(p.ID) || h == nil {
+	if !c.m.processUp(p.ID) || h == nil {
 		return 0, nil, errf(http.StatusInternalServerError, msgDevicePrepare)
 	}
 	var pd *physDevice

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"time"
 )
 
 // The heal model. Each brick counts the entries it lacks (Missing). While a
@@ -19,8 +20,25 @@ import (
 
 func (s *Simulator) advanceLocked() {
 	now := s.clock.Now()
+	// Liveness changes on their own at lease expiries and brick
+	// reconnections: settle the heal model piecewise between them.
+	for {
+		at, ok := s.nextTimedChangeLocked(now)
+		if !ok {
+			break
+		}
+		s.advanceToLocked(at)
+		s.applyTimedChangesLocked(at)
+	}
+	s.advanceToLocked(now)
+}
+
+// advanceToLocked settles the heal model up to now, liveness constant.
+func (s *Simulator) advanceToLocked(now time.Time) {
 	dt := now.Sub(s.m.LastTick).Seconds()
-	s.m.LastTick = now
+	if now.After(s.m.LastTick) {
+		s.m.LastTick = now
+	}
 	if dt <= 0 {
 		return
 	}
@@ -35,7 +53,11 @@ func (s *Simulator) advanceLocked() {
 	}
 }
 
-func (s *Simulator) brickUp(b *brick) bool { return s.m.peerOnline(b.PeerID) }
+// brickUp says clients and self-heal reach the brick: its node runs, the
+// brick was mounted when started, and it has reconnected since.
+func (s *Simulator) brickUp(b *brick) bool {
+	return s.m.processUp(b.PeerID) && !b.Unmounted && b.ReconnectAt.IsZero()
+}
 
 func (s *Simulator) advanceSubvol(sv *subvol, dt float64, shd bool) {
 	up := 0

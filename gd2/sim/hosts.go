@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Hosts are GD2 processes. A host is a member of the simulated cluster
@@ -117,8 +118,14 @@ func (s *Simulator) bootstrapLocked() {
 
 // setHostAliveLocked changes liveness after settling time-dependent state
 // up to now, so heal accounting uses the old liveness until this instant.
-func (s *Simulator) setHostAliveLocked(h *host, alive bool) {
+// timed applies GD2's restart timing (BrickReconnect,
+// UnmountedBrickStarts) to a host coming back.
+func (s *Simulator) setHostAliveLocked(h *host, alive, timed bool) {
 	s.advanceLocked()
+	if alive {
+		// A clean stop or a restart replaces a crashed process's lease.
+		h.LeaseUntil = time.Time{}
+	}
 	if h.Alive == alive {
 		return
 	}
@@ -126,6 +133,9 @@ func (s *Simulator) setHostAliveLocked(h *host, alive bool) {
 	if alive {
 		h.PID = s.newPID()
 		s.restartBricksLocked(h)
+		if timed {
+			s.restartTimingLocked(h)
+		}
 		s.recordEventLocked("peer.connected.store", map[string]string{"peer.name": h.Name})
 	} else {
 		h.PID = 0
@@ -166,7 +176,7 @@ func (s *Simulator) UpsertHost(spec HostSpec) error {
 	h := s.ensureHostLocked(spec.Name, spec.Address)
 	h.Unserving = spec.Unserving
 	h.EnvPeerID = strings.ToLower(spec.PeerID)
-	s.setHostAliveLocked(h, spec.Alive)
+	s.setHostAliveLocked(h, spec.Alive, true)
 	return s.persistLocked()
 }
 
@@ -178,7 +188,7 @@ func (s *Simulator) SetHostAlive(name string, alive bool) error {
 	if h == nil {
 		return fmt.Errorf("unknown host %q", name)
 	}
-	s.setHostAliveLocked(h, alive)
+	s.setHostAliveLocked(h, alive, false)
 	return s.persistLocked()
 }
 
@@ -190,7 +200,7 @@ func (s *Simulator) SetPeerAlive(peerID string, alive bool) error {
 	if err != nil {
 		return err
 	}
-	s.setHostAliveLocked(h, alive)
+	s.setHostAliveLocked(h, alive, false)
 	return s.persistLocked()
 }
 
@@ -203,8 +213,8 @@ func (s *Simulator) RestartPeer(peerID string) error {
 	if err != nil {
 		return err
 	}
-	s.setHostAliveLocked(h, false)
-	s.setHostAliveLocked(h, true)
+	s.setHostAliveLocked(h, false, false)
+	s.setHostAliveLocked(h, true, true)
 	return s.persistLocked()
 }
 

@@ -34,6 +34,9 @@ type host struct {
 	// one-member peer list, X-Gluster-Peer-Id): drawn when first needed,
 	// forgotten on join and leave, as GD2 saves a fresh id each time.
 	OwnID string `json:",omitempty"`
+	// LeaseUntil, while set, is when the liveness key of a crashed host
+	// expires: until then its peers still see it online.
+	LeaseUntil time.Time `json:",omitempty"`
 }
 
 // physDevice is a disk a host offers, whether registered in GD2 or not.
@@ -147,6 +150,12 @@ type brick struct {
 	// Missing is how many entries this brick lacks and must receive by
 	// self-heal. Heal-info reports them on the brick's healthy siblings.
 	Missing float64
+	// ReconnectAt, while set, is when clients and self-heal reconnect to
+	// the brick after its node restarted: until then it is unreachable.
+	ReconnectAt time.Time `json:",omitempty"`
+	// Unmounted bricks were started before their file system was mounted:
+	// offline until a force-start-bricks volume start.
+	Unmounted bool `json:",omitempty"`
 }
 
 type rebalance struct {
@@ -204,9 +213,22 @@ func (p *peer) zone() string {
 	return p.ID
 }
 
-// peerOnline is what GD2 reports as "online": the process runs and the
-// cluster's store can see it.
+// peerOnline is what GD2 reports as "online": the node's liveness key is
+// in the store, because its process runs and reaches the store, or it
+// crashed less than LivenessTTL ago. The liveness gate, the planner and
+// the peer list read this.
 func (m *model) peerOnline(id string) bool {
+	p := m.Peers[id]
+	if p == nil {
+		return false
+	}
+	h := m.Hosts[p.Host]
+	return h != nil && (h.Alive || !h.LeaseUntil.IsZero()) && !h.Partitioned && h.PeerID == id
+}
+
+// processUp says the node's GD2 really runs and reaches the cluster: what
+// running a step there, serving a request or its bricks need.
+func (m *model) processUp(id string) bool {
 	p := m.Peers[id]
 	if p == nil {
 		return false
@@ -229,7 +251,7 @@ func (m *model) members() []*peer {
 // for events no request caused (liveness changes from admin calls).
 func (m *model) firstOnline() *peer {
 	for _, p := range m.members() {
-		if m.peerOnline(p.ID) {
+		if m.processUp(p.ID) {
 			return p
 		}
 	}

@@ -59,7 +59,7 @@ func (s *Simulator) routeLocked(r *http.Request) routing {
 	}
 	var pool []*peer
 	for _, p := range s.m.members() {
-		if h := s.m.Hosts[p.Host]; h != nil && !h.Unserving && s.m.peerOnline(p.ID) {
+		if h := s.m.Hosts[p.Host]; h != nil && !h.Unserving && s.m.processUp(p.ID) {
 			pool = append(pool, p)
 		}
 	}

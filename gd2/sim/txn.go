@@ -18,7 +18,7 @@ func (c *call) gate(nodes []string) error {
 			return errf(http.StatusInternalServerError, "node %s is probably down", id)
 		}
 	}
-	return nil
+	return c.gateProcesses(nodes)
 }
 
 // allPeers lists every member id in store order (by UUID string).

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 )
 
 const (
@@ -168,11 +169,13 @@ func volumeStart(c *call) (int, any, error) {
 	if err := c.lock(v.Name); err != nil {
 		return 0, nil, err
 	}
-	if down := c.m.downPeersOf(v); len(down) > 0 {
-		return 0, nil, nodesDownErr(down)
+	if err := c.m.v2NodesCheck(v); err != nil {
+		return 0, nil, err
 	}
 	for _, b := range v.bricks() {
+		// Mounts what a restart left unmounted, and starts every brick.
 		c.s.startBrickLocked(b)
+		b.Unmounted, b.ReconnectAt = false, time.Time{}
 	}
 	v.State = volStarted
 	c.s.recordEventLocked("volume.started", map[string]string{"volume.name": v.Name})
@@ -193,11 +196,12 @@ func volumeStop(c *call) (int, any, error) {
 	if err := c.lock(v.Name); err != nil {
 		return 0, nil, err
 	}
-	if down := c.m.downPeersOf(v); len(down) > 0 {
-		return 0, nil, nodesDownErr(down)
+	if err := c.m.v2NodesCheck(v); err != nil {
+		return 0, nil, err
 	}
 	for _, b := range v.bricks() {
 		b.Port, b.PID = 0, 0
+		b.Unmounted, b.ReconnectAt = false, time.Time{}
 	}
 	v.State = volStopped
 	c.s.recordEventLocked("volume.stopped", map[string]string{"volume.name": v.Name})
@@ -215,8 +219,8 @@ func volumeDelete(c *call) (int, any, error) {
 	if err := c.lock(v.Name); err != nil {
 		return 0, nil, err
 	}
-	if down := c.m.downPeersOf(v); len(down) > 0 {
-		return 0, nil, nodesDownErr(down)
+	if err := c.m.v2NodesCheck(v); err != nil {
+		return 0, nil, err
 	}
 	for _, b := range v.bricks() {
 		c.s.releaseBrickLocked(b)
@@ -435,7 +439,7 @@ func bricksStatus(c *call) (int, any, error) {
 	_, _, used := c.s.volumeUsage(v)
 	for _, b := range v.bricks() {
 		st := wireBrickStatus{Info: wireBrickOf(v, b)}
-		if c.m.peerOnline(b.PeerID) {
+		if c.m.processUp(b.PeerID) {
 			st.FsType = "xfs"
 			st.MountOpts = "rw,inode64,noatime,nouuid"
 			if b.Device != "" {
@@ -446,7 +450,7 @@ func bricksStatus(c *call) (int, any, error) {
 			// statfs of the brick directory (fact sheet §5).
 			capacity := c.s.brickStatfs(b)
 			st.Size = wireSize{Capacity: capacity, Used: used[b], Free: capacity - used[b]}
-			if v.State == volStarted {
+			if v.State == volStarted && !b.Unmounted {
 				st.Online, st.PID, st.Port = true, b.PID, b.Port
 			}
 		}
