@@ -44,6 +44,8 @@ var apiServerOnly = map[string]string{
 	// refusal applies to a GlusterNode written by hand; a CEL rule rejects
 	// true, so the operator only ever sees false.
 	"GlusterNode spec.storage.vdo": "refused at admission when true: GD2 cannot put a VDO layer under a brick",
+	// Kept so that an old object's field is named in the refusal.
+	"GlusterCluster spec.csi.blockImage": "refused at admission: no GD2-era block CSI driver exists that anthill can run",
 }
 
 // apiKinds are the API's root types and the CRD files that serve them.

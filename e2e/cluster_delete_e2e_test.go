@@ -38,7 +38,7 @@ func TestClusterDelete(t *testing.T) {
 	const name = "teardown"
 	ctx := context.Background()
 	clusters := anthill.OperatorV1alpha1().GlusterClusters(ns)
-	createClusterWith(t, ns, name, 1, withCSI(operatorv1alpha1.GlusterDriverFile, operatorv1alpha1.GlusterDriverBlock))
+	createClusterWith(t, ns, name, 1, withCSI(operatorv1alpha1.GlusterDriverFile))
 	nodes := waitNodes(t, ns, name, 3, 90*time.Second)
 	// Every kind the "nothing remains" listing looks for must exist first,
 	// or that listing would prove nothing about it.
@@ -95,7 +95,7 @@ func TestClusterDelete(t *testing.T) {
 			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
 			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
 			PersistentVolumeSource: corev1.PersistentVolumeSource{
-				CSI: &corev1.CSIPersistentVolumeSource{Driver: objects.CSIDriverName(ns, name, operatorv1alpha1.GlusterDriverFile), VolumeHandle: pvName},
+				CSI: &corev1.CSIPersistentVolumeSource{Driver: objects.CSIDriverName(operatorv1alpha1.GlusterDriverFile), VolumeHandle: pvName},
 			},
 		},
 	}

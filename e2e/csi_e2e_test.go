@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/gluster/anthill/e2e/framework"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
@@ -44,15 +46,9 @@ func createClusterWith(t *testing.T, ns, name string, perTemplate int32, mutate 
 // spec.drivers.
 func withCSI(drivers ...operatorv1alpha1.GlusterDriver) func(*operatorv1alpha1.GlusterCluster) {
 	return func(c *operatorv1alpha1.GlusterCluster) {
-		c.Spec.CSI = &operatorv1alpha1.CSISpec{FileImage: "quay.io/example/gluster-csi-file", BlockImage: "quay.io/example/gluster-csi-block", Version: "4.1.0"}
+		c.Spec.CSI = &operatorv1alpha1.CSISpec{FileImage: "quay.io/example/gluster-csi-file", Version: "4.1.0"}
 		c.Spec.Drivers = drivers
 	}
-}
-
-// setDrivers sets spec.drivers, retrying on conflict as an admin would.
-func setDrivers(t *testing.T, ns, name string, drivers ...operatorv1alpha1.GlusterDriver) {
-	t.Helper()
-	editCluster(t, ns, name, func(c *operatorv1alpha1.GlusterCluster) { c.Spec.Drivers = drivers })
 }
 
 // kwokNodes are the fake Kubernetes nodes with the labels of selector (all
@@ -139,7 +135,7 @@ func checkDeploymentReady(ctx context.Context, ns, name string) (*appsv1.Deploym
 // checkCSIDriver checks the CSIDriver exists with the cluster's labels,
 // its namespace among them.
 func checkCSIDriver(ctx context.Context, ns, cluster string, kind operatorv1alpha1.GlusterDriver) error {
-	name := objects.CSIDriverName(ns, cluster, kind)
+	name := objects.CSIDriverName(kind)
 	d, err := env.Client.StorageV1().CSIDrivers().Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return err
@@ -147,49 +143,6 @@ func checkCSIDriver(ctx context.Context, ns, cluster string, kind operatorv1alph
 	l := d.Labels
 	if l[labelCluster] != cluster || l[objects.LabelClusterNamespace] != ns || l[labelManagedBy] != "anthill" {
 		return fmt.Errorf("CSIDriver %s labels %v", name, l)
-	}
-	return nil
-}
-
-// checkBlockTargets checks one Ready gluster-blockd pod per zone, each on
-// a Kubernetes node that runs a Gluster pod of the cluster.
-func checkBlockTargets(ctx context.Context, ns, cluster string) error {
-	gluster, err := env.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{
-		LabelSelector: labelCluster + "=" + cluster + "," + objects.LabelComponent + "=" + objects.ComponentGlusterNode,
-	})
-	if err != nil {
-		return err
-	}
-	glusterNodes := map[string]bool{}
-	for _, p := range gluster.Items {
-		if p.Spec.NodeName != "" {
-			glusterNodes[p.Spec.NodeName] = true
-		}
-	}
-	for z := 1; z <= 3; z++ {
-		name := objects.BlockTargetName(cluster, framework.ZoneName(z))
-		d, err := checkDeploymentReady(ctx, ns, name)
-		if err != nil {
-			return err
-		}
-		pods, err := env.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: metav1.FormatLabelSelector(d.Spec.Selector)})
-		if err != nil {
-			return err
-		}
-		ok := false
-		for i := range pods.Items {
-			p := &pods.Items[i]
-			if !podIsReady(p) {
-				continue
-			}
-			if !glusterNodes[p.Spec.NodeName] {
-				return fmt.Errorf("block target pod %s runs on %s, which runs no Gluster pod (%v)", p.Name, p.Spec.NodeName, glusterNodes)
-			}
-			ok = true
-		}
-		if !ok {
-			return fmt.Errorf("block target %s has no Ready pod", name)
-		}
 	}
 	return nil
 }
@@ -230,9 +183,9 @@ func TestCSINodePluginsFollowTheNodeSelector(t *testing.T) {
 	})
 }
 
-// TestCSIDrivers deploys a cluster with the file driver, adds the block
-// driver, and shows that the operator recreates a missing object of a
-// wanted driver but never one of a driver removed from the spec.
+// TestCSIDrivers deploys a cluster with the file driver, under the name
+// the driver registers, with the flags it has; shows that the API refuses
+// block; and that the operator recreates a missing object.
 func TestCSIDrivers(t *testing.T) {
 	ns := env.Namespace(t)
 	const name = "csi"
@@ -274,39 +227,69 @@ func TestCSIDrivers(t *testing.T) {
 		}
 	})
 
-	t.Run("adding block deploys the block driver and its targets", func(t *testing.T) {
-		setDrivers(t, ns, name, file, block)
-		wait(t, "block driver", 2*time.Minute, func(ctx context.Context) error {
-			if _, err := checkDeploymentReady(ctx, ns, objects.CSIControllerName(name, block)); err != nil {
-				return err
+	t.Run("the StorageClass names the provisioner the driver registers, with parameters it reads", func(t *testing.T) {
+		sc, err := env.Client.StorageV1().StorageClasses().Get(ctx, objects.StorageClassName(&operatorv1alpha1.GlusterCluster{ObjectMeta: metav1.ObjectMeta{Name: name}}, file), metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sc.Provisioner != objects.CSIFileContract.DriverName {
+			t.Errorf("StorageClass %s names provisioner %q; the driver registers %q", sc.Name, sc.Provisioner, objects.CSIFileContract.DriverName)
+		}
+		for k := range sc.Parameters {
+			if !slices.Contains(objects.CSIFileParameters, k) {
+				t.Errorf("StorageClass %s sets parameter %q, which the driver does not read", sc.Name, k)
 			}
-			if err := checkCSIDriver(ctx, ns, name, block); err != nil {
-				return err
+		}
+		// The provisioner answers claims of the name the driver gives it
+		// (GetPluginInfo); the driver is started with flags it has, and
+		// kubelet finds its socket under the same name.
+		dep, err := env.Client.AppsV1().Deployments(ns).Get(ctx, objects.CSIControllerName(name, file), metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ds, err := env.Client.AppsV1().DaemonSets(ns).Get(ctx, objects.CSINodeDaemonSetName(name), metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, spec := range []corev1.PodSpec{dep.Spec.Template.Spec, ds.Spec.Template.Spec} {
+			for _, c := range spec.Containers {
+				for _, a := range c.Args {
+					flag, _, _ := strings.Cut(a, "=")
+					k := objects.ContractOf(c.Name, false)
+					if k != nil && !slices.Contains(k.Flags, flag) {
+						t.Errorf("container %s: flag %s is not one %s has", c.Name, flag, k.Component)
+					}
+				}
+				if c.Name == "node-driver-registrar" && !slices.Contains(c.Args, "--kubelet-registration-path=/var/lib/kubelet/plugins/"+sc.Provisioner+"/csi.sock") {
+					t.Errorf("registrar %q: kubelet would not find the driver under %s", c.Args, sc.Provisioner)
+				}
 			}
-			if err := checkNodePlugin(ctx, ns, name, objects.CSINodeDaemonSetNameOf(name, block), "4.1.0"); err != nil {
-				return err
-			}
-			return checkBlockTargets(ctx, ns, name)
-		})
+		}
 	})
 
-	t.Run("a missing object of a wanted driver is recreated, one of a removed driver is not", func(t *testing.T) {
-		// Removing block from the spec deletes nothing: its volumes may be
-		// mounted, and deleting a node plugin would break them.
-		setDrivers(t, ns, name, file)
-		blockDS := objects.CSINodeDaemonSetNameOf(name, block)
-		fileDS := objects.CSINodeDaemonSetName(name)
-		if _, err := env.Client.AppsV1().DaemonSets(ns).Get(ctx, blockDS, metav1.GetOptions{}); err != nil {
-			t.Fatalf("removing block from spec.drivers must not delete its node plugin: %v", err)
+	t.Run("the API refuses block, naming the field", func(t *testing.T) {
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			c.Spec.Drivers = []operatorv1alpha1.GlusterDriver{file, block}
+			_, err = anthill.OperatorV1alpha1().GlusterClusters(ns).Update(ctx, c, metav1.UpdateOptions{})
+			return err
+		})
+		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.drivers: block is not available") {
+			t.Fatalf("adding block: %v, want a refusal naming spec.drivers", err)
 		}
+	})
+
+	t.Run("a missing object of the driver is recreated", func(t *testing.T) {
+		fileDS := objects.CSINodeDaemonSetName(name)
 		old, err := env.Client.AppsV1().DaemonSets(ns).Get(ctx, fileDS, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, n := range []string{blockDS, fileDS} {
-			if err := env.Client.AppsV1().DaemonSets(ns).Delete(ctx, n, metav1.DeleteOptions{}); err != nil {
-				t.Fatal(err)
-			}
+		if err := env.Client.AppsV1().DaemonSets(ns).Delete(ctx, fileDS, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
 		}
 		wait(t, "file node plugin recreated", 2*time.Minute, func(ctx context.Context) error {
 			ds, err := env.Client.AppsV1().DaemonSets(ns).Get(ctx, fileDS, metav1.GetOptions{})
@@ -318,11 +301,6 @@ func TestCSIDrivers(t *testing.T) {
 			}
 			return checkNodePlugin(ctx, ns, name, fileDS, "4.1.0")
 		})
-		// The sync that recreated the file plugin saw the block one missing
-		// too, and left it: it is no longer wanted.
-		if _, err := env.Client.AppsV1().DaemonSets(ns).Get(ctx, blockDS, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-			t.Fatalf("the block node plugin was recreated although block left spec.drivers: %v", err)
-		}
 		noViolations(t)
 	})
 

@@ -104,8 +104,8 @@ func TestStorageClasses(t *testing.T) {
 	ctx := context.Background()
 	file, block := operatorv1alpha1.GlusterDriverFile, operatorv1alpha1.GlusterDriverBlock
 	fileClass, blockClass := name+"-file", name+"-block"
-	fileWant := wantClass{provisioner: objects.CSIDriverName(ns, name, file), reclaim: corev1.PersistentVolumeReclaimDelete, binding: storagev1.VolumeBindingImmediate}
-	blockWant := wantClass{provisioner: objects.CSIDriverName(ns, name, block), reclaim: corev1.PersistentVolumeReclaimRetain,
+	fileWant := wantClass{provisioner: objects.CSIDriverName(file), reclaim: corev1.PersistentVolumeReclaimDelete, binding: storagev1.VolumeBindingImmediate}
+	blockWant := wantClass{provisioner: objects.CSIDriverName(block), reclaim: corev1.PersistentVolumeReclaimRetain,
 		binding: storagev1.VolumeBindingWaitForFirstConsumer, zones: []string{framework.ZoneName(2)}}
 	createClusterWith(t, ns, name, 1, func(c *operatorv1alpha1.GlusterCluster) {
 		withCSI(file, block)(c)
@@ -141,59 +141,6 @@ func TestStorageClasses(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-	})
-
-	t.Run("the node plugins are given the zone topology key and their node's zone", func(t *testing.T) {
-		for _, k := range []operatorv1alpha1.GlusterDriver{file, block} {
-			dsName := objects.CSINodeDaemonSetNameOf(name, k)
-			ds, err := env.Client.AppsV1().DaemonSets(ns).Get(ctx, dsName, metav1.GetOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			env := map[string]corev1.EnvVar{}
-			for _, e := range ds.Spec.Template.Spec.Containers[0].Env {
-				env[e.Name] = e
-			}
-			if v := env[objects.EnvZoneTopologyKey].Value; v != framework.ZoneLabel {
-				t.Errorf("%s: %s=%q, want %s", dsName, objects.EnvZoneTopologyKey, v, framework.ZoneLabel)
-			}
-			zone := env[objects.EnvNodeZone].ValueFrom
-			if want := "metadata.labels['" + framework.ZoneLabel + "']"; zone == nil || zone.FieldRef == nil || zone.FieldRef.FieldPath != want {
-				t.Errorf("%s: %s from %+v, want the pod's field %s", dsName, objects.EnvNodeZone, zone, want)
-			}
-		}
-		// The field the node plugin's zone is read from: the API server
-		// copies the node's zone label onto each pod it binds there.
-		wait(t, "node plugin pods labelled with their node's zone", 2*time.Minute, func(ctx context.Context) error {
-			nodes, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-			if err != nil {
-				return err
-			}
-			zoneOf := map[string]string{}
-			for _, n := range nodes.Items {
-				zoneOf[n.Name] = n.Labels[framework.ZoneLabel]
-			}
-			pods, err := env.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{
-				LabelSelector: labelCluster + "=" + name + "," + objects.LabelComponent + "=" + objects.ComponentCSINode,
-			})
-			if err != nil {
-				return err
-			}
-			seen := 0
-			for _, p := range pods.Items {
-				if p.Spec.NodeName == "" {
-					return fmt.Errorf("node plugin pod %s is not bound yet", p.Name)
-				}
-				if got, want := p.Labels[framework.ZoneLabel], zoneOf[p.Spec.NodeName]; got != want || want == "" {
-					return fmt.Errorf("node plugin pod %s on %s has zone label %q, want %q", p.Name, p.Spec.NodeName, got, want)
-				}
-				seen++
-			}
-			if seen < 2*len(nodes.Items) {
-				return fmt.Errorf("%d node plugin pods, want one per driver on each of %d nodes", seen, len(nodes.Items))
-			}
-			return nil
-		})
 	})
 
 	t.Run("claims of both classes are accepted and handed to the right driver; none binds without a provisioner", func(t *testing.T) {

@@ -53,7 +53,9 @@ func fullClusters() []operatorv1alpha1.GlusterCluster {
 		s.CSI.Version = "4.0.0"
 		s.CSI.StorageClasses.File.ReclaimPolicy = corev1.PersistentVolumeReclaimRetain
 		s.CSI.StorageClasses.Block.ReclaimPolicy = corev1.PersistentVolumeReclaimDelete
-		s.Drivers = []operatorv1alpha1.GlusterDriver{operatorv1alpha1.GlusterDriverFile, operatorv1alpha1.GlusterDriverBlock}
+		s.Drivers = []operatorv1alpha1.GlusterDriver{operatorv1alpha1.GlusterDriverFile}
+		// Refused at admission: block is not available.
+		s.CSI.BlockImage = ""
 		s.Management.Endpoint = "https://gd2.example.com:24007"
 		s.UpgradePolicy.HealTimeout = &metav1.Duration{Duration: time.Hour}
 		s.FailurePolicy.PermissibleDowntime = &metav1.Duration{Duration: 30 * time.Minute}

@@ -197,9 +197,8 @@ func TestAPIGlusterClusterRoundTrip(t *testing.T) {
 		tmpl.Tolerations = []corev1.Toleration{{Key: "storage", Operator: "Exists", Effect: "NoSchedule"}}
 		tmpl.NodeAffinity = storageNodeAffinity()
 	}
-	want.Spec.CSI.BlockImage = "registry.invalid/gluster/csi-block:4.1.0"
 	want.Spec.CSI.NodeSelector = map[string]string{"example.com/storage-client": "true", "kubernetes.io/os": "linux"}
-	want.Spec.Drivers = []operatorv1alpha1.GlusterDriver{operatorv1alpha1.GlusterDriverFile, operatorv1alpha1.GlusterDriverBlock}
+	want.Spec.Drivers = []operatorv1alpha1.GlusterDriver{operatorv1alpha1.GlusterDriverFile}
 	want.Spec.CSI.StorageClasses = &operatorv1alpha1.CSIStorageClasses{
 		File:  &operatorv1alpha1.StorageClassSpec{Create: ptr.To(true), Name: "gluster.file", ReclaimPolicy: corev1.PersistentVolumeReclaimRetain, IsDefault: true, AllowedZones: []string{"zone-1", "us-east-1a"}},
 		Block: &operatorv1alpha1.StorageClassSpec{Create: ptr.To(false)},

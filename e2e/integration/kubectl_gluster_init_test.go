@@ -247,7 +247,7 @@ func TestKubectlGlusterInitAndDelete(t *testing.T) {
 				AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
 				PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
 				PersistentVolumeSource: corev1.PersistentVolumeSource{
-					CSI: &corev1.CSIPersistentVolumeSource{Driver: objects.CSIDriverName(ns, "wizard", operatorv1alpha1.GlusterDriverFile), VolumeHandle: pvName},
+					CSI: &corev1.CSIPersistentVolumeSource{Driver: objects.CSIDriverName(operatorv1alpha1.GlusterDriverFile), VolumeHandle: pvName},
 				},
 			},
 		}

@@ -37,6 +37,16 @@ func (o *Kube) EnsureCSIDrivers(ctx context.Context, ct transitions.ClusterTarge
 	}
 	objs := objects.DesiredCSIObjects(c, version)
 	ns := c.Namespace
+	// The driver's name is fixed, so its CSIDriver and kubelet's plugin
+	// registration can be one cluster's only: create nothing while another
+	// cluster (or an install outside anthill) holds the name.
+	if d, err := o.Client.StorageV1().CSIDrivers().Get(ctx, objects.CSIFileDriverName, metav1.GetOptions{}); err == nil {
+		if !objects.CSIClusterScopedSelector(ns, c.Name).Matches(labels.Set(d.Labels)) {
+			return fmt.Errorf("CSIDriver %s exists and is not this cluster's: one Gluster cluster per Kubernetes cluster can run the driver (docs/csi.md)", d.Name)
+		}
+	} else if !apierrors.IsNotFound(err) {
+		return fmt.Errorf("get CSIDriver %s: %w", objects.CSIFileDriverName, err)
+	}
 	fail := func(kind, name string, err error) error {
 		return fmt.Errorf("create %s %s: %w", kind, name, err)
 	}
@@ -57,7 +67,7 @@ func (o *Kube) EnsureCSIDrivers(ctx context.Context, ct transitions.ClusterTarge
 			return fail("CSIDriver", d.Name, err)
 		}
 	}
-	for _, d := range append(objs.Controllers, objs.BlockTargets...) {
+	for _, d := range objs.Controllers {
 		if _, err := o.Client.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); ignoreExists(err) != nil {
 			return fail("Deployment", ns+"/"+d.Name, err)
 		}
@@ -81,6 +91,7 @@ func (o *Kube) csiCreateVersion(ctx context.Context, c *operatorv1alpha1.Gluster
 		return c.Spec.CSI.Version, nil
 	}
 	for _, k := range []operatorv1alpha1.GlusterDriver{operatorv1alpha1.GlusterDriverFile, operatorv1alpha1.GlusterDriverBlock} {
+		// block: the node plugin of a release before block was refused.
 		name := objects.CSINodeDaemonSetNameOf(c.Name, k)
 		ds, err := o.Client.AppsV1().DaemonSets(c.Namespace).Get(ctx, name, metav1.GetOptions{})
 		switch {
@@ -338,7 +349,7 @@ func (w csiWorkload) kind() string {
 func csiWorkloads(c *operatorv1alpha1.GlusterCluster, version string) []csiWorkload {
 	want := objects.DesiredCSIObjects(c, version)
 	var out []csiWorkload
-	for _, d := range append(want.Controllers, want.BlockTargets...) {
+	for _, d := range want.Controllers {
 		out = append(out, csiWorkload{name: d.Name, images: objects.ContainerImages(d.Spec.Template.Spec)})
 	}
 	for _, d := range want.NodePlugins {

@@ -3,6 +3,7 @@ package effects
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -90,7 +91,7 @@ func TestEnsureCSIDriversCreatesOnlyWhatIsMissing(t *testing.T) {
 		"DaemonSet":          {"gc-csi-node"},
 		"Deployment":         {"gc-csi-controller"},
 		"ServiceAccount":     {"gc-csi-controller", "gc-csi-node"},
-		"CSIDriver":          {"gc.storage.file.gluster.org"},
+		"CSIDriver":          {objects.CSIFileDriverName},
 		"ClusterRole":        {"anthill-csi:storage:gc"},
 		"ClusterRoleBinding": {"anthill-csi:storage:gc"},
 		"StorageClass":       {"gc-file"},
@@ -101,20 +102,18 @@ func TestEnsureCSIDriversCreatesOnlyWhatIsMissing(t *testing.T) {
 		}
 	}
 
-	// The upgrade machine moved the file plugin to 4.2.0; block is added
-	// with csi.version unset: block joins its sibling's version, and the
-	// file plugin is not touched.
+	// The upgrade machine moved the plugin to 4.2.0 and an admin edited
+	// it; the controller is deleted. Ensuring again creates the controller
+	// alone, at its sibling's version, and leaves the plugin as it is.
 	ds, err := f.kube.AppsV1().DaemonSets(fixtures.Namespace).Get(fixtures.Ctx, "gc-csi-node", metav1.GetOptions{})
 	fixtures.Must(t, err, "get")
 	ds.Spec.Template.Annotations[objects.AnnotationVersion] = "4.2.0"
 	ds.Spec.Template.Spec.Containers[0].Image = "admin/edit:1"
 	_, err = f.kube.AppsV1().DaemonSets(fixtures.Namespace).Update(fixtures.Ctx, ds, metav1.UpdateOptions{})
 	fixtures.Must(t, err, "update")
-	c.Spec.Drivers = []operatorv1alpha1.GlusterDriver{fixtures.FileDriver, fixtures.BlockDriver}
-	_, err = f.crs.OperatorV1alpha1().GlusterClusters(fixtures.Namespace).Update(fixtures.Ctx, c, metav1.UpdateOptions{})
-	fixtures.Must(t, err, "update cluster")
+	fixtures.Must(t, f.kube.AppsV1().Deployments(fixtures.Namespace).Delete(fixtures.Ctx, "gc-csi-controller", metav1.DeleteOptions{}), "delete")
 	f.kube.ClearActions()
-	fixtures.Must(t, f.ops.EnsureCSIDrivers(fixtures.Ctx, fixtures.ClusterTarget(c)), "ensure block")
+	fixtures.Must(t, f.ops.EnsureCSIDrivers(fixtures.Ctx, fixtures.ClusterTarget(c)), "ensure again")
 	for _, a := range f.kube.Actions() {
 		// Listing StorageClasses finds the ones no longer wanted.
 		if v := a.GetVerb(); v != "create" && v != "get" && (v != "list" || a.GetResource().Resource != "storageclasses") {
@@ -126,18 +125,17 @@ func TestEnsureCSIDriversCreatesOnlyWhatIsMissing(t *testing.T) {
 	if file.Spec.Template.Spec.Containers[0].Image != "admin/edit:1" {
 		t.Error("an existing DaemonSet was rewritten")
 	}
-	block, err := f.kube.AppsV1().DaemonSets(fixtures.Namespace).Get(fixtures.Ctx, "gc-csi-block-node", metav1.GetOptions{})
-	fixtures.Must(t, err, "get block")
-	if v := block.Spec.Template.Annotations[objects.AnnotationVersion]; v != "4.2.0" {
-		t.Errorf("the block plugin was created at %q, want its sibling's 4.2.0", v)
-	}
-	if got := f.csiNames(t)["Deployment"]; !slices.Equal(got, []string{"gc-block-target-zone-1", "gc-block-target-zone-2", "gc-csi-block-controller", "gc-csi-controller"}) {
-		t.Errorf("deployments %v", got)
+	ctrl, err := f.kube.AppsV1().Deployments(fixtures.Namespace).Get(fixtures.Ctx, "gc-csi-controller", metav1.GetOptions{})
+	fixtures.Must(t, err, "get controller")
+	if v := ctrl.Spec.Template.Annotations[objects.AnnotationVersion]; v != "4.2.0" {
+		t.Errorf("the controller was created at %q, want its sibling's 4.2.0", v)
 	}
 }
 
+// The driver's name is fixed: while one cluster runs it, another gets no
+// CSI object; once the first is deleted, the other gets the driver.
 func TestDeleteClusterInfraDeletesEveryCSIObject(t *testing.T) {
-	c := fixtures.CSICluster("gc", fixtures.FileDriver, fixtures.BlockDriver)
+	c := fixtures.CSICluster("gc", fixtures.FileDriver)
 	other := fixtures.CSICluster("gc", fixtures.FileDriver)
 	other.Namespace, other.UID = "elsewhere", "uid-other"
 	admins := &storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: "gc.storage.file.gluster.org-admin", Labels: map[string]string{objects.LabelCluster: "gc"}}}
@@ -147,7 +145,12 @@ func TestDeleteClusterInfraDeletesEveryCSIObject(t *testing.T) {
 	other.Spec.CSI = &operatorv1alpha1.CSISpec{StorageClasses: &operatorv1alpha1.CSIStorageClasses{File: &operatorv1alpha1.StorageClassSpec{Name: "elsewhere-file"}}}
 	f := newFxKube(t, []runtime.Object{admins, adminsClass}, c, other)
 	fixtures.Must(t, f.ops.EnsureCSIDrivers(fixtures.Ctx, fixtures.ClusterTarget(c)), "ensure")
-	fixtures.Must(t, f.ops.EnsureCSIDrivers(fixtures.Ctx, fixtures.ClusterTarget(other)), "ensure other")
+	if err := f.ops.EnsureCSIDrivers(fixtures.Ctx, fixtures.ClusterTarget(other)); err == nil || !strings.Contains(err.Error(), "one Gluster cluster per Kubernetes cluster") {
+		t.Errorf("a second cluster's CSI: %v, want a refusal", err)
+	}
+	if ods, err := f.kube.AppsV1().DaemonSets("elsewhere").List(fixtures.Ctx, metav1.ListOptions{}); err != nil || len(ods.Items) != 0 {
+		t.Errorf("the second cluster got node plugins %v (%v)", ods, err)
+	}
 	fixtures.Must(t, f.ops.DeleteClusterInfra(fixtures.Ctx, fixtures.ClusterTarget(c)), "delete")
 	fixtures.Must(t, f.ops.DeleteClusterInfra(fixtures.Ctx, fixtures.ClusterTarget(c)), "delete again")
 	got := f.csiNames(t)
@@ -156,21 +159,22 @@ func TestDeleteClusterInfraDeletesEveryCSIObject(t *testing.T) {
 			t.Errorf("%s left: %v", k, got[k])
 		}
 	}
-	if want := []string{"gc.elsewhere.file.gluster.org", admins.Name}; !slices.Equal(got["CSIDriver"], want) {
-		t.Errorf("CSIDrivers %v, want only the other cluster's and the admin's %v", got["CSIDriver"], want)
+	if want := []string{admins.Name}; !slices.Equal(got["CSIDriver"], want) {
+		t.Errorf("CSIDrivers %v, want only the admin's %v", got["CSIDriver"], want)
 	}
-	if want := []string{"elsewhere-file", adminsClass.Name}; !slices.Equal(got["StorageClass"], want) {
-		t.Errorf("StorageClasses %v, want only the other cluster's and the admin's %v", got["StorageClass"], want)
+	if want := []string{adminsClass.Name}; !slices.Equal(got["StorageClass"], want) {
+		t.Errorf("StorageClasses %v, want only the admin's %v", got["StorageClass"], want)
 	}
 	for _, k := range []string{"ClusterRole", "ClusterRoleBinding"} {
-		if !slices.Equal(got[k], []string{"anthill-csi:elsewhere:gc"}) {
-			t.Errorf("%s: %v, want only the other cluster's", k, got[k])
+		if len(got[k]) != 0 {
+			t.Errorf("%s left: %v", k, got[k])
 		}
 	}
-	ods, err := f.kube.AppsV1().DaemonSets("elsewhere").List(fixtures.Ctx, metav1.ListOptions{})
-	fixtures.Must(t, err, "list")
-	if len(ods.Items) != 1 {
-		t.Errorf("the other cluster's node plugin was deleted")
+	fixtures.Must(t, f.ops.EnsureCSIDrivers(fixtures.Ctx, fixtures.ClusterTarget(other)), "ensure other once the driver is free")
+	d, err := f.kube.StorageV1().CSIDrivers().Get(fixtures.Ctx, objects.CSIFileDriverName, metav1.GetOptions{})
+	fixtures.Must(t, err, "get driver")
+	if d.Labels[objects.LabelClusterNamespace] != "elsewhere" {
+		t.Errorf("the driver is %v's", d.Labels)
 	}
 }
 
@@ -213,9 +217,9 @@ func fxVolumeWorld() []runtime.Object {
 		}
 	}
 	return []runtime.Object{
-		pv("pv-ours", objects.CSIDriverName(fixtures.Namespace, "gc", fixtures.FileDriver), "data-ours"),
+		pv("pv-ours", objects.CSIDriverName(fixtures.FileDriver), "data-ours"),
 		pv("pv-theirs", "ebs.csi.aws.com", "data-theirs"),
-		pv("pv-done", objects.CSIDriverName(fixtures.Namespace, "gc", fixtures.FileDriver), "data-done"),
+		pv("pv-done", objects.CSIDriverName(fixtures.FileDriver), "data-done"),
 		app("app-b", "node-b", "data-ours", corev1.PodRunning),
 		app("app-d", "node-d", "data-theirs", corev1.PodRunning),
 		app("app-e", "node-e", "data-done", corev1.PodSucceeded),
@@ -224,7 +228,8 @@ func fxVolumeWorld() []runtime.Object {
 
 func TestSetCSIVersionRestartsOnlyPluginsOnNodesWithoutMounts(t *testing.T) {
 	c := fixtures.CSICluster("gc", fixtures.FileDriver)
-	c.Spec.CSI = &operatorv1alpha1.CSISpec{Version: "4.1.0"}
+	// An untagged image of the admin's is tagged with the version.
+	c.Spec.CSI = &operatorv1alpha1.CSISpec{Version: "4.1.0", FileImage: "quay.io/example/csi-file"}
 	objs := objects.DesiredCSIObjects(c, "4.1.0")
 	kubeObjs := append(fxVolumeWorld(), objs.NodePlugins[0], objs.Controllers[0],
 		fxPluginPod("p-a", "node-a", "4.1.0"), fxPluginPod("p-b", "node-b", "4.1.0"),
@@ -234,15 +239,15 @@ func TestSetCSIVersionRestartsOnlyPluginsOnNodesWithoutMounts(t *testing.T) {
 
 	ds, err := f.kube.AppsV1().DaemonSets(fixtures.Namespace).Get(fixtures.Ctx, "gc-csi-node", metav1.GetOptions{})
 	fixtures.Must(t, err, "get")
-	if v := ds.Spec.Template.Annotations[objects.AnnotationVersion]; v != "4.2.0" || ds.Spec.Template.Spec.Containers[0].Image != objects.DefaultCSIFileImage+":4.2.0" {
+	if v := ds.Spec.Template.Annotations[objects.AnnotationVersion]; v != "4.2.0" || ds.Spec.Template.Spec.Containers[0].Image != "quay.io/example/csi-file:4.2.0" {
 		t.Errorf("DaemonSet at %q with %s", v, ds.Spec.Template.Spec.Containers[0].Image)
 	}
-	if ds.Spec.Template.Spec.Containers[1].Image != objects.CSINodeRegistrarImage {
+	if ds.Spec.Template.Spec.Containers[1].Image != objects.DefaultImages.CSINodeRegistrar {
 		t.Errorf("the registrar sidecar changed to %s", ds.Spec.Template.Spec.Containers[1].Image)
 	}
 	dep, err := f.kube.AppsV1().Deployments(fixtures.Namespace).Get(fixtures.Ctx, "gc-csi-controller", metav1.GetOptions{})
 	fixtures.Must(t, err, "get")
-	if dep.Spec.Template.Spec.Containers[0].Image != objects.DefaultCSIFileImage+":4.2.0" {
+	if dep.Spec.Template.Spec.Containers[0].Image != "quay.io/example/csi-file:4.2.0" {
 		t.Errorf("controller image %s", dep.Spec.Template.Spec.Containers[0].Image)
 	}
 	pods, err := f.kube.CoreV1().Pods(fixtures.Namespace).List(fixtures.Ctx, metav1.ListOptions{})
@@ -269,9 +274,9 @@ func TestSetCSIVersionRestartsOnlyPluginsOnNodesWithoutMounts(t *testing.T) {
 }
 
 func TestCSIReaderFillUpgradeCountsPinnedAndStalePlugins(t *testing.T) {
-	c := fixtures.CSICluster("gc", fixtures.FileDriver, fixtures.BlockDriver)
+	c := fixtures.CSICluster("gc", fixtures.FileDriver)
 	objs := objects.DesiredCSIObjects(c, "4.2.0")
-	objs.NodePlugins[1].Spec.Template.Annotations[objects.AnnotationVersion] = "4.1.0" // block not yet set
+	objs.NodePlugins[0].Spec.Template.Annotations[objects.AnnotationVersion] = "4.1.0" // not yet set
 
 	dsIdx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	for _, d := range objs.NodePlugins {

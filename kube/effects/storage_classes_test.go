@@ -40,9 +40,9 @@ func classActions(f *fxKube, name string) []string {
 // TestStorageClassesFollowTheSpec runs EnsureCSIDrivers after each change
 // an admin or the spec can make and checks what it did to the classes.
 func TestStorageClassesFollowTheSpec(t *testing.T) {
-	c := fixtures.CSICluster("gc", fixtures.FileDriver, fixtures.BlockDriver)
+	c := fixtures.CSICluster("gc", fixtures.FileDriver)
 	c.Spec.CSI = &operatorv1alpha1.CSISpec{StorageClasses: &operatorv1alpha1.CSIStorageClasses{
-		Block: &operatorv1alpha1.StorageClassSpec{AllowedZones: []string{"zone-1"}},
+		File: &operatorv1alpha1.StorageClassSpec{AllowedZones: []string{"zone-1"}},
 	}}
 	foreign := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "taken"}, Provisioner: "example.com/other"}
 	f := newFxKube(t, []runtime.Object{foreign}, c)
@@ -74,15 +74,13 @@ func TestStorageClassesFollowTheSpec(t *testing.T) {
 	t.Run("missing classes are created", func(t *testing.T) {
 		ensure(t)
 		verbs(t, "gc-file", "create")
-		verbs(t, "gc-block", "create")
-		if b := get(t, "gc-block"); *b.VolumeBindingMode != storagev1.VolumeBindingWaitForFirstConsumer {
-			t.Errorf("block binding %s", *b.VolumeBindingMode)
+		if b := get(t, "gc-file"); *b.VolumeBindingMode != storagev1.VolumeBindingWaitForFirstConsumer {
+			t.Errorf("binding %s with allowedZones", *b.VolumeBindingMode)
 		}
 	})
 	t.Run("classes in sync are not written", func(t *testing.T) {
 		ensure(t)
 		verbs(t, "gc-file")
-		verbs(t, "gc-block")
 	})
 	t.Run("a hand edit of a mutable field is undone in place", func(t *testing.T) {
 		sc := get(t, "gc-file")
@@ -96,23 +94,23 @@ func TestStorageClassesFollowTheSpec(t *testing.T) {
 		}
 	})
 	t.Run("allowedZones changed within the set are updated in place", func(t *testing.T) {
-		setSpec(t, func(s *operatorv1alpha1.CSIStorageClasses) { s.Block.AllowedZones = []string{"zone-1", "zone-2"} })
+		setSpec(t, func(s *operatorv1alpha1.CSIStorageClasses) { s.File.AllowedZones = []string{"zone-1", "zone-2"} })
 		ensure(t)
-		verbs(t, "gc-block", "update")
+		verbs(t, "gc-file", "update")
 	})
 	t.Run("an immutable change deletes and recreates the class", func(t *testing.T) {
 		setSpec(t, func(s *operatorv1alpha1.CSIStorageClasses) {
-			s.Block.ReclaimPolicy = corev1.PersistentVolumeReclaimRetain
+			s.File.ReclaimPolicy = corev1.PersistentVolumeReclaimRetain
 		})
 		ensure(t)
-		verbs(t, "gc-block", "delete", "create")
-		if got := *get(t, "gc-block").ReclaimPolicy; got != corev1.PersistentVolumeReclaimRetain {
+		verbs(t, "gc-file", "delete", "create")
+		if got := *get(t, "gc-file").ReclaimPolicy; got != corev1.PersistentVolumeReclaimRetain {
 			t.Errorf("reclaim %s", got)
 		}
-		setSpec(t, func(s *operatorv1alpha1.CSIStorageClasses) { s.Block.AllowedZones = nil })
+		setSpec(t, func(s *operatorv1alpha1.CSIStorageClasses) { s.File.AllowedZones = nil })
 		ensure(t)
-		verbs(t, "gc-block", "delete", "create")
-		if got := *get(t, "gc-block").VolumeBindingMode; got != storagev1.VolumeBindingImmediate {
+		verbs(t, "gc-file", "delete", "create")
+		if got := *get(t, "gc-file").VolumeBindingMode; got != storagev1.VolumeBindingImmediate {
 			t.Errorf("binding %s without zones", got)
 		}
 	})
@@ -127,16 +125,16 @@ func TestStorageClassesFollowTheSpec(t *testing.T) {
 			t.Errorf("the foreign class was changed: %+v", got)
 		}
 	})
-	t.Run("create: false and a driver leaving spec.drivers delete the class", func(t *testing.T) {
+	t.Run("create: false deletes the class", func(t *testing.T) {
+		setSpec(t, func(s *operatorv1alpha1.CSIStorageClasses) { s.File = nil })
+		ensure(t)
+		verbs(t, "gc-file", "create")
 		setSpec(t, func(s *operatorv1alpha1.CSIStorageClasses) {
 			s.File = &operatorv1alpha1.StorageClassSpec{Create: ptr.To(false)}
 		})
 		ensure(t)
+		verbs(t, "gc-file", "delete")
 		verbs(t, "taken")
-		c.Spec.Drivers = []operatorv1alpha1.GlusterDriver{fixtures.FileDriver}
-		setSpec(t, func(*operatorv1alpha1.CSIStorageClasses) {})
-		ensure(t)
-		verbs(t, "gc-block", "delete")
 		l, err := classes.List(fixtures.Ctx, metav1.ListOptions{})
 		fixtures.Must(t, err, "list")
 		if len(l.Items) != 1 || l.Items[0].Name != "taken" {

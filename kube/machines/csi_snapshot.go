@@ -7,6 +7,7 @@ import (
 
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	appsv1informers "k8s.io/client-go/informers/apps/v1"
 	corev1informers "k8s.io/client-go/informers/core/v1"
@@ -41,6 +42,11 @@ type csiListers struct {
 // that do not exist. Only presence counts: what an existing object runs
 // is the upgrade machine's business.
 func (l csiListers) missing(c *operatorv1alpha1.GlusterCluster) ([]string, error) {
+	if owner, err := l.driverTakenBy(c); err != nil || owner != "" {
+		// Another cluster runs the driver: nothing of c's is missing,
+		// and warnCSIClashes says why c gets none.
+		return nil, err
+	}
 	want := objects.DesiredCSIObjects(c, "")
 	ns := c.Namespace
 	var out []string
@@ -74,7 +80,7 @@ func (l csiListers) missing(c *operatorv1alpha1.GlusterCluster) ([]string, error
 			return nil, err
 		}
 	}
-	for _, d := range append(want.Controllers, want.BlockTargets...) {
+	for _, d := range want.Controllers {
 		_, err := l.Deployments.Deployments(ns).Get(d.Name)
 		if err := check("Deployment", d.Name, err); err != nil {
 			return nil, err
@@ -128,6 +134,25 @@ func (l csiListers) storageClassDrift(c *operatorv1alpha1.GlusterCluster, want [
 	return out, nil
 }
 
+// ReasonCSIDriverTaken is the reason of the Warning Event that says
+// another cluster runs the CSI driver, so this one gets none.
+const ReasonCSIDriverTaken = "CSIDriverTaken"
+
+// driverTakenBy names, as namespace/name, the other cluster whose CSIDriver
+// holds the driver's fixed name; "" when it is free or c's.
+func (l csiListers) driverTakenBy(c *operatorv1alpha1.GlusterCluster) (string, error) {
+	d, err := l.CSIDrivers.Get(objects.CSIFileDriverName)
+	switch {
+	case apierrors.IsNotFound(err):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("get CSIDriver %s: %w", objects.CSIFileDriverName, err)
+	case objects.CSIClusterScopedSelector(c.Namespace, c.Name).Matches(labels.Set(d.Labels)):
+		return "", nil
+	}
+	return d.Labels[objects.LabelClusterNamespace] + "/" + d.Labels[objects.LabelCluster], nil
+}
+
 // ReasonStorageClassNameTaken is the reason of the Warning Event that
 // names a StorageClass a cluster wants whose name is taken.
 const ReasonStorageClassNameTaken = "StorageClassNameTaken"
@@ -136,6 +161,18 @@ const ReasonStorageClassNameTaken = "StorageClassNameTaken"
 // StorageClasses it wants that exist without being anthill's for c. The
 // Event recorder folds the repeats of each sync into one Event.
 func (s *ClusterSyncer) warnStorageClassClashes(c *operatorv1alpha1.GlusterCluster) error {
+	if c.DeletionTimestamp == nil {
+		owner, err := s.CSI.driverTakenBy(c)
+		if err != nil {
+			return err
+		}
+		if owner != "" {
+			s.Log.Warn(c, ReasonCSIDriverTaken, fmt.Sprintf(
+				"the CSI driver %s is deployed for cluster %s: its name is fixed, so one Gluster cluster per Kubernetes cluster can serve volumes through it, and this cluster gets no CSI objects (docs/csi.md).",
+				objects.CSIFileDriverName, owner))
+			return nil
+		}
+	}
 	clash, err := s.CSI.storageClassClashes(c)
 	if err != nil || len(clash) == 0 {
 		return err

@@ -30,10 +30,7 @@ func fxClassLister(t *testing.T, scs ...*storagev1.StorageClass) storagev1lister
 // must not count as missing, or ensureDrivers would run forever in front
 // of every other decision.
 func TestStorageClassDriftAndClashes(t *testing.T) {
-	c := fixtures.CSICluster("gc", fixtures.FileDriver, fixtures.BlockDriver)
-	c.Spec.CSI = &operatorv1alpha1.CSISpec{StorageClasses: &operatorv1alpha1.CSIStorageClasses{
-		Block: &operatorv1alpha1.StorageClassSpec{Name: "taken"},
-	}}
+	c := fixtures.CSICluster("gc", fixtures.FileDriver)
 	file := objects.StorageClassObject(c, fixtures.FileDriver)
 	stale := file.DeepCopy()
 	stale.Annotations = map[string]string{objects.AnnotationDefaultStorageClass: "true"}
@@ -41,6 +38,11 @@ func TestStorageClassDriftAndClashes(t *testing.T) {
 	renamed.Name = "gc-old"
 	taken := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "taken"}, Provisioner: "example.com/other"}
 	want := objects.DesiredStorageClasses(c)
+	// Another cluster of the namespace wants the name taken.
+	other := fixtures.CSICluster("other", fixtures.FileDriver)
+	other.Spec.CSI = &operatorv1alpha1.CSISpec{StorageClasses: &operatorv1alpha1.CSIStorageClasses{
+		File: &operatorv1alpha1.StorageClassSpec{Name: "taken"},
+	}}
 	// The same-named cluster of another namespace made gc-file first.
 	twin := c.DeepCopy()
 	twin.Namespace = "elsewhere"
@@ -67,6 +69,9 @@ func TestStorageClassDriftAndClashes(t *testing.T) {
 			}
 			clashes, err := l.storageClassClashes(c)
 			fixtures.Must(t, err, "clashes")
+			otherClashes, err := l.storageClassClashes(other)
+			fixtures.Must(t, err, "clashes")
+			clashes = append(clashes, otherClashes...)
 			if !slices.Equal(clashes, tc.wantClashes) {
 				t.Errorf("clashes %v, want %v", clashes, tc.wantClashes)
 			}

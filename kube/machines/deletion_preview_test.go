@@ -29,7 +29,7 @@ func TestPreviewDeletionDecidesAsTheClusterMachine(t *testing.T) {
 	node := func(name, clusterName string) *operatorv1alpha1.GlusterNode {
 		return &operatorv1alpha1.GlusterNode{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}, Spec: operatorv1alpha1.GlusterNodeSpec{Cluster: clusterName}}
 	}
-	fileDriver := objects.CSIDriverName("ns", "gc", operatorv1alpha1.GlusterDriverFile)
+	fileDriver := objects.CSIDriverName(operatorv1alpha1.GlusterDriverFile)
 	tests := []struct {
 		name        string
 		cluster     *operatorv1alpha1.GlusterCluster

@@ -42,8 +42,9 @@ func TestPVsMapToTheClustersTheyUse(t *testing.T) {
 		pv   *corev1.PersistentVolume
 		want []engine.Key
 	}{
-		{"provisioned by the file driver of ns1/gc", csiPV(objects.CSIDriverName("ns1", "gc", operatorv1alpha1.GlusterDriverFile)), []engine.Key{clusterKey("ns1", "gc")}},
-		{"provisioned by the block driver of ns2/gc", csiPV(objects.CSIDriverName("ns2", "gc", operatorv1alpha1.GlusterDriverBlock)), []engine.Key{clusterKey("ns2", "gc")}},
+		{"provisioned by the driver, whose name every cluster shares", csiPV(objects.CSIFileDriverName), []engine.Key{clusterKey("ns1", "gc"), clusterKey("ns2", "gc")}},
+		{"provisioned by an earlier release's file driver of ns1/gc", csiPV(objects.LegacyCSIDriverNames("ns1", "gc")[0]), []engine.Key{clusterKey("ns1", "gc")}},
+		{"provisioned by an earlier release's block driver of ns2/gc", csiPV(objects.LegacyCSIDriverNames("ns2", "gc")[1]), []engine.Key{clusterKey("ns2", "gc")}},
 		{"another CSI driver", csiPV("ebs.csi.aws.com"), nil},
 		{"not CSI, unlabelled", &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv"}}, nil},
 		{"labelled by an admin with the cluster name", &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv", Labels: map[string]string{objects.LabelCluster: "gc"}}},

@@ -42,19 +42,25 @@ func pvUses(obj any) ([]string, error) {
 	return out, nil
 }
 
-// clusterUses are the index values of a GlusterCluster: both of its
-// possible drivers (a volume of a driver since removed from spec.drivers
-// still uses it) and its name.
+// clusterUses are the index values of a GlusterCluster: every driver name
+// its volumes may carry (objects.CSIDriverNames: the driver's own, shared
+// by every cluster, and the per-cluster names of earlier releases) and its
+// name. A PV of the driver's own name cannot tell which cluster made it,
+// so it counts for every cluster: one cluster per Kubernetes cluster runs
+// the driver (docs/csi.md), and counting it for another only keeps that
+// one from being deleted while the volume exists.
 func clusterUses(obj any) ([]string, error) {
 	c, ok := obj.(*operatorv1alpha1.GlusterCluster)
 	if !ok {
 		return nil, nil
 	}
-	return []string{
-		usesByDriver + objects.CSIDriverName(c.Namespace, c.Name, operatorv1alpha1.GlusterDriverFile),
-		usesByDriver + objects.CSIDriverName(c.Namespace, c.Name, operatorv1alpha1.GlusterDriverBlock),
-		usesByName + c.Name,
-	}, nil
+	names := objects.CSIDriverNames(c)
+	out := make([]string, 0, len(names)+1)
+	for n := range names {
+		out = append(out, usesByDriver+n)
+	}
+	slices.Sort(out)
+	return append(out, usesByName+c.Name), nil
 }
 
 // indexUses adds usesIndex to an informer of PersistentVolumes or of

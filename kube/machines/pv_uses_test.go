@@ -33,8 +33,8 @@ func usesFleet(r *rand.Rand, nClusters, nPVs int) ([]*operatorv1alpha1.GlusterCl
 		pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pv-%d", i)}}
 		switch r.IntN(3) {
 		case 0:
-			kind := []operatorv1alpha1.GlusterDriver{operatorv1alpha1.GlusterDriverFile, operatorv1alpha1.GlusterDriverBlock}[r.IntN(2)]
-			pv.Spec.CSI = &corev1.CSIPersistentVolumeSource{Driver: objects.CSIDriverName(c.Namespace, c.Name, kind), VolumeHandle: "h"}
+			names := append(objects.LegacyCSIDriverNames(c.Namespace, c.Name), objects.CSIFileDriverName)
+			pv.Spec.CSI = &corev1.CSIPersistentVolumeSource{Driver: names[r.IntN(len(names))], VolumeHandle: "h"}
 		case 1:
 			pv.Spec.CSI = &corev1.CSIPersistentVolumeSource{Driver: "ebs.csi.aws.com", VolumeHandle: "h"}
 		}

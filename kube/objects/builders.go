@@ -17,10 +17,6 @@ import (
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 )
 
-// EtcdImage is the etcd GD2 stores its state in, one small StatefulSet per
-// Gluster cluster, as the original GCS deployment ran it.
-const EtcdImage = "quay.io/coreos/etcd:v3.5.17"
-
 // EtcdStorageSize is the size of etcd's data claim: GD2's store is small
 // (peers, volumes, devices, options).
 const EtcdStorageSize = "1Gi"
@@ -39,6 +35,8 @@ const (
 	volumeAuth     = "gd2-auth"
 	volumeState    = StateClaimTemplate
 	volumeHostDev  = "host-dev"
+	volumeLVMRun   = "run-lvm"
+	volumeModules  = "host-modules"
 	authFileName   = "auth"
 	etcdDataDir    = "/var/lib/etcd"
 	portNameGD2    = "gd2"
@@ -180,6 +178,11 @@ func nodeStatefulSet(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.Glu
 	ctr := corev1.Container{
 		Name:  ContainerGD2,
 		Image: image,
+		// glusterd2 itself, not the image's systemd, so that every GD2_*
+		// variable reaches it (systemd passes five), it stops on SIGTERM
+		// and the kubelet restarts it when it exits; its packaged
+		// configuration, and its log on stdout (GD2Contract).
+		Command: []string{gd2Binary, "--config=" + gd2ConfigFile, "--logfile=stdout"},
 		Env: []corev1.EnvVar{
 			{Name: "GD2_PEERADDRESS", Value: fmt.Sprintf("%s:%d", host, GD2PeerPort)},
 			{Name: "GD2_CLIENTADDRESS", Value: fmt.Sprintf("%s:%d", host, GD2ClientPort)},
@@ -199,6 +202,18 @@ func nodeStatefulSet(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.Glu
 			}},
 			PeriodSeconds: 10,
 		},
+		// A GD2 that stops answering is restarted, as GCS's pods were.
+		// Generous: a GD2 busy with a transaction answers /ping late, and
+		// a restart under load would only add work.
+		LivenessProbe: &corev1.Probe{
+			ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
+				Path: "/ping", Port: intstr.FromInt32(GD2ClientPort),
+			}},
+			InitialDelaySeconds: 10,
+			PeriodSeconds:       30,
+			TimeoutSeconds:      5,
+			FailureThreshold:    4,
+		},
 		VolumeMounts: []corev1.VolumeMount{
 			// GD2 keeps its peer UUID here; surviving a container restart
 			// keeps the peer's identity.
@@ -206,6 +221,10 @@ func nodeStatefulSet(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.Glu
 			// The shared secret, at the path GD2 reads it from, so that GD2
 			// does not generate a different one on each node.
 			{Name: volumeAuth, MountPath: GD2StateDir + "/" + authFileName, SubPath: authFileName, ReadOnly: true},
+			// LVM's locks, shared with the host's LVM, which sees the same
+			// devices; and the host's kernel modules, for dm_thin_pool.
+			{Name: volumeLVMRun, MountPath: "/run/lvm"},
+			{Name: volumeModules, MountPath: "/usr/lib/modules", ReadOnly: true},
 		},
 		// LVM on the brick devices needs a privileged container.
 		SecurityContext: &corev1.SecurityContext{Privileged: ptr.To(true)},
@@ -222,6 +241,12 @@ func nodeStatefulSet(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.Glu
 			SecretName:  secretName,
 			Items:       []corev1.KeyToPath{{Key: secretKey, Path: authFileName}},
 			DefaultMode: ptr.To[int32](0o400),
+		}}},
+		{Name: volumeLVMRun, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
+			Path: "/run/lvm", Type: ptr.To(corev1.HostPathDirectoryOrCreate),
+		}}},
+		{Name: volumeModules, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
+			Path: "/usr/lib/modules", Type: ptr.To(corev1.HostPathDirectory),
 		}}},
 	}
 
@@ -258,6 +283,7 @@ func nodeStatefulSet(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.Glu
 		ctr.VolumeMounts = append(ctr.VolumeMounts, m)
 		ctr.Env = append(ctr.Env, gd2TLSEnv()...)
 		ctr.ReadinessProbe.HTTPGet.Scheme = corev1.URISchemeHTTPS
+		ctr.LivenessProbe.HTTPGet.Scheme = corev1.URISchemeHTTPS
 	}
 	affinity, tolerations := nodePlacement(c, n)
 	if t := NodeTemplateOf(c, n.Spec.Template); t != nil {
@@ -477,7 +503,7 @@ func EtcdStatefulSet(c *operatorv1alpha1.GlusterCluster) *appsv1.StatefulSet {
 	advertise := fmt.Sprintf("%s://%s:%d", scheme(tls), podHost, EtcdClientPort)
 	ctr := corev1.Container{
 		Name:  containerEtcd,
-		Image: EtcdImage,
+		Image: DefaultImages.Etcd,
 		Command: []string{
 			"/usr/local/bin/etcd",
 			"--name=" + pod,

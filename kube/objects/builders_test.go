@@ -147,7 +147,7 @@ func TestBuildNodeStatefulSet(t *testing.T) {
 			t.Errorf("claim %d labels %v: DeleteNodeWorkload selects claims by them", i, claim.Labels)
 		}
 	}
-	wantDevices := []corev1.VolumeDevice{{Name: "brick-0", DevicePath: "/dev/sdb"}, {Name: "brick-1", DevicePath: "/dev/sdc"}}
+	wantDevices := []corev1.VolumeDevice{{Name: "brick-0", DevicePath: "/dev/anthill/brick-0"}, {Name: "brick-1", DevicePath: "/dev/anthill/brick-1"}}
 	if !slices.Equal(ctr.VolumeDevices, wantDevices) {
 		t.Errorf("volume devices %v, want %v", ctr.VolumeDevices, wantDevices)
 	}
@@ -333,7 +333,7 @@ func TestBuildClusterInfra(t *testing.T) {
 				}
 			}
 			ctr := sts.Spec.Template.Spec.Containers[0]
-			if ctr.Image != EtcdImage || !slices.Contains(ctr.Command, "--listen-client-urls=http://0.0.0.0:2379") {
+			if ctr.Image != DefaultImages.Etcd || !slices.Contains(ctr.Command, "--listen-client-urls=http://0.0.0.0:2379") {
 				t.Errorf("container %s %v", ctr.Image, ctr.Command)
 			}
 			if len(sts.Spec.VolumeClaimTemplates) != 1 || sts.Spec.VolumeClaimTemplates[0].Name != EtcdDataClaimTemplate {

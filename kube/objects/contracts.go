@@ -162,31 +162,35 @@ var CSIFileContract = Contract{
 	Component: "glusterfs-csi-driver",
 	Source: "container-contracts.md §3 (csi@168a40e: cmd/glusterfs/main.go, pkg/glusterfs/driver.go, " +
 		"pkg/glusterfs/Dockerfile, examples/kubernetes/glusterfs/csi-deployment.yaml; gcs@c3693f3: gcs-fs-csi.yml.j2)",
-	Flags:      []string{"--nodeid", "--endpoint", "--resturl", "--username", "--restsecret", "--resttimeout", "--v"},
-	Required:   []string{"--nodeid", "--endpoint", "--resturl"},
-	Env:        []string{"CSI_ENDPOINT"},
-	Mounts:     []string{csiSocketDir},
-	DriverName: CSIFileDriverName,
+	Flags:    []string{"--nodeid", "--endpoint", "--resturl", "--username", "--restsecret", "--resttimeout", "--v"},
+	Required: []string{"--nodeid", "--endpoint", "--resturl"},
+	// SSL_CERT_FILE is read by Go's crypto/x509 on Linux, the driver's
+	// only way to trust a CA (sheet §3): the trust bundle, with a CA.
+	Env:            []string{"CSI_ENDPOINT", envSSLCertFile},
+	Mounts:         []string{csiSocketDir},
+	OptionalMounts: []string{csiCADir},
+	DriverName:     CSIFileDriverName,
 	Departures: []string{
 		"the REST secret reaches the driver as an argument expanded from the cluster's auth Secret; GCS ran GD2 without REST auth",
-		"the driver has no CA, insecure or client-certificate option: with a CA it is not handed one and dials GD2 over " +
-			"plain HTTP (docs/security.md)",
+		"the driver has no CA, insecure or client-certificate option: with a CA, SSL_CERT_FILE names the trust bundle, " +
+			"which Go reads instead of the system roots; no client certificate (GD2 asks for none) (docs/security.md)",
 	},
 }
 
 // CSINodePluginContract adds what the file driver's node plugin needs:
 // privileges for FUSE mounts and kubelet's pod directory.
 var CSINodePluginContract = Contract{
-	Component:    "glusterfs-csi-driver node plugin",
-	Source:       CSIFileContract.Source,
-	Flags:        CSIFileContract.Flags,
-	Required:     CSIFileContract.Required,
-	Env:          CSIFileContract.Env,
-	Mounts:       []string{csiSocketDir, kubeletPodsDir},
-	Privileged:   true,
-	Capabilities: []corev1.Capability{"SYS_ADMIN"},
-	DriverName:   CSIFileDriverName,
-	Departures:   CSIFileContract.Departures,
+	Component:      "glusterfs-csi-driver node plugin",
+	Source:         CSIFileContract.Source,
+	Flags:          CSIFileContract.Flags,
+	Required:       CSIFileContract.Required,
+	Env:            CSIFileContract.Env,
+	Mounts:         []string{csiSocketDir, kubeletPodsDir},
+	OptionalMounts: CSIFileContract.OptionalMounts,
+	Privileged:     true,
+	Capabilities:   []corev1.Capability{"SYS_ADMIN"},
+	DriverName:     CSIFileDriverName,
+	Departures:     CSIFileContract.Departures,
 }
 
 // ProvisionerContract is external-provisioner v5.2.0's.
@@ -245,8 +249,6 @@ func ContractOf(container string, nodePlugin bool) *Contract {
 		return &ProvisionerContract
 	case containerRegistrar:
 		return &RegistrarContract
-	case containerBlockd:
-		return &BlockTargetContract
 	}
 	return nil
 }

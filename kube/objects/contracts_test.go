@@ -84,9 +84,6 @@ func builtPods(tc contractCase) []builtPod {
 	for _, d := range o.Controllers {
 		out = append(out, builtPod{"Deployment " + d.Name, d.Spec.Template.Spec, false})
 	}
-	for _, d := range o.BlockTargets {
-		out = append(out, builtPod{"Deployment " + d.Name, d.Spec.Template.Spec, false})
-	}
 	for _, d := range o.NodePlugins {
 		out = append(out, builtPod{"DaemonSet " + d.Name, d.Spec.Template.Spec, true})
 	}

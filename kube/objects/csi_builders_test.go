@@ -1,6 +1,7 @@
 package objects
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -15,9 +16,9 @@ import (
 	"github.com/gluster/anthill/kube/internal/fixtures"
 )
 
-func TestCSIDriverNameIsUniqueValidAndShort(t *testing.T) {
-	if got := CSIDriverName("storage", "gc", fixtures.FileDriver); got != "gc.storage.file.gluster.org" {
-		t.Errorf("short name %q", got)
+func TestLegacyCSIDriverNamesAreUniqueValidAndShort(t *testing.T) {
+	if got := LegacyCSIDriverNames("storage", "gc"); !slices.Equal(got, []string{"gc.storage.file.gluster.org", "gc.storage.block.gluster.org"}) {
+		t.Errorf("short names %q", got)
 	}
 	long := strings.Repeat("c", 120)
 	seen := map[string]string{}
@@ -25,21 +26,17 @@ func TestCSIDriverNameIsUniqueValidAndShort(t *testing.T) {
 		{"storage", "gc"}, {"storage", long}, {"storage", long + "x"}, {strings.Repeat("n", 63), long},
 		{"a-b", "c"}, {"a", "b-c"}, {"ns", strings.Repeat("a.", 30) + "b"},
 	} {
-		for _, k := range []operatorv1alpha1.GlusterDriver{fixtures.FileDriver, fixtures.BlockDriver} {
-			got := CSIDriverName(p[0], p[1], k)
+		for _, got := range LegacyCSIDriverNames(p[0], p[1]) {
 			if len(got) > 63 {
-				t.Errorf("%v %s: %q is %d characters", p, k, got, len(got))
+				t.Errorf("%v: %q is %d characters", p, got, len(got))
 			}
 			if errs := validation.IsDNS1123Subdomain(got); len(errs) > 0 {
-				t.Errorf("%v %s: %q is not a DNS subdomain: %v", p, k, got, errs)
-			}
-			if !strings.HasSuffix(got, "."+string(k)+".gluster.org") {
-				t.Errorf("%v %s: %q does not end in its kind", p, k, got)
+				t.Errorf("%v: %q is not a DNS subdomain: %v", p, got, errs)
 			}
 			if other, dup := seen[got]; dup {
-				t.Errorf("%v %s and %s share the driver name %q", p, k, other, got)
+				t.Errorf("%v and %s share the driver name %q", p, other, got)
 			}
-			seen[got] = p[0] + "/" + p[1] + "/" + string(k)
+			seen[got] = p[0] + "/" + p[1]
 		}
 	}
 }
@@ -98,20 +95,20 @@ func TestCSINodeDaemonSet(t *testing.T) {
 			paths[v.HostPath.Path] = true
 		}
 	}
-	for _, p := range []string{kubeletPodsDir, kubeletRegistryDir, kubeletPluginsDir + "/" + CSIDriverName(fixtures.Namespace, "gc", fixtures.FileDriver)} {
+	for _, p := range []string{kubeletPodsDir, kubeletRegistryDir, kubeletPluginsDir + "/" + CSIDriverName(fixtures.FileDriver)} {
 		if !paths[p] {
 			t.Errorf("no hostPath %s in %v", p, paths)
 		}
 	}
-	if !slices.Contains(spec.Containers[1].Args, "--kubelet-registration-path="+kubeletPluginsDir+"/"+CSIDriverName(fixtures.Namespace, "gc", fixtures.FileDriver)+"/csi.sock") {
+	if !slices.Contains(spec.Containers[1].Args, "--kubelet-registration-path="+kubeletPluginsDir+"/"+CSIDriverName(fixtures.FileDriver)+"/csi.sock") {
 		t.Errorf("registrar args %v", spec.Containers[1].Args)
 	}
-	if got := fxEnv(drv, "GD2_ENDPOINT"); got != "http://gc-mgmt.storage.svc:24007" {
-		t.Errorf("GD2 endpoint %q", got)
+	if !slices.Contains(drv.Args, "--resturl=http://gc-mgmt.storage.svc:24007") || !slices.Contains(drv.Args, "--restsecret=$(REST_SECRET)") {
+		t.Errorf("driver args %q", drv.Args)
 	}
 	var secret *corev1.SecretKeySelector
 	for _, e := range drv.Env {
-		if e.Name == "GD2_SECRET" && e.ValueFrom != nil {
+		if e.Name == envRESTSecret && e.ValueFrom != nil {
 			secret = e.ValueFrom.SecretKeyRef
 		}
 	}
@@ -123,75 +120,54 @@ func TestCSINodeDaemonSet(t *testing.T) {
 	}
 }
 
-func TestCSIDriversUseTheAdminsSecretAndCA(t *testing.T) {
-	c := fixtures.CSICluster("gc")
-	c.Spec.Management = &operatorv1alpha1.ManagementSpec{Endpoint: "http://127.0.0.1:1", AuthSecretRef: &operatorv1alpha1.SecretReference{Name: "mine"}}
-	c.Spec.CASecretRef = &operatorv1alpha1.SecretReference{Name: "gluster-ca"}
-	d := CSIControllerDeployment(c, fixtures.FileDriver, "4.1.0")
-	drv := d.Spec.Template.Spec.Containers[0]
-	if got := fxEnv(drv, "GD2_ENDPOINT"); got != "https://gc-mgmt.storage.svc:24007" {
-		t.Errorf("the drivers must use the management Service, over TLS with a CA; got %q", got)
-	}
-	if fxEnv(drv, "GD2_CA_FILE") != csiCAFile {
-		t.Errorf("CA file %q", fxEnv(drv, "GD2_CA_FILE"))
-	}
-	var ca *corev1.SecretVolumeSource
-	for _, v := range d.Spec.Template.Spec.Volumes {
-		if v.Name == volumeCA {
-			ca = v.Secret
+func TestCSIDriversUseTheAdminsSecretAndTrustTheCAThroughGo(t *testing.T) {
+	for _, c := range []*operatorv1alpha1.GlusterCluster{fixtures.CSICluster("gc"), fixtures.External("gc", 0, fixtures.ExternalNode("10.0.0.1", ""))} {
+		c.Spec.Management = &operatorv1alpha1.ManagementSpec{Endpoint: "http://127.0.0.1:1", AuthSecretRef: &operatorv1alpha1.SecretReference{Name: "mine"}}
+		c.Spec.CASecretRef = &operatorv1alpha1.SecretReference{Name: "gluster-ca"}
+		d := CSIControllerDeployment(c, fixtures.FileDriver, "4.1.0")
+		drv := d.Spec.Template.Spec.Containers[0]
+		if !slices.Contains(drv.Args, "--resturl=https://gc-mgmt.storage.svc:24007") {
+			t.Errorf("%s: the drivers must use the management Service, over TLS with a CA; got %q", c.Spec.Mode, drv.Args)
 		}
-	}
-	if ca == nil || ca.SecretName != CSITLSSecretName("gc") {
-		t.Errorf("the drivers mount their issued secret (trust bundle and client pair), got %+v", ca)
-	}
-	if fxEnv(drv, "GD2_CLIENT_CERT_FILE") != csiCADir+"/tls.crt" || fxEnv(drv, "GD2_CLIENT_KEY_FILE") != csiCADir+"/tls.key" {
-		t.Errorf("client pair env %q %q", fxEnv(drv, "GD2_CLIENT_CERT_FILE"), fxEnv(drv, "GD2_CLIENT_KEY_FILE"))
-	}
-	for _, e := range drv.Env {
-		if e.Name == "GD2_SECRET" && (e.ValueFrom == nil || e.ValueFrom.SecretKeyRef.Name != "mine" || e.ValueFrom.SecretKeyRef.Key != AuthSecretKey) {
-			t.Errorf("GD2 secret %+v", e.ValueFrom)
+		// The driver has no CA option; Go reads its roots from SSL_CERT_FILE.
+		if fxEnv(drv, envSSLCertFile) != csiCAFile {
+			t.Errorf("%s: SSL_CERT_FILE %q", c.Spec.Mode, fxEnv(drv, envSSLCertFile))
+		}
+		var ca *corev1.SecretVolumeSource
+		for _, v := range d.Spec.Template.Spec.Volumes {
+			if v.Name == volumeCA {
+				ca = v.Secret
+			}
+		}
+		if ca == nil || ca.SecretName != TLSTrustSecretName("gc") {
+			t.Errorf("%s: the drivers mount the trust bundle alone, got %+v", c.Spec.Mode, ca)
+		}
+		for _, e := range drv.Env {
+			if e.Name == envRESTSecret && (e.ValueFrom == nil || e.ValueFrom.SecretKeyRef.Name != "mine" || e.ValueFrom.SecretKeyRef.Key != AuthSecretKey) {
+				t.Errorf("%s: GD2 secret %+v", c.Spec.Mode, e.ValueFrom)
+			}
 		}
 	}
 }
 
 func TestDesiredCSIObjects(t *testing.T) {
-	t.Run("empty drivers means the file driver only", func(t *testing.T) {
-		o := DesiredCSIObjects(fixtures.CSICluster("gc"), "4.1.0")
-		if len(o.Drivers) != 1 || len(o.NodePlugins) != 1 || len(o.Controllers) != 1 || len(o.BlockTargets) != 0 {
-			t.Fatalf("objects %d drivers %d plugins %d controllers %d targets", len(o.Drivers), len(o.NodePlugins), len(o.Controllers), len(o.BlockTargets))
-		}
-		if o.Drivers[0].Name != CSIDriverName(fixtures.Namespace, "gc", fixtures.FileDriver) {
-			t.Errorf("driver %s", o.Drivers[0].Name)
-		}
-	})
-	t.Run("block adds its driver and one target per zone next to the Gluster pods", func(t *testing.T) {
-		c := fixtures.CSICluster("gc", fixtures.BlockDriver, fixtures.FileDriver)
-		o := DesiredCSIObjects(c, "4.1.0")
-		var names []string
-		for _, d := range o.BlockTargets {
-			names = append(names, d.Name)
-			aff := d.Spec.Template.Spec.Affinity
-			if aff == nil || aff.PodAffinity == nil || aff.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution[0].LabelSelector.MatchLabels[LabelComponent] != ComponentGlusterNode {
-				t.Errorf("target %s is not tied to the Gluster pods: %+v", d.Name, aff)
+	for _, drivers := range [][]operatorv1alpha1.GlusterDriver{nil, {fixtures.FileDriver}, {fixtures.BlockDriver, fixtures.FileDriver}} {
+		t.Run(fmt.Sprintf("drivers %v give the file driver only: block is refused", drivers), func(t *testing.T) {
+			o := DesiredCSIObjects(fixtures.CSICluster("gc", drivers...), "4.1.0")
+			if len(o.Drivers) != 1 || len(o.NodePlugins) != 1 || len(o.Controllers) != 1 {
+				t.Fatalf("objects %d drivers %d plugins %d controllers", len(o.Drivers), len(o.NodePlugins), len(o.Controllers))
 			}
-		}
-		if want := []string{"gc-block-target-zone-1", "gc-block-target-zone-2"}; !slices.Equal(names, want) {
-			t.Errorf("targets %v, want %v", names, want)
-		}
-		if len(o.Drivers) != 2 || o.NodePlugins[1].Name != "gc-csi-block-node" || o.Controllers[1].Name != "gc-csi-block-controller" {
-			t.Errorf("block objects %s %s", o.NodePlugins[1].Name, o.Controllers[1].Name)
-		}
-		// The two node plugins' selectors must not overlap.
-		if fmtSel(o.NodePlugins[0].Spec.Selector) == fmtSel(o.NodePlugins[1].Spec.Selector) {
-			t.Error("file and block node plugins select the same pods")
-		}
-	})
-	t.Run("an external cluster gets drivers but no targets", func(t *testing.T) {
-		c := fixtures.CSICluster("gc", fixtures.BlockDriver)
-		c.Spec.Mode, c.Spec.NodeTemplates = operatorv1alpha1.ClusterModeExternal, nil
-		o := DesiredCSIObjects(c, "4.1.0")
-		if len(o.Drivers) != 1 || len(o.BlockTargets) != 0 {
-			t.Errorf("%d drivers, %d targets", len(o.Drivers), len(o.BlockTargets))
+			if o.Drivers[0].Name != CSIFileDriverName {
+				t.Errorf("driver %s", o.Drivers[0].Name)
+			}
+		})
+	}
+	t.Run("the provisioner may patch PersistentVolumes, as external-provisioner's finalizer needs", func(t *testing.T) {
+		o := DesiredCSIObjects(fixtures.CSICluster("gc"), "4.1.0")
+		for _, r := range o.ClusterRole.Rules {
+			if slices.Contains(r.Resources, "persistentvolumes") && !slices.Contains(r.Verbs, "patch") {
+				t.Errorf("PV verbs %v", r.Verbs)
+			}
 		}
 	})
 	t.Run("every object carries the cluster's labels; cluster-scoped ones its namespace", func(t *testing.T) {
@@ -200,7 +176,7 @@ func TestDesiredCSIObjects(t *testing.T) {
 		for _, x := range o.ServiceAccounts {
 			namespaced = append(namespaced, x)
 		}
-		for _, x := range append(o.Controllers, o.BlockTargets...) {
+		for _, x := range o.Controllers {
 			namespaced = append(namespaced, x)
 		}
 		for _, x := range o.NodePlugins {
@@ -234,5 +210,3 @@ func TestDesiredCSIObjects(t *testing.T) {
 		}
 	})
 }
-
-func fmtSel(s *metav1.LabelSelector) string { return metav1.FormatLabelSelector(s) }

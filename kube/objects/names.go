@@ -182,10 +182,11 @@ func NodeAddress(n *operatorv1alpha1.GlusterNode) string {
 }
 
 // NodeDevicePaths are the block devices node registers in GD2:
-// spec.storage.devices when set (host devices), else /dev/sdb, /dev/sdc,
-// ... one per claim (deviceCount, default 1). The claims appear at these
-// paths as volumeDevices in the pod, and they are also the disks the GD2
-// simulator's hosts offer by default.
+// spec.storage.devices when set (host devices), else one path per claim
+// (deviceCount, default 1) in claimDeviceDir: /dev/anthill/brick-0,
+// brick-1, ... The claims appear at these paths as volumeDevices in the
+// pod, under a directory no host has, so that no claim can be taken for a
+// disk of the host the privileged container also sees.
 func NodeDevicePaths(n *operatorv1alpha1.GlusterNode) []string {
 	if s := n.Spec.Storage; s != nil && len(s.Devices) > 0 {
 		return append([]string(nil), s.Devices...)
@@ -194,15 +195,15 @@ func NodeDevicePaths(n *operatorv1alpha1.GlusterNode) []string {
 	if s := n.Spec.Storage; s != nil && s.DeviceCount != nil && *s.DeviceCount > 0 {
 		count = int(*s.DeviceCount)
 	}
-	return devicePaths(count)
+	return ClaimDevicePaths(count)
 }
 
-// devicePaths names count devices /dev/sdb onwards; /dev/sda is taken to be
-// the system disk. The CRD caps deviceCount at 16, well inside sdb..sdz.
-func devicePaths(count int) []string {
+// ClaimDevicePaths are the paths of count brick claims in a node's
+// container.
+func ClaimDevicePaths(count int) []string {
 	out := make([]string, 0, count)
 	for i := range count {
-		out = append(out, "/dev/sd"+string(rune('b'+i)))
+		out = append(out, claimDeviceDir+"/"+BrickClaimTemplateName(i))
 	}
 	return out
 }

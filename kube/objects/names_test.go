@@ -47,9 +47,9 @@ func TestBuildNodeDevicePaths(t *testing.T) {
 		storage *operatorv1alpha1.NodeStorage
 		want    []string
 	}{
-		{name: "no storage means one default device", storage: nil, want: []string{"/dev/sdb"}},
-		{name: "claims without a count mean one device", storage: fixtures.PVCStorage(0), want: []string{"/dev/sdb"}},
-		{name: "three claims are sdb, sdc and sdd", storage: fixtures.PVCStorage(3), want: []string{"/dev/sdb", "/dev/sdc", "/dev/sdd"}},
+		{name: "no storage means one default device", storage: nil, want: []string{"/dev/anthill/brick-0"}},
+		{name: "claims without a count mean one device", storage: fixtures.PVCStorage(0), want: []string{"/dev/anthill/brick-0"}},
+		{name: "three claims are named after their templates, in a directory no host has", storage: fixtures.PVCStorage(3), want: []string{"/dev/anthill/brick-0", "/dev/anthill/brick-1", "/dev/anthill/brick-2"}},
 		{
 			name:    "host devices are used as given",
 			storage: &operatorv1alpha1.NodeStorage{Devices: []string{"/dev/nvme0n1", "/dev/vdb"}},

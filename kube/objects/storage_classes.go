@@ -18,13 +18,13 @@ import (
 // Kubernetes cluster; isDefault sets it to "true".
 const AnnotationDefaultStorageClass = "storageclass.kubernetes.io/is-default-class"
 
-// CSIZoneTopologyKey is the topology segment key of the drivers' zones:
-// the node plugin reports its Kubernetes node's zone under it, and a
-// StorageClass's allowedZones become allowedTopologies on it. It is the
-// well-known zone label, which nodeTemplates[].zone is matched against
-// too, so one key names a zone everywhere and the segment the driver
-// reports equals the node's own label (kubelet refuses a segment that
-// contradicts a node label).
+// CSIZoneTopologyKey is the key a StorageClass's allowedZones become
+// allowedTopologies on: the well-known zone label, which
+// nodeTemplates[].zone is matched against too. The driver has no topology
+// (it advertises no VOLUME_ACCESSIBILITY_CONSTRAINTS, sheet §3), so the
+// scheduler alone reads it: the first pod of a claim is placed on a node
+// of an allowed zone; the volume's bricks are wherever GD2 puts them, and
+// the PersistentVolume carries no node affinity (docs/csi.md).
 const CSIZoneTopologyKey = ZoneLabel
 
 // storageClassSpecOf is the spec of kind's StorageClass in c, nil when
@@ -60,13 +60,12 @@ func WantsStorageClass(c *operatorv1alpha1.GlusterCluster, kind operatorv1alpha1
 }
 
 // StorageClassObject is kind's StorageClass: provisioned by the driver
-// (its CSI driver name), no parameters (the driver reads everything it
-// needs from its own environment), reclaimPolicy Delete unless Retain is
+// (the name it registers), no parameters (the driver's defaults: replica
+// 3 on thin LVM, CSIFileParameters), reclaimPolicy Delete unless Retain is
 // asked for, and no expansion, since the drivers run no resizer. With
 // allowedZones, allowedTopologies on CSIZoneTopologyKey and binding
-// WaitForFirstConsumer, so the scheduler picks the pod's node in an
-// allowed zone first and the provisioner creates the volume for it;
-// without, Immediate. Cluster-scoped, so no owner reference: the cluster
+// WaitForFirstConsumer, so the scheduler picks the first pod's node in an
+// allowed zone before the volume is made; without, Immediate. Cluster-scoped, so no owner reference: the cluster
 // labels find it.
 func StorageClassObject(c *operatorv1alpha1.GlusterCluster, kind operatorv1alpha1.GlusterDriver) *storagev1.StorageClass {
 	s := storageClassSpecOf(c, kind)
@@ -75,7 +74,7 @@ func StorageClassObject(c *operatorv1alpha1.GlusterCluster, kind operatorv1alpha
 	}
 	sc := &storagev1.StorageClass{
 		ObjectMeta:           csiClusterMeta(c, StorageClassName(c, kind), kind),
-		Provisioner:          CSIDriverName(c.Namespace, c.Name, kind),
+		Provisioner:          CSIDriverName(kind),
 		ReclaimPolicy:        ptr.To(cmp.Or(s.ReclaimPolicy, corev1.PersistentVolumeReclaimDelete)),
 		AllowVolumeExpansion: ptr.To(false),
 		VolumeBindingMode:    ptr.To(storagev1.VolumeBindingImmediate),

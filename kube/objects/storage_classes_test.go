@@ -32,10 +32,10 @@ func TestDesiredStorageClasses(t *testing.T) {
 		want []string
 	}{
 		{"no spec.drivers and no storageClasses: the file driver's class", fixtures.CSICluster("gc"), []string{"gc-file"}},
-		{"both drivers: one class each, file first", fixtures.CSICluster("gc", fixtures.BlockDriver, fixtures.FileDriver), []string{"gc-file", "gc-block"}},
-		{"a name replaces the default", withClasses(fixtures.CSICluster("gc", fixtures.FileDriver, fixtures.BlockDriver), &operatorv1alpha1.StorageClassSpec{Name: "shared"}, nil), []string{"shared", "gc-block"}},
-		{"create: false leaves the driver without a class", withClasses(fixtures.CSICluster("gc", fixtures.FileDriver, fixtures.BlockDriver), nil, &operatorv1alpha1.StorageClassSpec{Create: ptr.To(false)}), []string{"gc-file"}},
-		{"create: true is the default", withClasses(fixtures.CSICluster("gc", fixtures.BlockDriver), nil, &operatorv1alpha1.StorageClassSpec{Create: ptr.To(true)}), []string{"gc-block"}},
+		{"block, refused by the API, adds no class", fixtures.CSICluster("gc", fixtures.BlockDriver, fixtures.FileDriver), []string{"gc-file"}},
+		{"a name replaces the default", withClasses(fixtures.CSICluster("gc", fixtures.FileDriver), &operatorv1alpha1.StorageClassSpec{Name: "shared"}, nil), []string{"shared"}},
+		{"create: false leaves the driver without a class", withClasses(fixtures.CSICluster("gc", fixtures.FileDriver), &operatorv1alpha1.StorageClassSpec{Create: ptr.To(false)}, nil), nil},
+		{"create: true is the default", withClasses(fixtures.CSICluster("gc"), &operatorv1alpha1.StorageClassSpec{Create: ptr.To(true)}, nil), []string{"gc-file"}},
 		{"a class of a driver not in spec.drivers is not wanted", withClasses(fixtures.CSICluster("gc", fixtures.FileDriver), nil, &operatorv1alpha1.StorageClassSpec{Name: "blocks"}), []string{"gc-file"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -52,7 +52,7 @@ func TestDesiredStorageClasses(t *testing.T) {
 func TestStorageClassObjectDefaults(t *testing.T) {
 	c := fixtures.CSICluster("gc", fixtures.FileDriver)
 	sc := StorageClassObject(c, fixtures.FileDriver)
-	if sc.Provisioner != CSIDriverName(fixtures.Namespace, "gc", fixtures.FileDriver) {
+	if sc.Provisioner != CSIDriverName(fixtures.FileDriver) {
 		t.Errorf("provisioner %q, want the file driver's name", sc.Provisioner)
 	}
 	if sc.Namespace != "" || len(sc.OwnerReferences) != 0 {
@@ -78,11 +78,11 @@ func TestStorageClassObjectDefaults(t *testing.T) {
 }
 
 func TestStorageClassObjectZonesDefaultAndRetain(t *testing.T) {
-	c := withClasses(fixtures.CSICluster("gc", fixtures.BlockDriver), nil, &operatorv1alpha1.StorageClassSpec{
+	c := withClasses(fixtures.CSICluster("gc"), &operatorv1alpha1.StorageClassSpec{
 		ReclaimPolicy: corev1.PersistentVolumeReclaimRetain, IsDefault: true, AllowedZones: []string{"zone-2", "zone-1"},
-	})
-	sc := StorageClassObject(c, fixtures.BlockDriver)
-	if sc.Name != "gc-block" || sc.Provisioner != CSIDriverName(fixtures.Namespace, "gc", fixtures.BlockDriver) {
+	}, nil)
+	sc := StorageClassObject(c, fixtures.FileDriver)
+	if sc.Name != "gc-file" || sc.Provisioner != CSIFileDriverName {
 		t.Errorf("name %s, provisioner %s", sc.Name, sc.Provisioner)
 	}
 	if sc.Annotations[AnnotationDefaultStorageClass] != "true" {
@@ -101,7 +101,7 @@ func TestStorageClassObjectZonesDefaultAndRetain(t *testing.T) {
 		!slices.Equal(sc.AllowedTopologies[0].MatchLabelExpressions[0].Values, want[0].MatchLabelExpressions[0].Values) {
 		t.Errorf("allowedTopologies %+v, want %+v", sc.AllowedTopologies, want)
 	}
-	if got := c.Spec.CSI.StorageClasses.Block.AllowedZones; got[0] != "zone-2" {
+	if got := c.Spec.CSI.StorageClasses.File.AllowedZones; got[0] != "zone-2" {
 		t.Errorf("the builder sorted the spec's own list: %v", got)
 	}
 }
@@ -165,32 +165,5 @@ func TestDiffStorageClass(t *testing.T) {
 	}
 	if _, ok := up.Annotations[AnnotationDefaultStorageClass]; ok {
 		t.Errorf("the default-class annotation stays though isDefault is false: %v", up.Annotations)
-	}
-}
-
-func TestDriverContainersNameTheZoneTopologyKey(t *testing.T) {
-	c := fixtures.CSICluster("gc", fixtures.FileDriver, fixtures.BlockDriver)
-	envOf := func(ctr corev1.Container) map[string]corev1.EnvVar {
-		out := map[string]corev1.EnvVar{}
-		for _, e := range ctr.Env {
-			out[e.Name] = e
-		}
-		return out
-	}
-	for _, k := range []operatorv1alpha1.GlusterDriver{fixtures.FileDriver, fixtures.BlockDriver} {
-		node := envOf(CSINodeDaemonSet(c, k, "4.1.0").Spec.Template.Spec.Containers[0])
-		ctrl := envOf(CSIControllerDeployment(c, k, "4.1.0").Spec.Template.Spec.Containers[0])
-		for what, env := range map[string]map[string]corev1.EnvVar{"node plugin": node, "controller": ctrl} {
-			if v := env[EnvZoneTopologyKey].Value; v != ZoneLabel {
-				t.Errorf("%s %s: %s = %q, want %s", k, what, EnvZoneTopologyKey, v, ZoneLabel)
-			}
-		}
-		z, ok := node[EnvNodeZone]
-		if !ok || z.ValueFrom == nil || z.ValueFrom.FieldRef == nil || z.ValueFrom.FieldRef.FieldPath != "metadata.labels['topology.kubernetes.io/zone']" {
-			t.Errorf("%s node plugin: %s = %+v, want the pod's zone label through the downward API", k, EnvNodeZone, z)
-		}
-		if _, ok := ctrl[EnvNodeZone]; ok {
-			t.Errorf("%s controller has %s: it serves every zone", k, EnvNodeZone)
-		}
 	}
 }

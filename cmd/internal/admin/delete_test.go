@@ -25,7 +25,7 @@ func TestShowDeletionPlanNamesWhatHoldsIt(t *testing.T) {
 	pv := &corev1.PersistentVolume{
 		ObjectMeta: metav1.ObjectMeta{Name: "pv-1"},
 		Spec: corev1.PersistentVolumeSpec{PersistentVolumeSource: corev1.PersistentVolumeSource{
-			CSI: &corev1.CSIPersistentVolumeSource{Driver: objects.CSIDriverName("ns", "gc", operatorv1alpha1.GlusterDriverFile)},
+			CSI: &corev1.CSIPersistentVolumeSource{Driver: objects.CSIDriverName(operatorv1alpha1.GlusterDriverFile)},
 		}},
 	}
 	ac := anthillfake.NewSimpleClientset(c, glusterNode("ns", "gc-b", "gc"), glusterNode("ns", "gc-a", "gc"), glusterNode("ns", "x-1", "x"))

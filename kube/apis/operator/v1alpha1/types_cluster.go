@@ -76,7 +76,8 @@ type GlusterDriver string
 const (
 	// GlusterDriverFile provides Gluster file volumes (ReadWriteMany).
 	GlusterDriverFile GlusterDriver = "file"
-	// GlusterDriverBlock provides gluster-block volumes (ReadWriteOnce).
+	// GlusterDriverBlock named gluster-block volumes; the API refuses it
+	// (see GlusterClusterSpec.Drivers).
 	GlusterDriverBlock GlusterDriver = "block"
 )
 
@@ -125,10 +126,14 @@ type GlusterClusterSpec struct {
 	// +optional
 	CSI *CSISpec `json:"csi,omitempty"`
 
-	// drivers are the kinds of volume the cluster provides: file, block or
-	// both. Empty means file.
+	// drivers are the kinds of volume the cluster provides. Only file is
+	// available: block is refused, since no GD2-era block driver exists
+	// that anthill could run (the virtblock driver's image and GD2's
+	// block-hosting volumes are untested together, gluster-blockd has no
+	// image; docs/csi.md). Empty means file.
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=2
+	// +kubebuilder:validation:XValidation:rule="self.all(d, d == 'file')",message="spec.drivers: block is not available: no GD2-era block CSI driver exists that anthill can run (docs/csi.md); use file"
 	// +optional
 	Drivers []GlusterDriver `json:"drivers,omitempty"`
 
@@ -376,7 +381,8 @@ type CSISpec struct {
 	// +optional
 	FileImage string `json:"fileImage,omitempty"`
 
-	// blockImage is the container image of the gluster-block CSI driver.
+	// blockImage is refused: block is not available (see drivers).
+	// +kubebuilder:validation:XValidation:rule="false",message="spec.csi.blockImage: block is not available: no GD2-era block CSI driver exists that anthill can run (docs/csi.md)"
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
 	// +optional

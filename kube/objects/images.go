@@ -1,0 +1,46 @@
+package objects
+
+// Images: every image anthill runs but its own, in one place. Each is a
+// reference upstream published, pinned (a digest where upstream only ever
+// pushed moving tags), and overridable: the GD2 image per cluster
+// (spec.gluster.image), the file driver per cluster (spec.csi.fileImage).
+// docs/images.md, the chart's values and the OLM CSV's relatedImages list
+// the same references; a test keeps them equal.
+
+// Images are the default images of the components anthill runs.
+type Images struct {
+	// GD2 is the GD2 server: gluster/glusterd2-nightly, the only GD2 image
+	// upstream built (sheet §1), at the digest GCS locked for its last
+	// release (gcs@a55daa2: deploy/templates/gcs-manifests/gcs-gd2.yml.j2).
+	GD2 string
+	// Etcd is etcd's release image (sheet §2).
+	Etcd string
+	// CSIFile is the GD2-era file driver at the digest GCS locked for the
+	// same release (gcs@a55daa2: deploy/templates/gcs-manifests/gcs-csi.yml.j2),
+	// the image name its CI pushed then.
+	CSIFile string
+	// CSIProvisioner and CSINodeRegistrar are the kubernetes-csi sidecars
+	// (sheet §5).
+	CSIProvisioner, CSINodeRegistrar string
+}
+
+// DefaultImages are the images anthill runs unless a cluster names others.
+var DefaultImages = Images{
+	GD2:              "docker.io/gluster/glusterd2-nightly@sha256:f964e1462b4a4a23a85c3e43d91857a1650f8dc10b08fa1deb86dcadbfcd75d2",
+	Etcd:             "quay.io/coreos/etcd:v3.5.17",
+	CSIFile:          "docker.io/gluster/gluster-csi-driver@sha256:5540df795371972b9a49bc8034c42876793d0cc1a54e2752ade3f99ae2afd68b",
+	CSIProvisioner:   "registry.k8s.io/sig-storage/csi-provisioner:v5.2.0",
+	CSINodeRegistrar: "registry.k8s.io/sig-storage/csi-node-driver-registrar:v2.13.0",
+}
+
+// Named lists the images with a name each, in a fixed order: the names
+// are the keys of the chart's values and of the CSV's relatedImages.
+func (i Images) Named() [][2]string {
+	return [][2]string{
+		{"glusterd2", i.GD2},
+		{"etcd", i.Etcd},
+		{"glusterfs-csi-driver", i.CSIFile},
+		{"csi-provisioner", i.CSIProvisioner},
+		{"csi-node-driver-registrar", i.CSINodeRegistrar},
+	}
+}
