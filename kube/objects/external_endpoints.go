@@ -55,7 +55,9 @@ func GD2Endpoints(c *operatorv1alpha1.GlusterCluster) []string {
 	port := fmt.Sprint(ExternalPort(c))
 	out := make([]string, 0, len(c.Spec.External.Nodes))
 	for _, n := range c.Spec.External.Nodes {
-		out = append(out, "http://"+net.JoinHostPort(n.Address, port))
+		// With a CA the pool serves TLS only, as the management Service
+		// does: dial it over https (docs/security.md).
+		out = append(out, scheme(TLSEnabled(c))+"://"+net.JoinHostPort(n.Address, port))
 	}
 	return out
 }

@@ -79,3 +79,12 @@ func TestGD2EndpointsOfEachMode(t *testing.T) {
 		})
 	}
 }
+
+func TestExternalEndpointsDialHTTPSWithACA(t *testing.T) {
+	c := fixtures.External("gc", 0, fixtures.ExternalNode("10.0.0.1", ""), fixtures.ExternalNode("gd2.example.com", ""))
+	c.Spec.CASecretRef = &operatorv1alpha1.SecretReference{Name: "ca"}
+	want := []string{"https://10.0.0.1:24007", "https://gd2.example.com:24007"}
+	if got := GD2Endpoints(c); !slices.Equal(got, want) {
+		t.Errorf("GD2Endpoints = %v, want %v", got, want)
+	}
+}
