@@ -4,12 +4,14 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/gluster/anthill/cmd/internal/cli"
 	"github.com/gluster/anthill/kube/effects"
+	"github.com/gluster/anthill/kube/machines"
 	"github.com/gluster/anthill/kube/operator"
 )
 
@@ -40,6 +42,12 @@ func runOperator(ctx context.Context, args []string) error {
 	fs.DurationVar(&cfg.GD2Timeout, "gd2-timeout", 30*time.Second, "timeout of one GD2 request")
 	fs.DurationVar(&cfg.GD2ListInterval, "gd2-list-interval", effects.DefaultPoolViewTTL,
 		fmt.Sprintf("how long the syncs of one cluster share its GD2 peer list (at most half the cluster's shorter liveness window for its nodes' liveness clocks, which is also how often the peer watch reads it); its device and volume lists are shared %d times as long (a decision that acts always reads them live)", effects.ConfigListFactor))
+	fs.DurationVar(&cfg.HealInterval, "heal-interval", machines.DefaultHealInterval,
+		"how often each cluster's volumes are re-read for their heal state (GD2 heal-info, one call a volume)")
+	fs.DurationVar(&cfg.MaxWait, "max-wait", 0,
+		"the longest a machine waiting on a slow process (a heal, a restart, a peer) goes before looking again; 0 keeps each machine's own interval (15 s to 10 min). Decisions read the clock, so this changes when a wait is noticed to be over, never what is decided")
+	fs.Var((*namespaceList)(&cfg.Namespaces), "watch-namespace",
+		"run only the GlusterClusters of this namespace (comma-separated, or the flag repeated, for several); default every namespace. A namespaced install's RBAC: docs/rbac.md")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -63,6 +71,12 @@ func runOperator(ctx context.Context, args []string) error {
 		return fmt.Errorf("--leader-election-lease-duration (%s) must exceed --leader-election-renew-deadline (%s), which must exceed 1.2 times --leader-election-retry-period (%s), which must be positive",
 			cfg.LeaseDuration, cfg.RenewDeadline, cfg.RetryPeriod)
 	}
+	if cfg.HealInterval <= 0 || cfg.MaxWait < 0 {
+		return fmt.Errorf("--heal-interval must be positive and --max-wait not negative, got %s and %s", cfg.HealInterval, cfg.MaxWait)
+	}
+	if err := machines.ValidateWatchNamespaces(cfg.Namespaces); err != nil {
+		return fmt.Errorf("--watch-namespace: %w", err)
+	}
 	if cfg.ResyncPeriod <= 0 {
 		return fmt.Errorf("--resync must be positive, got %s", cfg.ResyncPeriod)
 	}
@@ -78,4 +92,19 @@ func runOperator(ctx context.Context, args []string) error {
 		return nil
 	}
 	return err
+}
+
+// namespaceList is --watch-namespace: namespaces separated by commas, the
+// flag repeated adds more.
+type namespaceList []string
+
+func (l *namespaceList) String() string { return strings.Join(*l, ",") }
+
+func (l *namespaceList) Set(v string) error {
+	for _, ns := range strings.Split(v, ",") {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			*l = append(*l, ns)
+		}
+	}
+	return nil
 }

@@ -46,6 +46,12 @@ type DispatcherConfig struct {
 	Workers int
 	Metrics *Metrics
 	Log     *zap.Logger
+	// MaxWait, when positive, bounds every timed wait (Result.RequeueAfter):
+	// a machine waiting on a slow process looks again at least this often.
+	// Decisions read the clock, not the number of looks, so a shorter
+	// wait changes when a machine notices, never what it decides. Zero
+	// keeps each machine's own interval.
+	MaxWait time.Duration
 }
 
 // Dispatcher is the single informer-driven loop that advances every machine.
@@ -218,9 +224,17 @@ func (d *Dispatcher) processNext(ctx context.Context) bool {
 		d.queue.Add(key)
 	case res.RequeueAfter > 0:
 		d.queue.Forget(key)
-		d.queue.AddAfter(key, res.RequeueAfter)
+		d.queue.AddAfter(key, d.wait(res.RequeueAfter))
 	default:
 		d.queue.Forget(key)
 	}
 	return true
+}
+
+// wait is after, bounded by MaxWait.
+func (d *Dispatcher) wait(after time.Duration) time.Duration {
+	if d.cfg.MaxWait > 0 && after > d.cfg.MaxWait {
+		return d.cfg.MaxWait
+	}
+	return after
 }

@@ -13,9 +13,16 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/informers"
+	appsv1informers "k8s.io/client-go/informers/apps/v1"
+	corev1informers "k8s.io/client-go/informers/core/v1"
+	discoveryv1informers "k8s.io/client-go/informers/discovery/v1"
+	policyv1informers "k8s.io/client-go/informers/policy/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	appsv1listers "k8s.io/client-go/listers/apps/v1"
+	corev1listers "k8s.io/client-go/listers/core/v1"
+	discoveryv1listers "k8s.io/client-go/listers/discovery/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
@@ -23,6 +30,8 @@ import (
 	"github.com/gluster/anthill/kube/client/clientset/versioned"
 	anthillscheme "github.com/gluster/anthill/kube/client/clientset/versioned/scheme"
 	anthillinformers "github.com/gluster/anthill/kube/client/informers/externalversions"
+	anthillv1alpha1informers "github.com/gluster/anthill/kube/client/informers/externalversions/operator/v1alpha1"
+	anthilllisters "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/kube/objects"
@@ -84,6 +93,17 @@ type WireConfig struct {
 	// its syncs (its device and volume lists effects.ConfigListFactor
 	// times as long); 0 is effects.DefaultPoolViewTTL.
 	PoolViewTTL time.Duration
+	// Namespaces are the namespaces whose clusters the operator runs
+	// (--watch-namespace); empty means every namespace. Cluster-scoped
+	// kinds (PersistentVolumes, StorageClasses, CSI drivers and their
+	// cluster roles, Kubernetes Nodes) are watched whole either way.
+	Namespaces []string
+	// HealInterval is how often a cluster's volumes are re-read; 0 is
+	// DefaultHealInterval.
+	HealInterval time.Duration
+	// MaxWait bounds every machine's timed wait (engine.DispatcherConfig);
+	// 0 keeps each machine's own.
+	MaxWait time.Duration
 }
 
 // factories are the informer factories the syncers' listers come from.
@@ -93,6 +113,9 @@ type factories struct {
 	// anthill watches the custom resources.
 	managed, all informers.SharedInformerFactory
 	anthill      anthillinformers.SharedInformerFactory
+	// namespace is the one namespace the factories watch, or
+	// metav1.NamespaceAll.
+	namespace string
 }
 
 // newFactories builds the factories of the operator (namespace
@@ -111,8 +134,9 @@ func newFactories(kube kubernetes.Interface, anthill versioned.Interface, resync
 		// usesCluster). Every StorageClass too: one of a name a cluster
 		// wants is a clash even without anthill's labels (see
 		// csiListers.StorageClasses).
-		all:     informers.NewSharedInformerFactoryWithOptions(kube, resync, informers.WithNamespace(namespace), informers.WithTransform(objects.TrimForCache)),
-		anthill: anthillinformers.NewSharedInformerFactoryWithOptions(anthill, resync, anthillinformers.WithNamespace(namespace), anthillinformers.WithTransform(objects.TrimForCache)),
+		all:       informers.NewSharedInformerFactoryWithOptions(kube, resync, informers.WithNamespace(namespace), informers.WithTransform(objects.TrimForCache)),
+		anthill:   anthillinformers.NewSharedInformerFactoryWithOptions(anthill, resync, anthillinformers.WithNamespace(namespace), anthillinformers.WithTransform(objects.TrimForCache)),
+		namespace: namespace,
 	}, nil
 }
 
@@ -124,11 +148,23 @@ func Wire(cfg WireConfig) (*Machines, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
-	fs, err := newFactories(cfg.Kube, cfg.Anthill, cfg.Resync, metav1.NamespaceAll)
+	if err := ValidateWatchNamespaces(cfg.Namespaces); err != nil {
+		return nil, err
+	}
+	// cluster watches the cluster-scoped kinds, and every namespace's
+	// objects unless cfg.Namespaces names some (watched: one factory set
+	// per namespace, see watched_namespaces.go).
+	cluster, err := newFactories(cfg.Kube, cfg.Anthill, cfg.Resync, metav1.NamespaceAll)
 	if err != nil {
 		return nil, err
 	}
-	kf, pvf, af := fs.managed, fs.all, fs.anthill
+	watched, err := watchedFactories(cluster, cfg.Namespaces, func(ns string) (factories, error) {
+		return newFactories(cfg.Kube, cfg.Anthill, cfg.Resync, ns)
+	})
+	if err != nil {
+		return nil, err
+	}
+	kf, pvf := cluster.managed, cluster.all
 
 	if err := anthillscheme.AddToScheme(scheme.Scheme); err != nil {
 		return nil, fmt.Errorf("register anthill types for Events: %w", err)
@@ -141,63 +177,96 @@ func Wire(cfg WireConfig) (*Machines, error) {
 		Client: cfg.Kube.CoreV1(), Scheme: scheme.Scheme, Clock: cfg.Clock, Host: host, Metrics: cfg.Metrics, Log: cfg.Log,
 	}}
 
-	d, err := engine.NewDispatcher(engine.DispatcherConfig{Workers: cfg.Workers, Metrics: cfg.Metrics, Log: cfg.Log})
+	d, err := engine.NewDispatcher(engine.DispatcherConfig{Workers: cfg.Workers, Metrics: cfg.Metrics, Log: cfg.Log, MaxWait: cfg.MaxWait})
 	if err != nil {
 		return nil, err
 	}
-	nodes := af.Operator().V1alpha1().GlusterNodes()
-	clusters := af.Operator().V1alpha1().GlusterClusters()
-	pods := kf.Core().V1().Pods()
-	pvcs := kf.Core().V1().PersistentVolumeClaims()
-	secrets := kf.Core().V1().Secrets()
-	services := kf.Core().V1().Services()
-	sts := kf.Apps().V1().StatefulSets()
-	daemonSets := kf.Apps().V1().DaemonSets()
-	eps := kf.Discovery().V1().EndpointSlices()
+	nodes := spreadOver(watched, func(f factories) anthillv1alpha1informers.GlusterNodeInformer {
+		return f.anthill.Operator().V1alpha1().GlusterNodes()
+	})
+	clusters := spreadOver(watched, func(f factories) anthillv1alpha1informers.GlusterClusterInformer {
+		return f.anthill.Operator().V1alpha1().GlusterClusters()
+	})
+	pods := spreadOver(watched, func(f factories) corev1informers.PodInformer { return f.managed.Core().V1().Pods() })
+	pvcs := spreadOver(watched, func(f factories) corev1informers.PersistentVolumeClaimInformer {
+		return f.managed.Core().V1().PersistentVolumeClaims()
+	})
+	secrets := spreadOver(watched, func(f factories) corev1informers.SecretInformer { return f.managed.Core().V1().Secrets() })
+	services := spreadOver(watched, func(f factories) corev1informers.ServiceInformer { return f.managed.Core().V1().Services() })
+	sts := spreadOver(watched, func(f factories) appsv1informers.StatefulSetInformer { return f.managed.Apps().V1().StatefulSets() })
+	daemonSets := spreadOver(watched, func(f factories) appsv1informers.DaemonSetInformer { return f.managed.Apps().V1().DaemonSets() })
+	eps := spreadOver(watched, func(f factories) discoveryv1informers.EndpointSliceInformer {
+		return f.managed.Discovery().V1().EndpointSlices()
+	})
+	serviceAccounts := spreadOver(watched, func(f factories) corev1informers.ServiceAccountInformer {
+		return f.managed.Core().V1().ServiceAccounts()
+	})
+	deployments := spreadOver(watched, func(f factories) appsv1informers.DeploymentInformer { return f.managed.Apps().V1().Deployments() })
 	pvs := pvf.Core().V1().PersistentVolumes()
-	csi := csiInformers(kf, pvf)
+	// The CSI driver's cluster-scoped objects, and every StorageClass.
+	csi := csiInformerSet{
+		drivers: kf.Storage().V1().CSIDrivers(), clusterRoles: kf.Rbac().V1().ClusterRoles(),
+		clusterRoleBindings: kf.Rbac().V1().ClusterRoleBindings(), storageClasses: pvf.Storage().V1().StorageClasses(),
+	}
+	csiL := csiListers{
+		ServiceAccounts: corev1listers.NewServiceAccountLister(serviceAccounts.indexer),
+		DaemonSets:      appsv1listers.NewDaemonSetLister(daemonSets.indexer),
+		Deployments:     appsv1listers.NewDeploymentLister(deployments.indexer),
+		CSIDrivers:      csi.drivers.Lister(), ClusterRoles: csi.clusterRoles.Lister(), ClusterRoleBindings: csi.clusterRoleBindings.Lister(),
+		StorageClasses: csi.storageClasses.Lister(),
+	}
+	nodeLister := anthilllisters.NewGlusterNodeLister(nodes.indexer)
+	clusterLister := anthilllisters.NewGlusterClusterLister(clusters.indexer)
+	podLister := corev1listers.NewPodLister(pods.indexer)
 
 	pvIndex, err := indexUses(pvs.Informer(), pvUses)
 	if err != nil {
 		return nil, err
 	}
-	clusterIndex, err := indexUses(clusters.Informer(), clusterUses)
-	if err != nil {
+	if err := clusters.addIndexers(cache.Indexers{usesIndex: clusterUses}); err != nil {
 		return nil, err
 	}
-	km := keyMapper{nodes: nodes.Lister(), clusters: clusters.Lister(), byUse: clusterIndex}
+	clusterIndex := clusters.indexer
+	km := keyMapper{nodes: nodeLister, clusters: clusterLister, byUse: clusterIndex}
 	for _, w := range []struct {
-		inf interface {
-			Informer() cache.SharedIndexInformer
-		}
-		keys func(any) []engine.Key
+		informers []cache.SharedIndexInformer
+		keys      func(any) []engine.Key
 	}{
-		{clusters, km.forCluster}, {nodes, km.forNode}, {pods, km.forLabelled}, {pvcs, km.forLabelled},
-		{secrets, km.forLabelled}, {services, km.forLabelled}, {sts, km.forLabelled}, {daemonSets, km.forLabelled}, {pvs, km.forPV}, {eps, km.forLabelled},
-		{csi.serviceAccounts, km.forLabelled}, {csi.deployments, km.forLabelled},
-		{csi.drivers, km.forClusterScoped}, {csi.clusterRoles, km.forClusterScoped}, {csi.clusterRoleBindings, km.forClusterScoped},
-		{csi.storageClasses, km.forStorageClass},
+		{clusters.informers, km.forCluster}, {nodes.informers, km.forNode}, {pods.informers, km.forLabelled}, {pvcs.informers, km.forLabelled},
+		{secrets.informers, km.forLabelled}, {services.informers, km.forLabelled}, {sts.informers, km.forLabelled},
+		{daemonSets.informers, km.forLabelled}, {[]cache.SharedIndexInformer{pvs.Informer()}, km.forPV}, {eps.informers, km.forLabelled},
+		{serviceAccounts.informers, km.forLabelled}, {deployments.informers, km.forLabelled},
+		{[]cache.SharedIndexInformer{csi.drivers.Informer()}, km.forClusterScoped},
+		{[]cache.SharedIndexInformer{csi.clusterRoles.Informer()}, km.forClusterScoped},
+		{[]cache.SharedIndexInformer{csi.clusterRoleBindings.Informer()}, km.forClusterScoped},
+		{[]cache.SharedIndexInformer{csi.storageClasses.Informer()}, km.forStorageClass},
 	} {
-		if err := d.Watch(w.inf.Informer(), w.keys); err != nil {
-			return nil, err
+		for _, inf := range w.informers {
+			if err := d.Watch(inf, w.keys); err != nil {
+				return nil, err
+			}
 		}
 	}
 	// The disruption machine: PodDisruptionBudgets anthill labels, and
 	// every Kubernetes Node (cordons and taints ask for a zone to open).
-	pdbs := kf.Policy().V1().PodDisruptionBudgets()
+	pdbs := spreadOver(watched, func(f factories) policyv1informers.PodDisruptionBudgetInformer {
+		return f.managed.Policy().V1().PodDisruptionBudgets()
+	})
 	nf := informers.NewSharedInformerFactoryWithOptions(cfg.Kube, cfg.Resync, informers.WithTransform(objects.TrimForCache))
 	kubeNodes := nf.Core().V1().Nodes()
-	for _, inf := range []cache.SharedIndexInformer{clusters.Informer(), nodes.Informer(), pods.Informer(), pdbs.Informer()} {
-		if err := d.Watch(inf, disruptionKeys); err != nil {
-			return nil, err
+	for _, infs := range [][]cache.SharedIndexInformer{clusters.informers, nodes.informers, pods.informers, pdbs.informers} {
+		for _, inf := range infs {
+			if err := d.Watch(inf, disruptionKeys); err != nil {
+				return nil, err
+			}
 		}
 	}
-	if err := d.WatchChanges(kubeNodes.Informer(), schedulingChanged, nodeDrainKeys(pods.Lister())); err != nil {
+	if err := d.WatchChanges(kubeNodes.Informer(), schedulingChanged, nodeDrainKeys(podLister)); err != nil {
 		return nil, err
 	}
 	// Syncs read Secrets from watches: anthill's own from the labelled
 	// informer, an admin's each by its name (effects.SecretCache).
-	secretCache := &effects.SecretCache{Kube: cfg.Kube, Labelled: secrets.Lister(), Clock: cfg.Clock}
+	secretCache := &effects.SecretCache{Kube: cfg.Kube, Labelled: corev1listers.NewSecretLister(secrets.indexer), Clock: cfg.Clock}
 	gd2c := &effects.GD2Clients{
 		Secrets: cfg.Kube.CoreV1(), Cache: secretCache, Views: &effects.PoolViews{TTL: cfg.PoolViewTTL, Clock: cfg.Clock},
 		Metrics: cfg.Metrics, Timeout: cfg.GD2Timeout, Log: cfg.Log,
@@ -206,21 +275,21 @@ func Wire(cfg WireConfig) (*Machines, error) {
 	kops := &effects.Kube{Client: cfg.Kube, Anthill: cfg.Anthill, TLS: tlsIssuer}
 	audit := effects.Audit{Log: cfg.Log}
 	watch := &PeerWatch{
-		Clusters: clusters.Lister(), Nodes: nodes.Lister(), GD2: gd2c, Enqueue: d.Enqueue,
+		Clusters: clusterLister, Nodes: nodeLister, GD2: gd2c, Enqueue: d.Enqueue,
 		Interval: gd2c.Views.Interval(), Clock: cfg.Clock, Log: cfg.Log,
 	}
 	d.Register(states.NodeMachine, &NodeSyncer{
-		Nodes: nodes.Lister(), Clusters: clusters.Lister(), Pods: pods.Lister(), PVCs: pvcs.Lister(),
+		Nodes: nodeLister, Clusters: clusterLister, Pods: podLister, PVCs: corev1listers.NewPersistentVolumeClaimLister(pvcs.indexer),
 		Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock, Live: cfg.Kube, Audit: audit,
 		PeerWatched: true,
 	})
 	d.Register(states.ClusterMachine, &ClusterSyncer{
-		Clusters: clusters.Lister(), Nodes: nodes.Lister(), Secrets: secrets.Lister(), Services: services.Lister(),
-		StatefulSets: sts.Lister(), PVs: pvIndex, CSI: csi.listers(), Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock,
-		EndpointSlices: eps.Lister(), TLS: tlsIssuer, Audit: audit,
+		Clusters: clusterLister, Nodes: nodeLister, Secrets: corev1listers.NewSecretLister(secrets.indexer), Services: corev1listers.NewServiceLister(services.indexer),
+		StatefulSets: appsv1listers.NewStatefulSetLister(sts.indexer), PVs: pvIndex, CSI: csiL, Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock,
+		EndpointSlices: discoveryv1listers.NewEndpointSliceLister(eps.indexer), TLS: tlsIssuer, Audit: audit,
 	})
 	d.Register(states.UpgradeMachine, &UpgradeSyncer{
-		Clusters: clusters.Lister(), Nodes: nodes.Lister(), CSI: effects.CSIReader{DaemonSets: daemonSets.Lister(), Deployments: csi.deployments.Lister(), Pods: pods.Lister(), Pinned: kops.PinnedNodes},
+		Clusters: clusterLister, Nodes: nodeLister, CSI: effects.CSIReader{DaemonSets: csiL.DaemonSets, Deployments: csiL.Deployments, Pods: podLister, Pinned: kops.PinnedNodes},
 		Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock, Audit: audit,
 	})
 	var volumeMetrics *VolumeMetrics
@@ -231,21 +300,26 @@ func Wire(cfg WireConfig) (*Machines, error) {
 		}
 	}
 	d.Register(states.HealMachine, &HealSyncer{
-		Clusters: clusters.Lister(), Anthill: cfg.Anthill, GD2: gd2c, Log: tlog, Clock: cfg.Clock, Audit: audit,
+		Interval: cfg.HealInterval, Clusters: clusterLister, Anthill: cfg.Anthill, GD2: gd2c, Log: tlog, Clock: cfg.Clock, Audit: audit,
 		Volumes: volumeMetrics,
 	})
 	d.Register(states.DisruptionMachine, &DisruptionSyncer{
-		Clusters: clusters.Lister(), Nodes: nodes.Lister(), KubeNodes: kubeNodes.Lister(), Client: cfg.Kube,
+		Clusters: clusterLister, Nodes: nodeLister, KubeNodes: kubeNodes.Lister(), Client: cfg.Kube,
 		Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock, Audit: audit,
 	})
 	if cfg.Metrics != nil {
-		sc := NewStateCollector(nodes.Lister(), clusters.Lister())
-		sc.Pods = pods.Lister()
+		sc := NewStateCollector(nodeLister, clusterLister)
+		sc.Pods = podLister
 		if err := cfg.Metrics.Registry.Register(sc); err != nil {
 			return nil, fmt.Errorf("register the state metrics: %w", err)
 		}
 	}
 	m := &Machines{Dispatcher: d, PeerWatch: watch, broadcast: bc}
-	m.factories = append(m.factories, kf, pvf, af, nf, secretCache)
+	m.factories = append(m.factories, kf, pvf, cluster.anthill, nf, secretCache)
+	if len(cfg.Namespaces) > 0 {
+		for _, f := range watched {
+			m.factories = append(m.factories, f.managed, f.anthill)
+		}
+	}
 	return m, nil
 }

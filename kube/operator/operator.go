@@ -55,6 +55,14 @@ type Config struct {
 	// Profiling serves Go's runtime profiles on MetricsAddress under
 	// /debug/pprof/.
 	Profiling bool
+	// HealInterval is how often a cluster's volumes are re-read.
+	HealInterval time.Duration
+	// MaxWait bounds every machine's timed wait; zero keeps each
+	// machine's own interval.
+	MaxWait time.Duration
+	// Namespaces limits the operator to the GlusterClusters of these
+	// namespaces (--watch-namespace); empty means every namespace.
+	Namespaces []string
 }
 
 // The leader election's defaults: a standby takes over within 15 s of the
@@ -130,6 +138,7 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	wired, err := machines.Wire(machines.WireConfig{
 		Kube: kc, Anthill: ac, Resync: cfg.ResyncPeriod, Workers: cfg.Workers,
 		Metrics: metrics, Log: log, GD2Timeout: cfg.GD2Timeout, PoolViewTTL: cfg.GD2ListInterval,
+		Namespaces: cfg.Namespaces, HealInterval: cfg.HealInterval, MaxWait: cfg.MaxWait,
 	})
 	if err != nil {
 		return err
