@@ -17,9 +17,10 @@ LDFLAGS     := -X github.com/gluster/anthill/cmd/internal/cli.Version=$(VERSION)
 # Packages that start their own control plane each; run at most this many
 # test binaries at once so two cores are not oversubscribed.
 TEST_PARALLEL ?= 4
-# The e2e package runs as this many processes at once, each with its own
-# control plane (e2e/shards_e2e_test.go); its tests mostly wait.
-E2E_SHARDS ?= 2
+# The e2e package runs up to this many of its tests at once, each with its
+# own namespace, simulator and operator on one control plane
+# (e2e/test_env_e2e_test.go); its tests mostly wait.
+E2E_PARALLEL ?= 6
 
 .PHONY: all build image helm lint-yaml coverage controlplane promtool generate verify verify-generate lint test test-unit test-e2e sandbox bench bench-scale bench-engine bench-lookups chaos clean
 
@@ -106,9 +107,9 @@ lint-yaml:
 	yamllint --strict -c .yamllint.yaml manifests .github .yamllint.yaml
 
 ## test: every test — unit, integration on a real control plane, and e2e with the operator binary
-## (in E2E_SHARDS processes at once)
+## (E2E_PARALLEL e2e tests at once); ends with the ten slowest tests and the wall time
 test: controlplane $(PROMTOOL) helm
-	PROMTOOL=$(PROMTOOL) GO=$(GO) TEST_PARALLEL=$(TEST_PARALLEL) E2E_SHARDS=$(E2E_SHARDS) hack/test.sh
+	PROMTOOL=$(PROMTOOL) GO=$(GO) TEST_PARALLEL=$(TEST_PARALLEL) E2E_PARALLEL=$(E2E_PARALLEL) hack/test.sh
 
 ## test-unit: only the tests that need no control plane, the architecture tests (e2e/architecture) among them
 test-unit: $(PROMTOOL)

@@ -30,7 +30,7 @@ func (l auditLine) str(k string) string { s, _ := l[k].(string); return s }
 func auditLines(t testing.TB, ns string) []auditLine {
 	t.Helper()
 	var out []auditLine
-	sc := bufio.NewScanner(strings.NewReader(operator.Logs()))
+	sc := bufio.NewScanner(strings.NewReader(operatorOf(t).Logs()))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		if !strings.Contains(sc.Text(), effects.MessageConfigurationChange) {
@@ -117,13 +117,14 @@ var testOps = map[string]bool{"VolumeCreate": true, "VolumeStart": true, "Volume
 // brick move names its volume, source peer and brick, target peers, state,
 // step and reason.
 func TestAuditLogRecordsEveryConfigurationChange(t *testing.T) {
-	ns := env.Namespace(t)
+	t.Parallel()
+	ns := newNamespace(t)
 	const name = "audit"
 	createCluster(t, ns, name, 2)
 	waitNodes(t, ns, name, 6, 3*time.Minute)
 	g := gd2Client(t)
 	createVolume(t, g, gd2.VolumeCreateRequest{Name: "dist", Size: 2 << 30, Distribute: 2, Replica: 3, SubvolZonesOverlap: true})
-	if err := gd2sim.Write("dist", 40); err != nil {
+	if err := simOf(t).Write("dist", 40); err != nil {
 		t.Fatal(err)
 	}
 	waitVolumeHealthy(t, ns, name, "dist", 2*time.Minute)
@@ -138,7 +139,7 @@ func TestAuditLogRecordsEveryConfigurationChange(t *testing.T) {
 	drained(t, g, ns, name, victim, peer, "dist")
 	noViolations(t)
 
-	changes := gd2sim.Changes()
+	changes := simOf(t).Changes()
 	t.Logf("configuration-altering GD2 calls the simulator saw: %v", changes)
 	var lines []auditLine
 	err := framework.WaitFor(context.Background(), 30*time.Second, func(context.Context) (bool, error) {

@@ -39,15 +39,16 @@ import (
 // than minNodes counted, two steps are at least the cooldown apart, and
 // the simulator records no violation.
 func TestAutoscaleGrowsWhenThePoolFillsAndShrinksWhenItEmpties(t *testing.T) {
-	ns := env.Namespace(t)
+	t.Parallel()
+	ns := newNamespace(t)
 	const name = "autoscale"
 	const cooldown = 20 * time.Second
 	ctx := context.Background()
 	startSim(t, ns, defaultSimOptions)
-	if err := env.CreateSimAuthSecret(ctx, ns, name, gd2sim); err != nil {
+	if err := env.CreateSimAuthSecret(ctx, ns, name, simOf(t)); err != nil {
 		t.Fatal(err)
 	}
-	c, err := framework.SampleCluster(ns, name, gd2sim, 1)
+	c, err := framework.SampleCluster(ns, name, simOf(t), 1)
 	if err != nil {
 		t.Fatal(err)
 	}

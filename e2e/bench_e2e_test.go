@@ -23,6 +23,8 @@ import (
 // block claims becoming Ready. It reports the ratio (target: at most 1.5).
 // Run with `make bench`; timing belongs here, never in a unit test.
 func BenchmarkThirtyNodesOnline(b *testing.B) {
+	// One operator over every namespace, with production timers, as users run it.
+	watchEveryNamespace(b)
 	const nodes = 30
 	ctx := context.Background()
 	// Two block disks per node for each run, with room to spare.
@@ -44,7 +46,7 @@ func BenchmarkThirtyNodesOnline(b *testing.B) {
 func timeStatefulSet(b *testing.B, replicas int32) time.Duration {
 	b.Helper()
 	ctx := context.Background()
-	ns := env.Namespace(b)
+	ns := newNamespace(b)
 	sts := baselineStatefulSet(ns, "baseline", replicas, nil)
 	sts.Spec.PodManagementPolicy = appsv1.ParallelPodManagement
 	start := time.Now()
@@ -67,12 +69,12 @@ func timeStatefulSet(b *testing.B, replicas int32) time.Duration {
 func timeCluster(b *testing.B, nodes int32) time.Duration {
 	b.Helper()
 	ctx := context.Background()
-	ns := env.Namespace(b)
+	ns := newNamespace(b)
 	startSim(b, ns, defaultSimOptions)
-	if err := env.CreateSimAuthSecret(ctx, ns, "bench", gd2sim); err != nil {
+	if err := env.CreateSimAuthSecret(ctx, ns, "bench", simOf(b)); err != nil {
 		b.Fatal(err)
 	}
-	c, err := framework.SampleCluster(ns, "bench", gd2sim, nodes/3)
+	c, err := framework.SampleCluster(ns, "bench", simOf(b), nodes/3)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -85,6 +85,8 @@ const (
 // state and listener, all served by the test process, whose CPU and peak
 // RSS are printed apart.
 func BenchmarkScale(b *testing.B) {
+	// One operator over every namespace, with production timers, as users run it.
+	watchEveryNamespace(b)
 	raw := os.Getenv(scaleStepsEnv)
 	if raw == "" {
 		b.Skipf("%s is not set (make bench-scale sets it)", scaleStepsEnv)
@@ -104,14 +106,14 @@ func BenchmarkScale(b *testing.B) {
 	ctx := context.Background()
 	if lim := os.Getenv(scaleMemLimitEnv); lim != "" {
 		b.Logf("the operator runs with GOMEMLIMIT=%s", lim)
-		operator.SetEnv("GOMEMLIMIT=" + lim)
+		operatorOf(b).SetEnv("GOMEMLIMIT=" + lim)
 	}
 	// The operator serves its heap profile for the whole benchmark, and
 	// runs as the other benchmarks expect it once done (the deferred
 	// calls run last first: its own environment, then the restart).
 	killAndStart(b, scaleFlags...)
 	defer killAndStart(b)
-	defer operator.SetEnv()
+	defer operatorOf(b).SetEnv()
 	pvs := 0
 	for range b.N {
 		// fleet is every GlusterNode the operator holds: the steps before
@@ -143,7 +145,7 @@ func scaleStep(b *testing.B, nodes, fleet int, window time.Duration) {
 
 	baseline := timeStatefulSets(b, nodes)
 
-	addr, err := operator.HTTPAddress(ctx, time.Minute)
+	addr, err := operatorOf(b).HTTPAddress(ctx, time.Minute)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -153,7 +155,7 @@ func scaleStep(b *testing.B, nodes, fleet int, window time.Duration) {
 	start := time.Now()
 	peak := newPeakSampler(addr)
 	for range clusters {
-		ns := env.Namespace(b)
+		ns := newNamespace(b)
 		sim := startSim(b, ns, defaultSimOptions)
 		// Each cluster is named after its namespace: the names of its
 		// cluster-scoped objects (StorageClasses, CSIDrivers) derive from
@@ -224,7 +226,7 @@ func scaleStep(b *testing.B, nodes, fleet int, window time.Duration) {
 func timeStatefulSets(b *testing.B, n int) time.Duration {
 	b.Helper()
 	ctx := context.Background()
-	ns := env.Namespace(b)
+	ns := newNamespace(b)
 	start := time.Now()
 	for i := range n {
 		sts := baselineStatefulSet(ns, fmt.Sprintf("baseline-%d", i), 1, ptr.To(framework.NetworkStorageClass))
@@ -418,11 +420,11 @@ func heapProfile(b *testing.B, addr string, nodes int) string {
 // arguments for that run only, and returns its metrics address.
 func killAndStart(b *testing.B, extra ...string) string {
 	b.Helper()
-	operator.Kill()
-	if err := operator.StartWith(extra...); err != nil {
+	operatorOf(b).Kill()
+	if err := operatorOf(b).StartWith(extra...); err != nil {
 		b.Fatal(err)
 	}
-	addr, err := operator.HTTPAddress(context.Background(), time.Minute)
+	addr, err := operatorOf(b).HTTPAddress(context.Background(), time.Minute)
 	if err != nil {
 		b.Fatal(err)
 	}

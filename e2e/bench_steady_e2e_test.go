@@ -26,6 +26,8 @@ import (
 // of objects and lists; watches apart) and writes per minute, and syncs per
 // minute (docs/performance.md has the figures and how to rerun).
 func BenchmarkSteadyStateThirtyNodes(b *testing.B) {
+	// One operator over every namespace, with production timers, as users run it.
+	watchEveryNamespace(b)
 	const clusters, perTemplate, nodes = 5, 2, 30
 	ctx := context.Background()
 	window := 90 * time.Second
@@ -35,14 +37,14 @@ func BenchmarkSteadyStateThirtyNodes(b *testing.B) {
 	if err := env.CreateLocalStorage(ctx, 12, "100Gi"); err != nil {
 		b.Fatal(err)
 	}
-	addr, err := operator.HTTPAddress(ctx, time.Minute)
+	addr, err := operatorOf(b).HTTPAddress(ctx, time.Minute)
 	if err != nil {
 		b.Fatal(err)
 	}
 	for range b.N {
 		var namespaces []string
 		for range clusters {
-			ns := env.Namespace(b)
+			ns := newNamespace(b)
 			sim := startSim(b, ns, defaultSimOptions)
 			// Each cluster is named after its namespace: clusters of one
 			// name want one StorageClass, and each loser's Warning Event

@@ -19,10 +19,12 @@ import (
 // at a time. The ratio is the operator's overhead on top of that (target:
 // at most 1.3). Run with `make bench`.
 func BenchmarkUpgrade(b *testing.B) {
+	// One operator over every namespace, with production timers, as users run it.
+	watchEveryNamespace(b)
 	const writeRate, healRate = 20.0, 10.0
 	const startup = 3 * time.Second
 	for i := range b.N {
-		ns := env.Namespace(b)
+		ns := newNamespace(b)
 		name := fmt.Sprintf("bench-up-%d", i)
 		createClusterWithSim(b, ns, name, 2, framework.SimOptions{Seed: 3, WriteRate: writeRate, HealRate: healRate, StartupDelay: startup})
 		g := gd2Client(b)

@@ -26,11 +26,13 @@ import (
 // for a node without bricks), and batches go one after another. It prints
 // both ratios (target for each: at most 1.2). Run with `make bench`.
 func BenchmarkUpgradeZoneBatched(b *testing.B) {
+	// One operator over every namespace, with production timers, as users run it.
+	watchEveryNamespace(b)
 	const writeRate, healRate = 20.0, 10.0
 	const startup = 3 * time.Second
 	const perZone, zones = 10, 3
 	for i := range b.N {
-		ns := env.Namespace(b)
+		ns := newNamespace(b)
 		name := fmt.Sprintf("bench-zones-%d", i)
 		createClusterWithSim(b, ns, name, perZone, framework.SimOptions{Seed: 5, WriteRate: writeRate, HealRate: healRate, StartupDelay: startup})
 		g := gd2Client(b)

@@ -34,7 +34,8 @@ const (
 // everything down, and afterwards nothing labelled with or owned by the
 // cluster remains, of any kind it could have created.
 func TestClusterDelete(t *testing.T) {
-	ns := env.Namespace(t)
+	// Not in parallel with other tests: PersistentVolumes under the CSI driver's fixed name hold every cluster's deletion.
+	ns := newNamespace(t)
 	const name = "teardown"
 	ctx := context.Background()
 	clusters := anthill.OperatorV1alpha1().GlusterClusters(ns)

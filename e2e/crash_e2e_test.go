@@ -169,7 +169,7 @@ type crashOutcome struct {
 func runCrashScenario(t *testing.T, point *crashPoint) crashOutcome {
 	t.Helper()
 	start := time.Now()
-	ns := env.Namespace(t)
+	ns := newNamespace(t)
 	out := crashOutcome{ns: ns}
 	// settle stops watching for the crash point and waits for a restart
 	// under way; after it, out.killed and out.position are safe to read.
@@ -177,7 +177,7 @@ func runCrashScenario(t *testing.T, point *crashPoint) crashOutcome {
 	if point != nil {
 		seen, matched := 0, 0
 		position := 0
-		fired, disarm := operator.KillOnLine(func(line []byte) bool {
+		fired, disarm := operatorOf(t).KillOnLine(func(line []byte) bool {
 			l, ok := parseTransition(line)
 			if !ok || l.Namespace != ns {
 				return false
@@ -200,8 +200,8 @@ func runCrashScenario(t *testing.T, point *crashPoint) crashOutcome {
 			case line := <-fired:
 				// The run is dead already; Kill returns once it has been
 				// reaped.
-				operator.Kill()
-				if err := operator.Start(); err != nil {
+				operatorOf(t).Kill()
+				if err := operatorOf(t).Start(); err != nil {
 					t.Errorf("restart the operator: %v", err)
 				}
 				if l, ok := parseTransition([]byte(line)); ok {
@@ -219,8 +219,8 @@ func runCrashScenario(t *testing.T, point *crashPoint) crashOutcome {
 				wg.Wait()
 				// A run that failed between the kill and the restart must
 				// not leave the next test without an operator.
-				if exited, _ := operator.Exited(); exited {
-					_ = operator.Start()
+				if exited, _ := operatorOf(t).Exited(); exited {
+					_ = operatorOf(t).Start()
 				}
 			})
 		}
@@ -233,7 +233,7 @@ func runCrashScenario(t *testing.T, point *crashPoint) crashOutcome {
 	upgraded := l.nodeSummary()
 	l.deleteCluster()
 	settle()
-	calls := gd2sim.DestructiveCalls()
+	calls := simOf(t).DestructiveCalls()
 	for _, r := range sim.RepeatedDestructiveCalls(calls) {
 		t.Errorf("%s of %s sent again at %s after it succeeded at %s", r.Again.Op, r.Again.Target, r.Again.Time.Format(time.RFC3339Nano), r.First.Time.Format(time.RFC3339Nano))
 	}
@@ -243,7 +243,7 @@ func runCrashScenario(t *testing.T, point *crashPoint) crashOutcome {
 	}
 	out.endState = fmt.Sprintf("after the decommission %s; after the upgrade %s; at the end %s; %d brick(s) replaced, %d peer(s) deleted",
 		decommissioned, upgraded, l.leftovers(), done["ReplaceBrick"], done["DeletePeer"])
-	seq := transitionsIn(operator.Logs(), ns)
+	seq := transitionsIn(operatorOf(t).Logs(), ns)
 	out.transitions = len(seq)
 	if out.position > 0 && out.position < len(seq) {
 		out.resumed = seq[out.position].TS.Sub(seq[out.position-1].TS)
@@ -392,6 +392,7 @@ func growLocalStorage(t *testing.T) {
 // run must finish the lifecycle in the same end state as the others, with
 // every brick moved once, every peer deleted once and no violation. `make chaos` runs the whole sweep (TestCrashSweep).
 func TestCrashAtDestructiveTransitions(t *testing.T) {
+	t.Parallel()
 	points := []crashPoint{
 		{Machine: "node", Event: "drain", Occurrence: 1},
 		{Machine: "node", Event: "detach", Occurrence: 1},
@@ -408,6 +409,7 @@ func TestCrashAtDestructiveTransitions(t *testing.T) {
 // destructive step, see destructive, plus every ANTHILL_CRASH_EVERY-th,
 // default 5), or a list such as "3,17,40".
 func TestCrashSweep(t *testing.T) {
+	// Not in parallel with other tests: make chaos runs it alone.
 	if os.Getenv("ANTHILL_CRASH_SWEEP") == "" {
 		t.Skip("the crash sweep runs with make chaos (ANTHILL_CRASH_SWEEP=1)")
 	}
@@ -417,7 +419,7 @@ func TestCrashSweep(t *testing.T) {
 	if !t.Run("recorded", func(t *testing.T) {
 		growLocalStorage(t)
 		ref = runCrashScenario(t, nil)
-		seq = transitionsIn(operator.Logs(), ref.ns)
+		seq = transitionsIn(operatorOf(t).Logs(), ref.ns)
 	}) {
 		t.Fatal("the fault-free run failed; no sweep")
 	}

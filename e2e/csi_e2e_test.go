@@ -29,10 +29,10 @@ func createClusterWith(t *testing.T, ns, name string, perTemplate int32, mutate 
 	t.Helper()
 	ctx := context.Background()
 	startSim(t, ns, defaultSimOptions)
-	if err := env.CreateSimAuthSecret(ctx, ns, name, gd2sim); err != nil {
+	if err := env.CreateSimAuthSecret(ctx, ns, name, simOf(t)); err != nil {
 		t.Fatal(err)
 	}
-	c, err := framework.SampleCluster(ns, name, gd2sim, perTemplate)
+	c, err := framework.SampleCluster(ns, name, simOf(t), perTemplate)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,8 @@ func checkCSIDriver(ctx context.Context, ns, cluster string, kind operatorv1alph
 // spec.csi.nodeSelector picks one zone's Kubernetes nodes: the file node
 // plugin runs there, on every such node, and nowhere else.
 func TestCSINodePluginsFollowTheNodeSelector(t *testing.T) {
-	ns := env.Namespace(t)
+	// Not in parallel with other tests: the CSI driver's name is fixed, so one cluster at a time runs it (docs/csi.md).
+	ns := newNamespace(t)
 	const name = "csisel"
 	sel := map[string]string{objects.ZoneLabel: framework.ZoneName(2)}
 	createClusterWith(t, ns, name, 1, func(c *operatorv1alpha1.GlusterCluster) {
@@ -187,7 +188,8 @@ func TestCSINodePluginsFollowTheNodeSelector(t *testing.T) {
 // the driver registers, with the flags it has; shows that the API refuses
 // block; and that the operator recreates a missing object.
 func TestCSIDrivers(t *testing.T) {
-	ns := env.Namespace(t)
+	// Not in parallel with other tests: the CSI driver's name is fixed, so one cluster at a time runs it (docs/csi.md).
+	ns := newNamespace(t)
 	const name = "csi"
 	ctx := context.Background()
 	file, block := operatorv1alpha1.GlusterDriverFile, operatorv1alpha1.GlusterDriverBlock

@@ -28,7 +28,8 @@ import (
 // every eviction is refused while the pod is away and while its volume
 // heals, and that the zone opens again once the node is back and healed.
 func TestDisruptionBudgets(t *testing.T) {
-	ns := env.Namespace(t)
+	// Not in parallel with other tests: it cordons a Kubernetes node, which the pods of every cluster on that node would feel.
+	ns := newNamespace(t)
 	const name = "pdb"
 	ctx := context.Background()
 	createCluster(t, ns, name, 1)
@@ -114,7 +115,7 @@ func TestDisruptionBudgets(t *testing.T) {
 		// claim is bound to a local disk there); writes meanwhile build a
 		// heal backlog for when it returns.
 		waitHostAlive(t, host, false, time.Minute)
-		if err := gd2sim.Write("data", 1200); err != nil {
+		if err := simOf(t).Write("data", 1200); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -263,7 +264,7 @@ func waitAllowed(t *testing.T, ns, cluster string, want map[string]int32) {
 func waitHostAlive(t *testing.T, host string, alive bool, timeout time.Duration) {
 	t.Helper()
 	err := framework.WaitFor(context.Background(), timeout, func(ctx context.Context) (bool, error) {
-		for _, h := range gd2sim.Hosts() {
+		for _, h := range simOf(t).Hosts() {
 			if h.Name == host {
 				return h.Alive == alive, fmt.Errorf("host %s alive=%t", host, h.Alive)
 			}

@@ -23,7 +23,8 @@ import (
 // 2x3 volume created with subvolume-zones-overlap. The operator is
 // SIGKILLed in the middle of each case.
 func TestDrainOnGD2AsItIs(t *testing.T) {
-	ns := env.Namespace(t)
+	t.Parallel()
+	ns := newNamespace(t)
 	const name = "drains"
 	createCluster(t, ns, name, 2)
 	waitNodes(t, ns, name, 6, 3*time.Minute)
@@ -31,7 +32,7 @@ func TestDrainOnGD2AsItIs(t *testing.T) {
 	createReplicatedVolume(t, g, "rep")
 	createVolume(t, g, gd2.VolumeCreateRequest{Name: "dist", Size: 2 << 30, Distribute: 2, Replica: 3, SubvolZonesOverlap: true})
 	for _, v := range []string{"rep", "dist"} {
-		if err := gd2sim.Write(v, 40); err != nil {
+		if err := simOf(t).Write(v, 40); err != nil {
 			t.Fatal(err)
 		}
 		waitVolumeHealthy(t, ns, name, v, 2*time.Minute)

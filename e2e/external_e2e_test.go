@@ -341,7 +341,8 @@ func reconfigured(c *operatorv1alpha1.GlusterCluster) int {
 // Talking to GD2 at the addresses themselves, in order and failing over,
 // is covered by the kube unit tests on real loopback sockets.
 func TestExternalCluster(t *testing.T) {
-	ns := env.Namespace(t)
+	t.Parallel()
+	ns := newNamespace(t)
 	const name = "outside"
 	ctx := context.Background()
 	s := startSim(t, ns, defaultSimOptions)

@@ -35,10 +35,10 @@ func failureCluster(t *testing.T, ns, name string) {
 	t.Helper()
 	ctx := context.Background()
 	startSim(t, ns, defaultSimOptions)
-	if err := env.CreateSimAuthSecret(ctx, ns, name, gd2sim); err != nil {
+	if err := env.CreateSimAuthSecret(ctx, ns, name, simOf(t)); err != nil {
 		t.Fatal(err)
 	}
-	c, err := framework.SampleCluster(ns, name, gd2sim, 1)
+	c, err := framework.SampleCluster(ns, name, simOf(t), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func failureCluster(t *testing.T, ns, name string) {
 	waitNodes(t, ns, name, 3, 90*time.Second)
 	g := gd2Client(t)
 	createReplicatedVolume(t, g, "data")
-	if err := gd2sim.Write("data", 50); err != nil {
+	if err := simOf(t).Write("data", 50); err != nil {
 		t.Fatal(err)
 	}
 	waitVolumeHealthy(t, ns, name, "data", 2*time.Minute)
@@ -74,7 +74,7 @@ func victimOf(t *testing.T, nodes map[string]operatorv1alpha1.GlusterNode, zone 
 
 func partition(t *testing.T, peer string, down bool) {
 	t.Helper()
-	if err := gd2sim.PartitionPeer(peer, down); err != nil {
+	if err := simOf(t).PartitionPeer(peer, down); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -123,7 +123,8 @@ func nodeNames(nodes map[string]operatorv1alpha1.GlusterNode) string {
 // control plane are a budget): a short outage, a flapping peer, and a peer
 // down past the deadline. The operator is SIGKILLed in the middle of each.
 func TestFailure(t *testing.T) {
-	ns := env.Namespace(t)
+	t.Parallel()
+	ns := newNamespace(t)
 	const name = "failure"
 	failureCluster(t, ns, name)
 	for _, c := range []struct {
@@ -155,7 +156,7 @@ func shortOutageHeals(t *testing.T, ns, name string) {
 
 	start := time.Now()
 	partition(t, peer, true)
-	if err := gd2sim.Write("data", 50); err != nil { // writes pending heal on the survivors
+	if err := simOf(t).Write("data", 50); err != nil { // writes pending heal on the survivors
 		t.Fatal(err)
 	}
 	waitNodeState(t, ns, victim.Name, "Offline", 30*time.Second)
@@ -202,7 +203,7 @@ func pastDeadlineWaitsForTheSamePeer(t *testing.T, ns, name string) {
 
 	died := time.Now()
 	partition(t, peer, true)
-	if err := gd2sim.Write("data", 50); err != nil {
+	if err := simOf(t).Write("data", 50); err != nil {
 		t.Fatal(err)
 	}
 	n := waitNodeState(t, ns, victim.Name, "Failed", testDowntime+45*time.Second)

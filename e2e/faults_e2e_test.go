@@ -60,7 +60,7 @@ type lifecycle struct {
 // decommission.
 func newLifecycle(t testing.TB, name string, faults sim.Faults) *lifecycle {
 	t.Helper()
-	return newLifecycleIn(t, env.Namespace(t), name, faults)
+	return newLifecycleIn(t, newNamespace(t), name, faults)
 }
 
 // newLifecycleIn is newLifecycle in the namespace ns, made by the caller.
@@ -70,7 +70,7 @@ func newLifecycleIn(t testing.TB, ns, name string, faults sim.Faults) *lifecycle
 	g := gd2Client(t)
 	nodes := waitNodes(t, ns, name, 6, 3*time.Minute)
 	createVolume(t, g, gd2.VolumeCreateRequest{Name: "life", Size: 2 << 30, Distribute: 2, Replica: 3, SubvolZonesOverlap: true})
-	if err := gd2sim.Write("life", 40); err != nil {
+	if err := simOf(t).Write("life", 40); err != nil {
 		t.Fatal(err)
 	}
 	waitVolumeHealthy(t, ns, name, "life", 2*time.Minute)
@@ -78,7 +78,7 @@ func newLifecycleIn(t testing.TB, ns, name string, faults sim.Faults) *lifecycle
 	l.victim = nodeWithMostBricks(t, g, nodes, "life")
 	l.peer = nodes[l.victim].Status.PeerID
 	l.bricks = bricksByPeer(t, g, "life")[l.peer]
-	t.Cleanup(func() { _ = gd2sim.SetFaults(sim.Faults{}) })
+	t.Cleanup(func() { _ = simOf(t).SetFaults(sim.Faults{}) })
 	return l
 }
 
@@ -86,13 +86,13 @@ func newLifecycleIn(t testing.TB, ns, name string, faults sim.Faults) *lifecycle
 // took; the checks after it run fault-free.
 func (l *lifecycle) phase(fn func()) time.Duration {
 	l.t.Helper()
-	if err := gd2sim.SetFaults(l.faults); err != nil {
+	if err := simOf(l.t).SetFaults(l.faults); err != nil {
 		l.t.Fatal(err)
 	}
 	start := time.Now()
 	fn()
 	took := time.Since(start)
-	if err := gd2sim.SetFaults(sim.Faults{}); err != nil {
+	if err := simOf(l.t).SetFaults(sim.Faults{}); err != nil {
 		l.t.Fatal(err)
 	}
 	return took
@@ -169,6 +169,7 @@ func (l *lifecycle) deleteCluster() time.Duration {
 // every phase converges and nothing unsafe reaches GD2. The fault-free
 // comparison is BenchmarkLifecycleFaults.
 func TestLifecycleUnderGD2Faults(t *testing.T) {
+	t.Parallel()
 	runLifecycle(t, "chaos", sim.ChaosFaults())
 }
 
@@ -185,6 +186,8 @@ const shortGD2Timeout = 5 * time.Second
 // sync for the whole timeout), the third run's is much smaller. Run with
 // `make bench`.
 func BenchmarkLifecycleFaults(b *testing.B) {
+	// One operator over every namespace, with production timers, as users run it.
+	watchEveryNamespace(b)
 	for range b.N {
 		clean := runLifecycle(b, "life-clean", sim.Faults{})
 		fmt.Printf("lifecycle: fault-free %s (decommission %s, upgrade %s, deletion %s)\n",
@@ -200,7 +203,7 @@ func BenchmarkLifecycleFaults(b *testing.B) {
 			before := scrapeMetrics(b, addr)
 			chaos := runLifecycle(b, run.name, sim.ChaosFaults())
 			after := scrapeMetrics(b, addr)
-			faults := gd2sim.InjectedFaults()
+			faults := simOf(b).InjectedFaults()
 			grew := func(name string, labels map[string]string) float64 {
 				v1, _ := after.value(name, labels)
 				v0, _ := before.value(name, labels)

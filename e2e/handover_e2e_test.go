@@ -66,9 +66,9 @@ func releaseAt(t *testing.T, which int) (framework.Release, string) {
 // runOperator kills the running operator and starts bin in its place.
 func runOperator(t *testing.T, bin string) {
 	t.Helper()
-	operator.Kill()
-	operator.UseBinary(bin)
-	if err := operator.Start(); err != nil {
+	operatorOf(t).Kill()
+	operatorOf(t).UseBinary(bin)
+	if err := operatorOf(t).Start(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -80,6 +80,7 @@ func runOperator(t *testing.T, bin string) {
 // finishes all three, with no violation in the strict simulator. This is
 // the path of an operator upgrade (n to n+1) that finds work in flight.
 func TestHandoverFromThePreviousRelease(t *testing.T) {
+	// Not in parallel with other tests: the older releases it runs watch every namespace.
 	rel, old := releaseAt(t, 0)
 	handover(t, rel, old)
 }
@@ -89,16 +90,17 @@ func TestHandoverFromThePreviousRelease(t *testing.T) {
 // release to the current one (or when OLM steps through the releases
 // faster than the old one's work finishes).
 func TestHandoverFromTheFirstRelease(t *testing.T) {
+	// Not in parallel with other tests: the older releases it runs watch every namespace.
 	rel, old := releaseAt(t, -1)
 	handover(t, rel, old)
 }
 
 func handover(t *testing.T, rel framework.Release, old string) {
-	current := operator.Binary()
-	t.Cleanup(func() { runOperator(t, current) })
+	current := binPath
+	watchEveryNamespace(t)
 	t.Logf("release %s from commit %s", rel.Version, rel.Commit)
 
-	ns := env.Namespace(t)
+	ns := newNamespace(t)
 	const name = "handover"
 	const to = "5.0.0"
 	runOperator(t, old)
@@ -187,11 +189,12 @@ func handover(t *testing.T, rel framework.Release, old string) {
 // Warning Event (reason NewerStatus). The previous release predates
 // status levels; once a release has them, that part runs with it.
 func TestOlderOperatorRefusesNewerState(t *testing.T) {
+	// Not in parallel with other tests: the older release it runs watches every namespace.
 	_, old := releaseAt(t, 0)
-	current := operator.Binary()
-	t.Cleanup(func() { runOperator(t, current) })
+	current := binPath
+	watchEveryNamespace(t)
 
-	ns := env.Namespace(t)
+	ns := newNamespace(t)
 	const name = "downgrade"
 	createCluster(t, ns, name, 1)
 	nodes := waitNodes(t, ns, name, 3, 3*time.Minute)
@@ -203,7 +206,7 @@ func TestOlderOperatorRefusesNewerState(t *testing.T) {
 			newerNode = n
 		}
 	}
-	operator.Kill()
+	operatorOf(t).Kill()
 	const newer = "Evacuating" // no release has this state
 	live, err := anthill.OperatorV1alpha1().GlusterNodes(ns).Get(context.Background(), node.Name, metav1.GetOptions{})
 	if err != nil {
@@ -243,7 +246,7 @@ func TestOlderOperatorRefusesNewerState(t *testing.T) {
 		t.Errorf("the node's pod: %v", err)
 	}
 
-	operator.Kill()
+	operatorOf(t).Kill()
 	written := setStatusSchema(t, ns, newerNode.Name, operatorv1alpha1.StatusSchemaLevel+1)
 	t.Cleanup(func() { setStatusSchema(t, ns, newerNode.Name, operatorv1alpha1.StatusSchemaLevel) })
 	runOperator(t, current)
@@ -341,11 +344,12 @@ func captureReleaseFixture(t *testing.T, rel framework.Release, point, ns, name 
 // current operator takes the Lease over when it expires and carries out
 // the resume.
 func TestTwoOperatorsNeverActAtOnce(t *testing.T) {
+	// Not in parallel with other tests: the older release it runs watches every namespace.
 	_, old := releaseAt(t, 0)
-	current := operator.Binary()
-	t.Cleanup(func() { runOperator(t, current) })
+	current := binPath
+	watchEveryNamespace(t)
 
-	ns := env.Namespace(t)
+	ns := newNamespace(t)
 	const name = "twoops"
 	runOperator(t, old)
 	createCluster(t, ns, name, 1)
@@ -355,7 +359,7 @@ func TestTwoOperatorsNeverActAtOnce(t *testing.T) {
 		node = n
 		break
 	}
-	second, err := env.StartOperatorAs(context.Background(), current, "anthill-e2e-second")
+	second, err := env.StartOperatorAs(context.Background(), current, operatorIdentity(t.Name())+"-second", operatorOf(t).Args()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,14 +371,14 @@ func TestTwoOperatorsNeverActAtOnce(t *testing.T) {
 	to := func(state string) func(transitionLine) bool {
 		return func(l transitionLine) bool { return l.Name == node && l.To == state }
 	}
-	if !slices.ContainsFunc(transitionsIn(operator.Logs(), ns), to("Maintenance")) {
+	if !slices.ContainsFunc(transitionsIn(operatorOf(t).Logs(), ns), to("Maintenance")) {
 		t.Error("the leader's log has no transition of the node to Maintenance")
 	}
 	if l := transitionsIn(second.Logs(), ns); len(l) > 0 {
 		t.Fatalf("the operator without the Lease made %d transition(s) while the leader ran, e.g. %s", len(l), l[0])
 	}
 
-	operator.Kill()
+	operatorOf(t).Kill()
 	killed := time.Now()
 	requestOnNode(t, ns, node, "resume")
 	waitNodeState(t, ns, node, "Online", time.Minute)

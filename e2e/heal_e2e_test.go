@@ -17,7 +17,8 @@ import (
 // GlusterCluster.status.volumes and its heal machine reaches Healthy, with
 // the transition in the cluster's history.
 func TestHealVolumeShowsHealthy(t *testing.T) {
-	ns := env.Namespace(t)
+	t.Parallel()
+	ns := newNamespace(t)
 	const name = "heal"
 	createCluster(t, ns, name, 1)
 	g := gd2Client(t)

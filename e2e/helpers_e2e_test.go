@@ -21,7 +21,7 @@ import (
 // gd2Client talks to the simulator as the operator does.
 func gd2Client(t testing.TB) *gd2.Client {
 	t.Helper()
-	c, err := gd2.New(gd2.Options{Endpoint: gd2sim.URL, Secret: gd2sim.Secret})
+	c, err := gd2.New(gd2.Options{Endpoint: simOf(t).URL, Secret: simOf(t).Secret})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func gd2Client(t testing.TB) *gd2.Client {
 var defaultSimOptions = framework.SimOptions{Seed: 1, WriteRate: 5, HealRate: 40}
 
 // startSim starts a GD2 simulator linked to the pods of ns, makes it the
-// running test's gd2sim, and stops it when the test ends.
+// running test's simOf(t), and stops it when the test ends.
 func startSim(tb testing.TB, ns string, o framework.SimOptions) *framework.GD2Sim {
 	tb.Helper()
 	o.Namespace = ns
@@ -41,7 +41,10 @@ func startSim(tb testing.TB, ns string, o framework.SimOptions) *framework.GD2Si
 		tb.Fatalf("start GD2 simulator: %v", err)
 	}
 	tb.Cleanup(s.Stop)
-	gd2sim = s
+	r := runOf(tb)
+	r.mu.Lock()
+	r.sim = s
+	r.mu.Unlock()
 	return s
 }
 
@@ -57,10 +60,10 @@ func createClusterWithSim(t testing.TB, ns, name string, perTemplate int32, o fr
 	t.Helper()
 	ctx := context.Background()
 	startSim(t, ns, o)
-	if err := env.CreateSimAuthSecret(ctx, ns, name, gd2sim); err != nil {
+	if err := env.CreateSimAuthSecret(ctx, ns, name, simOf(t)); err != nil {
 		t.Fatal(err)
 	}
-	c, err := framework.SampleCluster(ns, name, gd2sim, perTemplate)
+	c, err := framework.SampleCluster(ns, name, simOf(t), perTemplate)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +212,7 @@ func editNode(t testing.TB, ns, name string, edit func(*operatorv1alpha1.Gluster
 // violation.
 func noViolations(t testing.TB) {
 	t.Helper()
-	if v := gd2sim.Violations(); len(v) > 0 {
+	if v := simOf(t).Violations(); len(v) > 0 {
 		t.Fatalf("the simulator recorded %d data-safety violation(s): %+v", len(v), v)
 	}
 }
@@ -288,7 +291,7 @@ func dumpNamespace(t testing.TB, ns string) {
 			}
 		}
 	}
-	t.Logf("GD2 hosts: %+v", gd2sim.Hosts())
+	t.Logf("GD2 hosts: %+v", simOf(t).Hosts())
 }
 
 // waitNodeCondition waits until any condition of the node carries reason.
@@ -370,8 +373,8 @@ func pendingHeal(t testing.TB, g *gd2.Client, vol string) int64 {
 // restartOperator SIGKILLs the operator and starts it again.
 func restartOperator(t *testing.T) {
 	t.Helper()
-	operator.Kill()
-	if err := operator.Start(); err != nil {
+	operatorOf(t).Kill()
+	if err := operatorOf(t).Start(); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -24,11 +24,12 @@ import (
 // up, and deletes it with `kubectl gluster delete --yes --wait`, which
 // returns once the operator's finalizer has torn it down.
 func TestInitAndDeleteThroughThePlugin(t *testing.T) {
-	ns := env.Namespace(t)
+	// Not in parallel with other tests: the CSI driver's name is fixed, so one cluster at a time runs it (docs/csi.md).
+	ns := newNamespace(t)
 	const name = "guided"
 	ctx := context.Background()
 	startSim(t, ns, defaultSimOptions)
-	if err := env.CreateSimAuthSecret(ctx, ns, name, gd2sim); err != nil {
+	if err := env.CreateSimAuthSecret(ctx, ns, name, simOf(t)); err != nil {
 		t.Fatal(err)
 	}
 	_, file, _, _ := runtime.Caller(0)
@@ -47,7 +48,7 @@ func TestInitAndDeleteThroughThePlugin(t *testing.T) {
 	}
 
 	out, errOut, err := plugin("init", "--non-interactive", "--yes", "--name", name, "--zones", "zone-1,zone-2,zone-3",
-		"--management-endpoint", gd2sim.URL, "--management-secret", framework.SimSecretName(name))
+		"--management-endpoint", simOf(t).URL, "--management-secret", framework.SimSecretName(name))
 	if err != nil || !strings.Contains(out, "GlusterCluster "+ns+"/"+name+" created") {
 		t.Fatalf("init: %v\n%s%s", err, out, errOut)
 	}

@@ -20,16 +20,15 @@ import (
 
 // The end-to-end environment every test in this package shares: a control
 // plane with three zones of two fake nodes and local disks on each, and the
-// anthill operator binary. gd2sim is the GD2 simulator of the test that is
-// running: each test cluster gets its own GD2 pool (see startSim), and the
-// tests run one after another (make test runs the package in shards, each
-// a process of its own: shards_e2e_test.go).
+// anthill operator binary. Each test runs its own operator on its own
+// namespaces and its own GD2 simulators (test_env_e2e_test.go).
 var (
-	env      *framework.ControlPlane
-	gd2sim   *framework.GD2Sim
-	operator *framework.Operator
-	anthill  versioned.Interface
-	binPath  string
+	env     *framework.ControlPlane
+	anthill versioned.Interface
+	binPath string
+	// operatorKubeconfig is the kubeconfig every test's operator runs
+	// with: the operator's service account under the shipped RBAC.
+	operatorKubeconfig string
 )
 
 func TestMain(m *testing.M) {
@@ -44,13 +43,6 @@ func run(m *testing.M) int {
 		return 1
 	}
 	flag.Parse()
-	sh, err := parseShard(os.Getenv(shardEnv), os.Getenv(shardDirEnv))
-	if err == nil {
-		err = sh.selectTests()
-	}
-	if err != nil {
-		return fail("%v", err)
-	}
 	cp, err := framework.Start(ctx, framework.Options{Zones: 3, NodesPerZone: 2, InstallCRDs: true, Log: os.Stderr,
 		// ANTHILL_E2E_KEEP=1 keeps the control plane's directory (component
 		// and operator logs) for a look after the run.
@@ -79,32 +71,14 @@ func run(m *testing.M) int {
 	if anthill, err = versioned.NewForConfig(cp.RestConfig); err != nil {
 		return fail("%v", err)
 	}
-	operator, err = cp.StartOperator(ctx, binPath)
-	if err != nil {
-		return fail("start operator: %v", err)
+	if operatorKubeconfig, err = cp.InstallOperatorRBAC(ctx); err != nil {
+		return fail("install the operator's RBAC: %v", err)
 	}
-	defer operator.Stop()
 	code := m.Run()
-	if denied := forbiddenLines(operator.Logs()); code == 0 && len(denied) > 0 {
-		// Tests can pass around a denied request (a retry, a skipped
-		// step); the shipped RBAC must still cover everything the operator
-		// asks for.
-		fmt.Fprintf(os.Stderr, "e2e: the operator was denied %d request(s) by its RBAC (manifests/rbac), e.g.:\n%s\n", len(denied), strings.Join(denied[:min(5, len(denied))], "\n"))
-		code = 1
-	}
-	if !checkRBACUsage(root, code, sh) {
-		code = 1
-	}
-	if pem := keyMaterialLines(operator.Logs()); len(pem) > 0 {
-		fmt.Fprintf(os.Stderr, "e2e: %d operator log line(s) carry PEM or key material, e.g.:\n%s\n", len(pem), strings.Join(pem[:min(3, len(pem))], "\n"))
+	if !checkRBACUsage(root, code) {
 		code = 1
 	}
 	if code != 0 {
-		logs := operator.Logs()
-		if len(logs) > 20000 {
-			logs = logs[len(logs)-20000:]
-		}
-		fmt.Fprintf(os.Stderr, "e2e: tail of the operator logs:\n%s\n", logs)
 		if err := cp.Healthy(); err != nil {
 			fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
 		}
@@ -119,12 +93,13 @@ func run(m *testing.M) int {
 const rbacUsageEnv = "ANTHILL_E2E_RBAC_USAGE"
 
 // checkRBACUsage compares the operator's recorded requests with the
-// shipped RBAC (framework.CheckRBACUsage) after a whole run, or after the
-// last shard of one (see shard), and reports whether the run may pass. It
+// shipped RBAC (framework.CheckRBACUsage) after a whole run (every test's
+// operator runs as the same service account), and reports whether the run
+// may pass. It
 // prints, per rule, the test that first needed each permission.
-func checkRBACUsage(root string, code int, sh shard) bool {
+func checkRBACUsage(root string, code int) bool {
 	force := os.Getenv(rbacUsageEnv)
-	partial := sh.n == 0 && (flagValue("test.run") != "" || flagValue("test.skip") != "")
+	partial := (flagValue("test.run") != "" || flagValue("test.skip") != "")
 	if force == "" && (partial || code != 0) {
 		return true // a partial or failed run leaves permissions unused
 	}
@@ -136,7 +111,7 @@ func checkRBACUsage(root string, code int, sh shard) bool {
 	// the API server's audit batches. (run's context may have expired.)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := env.Audit.Flush(ctx, operator.Kubeconfig()); err != nil {
+	if err := env.Audit.Flush(ctx, operatorKubeconfig); err != nil {
 		return fail("%v", err)
 	}
 	perms, err := framework.OperatorPermissions(manifests.RBAC)
@@ -153,18 +128,9 @@ func checkRBACUsage(root string, code int, sh shard) bool {
 		return fail("docs/rbac.md: %v", err)
 	}
 	uses := env.Audit.Uses()
-	if sh.n > 0 && force == "" {
-		if uses, err = sh.allUses(uses); err != nil {
-			return fail("%v", err)
-		}
-		if uses == nil {
-			fmt.Fprintf(os.Stderr, "e2e: rbac usage: shard %d of %d saved its requests; the last shard to pass checks them all\n", sh.k, sh.n)
-			return true
-		}
-	}
 	rep := framework.CheckRBACUsage(perms, uses, framework.OperatorOnwardGrants(), exempt)
 	rep.Write(os.Stderr)
-	fmt.Fprintf(os.Stderr, "e2e: rbac usage: %d audit events received by this shard\n", env.Audit.Events())
+	fmt.Fprintf(os.Stderr, "e2e: rbac usage: %d audit events received\n", env.Audit.Events())
 	return rep.OK() || force == "report"
 }
 

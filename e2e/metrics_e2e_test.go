@@ -114,19 +114,20 @@ func getOK(t testing.TB, url string) string {
 // node of its volume is partitioned), then gone, with the replacement
 // Online.
 func TestMetricsFollowTheMachines(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	ns := env.Namespace(t)
+	ns := newNamespace(t)
 	const name = "metrics"
 	createCluster(t, ns, name, 2)
 	waitNodes(t, ns, name, 6, 3*time.Minute)
 	g := gd2Client(t)
 	createReplicatedVolume(t, g, "rep")
-	if err := gd2sim.Write("rep", 20); err != nil {
+	if err := simOf(t).Write("rep", 20); err != nil {
 		t.Fatal(err)
 	}
 	waitVolumeHealthy(t, ns, name, "rep", 2*time.Minute)
 
-	addr, err := operator.HTTPAddress(ctx, time.Minute)
+	addr, err := operatorOf(t).HTTPAddress(ctx, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +205,7 @@ func TestMetricsFollowTheMachines(t *testing.T) {
 		t.Fatalf("start volume: %v", err)
 	}
 	for vol, used := range map[string]uint64{"rep": 512 << 20, "flat": 256 << 20} {
-		if err := gd2sim.SetVolumeUsed(vol, used); err != nil {
+		if err := simOf(t).SetVolumeUsed(vol, used); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -31,7 +31,8 @@ import (
 // maintenance then resume. The simulator's data-safety checker must record
 // nothing.
 func TestNodeLifecycle(t *testing.T) {
-	ns := env.Namespace(t)
+	t.Parallel()
+	ns := newNamespace(t)
 	const name = "lifecycle"
 	createCluster(t, ns, name, 1)
 	g := gd2Client(t)
@@ -99,7 +100,7 @@ func TestNodeLifecycle(t *testing.T) {
 
 	// A replica-3 volume: one brick in each zone.
 	createReplicatedVolume(t, g, "data")
-	if err := gd2sim.Write("data", 50); err != nil {
+	if err := simOf(t).Write("data", 50); err != nil {
 		t.Fatal(err)
 	}
 

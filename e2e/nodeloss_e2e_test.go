@@ -39,6 +39,7 @@ import (
 // the operator announces its forced delete, so that nothing else can
 // replace it first.
 func TestNodeLossPodMovesAndRejoins(t *testing.T) {
+	// Not in parallel with other tests: it takes a Kubernetes node away from every cluster.
 	ctx := context.Background()
 	if err := env.CreateNetworkStorage(ctx, 6, "100Gi"); err != nil {
 		t.Fatal(err)
@@ -96,7 +97,7 @@ func TestNodeLossPodMovesAndRejoins(t *testing.T) {
 		if !evicted {
 			t.Errorf("history %v: want the evictLostPod step", path)
 		}
-		if !strings.Contains(operator.Logs(), `"event":"evictLostPod"`) {
+		if !strings.Contains(operatorOf(t).Logs(), `"event":"evictLostPod"`) {
 			t.Error("the operator's transition log has no evictLostPod line")
 		}
 		nl.heals(t)
@@ -114,6 +115,7 @@ func TestNodeLossPodMovesAndRejoins(t *testing.T) {
 // back, the pod comes back on it with the same claims and the same GD2
 // peer rejoins and heals. The operator is SIGKILLed while the node is down.
 func TestNodeLossLocalStorageWaits(t *testing.T) {
+	// Not in parallel with other tests: it takes a Kubernetes node away from every cluster.
 	ctx := context.Background()
 	nl := startNodeLoss(t, "localloss", nil)
 	if !t.Run("the node lifecycle controller marks the node NotReady and the Gluster node goes Offline", nl.goesOffline) {
@@ -307,12 +309,12 @@ type nodeLoss struct {
 // node of its zone-1 Gluster pod; the node is restored when the test ends.
 func startNodeLoss(t *testing.T, name string, storageClass *string) *nodeLoss {
 	ctx := context.Background()
-	nl := &nodeLoss{ns: env.Namespace(t), name: name}
+	nl := &nodeLoss{ns: newNamespace(t), name: name}
 	startSim(t, nl.ns, defaultSimOptions)
-	if err := env.CreateSimAuthSecret(ctx, nl.ns, name, gd2sim); err != nil {
+	if err := env.CreateSimAuthSecret(ctx, nl.ns, name, simOf(t)); err != nil {
 		t.Fatal(err)
 	}
-	c, err := framework.SampleCluster(nl.ns, name, gd2sim, 1)
+	c, err := framework.SampleCluster(nl.ns, name, simOf(t), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +333,7 @@ func startNodeLoss(t *testing.T, name string, storageClass *string) *nodeLoss {
 	nl.g = gd2Client(t)
 	nodes := waitNodes(t, nl.ns, name, 3, 2*time.Minute)
 	createReplicatedVolume(t, nl.g, "data")
-	if err := gd2sim.Write("data", 50); err != nil {
+	if err := simOf(t).Write("data", 50); err != nil {
 		t.Fatal(err)
 	}
 	for n, node := range nodes {
@@ -375,7 +377,7 @@ func (nl *nodeLoss) goesOffline(t *testing.T) {
 	t.Logf("node NotReady after %s", time.Since(nl.start).Round(time.Second))
 	waitNodeState(t, nl.ns, nl.victim, "Offline", 2*time.Minute)
 	t.Logf("GlusterNode Offline after %s", time.Since(nl.start).Round(time.Second))
-	if err := gd2sim.Write("data", 200); err != nil {
+	if err := simOf(t).Write("data", 200); err != nil {
 		t.Fatal(err)
 	}
 	if p := pendingHeal(t, nl.g, "data"); p == 0 {

@@ -23,7 +23,8 @@ import (
 // healed and nothing else holds the next move; clearing it lets the drain
 // finish.
 func TestPausedHoldsADrain(t *testing.T) {
-	ns := env.Namespace(t)
+	t.Parallel()
+	ns := newNamespace(t)
 	const name = "paused"
 	createCluster(t, ns, name, 2)
 	nodes := waitNodes(t, ns, name, 6, 3*time.Minute)
@@ -32,7 +33,7 @@ func TestPausedHoldsADrain(t *testing.T) {
 	createReplicatedVolume(t, g, "rep")
 	createVolume(t, g, gd2.VolumeCreateRequest{Name: "dist", Size: 2 << 30, Distribute: 2, Replica: 3, SubvolZonesOverlap: true})
 	for _, v := range vols {
-		if err := gd2sim.Write(v, 40); err != nil {
+		if err := simOf(t).Write(v, 40); err != nil {
 			t.Fatal(err)
 		}
 		waitVolumeHealthy(t, ns, name, v, 2*time.Minute)
@@ -120,7 +121,7 @@ func TestPausedHoldsADrain(t *testing.T) {
 // per brick) from now on.
 func setHealRate(t testing.TB, rate float64) {
 	t.Helper()
-	if err := gd2sim.SetRates(0, rate); err != nil {
+	if err := simOf(t).SetRates(0, rate); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -4,7 +4,9 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"testing"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -22,8 +24,10 @@ import (
 // leader-election Lease through the Role. (TestMain fails the run when the
 // operator logged any denied request.)
 func TestOperatorRunsAsItsServiceAccount(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	rc, err := clientcmd.BuildConfigFromFlags("", operator.Kubeconfig())
+	ns := newNamespace(t)
+	rc, err := clientcmd.BuildConfigFromFlags("", operatorOf(t).Kubeconfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,11 +46,19 @@ func TestOperatorRunsAsItsServiceAccount(t *testing.T) {
 	if _, err := c.CoreV1().ConfigMaps("kube-system").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
 		t.Fatalf("listing ConfigMaps, which manifests/rbac does not grant: err %v, want forbidden", err)
 	}
-	lease, err := env.Client.CoordinationV1().Leases(framework.OperatorNamespace).Get(ctx, "anthill-operator", metav1.GetOptions{})
+	// The test's operator keeps its Lease in the test's namespace, under
+	// the shipped leader-election Role bound there.
+	err = framework.WaitFor(ctx, time.Minute, func(ctx context.Context) (bool, error) {
+		lease, err := env.Client.CoordinationV1().Leases(ns).Get(ctx, "anthill-operator", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if h := lease.Spec.HolderIdentity; h == nil || *h != operatorIdentity(t.Name()) {
+			return false, fmt.Errorf("Lease held by %v, want the operator under test", h)
+		}
+		return true, nil
+	})
 	if err != nil {
 		t.Fatalf("the leader-election Lease: %v", err)
-	}
-	if h := lease.Spec.HolderIdentity; h == nil || *h != framework.OperatorIdentity {
-		t.Fatalf("Lease held by %v, want the operator under test", h)
 	}
 }

@@ -66,6 +66,7 @@ type soakOp struct {
 // the kills, the writes, the faults injected and the violations.
 // ANTHILL_CHAOS_SEED fixes the choices (default: the time).
 func TestChaosSoak(t *testing.T) {
+	// Not in parallel with other tests: it takes Kubernetes nodes away from every cluster.
 	raw := os.Getenv("ANTHILL_CHAOS_DURATION")
 	if raw == "" {
 		t.Skip("the chaos soak runs with make chaos DURATION=5m (ANTHILL_CHAOS_DURATION)")
@@ -110,7 +111,7 @@ func TestChaosSoak(t *testing.T) {
 		for i, op := range all {
 			fmt.Fprintf(&b, "%3d  %-50s  %-8s  %s\n", i+1, op.what, op.took.Round(time.Second), op.result)
 		}
-		faults := gd2sim.InjectedFaults()
+		faults := simOf(t).InjectedFaults()
 		fmt.Fprintf(&b, "operator kills: %d\nclient write bursts: %d\nfaults injected: %d error, %d conflict, %d hang\nviolations: %d\n",
 			kills, writes, faults["error"], faults["conflict"], faults["hang"], len(seen))
 		for _, v := range seen {
@@ -132,7 +133,7 @@ func TestChaosSoak(t *testing.T) {
 				return
 			case <-tick.C:
 			}
-			if v := gd2sim.Violations(); len(v) > 0 {
+			if v := simOf(t).Violations(); len(v) > 0 {
 				mu.Lock()
 				if len(seen) == 0 {
 					t.Errorf("the simulator recorded a violation during the soak: %+v", v[0])
@@ -151,8 +152,8 @@ func TestChaosSoak(t *testing.T) {
 				return
 			case <-time.After(wait):
 			}
-			operator.Kill()
-			if err := operator.Start(); err != nil {
+			operatorOf(t).Kill()
+			if err := operatorOf(t).Start(); err != nil {
 				t.Errorf("restart the operator: %v", err)
 				return
 			}
@@ -175,9 +176,9 @@ func TestChaosSoak(t *testing.T) {
 			// it: a brick a decommission adds has the same to heal late in
 			// a long soak as early in it.
 			n := float64(1 + writeRng.IntN(200))
-			write := gd2sim.Overwrite
+			write := simOf(t).Overwrite
 			if written < soakWorkingSet {
-				write, written = gd2sim.Write, written+n
+				write, written = simOf(t).Write, written+n
 			}
 			if err := write("life", n); err != nil {
 				t.Errorf("write to volume life: %v", err)
@@ -191,14 +192,14 @@ func TestChaosSoak(t *testing.T) {
 	halt := func() {
 		stop()
 		bg.Wait()
-		if exited, _ := operator.Exited(); exited {
-			_ = operator.Start()
+		if exited, _ := operatorOf(t).Exited(); exited {
+			_ = operatorOf(t).Start()
 		}
 	}
 	t.Cleanup(halt)
 
 	within := soakWithin(t)
-	if err := gd2sim.SetFaults(l.faults); err != nil {
+	if err := simOf(t).SetFaults(l.faults); err != nil {
 		t.Fatal(err)
 	}
 	version := 0    // patch level above 4.1 of the last upgrade
@@ -284,7 +285,7 @@ func TestChaosSoak(t *testing.T) {
 
 	// The quiet period: no faults, no kills; the cluster must converge.
 	halt()
-	if err := gd2sim.SetFaults(sim.Faults{}); err != nil {
+	if err := simOf(t).SetFaults(sim.Faults{}); err != nil {
 		t.Fatal(err)
 	}
 	quiet := time.Now()
@@ -301,11 +302,11 @@ func TestChaosSoak(t *testing.T) {
 	current = nil
 	mu.Unlock()
 	bricksOnClusterNodes(t, l, "life")
-	for _, r := range sim.RepeatedDestructiveCalls(gd2sim.DestructiveCalls()) {
+	for _, r := range sim.RepeatedDestructiveCalls(simOf(t).DestructiveCalls()) {
 		t.Errorf("%s of %s sent again at %s after it succeeded at %s", r.Again.Op, r.Again.Target, r.Again.Time.Format(time.RFC3339Nano), r.First.Time.Format(time.RFC3339Nano))
 	}
 	mu.Lock()
-	seen = gd2sim.Violations()
+	seen = simOf(t).Violations()
 	mu.Unlock()
 	noViolations(t)
 }

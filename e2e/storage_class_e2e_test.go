@@ -99,7 +99,8 @@ func checkClass(ctx context.Context, ns, cluster, name string, w wantClass) (*st
 // anthill did not make is left alone with a Warning Event, and deleting
 // the cluster removes every class it made and nothing else.
 func TestStorageClasses(t *testing.T) {
-	ns := env.Namespace(t)
+	// Not in parallel with other tests: the CSI driver's name is fixed, so one cluster at a time runs it (docs/csi.md).
+	ns := newNamespace(t)
 	const name = "provision"
 	ctx := context.Background()
 	file, block := operatorv1alpha1.GlusterDriverFile, operatorv1alpha1.GlusterDriverBlock

@@ -113,10 +113,10 @@ func createTLSCluster(t *testing.T, ns, name, caSecret string, perTemplate int32
 	o := defaultSimOptions
 	o.TLS = true
 	startSim(t, ns, o)
-	if err := env.CreateSimAuthSecret(ctx, ns, name, gd2sim); err != nil {
+	if err := env.CreateSimAuthSecret(ctx, ns, name, simOf(t)); err != nil {
 		t.Fatal(err)
 	}
-	c, err := framework.SampleCluster(ns, name, gd2sim, perTemplate)
+	c, err := framework.SampleCluster(ns, name, simOf(t), perTemplate)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,13 +130,13 @@ func createTLSCluster(t *testing.T, ns, name, caSecret string, perTemplate int32
 // the server as serverName, dialling the simulator whatever the name.
 func tlsClient(t *testing.T, caPEM []byte, serverName string) *gd2.Client {
 	t.Helper()
-	u, err := url.Parse(gd2sim.URL)
+	u, err := url.Parse(simOf(t).URL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c, err := gd2.New(gd2.Options{
 		Endpoint: "https://" + serverName + ":24007", DialAddress: u.Host,
-		Secret: gd2sim.Secret, CACert: caPEM, Retry: &gd2.RetryPolicy{MaxAttempts: 1},
+		Secret: simOf(t).Secret, CACert: caPEM, Retry: &gd2.RetryPolicy{MaxAttempts: 1},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -152,9 +152,10 @@ func tlsClient(t *testing.T, caPEM []byte, serverName string) *gd2.Client {
 // in Pending with a condition naming the Secret and the problem, and
 // fixing the Secret lets it start.
 func TestTLS(t *testing.T) {
+	t.Parallel()
 	t.Run("a cluster with a CA comes up over verified TLS across a SIGKILL", func(t *testing.T) {
 		ctx := context.Background()
-		ns := env.Namespace(t)
+		ns := newNamespace(t)
 		const name = "tls"
 		ca := newTestCA(t, "anthill e2e CA", true)
 		createCASecret(t, ns, "gluster-ca", ca)
@@ -178,7 +179,7 @@ func TestTLS(t *testing.T) {
 		t.Logf("3 nodes Online over TLS after %s", time.Since(start).Round(time.Second))
 		noViolations(t)
 
-		st := gd2sim.TLS
+		st := simOf(t).TLS
 		mgmt := fmt.Sprintf("%s-mgmt.%s.svc", name, ns)
 		if st.PlainHTTP.Load() != 0 {
 			t.Errorf("%d plain-HTTP connections reached a TLS-only GD2", st.PlainHTTP.Load())
@@ -257,7 +258,7 @@ func TestTLS(t *testing.T) {
 		if err := tlsClient(t, other.certPEM, mgmt).Ping(ctx); !errors.As(err, &certErr) {
 			t.Errorf("a client trusting another CA: %v, want a certificate verification error", err)
 		}
-		plain := strings.Replace(gd2sim.URL, "https://", "http://", 1) + "/ping"
+		plain := strings.Replace(simOf(t).URL, "https://", "http://", 1) + "/ping"
 		if resp, err := http.Get(plain); err == nil {
 			b, _ := io.ReadAll(resp.Body)
 			_ = resp.Body.Close()
@@ -270,7 +271,7 @@ func TestTLS(t *testing.T) {
 		}
 
 		t.Run("a CA rotation rolls every node heal-gated, trusting both CAs until the roll ends", func(t *testing.T) {
-			untrustedBefore := strings.Count(operator.Logs(), "unknown authority")
+			untrustedBefore := strings.Count(operatorOf(t).Logs(), "unknown authority")
 			next := newTestCA(t, "anthill e2e CA, rotated", true)
 			since := time.Now()
 			sec, err := env.Client.CoreV1().Secrets(ns).Get(ctx, "gluster-ca", metav1.GetOptions{})
@@ -311,7 +312,7 @@ func TestTLS(t *testing.T) {
 					t.Errorf("node %s on the new CA: %v", n, err)
 				}
 			}
-			if after := strings.Count(operator.Logs(), "unknown authority"); after != untrustedBefore {
+			if after := strings.Count(operatorOf(t).Logs(), "unknown authority"); after != untrustedBefore {
 				t.Errorf("the operator distrusted a server %d time(s) during the rotation", after-untrustedBefore)
 			}
 			c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, name, metav1.GetOptions{})
@@ -330,7 +331,7 @@ func TestTLS(t *testing.T) {
 
 	t.Run("a CA secret that cannot issue holds the cluster and says why; fixing it starts the cluster", func(t *testing.T) {
 		ctx := context.Background()
-		ns := env.Namespace(t)
+		ns := newNamespace(t)
 		const name = "tlsbad"
 		createCASecret(t, ns, "not-a-ca", newTestCA(t, "a leaf", false))
 		createTLSCluster(t, ns, name, "not-a-ca", 1)
@@ -392,7 +393,7 @@ func TestTLS(t *testing.T) {
 
 	t.Run("external mode: a pool whose certificate the CA does not verify is refused and surfaced; the right CA makes it Ready", func(t *testing.T) {
 		ctx := context.Background()
-		ns := env.Namespace(t)
+		ns := newNamespace(t)
 		const name = "tlsext"
 		poolCA := newTestCA(t, "the pool's CA", true)
 		pair := issueServer(t, poolCA, "127.0.0.1")
@@ -476,7 +477,7 @@ func TestTLS(t *testing.T) {
 
 	t.Run("caSecretRef cannot be switched off or on for a running cluster", func(t *testing.T) {
 		ctx := context.Background()
-		ns := env.Namespace(t)
+		ns := newNamespace(t)
 		c, err := framework.SampleCluster(ns, "fixed", &framework.GD2Sim{URL: "http://127.0.0.1:1"}, 1)
 		if err != nil {
 			t.Fatal(err)

@@ -33,7 +33,8 @@ var upgradeStates = []string{"Quiescing", "Restarting", "Rejoining", "HealWait"}
 // operator, SIGKILLed while a node is being upgraded, resumes with that
 // same node; and that the simulator saw no unsafe operation.
 func TestUpgradeRollsNodeByNode(t *testing.T) {
-	ns := env.Namespace(t)
+	t.Parallel()
+	ns := newNamespace(t)
 	const name = "roll"
 	const from, to = "4.1.0", "5.0.0"
 	// Writes outpace the heal rate: every restarted node comes back with a
@@ -222,14 +223,15 @@ func checkRolledOneByOne(t *testing.T, ns, name string, mon *upgradeMonitor, pod
 // condition, touches no node, and resumes by itself once the split-brain
 // is resolved.
 func TestUpgradeBlockedBySplitBrain(t *testing.T) {
-	ns := env.Namespace(t)
+	t.Parallel()
+	ns := newNamespace(t)
 	const name = "split"
 	createCluster(t, ns, name, 1)
 	g := gd2Client(t)
 	waitNodes(t, ns, name, 3, 2*time.Minute)
 	createReplicatedVolume(t, g, "sbvol")
 	waitVolumesHealthy(t, ns, name, []string{"sbvol"}, 2*time.Minute)
-	if err := gd2sim.InjectSplitBrain("sbvol", 0, []string{"/a/b.txt"}); err != nil {
+	if err := simOf(t).InjectSplitBrain("sbvol", 0, []string{"/a/b.txt"}); err != nil {
 		t.Fatal(err)
 	}
 	waitVolumeState(t, ns, name, "sbvol", "SplitBrain", 2*time.Minute)
@@ -255,7 +257,7 @@ func TestUpgradeBlockedBySplitBrain(t *testing.T) {
 		}
 	}
 
-	if err := gd2sim.ClearSplitBrain("sbvol"); err != nil {
+	if err := simOf(t).ClearSplitBrain("sbvol"); err != nil {
 		t.Fatal(err)
 	}
 	c = waitUpgradeState(t, ns, name, "Complete", 5*time.Minute)
@@ -441,7 +443,8 @@ func (m *upgradeMonitor) sawPending(node string) bool {
 // no further node is stopped while it lasts, the node in flight finishes
 // healing, and the upgrade resumes by itself to Complete.
 func TestUpgradeHealTimeoutBlocksAndResumes(t *testing.T) {
-	ns := env.Namespace(t)
+	t.Parallel()
+	ns := newNamespace(t)
 	const name = "slowheal"
 	// Writes at fifty times the heal rate: a node down for a second or two
 	// (GD2 takes two seconds to start after its pod is Ready; kwok alone
@@ -501,7 +504,7 @@ func TestUpgradeHealTimeoutBlocksAndResumes(t *testing.T) {
 		t.Fatalf("after 3s blocked: upgrade %s, Upgrading condition %+v; want Blocked with reason %s", still.Status.Upgrade.State, cond, states.ReasonStepTimedOut)
 	}
 	// Heal catches up and the rest heal within a longer timeout.
-	if err := gd2sim.SetRates(5, 500); err != nil {
+	if err := simOf(t).SetRates(5, 500); err != nil {
 		t.Fatal(err)
 	}
 	patch = `{"spec":{"upgradePolicy":{"healTimeout":"5m"}}}`

@@ -32,7 +32,8 @@ import (
 // SIGKILLed while the second zone is being upgraded, carries on with that
 // batch; and that the simulator saw no unsafe operation.
 func TestUpgradeZoneBatched(t *testing.T) {
-	ns := env.Namespace(t)
+	t.Parallel()
+	ns := newNamespace(t)
 	const name = "zones"
 	const to = "4.1.1"
 	// As in TestUpgradeRollsNodeByNode: writes outpace heals, so every
@@ -199,7 +200,8 @@ func TestUpgradeZoneBatched(t *testing.T) {
 // never has two bricks of one replica set offline: the later member
 // waits (BatchMemberFirst) until the earlier one is back and healed.
 func TestUpgradeBatchSharingReplicaSets(t *testing.T) {
-	ns := env.Namespace(t)
+	t.Parallel()
+	ns := newNamespace(t)
 	const name = "shared"
 	const to = "4.1.1"
 	createClusterWithSim(t, ns, name, 2, framework.SimOptions{Seed: 4, WriteRate: 100, HealRate: 25, StartupDelay: 2 * time.Second})

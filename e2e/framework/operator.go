@@ -24,9 +24,15 @@ const RaceEnv = "ANTHILL_E2E_RACE"
 // end-to-end tests run the operator as it ships, with the race detector
 // unless RaceEnv says otherwise.
 func BuildAnthill(ctx context.Context, moduleRoot, dir string) (string, error) {
+	return buildAnthill(ctx, moduleRoot, dir, os.Getenv(RaceEnv) != "0")
+}
+
+// buildAnthill builds ./cmd/anthill of moduleRoot into dir, with the race
+// detector when race is set.
+func buildAnthill(ctx context.Context, moduleRoot, dir string, race bool) (string, error) {
 	out := filepath.Join(dir, "anthill")
 	args := []string{"build", "-race", "-o", out, "./cmd/anthill"}
-	if os.Getenv(RaceEnv) == "0" {
+	if !race {
 		args = slices.Delete(args, 1, 2)
 	}
 	cmd := exec.CommandContext(ctx, "go", args...)
@@ -41,7 +47,9 @@ func BuildAnthill(ctx context.Context, moduleRoot, dir string) (string, error) {
 // control plane. Tests kill it with SIGKILL mid-flight and start it again.
 type Operator struct {
 	bin, kubeconfig, dir string
-	args                 []string
+	// base are the arguments every run takes (leader election); args
+	// the caller's (SetArgs replaces them).
+	base, args []string
 	env                  []string
 	mu                   sync.Mutex
 	proc                 *process
@@ -70,8 +78,8 @@ func (cp *ControlPlane) StartOperator(ctx context.Context, bin string, args ...s
 	if err != nil {
 		return nil, err
 	}
-	args = append([]string{"--leader-elect=true", "--leader-election-namespace=" + OperatorNamespace, "--identity=" + OperatorIdentity}, args...)
-	o := &Operator{bin: bin, kubeconfig: kubeconfig, dir: cp.Dir, args: args}
+	base := []string{"--leader-elect=true", "--leader-election-namespace=" + OperatorNamespace, "--identity=" + OperatorIdentity}
+	o := &Operator{bin: bin, kubeconfig: kubeconfig, dir: cp.Dir, base: base, args: args}
 	return o, o.Start()
 }
 
@@ -88,8 +96,8 @@ func (cp *ControlPlane) StartOperatorAs(ctx context.Context, bin, identity strin
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	args = append([]string{"--leader-elect=true", "--leader-election-namespace=" + OperatorNamespace, "--identity=" + identity}, args...)
-	o := &Operator{bin: bin, kubeconfig: kubeconfig, dir: dir, args: args}
+	base := []string{"--leader-elect=true", "--leader-election-namespace=" + OperatorNamespace, "--identity=" + identity}
+	o := &Operator{bin: bin, kubeconfig: kubeconfig, dir: dir, base: base, args: args}
 	return o, o.Start()
 }
 
@@ -100,6 +108,21 @@ func (o *Operator) SetEnv(env ...string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.env = env
+}
+
+// SetArgs replaces the arguments later runs take after the leader
+// election's (the test's namespaces and Lease, say).
+func (o *Operator) SetArgs(args ...string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.args = args
+}
+
+// Args are the arguments later runs take after the leader election's.
+func (o *Operator) Args() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.args)
 }
 
 // Start starts a new run of the operator (after Kill or Stop).
@@ -116,8 +139,8 @@ func (o *Operator) StartWith(extra ...string) error {
 		}
 	}
 	o.runs++
-	args := append([]string{"operator", "--kubeconfig=" + o.kubeconfig, "--metrics-address=127.0.0.1:0", "--log-level=debug"}, o.args...)
-	args = append(args, extra...)
+	args := append([]string{"operator", "--kubeconfig=" + o.kubeconfig, "--metrics-address=127.0.0.1:0", "--log-level=debug"}, o.base...)
+	args = append(append(args, o.args...), extra...)
 	p, err := startWatchedProcess(o.dir, o.bin, fmt.Sprintf("operator-%d", o.runs), o.onLine, o.env, args...)
 	if err != nil {
 		return err

@@ -141,3 +141,33 @@ func (cp *ControlPlane) createRBACObject(ctx context.Context, o runtime.Object) 
 	}
 	return err
 }
+
+// InstallLeaderElectionRBAC grants the operator's service account the
+// shipped leader-election Role (manifests/rbac/leader_election_role.yaml)
+// in ns instead of the operator's own namespace: an operator run with
+// --leader-election-namespace=ns keeps its Lease there, as one operator
+// of several on one control plane does (each test's own, say).
+func (cp *ControlPlane) InstallLeaderElectionRBAC(ctx context.Context, ns string) error {
+	raw, err := fs.ReadFile(manifests.RBAC, "rbac/leader_election_role.yaml")
+	if err != nil {
+		return err
+	}
+	objs, err := decodeAll(raw)
+	if err != nil {
+		return fmt.Errorf("decode the leader-election Role: %w", err)
+	}
+	for _, o := range objs {
+		switch o := o.(type) {
+		case *rbacv1.Role:
+			o.Namespace = ns
+		case *rbacv1.RoleBinding:
+			o.Namespace = ns
+		default:
+			return fmt.Errorf("leader_election_role.yaml holds a %T, not a Role or RoleBinding", o)
+		}
+		if err := cp.createRBACObject(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create %T in %s: %w", o, ns, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,107 @@
+// Command testtimes reads `go test -json` on stdin, prints each test's
+// output as plain `go test -v` would, and ends with the slowest tests and
+// the wall time: make test's budget, in sight (docs/testing.md).
+//
+//	go test -json ./... | go run ./hack/testtimes -top 10
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+)
+
+// event is one line of `go test -json` (test2json's TestEvent).
+type event struct {
+	Action  string
+	Package string
+	Test    string
+	Elapsed float64
+	Output  string
+}
+
+// result is a finished test, or package.
+type result struct {
+	name    string
+	action  string
+	elapsed time.Duration
+}
+
+func main() {
+	top := flag.Int("top", 10, "how many of the slowest tests to list")
+	quiet := flag.Bool("quiet", false, "print only failing tests' output, not every test's")
+	flag.Parse()
+	start := time.Now()
+	tests, pkgs, err := read(os.Stdin, os.Stdout, *quiet)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "testtimes: %v\n", err)
+		os.Exit(2)
+	}
+	report(os.Stdout, tests, pkgs, *top, time.Since(start))
+}
+
+// read copies the tests' output to out and returns the finished top-level
+// tests and packages. With quiet, a test's output is printed only if it
+// fails (and every package's summary line).
+func read(in io.Reader, out io.Writer, quiet bool) (tests, pkgs []result, err error) {
+	held := map[string][]string{}
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var e event
+		if json.Unmarshal(sc.Bytes(), &e) != nil {
+			fmt.Fprintln(out, sc.Text()) // a build error, say
+			continue
+		}
+		key := e.Package + " " + e.Test
+		switch e.Action {
+		case "output":
+			if !quiet || e.Test == "" {
+				fmt.Fprint(out, e.Output)
+			} else {
+				held[key] = append(held[key], e.Output)
+			}
+		case "pass", "fail", "skip":
+			if e.Action == "fail" && quiet {
+				fmt.Fprint(out, strings.Join(held[key], ""))
+			}
+			delete(held, key)
+			d := time.Duration(e.Elapsed * float64(time.Second))
+			switch {
+			case e.Test == "":
+				pkgs = append(pkgs, result{e.Package, e.Action, d})
+			case !strings.Contains(e.Test, "/"):
+				tests = append(tests, result{e.Package + "." + e.Test, e.Action, d})
+			}
+		}
+	}
+	return tests, pkgs, sc.Err()
+}
+
+// report prints the slowest top tests, the slowest packages and the wall
+// time.
+func report(out io.Writer, tests, pkgs []result, top int, wall time.Duration) {
+	slowest := func(rs []result) {
+		sort.SliceStable(rs, func(i, j int) bool { return rs[i].elapsed > rs[j].elapsed })
+		for _, r := range rs[:min(top, len(rs))] {
+			fmt.Fprintf(out, "  %8s  %-4s  %s\n", r.elapsed.Round(time.Second), r.action, r.name)
+		}
+	}
+	fmt.Fprintf(out, "\nthe %d slowest tests:\n", min(top, len(tests)))
+	slowest(tests)
+	fmt.Fprintf(out, "the %d slowest packages:\n", min(top, len(pkgs)))
+	slowest(pkgs)
+	failed := 0
+	for _, r := range append(tests, pkgs...) {
+		if r.action == "fail" {
+			failed++
+		}
+	}
+	fmt.Fprintf(out, "wall time: %s (%d tests in %d packages, %d failed)\n", wall.Round(time.Second), len(tests), len(pkgs), failed)
+}

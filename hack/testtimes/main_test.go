@@ -1,0 +1,38 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The summary lists the slowest top-level tests first, leaves subtests
+// out, and counts failures; quiet output keeps only failing tests' lines.
+func TestSummaryListsTheSlowestTestsAndKeepsFailingOutput(t *testing.T) {
+	in := strings.Join([]string{
+		`{"Action":"output","Package":"p","Test":"TestFast","Output":"fast line\n"}`,
+		`{"Action":"pass","Package":"p","Test":"TestFast","Elapsed":1.5}`,
+		`{"Action":"output","Package":"p","Test":"TestSlow","Output":"slow line\n"}`,
+		`{"Action":"pass","Package":"p","Test":"TestSlow/sub","Elapsed":90}`,
+		`{"Action":"fail","Package":"p","Test":"TestSlow","Elapsed":100}`,
+		`{"Action":"output","Package":"p","Output":"FAIL\tp\t101s\n"}`,
+		`{"Action":"fail","Package":"p","Elapsed":101}`,
+		`# p: a build error`,
+	}, "\n")
+	var out bytes.Buffer
+	tests, pkgs, err := read(strings.NewReader(in), &out, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); got != "slow line\nFAIL\tp\t101s\n# p: a build error\n" {
+		t.Errorf("quiet output %q", got)
+	}
+	var sum bytes.Buffer
+	report(&sum, tests, pkgs, 1, 2*time.Minute)
+	for _, want := range []string{"the 1 slowest tests:\n     1m40s  fail  p.TestSlow\n", "wall time: 2m0s (2 tests in 1 packages, 2 failed)"} {
+		if !strings.Contains(sum.String(), want) {
+			t.Errorf("summary %q lacks %q", sum.String(), want)
+		}
+	}
+}
