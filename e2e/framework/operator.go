@@ -50,10 +50,10 @@ type Operator struct {
 	// base are the arguments every run takes (leader election); args
 	// the caller's (SetArgs replaces them).
 	base, args []string
-	env                  []string
-	mu                   sync.Mutex
-	proc                 *process
-	runs                 int
+	env        []string
+	mu         sync.Mutex
+	proc       *process
+	runs       int
 
 	// trigMu guards trig, apart from mu: the output goroutine takes it
 	// while Kill holds mu waiting for that goroutine to finish.
