@@ -85,36 +85,41 @@ func checkClass(ctx context.Context, ns, cluster, name string, w wantClass) (*st
 	return sc, nil
 }
 
-// TestStorageClasses: the provisioning path. A cluster with both drivers
-// gets one StorageClass per driver, provisioned by that driver's CSI
-// driver name, with allowedZones as allowedTopologies on the zone key; the
-// node plugins are told the key and their node's zone. The API server
-// accepts claims of both classes: the PersistentVolume controller hands
-// each to the right driver, and the scheduler places the pod of a
-// delayed-binding claim in an allowed zone. No CSI provisioner runs here,
-// so no claim ever binds, and this test does not claim that one would.
-// Then the classes follow the spec: a deleted class comes back, a mutable
-// change is made in place, an immutable one recreates the class, a rename
-// or create: false removes the old class, a class of the wanted name that
-// anthill did not make is left alone with a Warning Event, and deleting
-// the cluster removes every class it made and nothing else.
+// TestStorageClasses: the provisioning path. A cluster with the file
+// driver gets one StorageClass, provisioned by the name the driver
+// registers (org.gluster.glusterfs). The API server accepts claims of it
+// and the PersistentVolume controller hands them to that driver: at once
+// without allowedZones; with them, only after the scheduler has placed
+// the claim's first pod on a node of an allowed zone (the driver has no
+// topology, so the scheduler alone reads the class's allowedTopologies).
+// No CSI provisioner runs here, so no claim ever binds, and this test
+// does not claim that one would. Then the class follows the spec: a
+// deleted class comes back, a mutable change is made in place, an
+// immutable one recreates the class, a rename or create: false removes the
+// old class, a class of the wanted name that anthill did not make is left
+// alone with a Warning Event, and deleting the cluster removes every class
+// it made and nothing else.
 func TestStorageClasses(t *testing.T) {
 	// Not in parallel with other tests: the CSI driver's name is fixed, so one cluster at a time runs it (docs/csi.md).
 	ns := newNamespace(t)
 	const name = "provision"
 	ctx := context.Background()
-	file, block := operatorv1alpha1.GlusterDriverFile, operatorv1alpha1.GlusterDriverBlock
-	fileClass, blockClass := name+"-file", name+"-block"
+	file := operatorv1alpha1.GlusterDriverFile
+	fileClass := name + "-file"
 	fileWant := wantClass{provisioner: objects.CSIDriverName(file), reclaim: corev1.PersistentVolumeReclaimDelete, binding: storagev1.VolumeBindingImmediate}
-	blockWant := wantClass{provisioner: objects.CSIDriverName(block), reclaim: corev1.PersistentVolumeReclaimRetain,
+	// zonedWant is the class once it is restricted to zone-2 and keeps
+	// its volumes: both changes Kubernetes does not allow in place.
+	zonedWant := wantClass{provisioner: fileWant.provisioner, reclaim: corev1.PersistentVolumeReclaimRetain,
 		binding: storagev1.VolumeBindingWaitForFirstConsumer, zones: []string{framework.ZoneName(2)}}
+	if fileWant.provisioner != objects.CSIFileContract.DriverName {
+		t.Fatalf("the file class would name provisioner %q; the driver registers %q", fileWant.provisioner, objects.CSIFileContract.DriverName)
+	}
 	createClusterWith(t, ns, name, 1, func(c *operatorv1alpha1.GlusterCluster) {
-		withCSI(file, block)(c)
-		c.Spec.CSI.StorageClasses = &operatorv1alpha1.CSIStorageClasses{
-			Block: &operatorv1alpha1.StorageClassSpec{ReclaimPolicy: corev1.PersistentVolumeReclaimRetain, AllowedZones: []string{framework.ZoneName(2)}},
-		}
+		withCSI(file)(c)
+		c.Spec.CSI.StorageClasses = &operatorv1alpha1.CSIStorageClasses{}
 	})
 	sc := env.Client.StorageV1().StorageClasses()
+	pvcs := env.Client.CoreV1().PersistentVolumeClaims(ns)
 	wait := func(t *testing.T, what string, timeout time.Duration, check func(ctx context.Context) error) {
 		t.Helper()
 		waitChecked(ctx, t, ns, what, timeout, check)
@@ -127,62 +132,35 @@ func TestStorageClasses(t *testing.T) {
 		}
 		return got.UID
 	}
+	claim := func(n, class string, mode corev1.PersistentVolumeAccessMode) *corev1.PersistentVolumeClaim {
+		return &corev1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: n, Namespace: ns},
+			Spec: corev1.PersistentVolumeClaimSpec{
+				StorageClassName: ptr.To(class),
+				AccessModes:      []corev1.PersistentVolumeAccessMode{mode},
+				Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+			},
+		}
+	}
 
-	t.Run("one StorageClass per driver, provisioned by the driver's CSI name", func(t *testing.T) {
-		wait(t, "StorageClasses", 3*time.Minute, func(ctx context.Context) error {
-			if _, err := checkClass(ctx, ns, name, fileClass, fileWant); err != nil {
-				return err
-			}
-			_, err := checkClass(ctx, ns, name, blockClass, blockWant)
+	t.Run("one StorageClass, provisioned by the name the driver registers", func(t *testing.T) {
+		wait(t, "StorageClass", 3*time.Minute, func(ctx context.Context) error {
+			_, err := checkClass(ctx, ns, name, fileClass, fileWant)
 			return err
 		})
-		// The provisioner of each class is a CSIDriver the operator deployed.
-		for _, k := range []operatorv1alpha1.GlusterDriver{file, block} {
-			if err := checkCSIDriver(ctx, ns, name, k); err != nil {
-				t.Fatal(err)
-			}
+		// The provisioner of the class is the CSIDriver the operator deployed.
+		if err := checkCSIDriver(ctx, ns, name, file); err != nil {
+			t.Fatal(err)
+		}
+		// No block class: the API refuses block.
+		if _, err := sc.Get(ctx, name+"-block", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Fatalf("StorageClass %s-block: %v, want none", name, err)
 		}
 	})
 
-	t.Run("claims of both classes are accepted and handed to the right driver; none binds without a provisioner", func(t *testing.T) {
-		pvcs := env.Client.CoreV1().PersistentVolumeClaims(ns)
-		claim := func(n, class string, mode corev1.PersistentVolumeAccessMode) *corev1.PersistentVolumeClaim {
-			return &corev1.PersistentVolumeClaim{
-				ObjectMeta: metav1.ObjectMeta{Name: n, Namespace: ns},
-				Spec: corev1.PersistentVolumeClaimSpec{
-					StorageClassName: ptr.To(class),
-					AccessModes:      []corev1.PersistentVolumeAccessMode{mode},
-					Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
-				},
-			}
-		}
+	t.Run("a claim of the class is accepted and handed to the file driver at once; it does not bind without a provisioner", func(t *testing.T) {
 		if _, err := pvcs.Create(ctx, claim("shared-data", fileClass, corev1.ReadWriteMany), metav1.CreateOptions{}); err != nil {
 			t.Fatalf("a claim of the file class was refused: %v", err)
-		}
-		if _, err := pvcs.Create(ctx, claim("db-data", blockClass, corev1.ReadWriteOnce), metav1.CreateOptions{}); err != nil {
-			t.Fatalf("a claim of the block class was refused: %v", err)
-		}
-		// A pod for the delayed-binding claim; the scheduler must pick a
-		// node in the class's allowed zone before provisioning can start.
-		// The pod prefers zone-1, so only the class's topology can put it
-		// in zone-2.
-		pod := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: ns},
-			Spec: corev1.PodSpec{
-				Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{
-					Weight: 100,
-					Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{
-						{Key: framework.ZoneLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{framework.ZoneName(1)}},
-					}},
-				}}}},
-				Containers: []corev1.Container{{Name: "db", Image: "registry.invalid/db:1", VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}}},
-				Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
-					PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "db-data"},
-				}}},
-			},
-		}
-		if _, err := env.Client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
 		}
 		wait(t, "the file claim handed to the file driver at once", time.Minute, func(ctx context.Context) error {
 			c, err := pvcs.Get(ctx, "shared-data", metav1.GetOptions{})
@@ -194,30 +172,6 @@ func TestStorageClasses(t *testing.T) {
 			}
 			if c.Status.Phase != corev1.ClaimPending {
 				return fmt.Errorf("claim shared-data is %s without a provisioner", c.Status.Phase)
-			}
-			return nil
-		})
-		wait(t, "the block claim placed in the allowed zone, then handed to the block driver", 2*time.Minute, func(ctx context.Context) error {
-			c, err := pvcs.Get(ctx, "db-data", metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			node := c.Annotations[annSelectedNode]
-			if node == "" {
-				return fmt.Errorf("claim db-data: no node selected yet")
-			}
-			n, err := env.Client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			if z := n.Labels[framework.ZoneLabel]; z != framework.ZoneName(2) {
-				t.Fatalf("the scheduler selected node %s in zone %s for claim db-data, outside the class's allowed zone %s", node, z, framework.ZoneName(2))
-			}
-			if got := c.Annotations[annStorageProvisioner]; got != blockWant.provisioner {
-				return fmt.Errorf("claim db-data: provisioner annotation %q, want %q", got, blockWant.provisioner)
-			}
-			if c.Status.Phase != corev1.ClaimPending {
-				return fmt.Errorf("claim db-data is %s without a provisioner", c.Status.Phase)
 			}
 			return nil
 		})
@@ -263,25 +217,77 @@ func TestStorageClasses(t *testing.T) {
 	})
 
 	t.Run("a change to a field Kubernetes keeps immutable recreates the class; claims stay", func(t *testing.T) {
-		before := uid(t, blockClass)
+		before := uid(t, fileClass)
 		editCluster(t, ns, name, func(c *operatorv1alpha1.GlusterCluster) {
-			c.Spec.CSI.StorageClasses.Block.ReclaimPolicy = corev1.PersistentVolumeReclaimDelete
+			c.Spec.CSI.StorageClasses.File = &operatorv1alpha1.StorageClassSpec{
+				ReclaimPolicy: corev1.PersistentVolumeReclaimRetain, AllowedZones: []string{framework.ZoneName(2)},
+			}
 		})
-		w := blockWant
-		w.reclaim = corev1.PersistentVolumeReclaimDelete
-		wait(t, "block class recreated with reclaimPolicy Delete", time.Minute, func(ctx context.Context) error {
-			got, err := checkClass(ctx, ns, name, blockClass, w)
+		wait(t, "file class recreated with reclaimPolicy Retain, bound to zone-2", time.Minute, func(ctx context.Context) error {
+			got, err := checkClass(ctx, ns, name, fileClass, zonedWant)
 			if err != nil {
 				return err
 			}
 			if got.UID == before {
-				return fmt.Errorf("StorageClass %s still the old object", blockClass)
+				return fmt.Errorf("StorageClass %s still the old object", fileClass)
 			}
 			return nil
 		})
-		if _, err := env.Client.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "db-data", metav1.GetOptions{}); err != nil {
+		if _, err := pvcs.Get(ctx, "shared-data", metav1.GetOptions{}); err != nil {
 			t.Fatalf("the claim of the recreated class: %v", err)
 		}
+	})
+
+	t.Run("a delayed-binding claim is placed in the allowed zone, then handed to the file driver", func(t *testing.T) {
+		if _, err := pvcs.Create(ctx, claim("db-data", fileClass, corev1.ReadWriteOnce), metav1.CreateOptions{}); err != nil {
+			t.Fatalf("a claim of the zoned class was refused: %v", err)
+		}
+		// A pod for the delayed-binding claim; the scheduler must pick a
+		// node in the class's allowed zone before provisioning can start.
+		// The pod prefers zone-1, so only the class's topology can put it
+		// in zone-2.
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: ns},
+			Spec: corev1.PodSpec{
+				Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{
+					Weight: 100,
+					Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{
+						{Key: framework.ZoneLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{framework.ZoneName(1)}},
+					}},
+				}}}},
+				Containers: []corev1.Container{{Name: "db", Image: "registry.invalid/db:1", VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}}},
+				Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+					PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "db-data"},
+				}}},
+			},
+		}
+		if _, err := env.Client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		wait(t, "the delayed claim placed in the allowed zone, then handed to the file driver", 2*time.Minute, func(ctx context.Context) error {
+			c, err := pvcs.Get(ctx, "db-data", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			node := c.Annotations[annSelectedNode]
+			if node == "" {
+				return fmt.Errorf("claim db-data: no node selected yet")
+			}
+			n, err := env.Client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if z := n.Labels[framework.ZoneLabel]; z != framework.ZoneName(2) {
+				t.Fatalf("the scheduler selected node %s in zone %s for claim db-data, outside the class's allowed zone %s", node, z, framework.ZoneName(2))
+			}
+			if got := c.Annotations[annStorageProvisioner]; got != zonedWant.provisioner {
+				return fmt.Errorf("claim db-data: provisioner annotation %q, want %q", got, zonedWant.provisioner)
+			}
+			if c.Status.Phase != corev1.ClaimPending {
+				return fmt.Errorf("claim db-data is %s without a provisioner", c.Status.Phase)
+			}
+			return nil
+		})
 	})
 
 	// An admin's class under a name the cluster will want.
@@ -292,16 +298,11 @@ func TestStorageClasses(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = sc.Delete(context.Background(), taken, metav1.DeleteOptions{}) })
 
-	t.Run("a rename or create: false removes the old class; a taken name is left alone", func(t *testing.T) {
-		editCluster(t, ns, name, func(c *operatorv1alpha1.GlusterCluster) {
-			c.Spec.CSI.StorageClasses.File = &operatorv1alpha1.StorageClassSpec{Name: taken}
-			c.Spec.CSI.StorageClasses.Block.Create = ptr.To(false)
-		})
-		wait(t, "old classes deleted, the clash reported", 2*time.Minute, func(ctx context.Context) error {
-			for _, old := range []string{fileClass, blockClass} {
-				if _, err := sc.Get(ctx, old, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-					return fmt.Errorf("StorageClass %s: %v, want it deleted", old, err)
-				}
+	t.Run("a rename removes the old class; a taken name is left alone", func(t *testing.T) {
+		editCluster(t, ns, name, func(c *operatorv1alpha1.GlusterCluster) { c.Spec.CSI.StorageClasses.File.Name = taken })
+		wait(t, "old class deleted, the clash reported", 2*time.Minute, func(ctx context.Context) error {
+			if _, err := sc.Get(ctx, fileClass, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("StorageClass %s: %v, want it deleted", fileClass, err)
 			}
 			ev, err := env.Client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
 			if err != nil {
@@ -324,7 +325,22 @@ func TestStorageClasses(t *testing.T) {
 		// Back to an own name: the class is created.
 		editCluster(t, ns, name, func(c *operatorv1alpha1.GlusterCluster) { c.Spec.CSI.StorageClasses.File.Name = "" })
 		wait(t, "file class back", time.Minute, func(ctx context.Context) error {
-			_, err := checkClass(ctx, ns, name, fileClass, fileWant)
+			_, err := checkClass(ctx, ns, name, fileClass, zonedWant)
+			return err
+		})
+	})
+
+	t.Run("create: false removes the class; true brings it back", func(t *testing.T) {
+		editCluster(t, ns, name, func(c *operatorv1alpha1.GlusterCluster) { c.Spec.CSI.StorageClasses.File.Create = ptr.To(false) })
+		wait(t, "file class deleted", time.Minute, func(ctx context.Context) error {
+			if _, err := sc.Get(ctx, fileClass, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("StorageClass %s: %v, want it deleted", fileClass, err)
+			}
+			return nil
+		})
+		editCluster(t, ns, name, func(c *operatorv1alpha1.GlusterCluster) { c.Spec.CSI.StorageClasses.File.Create = nil })
+		wait(t, "file class back", time.Minute, func(ctx context.Context) error {
+			_, err := checkClass(ctx, ns, name, fileClass, zonedWant)
 			return err
 		})
 	})
@@ -356,8 +372,13 @@ func TestStorageClasses(t *testing.T) {
 		if !names[taken] {
 			t.Fatalf("the admin's StorageClass %s was deleted with the cluster (left: %v)", taken, slices.Sorted(maps.Keys(names)))
 		}
-		if _, err := env.Client.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "db-data", metav1.GetOptions{}); err != nil {
-			t.Fatalf("a user's claim was deleted with the cluster: %v", err)
+		if names[fileClass] {
+			t.Fatalf("StorageClass %s outlived its cluster", fileClass)
+		}
+		for _, c := range []string{"shared-data", "db-data"} {
+			if _, err := pvcs.Get(ctx, c, metav1.GetOptions{}); err != nil {
+				t.Fatalf("a user's claim was deleted with the cluster: %v", err)
+			}
 		}
 	})
 }
