@@ -23,3 +23,10 @@ var Samples embed.FS
 //
 //go:embed default/namespace.yaml rbac/service_account.yaml rbac/cluster_role.yaml rbac/cluster_role_binding.yaml rbac/leader_election_role.yaml
 var RBAC embed.FS
+
+// NamespacedRBAC is the namespaced install's ClusterRole (what has no
+// namespace or is granted onward) and the Role of one watched namespace
+// (namespaced/watched): the e2e suite runs an operator under them alone.
+//
+//go:embed namespaced/cluster_role.yaml namespaced/watched/role.yaml
+var NamespacedRBAC embed.FS

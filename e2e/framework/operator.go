@@ -92,6 +92,12 @@ func (cp *ControlPlane) StartOperatorAs(ctx context.Context, bin, identity strin
 	if err != nil {
 		return nil, err
 	}
+	return cp.StartOperatorWith(kubeconfig, bin, identity, args...)
+}
+
+// StartOperatorWith is StartOperatorAs under the identity kubeconfig
+// gives (InstallNamespacedOperatorRBAC's, say).
+func (cp *ControlPlane) StartOperatorWith(kubeconfig, bin, identity string, args ...string) (*Operator, error) {
 	dir := filepath.Join(cp.Dir, identity)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err

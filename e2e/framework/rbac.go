@@ -63,6 +63,18 @@ func (cp *ControlPlane) InstallOperatorRBAC(ctx context.Context) (string, error)
 			}
 		}
 	}
+	path, err := cp.serviceAccountKubeconfig(OperatorServiceAccount, "operator-kubeconfig")
+	if err != nil {
+		return "", err
+	}
+	cp.logf("installed the operator's RBAC; it runs as %s/%s", OperatorNamespace, OperatorServiceAccount)
+	return path, nil
+}
+
+// serviceAccountKubeconfig writes <cp.Dir>/<file>, a kubeconfig that
+// impersonates service account sa of OperatorNamespace with the operator's
+// client certificate (so the audit policy records its requests).
+func (cp *ControlPlane) serviceAccountKubeconfig(sa, file string) (string, error) {
 	cfg, err := clientcmd.LoadFromFile(cp.Kubeconfig)
 	if err != nil {
 		return "", err
@@ -70,14 +82,13 @@ func (cp *ControlPlane) InstallOperatorRBAC(ctx context.Context) (string, error)
 	for _, a := range cfg.AuthInfos {
 		a.ClientCertificate, a.ClientKey = "", ""
 		a.ClientCertificateData, a.ClientKeyData = cp.pki.operatorCertPEM, cp.pki.operatorKeyPEM
-		a.Impersonate = OperatorUser
+		a.Impersonate = "system:serviceaccount:" + OperatorNamespace + ":" + sa
 		a.ImpersonateGroups = []string{"system:serviceaccounts", "system:serviceaccounts:" + OperatorNamespace, "system:authenticated"}
 	}
-	path := filepath.Join(cp.Dir, "operator-kubeconfig")
+	path := filepath.Join(cp.Dir, file)
 	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-		return "", fmt.Errorf("write operator kubeconfig: %w", err)
+		return "", fmt.Errorf("write %s: %w", file, err)
 	}
-	cp.logf("installed the operator's RBAC; it runs as %s/%s", OperatorNamespace, OperatorServiceAccount)
 	return path, nil
 }
 
@@ -170,4 +181,74 @@ func (cp *ControlPlane) InstallLeaderElectionRBAC(ctx context.Context, ns string
 		}
 	}
 	return nil
+}
+
+// InstallNamespacedOperatorRBAC runs an operator under the namespaced
+// install's rules alone (manifests/namespaced): it creates service
+// account sa in OperatorNamespace, the namespaced install's ClusterRole
+// bound to sa, its Role bound to sa in each of namespaces, and the
+// leader-election Role bound to sa in the first of them (where the
+// operator keeps its Lease). Objects are named after sa, so the default
+// install's stay as they are. It returns a kubeconfig that impersonates
+// sa.
+func (cp *ControlPlane) InstallNamespacedOperatorRBAC(ctx context.Context, sa string, namespaces []string) (string, error) {
+	if len(namespaces) == 0 {
+		return "", errors.New("a namespaced install needs at least one namespace")
+	}
+	account := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: OperatorNamespace}}
+	if err := cp.createRBACObject(ctx, account); err != nil && !apierrors.IsAlreadyExists(err) {
+		return "", err
+	}
+	read := func(fsys fs.FS, file string) ([]runtime.Object, error) {
+		raw, err := fs.ReadFile(fsys, file)
+		if err != nil {
+			return nil, err
+		}
+		return decodeAll(raw)
+	}
+	cluster, err := read(manifests.NamespacedRBAC, "namespaced/cluster_role.yaml")
+	if err != nil {
+		return "", err
+	}
+	lease, err := read(manifests.RBAC, "rbac/leader_election_role.yaml")
+	if err != nil {
+		return "", err
+	}
+	subjects := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: OperatorNamespace}}
+	install := func(objs []runtime.Object, ns string) error {
+		for _, o := range objs {
+			switch o := o.(type) {
+			case *rbacv1.ClusterRole:
+				o.Name = sa
+			case *rbacv1.ClusterRoleBinding:
+				o.Name, o.RoleRef.Name, o.Subjects = sa, sa, subjects
+			case *rbacv1.Role:
+				o.Name, o.Namespace = sa+"-"+o.Name, ns
+			case *rbacv1.RoleBinding:
+				o.Name, o.Namespace, o.RoleRef.Name, o.Subjects = sa+"-"+o.Name, ns, sa+"-"+o.RoleRef.Name, subjects
+			default:
+				return fmt.Errorf("the namespaced install holds a %T", o)
+			}
+			if err := cp.createRBACObject(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
+				return fmt.Errorf("create %T: %w", o, err)
+			}
+		}
+		return nil
+	}
+	if err := install(cluster, ""); err != nil {
+		return "", err
+	}
+	for _, ns := range namespaces {
+		role, err := read(manifests.NamespacedRBAC, "namespaced/watched/role.yaml")
+		if err == nil {
+			err = install(role, ns)
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+	if err := install(lease, namespaces[0]); err != nil {
+		return "", err
+	}
+	return cp.serviceAccountKubeconfig(sa, sa+"-kubeconfig")
 }
