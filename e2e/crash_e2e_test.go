@@ -392,7 +392,7 @@ func growLocalStorage(t *testing.T) {
 // run must finish the lifecycle in the same end state as the others, with
 // every brick moved once, every peer deleted once and no violation. `make chaos` runs the whole sweep (TestCrashSweep).
 func TestCrashAtDestructiveTransitions(t *testing.T) {
-	t.Parallel()
+	sideBySide(t)
 	points := []crashPoint{
 		{Machine: "node", Event: "drain", Occurrence: 1},
 		{Machine: "node", Event: "detach", Occurrence: 1},
@@ -409,7 +409,7 @@ func TestCrashAtDestructiveTransitions(t *testing.T) {
 // destructive step, see destructive, plus every ANTHILL_CRASH_EVERY-th,
 // default 5), or a list such as "3,17,40".
 func TestCrashSweep(t *testing.T) {
-	// Not in parallel with other tests: make chaos runs it alone.
+	alone(t, "make chaos runs it alone")
 	if os.Getenv("ANTHILL_CRASH_SWEEP") == "" {
 		t.Skip("the crash sweep runs with make chaos (ANTHILL_CRASH_SWEEP=1)")
 	}

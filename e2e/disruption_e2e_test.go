@@ -28,7 +28,7 @@ import (
 // every eviction is refused while the pod is away and while its volume
 // heals, and that the zone opens again once the node is back and healed.
 func TestDisruptionBudgets(t *testing.T) {
-	// Not in parallel with other tests: it cordons a Kubernetes node, which the pods of every cluster on that node would feel.
+	alone(t, "it cordons a Kubernetes node, which the pods of every cluster on that node would feel")
 	ns := newNamespace(t)
 	const name = "pdb"
 	ctx := context.Background()

@@ -23,7 +23,7 @@ import (
 // 2x3 volume created with subvolume-zones-overlap. The operator is
 // SIGKILLed in the middle of each case.
 func TestDrainOnGD2AsItIs(t *testing.T) {
-	t.Parallel()
+	sideBySide(t)
 	ns := newNamespace(t)
 	const name = "drains"
 	createCluster(t, ns, name, 2)

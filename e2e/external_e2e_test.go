@@ -341,7 +341,7 @@ func reconfigured(c *operatorv1alpha1.GlusterCluster) int {
 // Talking to GD2 at the addresses themselves, in order and failing over,
 // is covered by the kube unit tests on real loopback sockets.
 func TestExternalCluster(t *testing.T) {
-	t.Parallel()
+	sideBySide(t)
 	ns := newNamespace(t)
 	const name = "outside"
 	ctx := context.Background()

@@ -169,7 +169,7 @@ func (l *lifecycle) deleteCluster() time.Duration {
 // every phase converges and nothing unsafe reaches GD2. The fault-free
 // comparison is BenchmarkLifecycleFaults.
 func TestLifecycleUnderGD2Faults(t *testing.T) {
-	t.Parallel()
+	sideBySide(t)
 	runLifecycle(t, "chaos", sim.ChaosFaults())
 }
 

@@ -17,7 +17,7 @@ import (
 // GlusterCluster.status.volumes and its heal machine reaches Healthy, with
 // the transition in the cluster's history.
 func TestHealVolumeShowsHealthy(t *testing.T) {
-	t.Parallel()
+	sideBySide(t)
 	ns := newNamespace(t)
 	const name = "heal"
 	createCluster(t, ns, name, 1)

@@ -114,7 +114,7 @@ func getOK(t testing.TB, url string) string {
 // node of its volume is partitioned), then gone, with the replacement
 // Online.
 func TestMetricsFollowTheMachines(t *testing.T) {
-	t.Parallel()
+	sideBySide(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
 	const name = "metrics"

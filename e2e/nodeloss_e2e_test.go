@@ -39,7 +39,7 @@ import (
 // the operator announces its forced delete, so that nothing else can
 // replace it first.
 func TestNodeLossPodMovesAndRejoins(t *testing.T) {
-	// Not in parallel with other tests: it takes a Kubernetes node away from every cluster.
+	alone(t, "it takes a Kubernetes node away from every cluster")
 	ctx := context.Background()
 	if err := env.CreateNetworkStorage(ctx, 6, "100Gi"); err != nil {
 		t.Fatal(err)
@@ -115,7 +115,7 @@ func TestNodeLossPodMovesAndRejoins(t *testing.T) {
 // back, the pod comes back on it with the same claims and the same GD2
 // peer rejoins and heals. The operator is SIGKILLed while the node is down.
 func TestNodeLossLocalStorageWaits(t *testing.T) {
-	// Not in parallel with other tests: it takes a Kubernetes node away from every cluster.
+	alone(t, "it takes a Kubernetes node away from every cluster")
 	ctx := context.Background()
 	nl := startNodeLoss(t, "localloss", nil)
 	if !t.Run("the node lifecycle controller marks the node NotReady and the Gluster node goes Offline", nl.goesOffline) {

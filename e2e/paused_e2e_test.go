@@ -23,7 +23,7 @@ import (
 // healed and nothing else holds the next move; clearing it lets the drain
 // finish.
 func TestPausedHoldsADrain(t *testing.T) {
-	t.Parallel()
+	sideBySide(t)
 	ns := newNamespace(t)
 	const name = "paused"
 	createCluster(t, ns, name, 2)

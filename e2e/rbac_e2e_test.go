@@ -24,7 +24,7 @@ import (
 // leader-election Lease through the Role. (TestMain fails the run when the
 // operator logged any denied request.)
 func TestOperatorRunsAsItsServiceAccount(t *testing.T) {
-	t.Parallel()
+	sideBySide(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
 	rc, err := clientcmd.BuildConfigFromFlags("", operatorOf(t).Kubeconfig())

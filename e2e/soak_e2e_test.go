@@ -66,7 +66,7 @@ type soakOp struct {
 // the kills, the writes, the faults injected and the violations.
 // ANTHILL_CHAOS_SEED fixes the choices (default: the time).
 func TestChaosSoak(t *testing.T) {
-	// Not in parallel with other tests: it takes Kubernetes nodes away from every cluster.
+	alone(t, "it takes Kubernetes nodes away from every cluster")
 	raw := os.Getenv("ANTHILL_CHAOS_DURATION")
 	if raw == "" {
 		t.Skip("the chaos soak runs with make chaos DURATION=5m (ANTHILL_CHAOS_DURATION)")

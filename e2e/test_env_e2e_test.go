@@ -192,20 +192,22 @@ func operatorIdentity(test string) string {
 	return "op-" + strings.Trim(id, "-")
 }
 
-// finish deletes the test's namespaces and waits, while the operator still
-// runs, for their GlusterClusters to be gone (their cluster-scoped objects
-// with them, the CSI driver's among them); then it stops the operator and
-// checks its logs: no request denied by the shipped RBAC, no key material
-// logged.
+// finish deletes the test's GlusterClusters and waits, while the
+// operator still runs, for them to be gone (their cluster-scoped objects
+// with them, the CSI driver's among them; a cluster whose deletion is
+// refused, for PersistentVolumes it still has, is left after a minute);
+// then it stops the operator and checks its logs: no request denied by
+// the shipped RBAC, no key material logged. The namespaces go after it
+// (ControlPlane.Namespace), with the Role that held the operator's Lease.
 func (r *testRun) finish(t testing.TB) {
 	r.mu.Lock()
 	op, namespaces := r.op, slices.Clone(r.namespaces)
 	r.mu.Unlock()
 	ctx := context.Background()
 	for _, ns := range namespaces {
-		_ = env.Client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
+		_ = anthill.OperatorV1alpha1().GlusterClusters(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
 	}
-	err := framework.WaitFor(ctx, 3*time.Minute, func(ctx context.Context) (bool, error) {
+	err := framework.WaitFor(ctx, time.Minute, func(ctx context.Context) (bool, error) {
 		var left []string
 		for _, ns := range namespaces {
 			l, err := anthill.OperatorV1alpha1().GlusterClusters(ns).List(ctx, metav1.ListOptions{})

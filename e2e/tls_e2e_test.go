@@ -152,7 +152,7 @@ func tlsClient(t *testing.T, caPEM []byte, serverName string) *gd2.Client {
 // in Pending with a condition naming the Secret and the problem, and
 // fixing the Secret lets it start.
 func TestTLS(t *testing.T) {
-	t.Parallel()
+	sideBySide(t)
 	t.Run("a cluster with a CA comes up over verified TLS across a SIGKILL", func(t *testing.T) {
 		ctx := context.Background()
 		ns := newNamespace(t)

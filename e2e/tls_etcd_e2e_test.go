@@ -42,7 +42,7 @@ func freeLoopbackPort(t *testing.T) int {
 // certificate, as GD2 presents it, is accepted; none is refused), and its
 // plain metrics listener answers the readiness probe.
 func TestTLSEtcdRunsWithTheOperatorsFlags(t *testing.T) {
-	t.Parallel()
+	sideBySide(t)
 	bin, err := framework.BinDir()
 	if err != nil {
 		t.Fatal(err)

@@ -33,7 +33,7 @@ var upgradeStates = []string{"Quiescing", "Restarting", "Rejoining", "HealWait"}
 // operator, SIGKILLed while a node is being upgraded, resumes with that
 // same node; and that the simulator saw no unsafe operation.
 func TestUpgradeRollsNodeByNode(t *testing.T) {
-	t.Parallel()
+	sideBySide(t)
 	ns := newNamespace(t)
 	const name = "roll"
 	const from, to = "4.1.0", "5.0.0"
@@ -223,7 +223,7 @@ func checkRolledOneByOne(t *testing.T, ns, name string, mon *upgradeMonitor, pod
 // condition, touches no node, and resumes by itself once the split-brain
 // is resolved.
 func TestUpgradeBlockedBySplitBrain(t *testing.T) {
-	t.Parallel()
+	sideBySide(t)
 	ns := newNamespace(t)
 	const name = "split"
 	createCluster(t, ns, name, 1)
@@ -443,7 +443,7 @@ func (m *upgradeMonitor) sawPending(node string) bool {
 // no further node is stopped while it lasts, the node in flight finishes
 // healing, and the upgrade resumes by itself to Complete.
 func TestUpgradeHealTimeoutBlocksAndResumes(t *testing.T) {
-	t.Parallel()
+	sideBySide(t)
 	ns := newNamespace(t)
 	const name = "slowheal"
 	// Writes at fifty times the heal rate: a node down for a second or two

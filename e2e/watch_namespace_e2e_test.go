@@ -20,7 +20,7 @@ import (
 // there, and neither makes a transition in the other's namespace or is
 // denied a request.
 func TestOperatorsOnTheirOwnNamespaces(t *testing.T) {
-	t.Parallel()
+	sideBySide(t)
 	ctx := context.Background()
 	nsA := newNamespace(t) // the test's operator watches this one only
 	nsB := env.Namespace(t)

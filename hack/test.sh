@@ -1,15 +1,33 @@
 #!/usr/bin/env bash
-# make test: every package's tests in one `go test` (so the race-enabled
-# operator the e2e package runs is built once), the e2e package's tests side
-# by side (each with its own namespace, simulator and operator:
-# e2e/test_env_e2e_test.go) up to E2E_PARALLEL at once. Prints only failing
-# tests' output, then the ten slowest tests and the wall time
+# make test: every package's tests. The e2e package's tests come in two sets
+# (e2e/sets_e2e_test.go), run as two processes at once, each with its own
+# control plane: the tests that run side by side (each with its own
+# namespace, simulator and operator, up to E2E_PARALLEL at once) with every
+# other package under `go test ./...`, and the tests that must run alone,
+# one after another, in a `go test ./e2e` of their own. The race-enabled
+# operator both run is built once, here. Prints a line per finished test and
+# the output of failing ones, then the ten slowest tests and the wall time
 # (hack/testtimes). Fails when any test fails.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
 parallel=${TEST_PARALLEL:-4}
 e2e_parallel=${E2E_PARALLEL:-6}
+start=$(date +%s)
+dir=$(mktemp -d)
+trap 'rm -rf "${dir}"' EXIT
 "${GO}" build -o bin/testtimes ./hack/testtimes || exit 1
-"${GO}" test -json -race -tags e2e -p "${parallel}" -parallel "${e2e_parallel}" -timeout 40m ./... | bin/testtimes -quiet -top 10
-exit "${PIPESTATUS[0]}"
+"${GO}" build -race -o "${dir}/anthill" ./cmd/anthill || exit 1
+export ANTHILL_E2E_OPERATOR="${dir}/anthill" ANTHILL_E2E_SET_DIR="${dir}"
+(
+	ANTHILL_E2E_SET=alone "${GO}" test -json -race -tags e2e -timeout 40m ./e2e/ |
+		tee "${dir}/alone.json" | bin/testtimes -quiet -top 0
+	exit "${PIPESTATUS[0]}"
+) &
+alone=$!
+ANTHILL_E2E_SET=side-by-side "${GO}" test -json -race -tags e2e -p "${parallel}" -parallel "${e2e_parallel}" -timeout 40m ./... |
+	tee "${dir}/rest.json" | bin/testtimes -quiet -top 0
+status=${PIPESTATUS[0]}
+wait "${alone}" || status=1
+cat "${dir}/alone.json" "${dir}/rest.json" | bin/testtimes -silent -top 10 -start "${start}"
+exit "${status}"

@@ -34,16 +34,27 @@ type result struct {
 }
 
 func main() {
-	top := flag.Int("top", 10, "how many of the slowest tests to list")
-	quiet := flag.Bool("quiet", false, "print only failing tests' output, not every test's")
+	top := flag.Int("top", 10, "how many of the slowest tests to list; 0 prints no summary")
+	quiet := flag.Bool("quiet", false, "print only failing tests' output and one line per finished top-level test, not every test's output")
+	silent := flag.Bool("silent", false, "print nothing but the summary")
+	since := flag.Int64("start", 0, "the run's start, in Unix seconds, for the wall time (default: when this command started)")
 	flag.Parse()
 	start := time.Now()
-	tests, pkgs, err := read(os.Stdin, os.Stdout, *quiet)
+	if *since > 0 {
+		start = time.Unix(*since, 0)
+	}
+	out := io.Writer(os.Stdout)
+	if *silent {
+		out = io.Discard
+	}
+	tests, pkgs, err := read(os.Stdin, out, *quiet)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "testtimes: %v\n", err)
 		os.Exit(2)
 	}
-	report(os.Stdout, tests, pkgs, *top, time.Since(start))
+	if *top > 0 {
+		report(os.Stdout, tests, pkgs, *top, time.Since(start))
+	}
 }
 
 // read copies the tests' output to out and returns the finished top-level
@@ -70,6 +81,9 @@ func read(in io.Reader, out io.Writer, quiet bool) (tests, pkgs []result, err er
 		case "pass", "fail", "skip":
 			if e.Action == "fail" && quiet {
 				fmt.Fprint(out, strings.Join(held[key], ""))
+			}
+			if quiet && e.Test != "" && !strings.Contains(e.Test, "/") && e.Action != "skip" {
+				fmt.Fprintf(out, "--- %s %s (%.0fs)\n", strings.ToUpper(e.Action), e.Test, e.Elapsed)
 			}
 			delete(held, key)
 			d := time.Duration(e.Elapsed * float64(time.Second))
