@@ -131,6 +131,8 @@ sandbox: controlplane build
 ## duration, result).
 CRASH_K       ?= all
 CRASH_EVERY   ?= 5
+## CRASH_PARALLEL runs go side by side, each with its own namespace, simulator and operator.
+CRASH_PARALLEL ?= 4
 CHAOS_TIMEOUT ?= 12h
 ## DURATION=5m runs the chaos soak instead (TestChaosSoak): random decommissions, maintenance,
 ## upgrades, pod and GlusterNode deletions, scaling and Kubernetes node losses for that long, under
@@ -141,7 +143,7 @@ SEED          ?=
 chaos: controlplane
 ifeq ($(DURATION),)
 	ANTHILL_CRASH_SWEEP=1 ANTHILL_CRASH_K=$(CRASH_K) ANTHILL_CRASH_EVERY=$(CRASH_EVERY) \
-		$(GO) test -race -count=1 -tags e2e -run '^TestCrashSweep$$' -v -timeout $(CHAOS_TIMEOUT) ./e2e
+		$(GO) test -race -count=1 -tags e2e -run '^TestCrashSweep$$' -parallel $(CRASH_PARALLEL) -v -timeout $(CHAOS_TIMEOUT) ./e2e
 else
 	ANTHILL_CHAOS_DURATION=$(DURATION) ANTHILL_CHAOS_SEED=$(SEED) \
 		$(GO) test -race -count=1 -tags e2e -run '^TestChaosSoak$$' -v -timeout $(CHAOS_TIMEOUT) ./e2e

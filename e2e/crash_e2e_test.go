@@ -323,38 +323,51 @@ func printCrashSummary(t *testing.T, rows []crashRow) {
 // their k, or by the point when k is 0) and returns the summary rows. want
 // is the recorded end state ("" to take the first run's).
 func runCrashPoints(t *testing.T, want string, ks []int, points []crashPoint) []crashRow {
-	var rows []crashRow
-	for i, p := range points {
-		name := fmt.Sprintf("k=%d", ks[i])
-		if ks[i] == 0 {
-			name = fmt.Sprintf("%s_%s_%d", p.Machine, p.Event, p.Occurrence)
-		}
-		row := crashRow{k: ks[i], transition: p.String()}
-		start := time.Now()
-		var out crashOutcome
-		ok := t.Run(name, func(t *testing.T) {
-			growLocalStorage(t)
-			out = runCrashScenario(t, &p)
-			switch {
-			case out.killed == "":
-				t.Logf("the run never reached %s; nothing was killed", row.transition)
-			case want == "":
-				want = out.endState
-			case out.endState != want:
-				t.Errorf("the run ended in\n  %s\nthe recorded run in\n  %s", out.endState, want)
+	rows := make([]crashRow, len(points))
+	outs := make([]crashOutcome, len(points))
+	oks := make([]bool, len(points))
+	// The runs go side by side (up to -parallel at once), each in its own
+	// namespace with its own operator and simulator; "runs" returns when
+	// all have ended.
+	t.Run("runs", func(t *testing.T) {
+		for i, p := range points {
+			name := fmt.Sprintf("k=%d", ks[i])
+			if ks[i] == 0 {
+				name = fmt.Sprintf("%s_%s_%d", p.Machine, p.Event, p.Occurrence)
 			}
-		})
-		row.took = time.Since(start)
-		switch {
-		case !ok:
-			row.result = "FAIL"
-		case out.killed == "":
-			row.result = "not reached"
-		default:
-			row.transition = out.killed
-			row.result = fmt.Sprintf("ok (killed at %d of %d, next transition %s later)", out.position, out.transitions, out.resumed.Round(100*time.Millisecond))
+			rows[i] = crashRow{k: ks[i], transition: p.String()}
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				start := time.Now()
+				defer func() { rows[i].took, oks[i] = time.Since(start), !t.Failed() }()
+				growLocalStorage(t)
+				outs[i] = runCrashScenario(t, &p)
+				if outs[i].killed == "" {
+					t.Logf("the run never reached %s; nothing was killed", rows[i].transition)
+				}
+			})
 		}
-		rows = append(rows, row)
+	})
+	// Every run that killed the operator ends where the recorded run did
+	// (or, without one, where the first such run did).
+	for i := range points {
+		out := outs[i]
+		switch {
+		case !oks[i]:
+			rows[i].result = "FAIL"
+			continue
+		case out.killed == "":
+			rows[i].result = "not reached"
+			continue
+		case want == "":
+			want = out.endState
+		case out.endState != want:
+			rows[i].result = "FAIL"
+			t.Errorf("%s: the run ended in\n  %s\nthe recorded run in\n  %s", rows[i].transition, out.endState, want)
+			continue
+		}
+		rows[i].transition = out.killed
+		rows[i].result = fmt.Sprintf("ok (killed at %d of %d, next transition %s later)", out.position, out.transitions, out.resumed.Round(100*time.Millisecond))
 	}
 	return rows
 }

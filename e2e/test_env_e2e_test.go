@@ -56,23 +56,34 @@ var (
 	runs   = map[string]*testRun{}
 )
 
-// topLevel is the name of the top-level test t belongs to.
-func topLevel(t testing.TB) string {
-	name, _, _ := strings.Cut(t.Name(), "/")
-	return name
-}
-
-// runOf is t's top-level test's state, made on first use.
+// runOf is the state of the test t belongs to: the closest of t and its
+// parents that has one; without any, t's own, made now. A subtest that
+// creates a namespace before its parent has one gets an operator of its
+// own (the crash sweep's runs, side by side).
 func runOf(t testing.TB) *testRun {
 	runsMu.Lock()
 	defer runsMu.Unlock()
-	name := topLevel(t)
-	r, ok := runs[name]
-	if !ok {
-		r = &testRun{name: name}
-		runs[name] = r
+	if r := lookupRun(t.Name()); r != nil {
+		return r
 	}
+	r := &testRun{name: t.Name()}
+	runs[r.name] = r
 	return r
+}
+
+// lookupRun is the state of test name or of its closest parent that has
+// one, or nil; runsMu is held.
+func lookupRun(name string) *testRun {
+	for {
+		if r, ok := runs[name]; ok {
+			return r
+		}
+		i := strings.LastIndex(name, "/")
+		if i < 0 {
+			return nil
+		}
+		name = name[:i]
+	}
 }
 
 // simOf is the test's current GD2 simulator (the last startSim started).
@@ -185,9 +196,17 @@ func (r *testRun) operatorArgs() []string {
 // operatorIdentity names a test's operator: its leader-election identity
 // and the directory of its logs.
 func operatorIdentity(test string) string {
-	id := strings.ToLower(strings.TrimPrefix(test, "Test"))
-	if len(id) > 50 {
-		id = id[:50]
+	id := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			return r
+		case r >= 'A' && r <= 'Z':
+			return r - 'A' + 'a'
+		}
+		return '-'
+	}, strings.TrimPrefix(test, "Test"))
+	if len(id) > 60 {
+		id = id[:60]
 	}
 	return "op-" + strings.Trim(id, "-")
 }
