@@ -26,6 +26,11 @@ type event struct {
 	Output  string
 }
 
+// progressAfter: with -quiet, a finished top-level test gets a line of its
+// own when it took this long or failed, so a long run shows its progress
+// without a line for each of the thousands of quick tests.
+const progressAfter = 5 // seconds
+
 // result is a finished test, or package.
 type result struct {
 	name    string
@@ -35,7 +40,7 @@ type result struct {
 
 func main() {
 	top := flag.Int("top", 10, "how many of the slowest tests to list; 0 prints no summary")
-	quiet := flag.Bool("quiet", false, "print only failing tests' output and one line per finished top-level test, not every test's output")
+	quiet := flag.Bool("quiet", false, "print only failing tests' output, a line per failed or slow (5 s or more) top-level test and each package's result, not every test's output")
 	silent := flag.Bool("silent", false, "print nothing but the summary")
 	since := flag.Int64("start", 0, "the run's start, in Unix seconds, for the wall time (default: when this command started)")
 	flag.Parse()
@@ -82,7 +87,7 @@ func read(in io.Reader, out io.Writer, quiet bool) (tests, pkgs []result, err er
 			if e.Action == "fail" && quiet {
 				fmt.Fprint(out, strings.Join(held[key], ""))
 			}
-			if quiet && e.Test != "" && !strings.Contains(e.Test, "/") && e.Action != "skip" {
+			if quiet && e.Test != "" && !strings.Contains(e.Test, "/") && e.Action != "skip" && (e.Action == "fail" || e.Elapsed >= progressAfter) {
 				fmt.Fprintf(out, "--- %s %s (%.0fs)\n", strings.ToUpper(e.Action), e.Test, e.Elapsed)
 			}
 			delete(held, key)
