@@ -64,7 +64,7 @@ func sideBySide(t *testing.T) {
 	if currentSet.name == setAlone {
 		t.Skip("runs side by side, in the other process of make test")
 	}
-	sideBySide(t)
+	t.Parallel()
 }
 
 // alone marks a test that must not run beside others, for the reason

@@ -5,9 +5,11 @@
 # namespace, simulator and operator, up to E2E_PARALLEL at once) with every
 # other package under `go test ./...`, and the tests that must run alone,
 # one after another, in a `go test ./e2e` of their own. The race-enabled
-# operator both run is built once, here. Prints a line per finished test and
-# the output of failing ones, then the ten slowest tests and the wall time
-# (hack/testtimes). Fails when any test fails.
+# operator both run is built once, here. The unit packages' coverage is held
+# to its floors from this run (hack/check-coverage.sh), so CI runs the unit
+# tests once. Prints a line per slow or failed test and the output of failing
+# ones, then the ten slowest tests and the wall time (hack/testtimes). Fails
+# when any test fails or a package's coverage falls below its floor.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
@@ -25,9 +27,12 @@ export ANTHILL_E2E_OPERATOR="${dir}/anthill" ANTHILL_E2E_SET_DIR="${dir}"
 	exit "${PIPESTATUS[0]}"
 ) &
 alone=$!
-ANTHILL_E2E_SET=side-by-side "${GO}" test -json -race -tags e2e -p "${parallel}" -parallel "${e2e_parallel}" -timeout 40m ./... |
-	tee "${dir}/rest.json" | bin/testtimes -quiet -top 0
+ANTHILL_E2E_SET=side-by-side "${GO}" test -json -race -cover -tags e2e -p "${parallel}" -parallel "${e2e_parallel}" -timeout 40m ./... |
+	tee "${dir}/rest.json" | bin/testtimes -quiet -top 0 | tee "${dir}/rest.txt"
 status=${PIPESTATUS[0]}
 wait "${alone}" || status=1
+# Only a package that broke its floor is worth a line here.
+coverage=$(hack/check-coverage.sh "${dir}/rest.txt") || status=1
+grep -v '(floor' <<<"${coverage}" || true
 cat "${dir}/alone.json" "${dir}/rest.json" | bin/testtimes -silent -top 10 -start "${start}"
 exit "${status}"

@@ -15,9 +15,13 @@ import (
 )
 
 // clusterUnsettable and nodeUnsettable are the leaves no valid object can
-// set: vdo's only accepted value is false, its zero value.
+// set: vdo's only accepted value is false, its zero value; blockImage is
+// refused whatever its value.
 var (
-	clusterUnsettable = map[string]string{"spec.nodeTemplates[].vdo": "the API rejects true (no VDO in GD2)"}
+	clusterUnsettable = map[string]string{
+		"spec.nodeTemplates[].vdo": "the API rejects true (no VDO in GD2)",
+		"spec.csi.blockImage":      "the API rejects any value (no GD2-era block CSI driver anthill can run)",
+	}
 	nodeUnsettable    = map[string]string{"spec.storage.vdo": "the API rejects true (no VDO in GD2)"}
 )
 
