@@ -22,7 +22,7 @@ var (
 		"spec.nodeTemplates[].vdo": "the API rejects true (no VDO in GD2)",
 		"spec.csi.blockImage":      "the API rejects any value (no GD2-era block CSI driver anthill can run)",
 	}
-	nodeUnsettable    = map[string]string{"spec.storage.vdo": "the API rejects true (no VDO in GD2)"}
+	nodeUnsettable = map[string]string{"spec.storage.vdo": "the API rejects true (no VDO in GD2)"}
 )
 
 // filled is a T with every field set by the filler.
