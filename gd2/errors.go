@@ -121,6 +121,12 @@ var (
 	// target device, a brick path in use.
 	ErrBrickPrepareFailed = errors.New("gd2: preparing a new brick failed")
 	ErrTxnTimeout         = errors.New("gd2: transaction timed out")
+	// ErrHealNotDelivered is a heal trigger every one of whose code-2
+	// failures is at StepSelfHealHeal: GD2 passed its liveness gate but
+	// could not hand the trigger to the self-heal daemon of those nodes.
+	// Nothing was refused and nothing is lost: the daemons keep crawling
+	// on their own, so the heal goes on without the trigger.
+	ErrHealNotDelivered = errors.New("gd2: heal trigger not delivered to the self-heal daemon")
 	// Volume state machine refusals (400).
 	ErrVolumeNotStarted     = errors.New("gd2: volume not started")
 	ErrVolumeAlreadyStarted = errors.New("gd2: volume already started")
@@ -190,6 +196,15 @@ var classifiers = map[error]func(*APIError) bool{
 		return false
 	},
 	ErrTxnTimeout: func(e *APIError) bool { return e.hasMessage("txn timeout") },
+	ErrHealNotDelivered: func(e *APIError) bool {
+		steps := e.TxnStepFailures()
+		for _, it := range steps {
+			if it.Step() != StepSelfHealHeal {
+				return false
+			}
+		}
+		return len(steps) > 0 && len(steps) == len(e.Errors)
+	},
 
 	ErrVolumeNotStarted:     func(e *APIError) bool { return e.hasMessage("volume not started") },
 	ErrVolumeAlreadyStarted: func(e *APIError) bool { return e.hasMessage("volume already started") },

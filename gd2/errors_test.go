@@ -22,6 +22,7 @@ var allSentinels = map[string]error{
 	"ErrUnsupportedVolumeType": ErrUnsupportedVolumeType, "ErrSelfHealDisabled": ErrSelfHealDisabled,
 	"ErrNoCapacity": ErrNoCapacity, "ErrRebalanceNotStarted": ErrRebalanceNotStarted,
 	"ErrInvalidOption": ErrInvalidOption, "ErrBrickPrepareFailed": ErrBrickPrepareFailed,
+	"ErrHealNotDelivered": ErrHealNotDelivered,
 }
 
 // txnEnvelope is GD2's code-2 answer for one failing peer, fields in the
@@ -122,6 +123,16 @@ func TestErrorClassificationCoversEveryAnswerInTheSheet(t *testing.T) {
 		{
 			name: "a step error naming a down node is a step failure, not the liveness refusal", status: 500,
 			body: txnEnvelope("5d8f2c1e-0000-4000-8000-000000000003", "vol-expand.NotifyClients", "node 5d8f2c1e-0000-4000-8000-000000000002 is probably down"),
+			want: []string{"ErrTxnStepFailed"},
+		},
+		{
+			name: "a heal trigger the self-heal daemon did not receive is not delivered", status: 500,
+			body: txnEnvelope("5d8f2c1e-0000-4000-8000-000000000003", StepSelfHealHeal, "connection is shut down"),
+			want: []string{"ErrTxnStepFailed", "ErrHealNotDelivered"},
+		},
+		{
+			name: "an injected heal failure at another step is only a step failure", status: 500,
+			body: txnEnvelope("5d8f2c1e-0000-4000-8000-000000000003", "SelfHeal.Injected", "injected fault"),
 			want: []string{"ErrTxnStepFailed"},
 		},
 		{name: "heal on a distribute volume is unsupported", status: 400, body: envelope("invalid operation for this volume type"), want: []string{"ErrBadRequest", "ErrUnsupportedVolumeType"}},

@@ -21,6 +21,11 @@ const (
 	// StepVolOptionValidate validates a volume option set; its failures are
 	// ErrInvalidOption.
 	StepVolOptionValidate = "vol-option.Validate"
+	// StepSelfHealHeal is the heal trigger's one step, run on every node
+	// holding a brick of the volume: it asks that node's self-heal daemon
+	// to crawl. It fails when the brick-op RPC to the daemon fails; the
+	// daemon itself goes on with its periodic crawl.
+	StepSelfHealHeal = "selfheal.Heal"
 )
 
 // brickPrepareSteps are the steps whose code-2 failure is

@@ -53,7 +53,9 @@ func HealDefinition() *fsm.Definition {
 			{Name: HealHealPending, Doc: "Entered by `pendingFound` (entries pending heal, or a brick unreachable " +
 				"so copies diverge) or by `healStalled`. Left by `startHeal` once every brick is reachable, by " +
 				"`healed` if the self-heal daemon finished on its own, or by `splitBrainFound` or `lostContact`."},
-			{Name: HealHealing, Doc: "Entered by `startHeal`, whose action asked GD2 to heal the volume. Watches " +
+			{Name: HealHealing, Doc: "Entered by `startHeal`, whose action asked GD2 to heal the volume (also when GD2 answered " +
+				"that it could not hand the trigger to a node's self-heal daemon, step `selfheal.Heal`: the daemons crawl on " +
+				"their own, so the heal is watched all the same, with reason HealTriggerFailed). Watches " +
 				"the pending count fall. Left by `healed` at zero, by `healStalled` if there is no progress for " +
 				"the stall timeout or a brick drops out, or by `splitBrainFound` or `lostContact`."},
 			{Name: HealSplitBrain, Doc: "Entered by `splitBrainFound`. Some files have conflicting copies that " +
@@ -64,7 +66,8 @@ func HealDefinition() *fsm.Definition {
 		Events: []fsm.EventDoc{
 			{Name: HealHealed, Doc: "Fires on a clean reading: nothing pending, nothing in split-brain, every brick reachable (or the volume has no redundancy). No action."},
 			{Name: HealPendingFound, Doc: "Fires when entries are pending heal or a brick is unreachable. No action."},
-			{Name: HealStartHeal, Doc: "Fires when entries are pending and every brick is reachable. Action: trigger an index heal of the volume."},
+			{Name: HealStartHeal, Doc: "Fires when entries are pending and every brick is reachable. Action: trigger an index heal of the volume; " +
+				"a trigger that failed only at GD2's `selfheal.Heal` step (the self-heal daemon RPC) is not a failed action, since the daemons keep crawling."},
 			{Name: HealStalled, Doc: "Fires when a heal made no progress for the stall timeout, or a brick dropped out during it; the heal will be triggered again from HealPending. No action."},
 			{Name: HealSplitBrainFound, Doc: "Fires when any entry is in split-brain. No action; the state raises the AnthillVolumeSplitBrain alert."},
 			{Name: HealLostContact, Doc: "Fires when heal-info cannot be read. No action."},
@@ -108,4 +111,9 @@ type HealSnapshot struct {
 	// SelfHealOff: the volume's self-heal daemon option is off (GD2's
 	// default for replicate volumes), so GD2 refuses a heal trigger.
 	SelfHealOff bool
+	// TriggerNotDelivered: the heal being watched (Healing) was entered by
+	// a trigger GD2 could not hand to the self-heal daemon (code 2 at
+	// selfheal.Heal). The daemons go on crawling on their own, so the
+	// machine watches the pending count as usual and says why.
+	TriggerNotDelivered bool
 }

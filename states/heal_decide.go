@@ -75,5 +75,8 @@ func DecideHeal(s HealSnapshot) Decision {
 	if s.StallTimeout > 0 && s.Now.Sub(last) >= s.StallTimeout {
 		return fire(HealStalled, ReasonHealStalled, fmt.Sprintf("%s No progress for %s.", pending, s.StallTimeout))
 	}
+	if s.TriggerNotDelivered {
+		return wait(ReasonHealTriggerFailed, pending+" GD2 could not hand the heal trigger to the self-heal daemon; watching the daemon's own crawl.", pollShort)
+	}
 	return wait(ReasonHealProgressing, pending, pollShort)
 }

@@ -47,6 +47,13 @@ func TestDecideHeal(t *testing.T) {
 
 		{name: "a healing volume making progress waits", state: HealHealing, mutate: func(s *HealSnapshot) { s.PendingEntries = 3 }, wantReason: ReasonHealProgressing},
 		{name: "a healing volume reaching zero is healthy", state: HealHealing, wantEvent: HealHealed},
+		{name: "a healing volume whose trigger GD2 could not deliver watches the daemon's own crawl, saying so", state: HealHealing, mutate: func(s *HealSnapshot) { s.PendingEntries = 3; s.TriggerNotDelivered = true }, wantReason: ReasonHealTriggerFailed},
+		{name: "a healing volume whose trigger GD2 could not deliver is healthy once the crawl is done", state: HealHealing, mutate: func(s *HealSnapshot) { s.TriggerNotDelivered = true }, wantEvent: HealHealed},
+		{name: "a healing volume whose undelivered trigger made no progress for the stall timeout stalls, to trigger again", state: HealHealing, mutate: func(s *HealSnapshot) {
+			s.PendingEntries = 3
+			s.TriggerNotDelivered = true
+			s.StateSince = t0.Add(-time.Hour)
+		}, wantEvent: HealStalled, wantReason: ReasonHealStalled},
 		{name: "a healing volume without progress for the stall timeout stalls", state: HealHealing, mutate: func(s *HealSnapshot) {
 			s.PendingEntries = 3
 			s.StateSince = t0.Add(-time.Hour)

@@ -82,6 +82,12 @@ const (
 	ReasonHealProgressing   = "HealProgressing"
 	ReasonHealStalled       = "HealStalled"
 	ReasonHealthy           = "Healthy"
+	// ReasonHealTriggerFailed: GD2 answered the heal trigger with its
+	// code-2 selfheal.Heal failure (the RPC to the self-heal daemon of
+	// some node failed). The daemons crawl on their own, so the heal is
+	// watched in Healing as if the trigger had worked, and a stall
+	// triggers it again.
+	ReasonHealTriggerFailed = "HealTriggerFailed"
 
 	// Upgrade.
 	ReasonUpgradeRequested     = "UpgradeRequested"

@@ -2,11 +2,19 @@ package transitions
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/gluster/anthill/fsm"
 	"github.com/gluster/anthill/states"
 )
+
+// ErrHealNotDelivered marks a heal trigger that GD2 ran but could not
+// hand to the self-heal daemon of one or more nodes (GD2's code-2 failure
+// at step selfheal.Heal). It is not a failure of the heal: the daemons
+// keep crawling on their own. The heal machine therefore fires startHeal
+// all the same and watches the crawl, saying why (ReasonHealTriggerFailed).
+var ErrHealNotDelivered = errors.New("heal trigger not delivered to the self-heal daemon")
 
 // HealAction runs the side effect of one heal event.
 type HealAction func(ctx context.Context, ops Ops, v VolumeTarget) error

@@ -65,7 +65,8 @@ type NodeGD2 interface {
 // HealGD2 is what heal actions need from GD2.
 type HealGD2 interface {
 	// TriggerHeal starts an index heal of the volume. Triggering a heal that
-	// is already running is success.
+	// is already running is success. A trigger GD2 could not hand to a
+	// self-heal daemon returns an error matching ErrHealNotDelivered.
 	TriggerHeal(ctx context.Context, volume string) error
 	// SetVolumeMetadata merges md into the volume's metadata (GD2 volume
 	// edit). Writing values the volume already has changes nothing.

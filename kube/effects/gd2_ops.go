@@ -273,11 +273,16 @@ func (g *GD2) DeletePeer(ctx context.Context, peerID string) error {
 
 // TriggerHeal starts an index heal of volume. GD2 confirms a trigger while
 // the self-heal daemon is already draining; an answer saying a heal is
-// already in progress is treated the same way.
+// already in progress is treated the same way. A trigger that failed only
+// at the self-heal daemon RPC (gd2.ErrHealNotDelivered) is marked
+// transitions.ErrHealNotDelivered: the daemons crawl without it.
 func (g *GD2) TriggerHeal(ctx context.Context, volume string) error {
 	err := g.Client.Heal(ctx, volume, gd2.HealIndex)
 	if err == nil {
 		return nil
+	}
+	if errors.Is(err, gd2.ErrHealNotDelivered) {
+		return fmt.Errorf("trigger heal of volume %s: %w: %w", volume, transitions.ErrHealNotDelivered, err)
 	}
 	msg := strings.ToLower(err.Error())
 	if strings.Contains(msg, "already in progress") || strings.Contains(msg, "already running") {

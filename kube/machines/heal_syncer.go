@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 
@@ -152,6 +153,10 @@ type healFacts struct {
 	snap states.HealSnapshot
 	// sync is shared by every volume of the sync.
 	sync *healSync
+	// notDelivered is set by Act when GD2 ran the heal trigger but could
+	// not hand it to a self-heal daemon (transitions.ErrHealNotDelivered):
+	// startHeal fires all the same and Record says why.
+	notDelivered error
 }
 
 // healSync is what one heal sync learned about the cluster as a whole.
@@ -256,6 +261,7 @@ func (s *HealSyncer) Gather(_ context.Context, c *operatorv1alpha1.GlusterCluste
 		snap.StateSince = prev.LastTransitionTime.Time
 	}
 	snap.LastProgressAt = s.trackProgress(c, r, state, now)
+	snap.TriggerNotDelivered = state == states.HealHealing && healingFromUndeliveredTrigger(c.Status.History, in.Subject)
 	in.Facts.snap = snap
 	return nil
 }
@@ -265,13 +271,68 @@ func (s *HealSyncer) Decide(in engine.Instance[*healFacts]) states.Decision {
 	return states.DecideHeal(in.Facts.snap)
 }
 
-// Act runs the heal action of d on the volume.
+// Act runs the heal action of d on the volume. A heal trigger GD2 could
+// not hand to a self-heal daemon is not a failed action: the daemons crawl
+// on their own, so startHeal fires and the machine watches the crawl in
+// Healing; Record says why (reason HealTriggerFailed).
 func (s *HealSyncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterCluster, in engine.Instance[*healFacts], d states.Decision) error {
 	a, ok := transitions.HealActions.Event(d.Event)
 	if !ok {
 		return nil
 	}
-	return a(ctx, s.Audit.Ops(transitions.Ops{GD2: in.Facts.sync.ops}), transitions.VolumeTarget{Cluster: c.Name, Volume: in.Subject})
+	err := a(ctx, s.Audit.Ops(transitions.Ops{GD2: in.Facts.sync.ops}), transitions.VolumeTarget{Cluster: c.Name, Volume: in.Subject})
+	if d.Event == states.HealStartHeal && errors.Is(err, transitions.ErrHealNotDelivered) {
+		in.Facts.notDelivered = err
+		return nil
+	}
+	return err
+}
+
+// ConditionHealTrigger on a GlusterCluster is True while a volume heals
+// without the trigger GD2 failed to hand to a self-heal daemon (reason
+// HealTriggerFailed, the volumes named in the message); it is absent
+// otherwise.
+const ConditionHealTrigger = "HealTriggerFailed"
+
+// healingFromUndeliveredTrigger reports whether the last heal record of
+// volume in history entered Healing on an undelivered trigger. The history
+// is a bounded window: a record pushed out reads as a delivered trigger,
+// which only drops the note.
+func healingFromUndeliveredTrigger(history []operatorv1alpha1.TransitionRecord, volume string) bool {
+	for i := len(history) - 1; i >= 0; i-- {
+		h := history[i]
+		if h.Machine == states.HealMachine && h.Subject == volume {
+			return h.To == string(states.HealHealing) && h.Reason == states.ReasonHealTriggerFailed
+		}
+	}
+	return false
+}
+
+// undeliveredNote is what the machine says when GD2 could not hand the
+// heal trigger to a self-heal daemon: on how many nodes, and GD2's words
+// for the first.
+func undeliveredNote(err error) string {
+	steps := gd2.TxnSteps(err)
+	why := ""
+	if len(steps) > 0 {
+		why = ": " + steps[0].Error
+	}
+	return fmt.Sprintf("GD2 could not hand the heal trigger to the self-heal daemon on %d node(s) (step %s%s); "+
+		"the daemons crawl on their own, so the heal is watched, not failed.", len(steps), gd2.StepSelfHealHeal, why)
+}
+
+// setHealTriggerCondition sets ConditionHealTrigger for the volumes that
+// heal without a delivered trigger, or removes it when there are none.
+func setHealTriggerCondition(c *operatorv1alpha1.GlusterCluster, volumes []string) {
+	if len(volumes) == 0 {
+		apimeta.RemoveStatusCondition(&c.Status.Conditions, ConditionHealTrigger)
+		return
+	}
+	apimeta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{
+		Type: ConditionHealTrigger, Status: metav1.ConditionTrue, Reason: states.ReasonHealTriggerFailed, ObservedGeneration: c.Generation,
+		Message: engine.Truncate("GD2 could not hand the heal trigger to a self-heal daemon for volume(s) "+strings.Join(volumes, ", ")+
+			"; the daemons crawl on their own and anthill watches the pending count fall.", engine.MaxConditionMessage),
+	})
 }
 
 // Conditions is nil: an unknown heal state is surfaced in the volume's
@@ -294,6 +355,7 @@ func (s *HealSyncer) Message(c *operatorv1alpha1.GlusterCluster, volume string) 
 // to the history it shares with the cluster machine.
 func (s *HealSyncer) Record(c *operatorv1alpha1.GlusterCluster, outs []engine.Outcome[*healFacts], now time.Time) {
 	entries := make([]operatorv1alpha1.VolumeStatus, 0, len(outs))
+	var undelivered []string
 	for i := range outs {
 		out := &outs[i]
 		r := out.Facts.reading
@@ -303,6 +365,15 @@ func (s *HealSyncer) Record(c *operatorv1alpha1.GlusterCluster, outs []engine.Ou
 			// Never reset an unknown state: an admin must look.
 			entries = append(entries, entry)
 			continue
+		}
+		if out.Kind == engine.Fired && out.Facts.notDelivered != nil {
+			note := undeliveredNote(out.Facts.notDelivered)
+			out.Decision.Reason, out.Decision.Message = states.ReasonHealTriggerFailed, out.Decision.Message+" "+note
+			out.Committed.Reason, out.Committed.Message = out.Decision.Reason, out.Decision.Message
+			s.Log.Warn(c, states.ReasonHealTriggerFailed, out.Subject+": "+note)
+		}
+		if out.To == states.HealHealing && (out.Decision.Reason == states.ReasonHealTriggerFailed || out.Facts.snap.TriggerNotDelivered) {
+			undelivered = append(undelivered, out.Subject)
 		}
 		entry.Name = r.vol.Name
 		entry.State = string(out.To)
@@ -326,6 +397,8 @@ func (s *HealSyncer) Record(c *operatorv1alpha1.GlusterCluster, outs []engine.Ou
 	}
 	slices.SortFunc(entries, func(a, b operatorv1alpha1.VolumeStatus) int { return strings.Compare(a.Name, b.Name) })
 	c.Status.Volumes = entries
+	slices.Sort(undelivered)
+	setHealTriggerCondition(c, undelivered)
 }
 
 // Finish mirrors the persisted heal states into GD2, forgets the progress

@@ -639,3 +639,66 @@ func TestHealSyncerIgnoresVolumesOfAnotherClusterInASharedPool(t *testing.T) {
 		t.Fatalf("own volume %+v; want Healthy", v)
 	}
 }
+
+func TestHealSyncerWatchesTheCrawlWhenGD2CannotDeliverTheHealTrigger(t *testing.T) {
+	f := newHealFixture(t)
+	f.mustSync()
+	peer := f.brickDownWithWrites("data")
+	if err := f.sim.SetPeerAlive(peer, true); err != nil {
+		t.Fatal(err)
+	}
+	// Every heal trigger fails at selfheal.Heal on every brick node, while
+	// the self-heal daemons keep crawling.
+	if err := f.sim.SetFaults(sim.Faults{HealTriggerFailRate: 1}); err != nil {
+		t.Fatal(err)
+	}
+	for len(f.events.Events) > 0 {
+		<-f.events.Events
+	}
+	res, added, err := f.sync()
+	if err != nil {
+		t.Fatalf("a heal trigger the self-heal daemon did not receive failed the sync: %v", err)
+	}
+	wantTransition(t, added, "data", states.HealHealPending, states.HealHealing)
+	if added[0].Reason != states.ReasonHealTriggerFailed || !strings.Contains(added[0].Message, "self-heal daemon") {
+		t.Fatalf("record %+v; want reason %s saying the daemon did not get the trigger", added[0], states.ReasonHealTriggerFailed)
+	}
+	if res.RequeueAfter > DefaultHealInterval {
+		t.Fatalf("result %+v; a trigger the daemon did not receive is not a GD2 failure to back off from", res)
+	}
+	warned := false
+	for len(f.events.Events) > 0 {
+		if e := <-f.events.Events; strings.HasPrefix(e, "Warning "+states.ReasonHealTriggerFailed) {
+			warned = true
+		}
+	}
+	if !warned {
+		t.Fatalf("no Warning Event with reason %s", states.ReasonHealTriggerFailed)
+	}
+	cond := func() *metav1.Condition {
+		for _, c := range f.cluster().Status.Conditions {
+			if c.Type == ConditionHealTrigger {
+				return &c
+			}
+		}
+		return nil
+	}
+	if c := cond(); c == nil || c.Status != metav1.ConditionTrue || c.Reason != states.ReasonHealTriggerFailed || !strings.Contains(c.Message, "data") {
+		t.Fatalf("condition %+v; want %s True naming volume data", c, ConditionHealTrigger)
+	}
+	// The next sync keeps watching, and still says why.
+	if _, added := f.mustSync(); len(added) != 0 {
+		t.Fatalf("transition %+v while the crawl goes on", added)
+	}
+	if v := f.volume("data"); v.State != string(states.HealHealing) && v.State != string(states.HealHealthy) {
+		t.Fatalf("volume %+v; want it still watched in Healing", v)
+	}
+	// The daemons' crawl drains the backlog: the volume is healthy without
+	// any trigger having worked, and the condition goes.
+	f.clock.Step(time.Minute)
+	_, added = f.mustSync()
+	wantTransition(t, added, "data", states.HealHealing, states.HealHealthy)
+	if c := cond(); c != nil {
+		t.Fatalf("condition %+v left after the volume healed", c)
+	}
+}

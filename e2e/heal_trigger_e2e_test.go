@@ -1,0 +1,84 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gluster/anthill/e2e/framework"
+	"github.com/gluster/anthill/gd2/sim"
+	"github.com/gluster/anthill/states"
+)
+
+// TestHealTriggerFailureStillHeals: GD2 answers every heal trigger with its
+// code-2 selfheal.Heal failure (the RPC to the self-heal daemons failed)
+// while the daemons keep crawling. A volume with a backlog after a peer's
+// outage is watched in Healing with reason HealTriggerFailed instead of
+// failing its heal, and reaches Healthy. The operator is SIGKILLed the
+// moment it announces that transition, and the simulator sees no
+// violation.
+func TestHealTriggerFailureStillHeals(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	const name = "trig"
+	createClusterWithSim(t, ns, name, 1, framework.SimOptions{Seed: 7, WriteRate: 20, HealRate: 40})
+	nodes := waitNodes(t, ns, name, 3, 90*time.Second)
+	g := gd2Client(t)
+	createReplicatedVolume(t, g, "data")
+	waitVolumeHealthy(t, ns, name, "data", 2*time.Minute)
+
+	if err := simOf(t).SetFaults(sim.Faults{HealTriggerFailRate: 1}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = simOf(t).SetFaults(sim.Faults{}) })
+	fired, disarm := operatorOf(t).KillOnLine(func(line []byte) bool {
+		l, ok := parseTransition(line)
+		return ok && l.Namespace == ns && l.Machine == states.HealMachine && l.To == string(states.HealHealing)
+	})
+	defer disarm()
+
+	// A short outage of one brick's peer under writes leaves a backlog.
+	var peer string
+	for _, n := range nodes {
+		peer = n.Status.PeerID
+		break
+	}
+	partition(t, peer, true)
+	waitVolumeState(t, ns, name, "data", string(states.HealHealPending), time.Minute)
+	partition(t, peer, false)
+
+	select {
+	case line := <-fired:
+		t.Logf("SIGKILLed the operator after %s", line)
+		operatorOf(t).Kill()
+		if err := operatorOf(t).Start(); err != nil {
+			t.Fatalf("restart the operator: %v", err)
+		}
+	case <-time.After(2 * time.Minute):
+		dumpNamespace(t, ns)
+		t.Fatal("the volume never went to Healing")
+	}
+	waitVolumeHealthy(t, ns, name, "data", 2*time.Minute)
+
+	c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	said := false
+	for _, h := range c.Status.History {
+		if h.Machine == states.HealMachine && h.Subject == "data" && h.To == string(states.HealHealing) && h.Reason == states.ReasonHealTriggerFailed {
+			said = true
+		}
+	}
+	if !said {
+		t.Errorf("no Healing record with reason %s in the history: %+v", states.ReasonHealTriggerFailed, c.Status.History)
+	}
+	if n := simOf(t).InjectedFaults()["shd-rpc"]; n == 0 {
+		t.Errorf("the simulator failed no heal trigger (injected %v): the test proves nothing", simOf(t).InjectedFaults())
+	}
+	noViolations(t)
+}
