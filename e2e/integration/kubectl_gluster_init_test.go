@@ -133,12 +133,15 @@ func TestKubectlGlusterInitAndDelete(t *testing.T) {
 		term.expect("storage.capacity must be a positive quantity such as 500Gi")
 		term.answer("Capacity of each brick claim [100Gi]: ", "10Gi")
 		term.answer("Brick claims per server [1]: ", "")
-		term.answer("Gluster server image [docker.io/gluster/glusterd2]: ", "")
+		term.answer("Gluster server image [", "")
 		// Wrong too, by the version's rule; then the default.
 		term.answer("Gluster version [4.1.0]: ", "four")
 		term.expect("gluster.version must be a semantic version such as 4.1.0 or v4.1")
 		term.answer("Gluster version [4.1.0]: ", "")
-		term.answer("CSI drivers (file, block or file,block) [file]: ", "file,block")
+		// Block is refused by the API, with the reason; then the default.
+		term.answer("CSI drivers (file) [file]: ", "file,block")
+		term.expect("spec.drivers: block is not available")
+		term.answer("CSI drivers (file) [file]: ", "")
 		term.answer("TLS: Secret holding the CA (tls.crt, tls.key), empty for none: ", "")
 		term.answer("GD2 REST endpoint for an operator outside the cluster network, empty for the cluster's Service: ", "")
 		term.answer("Secret holding GD2's shared secret (key secret), empty for the one the operator creates: ", "")

@@ -92,7 +92,7 @@ var initQuestions = []question{
 	{key: qImage, prompt: "Gluster server image", usage: "spec.gluster.image",
 		applies: notExternal, paths: []string{"spec.gluster", "spec.gluster.image"}},
 	{key: qVersion, prompt: "Gluster version", usage: "spec.gluster.version, a semantic version", paths: []string{"spec.gluster.version"}},
-	{key: qDrivers, prompt: "CSI drivers (file, block or file,block)", usage: "spec.drivers, comma-separated: file, block", paths: []string{"spec.drivers", "spec.csi"}},
+	{key: qDrivers, prompt: "CSI drivers (file)", usage: "spec.drivers: file (block is not available, docs/csi.md)", paths: []string{"spec.drivers", "spec.csi"}},
 	{key: qCASecret, prompt: "TLS: Secret holding the CA (tls.crt, tls.key), empty for none", usage: "spec.caSecretRef.name: the CA Secret that turns TLS on (default none)",
 		paths: []string{"spec.caSecretRef", "spec.caSecretRef.name"}},
 	{key: qMgmtEndpoint, prompt: "GD2 REST endpoint for an operator outside the cluster network, empty for the cluster's Service",

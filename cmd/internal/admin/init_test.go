@@ -94,7 +94,7 @@ func TestClusterObjectFollowsTheMode(t *testing.T) {
 		{
 			name: "manual: one template per zone, numbers and booleans typed, - unsets",
 			a: answers{qName: "g", qNamespace: "ns", qMode: "manual", qZones: "z1, z2", qNodesPerZone: "2", qMinNodesPerZone: "1",
-				qStorageClass: "-", qCapacity: "1Gi", qDeviceCount: "x", qImage: "img", qVersion: "4.1", qDrivers: "file,block",
+				qStorageClass: "-", qCapacity: "1Gi", qDeviceCount: "x", qImage: "img", qVersion: "4.1", qDrivers: "file",
 				qCASecret: "ca", qMgmtEndpoint: "https://gd2.example.com", qMgmtSecret: "gd2", qDowntime: "1h", qOfflineGrace: "1m", qMaxParallel: "2", qPerZone: "no", qHealTimeout: "2h"},
 			want: `apiVersion: operator.gluster.org/v1alpha1
 kind: GlusterCluster
@@ -106,7 +106,6 @@ spec:
     name: ca
   drivers:
   - file
-  - block
   failurePolicy:
     offlineGrace: 1m
     permissibleDowntime: 1h
