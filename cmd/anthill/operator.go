@@ -12,6 +12,7 @@ import (
 	"github.com/gluster/anthill/cmd/internal/cli"
 	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/machines"
+	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/kube/operator"
 )
 
@@ -19,14 +20,28 @@ func init() {
 	commands.Register("operator", cli.Command{Summary: "run the anthill operator", Run: runOperator})
 }
 
-func runOperator(ctx context.Context, args []string) error {
+// operatorOptions are what anthill operator's flags set.
+type operatorOptions struct {
+	cfg      operator.Config
+	qps      float64
+	logLevel string
+	images   objects.Images
+}
+
+// imageFlag is the operator's flag for the image named name in
+// objects.Images.Named.
+func imageFlag(name string) string { return name + "-image" }
+
+// operatorFlags is the flag set of anthill operator, writing into o; the
+// manifests' tests look the Deployment's arguments up in it.
+func operatorFlags(o *operatorOptions) *flag.FlagSet {
 	fs := flag.NewFlagSet("operator", flag.ContinueOnError)
-	var cfg operator.Config
+	cfg := &o.cfg
 	fs.StringVar(&cfg.Kubeconfig, "kubeconfig", "", "kubeconfig file; empty means in-cluster configuration")
 	fs.StringVar(&cfg.MetricsAddress, "metrics-address", ":8080", "address serving /healthz, /readyz and /metrics")
 	fs.BoolVar(&cfg.Profiling, "profiling", false, "also serve Go's runtime profiles (heap, goroutines, CPU) under /debug/pprof/ on --metrics-address")
 	fs.IntVar(&cfg.Workers, "workers", 8, "dispatcher workers (machines advanced in parallel)")
-	qps := fs.Float64("kube-api-qps", 50, "Kubernetes API requests per second the operator may send")
+	fs.Float64Var(&o.qps, "kube-api-qps", 50, "Kubernetes API requests per second the operator may send")
 	fs.IntVar(&cfg.KubeBurst, "kube-api-burst", 100, "burst of Kubernetes API requests above --kube-api-qps")
 	fs.DurationVar(&cfg.ResyncPeriod, "resync", 10*time.Minute, "informer resync period")
 	fs.BoolVar(&cfg.LeaderElect, "leader-elect", false, "elect a leader on a Lease before acting (set when running more than one replica)")
@@ -48,7 +63,28 @@ func runOperator(ctx context.Context, args []string) error {
 		"the longest a machine waiting on a slow process (a heal, a restart, a peer) goes before looking again; 0 keeps each machine's own interval (15 s to 10 min). Decisions read the clock, so this changes when a wait is noticed to be over, never what is decided")
 	fs.Var((*namespaceList)(&cfg.Namespaces), "watch-namespace",
 		"run only the GlusterClusters of this namespace (comma-separated, or the flag repeated, for several); default every namespace. A namespaced install's RBAC: docs/rbac.md")
-	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	// One flag per image the builders default to (docs/install.md,
+	// "Images anthill runs"); the GD2 image is each cluster's own.
+	o.images = objects.DefaultImages
+	for _, n := range o.images.Named() {
+		if n[0] == objects.NameGD2Image {
+			continue
+		}
+		f, _ := o.images.Field(n[0])
+		usage := "image of " + n[0] + " for the pods the operator creates from now on"
+		if n[0] == "glusterfs-csi-driver" {
+			usage += " (a cluster's spec.csi.fileImage wins)"
+		}
+		fs.StringVar(f, imageFlag(n[0]), n[1], usage)
+	}
+	return fs
+}
+
+func runOperator(ctx context.Context, args []string) error {
+	var o operatorOptions
+	fs := operatorFlags(&o)
+	cfg, qps, logLevel := &o.cfg, &o.qps, &o.logLevel
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -80,13 +116,21 @@ func runOperator(ctx context.Context, args []string) error {
 	if cfg.ResyncPeriod <= 0 {
 		return fmt.Errorf("--resync must be positive, got %s", cfg.ResyncPeriod)
 	}
+	for _, n := range o.images.Named() {
+		if n[0] != objects.NameGD2Image && strings.TrimSpace(n[1]) == "" {
+			return fmt.Errorf("--%s must name an image", imageFlag(n[0]))
+		}
+	}
+	if err := objects.UseImages(o.images); err != nil {
+		return err
+	}
 	log, err := operator.NewLogger(*logLevel)
 	if err != nil {
 		return fmt.Errorf("--log-level: %w", err)
 	}
 	defer func() { _ = log.Sync() }()
 	log.Info("anthill operator starting", zap.String("version", cli.Version))
-	err = operator.Run(ctx, cfg, log)
+	err = operator.Run(ctx, *cfg, log)
 	if ctx.Err() != nil {
 		log.Info("anthill operator stopped")
 		return nil

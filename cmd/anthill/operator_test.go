@@ -24,6 +24,8 @@ func TestOperatorRefusesUnusableFlags(t *testing.T) {
 		{[]string{"--watch-namespace", "team-a", "--watch-namespace", "team-a"}, `--watch-namespace: namespace "team-a" is named twice`},
 		{[]string{"--leader-election-retry-period", "0s"}, "must be positive"},
 		{[]string{"--leader-election-retry-period", "9s"}, "must exceed 1.2 times --leader-election-retry-period"},
+		{[]string{"--etcd-image", ""}, "--etcd-image must name an image"},
+		{[]string{"--csi-node-driver-registrar-image", " "}, "--csi-node-driver-registrar-image must name an image"},
 		{[]string{"--leader-election-lease-duration", "10s"}, "--leader-election-lease-duration (10s) must exceed --leader-election-renew-deadline (10s)"},
 	} {
 		err := runOperator(context.Background(), tc.args)

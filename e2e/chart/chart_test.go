@@ -235,6 +235,12 @@ func TestChartValues(t *testing.T) {
 				t.Error("no Namespace rendered")
 			}
 		}},
+		{"images.<name> sets the operator's --<name>-image flag", []string{"images.etcd=mirror.example/etcd:v3.5.17"}, func(t *testing.T, objs map[string]map[string]any) {
+			args := container(objs)["args"].([]any)
+			if !slices.Contains(args, any("--etcd-image=mirror.example/etcd:v3.5.17")) {
+				t.Errorf("args %v", args)
+			}
+		}},
 		{"resources sets the container's resources", []string{"resources.limits.memory=1Gi"}, func(t *testing.T, objs map[string]map[string]any) {
 			if got := container(objs)["resources"].(map[string]any)["limits"].(map[string]any)["memory"]; got != "1Gi" {
 				t.Errorf("memory limit %v", got)

@@ -503,7 +503,7 @@ func EtcdStatefulSet(c *operatorv1alpha1.GlusterCluster) *appsv1.StatefulSet {
 	advertise := fmt.Sprintf("%s://%s:%d", scheme(tls), podHost, EtcdClientPort)
 	ctr := corev1.Container{
 		Name:  containerEtcd,
-		Image: DefaultImages.Etcd,
+		Image: images.Etcd,
 		Command: []string{
 			"/usr/local/bin/etcd",
 			"--name=" + pod,

@@ -143,7 +143,7 @@ func CSIImage(c *operatorv1alpha1.GlusterCluster, version string) string {
 	if s := c.Spec.CSI; s != nil && s.FileImage != "" {
 		return GlusterImage(s.FileImage, version)
 	}
-	return DefaultImages.CSIFile
+	return images.CSIFile
 }
 
 // csiMeta is the metadata of a namespaced CSI object of c.
@@ -255,7 +255,7 @@ func CSIControllerDeployment(c *operatorv1alpha1.GlusterCluster, kind operatorv1
 			driverContainer(c, version),
 			{
 				Name:  containerProvision,
-				Image: DefaultImages.CSIProvisioner,
+				Image: images.CSIProvisioner,
 				// No --extra-create-metadata: the driver names a volume by
 				// the request's name and reads no claim metadata.
 				Args:         []string{"--csi-address=" + csiSocket, "--timeout=3m"},
@@ -314,7 +314,7 @@ func CSINodeDaemonSet(c *operatorv1alpha1.GlusterCluster, kind operatorv1alpha1.
 			drv,
 			{
 				Name:  containerRegistrar,
-				Image: DefaultImages.CSINodeRegistrar,
+				Image: images.CSINodeRegistrar,
 				Args: []string{
 					"--csi-address=" + csiSocket,
 					"--kubelet-registration-path=" + pluginDir + "/csi.sock",

@@ -1,11 +1,15 @@
 package objects
 
+import "fmt"
+
 // Images: every image anthill runs but its own, in one place. Each is a
 // reference upstream published, pinned (a digest where upstream only ever
 // pushed moving tags), and overridable: the GD2 image per cluster
-// (spec.gluster.image), the file driver per cluster (spec.csi.fileImage).
-// docs/images.md, the chart's values and the OLM CSV's relatedImages list
-// the same references; a test keeps them equal.
+// (spec.gluster.image), the file driver per cluster (spec.csi.fileImage),
+// and every image the builders default to per operator (its --<name>-image
+// flags, UseImages). docs/install.md ("Images anthill runs"), the operator
+// Deployment's flags, the chart's values and the OLM CSV's relatedImages
+// list the same references; a test in cmd/anthill keeps them equal.
 
 // Images are the default images of the components anthill runs.
 type Images struct {
@@ -33,14 +37,57 @@ var DefaultImages = Images{
 	CSINodeRegistrar: "registry.k8s.io/sig-storage/csi-node-driver-registrar:v2.13.0",
 }
 
+// images are the images the builders use: DefaultImages unless the
+// operator was started with others (UseImages).
+var images = DefaultImages
+
+// UseImages makes the builders use imgs from now on; the operator calls it
+// once at start, before any builder runs. The GD2 image is not among
+// them: a cluster names its own (spec.gluster.image). Every other image
+// must be set.
+func UseImages(imgs Images) error {
+	for _, n := range imgs.Named() {
+		if n[0] != NameGD2Image && n[1] == "" {
+			return fmt.Errorf("image %s is empty", n[0])
+		}
+	}
+	images = imgs
+	return nil
+}
+
+// CurrentImages are the images the builders use.
+func CurrentImages() Images { return images }
+
+// NameGD2Image is the name of the GD2 image in Named: the one image a
+// cluster always names itself, so the operator has no flag for it.
+const NameGD2Image = "glusterd2"
+
 // Named lists the images with a name each, in a fixed order: the names
 // are the keys of the chart's values and of the CSV's relatedImages.
 func (i Images) Named() [][2]string {
 	return [][2]string{
-		{"glusterd2", i.GD2},
+		{NameGD2Image, i.GD2},
 		{"etcd", i.Etcd},
 		{"glusterfs-csi-driver", i.CSIFile},
 		{"csi-provisioner", i.CSIProvisioner},
 		{"csi-node-driver-registrar", i.CSINodeRegistrar},
 	}
+}
+
+// Field is the image of i named name (one of Named's names), and false
+// for an unknown name.
+func (i *Images) Field(name string) (*string, bool) {
+	switch name {
+	case NameGD2Image:
+		return &i.GD2, true
+	case "etcd":
+		return &i.Etcd, true
+	case "glusterfs-csi-driver":
+		return &i.CSIFile, true
+	case "csi-provisioner":
+		return &i.CSIProvisioner, true
+	case "csi-node-driver-registrar":
+		return &i.CSINodeRegistrar, true
+	}
+	return nil, false
 }

@@ -85,6 +85,11 @@ func generate(root, out string) error {
 		return err
 	}
 
+	related, err := relatedImages(root, &dep)
+	if err != nil {
+		return err
+	}
+
 	name := packageName + ".v" + sv.String()
 	csv := operatorsv1alpha1.ClusterServiceVersion{
 		TypeMeta: metav1.TypeMeta{APIVersion: operatorsv1alpha1.SchemeGroupVersion.String(), Kind: operatorsv1alpha1.ClusterServiceVersionKind},
@@ -125,6 +130,7 @@ func generate(root, out string) error {
 				{Type: operatorsv1alpha1.InstallModeTypeAllNamespaces, Supported: true},
 			},
 			CustomResourceDefinitions: operatorsv1alpha1.CustomResourceDefinitions{Owned: owned},
+			RelatedImages:             related,
 			InstallStrategy: operatorsv1alpha1.NamedInstallStrategy{
 				StrategyName: operatorsv1alpha1.InstallStrategyNameDeployment,
 				StrategySpec: operatorsv1alpha1.StrategyDetailsDeployment{
