@@ -63,12 +63,20 @@ func releaseAt(t *testing.T, which int) (framework.Release, string) {
 	return rel, bin
 }
 
-// runOperator kills the running operator and starts bin in its place.
+// runOperator kills the running operator and starts bin in its place:
+// the operator under test with the test-sized timers, an older release
+// (which knows none of their flags) without.
 func runOperator(t *testing.T, bin string) {
 	t.Helper()
-	operatorOf(t).Kill()
-	operatorOf(t).UseBinary(bin)
-	if err := operatorOf(t).Start(); err != nil {
+	op := operatorOf(t)
+	op.Kill()
+	op.UseBinary(bin)
+	args := slices.DeleteFunc(op.Args(), func(a string) bool { return slices.Contains(testTimers, a) })
+	if bin == binPath {
+		args = append(args, testTimers...)
+	}
+	op.SetArgs(args...)
+	if err := op.Start(); err != nil {
 		t.Fatal(err)
 	}
 }
