@@ -110,15 +110,33 @@ func (s SubvolFacts) splitBrain() int64 {
 	return n
 }
 
-// Healthy reports whether every brick of s is online with nothing pending
-// and nothing in split-brain.
-func (s SubvolFacts) Healthy() bool {
+// Healed is the one rule behind every "healed" decision (the heal
+// machine's, a node's HealWait, a drain's moved bricks): nothing pending,
+// nothing in split-brain, and no brick of the replica set unreachable.
+// The counts come only from reachable bricks, so a brick heal-info cannot
+// reach (-1, as a restarted brick is until its clients reconnect) hides
+// whatever it lacks: while one is unreachable the set is never healed,
+// however clean the counts look.
+func Healed(pending, splitBrain int64, unreachable int) bool {
+	return unreachable == 0 && pending == 0 && splitBrain == 0
+}
+
+// unreachable counts the bricks of s that are offline or that heal-info
+// did not reach.
+func (s SubvolFacts) unreachable() int {
+	n := 0
 	for _, b := range s.Bricks {
-		if !b.Online || b.Pending != 0 {
-			return false
+		if !b.Online || b.Pending < 0 {
+			n++
 		}
 	}
-	return s.splitBrain() == 0
+	return n
+}
+
+// Healthy reports whether the set is healed (Healed): every brick online
+// and reachable with nothing pending and nothing in split-brain.
+func (s SubvolFacts) Healthy() bool {
+	return Healed(s.pending(), s.splitBrain(), s.unreachable())
 }
 
 // quorumWithout reports whether s keeps client quorum when the bricks on
@@ -148,6 +166,10 @@ type PeerBricks struct {
 	// PendingHealEntries and SplitBrainEntries sum over the replica sets
 	// that include a brick of the peer.
 	PendingHealEntries, SplitBrainEntries int64
+	// Unreachable counts the bricks of those replica sets (of started
+	// volumes) that are offline or that heal-info could not reach, the
+	// peer's own included: while any is, the sets are not healed (Healed).
+	Unreachable int
 	// Movable are the peer's bricks that may be moved now (another healed
 	// copy exists), ordered by volume and path.
 	Movable []VolumeBrick
@@ -190,6 +212,9 @@ func AnalyzePeer(peer string, vols []VolumeFacts, moved []BrickRef) PeerBricks {
 			}
 			out.PendingHealEntries += s.pending()
 			out.SplitBrainEntries += s.splitBrain()
+			if v.Started && s.Replica {
+				out.Unreachable += s.unreachable()
+			}
 			if !v.Started {
 				// A stopped volume serves no data; its bricks can move
 				// only when it starts again (replace-brick needs it).

@@ -122,3 +122,65 @@ func TestClashPeers(t *testing.T) {
 		t.Fatalf("clash peers %v, want only the former holder", got)
 	}
 }
+
+// TestHealed is the one rule behind every "healed" decision: no brick of
+// the replica set unreachable, nothing pending, nothing in split-brain.
+func TestHealed(t *testing.T) {
+	cases := []struct {
+		name                string
+		pending, splitBrain int64
+		unreachable         int
+		want                bool
+	}{
+		{"a set with every brick reachable and nothing pending is healed", 0, 0, 0, true},
+		{"a set with entries pending is not healed", 3, 0, 0, false},
+		{"a set with entries in split-brain is not healed", 0, 1, 0, false},
+		{"a set with a brick heal-info cannot reach is not healed, however clean the counts look", 0, 0, 1, false},
+		{"a set whose every reachable count is zero but two bricks are unreachable is not healed", 0, 0, 2, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Healed(tc.pending, tc.splitBrain, tc.unreachable); got != tc.want {
+				t.Fatalf("Healed(%d, %d, %d) = %v, want %v", tc.pending, tc.splitBrain, tc.unreachable, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestAnalyzePeerCountsUnreachableBricksOfItsSets: a brick bricks-status
+// shows online but heal-info reports -1 (a restarted brick before its
+// clients reconnect) counts as unreachable, as does an offline one; the
+// set is then neither healthy nor a finished replacement.
+func TestAnalyzePeerCountsUnreachableBricksOfItsSets(t *testing.T) {
+	cases := []struct {
+		name    string
+		online  [3]bool
+		pending [3]int64
+		want    int
+		healthy bool
+	}{
+		{"a set with every brick reachable has none unreachable", [3]bool{true, true, true}, [3]int64{0, 0, 0}, 0, true},
+		{"an online brick heal-info cannot reach is unreachable although every count is zero", [3]bool{true, true, true}, [3]int64{-1, 0, 0}, 1, false},
+		{"an offline sibling is unreachable", [3]bool{true, true, false}, [3]int64{0, 0, -1}, 1, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			v := replica3(tc.online, tc.pending)
+			if got := AnalyzePeer("a", []VolumeFacts{v}, nil).Unreachable; got != tc.want {
+				t.Fatalf("Unreachable = %d, want %d", got, tc.want)
+			}
+			if got := v.Subvols[0].Healthy(); got != tc.healthy {
+				t.Fatalf("Healthy = %v, want %v", got, tc.healthy)
+			}
+			moved := AnalyzePeer("z", []VolumeFacts{v}, []BrickRef{{Volume: "vol", Path: "/b/b"}})
+			if unhealed := moved.Unhealed == 1; unhealed == tc.healthy {
+				t.Fatalf("a replacement in the set counts as unhealed: %v, want %v", unhealed, !tc.healthy)
+			}
+		})
+	}
+	stopped := replica3([3]bool{false, false, false}, [3]int64{-1, -1, -1})
+	stopped.Started = false
+	if got := AnalyzePeer("a", []VolumeFacts{stopped}, nil).Unreachable; got != 0 {
+		t.Fatalf("a stopped volume's bricks count %d unreachable, want 0: nothing heals there", got)
+	}
+}

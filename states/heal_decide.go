@@ -39,8 +39,7 @@ func DecideHeal(s HealSnapshot) Decision {
 		return fire(HealSplitBrainFound, ReasonSplitBrain, msg)
 	}
 
-	clean := s.PendingEntries == 0 && s.BricksUnreachable == 0
-	if clean {
+	if Healed(s.PendingEntries, s.SplitBrainEntries, s.BricksUnreachable) {
 		if s.State == HealHealthy {
 			return wait(ReasonHealthy, "Nothing to heal.", 0)
 		}

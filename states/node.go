@@ -194,8 +194,9 @@ func NodeDefinition() *fsm.Definition {
 				"GD2 state survives a restart) and for all of the node's bricks to be online. Left by " +
 				"`awaitHeal`, or by `peerLost` if it takes longer than the upgrade step timeout."},
 			{Name: NodeHealWait, Doc: "Entered by `awaitHeal`. Waits until the replica sets the node's bricks " +
-				"belong to have no entries pending heal and none in split-brain, so that the next node may be " +
-				"stopped. Left by `upgraded`, or by `peerLost` if the peer dies."},
+				"belong to have no entries pending heal, none in split-brain and no brick unreachable (heal-info " +
+				"counts only reachable bricks, so a restarted brick not yet reconnected hides what it lacks), so that " +
+				"the next node may be stopped. Left by `upgraded`, or by `peerLost` if the peer dies."},
 		},
 		Events: []fsm.EventDoc{
 			{Name: NodeProvision, Doc: "Fires on a new GlusterNode. Action: create the node's PVC and StatefulSet if absent."},

@@ -428,7 +428,11 @@ func decideNodeHealWait(s NodeSnapshot) Decision {
 	if s.SplitBrainEntries > 0 {
 		return wait(ReasonSplitBrain, fmt.Sprintf("%d entries are in split-brain; an admin must resolve them.", s.SplitBrainEntries), pollLong)
 	}
-	if s.PendingHealEntries > 0 {
+	if !Healed(s.PendingHealEntries, s.SplitBrainEntries, s.BricksUnreachable) {
+		if s.BricksUnreachable > 0 {
+			return wait(ReasonBrickDown, fmt.Sprintf("%d brick(s) of the node's replica sets are offline or not reachable by heal-info (a restarted brick until its clients reconnect); "+
+				"what they lack is not counted, so heal is not complete (%d entries pending).", s.BricksUnreachable, s.PendingHealEntries), pollUpgrade)
+		}
 		return wait(ReasonHealPending, fmt.Sprintf("%d entries are pending heal.", s.PendingHealEntries), pollUpgrade)
 	}
 	return fire(NodeUpgraded, ReasonHealComplete, fmt.Sprintf("Healed; the node runs %s.", s.RunningVersion))

@@ -246,6 +246,8 @@ func nodeCases() []nodeCase {
 		{name: "a node waiting for heal waits while entries are pending", state: NodeHealWait, mutate: func(s *NodeSnapshot) { s.PendingHealEntries = 12 }, wantReason: ReasonHealPending},
 		{name: "a node waiting for heal waits on split-brain", state: NodeHealWait, mutate: func(s *NodeSnapshot) { s.SplitBrainEntries = 1 }, wantReason: ReasonSplitBrain},
 		{name: "a node waiting for heal is upgraded when healed", state: NodeHealWait, wantEvent: NodeUpgraded},
+		{name: "a node waiting for heal whose restarted brick heal-info cannot reach yet is not healed, however clean the counts look", state: NodeHealWait, mutate: func(s *NodeSnapshot) { s.BricksUnreachable = 1 }, wantReason: ReasonBrickDown},
+		{name: "a node waiting for heal with a sibling brick unreachable and entries pending waits for the brick first", state: NodeHealWait, mutate: func(s *NodeSnapshot) { s.BricksUnreachable = 1; s.PendingHealEntries = 4 }, wantReason: ReasonBrickDown},
 		{name: "a node waiting for heal whose peer dies goes offline", state: NodeHealWait, mutate: func(s *NodeSnapshot) { s.PeerAlive = false }, wantEvent: NodePeerLost},
 
 		// Unknown.

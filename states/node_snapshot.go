@@ -133,6 +133,11 @@ type NodeSnapshot struct {
 	// replica sets that include a brick of this node.
 	PendingHealEntries int64
 	SplitBrainEntries  int64
+	// BricksUnreachable: bricks of those replica sets (started volumes)
+	// that are offline or that heal-info could not reach, this node's own
+	// included. While any is, the sets are not healed, however clean the
+	// counts look (Healed).
+	BricksUnreachable int
 	// NextBrickVolume / NextBrickPath: the brick the dispatcher would move
 	// next while draining, "" if it found none it could place.
 	NextBrickVolume string

@@ -207,7 +207,7 @@ func onlyLivePoolMember(self string, peers []gd2.Peer, vols []gd2.Volume) bool {
 func clearBrickCounts(s *states.NodeSnapshot) {
 	s.DevicesEnabled, s.DevicesDisabled = 0, 0
 	s.BricksOnNode, s.BricksOffline, s.SoleHealedCopies, s.QuorumAtRisk = 0, 0, 0, 0
-	s.ReplacementsHealing, s.PendingHealEntries, s.SplitBrainEntries = 0, 0, 0
+	s.ReplacementsHealing, s.PendingHealEntries, s.SplitBrainEntries, s.BricksUnreachable = 0, 0, 0, 0
 	s.NextBrickVolume, s.NextBrickPath, s.DrainBlockedReason, s.VolumeNodeDown = "", "", "", ""
 }
 
@@ -301,6 +301,7 @@ func (s *NodeSyncer) gd2Side(ctx context.Context, node *operatorv1alpha1.Gluster
 	snap.SoleHealedCopies, snap.QuorumAtRisk = a.SoleHealedCopies, a.QuorumAtRisk
 	snap.ReplacementsHealing = a.Unhealed
 	snap.PendingHealEntries, snap.SplitBrainEntries = a.PendingHealEntries, a.SplitBrainEntries
+	snap.BricksUnreachable = a.Unreachable
 	pf, df := peerFacts(peers), deviceFacts(devices)
 	refused := map[string]bool{}
 	for _, id := range node.Status.RefusedPeers {
