@@ -14,9 +14,11 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 
 	"github.com/gluster/anthill/e2e/framework"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
@@ -266,6 +268,120 @@ func TestCSIDrivers(t *testing.T) {
 					t.Errorf("registrar %q: kubelet would not find the driver under %s", c.Args, sc.Provisioner)
 				}
 			}
+		}
+	})
+
+	t.Run("a claim of the StorageClass goes down the controller path to the driver, with parameters it reads", func(t *testing.T) {
+		// As far as this machine goes: kwok runs no container, so the
+		// claim reaches the provisioner's door and stops there. Each hop
+		// up to it is checked against what the real images do.
+		class := objects.StorageClassName(&operatorv1alpha1.GlusterCluster{ObjectMeta: metav1.ObjectMeta{Name: name}}, file)
+		sc, err := env.Client.StorageV1().StorageClasses().Get(ctx, class, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The PersistentVolume controller hands the claim to the
+		// StorageClass's provisioner name...
+		pvcs := env.Client.CoreV1().PersistentVolumeClaims(ns)
+		pvc := &corev1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: ns},
+			Spec: corev1.PersistentVolumeClaimSpec{
+				StorageClassName: ptr.To(class),
+				AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
+				Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+			},
+		}
+		if _, err := pvcs.Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("a claim of %s was refused: %v", class, err)
+		}
+		wait(t, "the claim handed to the driver's provisioner", time.Minute, func(ctx context.Context) error {
+			c, err := pvcs.Get(ctx, pvc.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if got := c.Annotations["volume.kubernetes.io/storage-provisioner"]; got != sc.Provisioner {
+				return fmt.Errorf("claim %s: provisioner annotation %q, want %q", c.Name, got, sc.Provisioner)
+			}
+			if c.Status.Phase != corev1.ClaimPending {
+				return fmt.Errorf("claim %s is %s, though no provisioner runs here", c.Name, c.Status.Phase)
+			}
+			return nil
+		})
+		// ...which external-provisioner answers only when it is the name
+		// the driver behind its socket registers (GetPluginInfo): the
+		// fixed name of the driver's contract, the CSIDriver object's.
+		if sc.Provisioner != objects.CSIFileContract.DriverName {
+			t.Errorf("claims of %s go to %q; the driver registers %q", class, sc.Provisioner, objects.CSIFileContract.DriverName)
+		}
+		if _, err := env.Client.StorageV1().CSIDrivers().Get(ctx, sc.Provisioner, metav1.GetOptions{}); err != nil {
+			t.Errorf("no CSIDriver %s for the class's provisioner: %v", sc.Provisioner, err)
+		}
+		// The provisioner dials the socket the driver serves, in a volume
+		// both mount.
+		dep, err := env.Client.AppsV1().Deployments(ns).Get(ctx, objects.CSIControllerName(name, file), metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var driverSocket, provisionerSocket string
+		var provisionerArgs []string
+		mounts := map[string]map[string]string{} // container -> volume -> path
+		for _, c := range dep.Spec.Template.Spec.Containers {
+			mounts[c.Name] = map[string]string{}
+			for _, m := range c.VolumeMounts {
+				mounts[c.Name][m.Name] = m.MountPath
+			}
+			for _, a := range c.Args {
+				switch flag, v, _ := strings.Cut(a, "="); {
+				case objects.ContractOf(c.Name, false) == &objects.CSIFileContract && flag == "--endpoint":
+					driverSocket = strings.TrimPrefix(v, "unix://")
+				case objects.ContractOf(c.Name, false) == &objects.ProvisionerContract && flag == "--csi-address":
+					provisionerSocket = v
+				}
+			}
+			if objects.ContractOf(c.Name, false) == &objects.ProvisionerContract {
+				provisionerArgs = c.Args
+			}
+		}
+		if driverSocket == "" || driverSocket != provisionerSocket {
+			t.Errorf("the driver serves %q, the provisioner dials %q", driverSocket, provisionerSocket)
+		}
+		shared := false
+		for c, vols := range mounts {
+			for vol, path := range vols {
+				for c2, vols2 := range mounts {
+					if c2 != c && vols2[vol] == path && strings.HasPrefix(driverSocket, path+"/") {
+						shared = true
+					}
+				}
+			}
+		}
+		if !shared {
+			t.Errorf("no volume mounted by both containers holds the socket %s: %v", driverSocket, mounts)
+		}
+		// The parameters of CreateVolume: the class's, less the
+		// csi.storage.k8s.io/ keys the provisioner consumes itself, plus
+		// the claim's names with --extra-create-metadata. Each must be
+		// one the driver reads (it would log and ignore any other).
+		sent := map[string]string{}
+		for k, v := range sc.Parameters {
+			if !strings.HasPrefix(k, "csi.storage.k8s.io/") {
+				sent[k] = v
+			}
+		}
+		if slices.ContainsFunc(provisionerArgs, func(a string) bool {
+			return a == "--extra-create-metadata" || a == "--extra-create-metadata=true"
+		}) {
+			for _, k := range []string{"csi.storage.k8s.io/pvc/name", "csi.storage.k8s.io/pvc/namespace", "csi.storage.k8s.io/pv/name"} {
+				sent[k] = "set"
+			}
+		}
+		for k := range sent {
+			if !slices.Contains(objects.CSIFileParameters, k) {
+				t.Errorf("CreateVolume would carry parameter %q, which the driver does not read", k)
+			}
+		}
+		if err := pvcs.Delete(ctx, pvc.Name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
 		}
 	})
 
