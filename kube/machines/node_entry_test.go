@@ -1,14 +1,20 @@
 package machines
 
 import (
+	"context"
+	"net/http/httptest"
 	"slices"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/gluster/anthill/gd2"
+	"github.com/gluster/anthill/gd2/sim"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/engine"
+	"github.com/gluster/anthill/kube/internal/fixtures"
 	"github.com/gluster/anthill/states"
 )
 
@@ -65,5 +71,62 @@ func TestNodeEntryEffectsFollowTheStateMeaning(t *testing.T) {
 				t.Errorf("entering %s recorded the running template revision: %t, meaning says %t", sd.Name, recorded, meaning.RecordsVersion)
 			}
 		}
+	}
+}
+
+// TestLivenessWindowsAllowForGD2sDetectionDelay holds the numbers of
+// docs/design/machines-and-dispatch.md: a killed GD2 (the simulator at its
+// default timing) is still listed online just short of GD2's lease and
+// offline after it; a recovery window outlasts the lease and the offline
+// grace (a GD2 killed right after it came back is seen dead before its
+// node is Online again); the downtime deadline dwarfs both.
+func TestLivenessWindowsAllowForGD2sDetectionDelay(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
+	s, err := sim.New(sim.Config{Secret: fixtures.GD2Secret, Peers: 3, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(func() { srv.Close(); _ = s.Close() })
+	g, err := gd2.New(gd2.Options{Endpoint: srv.URL, Secret: fixtures.GD2Secret, Retry: &gd2.RetryPolicy{MaxAttempts: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	peers, err := g.ListPeers(ctx, gd2.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	victim := peers[len(peers)-1].ID
+	if err := s.CrashPeer(victim); err != nil {
+		t.Fatal(err)
+	}
+	online := func() bool {
+		t.Helper()
+		ps, err := g.ListPeers(ctx, gd2.Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range ps {
+			if p.ID == victim {
+				return p.Online
+			}
+		}
+		t.Fatalf("peer %s is gone from the list", victim)
+		return false
+	}
+	clk.Step(GD2LivenessLease - time.Second)
+	if !online() {
+		t.Fatalf("a killed GD2 is listed offline before GD2's %s lease lapsed", GD2LivenessLease)
+	}
+	clk.Step(2 * time.Second)
+	if online() {
+		t.Fatalf("a killed GD2 is still listed online after GD2's %s lease", GD2LivenessLease)
+	}
+	if DefaultRecoveryWindow <= GD2LivenessLease+DefaultOfflineGrace {
+		t.Errorf("recovery window %s does not outlast GD2's lease %s and the offline grace %s", DefaultRecoveryWindow, GD2LivenessLease, DefaultOfflineGrace)
+	}
+	if DefaultPermissibleDowntime < 10*(GD2LivenessLease+DefaultOfflineGrace) {
+		t.Errorf("permissible downtime %s is not far above the detection delay %s", DefaultPermissibleDowntime, GD2LivenessLease+DefaultOfflineGrace)
 	}
 }

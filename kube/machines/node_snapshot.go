@@ -34,6 +34,14 @@ const (
 	DefaultRecoveryWindow = 2 * time.Minute
 )
 
+// GD2LivenessLease is how long a killed GD2 still shows online to its
+// peers: its liveness key lives on an etcd session whose lease (30 s) must
+// lapse first; a clean stop revokes it at once. The liveness windows above
+// are measured from what anthill sees, so a crash reaches a decision up to
+// this much (plus one peer-list interval) later than it happened; see
+// docs/design/machines-and-dispatch.md.
+const GD2LivenessLease = 30 * time.Second
+
 // DefaultUpgradeStepTimeout bounds Restarting and Rejoining of one node.
 const DefaultUpgradeStepTimeout = 15 * time.Minute
 
