@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"maps"
 	"os"
 	"regexp"
@@ -20,6 +21,7 @@ const (
 	chartValues         = "../../manifests/charts/anthill/values.yaml"
 	bundleCSV           = "../../manifests/olm/bundle/manifests/anthill.clusterserviceversion.yaml"
 	installDoc          = "../../docs/install.md"
+	namespacedKustomize = "../../manifests/namespaced/kustomization.yaml"
 )
 
 // operatorContainer is the operator container of the kustomize Deployment.
@@ -68,6 +70,21 @@ func TestOperatorDeploymentArgsAreOperatorFlags(t *testing.T) {
 		t.Errorf("the Deployment's args leave %v unparsed", fs.Args())
 	}
 
+	// manifests/namespaced adds its arguments by JSON patch.
+	added := namespacedArgs(t)
+	if len(added) == 0 {
+		t.Error("manifests/namespaced adds no argument; it must name the watched namespaces")
+	}
+	for _, a := range added {
+		name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		if !strings.HasPrefix(a, "--") || fs.Lookup(name) == nil {
+			t.Errorf("manifests/namespaced adds %q, which is no flag of anthill operator", a)
+		}
+	}
+	if err := operatorFlags(&operatorOptions{}).Parse(append(expanded, added...)); err != nil {
+		t.Errorf("anthill operator refuses the namespaced install's args: %v", err)
+	}
+
 	raw, err := os.ReadFile(chartDeployment)
 	if err != nil {
 		t.Fatal(err)
@@ -86,6 +103,47 @@ func TestOperatorDeploymentArgsAreOperatorFlags(t *testing.T) {
 			t.Errorf("the chart's images.%s becomes --%s, which is no flag of anthill operator", name, imageFlag(name))
 		}
 	}
+}
+
+// namespacedArgs are the arguments manifests/namespaced's JSON patches add
+// to the operator container.
+func namespacedArgs(t *testing.T) []string {
+	t.Helper()
+	raw, err := os.ReadFile(namespacedKustomize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k struct {
+		Patches []struct {
+			Patch string `json:"patch"`
+		} `json:"patches"`
+	}
+	if err := yaml.Unmarshal(raw, &k); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, p := range k.Patches {
+		var ops []struct {
+			Op, Path string
+			Value    any
+		}
+		if yaml.Unmarshal([]byte(p.Patch), &ops) != nil {
+			continue // a strategic-merge patch, not a list of operations
+		}
+		for _, op := range ops {
+			if strings.HasPrefix(op.Path, "/spec/template/spec/containers/0/args") {
+				switch v := op.Value.(type) {
+				case string:
+					out = append(out, v)
+				case []any:
+					for _, a := range v {
+						out = append(out, fmt.Sprint(a))
+					}
+				}
+			}
+		}
+	}
+	return out
 }
 
 // chartFlagNames are the flag names in the args list of the chart's
