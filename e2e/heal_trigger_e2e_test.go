@@ -22,7 +22,7 @@ import (
 // moment it announces that transition, and the simulator sees no
 // violation.
 func TestHealTriggerFailureStillHeals(t *testing.T) {
-	t.Parallel()
+	sideBySide(t)
 	ns := newNamespace(t)
 	const name = "trig"
 	createClusterWithSim(t, ns, name, 1, framework.SimOptions{Seed: 7, WriteRate: 20, HealRate: 40})
