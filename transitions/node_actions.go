@@ -100,7 +100,11 @@ func setNodeDevices(ctx context.Context, ops Ops, n NodeTarget, enabled bool) er
 		}
 		return nil
 	}
-	for _, dev := range n.Devices {
+	devices := n.RegisteredDevices
+	if len(devices) == 0 {
+		devices = n.Devices
+	}
+	for _, dev := range devices {
 		if err := ops.GD2.SetDeviceEnabled(ctx, n.PeerID, dev, enabled); err != nil {
 			return fmt.Errorf("set device %q on peer %s enabled=%t: %w", dev, n.PeerID, enabled, err)
 		}

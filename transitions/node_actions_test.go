@@ -156,3 +156,34 @@ func TestMirrorNodeStateWritesTheStateKey(t *testing.T) {
 		t.Errorf("mirroring without a peer should be a no-op, got %v", err)
 	}
 }
+
+// A node an older release joined has its devices registered in GD2 under
+// the names of that release's paths; after its claims move to new paths,
+// maintenance and resume still address the devices by the names GD2 has.
+func TestDevicesAreEnabledAndDisabledByTheirRegisteredNames(t *testing.T) {
+	w, n := joined(t)
+	legacy := map[string]bool{"/dev/sdb": true, "/dev/sdc": true}
+	w.devices[n.PeerID] = legacy
+	n.Devices = []string{"/dev/anthill/brick-0", "/dev/anthill/brick-1"}
+	n.RegisteredDevices = []string{"/dev/sdb", "/dev/sdc"}
+	if err := setNodeDevices(context.Background(), w.ops(), n, false); err != nil {
+		t.Fatalf("disable by registered names: %v", err)
+	}
+	for d, on := range w.devices[n.PeerID] {
+		if on {
+			t.Errorf("device %s still enabled", d)
+		}
+	}
+	if _, err := enableNodeDevices(context.Background(), w.ops(), n); err != nil {
+		t.Fatalf("enable by registered names: %v", err)
+	}
+	for d, on := range w.devices[n.PeerID] {
+		if !on {
+			t.Errorf("device %s still disabled", d)
+		}
+	}
+	n.RegisteredDevices = nil
+	if _, err := enableNodeDevices(context.Background(), w.ops(), n); err == nil {
+		t.Error("enabling by the new paths, which GD2 does not have, succeeded")
+	}
+}

@@ -24,8 +24,14 @@ type NodeTarget struct {
 	// name in the cluster's headless Service).
 	Address string
 	Zone    string
-	// Devices are the block devices the node contributes.
+	// Devices are the block devices the node contributes: the paths its
+	// pod has them at, registered in GD2 under these names.
 	Devices []string
+	// RegisteredDevices are the names GD2 has the node's devices under
+	// (as read in the sync), which enabling and disabling use: a node an
+	// older release joined keeps the names it registered (/dev/sdb, ...)
+	// after its claims move to new paths. Empty when not read.
+	RegisteredDevices []string
 	// PeerID is the GD2 peer id recorded in status, "" before join.
 	PeerID    string
 	PeerAlive bool
@@ -85,6 +91,11 @@ type ClusterTarget struct {
 	// Options are the cluster options to set (applyOptions): the keys of
 	// spec.clusterOptions whose value GD2 does not have.
 	Options map[string]string
+	// Bricks is the number of GD2 bricks on each peer, by peer id, as the
+	// cluster machine's sync read them (nil when GD2 did not answer): what
+	// scaleNodes and deleteNodes order nodes for removal by
+	// (states.ScaleDownOrder).
+	Bricks map[string]int
 }
 
 // nodeState is the mirrored state value for a node state.

@@ -55,6 +55,11 @@ type nodeView struct {
 	sharing map[string]bool
 	// move is where the next brick may go.
 	move states.MovePlan
+	// registered are the names of the devices GD2 has on the node's
+	// peer, sorted: the names a device is enabled and disabled by, which
+	// stay what they were registered as (a node an older release joined
+	// has its claims registered as /dev/sdb, ...).
+	registered []string
 	// gd2Err is why the GD2 side could not be read (the snapshot then
 	// has GD2Reachable false).
 	gd2Err error
@@ -280,6 +285,7 @@ func (s *NodeSyncer) gd2Side(ctx context.Context, node *operatorv1alpha1.Gluster
 		return fmt.Errorf("list devices: %w", err)
 	}
 	snap.DevicesEnabled, snap.DevicesDisabled = peerDevices(p.ID, devices)
+	view.registered = peerDeviceNames(p.ID, devices)
 	if !decisionReadsBricks(snap.State) {
 		return nil
 	}
@@ -361,6 +367,18 @@ func nodePeer(node *operatorv1alpha1.GlusterNode, peers []gd2.Peer) *gd2.Peer {
 		}
 	}
 	return nil
+}
+
+// peerDeviceNames are the names of peer's devices in devices, sorted.
+func peerDeviceNames(peer string, devices []gd2.Device) []string {
+	var out []string
+	for _, d := range devices {
+		if d.PeerID == peer {
+			out = append(out, d.Device)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // peerDevices counts peer's devices in devices by state: enabled, and

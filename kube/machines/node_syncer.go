@@ -381,7 +381,7 @@ func (s *NodeSyncer) target(node *operatorv1alpha1.GlusterNode, f *nodeSync) tra
 		PeerID: snap.PeerID, PeerAlive: snap.PeerAlive, TargetVersion: snap.TargetVersion,
 		MoveVolume: snap.NextBrickVolume, MovePath: snap.NextBrickPath,
 		MoveTo:     transitions.MoveTo{Peers: view.move.Targets, SameZone: view.move.SameZone},
-		LostPodUID: snap.LostPod.UID,
+		LostPodUID: snap.LostPod.UID, RegisteredDevices: view.registered,
 	}
 	if t.PeerID == "" {
 		t.PeerID = node.Status.PeerID
