@@ -26,6 +26,11 @@ type NodeFacts struct {
 	// revision than the cluster's spec gives it now (NodeSnapshot's
 	// RunningRevision and TargetRevision).
 	StaleTemplate bool
+	// Bricks is the number of GD2 bricks on the node's peer, over every
+	// volume, as the last volume list read showed them; 0 for a node with
+	// no peer, and for every node when GD2 did not answer (ScaleDownOrder
+	// then orders by age alone).
+	Bricks int
 }
 
 // NodeCounts reports whether n counts toward its cluster's size: it is not

@@ -5,11 +5,19 @@ import (
 	"slices"
 )
 
-// ScaleDownOrder returns nodes ordered for removal, first to go first.
-// Nothing here sees GD2's brick placement, so least-used is approximated:
-// nodes that were never Online hold no bricks and go first; then the
-// newest, which have had the least time to receive bricks; then by name,
-// descending, so that the order is total. nodes is not modified.
+// ScaleDownOrder returns nodes ordered for removal, first to go first:
+// the node whose removal moves the least data goes first. Nodes that were
+// never Online hold no bricks and go first; then the node with the fewest
+// bricks (NodeFacts.Bricks), since each brick is one replace-brick and one
+// heal of the drain; among equal counts the newest, which has had the
+// least time to receive data; then by name, descending, so that the order
+// is total. The counts are a reading, not a promise: the drain re-reads
+// GD2 before it moves anything. nodes is not modified.
+//
+// Every scale-down takes its node from here: the scaling action and the
+// ledger entry it writes first (objects.PlanScale), the autoscaler's check
+// that the node can be absorbed (Autoscale), and the plan `kubectl gluster
+// node decommission` prints.
 func ScaleDownOrder(nodes []NodeFacts) []NodeFacts {
 	out := slices.Clone(nodes)
 	slices.SortStableFunc(out, func(a, b NodeFacts) int {
@@ -20,7 +28,7 @@ func ScaleDownOrder(nodes []NodeFacts) []NodeFacts {
 			}
 			return 1
 		}
-		return cmp.Or(b.Created.Compare(a.Created), cmp.Compare(b.Name, a.Name))
+		return cmp.Or(cmp.Compare(a.Bricks, b.Bricks), b.Created.Compare(a.Created), cmp.Compare(b.Name, a.Name))
 	})
 	return out
 }

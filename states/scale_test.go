@@ -23,6 +23,10 @@ func TestScaleDownOrder(t *testing.T) {
 	aged := func(name string, st fsm.State, age time.Duration) NodeFacts {
 		return NodeFacts{Name: name, State: st, Created: t0.Add(-age)}
 	}
+	holding := func(n NodeFacts, bricks int) NodeFacts {
+		n.Bricks = bricks
+		return n
+	}
 	for _, tc := range []struct {
 		name  string
 		nodes []NodeFacts
@@ -42,6 +46,23 @@ func TestScaleDownOrder(t *testing.T) {
 		{"nodes of the same age go by name, descending", []NodeFacts{
 			aged("a", NodeOnline, time.Hour), aged("c", NodeOnline, time.Hour), aged("b", NodeOnline, time.Hour),
 		}, []string{"c", "b", "a"}},
+		{"the node with the fewest bricks goes first, however old", []NodeFacts{
+			holding(aged("new-full", NodeOnline, time.Hour), 4), holding(aged("old-empty", NodeOnline, 5*time.Hour), 0),
+			holding(aged("mid-some", NodeOnline, 3*time.Hour), 2),
+		}, []string{"old-empty", "mid-some", "new-full"}},
+		{"nodes with as many bricks go newest first, then by name, descending", []NodeFacts{
+			holding(aged("old", NodeOnline, 3*time.Hour), 2), holding(aged("new", NodeOnline, time.Hour), 2),
+			holding(aged("a", NodeOnline, time.Hour), 2), holding(aged("fewer", NodeOnline, 0), 1),
+		}, []string{"fewer", "new", "a", "old"}},
+		{"a node that never reached Online goes first even when counted with bricks", []NodeFacts{
+			holding(aged("online-empty", NodeOnline, time.Hour), 0), holding(aged("joining", NodeJoining, 2*time.Hour), 3),
+		}, []string{"joining", "online-empty"}},
+		{"an Offline node with fewer bricks goes before an Online one with more", []NodeFacts{
+			holding(aged("online", NodeOnline, 3*time.Hour), 5), holding(aged("offline", NodeOffline, 5*time.Hour), 1),
+		}, []string{"offline", "online"}},
+		{"without brick counts (GD2 did not answer) the newest goes first, as before", []NodeFacts{
+			aged("old", NodeOnline, 3*time.Hour), aged("new", NodeOnline, time.Hour), aged("mid", NodeOffline, 2*time.Hour),
+		}, []string{"new", "mid", "old"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := slices.Clone(tc.nodes)
@@ -59,6 +80,10 @@ func TestScaleDownOrderIsAPermutationWithNeverOnlineNodesFirst(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for range 50000 {
 		nodes := randomNodeFacts(r)
+		for i := range nodes {
+			// Few distinct counts, so that ties are common.
+			nodes[i].Bricks = r.IntN(3)
+		}
 		got := ScaleDownOrder(nodes)
 		fail := func(rule string) { t.Fatalf("%s\nnodes %+v\norder %v", rule, nodes, names(got)) }
 		if a, b := slices.Sorted(slices.Values(names(nodes))), slices.Sorted(slices.Values(names(got))); !slices.Equal(a, b) {
@@ -71,10 +96,13 @@ func TestScaleDownOrderIsAPermutationWithNeverOnlineNodesFirst(t *testing.T) {
 			case !an && bn:
 				fail("a node that was Online goes before one that never was")
 			case an != bn:
+			case a.Bricks > b.Bricks:
+				fail("a node with more bricks goes before one with fewer")
+			case a.Bricks < b.Bricks:
 			case a.Created.Before(b.Created):
-				fail("an older node goes before a newer one")
+				fail("an older node goes before a newer one with as many bricks")
 			case a.Created.Equal(b.Created) && a.Name < b.Name:
-				fail("nodes of the same age are not in descending name order")
+				fail("nodes of the same age and brick count are not in descending name order")
 			}
 		}
 	}

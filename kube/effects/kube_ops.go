@@ -335,9 +335,11 @@ func (o *Kube) ensureAuthSecret(ctx context.Context, c *operatorv1alpha1.Gluster
 // list must not lose its data.
 //
 // Scale-down sets the decommission request on the surplus nodes of a
-// template, least-used first (states.ScaleDownOrder). The plan is
-// objects.PlanScale, which the cluster machine also runs, on the same live
-// reads, to record the change in the ledger before this runs.
+// template, the one whose removal moves the least data first
+// (states.ScaleDownOrder: fewest bricks, then newest, by ct.Bricks). The
+// plan is objects.PlanScale, which the cluster machine also runs, on the
+// same live reads and the same brick counts, to record the change in the
+// ledger before this runs.
 func (o *Kube) ScaleNodes(ctx context.Context, ct transitions.ClusterTarget, desired int) error {
 	c, err := o.getCluster(ctx, ct.Namespace, ct.Name)
 	if err != nil {
@@ -354,7 +356,7 @@ func (o *Kube) ScaleNodes(ctx context.Context, ct transitions.ClusterTarget, des
 	for i := range nodes {
 		ptrs[i] = &nodes[i]
 	}
-	plan := objects.PlanScale(c, ptrs)
+	plan := objects.PlanScale(c, ptrs, ct.Bricks)
 	for _, n := range plan.Decommission {
 		if err := o.requestDecommission(ctx, n); err != nil {
 			return err
@@ -444,7 +446,8 @@ func (o *Kube) requestDecommission(ctx context.Context, n *operatorv1alpha1.Glus
 //
 // The last node cannot have its peer deleted (GD2 refuses to remove its only
 // peer); its own machine sees that the cluster is going and removes it with
-// the pool (Detaching -> Deleting, reason LastPeer).
+// the pool (Detaching -> Deleting, reason LastPeer). Nodes go in scale-down
+// order (states.ScaleDownOrder, by ct.Bricks).
 func (o *Kube) DeleteNodes(ctx context.Context, ct transitions.ClusterTarget) error {
 	nodes, err := o.clusterNodes(ctx, ct.Namespace, ct.Name)
 	if err != nil {
@@ -461,7 +464,7 @@ func (o *Kube) DeleteNodes(ctx context.Context, ct transitions.ClusterTarget) er
 	if len(leaving) > 0 || len(rest) == 0 {
 		return nil // a node is still leaving; its removal requeues the cluster
 	}
-	n := objects.ScaleDownOrder(rest)[0]
+	n := objects.ScaleDownOrder(rest, ct.Bricks)[0]
 	err = o.Anthill.OperatorV1alpha1().GlusterNodes(n.Namespace).Delete(ctx, n.Name, metav1.DeleteOptions{
 		Preconditions: &metav1.Preconditions{UID: &n.UID},
 	})

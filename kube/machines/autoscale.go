@@ -44,7 +44,7 @@ func (s *ClusterSyncer) autoscale(c *operatorv1alpha1.GlusterCluster, phase fsm.
 	if err != nil {
 		return err
 	}
-	in := autoscaleInput(c, phase, reading, all, f.snap)
+	in := autoscaleInput(c, phase, reading, f.bricks, all, f.snap)
 	in.Now = s.Clock.Now()
 	d := states.Autoscale(in)
 	f.autoscale = d
@@ -57,8 +57,9 @@ func (s *ClusterSyncer) autoscale(c *operatorv1alpha1.GlusterCluster, phase fsm.
 }
 
 // autoscaleInput gathers the autoscaler's facts from the spec, the
-// recorded status, the cluster's GlusterNodes and one capacity reading.
-func autoscaleInput(c *operatorv1alpha1.GlusterCluster, phase fsm.State, reading *capacityReading, all []*operatorv1alpha1.GlusterNode, snap states.ClusterSnapshot) states.AutoscaleInput {
+// recorded status, the cluster's GlusterNodes, one capacity reading and
+// the brick counts the scale-down order goes by.
+func autoscaleInput(c *operatorv1alpha1.GlusterCluster, phase fsm.State, reading *capacityReading, bricks objects.BrickCounts, all []*operatorv1alpha1.GlusterNode, snap states.ClusterSnapshot) states.AutoscaleInput {
 	in := states.AutoscaleInput{
 		ZoneFree: map[string]uint64{}, CapacityKnown: reading != nil,
 		ScaleUp: true, ScaleDown: true, Cooldown: DefaultAutoscaleCooldown,
@@ -93,6 +94,7 @@ func autoscaleInput(c *operatorv1alpha1.GlusterCluster, phase fsm.State, reading
 			continue
 		}
 		nf := objects.NodeFacts(n)
+		nf.Bricks = bricks.Of(n)
 		in.Nodes = append(in.Nodes, nf)
 		if !states.NodeCounts(nf) {
 			continue

@@ -38,7 +38,8 @@ func autoNode(name, peer string) *operatorv1alpha1.GlusterNode {
 // The autoscaler reads every knob it documents: the toggles and cooldown
 // of spec.autoscaling, each template's bounds, band, maxStorage and raw
 // node size, the recorded counts and last step, and each node's free and
-// allocated space from its own peer's devices.
+// allocated space from its own peer's devices, and its own peer's brick
+// count, which the scale-down order goes by.
 func TestAutoscaleInputReadsTheSpecTheStatusAndTheDevices(t *testing.T) {
 	c := autoCluster()
 	last := metav1.NewTime(autoT0.Add(-time.Minute))
@@ -49,7 +50,7 @@ func TestAutoscaleInputReadsTheSpecTheStatusAndTheDevices(t *testing.T) {
 		zones:  []states.ZoneCapacity{{Zone: "zone-1", Free: 130 << 30}},
 		byPeer: map[string]states.PeerCapacity{"p-a": {Total: 200 << 30, Free: 30 << 30, Allocated: 170 << 30}, "p-b": {Total: 200 << 30, Free: 100 << 30, Allocated: 100 << 30}},
 	}
-	in := autoscaleInput(c, states.ClusterReady, reading, []*operatorv1alpha1.GlusterNode{autoNode("a", "p-a"), autoNode("b", "p-b"), other}, states.ClusterSnapshot{VolumesUnhealthy: 1})
+	in := autoscaleInput(c, states.ClusterReady, reading, objects.BrickCounts{"p-a": 3, "p-other": 9}, []*operatorv1alpha1.GlusterNode{autoNode("a", "p-a"), autoNode("b", "p-b"), other}, states.ClusterSnapshot{VolumesUnhealthy: 1})
 	if !in.ScaleUp || in.ScaleDown || in.Cooldown != 5*time.Minute || !in.LastScale.Equal(last.Time) || !in.CapacityKnown || in.VolumesUnhealthy != 1 {
 		t.Errorf("knobs %+v", in)
 	}
@@ -61,19 +62,19 @@ func TestAutoscaleInputReadsTheSpecTheStatusAndTheDevices(t *testing.T) {
 		tm.NodeRaw != 200<<30 || tm.Recorded == nil || *tm.Recorded != 2 || in.ZoneFree["zone-1"] != 130<<30 {
 		t.Errorf("template %+v", tm)
 	}
-	if len(tm.Nodes) != 2 || tm.Free() != 130<<30 || tm.Nodes[0].Allocated != 170<<30 {
+	if len(tm.Nodes) != 2 || tm.Free() != 130<<30 || tm.Nodes[0].Allocated != 170<<30 || tm.Nodes[0].Bricks != 3 || tm.Nodes[1].Bricks != 0 {
 		t.Errorf("template nodes %+v", tm.Nodes)
 	}
 
 	// Defaults, when spec.autoscaling is unset; no reading, no capacity.
 	c.Spec.Autoscaling = nil
-	in = autoscaleInput(c, states.ClusterReady, nil, nil, states.ClusterSnapshot{})
+	in = autoscaleInput(c, states.ClusterReady, nil, nil, nil, states.ClusterSnapshot{})
 	if !in.ScaleUp || !in.ScaleDown || in.Cooldown != DefaultAutoscaleCooldown || in.CapacityKnown {
 		t.Errorf("defaults %+v", in)
 	}
 	// A deleted cluster takes no step.
 	c.DeletionTimestamp = &last
-	if in := autoscaleInput(c, states.ClusterReady, nil, nil, states.ClusterSnapshot{}); in.Phase != states.ClusterDeleting {
+	if in := autoscaleInput(c, states.ClusterReady, nil, nil, nil, states.ClusterSnapshot{}); in.Phase != states.ClusterDeleting {
 		t.Errorf("phase of a deleted cluster %s", in.Phase)
 	}
 }

@@ -24,10 +24,11 @@ const maxLedgerItems = 64
 // run: one createNodes entry per template that gains nodes, one
 // decommissionNode entry per node asked to leave. They come from the plan
 // the action itself carries out (objects.PlanScale), over the live cluster
-// and its live GlusterNodes: the action re-reads them live too, so the
-// entries name what it is about to do, and a step repeated while the
-// cache lags plans (and records) nothing more.
-func scaleLedgerEntries(ctx context.Context, a versioned.Interface, ns, name string, d states.Decision, phase fsm.State, now time.Time) ([]operatorv1alpha1.LedgerEntry, error) {
+// and its live GlusterNodes and the brick counts the action is given too:
+// the action re-reads the objects live as well, so the entries name what
+// it is about to do, and a step repeated while the cache lags plans (and
+// records) nothing more.
+func scaleLedgerEntries(ctx context.Context, a versioned.Interface, ns, name string, bricks objects.BrickCounts, d states.Decision, phase fsm.State, now time.Time) ([]operatorv1alpha1.LedgerEntry, error) {
 	c, err := a.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("read the cluster to plan its scaling: %w", err)
@@ -45,7 +46,7 @@ func scaleLedgerEntries(ctx context.Context, a versioned.Interface, ns, name str
 			nodes = append(nodes, &list.Items[i])
 		}
 	}
-	plan := objects.PlanScale(c, nodes)
+	plan := objects.PlanScale(c, nodes, bricks)
 	var out []operatorv1alpha1.LedgerEntry
 	at := metav1.Time{Time: now}
 	for i, t := range plan.Create {

@@ -82,6 +82,10 @@ type clusterFacts struct {
 	capacity    *operatorv1alpha1.CapacityStatus
 	autoscale   states.AutoscaleDecision
 	autoscaling *operatorv1alpha1.AutoscalingStatus
+	// bricks counts each peer's bricks (nil: GD2 did not say); the
+	// autoscaler, the scaleNodes ledger entries and the action all order
+	// nodes for removal by it.
+	bricks objects.BrickCounts
 	// gd2Err is why GD2 did not answer (no client could be made, or its
 	// peer list failed); nil when it answered.
 	gd2Err error
@@ -115,7 +119,8 @@ func (s *ClusterSyncer) Instances(_ context.Context, c *operatorv1alpha1.Gluster
 }
 
 // Gather reads the cluster's facts, and its capacity from GD2's devices
-// when GD2 answers (status.capacity keeps the last reading otherwise).
+// and each peer's brick count from its volumes when GD2 answers
+// (status.capacity keeps the last reading otherwise).
 func (s *ClusterSyncer) Gather(ctx context.Context, c *operatorv1alpha1.GlusterCluster, in *engine.Instance[*clusterFacts]) error {
 	if err := s.snapshot(ctx, c, in.State, in.Facts); err != nil {
 		return err
@@ -129,6 +134,7 @@ func (s *ClusterSyncer) Gather(ctx context.Context, c *operatorv1alpha1.GlusterC
 			in.Facts.capacity = reading.status
 		}
 		in.Facts.snap.OptionsDiffer = s.optionsDiffer(ctx, c)
+		in.Facts.bricks = s.brickCounts(ctx, c)
 	}
 	return s.autoscale(c, in.State, reading, in.Facts)
 }
@@ -167,7 +173,7 @@ func (s *ClusterSyncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterClus
 	if !ok {
 		return nil
 	}
-	target := transitions.ClusterTarget{Namespace: c.Namespace, Name: c.Name, DesiredNodes: in.Facts.snap.DesiredNodes}
+	target := transitions.ClusterTarget{Namespace: c.Namespace, Name: c.Name, DesiredNodes: in.Facts.snap.DesiredNodes, Bricks: in.Facts.bricks}
 	ops := transitions.Ops{Kube: s.Kube, GD2: effects.NoGD2{}}
 	var ledger []operatorv1alpha1.LedgerEntry
 	now := s.Clock.Now()
@@ -186,7 +192,7 @@ func (s *ClusterSyncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterClus
 			ledger = append(ledger, optionsLedgerEntry(target.Options, d, in.State, now))
 		}
 	case states.ClusterScaleNodes:
-		entries, err := scaleLedgerEntries(ctx, s.Anthill, c.Namespace, c.Name, d, in.State, now)
+		entries, err := scaleLedgerEntries(ctx, s.Anthill, c.Namespace, c.Name, in.Facts.bricks, d, in.State, now)
 		if err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/gluster/anthill/fsm"
+	"github.com/gluster/anthill/gd2"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/states"
 )
@@ -70,19 +71,44 @@ func TemplateFacts(c *operatorv1alpha1.GlusterCluster) []states.TemplateFacts {
 	return out
 }
 
+// BrickCounts is the number of GD2 bricks on each peer, by peer id, as
+// the last volume list read showed them; nil when GD2 did not answer.
+type BrickCounts map[string]int
+
 // ScaleDownOrder is states.ScaleDownOrder over GlusterNodes of one
-// namespace (their names are unique).
-func ScaleDownOrder(nodes []*operatorv1alpha1.GlusterNode) []*operatorv1alpha1.GlusterNode {
+// namespace (their names are unique), each node holding the bricks
+// bricks counts on its peer (status.peerID).
+func ScaleDownOrder(nodes []*operatorv1alpha1.GlusterNode, bricks BrickCounts) []*operatorv1alpha1.GlusterNode {
 	byName := make(map[string]*operatorv1alpha1.GlusterNode, len(nodes))
 	facts := make([]states.NodeFacts, len(nodes))
 	for i, n := range nodes {
 		byName[n.Name], facts[i] = n, NodeFacts(n)
+		facts[i].Bricks = bricks.Of(n)
 	}
 	out := make([]*operatorv1alpha1.GlusterNode, len(nodes))
 	for i, f := range states.ScaleDownOrder(facts) {
 		out[i] = byName[f.Name]
 	}
 	return out
+}
+
+// CountBricks counts the bricks of vols on each peer.
+func CountBricks(vols []gd2.Volume) BrickCounts {
+	out := BrickCounts{}
+	for i := range vols {
+		for _, b := range vols[i].Bricks() {
+			out[b.PeerID]++
+		}
+	}
+	return out
+}
+
+// Of is the number of bricks on n's peer; 0 for a node with no peer yet.
+func (b BrickCounts) Of(n *operatorv1alpha1.GlusterNode) int {
+	if n.Status.PeerID == "" {
+		return 0
+	}
+	return b[n.Status.PeerID]
 }
 
 // ScalePlan is what scaling a cluster's GlusterNodes to its templates'
@@ -100,8 +126,9 @@ type ScalePlan struct {
 // Draining or beyond) are a template's members. A node whose template is
 // no longer in the spec, or a node added by hand, is never chosen for
 // removal: a node missing from a list must not lose its data. Surplus
-// nodes are removed least-used first (ScaleDownOrder).
-func PlanScale(c *operatorv1alpha1.GlusterCluster, nodes []*operatorv1alpha1.GlusterNode) ScalePlan {
+// nodes are removed in ScaleDownOrder, whose removal moves the least data
+// (fewest bricks in bricks) first.
+func PlanScale(c *operatorv1alpha1.GlusterCluster, nodes []*operatorv1alpha1.GlusterNode, bricks BrickCounts) ScalePlan {
 	byTemplate := map[string][]*operatorv1alpha1.GlusterNode{}
 	for _, n := range nodes {
 		if states.NodeCounts(NodeFacts(n)) {
@@ -118,7 +145,7 @@ func PlanScale(c *operatorv1alpha1.GlusterCluster, nodes []*operatorv1alpha1.Glu
 			p.Create = append(p.Create, t)
 		}
 		if surplus := len(members) - targets[i]; surplus > 0 {
-			p.Decommission = append(p.Decommission, ScaleDownOrder(members)[:surplus]...)
+			p.Decommission = append(p.Decommission, ScaleDownOrder(members, bricks)[:surplus]...)
 		}
 	}
 	return p
