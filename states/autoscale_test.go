@@ -201,6 +201,15 @@ func TestAutoscale(t *testing.T) {
 				return asInput(tm)
 			}(), desired: []int{2}, stepped: -1, reason: ReasonZoneNeedsCapacity,
 			message: "Template a: Free 60Gi is above freeStorageMax 50Gi, but removing a-new would leave zone za 60Gi free for the 100Gi its bricks take."},
+		{name: "the node checked is the one with the fewest bricks, not the newest",
+			in: func() AutoscaleInput {
+				old, young := asNode("a-old", 60, 40, 2*time.Hour), asNode("a-new", 0, 100, time.Hour)
+				old.Bricks, young.Bricks = 2, 5
+				tm := asTemplate("a", "za", 1, 3, old, young)
+				tm.FreeStorageMin, tm.FreeStorageMax = nil, gib(50)
+				return asInput(tm)
+			}(), desired: []int{2}, stepped: -1, reason: ReasonZoneNeedsCapacity,
+			message: "Template a: Free 60Gi is above freeStorageMax 50Gi, but removing a-old would leave zone za 0 free for the 40Gi its bricks take."},
 		{name: "a node whose bricks fit but leave the template below freeStorageMin stays",
 			in: func() AutoscaleInput {
 				tm := asTemplate("a", "za", 1, 3, asNode("a-old", 100, 0, 2*time.Hour), asNode("a-new", 10, 90, time.Hour))
@@ -280,6 +289,7 @@ func TestAutoscaleTakesAtMostOneSafeStep(t *testing.T) {
 				alloc := uint64(r.IntN(101))
 				nodes = append(nodes, asNode(fmt.Sprintf("t%d-%d", i, j), 100-alloc, alloc, time.Duration(r.IntN(3))*time.Hour))
 				nodes[j].State = states[r.IntN(len(states))]
+				nodes[j].Bricks = r.IntN(3)
 			}
 			tm := asTemplate(fmt.Sprintf("t%d", i), fmt.Sprintf("z%d", r.IntN(3)), lo, lo+r.IntN(3), nodes...)
 			if r.IntN(4) == 0 {
@@ -323,9 +333,12 @@ func TestAutoscaleTakesAtMostOneSafeStep(t *testing.T) {
 				fail("a grow that was not allowed or not needed")
 			}
 			if delta < 0 {
+				// Every node is Online (settled): the fewest bricks, then
+				// the newest, then the last name.
 				victim := tm.Nodes[0]
 				for _, n := range tm.Nodes {
-					if n.Created.After(victim.Created) || n.Created.Equal(victim.Created) && n.Name > victim.Name {
+					if n.Bricks < victim.Bricks || n.Bricks == victim.Bricks &&
+						(n.Created.After(victim.Created) || n.Created.Equal(victim.Created) && n.Name > victim.Name) {
 						victim = n
 					}
 				}
