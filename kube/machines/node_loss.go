@@ -69,6 +69,8 @@ func (s *NodeSyncer) lostPodSide(ctx context.Context, node *operatorv1alpha1.Glu
 func (s *NodeSyncer) podStorageNote(ctx context.Context, pod *corev1.Pod) (string, error) {
 	for _, v := range pod.Spec.Volumes {
 		switch {
+		case v.HostPath != nil && objects.HostInterfaceVolume(v.Name):
+			continue // the same on every host, and no data of the node's
 		case v.HostPath != nil:
 			return fmt.Sprintf("volume %q is host path %s", v.Name, v.HostPath.Path), nil
 		case v.PersistentVolumeClaim == nil:

@@ -64,8 +64,27 @@ func lostPodFixture(t *testing.T, pv *corev1.PersistentVolume) *nodeFixture {
 	}
 	pod.UID = "pod-uid-1"
 	pod.Spec.NodeName = "worker-3"
-	pod.Spec.Volumes = []corev1.Volume{{Name: "brick-0", VolumeSource: corev1.VolumeSource{
-		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}}}
+	// The pod's volumes are the GD2 pod's own host interfaces (LVM's run
+	// directory, the kernel's modules, which every host has) and secret,
+	// with the brick claim (its state on a claim, not the host).
+	obj, _, err := f.nodes.GetByKey("ns/gc-z1-a")
+	if err != nil || obj == nil {
+		t.Fatalf("the fixture's node: %v", err)
+	}
+	node := obj.(*operatorv1alpha1.GlusterNode)
+	cobj, _, err := f.clusters.GetByKey("ns/" + node.Spec.Cluster)
+	if err != nil || cobj == nil {
+		t.Fatalf("the fixture's cluster: %v", err)
+	}
+	sts := objects.NodeStatefulSet(cobj.(*operatorv1alpha1.GlusterCluster), node, "")
+	pod.Spec.Volumes = nil
+	for _, v := range sts.Spec.Template.Spec.Volumes {
+		if v.HostPath == nil || objects.HostInterfaceVolume(v.Name) {
+			pod.Spec.Volumes = append(pod.Spec.Volumes, v)
+		}
+	}
+	pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: "brick-0", VolumeSource: corev1.VolumeSource{
+		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}})
 	pod.DeletionTimestamp = &metav1.Time{Time: now.Add(-30 * time.Second)}
 	if _, err := f.kube.CoreV1().Pods("ns").Update(ctx, pod, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)

@@ -417,6 +417,15 @@ func nodePlacement(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.Glust
 	return &corev1.Affinity{NodeAffinity: out}, tolerations
 }
 
+// HostInterfaceVolume reports whether the GD2 pod's volume name is a
+// host interface it mounts (LVM's run directory, the kernel's modules):
+// each host has its own and none holds the node's data, so a pod using
+// them may move to another host of its zone (a lost Kubernetes node's pod
+// is evicted all the same; see the node machine's lost-pod step).
+func HostInterfaceVolume(name string) bool {
+	return name == volumeLVMRun || name == volumeModules
+}
+
 func clusterObjectMeta(c *operatorv1alpha1.GlusterCluster, name, component string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{
 		Name:            name,
