@@ -6,6 +6,7 @@ import (
 
 	"github.com/gluster/anthill/gd2"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
 )
@@ -42,6 +43,9 @@ type DrainPreview struct {
 	// Staying counts the node's bricks that may not move yet: the only
 	// healed copy of their data, or a replica set that would lose quorum.
 	Staying int
+	// PeerBricks counts every peer's bricks, from the same volume list:
+	// what the scale-down order (objects.ScaleDownOrder) goes by.
+	PeerBricks objects.BrickCounts
 }
 
 // PreviewDrain computes the DrainPreview of node with the same facts and
@@ -63,6 +67,11 @@ func PreviewDrain(ctx context.Context, gc PreviewReads, node *operatorv1alpha1.G
 			peer = p
 		}
 	}
+	vols, err := gc.ListVolumes(ctx, gd2.Filter{})
+	if err != nil {
+		return out, fmt.Errorf("list volumes: %w", err)
+	}
+	out.PeerBricks = objects.CountBricks(vols)
 	if peer == nil {
 		return out, nil
 	}
@@ -70,10 +79,6 @@ func PreviewDrain(ctx context.Context, gc PreviewReads, node *operatorv1alpha1.G
 	devices, err := gc.ListAllDevices(ctx)
 	if err != nil {
 		return out, fmt.Errorf("list devices: %w", err)
-	}
-	vols, err := gc.ListVolumes(ctx, gd2.Filter{})
-	if err != nil {
-		return out, fmt.Errorf("list volumes: %w", err)
 	}
 	moved := movedRefs(node)
 	var views []states.VolumeFacts

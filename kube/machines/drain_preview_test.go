@@ -95,14 +95,24 @@ func TestPreviewDrainPlansEveryBrickWithThePlacementPolicy(t *testing.T) {
 	if got.PeerID != leaving.Status.PeerID || len(got.Bricks) != 1 || got.Staying != 0 {
 		t.Fatalf("preview %+v; want one brick of peer %s to move, none staying", got, leaving.Status.PeerID)
 	}
+	for _, p := range peers {
+		want := 1 // one replica-3 volume on three of the four peers
+		if p.ID == spare {
+			want = 0
+		}
+		if got.PeerBricks[p.ID] != want {
+			t.Errorf("peer %s counted with %d bricks, want %d (the scale-down order goes by them)", p.ID, got.PeerBricks[p.ID], want)
+		}
+	}
 	b := got.Bricks[0]
 	if b.Volume != "data" || b.Blocked != "" || len(b.Targets) == 0 || b.Targets[0] != spare || b.TargetNodes[0] != nodeOf[spare] || !b.SameZone {
 		t.Errorf("brick %+v; want data moved to the spare peer %s (%s) in its zone", b, spare, nodeOf[spare])
 	}
 
-	// A node GD2 does not know has nothing to move.
+	// A node GD2 does not know has nothing to move; the other peers'
+	// brick counts are still read.
 	stranger := &operatorv1alpha1.GlusterNode{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "stranger"}}
-	if got, err := PreviewDrain(ctx, g, stranger, nodes); err != nil || got.PeerID != "" || len(got.Bricks) != 0 {
-		t.Errorf("preview of an unknown node = %+v, %v; want empty", got, err)
+	if got, err := PreviewDrain(ctx, g, stranger, nodes); err != nil || got.PeerID != "" || len(got.Bricks) != 0 || got.PeerBricks[holders[0]] != 1 {
+		t.Errorf("preview of an unknown node = %+v, %v; want no bricks to move, the peers' counts", got, err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/gluster/anthill/kube/client/clientset/versioned"
 	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/machines"
+	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 )
 
@@ -49,6 +51,7 @@ func showDecommissionPlan(ctx context.Context, kc kubernetes.Interface, ac versi
 	} else {
 		preview, perr := previewDrain(ctx, kc, cluster, node, nodes)
 		writeBrickPlan(&b, preview, perr, nodes)
+		writeScaleDownOrder(&b, cluster, node, nodes, preview.PeerBricks)
 	}
 	_, err = fmt.Fprint(w, b.String())
 	return err
@@ -126,4 +129,43 @@ func writeBrickPlan(b *strings.Builder, preview machines.DrainPreview, err error
 	if preview.Staying > 0 {
 		fmt.Fprintf(b, "  %d more brick(s) wait: the only healed copy of their data, or their replica set's quorum\n", preview.Staying)
 	}
+}
+
+// writeScaleDownOrder writes the order in which the operator removes the
+// nodes of node's template when the template shrinks (nodeTemplates[].nodes
+// lowered, or the autoscaler): objects.ScaleDownOrder, the function the
+// scaling action uses, over the nodes that count and the brick counts
+// read from GD2 (nil when GD2 was not reachable from here: the order is
+// then by age alone, which the operator's may not be). It writes nothing
+// for a node that no shrink removes: one of an external cluster, added by
+// hand, or of a template no longer in c's spec.
+func writeScaleDownOrder(b *strings.Builder, c *operatorv1alpha1.GlusterCluster, node *operatorv1alpha1.GlusterNode, nodes []*operatorv1alpha1.GlusterNode, bricks objects.BrickCounts) {
+	if objects.IsExternal(c) || !slices.ContainsFunc(c.Spec.NodeTemplates, func(t operatorv1alpha1.NodeTemplate) bool { return t.Name == node.Spec.Template }) {
+		return
+	}
+	var members []*operatorv1alpha1.GlusterNode
+	for _, n := range nodes {
+		if n.Spec.Cluster == node.Spec.Cluster && n.Spec.Template == node.Spec.Template && states.NodeCounts(objects.NodeFacts(n)) {
+			members = append(members, n)
+		}
+	}
+	if len(members) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "Scale-down order of template %s (a shrink removes the first: never Online, then fewest bricks, then newest):\n", node.Spec.Template)
+	if bricks == nil {
+		b.WriteString("  brick counts unknown (GD2 is not reachable from here): by age alone, which the operator's order may not be\n")
+	}
+	table(b, []string{"NODE", "BRICKS", "STATE", ""}, func(row func(...string)) {
+		for _, n := range objects.ScaleDownOrder(members, bricks) {
+			count, mark := "-", ""
+			if bricks != nil {
+				count = fmt.Sprint(bricks.Of(n))
+			}
+			if n.Name == node.Name {
+				mark = "<- this node"
+			}
+			row(n.Name, count, orDash(n.Status.State), mark)
+		}
+	})
 }

@@ -5,10 +5,14 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gluster/anthill/cmd/internal/cli"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/machines"
+	"github.com/gluster/anthill/kube/objects"
 )
 
 func TestDecommissionPlanText(t *testing.T) {
@@ -49,6 +53,52 @@ func TestDecommissionPlanText(t *testing.T) {
 	writeBrickPlan(&b, machines.DrainPreview{PeerID: "p1"}, nil, nodes)
 	if b.String() != "Bricks: none on this node\n" {
 		t.Errorf("no bricks: %q", b.String())
+	}
+}
+
+// TestDecommissionPlanShowsTheScaleDownOrder: the plan lists the nodes of
+// the node's template in the order a shrink removes them (the scaling
+// action's objects.ScaleDownOrder: never Online, then fewest bricks, then
+// newest), and says when it could not read the brick counts; a node no
+// shrink removes gets no list.
+func TestDecommissionPlanShowsTheScaleDownOrder(t *testing.T) {
+	c := &operatorv1alpha1.GlusterCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gluster"},
+		Spec: operatorv1alpha1.GlusterClusterSpec{NodeTemplates: []operatorv1alpha1.NodeTemplate{{Name: "z1"}}}}
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	mk := func(name, state, peer string, age time.Duration) *operatorv1alpha1.GlusterNode {
+		n := glusterNode("ns", name, "gluster")
+		n.Spec.Template, n.Status.State, n.Status.PeerID = "z1", state, peer
+		n.CreationTimestamp = metav1.NewTime(at.Add(-age))
+		return n
+	}
+	old, young, joining := mk("old", "Online", "p-old", 3*time.Hour), mk("young", "Online", "p-young", time.Hour), mk("joining", "Joining", "", 0)
+	leaving := mk("leaving", "Online", "p-leaving", 2*time.Hour)
+	leaving.Annotations = map[string]string{objects.AnnotationRequest: objects.RequestDecommission}
+	other := mk("other", "Online", "p-other", 0)
+	other.Spec.Template = "z2"
+	nodes := []*operatorv1alpha1.GlusterNode{old, young, joining, leaving, other}
+
+	var b strings.Builder
+	writeScaleDownOrder(&b, c, young, nodes, objects.BrickCounts{"p-old": 1, "p-young": 4, "p-leaving": 0})
+	want := "Scale-down order of template z1 (a shrink removes the first: never Online, then fewest bricks, then newest):\n" +
+		"  NODE     BRICKS  STATE\n" +
+		"  joining  0       Joining\n" +
+		"  old      1       Online\n" +
+		"  young    4       Online   <- this node\n"
+	if b.String() != want {
+		t.Errorf("order\n%s\nwant\n%s", b.String(), want)
+	}
+
+	b.Reset()
+	writeScaleDownOrder(&b, c, young, nodes, nil)
+	if !strings.Contains(b.String(), "brick counts unknown") || !strings.Contains(b.String(), "  young    -       Online   <- this node\n  old") {
+		t.Errorf("order without brick counts:\n%s", b.String())
+	}
+
+	b.Reset()
+	writeScaleDownOrder(&b, c, other, nodes, nil)
+	if b.String() != "" {
+		t.Errorf("a node of a template no longer in the spec got an order:\n%s", b.String())
 	}
 }
 
