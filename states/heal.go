@@ -28,6 +28,10 @@ const (
 	HealStalled         fsm.Event = "healStalled"
 	HealSplitBrainFound fsm.Event = "splitBrainFound"
 	HealLostContact     fsm.Event = "lostContact"
+
+	// HealForceStartBricks is a step of HealPending: start the bricks GD2
+	// left offline on a live peer (volume start with force-start-bricks).
+	HealForceStartBricks fsm.Step = "forceStartBricks"
 )
 
 // HealMachine is the machine name used in logs, metrics and docs.
@@ -52,7 +56,9 @@ func HealDefinition() *fsm.Definition {
 				"in split-brain and every brick reachable. Left by `pendingFound`, `splitBrainFound` or `lostContact`."},
 			{Name: HealHealPending, Doc: "Entered by `pendingFound` (entries pending heal, or a brick unreachable " +
 				"so copies diverge) or by `healStalled`. Left by `startHeal` once every brick is reachable, by " +
-				"`healed` if the self-heal daemon finished on its own, or by `splitBrainFound` or `lostContact`."},
+				"`healed` if the self-heal daemon finished on its own, or by `splitBrainFound` or `lostContact`. " +
+				"Bricks GD2 left offline on a live peer (started before they were mounted) are started here by " +
+				"the `forceStartBricks` step once they have been so for `failurePolicy.offlineGrace`."},
 			{Name: HealHealing, Doc: "Entered by `startHeal`, whose action asked GD2 to heal the volume (also when GD2 answered " +
 				"that it could not hand the trigger to a node's self-heal daemon, step `selfheal.Heal`: the daemons crawl on " +
 				"their own, so the heal is watched all the same, with reason HealTriggerFailed). Watches " +
@@ -71,6 +77,14 @@ func HealDefinition() *fsm.Definition {
 			{Name: HealStalled, Doc: "Fires when a heal made no progress for the stall timeout, or a brick dropped out during it; the heal will be triggered again from HealPending. No action."},
 			{Name: HealSplitBrainFound, Doc: "Fires when any entry is in split-brain. No action; the state raises the AnthillVolumeSplitBrain alert."},
 			{Name: HealLostContact, Doc: "Fires when heal-info cannot be read. No action."},
+		},
+		Steps: []fsm.StepDoc{
+			{Name: HealForceStartBricks, In: []fsm.State{HealHealPending}, Doc: "Runs when some bricks of the volume have been " +
+				"offline on a peer GD2 lists alive for `failurePolicy.offlineGrace` (a restarted GD2 that started its bricks " +
+				"before mounting them leaves them so), every peer of the volume is alive, and no node holding one of its " +
+				"bricks is being drained, stopped or restarted by an upgrade, held in maintenance or leaving. Action: start " +
+				"the volume with `force-start-bricks`, which mounts and starts the bricks that are not running (a started " +
+				"volume only; repeating it starts nothing new). Recorded in the history and the ledger with its reason."},
 		},
 		Transitions: []fsm.Transition{
 			{Event: HealHealed, From: []fsm.State{HealUnknown, HealHealPending, HealHealing, HealSplitBrain}, To: HealHealthy},
@@ -116,4 +130,7 @@ type HealSnapshot struct {
 	// selfheal.Heal). The daemons go on crawling on their own, so the
 	// machine watches the pending count as usual and says why.
 	TriggerNotDelivered bool
+	// NotStarted: bricks GD2 left offline on a live peer, which the
+	// forceStartBricks step starts (DecideHeal, HealPending).
+	NotStarted BricksNotStarted
 }

@@ -52,6 +52,9 @@ func DecideHeal(s HealSnapshot) Decision {
 		return fire(HealPendingFound, ReasonEntriesPending, pending)
 	case HealHealPending:
 		if s.BricksUnreachable > 0 {
+			if d, ok := decideBricksNotStarted(s, pending); ok {
+				return d
+			}
 			return wait(ReasonBrickDown, pending+" Waiting for every brick before healing.", pollShort)
 		}
 		if s.SelfHealOff {

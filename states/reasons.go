@@ -88,6 +88,11 @@ const (
 	// watched in Healing as if the trigger had worked, and a stall
 	// triggers it again.
 	ReasonHealTriggerFailed = "HealTriggerFailed"
+	// ReasonBricksNotStarted: bricks of the volume have been offline on a
+	// live peer for failurePolicy.offlineGrace (GD2 started the peer
+	// without mounting them), so the heal machine starts them with a
+	// force-start-bricks volume start.
+	ReasonBricksNotStarted = "BricksNotStarted"
 
 	// Upgrade.
 	ReasonUpgradeRequested     = "UpgradeRequested"

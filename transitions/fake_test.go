@@ -204,6 +204,14 @@ func (w *world) TriggerHeal(_ context.Context, volume string) error {
 	return nil
 }
 
+func (w *world) ForceStartBricks(_ context.Context, volume string) error {
+	if err := w.call("ForceStartBricks"); err != nil {
+		return err
+	}
+	w.infra["started/"+volume] = true
+	return nil
+}
+
 func (w *world) SetVolumeMetadata(_ context.Context, volume string, md map[string]string) error {
 	if err := w.call("SetVolumeMetadata"); err != nil {
 		return err

@@ -23,11 +23,22 @@ type HealAction func(ctx context.Context, ops Ops, v VolumeTarget) error
 var HealActions = register(Actions[HealAction]{
 	Machine: states.HealMachine,
 	Events:  map[fsm.Event]HealAction{states.HealStartHeal: startHeal},
+	Steps:   map[fsm.Step]HealAction{states.HealForceStartBricks: forceStartBricks},
 })
 
 func startHeal(ctx context.Context, ops Ops, v VolumeTarget) error {
 	if err := ops.GD2.TriggerHeal(ctx, v.Volume); err != nil {
 		return fmt.Errorf("trigger heal of volume %q: %w", v.Volume, err)
+	}
+	return nil
+}
+
+// forceStartBricks starts the bricks GD2 left offline on a live peer of
+// the volume. Starting bricks that already run starts nothing new, so a
+// repeat (a retry, or a step run again after a crash) changes nothing.
+func forceStartBricks(ctx context.Context, ops Ops, v VolumeTarget) error {
+	if err := ops.GD2.ForceStartBricks(ctx, v.Volume); err != nil {
+		return fmt.Errorf("start the offline bricks of volume %q: %w", v.Volume, err)
 	}
 	return nil
 }

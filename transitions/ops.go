@@ -68,6 +68,12 @@ type HealGD2 interface {
 	// is already running is success. A trigger GD2 could not hand to a
 	// self-heal daemon returns an error matching ErrHealNotDelivered.
 	TriggerHeal(ctx context.Context, volume string) error
+	// ForceStartBricks starts the bricks of a started volume that are not
+	// running (GD2's volume start with force-start-bricks, which also
+	// mounts a brick GD2 started before mounting it). Bricks that run are
+	// left running, so repeating it changes nothing; a volume that is not
+	// started is refused, never started.
+	ForceStartBricks(ctx context.Context, volume string) error
 	// SetVolumeMetadata merges md into the volume's metadata (GD2 volume
 	// edit). Writing values the volume already has changes nothing.
 	SetVolumeMetadata(ctx context.Context, volume string, md map[string]string) error

@@ -36,6 +36,7 @@ const (
 	ActionRestorePeerZone        = "restorePeerZone"
 	ActionDeletePeer             = "deletePeer"
 	ActionTriggerHeal            = "triggerHeal"
+	ActionForceStartBricks       = "forceStartBricks"
 	ActionSetVolumeMetadata      = "setVolumeMetadata"
 	ActionSetClusterOptions      = "setClusterOptions"
 )
@@ -233,6 +234,10 @@ func (g auditGD2) DeletePeer(ctx context.Context, peerID string) error {
 
 func (g auditGD2) TriggerHeal(ctx context.Context, volume string) error {
 	return g.a.call(ctx, ActionTriggerHeal, func() error { return g.next.TriggerHeal(ctx, volume) }, zap.String(engine.LogVolume, volume))
+}
+
+func (g auditGD2) ForceStartBricks(ctx context.Context, volume string) error {
+	return g.a.call(ctx, ActionForceStartBricks, func() error { return g.next.ForceStartBricks(ctx, volume) }, zap.String(engine.LogVolume, volume))
 }
 
 func (g auditGD2) SetVolumeMetadata(ctx context.Context, volume string, md map[string]string) error {

@@ -291,6 +291,26 @@ func (g *GD2) TriggerHeal(ctx context.Context, volume string) error {
 	return fmt.Errorf("trigger heal of volume %s: %w", volume, err)
 }
 
+// ForceStartBricks starts the bricks of a started volume that are not
+// running: GD2's volume start with force-start-bricks, which mounts a
+// brick a restarted GD2 started before mounting it and starts it. Bricks
+// that run are left running. The volume is read first and must be
+// started: a force start of a stopped volume would start the volume
+// itself, which is an admin's decision, not a repair.
+func (g *GD2) ForceStartBricks(ctx context.Context, volume string) error {
+	v, err := g.Client.GetVolume(ctx, volume)
+	if err != nil {
+		return fmt.Errorf("read volume %s before starting its bricks: %w", volume, err)
+	}
+	if v.State != gd2.VolumeStarted {
+		return fmt.Errorf("start the bricks of volume %s: the volume is %s, not started: %w", volume, v.State, gd2.ErrVolumeNotStarted)
+	}
+	if _, err := g.Client.StartVolume(ctx, volume, true); err != nil {
+		return fmt.Errorf("start the bricks of volume %s (force-start-bricks): %w", volume, err)
+	}
+	return nil
+}
+
 // SetClusterOptions sets cluster-wide options (GD2 answers with every
 // option explicitly set, which nothing here needs).
 func (g *GD2) SetClusterOptions(ctx context.Context, options map[string]string) error {

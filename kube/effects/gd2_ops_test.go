@@ -303,6 +303,54 @@ func TestGD2OpsTriggerHeal(t *testing.T) {
 	}
 }
 
+func TestGD2OpsForceStartBricksStartsWhatARestartLeftUnmountedAndNeverAStoppedVolume(t *testing.T) {
+	f := newFxGD2(t, sim.Config{Peers: 3, Zones: 3, DevicesPerPeer: 1, DeviceSize: 100 * fxGiB, UnmountedBrickStarts: 1})
+	peers, err := f.c.ListPeers(fixtures.Ctx, gd2.Filter{})
+	fixtures.Must(t, err, "list peers")
+	for _, p := range peers {
+		fixtures.Must(t, f.ops.RegisterDevice(fixtures.Ctx, p.ID, "/dev/sdb"), "register")
+	}
+	_, err = f.c.CreateVolume(fixtures.Ctx, gd2.VolumeCreateRequest{Name: "pv1", Size: fxGiB, Replica: 3})
+	fixtures.Must(t, err, "create volume")
+	if err := f.ops.ForceStartBricks(fixtures.Ctx, "pv1"); !errors.Is(err, gd2.ErrVolumeNotStarted) {
+		t.Fatalf("force start of a volume never started: %v; want it refused", err)
+	}
+	if v, _ := f.c.GetVolume(fixtures.Ctx, "pv1"); v.State != gd2.VolumeCreated {
+		t.Fatalf("volume %s after a refused force start; want it left Created", v.State)
+	}
+	_, err = f.c.StartVolume(fixtures.Ctx, "pv1", false)
+	fixtures.Must(t, err, "start")
+	fixtures.Must(t, f.sim.RestartPeer(peers[0].ID), "restart")
+	offline := func() int {
+		bs, err := f.c.BricksStatus(fixtures.Ctx, "pv1")
+		fixtures.Must(t, err, "bricks status")
+		n := 0
+		for _, b := range bs {
+			if !b.Online {
+				n++
+			}
+		}
+		return n
+	}
+	if n := offline(); n != 1 {
+		t.Fatalf("%d bricks offline after a restart with unmounted bricks; want 1", n)
+	}
+	for range 2 {
+		fixtures.Must(t, f.ops.ForceStartBricks(fixtures.Ctx, "pv1"), "force start bricks")
+		if n := offline(); n != 0 {
+			t.Fatalf("%d bricks offline after force-start-bricks", n)
+		}
+	}
+	_, err = f.c.StopVolume(fixtures.Ctx, "pv1")
+	fixtures.Must(t, err, "stop")
+	if err := f.ops.ForceStartBricks(fixtures.Ctx, "pv1"); !errors.Is(err, gd2.ErrVolumeNotStarted) {
+		t.Fatalf("force start of a stopped volume: %v; want it refused", err)
+	}
+	if v, _ := f.c.GetVolume(fixtures.Ctx, "pv1"); v.State != gd2.VolumeStopped {
+		t.Fatalf("volume %s after a refused force start; want it left Stopped", v.State)
+	}
+}
+
 func TestGD2OpsSetClusterOptions(t *testing.T) {
 	f := newFxGD2(t, sim.Config{Peers: 1})
 	for range 2 {

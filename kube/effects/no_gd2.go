@@ -33,9 +33,10 @@ func (NoGD2) BrickOnPeer(context.Context, string, string, string) (bool, error) 
 func (NoGD2) ReplaceBrick(context.Context, string, string, string, transitions.MoveTo) error {
 	return errNoGD2
 }
-func (NoGD2) RestorePeerZone(context.Context, string) error { return errNoGD2 }
-func (NoGD2) DeletePeer(context.Context, string) error      { return errNoGD2 }
-func (NoGD2) TriggerHeal(context.Context, string) error     { return errNoGD2 }
+func (NoGD2) RestorePeerZone(context.Context, string) error  { return errNoGD2 }
+func (NoGD2) DeletePeer(context.Context, string) error       { return errNoGD2 }
+func (NoGD2) TriggerHeal(context.Context, string) error      { return errNoGD2 }
+func (NoGD2) ForceStartBricks(context.Context, string) error { return errNoGD2 }
 func (NoGD2) SetVolumeMetadata(context.Context, string, map[string]string) error {
 	return errNoGD2
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -53,8 +54,13 @@ var healDef = states.HealDefinition()
 // Interval ± 20 %, backing off while GD2 fails.
 type HealSyncer struct {
 	Clusters listers.GlusterClusterLister
-	Anthill  versioned.Interface
-	GD2      *effects.GD2Clients
+	// Nodes, when set, gives the states of the cluster's GlusterNodes:
+	// bricks on a node being changed (states.ChangesBricks) are never
+	// started by forceStartBricks. Nil (external mode, tests) knows of no
+	// node.
+	Nodes   listers.GlusterNodeLister
+	Anthill versioned.Interface
+	GD2     *effects.GD2Clients
 	// Audit logs every configuration-altering call of the actions.
 	Audit effects.Audit
 	Log   *engine.TransitionLog
@@ -80,6 +86,10 @@ type HealSyncer struct {
 	// when it last fell (status has no field for it; after a restart the
 	// state's start time is used, which at worst re-triggers a heal).
 	progress map[string]healProgress
+	// notStarted remembers, per volume, since when this operator has seen
+	// bricks GD2 left offline on a live peer without a break (see
+	// states.BricksNotStarted.Since); forgotten like progress.
+	notStarted map[string]time.Time
 	// listed is what the running sync of a key learned of the cluster as
 	// a whole, from its Gather to its Finish (one key is never synced by
 	// two workers at once).
@@ -157,6 +167,16 @@ type healFacts struct {
 	// not hand it to a self-heal daemon (transitions.ErrHealNotDelivered):
 	// startHeal fires all the same and Record says why.
 	notDelivered error
+	// offline are the peers whose bricks GD2 left offline, with their
+	// GlusterNodes, for the ledger entries of forceStartBricks.
+	offline []offlinePeer
+}
+
+// offlinePeer is a live peer with bricks of a volume GD2 left offline.
+type offlinePeer struct {
+	peer string
+	// node is the peer's GlusterNode ("" for a peer anthill did not add).
+	node string
 }
 
 // healSync is what one heal sync learned about the cluster as a whole.
@@ -165,6 +185,11 @@ type healSync struct {
 	// listErr is set when GD2 could not list the volumes or peers.
 	listErr error
 	ops     transitions.GD2Ops
+	// peers are the cluster's GD2 peers as listed this sync (the shared
+	// view), by id.
+	peers map[string]gd2.Peer
+	// nodes are the cluster's GlusterNodes by peer id.
+	nodes map[string]*operatorv1alpha1.GlusterNode
 }
 
 // Definition is the heal machine.
@@ -209,12 +234,17 @@ func (s *HealSyncer) Instances(ctx context.Context, c *operatorv1alpha1.GlusterC
 				err = fmt.Errorf("list peers: %w", err)
 			}
 			vols = ownVolumes(c, vols, peers)
+			hs.peers = make(map[string]gd2.Peer, len(peers))
+			for _, p := range peers {
+				hs.peers[p.ID] = p
+			}
 		}
 	}
 	if err != nil && errors.Is(err, context.Canceled) {
 		return nil, err
 	}
 	hs.listErr = err
+	hs.nodes = s.clusterNodes(c)
 	s.mu.Lock()
 	if s.listed == nil {
 		s.listed = map[engine.Key]*healSync{}
@@ -262,6 +292,9 @@ func (s *HealSyncer) Gather(_ context.Context, c *operatorv1alpha1.GlusterCluste
 	}
 	snap.LastProgressAt = s.trackProgress(c, r, state, now)
 	snap.TriggerNotDelivered = state == states.HealHealing && healingFromUndeliveredTrigger(c.Status.History, in.Subject)
+	snap.NotStarted, in.Facts.offline = bricksNotStarted(r, in.Facts.sync)
+	_, snap.NotStarted.Grace, _ = failureWindows(c)
+	snap.NotStarted.Since = s.trackNotStarted(c, r.vol.Name, snap.NotStarted, now)
 	in.Facts.snap = snap
 	return nil
 }
@@ -276,9 +309,15 @@ func (s *HealSyncer) Decide(in engine.Instance[*healFacts]) states.Decision {
 // on their own, so startHeal fires and the machine watches the crawl in
 // Healing; Record says why (reason HealTriggerFailed).
 func (s *HealSyncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterCluster, in engine.Instance[*healFacts], d states.Decision) error {
-	a, ok := transitions.HealActions.Event(d.Event)
+	a, ok := transitions.HealActions.For(d)
 	if !ok {
 		return nil
+	}
+	if d.Step == states.HealForceStartBricks {
+		// Written ahead of the action (see ledgerClusterChanges).
+		if err := ledgerClusterChanges(ctx, s.Anthill, c, forceStartLedgerEntries(in, d, s.Clock.Now())); err != nil {
+			return err
+		}
 	}
 	err := a(ctx, s.Audit.Ops(transitions.Ops{GD2: in.Facts.sync.ops}), transitions.VolumeTarget{Cluster: c.Name, Volume: in.Subject})
 	if d.Event == states.HealStartHeal && errors.Is(err, transitions.ErrHealNotDelivered) {
@@ -386,6 +425,12 @@ func (s *HealSyncer) Record(c *operatorv1alpha1.GlusterCluster, outs []engine.Ou
 		switch out.Kind {
 		case engine.Failed:
 			entry.Message = engine.Truncate(out.Message, engine.MaxConditionMessage)
+		case engine.Stepped:
+			// A brick start is announced and kept in the history like a
+			// transition from HealPending to itself.
+			entry.Message = out.Decision.Message
+			rec := out.RecordStep(states.HealMachine, c, now)
+			c.Status.History = appendHealHistory(c.Status.History, rec.Record())
 		case engine.Fired:
 			entry.LastTransitionTime = &metav1.Time{Time: now}
 			entry.Message = out.Decision.Message
@@ -610,15 +655,15 @@ func (s *HealSyncer) pruneProgress(key engine.Key, entries []operatorv1alpha1.Vo
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	prefix := key.Namespace + "/" + key.Name + "/"
-	for k := range s.progress {
+	gone := func(k string) bool {
 		if !strings.HasPrefix(k, prefix) {
-			continue
+			return false
 		}
 		name := strings.TrimPrefix(k, prefix)
-		if !slices.ContainsFunc(entries, func(v operatorv1alpha1.VolumeStatus) bool { return v.Name == name }) {
-			delete(s.progress, k)
-		}
+		return !slices.ContainsFunc(entries, func(v operatorv1alpha1.VolumeStatus) bool { return v.Name == name })
 	}
+	maps.DeleteFunc(s.progress, func(k string, _ healProgress) bool { return gone(k) })
+	maps.DeleteFunc(s.notStarted, func(k string, _ time.Time) bool { return gone(k) })
 }
 
 func (s *HealSyncer) nextBackoff(key engine.Key) time.Duration {

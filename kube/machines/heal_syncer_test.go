@@ -55,8 +55,16 @@ type healFixture struct {
 
 func newHealFixture(t *testing.T) *healFixture {
 	t.Helper()
+	return newHealFixtureWith(t, sim.Config{})
+}
+
+// newHealFixtureWith is newHealFixture on a simulator with cfg's timing
+// and faults (its size, secret and clock are the fixture's).
+func newHealFixtureWith(t *testing.T, cfg sim.Config) *healFixture {
+	t.Helper()
 	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
-	s, err := sim.New(sim.Config{Secret: fixtures.GD2Secret, Peers: 3, Zones: 3, DevicesPerPeer: 1, DeviceSize: 100 << 30, Clock: clk})
+	cfg.Secret, cfg.Peers, cfg.Zones, cfg.DevicesPerPeer, cfg.DeviceSize, cfg.Clock = fixtures.GD2Secret, 3, 3, 1, 100<<30, clk
+	s, err := sim.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +237,12 @@ func (f *healFixture) checkInvariants(c *operatorv1alpha1.GlusterCluster, added 
 	}
 }
 
+// allowed: e is a transition of def from from to to, or a step of def
+// that runs in from, recorded like a transition to itself.
 func allowed(def *fsm.Definition, e fsm.Event, from, to fsm.State) bool {
+	if from == to && def.StepAllowed(fsm.Step(e), from) {
+		return true
+	}
 	for _, t := range def.Transitions {
 		if t.Event == e && t.To == to {
 			for _, s := range t.From {
@@ -700,5 +713,121 @@ func TestHealSyncerWatchesTheCrawlWhenGD2CannotDeliverTheHealTrigger(t *testing.
 	wantTransition(t, added, "data", states.HealHealing, states.HealHealthy)
 	if c := cond(); c != nil {
 		t.Fatalf("condition %+v left after the volume healed", c)
+	}
+}
+
+// bricksOffline counts the bricks of vol GD2's bricks status reports not
+// online.
+func (f *healFixture) bricksOffline(vol string) int {
+	f.t.Helper()
+	bs, err := f.gd2.BricksStatus(context.Background(), vol)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	n := 0
+	for _, b := range bs {
+		if !b.Online {
+			n++
+		}
+	}
+	return n
+}
+
+func TestHealSyncerStartsBricksGD2LeftOfflineOnALivePeerAfterTheGrace(t *testing.T) {
+	f := newHealFixtureWith(t, sim.Config{UnmountedBrickStarts: 1})
+	f.mustSync()
+	peer := f.peerOfVolume("data")
+	if err := f.sim.RestartPeer(peer); err != nil {
+		t.Fatal(err)
+	}
+	if f.bricksOffline("data") != 1 {
+		t.Fatal("the restarted peer's brick is not offline: the test proves nothing")
+	}
+	_, added := f.mustSync()
+	wantTransition(t, added, "data", states.HealHealthy, states.HealHealPending)
+	// Within the grace the machine waits, saying what it will do.
+	f.clock.Step(DefaultOfflineGrace / 2)
+	if _, added := f.mustSync(); len(added) != 0 {
+		t.Fatalf("records %+v within the grace", added)
+	}
+	if v := f.volume("data"); !strings.Contains(v.Message, "force-start-bricks") {
+		t.Fatalf("volume %+v; want its message to say the bricks will be started", v)
+	}
+	if len(f.cluster().Status.Ledger) != 0 {
+		t.Fatalf("ledger %+v before the grace ended", f.cluster().Status.Ledger)
+	}
+	f.clock.Step(DefaultOfflineGrace / 2)
+	_, added = f.mustSync()
+	if len(added) != 1 || added[0].Event != string(states.HealForceStartBricks) || added[0].Reason != states.ReasonBricksNotStarted ||
+		added[0].From != string(states.HealHealPending) || added[0].To != string(states.HealHealPending) {
+		t.Fatalf("records %+v; want the forceStartBricks step recorded with reason %s", added, states.ReasonBricksNotStarted)
+	}
+	if n := f.bricksOffline("data"); n != 0 {
+		t.Fatalf("%d bricks still offline after the step", n)
+	}
+	ledger := f.cluster().Status.Ledger
+	if len(ledger) != 1 || ledger[0].Action != operatorv1alpha1.LedgerActionForceStartBricks || ledger[0].Volume != "data" ||
+		ledger[0].Peer != peer || ledger[0].Reason != states.ReasonBricksNotStarted || ledger[0].State != string(states.HealHealPending) {
+		t.Fatalf("ledger %+v; want one forceStartBricks entry for volume data on peer %s with its reason", ledger, peer)
+	}
+	// The bricks run: nothing more is started, and the volume heals.
+	for range 3 {
+		f.clock.Step(time.Minute)
+		f.mustSync()
+	}
+	if v := f.volume("data"); v.State == string(states.HealHealPending) || len(f.cluster().Status.Ledger) != 1 {
+		t.Fatalf("volume %+v, ledger %+v; want it past HealPending with the one start recorded", v, f.cluster().Status.Ledger)
+	}
+}
+
+func TestHealSyncerNeverStartsBricksOnAVolumeAnthillIsChanging(t *testing.T) {
+	f := newHealFixtureWith(t, sim.Config{UnmountedBrickStarts: 1})
+	f.mustSync()
+	peer := f.peerOfVolume("data")
+	nodes := newIndexer()
+	var other string
+	for _, p := range f.peers {
+		if p.ID != peer {
+			other = p.ID
+		}
+	}
+	// Another node of the volume is being drained.
+	n := &operatorv1alpha1.GlusterNode{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gc-b"},
+		Spec:       operatorv1alpha1.GlusterNodeSpec{Cluster: "gc"},
+		Status:     operatorv1alpha1.GlusterNodeStatus{State: string(states.NodeDraining), PeerID: other},
+	}
+	if err := nodes.Add(n); err != nil {
+		t.Fatal(err)
+	}
+	f.syncer.Nodes = listers.NewGlusterNodeLister(nodes)
+	if err := f.sim.RestartPeer(peer); err != nil {
+		t.Fatal(err)
+	}
+	for range 4 {
+		f.mustSync()
+		f.clock.Step(DefaultOfflineGrace)
+	}
+	if f.bricksOffline("data") != 1 || len(f.cluster().Status.Ledger) != 0 {
+		t.Fatalf("bricks started (ledger %+v) while node gc-b was Draining", f.cluster().Status.Ledger)
+	}
+	if v := f.volume("data"); !strings.Contains(v.Message, "gc-b is Draining") {
+		t.Fatalf("volume %+v; want its message to say why the bricks wait", v)
+	}
+	// The drain is over: the window starts then, and the bricks are started
+	// after it.
+	n = n.DeepCopy()
+	n.Status.State = string(states.NodeOnline)
+	if err := nodes.Update(n); err != nil {
+		t.Fatal(err)
+	}
+	f.mustSync()
+	if f.bricksOffline("data") != 1 {
+		t.Fatal("bricks started at once when the change ended, without the grace")
+	}
+	f.clock.Step(DefaultOfflineGrace)
+	f.mustSync()
+	if f.bricksOffline("data") != 0 {
+		t.Fatal("bricks not started after the grace once nothing changed the volume")
 	}
 }

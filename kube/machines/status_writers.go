@@ -176,8 +176,9 @@ func ledgerHasClusterChange(ledger, entries []operatorv1alpha1.LedgerEntry) bool
 	return i < 0
 }
 
-// sameChange: a and b record the same change, whenever made.
+// sameChange: a and b record the same change, whenever made. The volume
+// tells apart the bricks of two volumes started on one node.
 func sameChange(a, b operatorv1alpha1.LedgerEntry) bool {
-	return a.Action == b.Action && a.Node == b.Node && a.Version == b.Version && a.Template == b.Template &&
+	return a.Action == b.Action && a.Node == b.Node && a.Volume == b.Volume && a.Version == b.Version && a.Template == b.Template &&
 		a.Count == b.Count && slices.Equal(a.Objects, b.Objects) && slices.Equal(a.Options, b.Options)
 }

@@ -300,7 +300,7 @@ func Wire(cfg WireConfig) (*Machines, error) {
 		}
 	}
 	d.Register(states.HealMachine, &HealSyncer{
-		Interval: cfg.HealInterval, Clusters: clusterLister, Anthill: cfg.Anthill, GD2: gd2c, Log: tlog, Clock: cfg.Clock, Audit: audit,
+		Interval: cfg.HealInterval, Clusters: clusterLister, Nodes: nodeLister, Anthill: cfg.Anthill, GD2: gd2c, Log: tlog, Clock: cfg.Clock, Audit: audit,
 		Volumes: volumeMetrics,
 	})
 	d.Register(states.DisruptionMachine, &DisruptionSyncer{

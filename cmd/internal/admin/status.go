@@ -333,6 +333,8 @@ func formatLedgerEntry(e operatorv1alpha1.LedgerEntry) string {
 		fmt.Fprintf(&b, "%s  %s  %s", at, e.Action, strings.Join(e.Options, ", "))
 	case operatorv1alpha1.LedgerActionRollCSIDrivers:
 		fmt.Fprintf(&b, "%s  %s  CSI clients", at, e.Action)
+	case operatorv1alpha1.LedgerActionForceStartBricks:
+		fmt.Fprintf(&b, "%s  %s  %s on %s", at, e.Action, e.Volume, e.Node)
 	default:
 		fmt.Fprintf(&b, "%s  %s  %s", at, e.Action, e.Node)
 		if e.Template != "" {

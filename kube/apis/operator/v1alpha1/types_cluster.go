@@ -676,10 +676,11 @@ type GlusterClusterStatus struct {
 	// ledger records the configuration changes that must stay answerable
 	// after the GlusterNode they concern is gone: each brick a drain moved,
 	// each peer deleted, workload deleted or restarted for a new version,
-	// each change of a node's devices and each forced deletion of a lost
-	// pod; and the cluster-wide lasting changes: GlusterNodes created or
-	// asked to decommission by scaling, CSI driver objects created and CSI
-	// clients rolled to a version, GD2 cluster options set. Oldest first.
+	// each change of a node's devices, each forced deletion of a lost pod
+	// and each start of bricks GD2 left offline on it; and the
+	// cluster-wide lasting changes: GlusterNodes created or asked to
+	// decommission by scaling, CSI driver objects created and CSI clients
+	// rolled to a version, GD2 cluster options set. Oldest first.
 	// At most 100 entries; the oldest are dropped first.
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=100
@@ -724,6 +725,10 @@ const (
 	// LedgerActionSetClusterOptions is GD2 cluster options set from
 	// spec.clusterOptions.
 	LedgerActionSetClusterOptions = "setClusterOptions"
+	// LedgerActionForceStartBricks is the bricks of volume that GD2 left
+	// offline on the node's live peer started by a volume start with
+	// force-start-bricks (the heal machine's forceStartBricks step).
+	LedgerActionForceStartBricks = "forceStartBricks"
 )
 
 // LedgerEntry is one configuration change in status.ledger.
@@ -734,8 +739,9 @@ type LedgerEntry struct {
 
 	// action is what changed: for a node replaceBrick, deletePeer,
 	// deleteWorkload, rollWorkload, disableDevices, enableDevices,
-	// evictLostPod or decommissionNode; for the whole cluster createNodes,
-	// ensureCSIDrivers, rollCSIDrivers or setClusterOptions.
+	// evictLostPod, decommissionNode or forceStartBricks; for the whole
+	// cluster createNodes, ensureCSIDrivers, rollCSIDrivers or
+	// setClusterOptions.
 	// +kubebuilder:validation:MaxLength=64
 	Action string `json:"action"`
 
@@ -750,7 +756,8 @@ type LedgerEntry struct {
 	// +optional
 	Peer string `json:"peer,omitempty"`
 
-	// volume is the GD2 volume of the moved brick (replaceBrick only).
+	// volume is the GD2 volume of the moved brick (replaceBrick), or whose
+	// offline bricks were started (forceStartBricks).
 	// +kubebuilder:validation:MaxLength=256
 	// +optional
 	Volume string `json:"volume,omitempty"`
