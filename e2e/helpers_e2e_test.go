@@ -32,7 +32,8 @@ func gd2Client(t testing.TB) *gd2.Client {
 var defaultSimOptions = framework.SimOptions{Seed: 1, WriteRate: 5, HealRate: 40}
 
 // startSim starts a GD2 simulator linked to the pods of ns, makes it the
-// running test's simOf(t), and stops it when the test ends.
+// running test's simOf(t), and stops it when the test ends: after the
+// test's clusters are deleted (testRun.finish), which takes their GD2.
 func startSim(tb testing.TB, ns string, o framework.SimOptions) *framework.GD2Sim {
 	tb.Helper()
 	o.Namespace = ns
@@ -40,11 +41,17 @@ func startSim(tb testing.TB, ns string, o framework.SimOptions) *framework.GD2Si
 	if err != nil {
 		tb.Fatalf("start GD2 simulator: %v", err)
 	}
-	tb.Cleanup(s.Stop)
 	r := runOf(tb)
 	r.mu.Lock()
 	r.sim = s
+	owned := r.op != nil
+	if owned {
+		r.sims = append(r.sims, s)
+	}
 	r.mu.Unlock()
+	if !owned {
+		tb.Cleanup(s.Stop)
+	}
 	return s
 }
 

@@ -40,7 +40,9 @@ type testRun struct {
 	name       string
 	namespaces []string
 	sim        *framework.GD2Sim
-	op         *framework.Operator
+	// sims are every simulator the test started, stopped by finish.
+	sims []*framework.GD2Sim
+	op   *framework.Operator
 	// everyNamespace: the operator runs without --watch-namespace (see
 	// watchEveryNamespace).
 	everyNamespace bool
@@ -212,7 +214,7 @@ func operatorIdentity(test string) string {
 }
 
 // finish deletes the test's GlusterClusters and waits, while the
-// operator still runs, for them to be gone (their cluster-scoped objects
+// operator and the GD2 simulators still run, for them to be gone (their cluster-scoped objects
 // with them, the CSI driver's among them; a cluster whose deletion is
 // refused, for PersistentVolumes it still has, is left after a minute);
 // then it stops the operator and checks its logs: no request denied by
@@ -220,8 +222,13 @@ func operatorIdentity(test string) string {
 // (ControlPlane.Namespace), with the Role that held the operator's Lease.
 func (r *testRun) finish(t testing.TB) {
 	r.mu.Lock()
-	op, namespaces := r.op, slices.Clone(r.namespaces)
+	op, namespaces, sims := r.op, slices.Clone(r.namespaces), slices.Clone(r.sims)
 	r.mu.Unlock()
+	defer func() {
+		for _, s := range sims {
+			s.Stop()
+		}
+	}()
 	ctx := context.Background()
 	for _, ns := range namespaces {
 		_ = anthill.OperatorV1alpha1().GlusterClusters(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
