@@ -34,7 +34,7 @@ const (
 // everything down, and afterwards nothing labelled with or owned by the
 // cluster remains, of any kind it could have created.
 func TestClusterDelete(t *testing.T) {
-	alone(t, "PersistentVolumes under the CSI driver's fixed name hold every cluster's deletion")
+	aloneWithCSI(t, "PersistentVolumes under the CSI driver's fixed name hold every cluster's deletion")
 	ns := newNamespace(t)
 	const name = "teardown"
 	ctx := context.Background()

@@ -153,7 +153,7 @@ func checkCSIDriver(ctx context.Context, ns, cluster string, kind operatorv1alph
 // spec.csi.nodeSelector picks one zone's Kubernetes nodes: the file node
 // plugin runs there, on every such node, and nowhere else.
 func TestCSINodePluginsFollowTheNodeSelector(t *testing.T) {
-	alone(t, "the CSI driver's name is fixed, so one cluster at a time runs it (docs/csi.md)")
+	aloneWithCSI(t, "the CSI driver's name is fixed, so one cluster at a time runs it (docs/csi.md)")
 	ns := newNamespace(t)
 	const name = "csisel"
 	sel := map[string]string{objects.ZoneLabel: framework.ZoneName(2)}
@@ -190,7 +190,7 @@ func TestCSINodePluginsFollowTheNodeSelector(t *testing.T) {
 // the driver registers, with the flags it has; shows that the API refuses
 // block; and that the operator recreates a missing object.
 func TestCSIDrivers(t *testing.T) {
-	alone(t, "the CSI driver's name is fixed, so one cluster at a time runs it (docs/csi.md)")
+	aloneWithCSI(t, "the CSI driver's name is fixed, so one cluster at a time runs it (docs/csi.md)")
 	ns := newNamespace(t)
 	const name = "csi"
 	ctx := context.Background()

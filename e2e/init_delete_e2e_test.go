@@ -24,7 +24,7 @@ import (
 // up, and deletes it with `kubectl gluster delete --yes --wait`, which
 // returns once the operator's finalizer has torn it down.
 func TestInitAndDeleteThroughThePlugin(t *testing.T) {
-	alone(t, "the CSI driver's name is fixed, so one cluster at a time runs it (docs/csi.md)")
+	aloneWithCSI(t, "the CSI driver's name is fixed, so one cluster at a time runs it (docs/csi.md)")
 	ns := newNamespace(t)
 	const name = "guided"
 	ctx := context.Background()

@@ -27,7 +27,7 @@ import (
 // SIGKILLed mid-roll. Then a changed CSI image tag, again at the same
 // version, reaches the CSI controller and every node plugin pod.
 func TestTemplateChangeRollsNodeByNode(t *testing.T) {
-	alone(t, "its CSI image change needs the CSI driver, whose name is fixed, so one cluster at a time runs it (docs/csi.md)")
+	aloneWithCSI(t, "its CSI image change needs the CSI driver, whose name is fixed, so one cluster at a time runs it (docs/csi.md)")
 	ns := newNamespace(t)
 	const name = "tmpl"
 	createClusterWithSim(t, ns, name, 2, framework.SimOptions{Seed: 5, WriteRate: 100, HealRate: 25, StartupDelay: 2 * time.Second})

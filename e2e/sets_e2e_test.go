@@ -12,27 +12,32 @@ import (
 	"github.com/gluster/anthill/e2e/framework"
 )
 
-// The e2e tests come in two sets. Most run side by side (sideBySide:
+// The e2e tests come in three sets. Most run side by side (sideBySide:
 // t.Parallel) on the shared control plane, each with its own namespace,
 // simulator and operator. A test that touches what every cluster shares
-// (a Kubernetes node, the CSI driver's fixed name) or runs an older
-// release (which watches every namespace) runs alone (alone), and says
-// why. Go runs the tests that run alone first, one after another, then the
-// others together.
+// runs alone, and says why: one that takes a Kubernetes node away, cordons
+// it or runs an older release (which watches every namespace) calls
+// alone; one that needs its cluster to run the CSI driver, whose name is
+// fixed, calls aloneWithCSI. Go runs the tests that run alone first, one
+// after another, then the others together.
 //
-// make test (hack/test.sh) runs the two sets as two processes at once, each
-// with its own control plane, so that the tests that run alone do not hold
-// up the others: ANTHILL_E2E_SET=alone runs only those, =side-by-side only
-// the others; unset runs both in one process. Each process saves the
-// operator requests it recorded to ANTHILL_E2E_SET_DIR when its tests
-// pass, and the one that finds both files checks the RBAC usage of their
-// union.
+// make test (hack/test.sh) runs the three sets as three processes at once,
+// each with its own control plane, so that the tests that run alone do not
+// hold up the others nor each other's set: ANTHILL_E2E_SET=alone,
+// alone-csi or side-by-side runs only that set; unset runs all in one
+// process. Each process saves the operator requests it recorded to
+// ANTHILL_E2E_SET_DIR when its tests pass, and the one that finds every
+// set's file checks the RBAC usage of their union.
 const (
-	setEnv    = "ANTHILL_E2E_SET"
-	setDirEnv = "ANTHILL_E2E_SET_DIR"
-	setAlone  = "alone"
-	setSide   = "side-by-side"
+	setEnv      = "ANTHILL_E2E_SET"
+	setDirEnv   = "ANTHILL_E2E_SET_DIR"
+	setAlone    = "alone"
+	setAloneCSI = "alone-csi"
+	setSide     = "side-by-side"
 )
+
+// sets are every set's name.
+var sets = []string{setAlone, setAloneCSI, setSide}
 
 // runSet is the set this process runs ("" both) and where the sets leave
 // their RBAC usage.
@@ -45,37 +50,50 @@ func parseSet(name, dir string) (runSet, error) {
 	switch name {
 	case "":
 		return runSet{}, nil
-	case setAlone, setSide:
+	case setAlone, setAloneCSI, setSide:
 		if dir == "" {
 			return runSet{}, fmt.Errorf("%s=%s is set without %s (where the sets leave their RBAC usage)", setEnv, name, setDirEnv)
 		}
 		return runSet{name: name, dir: dir}, nil
 	}
-	return runSet{}, fmt.Errorf("%s=%q: want %q or %q", setEnv, name, setAlone, setSide)
+	return runSet{}, fmt.Errorf("%s=%q: want one of %q", setEnv, name, sets)
 }
 
 // currentSet is this process's set, read once by TestMain.
 var currentSet runSet
 
 // sideBySide marks a test that runs beside others: t.Parallel, or a skip
-// in the process that runs the tests that run alone.
+// in the processes that run the tests that run alone.
 func sideBySide(t *testing.T) {
 	t.Helper()
-	if currentSet.name == setAlone {
-		t.Skip("runs side by side, in the other process of make test")
-	}
+	inSet(t, setSide, "runs side by side")
 	t.Parallel()
 }
 
 // alone marks a test that must not run beside others, for the reason
-// why; it is skipped in the process that runs the others.
+// why: it takes a Kubernetes node away, cordons it, or runs an older
+// release. It is skipped in the processes of the other sets.
 func alone(t *testing.T, why string) {
 	t.Helper()
 	if why == "" {
 		t.Fatal("a test that runs alone says why")
 	}
-	if currentSet.name == setSide {
-		t.Skipf("runs alone (%s), in the other process of make test", why)
+	inSet(t, setAlone, "runs alone ("+why+")")
+}
+
+// aloneWithCSI marks a test that needs its cluster to run the CSI driver,
+// whose name is fixed, so one cluster at a time on a control plane does
+// (docs/csi.md): it runs alone, in a set of its own.
+func aloneWithCSI(t *testing.T, why string) {
+	t.Helper()
+	inSet(t, setAloneCSI, "runs alone with the CSI driver ("+why+")")
+}
+
+// inSet skips t unless this process runs set (or every set).
+func inSet(t *testing.T, set, what string) {
+	t.Helper()
+	if currentSet.name != "" && currentSet.name != set {
+		t.Skipf("%s, in the %s process of make test", what, set)
 	}
 }
 
@@ -83,15 +101,15 @@ func (s runSet) usesFile(name string) string {
 	return filepath.Join(s.dir, "rbac-uses-"+name+".json")
 }
 
-// allUses saves this set's recorded requests and returns both sets',
-// merged, once both have saved theirs; nil while the other has not (it
+// allUses saves this set's recorded requests and returns every set's,
+// merged, once all have saved theirs; nil while some have not (the last
 // checks when it ends).
 func (s runSet) allUses(mine map[framework.Request]*framework.RequestUse) (map[framework.Request]*framework.RequestUse, error) {
 	if err := framework.SaveUses(s.usesFile(s.name), mine); err != nil {
 		return nil, err
 	}
 	all := map[framework.Request]*framework.RequestUse{}
-	for _, name := range []string{setAlone, setSide} {
+	for _, name := range sets {
 		uses, err := framework.LoadUses(s.usesFile(name))
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil

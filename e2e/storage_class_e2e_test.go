@@ -100,7 +100,7 @@ func checkClass(ctx context.Context, ns, cluster, name string, w wantClass) (*st
 // alone with a Warning Event, and deleting the cluster removes every class
 // it made and nothing else.
 func TestStorageClasses(t *testing.T) {
-	alone(t, "the CSI driver's name is fixed, so one cluster at a time runs it (docs/csi.md)")
+	aloneWithCSI(t, "the CSI driver's name is fixed, so one cluster at a time runs it (docs/csi.md)")
 	ns := newNamespace(t)
 	const name = "provision"
 	ctx := context.Background()

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# make test: every package's tests. The e2e package's tests come in two sets
-# (e2e/sets_e2e_test.go), run as two processes at once, each with its own
-# control plane: the tests that run side by side (each with its own
+# make test: every package's tests. The e2e package's tests come in three
+# sets (e2e/sets_e2e_test.go), run as three processes at once, each with its
+# own control plane: the tests that run side by side (each with its own
 # namespace, simulator and operator, up to E2E_PARALLEL at once) with every
-# other package under `go test ./...`, and the tests that must run alone,
-# one after another, in a `go test ./e2e` of their own. The race-enabled
+# other package under `go test ./...`, and each of the two sets of tests
+# that must run alone, one after another, in a `go test ./e2e` of its own. The race-enabled
 # operator both run is built once, here. The unit packages' coverage is held
 # to its floors from this run (hack/check-coverage.sh), so CI runs the unit
 # tests once. Prints a line per slow or failed test and the output of failing
@@ -21,18 +21,23 @@ trap 'rm -rf "${dir}"' EXIT
 "${GO}" build -o bin/testtimes ./hack/testtimes || exit 1
 "${GO}" build -race -o "${dir}/anthill" ./cmd/anthill || exit 1
 export ANTHILL_E2E_OPERATOR="${dir}/anthill" ANTHILL_E2E_SET_DIR="${dir}"
-(
-	ANTHILL_E2E_SET=alone "${GO}" test -json -race -tags e2e -timeout 40m ./e2e/ |
-		tee "${dir}/alone.json" | bin/testtimes -quiet -top 0
-	exit "${PIPESTATUS[0]}"
-) &
-alone=$!
+alone=()
+for set in alone alone-csi; do
+	(
+		ANTHILL_E2E_SET=${set} "${GO}" test -json -race -tags e2e -timeout 40m ./e2e/ |
+			tee "${dir}/${set}.json" | bin/testtimes -quiet -top 0
+		exit "${PIPESTATUS[0]}"
+	) &
+	alone+=($!)
+done
 ANTHILL_E2E_SET=side-by-side "${GO}" test -json -race -cover -tags e2e -p "${parallel}" -parallel "${e2e_parallel}" -timeout 40m ./... |
 	tee "${dir}/rest.json" | bin/testtimes -quiet -top 0 | tee "${dir}/rest.txt"
 status=${PIPESTATUS[0]}
-wait "${alone}" || status=1
+for pid in "${alone[@]}"; do
+	wait "${pid}" || status=1
+done
 # Only a package that broke its floor is worth a line here.
 coverage=$(hack/check-coverage.sh "${dir}/rest.txt") || status=1
 grep -v '(floor' <<<"${coverage}" || true
-cat "${dir}/alone.json" "${dir}/rest.json" | bin/testtimes -silent -top 10 -start "${start}"
+cat "${dir}/alone.json" "${dir}/alone-csi.json" "${dir}/rest.json" | bin/testtimes -silent -top 10 -start "${start}"
 exit "${status}"
