@@ -3,13 +3,19 @@
 package e2e
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
 	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gluster/anthill/e2e/framework"
+	"github.com/gluster/anthill/kube/objects"
 )
 
 // The e2e tests come in three sets. Most run side by side (sideBySide:
@@ -87,6 +93,21 @@ func alone(t *testing.T, why string) {
 func aloneWithCSI(t *testing.T, why string) {
 	t.Helper()
 	inSet(t, setAloneCSI, "runs alone with the CSI driver ("+why+")")
+	// The cluster of the test before may still be being deleted; the
+	// driver is free once its CSIDriver object is gone.
+	err := framework.WaitFor(context.Background(), 3*time.Minute, func(ctx context.Context) (bool, error) {
+		d, err := env.Client.StorageV1().CSIDrivers().Get(ctx, objects.CSIFileDriverName, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return true, nil
+		case err != nil:
+			return false, err
+		}
+		return false, fmt.Errorf("the CSI driver is still deployed for %s/%s", d.Labels[objects.LabelClusterNamespace], d.Labels[objects.LabelCluster])
+	})
+	if err != nil {
+		t.Fatalf("waiting for the CSI driver to be free: %v", err)
+	}
 }
 
 // inSet skips t unless this process runs set (or every set).

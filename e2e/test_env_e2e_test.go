@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/gluster/anthill/e2e/framework"
+	"github.com/gluster/anthill/gd2"
 )
 
 // Each top-level test runs against its own operator and its own GD2
@@ -230,10 +231,16 @@ func (r *testRun) finish(t testing.TB) {
 		}
 	}()
 	ctx := context.Background()
+	// The volumes go first, as an admin deletes them before the cluster:
+	// a cluster being deleted drains its nodes, and bricks left would make
+	// that a series of brick moves and heals.
+	for _, s := range sims {
+		deleteVolumes(ctx, s)
+	}
 	for _, ns := range namespaces {
 		_ = anthill.OperatorV1alpha1().GlusterClusters(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
 	}
-	err := framework.WaitFor(ctx, time.Minute, func(ctx context.Context) (bool, error) {
+	err := framework.WaitFor(ctx, 2*time.Minute, func(ctx context.Context) (bool, error) {
 		var left []string
 		for _, ns := range namespaces {
 			l, err := anthill.OperatorV1alpha1().GlusterClusters(ns).List(ctx, metav1.ListOptions{})
@@ -269,6 +276,25 @@ func (r *testRun) finish(t testing.TB) {
 	runsMu.Lock()
 	delete(runs, r.name)
 	runsMu.Unlock()
+}
+
+// deleteVolumes stops and deletes every volume of s, as far as GD2 lets
+// it (best effort: a test's end must not fail on it).
+func deleteVolumes(ctx context.Context, s *framework.GD2Sim) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	g, err := gd2.New(gd2.Options{Endpoint: s.URL, Secret: s.Secret})
+	if err != nil {
+		return
+	}
+	vols, err := g.ListVolumes(ctx, gd2.Filter{})
+	if err != nil {
+		return
+	}
+	for _, v := range vols {
+		_, _ = g.StopVolume(ctx, v.Name)
+		_ = g.DeleteVolume(ctx, v.Name)
+	}
 }
 
 // testTimers are the operator flags that size its timers for tests; the
