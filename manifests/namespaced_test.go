@@ -1,10 +1,8 @@
 package manifests
 
 import (
-	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -13,20 +11,8 @@ import (
 func fileGrants(t *testing.T, file string) map[grant]bool {
 	t.Helper()
 	out := map[grant]bool{}
-	for role, rules := range roleRules(t, file) {
-		for i, n := range rules {
-			r := decodeRule(t, fmt.Sprintf("%s %s rule %d", file, role, i), n)
-			for _, g := range r.APIGroups {
-				if g == "" {
-					g = "core"
-				}
-				for _, res := range r.Resources {
-					for _, v := range r.Verbs {
-						out[grant{"", g, res, strings.Join(r.ResourceNames, ","), v}] = true
-					}
-				}
-			}
-		}
+	for _, g := range expandGrants(t, file, "") {
+		out[g] = true
 	}
 	return out
 }

@@ -99,27 +99,38 @@ func operatorGrants(t *testing.T) map[grant]bool {
 	t.Helper()
 	got := map[grant]bool{}
 	for file, scope := range map[string]string{"rbac/cluster_role.yaml": "cluster", "rbac/leader_election_role.yaml": "namespace"} {
-		for role, rules := range roleRules(t, file) {
-			for i, n := range rules {
-				r := decodeRule(t, fmt.Sprintf("%s %s rule %d", file, role, i), n)
-				for _, g := range r.APIGroups {
-					if g == "" {
-						g = "core"
-					}
-					for _, res := range r.Resources {
-						for _, v := range r.Verbs {
-							k := grant{scope, g, res, strings.Join(r.ResourceNames, ","), v}
-							if got[k] {
-								t.Errorf("%s %s: %v is granted twice", file, role, k)
-							}
-							got[k] = true
-						}
+		for _, k := range expandGrants(t, file, scope) {
+			if got[k] {
+				t.Errorf("%s: %v is granted twice", file, k)
+			}
+			got[k] = true
+		}
+	}
+	return got
+}
+
+// expandGrants lists, in scope, every verb on every resource that the
+// Roles and ClusterRoles of file (a path below manifests) grant, checking
+// each rule's comment and wildcards.
+func expandGrants(t *testing.T, file, scope string) []grant {
+	t.Helper()
+	var out []grant
+	for role, rules := range roleRules(t, file) {
+		for i, n := range rules {
+			r := decodeRule(t, fmt.Sprintf("%s %s rule %d", file, role, i), n)
+			for _, g := range r.APIGroups {
+				if g == "" {
+					g = "core"
+				}
+				for _, res := range r.Resources {
+					for _, v := range r.Verbs {
+						out = append(out, grant{scope, g, res, strings.Join(r.ResourceNames, ","), v})
 					}
 				}
 			}
 		}
 	}
-	return got
+	return out
 }
 
 // markdownTable returns the body rows of the table in doc whose header row
