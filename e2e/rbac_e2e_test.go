@@ -26,7 +26,8 @@ import (
 func TestOperatorRunsAsItsServiceAccount(t *testing.T) {
 	sideBySide(t)
 	ctx := context.Background()
-	ns := newNamespace(t)
+	leaseInOperatorNamespace(t)
+	newNamespace(t)
 	rc, err := clientcmd.BuildConfigFromFlags("", operatorOf(t).Kubeconfig())
 	if err != nil {
 		t.Fatal(err)
@@ -46,10 +47,11 @@ func TestOperatorRunsAsItsServiceAccount(t *testing.T) {
 	if _, err := c.CoreV1().ConfigMaps("kube-system").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
 		t.Fatalf("listing ConfigMaps, which manifests/rbac does not grant: err %v, want forbidden", err)
 	}
-	// The test's operator keeps its Lease in the test's namespace, under
-	// the shipped leader-election Role bound there.
+	// This test's operator keeps its Lease where the Deployment's does,
+	// in the operator's namespace under the shipped Role (the others keep
+	// theirs in their own namespaces).
 	err = framework.WaitFor(ctx, time.Minute, func(ctx context.Context) (bool, error) {
-		lease, err := env.Client.CoordinationV1().Leases(ns).Get(ctx, "anthill-operator", metav1.GetOptions{})
+		lease, err := env.Client.CoordinationV1().Leases(framework.OperatorNamespace).Get(ctx, "anthill-operator", metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}

@@ -133,13 +133,17 @@ func (r *testRun) start(t testing.TB) {
 	if r.op != nil {
 		return
 	}
-	if len(r.namespaces) > 0 {
+	switch {
+	case r.leaseNamespace != "": // the operator's own (leaseInOperatorNamespace)
+	case len(r.namespaces) > 0:
 		r.leaseNamespace = r.namespaces[0]
-	} else {
+	default:
 		r.leaseNamespace = env.Namespace(t)
 	}
-	if err := env.InstallLeaderElectionRBAC(context.Background(), r.leaseNamespace); err != nil {
-		t.Fatalf("the operator of %s: %v", r.name, err)
+	if r.leaseNamespace != framework.OperatorNamespace {
+		if err := env.InstallLeaderElectionRBAC(context.Background(), r.leaseNamespace); err != nil {
+			t.Fatalf("the operator of %s: %v", r.name, err)
+		}
 	}
 	op, err := env.StartOperatorAs(context.Background(), binPath, operatorIdentity(r.name), r.operatorArgs()...)
 	if err != nil {
@@ -147,6 +151,17 @@ func (r *testRun) start(t testing.TB) {
 	}
 	r.op = op
 	t.Cleanup(func() { r.finish(t) })
+}
+
+// leaseInOperatorNamespace makes the test's operator keep its Lease where
+// the Deployment's does, in the operator's namespace under the shipped
+// Role, as the only test that does (the Lease's name is fixed there); call
+// it before newNamespace.
+func leaseInOperatorNamespace(t testing.TB) {
+	r := runOf(t)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.leaseNamespace = framework.OperatorNamespace
 }
 
 // operatorArgs adds arguments to the test's operator (test-sized timers,
