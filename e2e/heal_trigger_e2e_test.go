@@ -54,17 +54,7 @@ func TestHealTriggerFailureStillHeals(t *testing.T) {
 	waitVolumeState(t, ns, name, "data", string(states.HealHealPending), time.Minute)
 	partition(t, peer, false)
 
-	select {
-	case line := <-fired:
-		t.Logf("SIGKILLed the operator after %s", line)
-		operatorOf(t).Kill()
-		if err := operatorOf(t).Start(); err != nil {
-			t.Fatalf("restart the operator: %v", err)
-		}
-	case <-time.After(2 * time.Minute):
-		dumpNamespace(t, ns)
-		t.Fatal("the volume never went to Healing")
-	}
+	restartWhenFired(t, ns, fired, 2*time.Minute, "the volume never went to Healing")
 	waitVolumeHealthy(t, ns, name, "data", 2*time.Minute)
 
 	c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(context.Background(), name, metav1.GetOptions{})

@@ -422,3 +422,21 @@ func twoBrickNodes(t testing.TB, g *gd2.Client, nodes map[string]operatorv1alpha
 	}
 	return victim, other
 }
+
+// restartWhenFired waits up to timeout for a KillOnLine trigger to fire,
+// then restarts the operator it SIGKILLed; without the line it fails the
+// test, saying that never happened.
+func restartWhenFired(t *testing.T, ns string, fired <-chan string, timeout time.Duration, never string) {
+	t.Helper()
+	select {
+	case line := <-fired:
+		t.Logf("SIGKILLed the operator after %s", line)
+		operatorOf(t).Kill()
+		if err := operatorOf(t).Start(); err != nil {
+			t.Fatalf("restart the operator: %v", err)
+		}
+	case <-time.After(timeout):
+		dumpNamespace(t, ns)
+		t.Fatal(never)
+	}
+}

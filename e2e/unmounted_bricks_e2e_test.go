@@ -48,17 +48,7 @@ func TestUpgradeStartsBricksGD2LeftOffline(t *testing.T) {
 	defer disarm()
 	setGlusterVersion(t, ns, name, "4.1.1")
 
-	select {
-	case line := <-fired:
-		t.Logf("SIGKILLed the operator after %s", line)
-		operatorOf(t).Kill()
-		if err := operatorOf(t).Start(); err != nil {
-			t.Fatalf("restart the operator: %v", err)
-		}
-	case <-time.After(4 * time.Minute):
-		dumpNamespace(t, ns)
-		t.Fatal("the heal machine never started the bricks GD2 left offline")
-	}
+	restartWhenFired(t, ns, fired, 4*time.Minute, "the heal machine never started the bricks GD2 left offline")
 	c := waitUpgradeState(t, ns, name, "Complete", 8*time.Minute)
 
 	for _, h := range c.Status.Upgrade.History {
