@@ -88,7 +88,7 @@ func runOperator(t *testing.T, bin string) {
 // finishes all three, with no violation in the strict simulator. This is
 // the path of an operator upgrade (n to n+1) that finds work in flight.
 func TestHandoverFromThePreviousRelease(t *testing.T) {
-	alone(t, "the older releases it runs watch every namespace")
+	aloneWithOlderRelease(t, "the older releases it runs watch every namespace")
 	rel, old := releaseAt(t, 0)
 	handover(t, rel, old)
 }
@@ -98,7 +98,7 @@ func TestHandoverFromThePreviousRelease(t *testing.T) {
 // release to the current one (or when OLM steps through the releases
 // faster than the old one's work finishes).
 func TestHandoverFromTheFirstRelease(t *testing.T) {
-	alone(t, "the older releases it runs watch every namespace")
+	aloneWithOlderRelease(t, "the older releases it runs watch every namespace")
 	rel, old := releaseAt(t, -1)
 	handover(t, rel, old)
 }
@@ -197,7 +197,7 @@ func handover(t *testing.T, rel framework.Release, old string) {
 // Warning Event (reason NewerStatus). The previous release predates
 // status levels; once a release has them, that part runs with it.
 func TestOlderOperatorRefusesNewerState(t *testing.T) {
-	alone(t, "the older release it runs watches every namespace")
+	aloneWithOlderRelease(t, "the older release it runs watches every namespace")
 	_, old := releaseAt(t, 0)
 	current := binPath
 	watchEveryNamespace(t)
@@ -352,7 +352,7 @@ func captureReleaseFixture(t *testing.T, rel framework.Release, point, ns, name 
 // current operator takes the Lease over when it expires and carries out
 // the resume.
 func TestTwoOperatorsNeverActAtOnce(t *testing.T) {
-	alone(t, "the older release it runs watches every namespace")
+	aloneWithOlderRelease(t, "the older release it runs watches every namespace")
 	_, old := releaseAt(t, 0)
 	current := binPath
 	watchEveryNamespace(t)

@@ -48,13 +48,13 @@ func run(m *testing.M) int {
 		return fail("%v", err)
 	}
 	currentSet = set
-	cp, err := framework.Start(ctx, framework.Options{Zones: 3, NodesPerZone: 2, InstallCRDs: true, Log: os.Stderr,
+	cp, err := framework.Start(ctx, set.controlPlaneOptions(framework.Options{Zones: 3, NodesPerZone: 2, InstallCRDs: true, Log: os.Stderr,
 		// ANTHILL_E2E_KEEP=1 keeps the control plane's directory (component
 		// and operator logs) for a look after the run.
 		KeepDir: os.Getenv("ANTHILL_E2E_KEEP") != "",
 		// Every request of the operator's service account is recorded, so
 		// that checkRBACUsage can prove every granted permission is used.
-		AuditOperator: true})
+		AuditOperator: true}))
 	if err != nil {
 		return fail("start control plane: %v", err)
 	}

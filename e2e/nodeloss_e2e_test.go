@@ -20,7 +20,6 @@ import (
 	"github.com/gluster/anthill/e2e/framework"
 	"github.com/gluster/anthill/gd2"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
-	"github.com/gluster/anthill/kube/machines"
 	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 )
@@ -162,8 +161,8 @@ func TestNodeLossLocalStorageWaits(t *testing.T) {
 		}
 		due := pod.DeletionTimestamp.Time
 		for _, c := range node.Status.Conditions {
-			if c.Type == corev1.NodeReady && c.LastTransitionTime.Add(machines.DefaultLostNodeGrace).After(due) {
-				due = c.LastTransitionTime.Add(machines.DefaultLostNodeGrace)
+			if c.Type == corev1.NodeReady && c.LastTransitionTime.Add(testLostNodeGrace).After(due) {
+				due = c.LastTransitionTime.Add(testLostNodeGrace)
 			}
 		}
 		time.Sleep(time.Until(due.Add(15 * time.Second)))
@@ -327,6 +326,12 @@ func startNodeLoss(t *testing.T, name string, storageClass *string) *nodeLoss {
 	// away, so the node must come back rather than be replaced.
 	c.Spec.FailurePolicy.OfflineGrace = &metav1.Duration{Duration: 5 * time.Second}
 	c.Spec.FailurePolicy.RecoveryWindow = &metav1.Duration{Duration: 10 * time.Second}
+	// The pods tolerate their node's loss for seconds rather than the
+	// minute the operator gives them, through the templates' own
+	// tolerations, which win (docs/node-loss.md#tuning).
+	for i := range c.Spec.NodeTemplates {
+		c.Spec.NodeTemplates[i].Tolerations = append(c.Spec.NodeTemplates[i].Tolerations, lostNodeTolerations(5)...)
+	}
 	if _, err := anthill.OperatorV1alpha1().GlusterClusters(nl.ns).Create(ctx, c, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -445,4 +450,15 @@ func (nl *nodeLoss) heals(t *testing.T) {
 	}
 	t.Logf("healed after %s", time.Since(nl.start).Round(time.Second))
 	noViolations(t)
+}
+
+// lostNodeTolerations tolerates a node's not-ready and unreachable taints
+// for seconds.
+func lostNodeTolerations(seconds int64) []corev1.Toleration {
+	var tol []corev1.Toleration
+	for _, key := range []string{corev1.TaintNodeNotReady, corev1.TaintNodeUnreachable} {
+		tol = append(tol, corev1.Toleration{Key: key, Operator: corev1.TolerationOpExists,
+			Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To(seconds)})
+	}
+	return tol
 }

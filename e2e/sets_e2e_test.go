@@ -18,32 +18,49 @@ import (
 	"github.com/gluster/anthill/kube/objects"
 )
 
-// The e2e tests come in three sets. Most run side by side (sideBySide:
+// The e2e tests come in four sets. Most run side by side (sideBySide:
 // t.Parallel) on the shared control plane, each with its own namespace,
 // simulator and operator. A test that touches what every cluster shares
-// runs alone, and says why: one that takes a Kubernetes node away, cordons
-// it or runs an older release (which watches every namespace) calls
-// alone; one that needs its cluster to run the CSI driver, whose name is
-// fixed, calls aloneWithCSI. Go runs the tests that run alone first, one
-// after another, then the others together.
+// runs alone, and says why, in the set of what it shares: one that takes a
+// Kubernetes node away or cordons it calls alone; one that runs an older
+// release (which watches every namespace) calls aloneWithOlderRelease; one
+// that needs its cluster to run the CSI driver, whose name is fixed, calls
+// aloneWithCSI. Go runs the tests that run alone first, one after another,
+// then the others together.
 //
-// make test (hack/test.sh) runs the three sets as three processes at once,
+// make test (hack/test.sh) runs the four sets as four processes at once,
 // each with its own control plane, so that the tests that run alone do not
-// hold up the others nor each other's set: ANTHILL_E2E_SET=alone,
-// alone-csi or side-by-side runs only that set; unset runs all in one
-// process. Each process saves the operator requests it recorded to
+// hold up the others nor each other's set: ANTHILL_E2E_SET=alone-nodes,
+// alone-releases, alone-csi or side-by-side runs only that set; unset runs
+// all in one process. The alone-nodes set's control plane notices a lost
+// node within seconds (nodeMonitorGrace). Each process saves the operator requests it recorded to
 // ANTHILL_E2E_SET_DIR when its tests pass, and the one that finds every
 // set's file checks the RBAC usage of their union.
 const (
-	setEnv      = "ANTHILL_E2E_SET"
-	setDirEnv   = "ANTHILL_E2E_SET_DIR"
-	setAlone    = "alone"
-	setAloneCSI = "alone-csi"
-	setSide     = "side-by-side"
+	setEnv           = "ANTHILL_E2E_SET"
+	setDirEnv        = "ANTHILL_E2E_SET_DIR"
+	setAlone         = "alone-nodes"
+	setAloneReleases = "alone-releases"
+	setAloneCSI      = "alone-csi"
+	setSide          = "side-by-side"
 )
 
 // sets are every set's name.
-var sets = []string{setAlone, setAloneCSI, setSide}
+var sets = []string{setAlone, setAloneReleases, setAloneCSI, setSide}
+
+// nodeMonitorGrace is how long a fake node of the alone-nodes set's
+// control plane goes unrenewed before it is NotReady (Kubernetes' default
+// is 50 s); the other sets keep the default, which a loaded machine never
+// comes near.
+const nodeMonitorGrace = 16 * time.Second
+
+// controlPlaneOptions are the options of the set's control plane.
+func (s runSet) controlPlaneOptions(opts framework.Options) framework.Options {
+	if s.name == setAlone {
+		opts.NodeMonitorGrace = nodeMonitorGrace
+	}
+	return opts
+}
 
 // runSet is the set this process runs ("" both) and where the sets leave
 // their RBAC usage.
@@ -56,7 +73,7 @@ func parseSet(name, dir string) (runSet, error) {
 	switch name {
 	case "":
 		return runSet{}, nil
-	case setAlone, setAloneCSI, setSide:
+	case setAlone, setAloneReleases, setAloneCSI, setSide:
 		if dir == "" {
 			return runSet{}, fmt.Errorf("%s=%s is set without %s (where the sets leave their RBAC usage)", setEnv, name, setDirEnv)
 		}
@@ -76,15 +93,26 @@ func sideBySide(t *testing.T) {
 	t.Parallel()
 }
 
-// alone marks a test that must not run beside others, for the reason
-// why: it takes a Kubernetes node away, cordons it, or runs an older
-// release. It is skipped in the processes of the other sets.
+// alone marks a test that must not run beside others because it takes a
+// Kubernetes node away or cordons it, for the reason why. It is skipped in
+// the processes of the other sets.
 func alone(t *testing.T, why string) {
 	t.Helper()
 	if why == "" {
 		t.Fatal("a test that runs alone says why")
 	}
 	inSet(t, setAlone, "runs alone ("+why+")")
+}
+
+// aloneWithOlderRelease marks a test that runs an older release, which
+// watches every namespace, for the reason why: it runs alone, in a set of
+// its own.
+func aloneWithOlderRelease(t *testing.T, why string) {
+	t.Helper()
+	if why == "" {
+		t.Fatal("a test that runs alone says why")
+	}
+	inSet(t, setAloneReleases, "runs alone with an older release ("+why+")")
 }
 
 // aloneWithCSI marks a test that needs its cluster to run the CSI driver,

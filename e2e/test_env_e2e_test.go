@@ -316,5 +316,11 @@ func deleteVolumes(ctx context.Context, s *framework.GD2Sim) {
 // production defaults stay in the flags' definitions. A machine waiting
 // on a heal, a restart or a peer looks again every few seconds rather than
 // every 15 s to 10 min; heal state is re-read every 3 s rather than 30 s;
-// a hung GD2 request holds a sync 10 s rather than 30 s.
-var testTimers = []string{"--max-wait=5s", "--heal-interval=3s", "--gd2-timeout=10s"}
+// a hung GD2 request holds a sync 10 s rather than 30 s; a pod stuck on a
+// lost Kubernetes node is force-deleted once the node has been lost for
+// testLostNodeGrace rather than a minute.
+var testTimers = []string{"--max-wait=5s", "--heal-interval=3s", "--gd2-timeout=10s",
+	"--lost-node-grace=" + testLostNodeGrace.String()}
+
+// testLostNodeGrace is the operators' --lost-node-grace in the tests.
+const testLostNodeGrace = 10 * time.Second

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# make test: every package's tests. The e2e package's tests come in three
-# sets (e2e/sets_e2e_test.go), run as three processes at once, each with its
+# make test: every package's tests. The e2e package's tests come in four
+# sets (e2e/sets_e2e_test.go), run as four processes at once, each with its
 # own control plane: the tests that run side by side (each with its own
 # namespace, simulator and operator, up to E2E_PARALLEL at once) with every
-# other package under `go test ./...`, and each of the two sets of tests
+# other package under `go test ./...`, and each of the three sets of tests
 # that must run alone, one after another, in a `go test ./e2e` of its own. The race-enabled
 # operator both run is built once, here. The unit packages' coverage is held
 # to its floors from this run (hack/check-coverage.sh), so CI runs the unit
@@ -22,7 +22,7 @@ trap 'rm -rf "${dir}"' EXIT
 "${GO}" build -race -o "${dir}/anthill" ./cmd/anthill || exit 1
 export ANTHILL_E2E_OPERATOR="${dir}/anthill" ANTHILL_E2E_SET_DIR="${dir}"
 alone=()
-for set in alone alone-csi; do
+for set in alone-nodes alone-releases alone-csi; do
 	(
 		ANTHILL_E2E_SET=${set} "${GO}" test -json -race -tags e2e -timeout 40m ./e2e/ |
 			tee "${dir}/${set}.json" | bin/testtimes -quiet -top 0
@@ -39,5 +39,5 @@ done
 # Only a package that broke its floor is worth a line here.
 coverage=$(hack/check-coverage.sh "${dir}/rest.txt") || status=1
 grep -v '(floor' <<<"${coverage}" || true
-cat "${dir}/alone.json" "${dir}/alone-csi.json" "${dir}/rest.json" | bin/testtimes -silent -top 10 -start "${start}"
+cat "${dir}"/alone-*.json "${dir}/rest.json" | bin/testtimes -silent -top 10 -start "${start}"
 exit "${status}"

@@ -59,6 +59,8 @@ func operatorFlags(o *operatorOptions) *flag.FlagSet {
 		fmt.Sprintf("how long the syncs of one cluster share its GD2 peer list (at most half the cluster's shorter liveness window for its nodes' liveness clocks, which is also how often the peer watch reads it); its device and volume lists are shared %d times as long (a decision that acts always reads them live)", effects.ConfigListFactor))
 	fs.DurationVar(&cfg.HealInterval, "heal-interval", machines.DefaultHealInterval,
 		"how often each cluster's volumes are re-read for their heal state (GD2 heal-info, one call a volume)")
+	fs.DurationVar(&cfg.LostNodeGrace, "lost-node-grace", machines.DefaultLostNodeGrace,
+		"how long a Kubernetes node must have been lost (not Ready) before a Gluster pod stuck terminating on it is force-deleted, when its storage can follow it (docs/failure.md)")
 	fs.DurationVar(&cfg.MaxWait, "max-wait", 0,
 		"the longest a machine waiting on a slow process (a heal, a restart, a peer) goes before looking again; 0 keeps each machine's own interval (15 s to 10 min). Decisions read the clock, so this changes when a wait is noticed to be over, never what is decided")
 	fs.Var((*namespaceList)(&cfg.Namespaces), "watch-namespace",
@@ -109,6 +111,9 @@ func runOperator(ctx context.Context, args []string) error {
 	}
 	if cfg.HealInterval <= 0 || cfg.MaxWait < 0 {
 		return fmt.Errorf("--heal-interval must be positive and --max-wait not negative, got %s and %s", cfg.HealInterval, cfg.MaxWait)
+	}
+	if cfg.LostNodeGrace <= 0 {
+		return fmt.Errorf("--lost-node-grace must be positive, got %s", cfg.LostNodeGrace)
 	}
 	if err := machines.ValidateWatchNamespaces(cfg.Namespaces); err != nil {
 		return fmt.Errorf("--watch-namespace: %w", err)

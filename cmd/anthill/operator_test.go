@@ -19,6 +19,7 @@ func TestOperatorRefusesUnusableFlags(t *testing.T) {
 		{[]string{"--resync", "0s"}, "--resync must be positive"},
 		{[]string{"extra"}, "unexpected arguments"},
 		{[]string{"--heal-interval", "0s"}, "--heal-interval must be positive"},
+		{[]string{"--lost-node-grace", "0s"}, "--lost-node-grace must be positive"},
 		{[]string{"--max-wait", "-1s"}, "--max-wait not negative"},
 		{[]string{"--watch-namespace", "team-a,Team_B"}, `--watch-namespace: namespace "Team_B"`},
 		{[]string{"--watch-namespace", "team-a", "--watch-namespace", "team-a"}, `--watch-namespace: namespace "team-a" is named twice`},

@@ -38,6 +38,12 @@ type Options struct {
 	// process that records every request the operator's service account
 	// makes (ControlPlane.Audit).
 	AuditOperator bool
+	// NodeMonitorGrace is how long a fake node may go without renewing its
+	// Lease before the node lifecycle controller marks it NotReady; kwok
+	// renews every quarter of it. Zero keeps Kubernetes' 50 s and kwok's
+	// 40 s Lease. Short values make node losses quick to see but leave
+	// kwok little slack on a loaded machine: for tests that lose nodes.
+	NodeMonitorGrace time.Duration
 }
 
 // ControlPlane is one running control plane.
@@ -153,14 +159,20 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	if err := cp.waitAPIReady(ctx); err != nil {
 		return nil, err
 	}
-	if err := cp.start(bin, "kube-controller-manager",
-		"--kubeconfig="+cp.Kubeconfig, "--leader-elect=false",
-		"--bind-address=127.0.0.1", "--secure-port="+itoa(kcmPort),
-		"--service-account-private-key-file="+pki.SAKey, "--root-ca-file="+pki.CACert,
+	kcmArgs := []string{
+		"--kubeconfig=" + cp.Kubeconfig, "--leader-elect=false",
+		"--bind-address=127.0.0.1", "--secure-port=" + itoa(kcmPort),
+		"--service-account-private-key-file=" + pki.SAKey, "--root-ca-file=" + pki.CACert,
 		"--use-service-account-credentials=false",
 		"--controllers=*,-nodeipam",
 		"--cluster-cidr=10.244.0.0/16", "--v=1",
-	); err != nil {
+	}
+	nodeLease := 40 * time.Second
+	if g := opts.NodeMonitorGrace; g > 0 {
+		kcmArgs = append(kcmArgs, "--node-monitor-grace-period="+g.String(), "--node-monitor-period=2s")
+		nodeLease = g
+	}
+	if err := cp.start(bin, "kube-controller-manager", kcmArgs...); err != nil {
 		return nil, err
 	}
 	if err := cp.start(bin, "kube-scheduler",
@@ -172,7 +184,7 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	if err := cp.start(bin, "kwok",
 		"--kubeconfig="+cp.Kubeconfig, "--config="+filepath.Join(bin, "kwok-stages.yaml"),
 		"--manage-all-nodes=false", "--manage-nodes-with-annotation-selector="+FakeNodeAnnotation+"=fake",
-		"--node-lease-duration-seconds=40", "--cidr=10.244.0.0/16", "--node-ip=10.0.0.2",
+		"--node-lease-duration-seconds="+itoa(int(nodeLease.Seconds())), "--cidr=10.244.0.0/16", "--node-ip=10.0.0.2",
 		"--server-address=127.0.0.1:"+itoa(kwokPort),
 	); err != nil {
 		return nil, err

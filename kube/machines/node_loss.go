@@ -1,6 +1,7 @@
 package machines
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -35,7 +36,7 @@ func (s *NodeSyncer) lostPodSide(ctx context.Context, node *operatorv1alpha1.Glu
 		return
 	}
 	lp := &snap.LostPod
-	lp.Terminating, lp.UID, lp.KubeNode, lp.Grace = true, string(pod.UID), pod.Spec.NodeName, DefaultLostNodeGrace
+	lp.Terminating, lp.UID, lp.KubeNode, lp.Grace = true, string(pod.UID), pod.Spec.NodeName, cmp.Or(s.LostNodeGrace, DefaultLostNodeGrace)
 	lp.DeleteDeadline = pod.DeletionTimestamp.Time
 	kn, err := s.Live.CoreV1().Nodes().Get(ctx, pod.Spec.NodeName, metav1.GetOptions{})
 	switch {

@@ -48,6 +48,10 @@ type NodeSyncer struct {
 	// node back when its peer's liveness changes, so a node's liveness
 	// waits set no timer of their own (states.NodeSnapshot.PeerWatched).
 	PeerWatched bool
+	// LostNodeGrace is how long a Kubernetes node must have been lost
+	// before a Gluster pod stuck on it is force-deleted; 0 is
+	// DefaultLostNodeGrace.
+	LostNodeGrace time.Duration
 
 	once   sync.Once
 	runner *engine.Runner[*operatorv1alpha1.GlusterNode, *nodeSync]

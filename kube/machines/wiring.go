@@ -101,6 +101,10 @@ type WireConfig struct {
 	// HealInterval is how often a cluster's volumes are re-read; 0 is
 	// DefaultHealInterval.
 	HealInterval time.Duration
+	// LostNodeGrace is how long a Kubernetes node must have been lost
+	// before a Gluster pod stuck on it is force-deleted; 0 is
+	// DefaultLostNodeGrace.
+	LostNodeGrace time.Duration
 	// MaxWait bounds every machine's timed wait (engine.DispatcherConfig);
 	// 0 keeps each machine's own.
 	MaxWait time.Duration
@@ -281,7 +285,7 @@ func Wire(cfg WireConfig) (*Machines, error) {
 	d.Register(states.NodeMachine, &NodeSyncer{
 		Nodes: nodeLister, Clusters: clusterLister, Pods: podLister, PVCs: corev1listers.NewPersistentVolumeClaimLister(pvcs.indexer),
 		Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock, Live: cfg.Kube, Audit: audit,
-		PeerWatched: true,
+		PeerWatched: true, LostNodeGrace: cfg.LostNodeGrace,
 	})
 	d.Register(states.ClusterMachine, &ClusterSyncer{
 		Clusters: clusterLister, Nodes: nodeLister, Secrets: corev1listers.NewSecretLister(secrets.indexer), Services: corev1listers.NewServiceLister(services.indexer),

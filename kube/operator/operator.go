@@ -57,6 +57,9 @@ type Config struct {
 	Profiling bool
 	// HealInterval is how often a cluster's volumes are re-read.
 	HealInterval time.Duration
+	// LostNodeGrace is how long a Kubernetes node must have been lost
+	// before a Gluster pod stuck on it is force-deleted.
+	LostNodeGrace time.Duration
 	// MaxWait bounds every machine's timed wait; zero keeps each
 	// machine's own interval.
 	MaxWait time.Duration
@@ -139,6 +142,7 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 		Kube: kc, Anthill: ac, Resync: cfg.ResyncPeriod, Workers: cfg.Workers,
 		Metrics: metrics, Log: log, GD2Timeout: cfg.GD2Timeout, PoolViewTTL: cfg.GD2ListInterval,
 		Namespaces: cfg.Namespaces, HealInterval: cfg.HealInterval, MaxWait: cfg.MaxWait,
+		LostNodeGrace: cfg.LostNodeGrace,
 	})
 	if err != nil {
 		return err
