@@ -58,6 +58,13 @@ release:
 controlplane:
 	hack/build-controlplane.sh
 
+## realnode: build kubelet and kube-proxy (pinned in tools/kubelet, the control plane's release) into
+## the control plane's cache for the e2e suite's real node; containerd, runc and the CNI plugins are
+## Debian's packages (docs/testing.md#a-real-node)
+.PHONY: realnode
+realnode:
+	hack/build-realnode.sh
+
 ## generate: regenerate deepcopy, clientset, listers, informers, CRD YAML and the state-machine docs,
 ## and refresh the chart's copies of the CRDs and RBAC rules and the OLM bundle (manifests/olm/bundle)
 generate:
