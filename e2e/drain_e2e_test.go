@@ -14,6 +14,7 @@ import (
 	"github.com/gluster/anthill/gd2"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/effects"
+	"github.com/gluster/anthill/states"
 )
 
 // TestDrainOnGD2AsItIs drains nodes the way real GD2 lets them be drained
@@ -67,7 +68,7 @@ func TestDrainOnGD2AsItIs(t *testing.T) {
 			t.Fatal(err)
 		}
 		restartOperator(t)
-		time.Sleep(5 * time.Second)
+		waitMoreSyncs(t, operatorOf(t), states.NodeMachine, 3, time.Minute)
 		if got := bricksByPeer(t, g, "rep")[peer]; got != before {
 			t.Fatalf("bricks of rep moved off %s while %s was down: %d left of %d", victim, other, got, before)
 		}

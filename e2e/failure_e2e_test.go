@@ -14,6 +14,7 @@ import (
 
 	"github.com/gluster/anthill/e2e/framework"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/states"
 )
 
 // Failure handling with test-sized windows. Production defaults are 30m,
@@ -225,7 +226,7 @@ func pastDeadlineWaitsForTheSamePeer(t *testing.T, ns, name string) {
 	restartOperator(t)
 	// The new operator keeps the node where it is: no drain, no brick
 	// moved, no replacement node, however long the peer stays dead.
-	time.Sleep(10 * time.Second)
+	waitMoreSyncs(t, operatorOf(t), states.NodeMachine, 3, time.Minute)
 	n, err = anthill.OperatorV1alpha1().GlusterNodes(ns).Get(context.Background(), victim.Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)

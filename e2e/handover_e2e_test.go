@@ -264,7 +264,7 @@ func TestOlderOperatorRefusesNewerState(t *testing.T) {
 		}
 		return nil
 	})
-	time.Sleep(10 * time.Second) // the operator keeps looking; nothing may be written
+	waitMoreSyncs(t, operatorOf(t), states.NodeMachine, 3, time.Minute) // the operator keeps looking; nothing may be written
 	if n, err := anthill.OperatorV1alpha1().GlusterNodes(ns).Get(context.Background(), newerNode.Name, metav1.GetOptions{}); err != nil {
 		t.Error(err)
 	} else if n.ResourceVersion != written.ResourceVersion {
