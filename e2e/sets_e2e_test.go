@@ -43,6 +43,10 @@ const (
 	setAloneReleases = "alone-releases"
 	setAloneCSI      = "alone-csi"
 	setSide          = "side-by-side"
+	// setRealNode runs only the tests on a real node (onRealNode); it is
+	// not among sets, since its operators run in pods, as their
+	// ServiceAccount, which the audit does not record.
+	setRealNode = "real-node"
 )
 
 // sets are every set's name.
@@ -73,7 +77,7 @@ func parseSet(name, dir string) (runSet, error) {
 	switch name {
 	case "":
 		return runSet{}, nil
-	case setAlone, setAloneReleases, setAloneCSI, setSide:
+	case setAlone, setAloneReleases, setAloneCSI, setSide, setRealNode:
 		if dir == "" {
 			return runSet{}, fmt.Errorf("%s=%s is set without %s (where the sets leave their RBAC usage)", setEnv, name, setDirEnv)
 		}
@@ -138,6 +142,21 @@ func aloneWithCSI(t *testing.T, why string) {
 	}
 }
 
+// onRealNode marks a test that runs the operator's image on a real node
+// (framework.StartRealNode), for the reason why. It needs root, containerd
+// and the kubelet, and installs anthill's cluster-wide objects as users
+// do, so it runs only in a process of its own: ANTHILL_E2E_SET=real-node
+// (make test runs it when the machine has what a real node needs).
+func onRealNode(t *testing.T, why string) {
+	t.Helper()
+	if why == "" {
+		t.Fatal("a test on a real node says why")
+	}
+	if currentSet.name != setRealNode {
+		t.Skipf("runs on a real node (%s), only with %s=%s", why, setEnv, setRealNode)
+	}
+}
+
 // inSet skips t unless this process runs set (or every set).
 func inSet(t *testing.T, set, what string) {
 	t.Helper()
@@ -154,6 +173,9 @@ func (s runSet) usesFile(name string) string {
 // merged, once all have saved theirs; nil while some have not (the last
 // checks when it ends).
 func (s runSet) allUses(mine map[framework.Request]*framework.RequestUse) (map[framework.Request]*framework.RequestUse, error) {
+	if s.name == setRealNode {
+		return nil, nil
+	}
 	if err := framework.SaveUses(s.usesFile(s.name), mine); err != nil {
 		return nil, err
 	}

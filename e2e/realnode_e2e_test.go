@@ -1,0 +1,656 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/gluster/anthill/e2e/framework"
+)
+
+// The operator's image as users install it, on a real node: a kubelet,
+// containerd and runc run the image `make image` builds, installed by
+// `kubectl apply -k manifests/default` and by the chart, with nothing
+// changed but what a user of a dedicated node would change: the image
+// reference (the same one, said explicitly), and a toleration of the real
+// node's taint and a nodeSelector for its label, so the operator's pods
+// run there and nowhere else (the kwok nodes would run them as fakes).
+// The GlusterCluster's own pods stay on the kwok nodes, with the GD2
+// simulator listening where the node's pods reach the host.
+const (
+	realNodeNamespace = "anthill-system"
+	operatorLease     = "anthill-operator"
+	operatorSelector  = "app.kubernetes.io/name=anthill,app.kubernetes.io/component=operator"
+	metricsService    = "anthill-operator-metrics"
+)
+
+func TestOperatorImageOnARealNode(t *testing.T) {
+	onRealNode(t, "installs anthill's Deployment, CRDs and cluster-wide RBAC as users do, and runs a kubelet")
+	ctx := context.Background()
+	root := repoRoot(t)
+	image := buildOperatorImage(t, root)
+
+	start := time.Now()
+	node, err := env.StartRealNode(ctx, framework.RealNodeOptions{})
+	if err != nil {
+		t.Fatalf("start the real node: %v", err)
+	}
+	t.Logf("real node %s Ready in %s", node.Name, time.Since(start).Round(time.Second))
+	t.Cleanup(func() {
+		node.Stop()
+		if err := node.Leftovers(); err != nil {
+			t.Errorf("the stopped real node left behind: %v", err)
+		}
+	})
+	if err := node.ImportImage(ctx, image.archive); err != nil {
+		t.Fatal(err)
+	}
+
+	installs := []struct {
+		name             string
+		install, removal func(t *testing.T)
+	}{
+		{"installed with kubectl apply -k", func(t *testing.T) { kustomizeInstall(t, root, image, "apply") },
+			func(t *testing.T) { kustomizeInstall(t, root, image, "delete") }},
+		{"installed with the chart", func(t *testing.T) { chartInstall(t, root, image) },
+			func(t *testing.T) { helmRun(t, root, "uninstall", "anthill", "--namespace", realNodeNamespace, "--wait", "--timeout", "2m") }},
+	}
+	for i, in := range installs {
+		if !t.Run(in.name, func(t *testing.T) {
+			if i > 0 {
+				// What the install before left cluster-wide (and what
+				// TestMain installed for the operator binary) would be
+				// foreign to the next one: start from a cluster without
+				// anthill, as a user does.
+				kustomizeInstall(t, root, image, "delete")
+			}
+			in.install(t)
+			onTheRealNode(t, node, image)
+			in.removal(t)
+		}) {
+			return
+		}
+	}
+}
+
+// onTheRealNode checks the installed operator on the real node.
+func onTheRealNode(t *testing.T, node *framework.RealNode, image operatorImage) {
+	ctx := context.Background()
+	dep, err := env.Client.AppsV1().Deployments(realNodeNamespace).Get(ctx, "anthill-operator", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods := waitOperatorPods(t, node, 2, 3*time.Minute)
+	leader, waiting := leaderOf(t, pods, 30*time.Second)
+	t.Logf("leader %s, waiting %s", leader.Name, waiting.Name)
+
+	t.Run("the pods run the image as its user, on a read-only root file system, as the ServiceAccount", func(t *testing.T) {
+		for _, p := range pods {
+			checkContainer(t, node, p, dep, image)
+		}
+	})
+
+	t.Run("the operator's soft memory limit is the Deployment's memory limit, less the runtime's share", func(t *testing.T) {
+		limit := dep.Spec.Template.Spec.Containers[0].Resources.Limits.Memory().Value()
+		want := int64(float64(limit) * 0.9)
+		for _, p := range pods {
+			got := softLimitOf(t, node, p)
+			if got != want {
+				t.Errorf("%s: soft memory limit %d bytes; want 90%% of the limit %d, %d", p.Name, got, limit, want)
+			}
+		}
+	})
+
+	t.Run("the metrics Service lists both pods and each serves /metrics", func(t *testing.T) {
+		waitMetricsEndpoints(t, pods)
+		for _, p := range pods {
+			body := get(t, fmt.Sprintf("http://%s:8080/metrics", p.Status.PodIP))
+			if !strings.Contains(body, "anthill_") {
+				t.Errorf("%s /metrics has no anthill_ metric:\n%.500s", p.Name, body)
+			}
+		}
+	})
+
+	t.Run("the leader brings a GlusterCluster to Ready and through a decommission; the other replica waits", func(t *testing.T) {
+		clusterLifecycle(t, node)
+		if n := countLines(t, node, waiting, `"msg":"transition"`); n > 0 {
+			t.Errorf("the waiting replica %s logged %d transitions", waiting.Name, n)
+		}
+		if n := countLines(t, node, leader, `"msg":"transition"`); n == 0 {
+			t.Errorf("the leader %s logged no transition", leader.Name)
+		}
+		for _, p := range pods {
+			for _, bad := range []string{"read-only file system", "permission denied", "forbidden"} {
+				if n := countLines(t, node, p, bad); n > 0 {
+					t.Errorf("%s logged %q %d times", p.Name, bad, n)
+				}
+			}
+		}
+	})
+
+	t.Run("deleting the leader's pod releases its Lease at once and the other replica takes over", func(t *testing.T) {
+		leaseHandover(t, leader, waiting)
+	})
+}
+
+// operatorImage is what `make image` built: the archive and the digests
+// and user of its image.
+type operatorImage struct {
+	archive, ref, manifestDigest, configDigest, user string
+}
+
+// buildOperatorImage runs hack/build-image.sh (what `make image` runs)
+// into a directory of the test and reads the image's digests and user.
+func buildOperatorImage(t *testing.T, root string) operatorImage {
+	t.Helper()
+	out := t.TempDir()
+	cmd := exec.Command(filepath.Join(root, "hack", "build-image.sh"), out)
+	cmd.Dir = root
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("hack/build-image.sh: %v\n%s", err, b)
+	}
+	version, err := os.ReadFile(filepath.Join(root, "VERSION"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := operatorImage{archive: filepath.Join(out, "anthill.tar"), ref: "quay.io/gluster/anthill:" + strings.TrimSpace(string(version))}
+	var index struct {
+		Manifests []struct{ Digest string } `json:"manifests"`
+	}
+	readJSON(t, filepath.Join(out, "oci", "index.json"), &index)
+	if len(index.Manifests) != 1 {
+		t.Fatalf("the image layout has %d manifests; want 1", len(index.Manifests))
+	}
+	img.manifestDigest = index.Manifests[0].Digest
+	var manifest struct {
+		Config struct{ Digest string } `json:"config"`
+	}
+	readJSON(t, blobPath(out, img.manifestDigest), &manifest)
+	img.configDigest = manifest.Config.Digest
+	var config struct {
+		Config struct{ User string } `json:"config"`
+	}
+	readJSON(t, blobPath(out, img.configDigest), &config)
+	img.user = config.Config.User
+	return img
+}
+
+func blobPath(dir, digest string) string {
+	return filepath.Join(dir, "oci", "blobs", "sha256", strings.TrimPrefix(digest, "sha256:"))
+}
+
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// kustomizeInstall writes the overlay a user of a dedicated node would
+// write over manifests/default and runs kubectl verb -k on it.
+func kustomizeInstall(t *testing.T, root string, image operatorImage, verb string) {
+	t.Helper()
+	dir := t.TempDir()
+	// kustomize takes a base by a relative path only.
+	base, err := filepath.Rel(dir, filepath.Join(root, "manifests", "default"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	name, tag, _ := strings.Cut(image.ref, ":")
+	overlay := fmt.Sprintf(`apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - %s
+images:
+  - name: quay.io/gluster/anthill
+    newName: %s
+    newTag: %s
+patches:
+  - target:
+      kind: Deployment
+      name: anthill-operator
+    patch: |-
+      - op: add
+        path: /spec/template/spec/tolerations
+        value:
+          - key: %s
+            operator: Equal
+            value: %q
+            effect: %s
+      - op: add
+        path: /spec/template/spec/nodeSelector
+        value:
+          %s: "true"
+`, base, name, tag,
+		framework.RealNodeTaint.Key, framework.RealNodeTaint.Value, framework.RealNodeTaint.Effect, framework.RealNodeLabel)
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(overlay), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--kubeconfig", env.Kubeconfig, verb, "-k", dir}
+	if verb == "delete" {
+		args = append(args, "--ignore-not-found", "--wait", "--timeout=3m")
+	}
+	cmd := exec.Command("kubectl", args...)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args[2:], " "), err, b)
+	}
+}
+
+// chartInstall installs the chart with the image and the real node's
+// toleration and nodeSelector as values.
+func chartInstall(t *testing.T, root string, image operatorImage) {
+	t.Helper()
+	name, tag, _ := strings.Cut(image.ref, ":")
+	tolerations := fmt.Sprintf(`[{"key":%q,"operator":"Equal","value":%q,"effect":%q}]`,
+		framework.RealNodeTaint.Key, framework.RealNodeTaint.Value, framework.RealNodeTaint.Effect)
+	helmRun(t, root, "install", "anthill", filepath.Join(root, "manifests", "charts", "anthill"),
+		"--namespace", realNodeNamespace, "--create-namespace",
+		"--set", "image.repository="+name, "--set", "image.tag="+tag,
+		"--set-json", "tolerations="+tolerations,
+		"--set-json", fmt.Sprintf(`nodeSelector={%q:"true"}`, framework.RealNodeLabel))
+}
+
+func helmRun(t *testing.T, root string, args ...string) {
+	t.Helper()
+	build := exec.Command(filepath.Join(root, "hack", "build-helm.sh"))
+	out, err := build.Output()
+	if err != nil {
+		t.Fatalf("hack/build-helm.sh: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	cmd := exec.Command(lines[len(lines)-1], append(args, "--kubeconfig", env.Kubeconfig)...)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, b)
+	}
+}
+
+// waitOperatorPods waits until want operator pods run on the real node,
+// every container ready (its probes pass), and returns them.
+func waitOperatorPods(t *testing.T, node *framework.RealNode, want int, timeout time.Duration) []corev1.Pod {
+	t.Helper()
+	var pods []corev1.Pod
+	err := framework.WaitFor(context.Background(), timeout, func(ctx context.Context) (bool, error) {
+		if err := node.Healthy(); err != nil {
+			return false, err
+		}
+		l, err := env.Client.CoreV1().Pods(realNodeNamespace).List(ctx, metav1.ListOptions{LabelSelector: operatorSelector})
+		if err != nil {
+			return false, err
+		}
+		pods = pods[:0]
+		var states []string
+		for _, p := range l.Items {
+			if p.DeletionTimestamp != nil {
+				continue
+			}
+			if p.Spec.NodeName != node.Name {
+				return false, fmt.Errorf("pod %s is on %q, not the real node", p.Name, p.Spec.NodeName)
+			}
+			if podReady(p) {
+				pods = append(pods, p)
+			}
+			states = append(states, p.Name+"="+podState(p))
+		}
+		if len(pods) == want && len(states) == want {
+			return true, nil
+		}
+		return false, fmt.Errorf("%d of %d operator pods ready: %s", len(pods), want, strings.Join(states, " "))
+	})
+	if err != nil {
+		t.Fatalf("waiting for the operator's pods: %v", err)
+	}
+	return pods
+}
+
+func podReady(p corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func podState(p corev1.Pod) string {
+	s := string(p.Status.Phase)
+	for _, c := range p.Status.ContainerStatuses {
+		switch {
+		case c.State.Waiting != nil:
+			s += "/" + c.State.Waiting.Reason
+		case c.State.Terminated != nil:
+			s += "/" + c.State.Terminated.Reason
+		}
+		if c.RestartCount > 0 {
+			s += fmt.Sprintf("/restarts:%d", c.RestartCount)
+		}
+	}
+	return s
+}
+
+// leaderOf waits until the Lease names one of the pods, and returns it
+// and the other.
+func leaderOf(t *testing.T, pods []corev1.Pod, timeout time.Duration) (leader, waiting corev1.Pod) {
+	t.Helper()
+	err := framework.WaitFor(context.Background(), timeout, func(ctx context.Context) (bool, error) {
+		l, err := env.Client.CoordinationV1().Leases(realNodeNamespace).Get(ctx, operatorLease, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		holder := ptrString(l.Spec.HolderIdentity)
+		for i, p := range pods {
+			if p.Name == holder {
+				leader, waiting = p, pods[1-i]
+				return true, nil
+			}
+		}
+		return false, fmt.Errorf("the Lease is held by %q, not an operator pod", holder)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return leader, waiting
+}
+
+func ptrString(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// checkContainer checks what runc ran for the operator container of p:
+// the image `make image` built, as the image's user, with a read-only
+// root file system and the ServiceAccount's token mounted.
+func checkContainer(t *testing.T, node *framework.RealNode, p corev1.Pod, dep *appsv1.Deployment, image operatorImage) {
+	t.Helper()
+	if p.Spec.ServiceAccountName != "anthill-operator" {
+		t.Errorf("%s runs as ServiceAccount %q", p.Name, p.Spec.ServiceAccountName)
+	}
+	if len(p.Status.ContainerStatuses) != 1 {
+		t.Fatalf("%s has %d containers", p.Name, len(p.Status.ContainerStatuses))
+	}
+	st := p.Status.ContainerStatuses[0]
+	if !strings.Contains(st.ImageID, image.manifestDigest) && !strings.Contains(st.ImageID, image.configDigest) {
+		t.Errorf("%s runs image %s; want the one make image built (manifest %s, config %s)", p.Name, st.ImageID, image.manifestDigest, image.configDigest)
+	}
+	if st.RestartCount > 0 {
+		t.Errorf("%s restarted %d times", p.Name, st.RestartCount)
+	}
+	raw, err := node.ContainerSpec(context.Background(), strings.TrimPrefix(st.ContainerID, "containerd://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info struct {
+		Spec struct {
+			Process struct {
+				User struct{ UID, GID uint32 } `json:"user"`
+			} `json:"process"`
+			Root struct {
+				Readonly bool `json:"readonly"`
+			} `json:"root"`
+			Mounts []struct {
+				Destination string   `json:"destination"`
+				Options     []string `json:"options"`
+			} `json:"mounts"`
+		} `json:"Spec"`
+	}
+	if err := json.Unmarshal(raw, &info); err != nil {
+		t.Fatalf("ctr containers info: %v", err)
+	}
+	uid, gid, _ := strings.Cut(image.user, ":")
+	if got := fmt.Sprintf("%d:%d", info.Spec.Process.User.UID, info.Spec.Process.User.GID); got != uid+":"+gid {
+		t.Errorf("%s runs as %s; want the image's user %s", p.Name, got, image.user)
+	}
+	if info.Spec.Process.User.UID == 0 {
+		t.Errorf("%s runs as root", p.Name)
+	}
+	if !info.Spec.Root.Readonly {
+		t.Errorf("%s: the root file system is writable", p.Name)
+	}
+	if want := *dep.Spec.Template.Spec.Containers[0].SecurityContext.ReadOnlyRootFilesystem; !want {
+		t.Errorf("the Deployment does not ask for a read-only root file system")
+	}
+	token := false
+	for _, m := range info.Spec.Mounts {
+		token = token || m.Destination == "/var/run/secrets/kubernetes.io/serviceaccount"
+	}
+	if !token {
+		t.Errorf("%s has no ServiceAccount token mounted", p.Name)
+	}
+}
+
+// softLimitOf reads the soft memory limit the operator in p logged it
+// set from its container's memory limit.
+func softLimitOf(t *testing.T, node *framework.RealNode, p corev1.Pod) int64 {
+	t.Helper()
+	for _, l := range logLines(t, node, p) {
+		if !strings.Contains(l, "Go soft memory limit set from the container's memory limit") {
+			continue
+		}
+		var entry struct {
+			Bytes int64 `json:"bytes"`
+		}
+		if i := strings.IndexByte(l, '{'); i >= 0 && json.Unmarshal([]byte(l[i:]), &entry) == nil {
+			return entry.Bytes
+		}
+	}
+	t.Fatalf("%s logged no soft memory limit", p.Name)
+	return 0
+}
+
+// logLines are the lines the operator container of p wrote, from the
+// kubelet's CRI log files ("<time> <stream> <tag> <line>").
+func logLines(t *testing.T, node *framework.RealNode, p corev1.Pod) []string {
+	t.Helper()
+	raw, err := node.ContainerLog(&p, "operator")
+	if err != nil {
+		t.Fatalf("log of %s: %v", p.Name, err)
+	}
+	var lines []string
+	s := bufio.NewScanner(bytes.NewReader(raw))
+	s.Buffer(make([]byte, 1<<20), 1<<20)
+	for s.Scan() {
+		parts := strings.SplitN(s.Text(), " ", 4)
+		if len(parts) == 4 {
+			lines = append(lines, parts[3])
+		}
+	}
+	return lines
+}
+
+func countLines(t *testing.T, node *framework.RealNode, p corev1.Pod, substr string) int {
+	t.Helper()
+	n := 0
+	for _, l := range logLines(t, node, p) {
+		if strings.Contains(strings.ToLower(l), strings.ToLower(substr)) {
+			n++
+		}
+	}
+	return n
+}
+
+// waitMetricsEndpoints waits until the metrics Service's EndpointSlices
+// list every pod, ready.
+func waitMetricsEndpoints(t *testing.T, pods []corev1.Pod) {
+	t.Helper()
+	err := framework.WaitFor(context.Background(), time.Minute, func(ctx context.Context) (bool, error) {
+		l, err := env.Client.DiscoveryV1().EndpointSlices(realNodeNamespace).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + metricsService})
+		if err != nil {
+			return false, err
+		}
+		ready := map[string]bool{}
+		for _, s := range l.Items {
+			for _, e := range s.Endpoints {
+				if e.TargetRef != nil && e.Conditions.Ready != nil && *e.Conditions.Ready {
+					ready[e.TargetRef.Name] = true
+				}
+			}
+		}
+		for _, p := range pods {
+			if !ready[p.Name] {
+				return false, fmt.Errorf("the %s Service's endpoints do not list %s ready (%v)", metricsService, p.Name, ready)
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func get(t *testing.T, url string) string {
+	t.Helper()
+	c := http.Client{Timeout: 10 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s", url, resp.Status)
+	}
+	return string(b)
+}
+
+// clusterLifecycle creates a GlusterCluster of one node per zone whose GD2
+// is a simulator listening where the real node's pods reach the host,
+// waits for it Ready, decommissions a node (a replacement joins), and
+// deletes the cluster.
+func clusterLifecycle(t *testing.T, node *framework.RealNode) {
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	sim, err := env.StartGD2Sim(ctx, framework.SimOptions{Namespace: ns, Addr: node.HostIP + ":0", Seed: 1, WriteRate: 5, HealRate: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sim.Stop()
+	const name = "on-a-real-node"
+	if err := env.CreateSimAuthSecret(ctx, ns, name, sim); err != nil {
+		t.Fatal(err)
+	}
+	c, err := framework.SampleCluster(ns, name, sim, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The CRDs may have just been installed.
+	err = framework.WaitFor(ctx, time.Minute, func(ctx context.Context) (bool, error) {
+		_, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Create(ctx, c, metav1.CreateOptions{})
+		return err == nil, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := waitNodes(t, ns, name, 3, 3*time.Minute)
+	var victim string
+	for n := range nodes {
+		victim = n
+		break
+	}
+	requestOnNode(t, ns, victim, "decommission")
+	waitNodeState(t, ns, victim, "", 3*time.Minute)
+	waitNodes(t, ns, name, 3, 3*time.Minute)
+	if v := sim.Violations(); len(v) > 0 {
+		t.Errorf("simulator violations: %v", v)
+	}
+	if err := anthill.OperatorV1alpha1().GlusterClusters(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err = framework.WaitFor(ctx, 3*time.Minute, func(ctx context.Context) (bool, error) {
+		_, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, fmt.Errorf("cluster %s still there (%v)", name, err)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// leaseHandover deletes the leader's pod as kubectl delete does (SIGTERM,
+// the grace period) and watches the Lease: the leader must release it as
+// it stops, so the waiting replica takes it over at its next retry, far
+// sooner than the Lease would expire.
+func leaseHandover(t *testing.T, leader, waiting corev1.Pod) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	leases := env.Client.CoordinationV1().Leases(realNodeNamespace)
+	l, err := leases.Get(ctx, operatorLease, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	duration := time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
+	w, err := leases.Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", operatorLease).String(), ResourceVersion: l.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	deleted := time.Now()
+	if err := env.Client.CoreV1().Pods(realNodeNamespace).Delete(ctx, leader.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	released := time.Duration(0)
+	for {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no new leader %s after deleting %s", time.Since(deleted).Round(time.Millisecond), leader.Name)
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				t.Fatal("the Lease watch ended")
+			}
+			if ev.Type != watch.Modified {
+				continue
+			}
+			holder := ptrString(ev.Object.(*coordinationv1.Lease).Spec.HolderIdentity)
+			after := time.Since(deleted)
+			switch holder {
+			case leader.Name:
+				continue
+			case "":
+				released = after
+				continue
+			}
+			t.Logf("Lease released after %s, taken by %s after %s (lease duration %s)", released.Round(time.Millisecond), holder, after.Round(time.Millisecond), duration)
+			if released == 0 {
+				t.Errorf("%s never released the Lease: %s took it over", leader.Name, holder)
+			}
+			if holder != waiting.Name {
+				t.Errorf("the Lease went to %s; want the waiting replica %s", holder, waiting.Name)
+			}
+			if after > duration/2 {
+				t.Errorf("the new leader took over %s after the leader's pod was deleted; with the Lease released on SIGTERM it takes a retry period, well under the lease duration %s", after, duration)
+			}
+			return
+		}
+	}
+}
+
