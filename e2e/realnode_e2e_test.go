@@ -74,7 +74,9 @@ func TestOperatorImageOnARealNode(t *testing.T) {
 		{"installed with kubectl apply -k", func(t *testing.T) { kustomizeInstall(t, root, image, "apply") },
 			func(t *testing.T) { kustomizeInstall(t, root, image, "delete") }},
 		{"installed with the chart", func(t *testing.T) { chartInstall(t, root, image) },
-			func(t *testing.T) { helmRun(t, root, "uninstall", "anthill", "--namespace", realNodeNamespace, "--wait", "--timeout", "2m") }},
+			func(t *testing.T) {
+				helmRun(t, root, "uninstall", "anthill", "--namespace", realNodeNamespace, "--wait", "--timeout", "2m")
+			}},
 	}
 	for i, in := range installs {
 		if !t.Run(in.name, func(t *testing.T) {
@@ -653,4 +655,3 @@ func leaseHandover(t *testing.T, leader, waiting corev1.Pod) {
 		}
 	}
 }
-
