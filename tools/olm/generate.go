@@ -89,6 +89,10 @@ func generate(root, out string) error {
 	if err != nil {
 		return err
 	}
+	replaces, skipRange, err := upgradeGraph(filepath.Join(root, "CHANGELOG.md"), sv)
+	if err != nil {
+		return err
+	}
 
 	name := packageName + ".v" + sv.String()
 	csv := operatorsv1alpha1.ClusterServiceVersion{
@@ -104,6 +108,7 @@ func generate(root, out string) error {
 				"containerImage": dep.Spec.Template.Spec.Containers[0].Image,
 				"description":    "Deploys and runs Gluster storage clusters managed through glusterd2.",
 				"repository":     "https://github.com/gluster/anthill",
+				"olm.skipRange":  skipRange,
 			},
 		},
 		Spec: operatorsv1alpha1.ClusterServiceVersionSpec{
@@ -113,6 +118,7 @@ func generate(root, out string) error {
 				"decommissioned only after their bricks have a healed copy elsewhere, upgrades roll one node at a time gated " +
 				"on heal, and every transition is logged with its reason.",
 			Version:        opversion.OperatorVersion{Version: sv},
+			Replaces:       replaces,
 			Maturity:       "alpha",
 			MinKubeVersion: "1.30.0",
 			Keywords:       []string{"gluster", "glusterd2", "storage", "filesystem", "csi"},
