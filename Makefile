@@ -66,11 +66,13 @@ realnode:
 	hack/build-realnode.sh
 
 ## generate: regenerate deepcopy, clientset, listers, informers, CRD YAML and the state-machine docs,
-## and refresh the chart's copies of the CRDs and RBAC rules and the OLM bundle (manifests/olm/bundle)
+## manifests/monitoring and the chart's rule groups, and refresh the chart's copies of the CRDs and RBAC rules
+## and the OLM bundle (manifests/olm/bundle)
 generate:
 	hack/update-codegen.sh
 	$(GO) run ./cmd/anthill diagram --write-docs docs/fsm
 	$(GO) run ./cmd/anthill monitoring --write-manifests manifests/monitoring
+	$(GO) run ./cmd/anthill monitoring --write-chart manifests/charts/anthill
 	cp manifests/crds/operator.gluster.org_*.yaml manifests/charts/anthill/crds/
 	cp manifests/rbac/cluster_role.yaml manifests/rbac/person_roles.yaml manifests/charts/anthill/files/
 	hack/olm.sh generate

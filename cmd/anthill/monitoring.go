@@ -8,6 +8,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/gluster/anthill/cmd/internal/cli"
 	"github.com/gluster/anthill/kube/monitoring"
@@ -15,39 +18,89 @@ import (
 
 func init() {
 	commands.Register("monitoring", cli.Command{
-		Summary: "print anthill's Prometheus rules or Grafana dashboards (--format rules|prometheusrule|dashboards), or write manifests/monitoring",
+		Summary: "print anthill's Prometheus rules or Grafana dashboards (--format rules|prometheusrule|servicemonitor|dashboards), or write a monitoring directory for kustomize (--write-manifests)",
 		Run:     func(_ context.Context, args []string) error { return monitoringCmd(args, os.Stdout, os.Stderr) },
 	})
 }
 
-// The generated files in manifests/monitoring.
-const (
-	PrometheusRuleFile = "prometheusrule.yaml"
-	DashboardsFile     = "dashboards.yaml"
-)
+// ChartGroupsFile is where --write-chart puts the chart's rule groups.
+const ChartGroupsFile = "templates/_prometheusrule_groups.tpl"
 
-// monitoringCmd implements `anthill monitoring [--format F]` and
-// `anthill monitoring --write-manifests DIR`.
+// keyValues is a repeatable NAME=VALUE flag.
+type keyValues map[string]string
+
+func (kv keyValues) String() string {
+	var out []string
+	for k, v := range kv {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return strings.Join(out, ",")
+}
+
+func (kv keyValues) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("%q is not NAME=VALUE", s)
+	}
+	kv[k] = v
+	return nil
+}
+
+// monitoringCmd implements `anthill monitoring [--format F] [options]`,
+// `anthill monitoring --write-manifests DIR [options]` and
+// `anthill monitoring --write-chart CHART`.
 func monitoringCmd(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("monitoring", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	format := fs.String("format", "rules", "rules (a Prometheus rules file, for promtool), prometheusrule (the Prometheus Operator's object) or dashboards (a ConfigMap of Grafana dashboards)")
-	write := fs.String("write-manifests", "", "write DIR/"+PrometheusRuleFile+" and DIR/"+DashboardsFile+" instead of printing")
+	format := fs.String("format", "rules", "rules (a Prometheus rules file, for promtool), prometheusrule (the Prometheus Operator's object), servicemonitor or dashboards (a ConfigMap of Grafana dashboards)")
+	write := fs.String("write-manifests", "", "write a monitoring directory for kustomize (DIR/"+monitoring.KustomizationFile+" and its objects, as manifests/monitoring) instead of printing")
+	chart := fs.String("write-chart", "", "write the chart's rule groups, read from its values, to CHART/"+ChartGroupsFile)
+	o := monitoring.DefaultOptions()
+	fs.StringVar(&o.RunbookBaseURL, "runbook-base-url", o.RunbookBaseURL, "each alert's runbook_url is this followed by <alert>.md")
+	fs.StringVar(&o.OperatorJob, "operator-job", o.OperatorJob, "the Prometheus job the operator is scraped as (AnthillOperatorDown)")
+	thresholds := keyValues{}
+	fs.Var(thresholds, "threshold", "NAME=VALUE, repeatable: an alert threshold ("+strings.Join(monitoring.ThresholdNames(), ", ")+")")
+	var m monitoring.ObjectMeta
+	fs.StringVar(&m.Namespace, "namespace", monitoring.DefaultNamespace, "the namespace of the ServiceMonitor, PrometheusRule and dashboards")
+	labels := keyValues{}
+	fs.Var(labels, "label", "KEY=VALUE, repeatable: a label of the ServiceMonitor and PrometheusRule (e.g. release=kube-prometheus-stack, for its selectors)")
+	operatorNS := fs.String("operator-namespace", monitoring.OperatorNamespace, "the namespace the operator runs in (the ServiceMonitor selects its Service there)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if *write != "" {
+	for name, s := range thresholds {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return fmt.Errorf("--threshold %s=%s: not a number", name, s)
+		}
+		o.Thresholds[name] = v
+	}
+	if len(labels) > 0 {
+		m.Labels = labels
+	}
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	switch {
+	case *chart != "":
+		out, err := monitoring.HelmRuleGroups()
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(*chart, ChartGroupsFile), out, 0o644)
+	case *write != "":
+		files, err := o.Manifests(m, *operatorNS)
+		if err != nil {
+			return err
+		}
 		if err := os.MkdirAll(*write, 0o755); err != nil {
 			return err
 		}
-		for file, render := range map[string]func() ([]byte, error){PrometheusRuleFile: monitoring.PrometheusRule, DashboardsFile: monitoring.DashboardsConfigMap} {
-			out, err := render()
-			if err != nil {
-				return err
-			}
+		for file, out := range files {
 			if err := os.WriteFile(filepath.Join(*write, file), out, 0o644); err != nil {
 				return err
 			}
@@ -58,13 +111,15 @@ func monitoringCmd(args []string, stdout, stderr io.Writer) error {
 	var err error
 	switch *format {
 	case "rules":
-		out, err = monitoring.RulesFile()
+		out, err = o.RulesFile()
 	case "prometheusrule":
-		out, err = monitoring.PrometheusRule()
+		out, err = o.PrometheusRule(m)
+	case "servicemonitor":
+		out, err = monitoring.ServiceMonitor(m, *operatorNS)
 	case "dashboards":
 		out, err = monitoring.DashboardsConfigMap()
 	default:
-		err = errors.New("--format must be rules, prometheusrule or dashboards")
+		err = errors.New("--format must be rules, prometheusrule, servicemonitor or dashboards")
 	}
 	if err != nil {
 		return err

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -20,6 +22,7 @@ func TestRulesUseOnlyExportedMetrics(t *testing.T) {
 	engine.NewMetrics().Registry.Describe(ch)
 	machines.NewStateCollector(nil, nil).Describe(ch)
 	machines.NewVolumeMetrics().Describe(ch)
+	machines.NewCertificateCollector(nil).Describe(ch)
 	close(ch)
 	fqName := regexp.MustCompile(`fqName: "([^"]+)"`)
 	exported := map[string]bool{}
@@ -92,5 +95,53 @@ func TestMonitoringPrintsTheRules(t *testing.T) {
 	}
 	if err := monitoringCmd([]string{"--format", "nope"}, &out, &errOut); err == nil {
 		t.Error("an unknown format was accepted")
+	}
+}
+
+// The generator's options, as a kustomize user passes them: thresholds,
+// runbook URL, job, namespace and labels reach the printed objects and the
+// written directory; a wrong option is refused.
+func TestMonitoringOptions(t *testing.T) {
+	var out, errOut bytes.Buffer
+	args := []string{"--format", "prometheusrule", "--threshold", "capacityHighPercent=85", "--runbook-base-url", "https://wiki.example/rb/",
+		"--operator-job", "ops/anthill", "--namespace", "monitoring", "--label", "release=kube-prometheus-stack"}
+	if err := monitoringCmd(args, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"anthill:cluster_capacity_used:ratio > 85 / 100", "runbook_url: https://wiki.example/rb/AnthillCapacityHigh.md",
+		`up{job="ops/anthill"}`, "namespace: monitoring", "release: kube-prometheus-stack"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the PrometheusRule lacks %q:\n%s", want, out.String())
+		}
+	}
+
+	dir := t.TempDir()
+	if err := monitoringCmd([]string{"--write-manifests", dir, "--namespace", "monitoring", "--operator-namespace", "storage", "--label", "release=kps"}, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	for file, wants := range map[string][]string{
+		monitoring.KustomizationFile:  {"namespace: monitoring"},
+		monitoring.ServiceMonitorFile: {"namespace: monitoring", "release: kps", "matchNames:\n    - storage"},
+		monitoring.PrometheusRuleFile: {"namespace: monitoring", "release: kps"},
+		monitoring.DashboardsFile:     {"grafana_dashboard"},
+	} {
+		raw, err := os.ReadFile(filepath.Join(dir, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range wants {
+			if !strings.Contains(string(raw), want) {
+				t.Errorf("%s lacks %q:\n%s", file, want, raw)
+			}
+		}
+	}
+
+	for _, bad := range [][]string{
+		{"--threshold", "capacityHigh=85"}, {"--threshold", "capacityHighPercent=eighty"}, {"--threshold", "capacityHighPercent=120"},
+		{"--threshold", "capacityHighPercent"}, {"--label", "=x"}, {"--runbook-base-url", ""},
+	} {
+		if err := monitoringCmd(bad, &out, &errOut); err == nil {
+			t.Errorf("%q was accepted", bad)
+		}
 	}
 }

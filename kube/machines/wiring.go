@@ -317,6 +317,9 @@ func Wire(cfg WireConfig) (*Machines, error) {
 		if err := cfg.Metrics.Registry.Register(sc); err != nil {
 			return nil, fmt.Errorf("register the state metrics: %w", err)
 		}
+		if err := cfg.Metrics.Registry.Register(NewCertificateCollector(corev1listers.NewSecretLister(secrets.indexer))); err != nil {
+			return nil, fmt.Errorf("register the certificate metrics: %w", err)
+		}
 	}
 	m := &Machines{Dispatcher: d, PeerWatch: watch, broadcast: bc}
 	m.factories = append(m.factories, kf, pvf, cluster.anthill, nf, secretCache)
