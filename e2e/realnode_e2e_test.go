@@ -645,8 +645,11 @@ func leaseHandover(t *testing.T, leader, waiting corev1.Pod) {
 			if released == 0 {
 				t.Errorf("%s never released the Lease: %s took it over", leader.Name, holder)
 			}
-			if holder != waiting.Name {
-				t.Errorf("the Lease went to %s; want the waiting replica %s", holder, waiting.Name)
+			// The waiting replica tries every retry period; the pod the
+			// ReplicaSet starts in the deleted one's place may, rarely,
+			// start and try first. Either is a replica of the Deployment.
+			if holder != waiting.Name && !strings.HasPrefix(holder, strings.TrimSuffix(leader.GenerateName, "-")) {
+				t.Errorf("the Lease went to %s; want the waiting replica %s (or the leader's replacement)", holder, waiting.Name)
 			}
 			if after > duration/2 {
 				t.Errorf("the new leader took over %s after the leader's pod was deleted; with the Lease released on SIGTERM it takes a retry period, well under the lease duration %s", after, duration)
