@@ -118,13 +118,14 @@ func (r *root) explainCommand() *cobra.Command {
 			"live reads: the objects through your kubeconfig, GD2 through the cluster's\n" +
 			"endpoint and auth Secret), the transitions that leave the state, for a cluster\n" +
 			"the deepest blocker first, and the recent transitions and ledger entries.\n" +
-			"-o json prints the same as one object.",
+			"-o json or -o yaml prints the same as one object, -o jsonpath=... a template over\n" +
+			"it, -o name the object explained (KIND.GROUP/NAME).",
 		Example: "  " + r.name + " explain glusternode/gluster-zone-1-abcde -n gluster\n  " + r.name + " explain glustercluster/gluster -n gluster -o json",
 		Args:    exactArgs("KIND/NAME"),
 	}
 	cmd.Flags().IntVar(&history, "history", 5, "number of recent transitions and ledger entries to show")
 	cmd.Flags().BoolVar(&live, "live", true, "also decide now from live reads, as the operator would (--live=false: the persisted decision only)")
-	output := outputFlag(cmd, outputJSON)
+	output := outputFlag(cmd, outputJSON, outputYAML, outputName, outputJSONPath)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if history < 0 {
 			return cli.UsageError(fmt.Errorf("--history must not be negative, got %d", history))
@@ -140,11 +141,13 @@ func (r *root) explainCommand() *cobra.Command {
 		if live {
 			e.Live = decideLive(cmd.Context(), machines.LiveReads{Kube: kc, Anthill: ac, GD2Timeout: planGD2Timeout}, e)
 		}
-		format := "text"
-		if *output == outputJSON {
-			format = "json"
+		switch *output {
+		case "":
+			return writeExplanation(r.out(), e, "text", time.Now())
+		case outputJSON:
+			return writeExplanation(r.out(), e, "json", time.Now())
 		}
-		return writeExplanation(r.out(), e, format, time.Now())
+		return printData(r.out(), *output, e, objectRef{operatorv1alpha1.SchemeGroupVersion.String(), e.Kind, e.Name})
 	}
 	return cmd
 }

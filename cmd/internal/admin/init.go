@@ -107,7 +107,8 @@ func (r *root) initCommand() *cobra.Command {
 		}
 		w := &initWizard{
 			kc: kc, creator: dynamicCreator{dyn}, given: given, namespace: ns, opts: opts, prog: r.name,
-			p: newPrompter(r.streams.In, r.out()), out: r.out(), errOut: r.streams.ErrOut,
+			operator: operatorLookup{namespace: r.operatorNamespace, anyNamespace: !r.operatorNamespaceSet},
+			p:        newPrompter(r.streams.In, r.out()), out: r.out(), errOut: r.streams.ErrOut,
 		}
 		return w.run(cmd.Context())
 	}
@@ -200,9 +201,9 @@ type clusterView struct {
 	// classes are the StorageClasses, sorted; defaultClass the default.
 	classes      []string
 	defaultClass string
-	// operator is the installed operator's version and Deployment,
-	// empty when none was found.
-	operator string
+	// operator is what was read of the installed operator; now when.
+	operator operatorHealth
+	now      time.Time
 	// unread says what could not be read, one sentence each.
 	unread []string
 }
@@ -218,7 +219,7 @@ func (v clusterView) zones() []string {
 
 // observe reads the nodes' zones, the StorageClasses and the operator's
 // Deployment. What cannot be read only loses its defaults.
-func observe(ctx context.Context, kc kubernetes.Interface) clusterView {
+func observe(ctx context.Context, kc kubernetes.Interface, op operatorLookup) clusterView {
 	v := clusterView{nodesInZone: map[string]int{}}
 	if nodes, err := kc.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err != nil {
 		v.unread = append(v.unread, fmt.Sprintf("cannot list nodes (no zone default): %v", err))
@@ -241,26 +242,34 @@ func observe(ctx context.Context, kc kubernetes.Interface) clusterView {
 		}
 		slices.Sort(v.classes)
 	}
-	if deps, err := kc.AppsV1().Deployments(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: operatorSelector}); err != nil {
-		v.unread = append(v.unread, fmt.Sprintf("cannot look for the operator: %v", err))
-	} else if len(deps.Items) > 0 {
-		d := deps.Items[0]
-		version := "unknown version"
-		if cs := d.Spec.Template.Spec.Containers; len(cs) > 0 {
-			version = imageTag(cs[0].Image)
-		}
-		v.operator = fmt.Sprintf("%s (Deployment %s/%s)", version, d.Namespace, d.Name)
+	v.now = time.Now()
+	h, err := readOperator(ctx, kc, op.namespace, op.anyNamespace)
+	if err != nil {
+		h.Unread = err.Error()
 	}
+	v.operator = h
 	return v
 }
 
-// imageTag is the tag of an image reference, "unknown version" without.
+// operatorLookup says where init looks for the operator: in namespace,
+// and when anyNamespace (no --operator-namespace given) in the one
+// namespace that has it.
+type operatorLookup struct {
+	namespace    string
+	anyNamespace bool
+}
+
+// unknownVersion is what an image reference without a tag says of its
+// version.
+const unknownVersion = "unknown version"
+
+// imageTag is the tag of an image reference, unknownVersion without.
 func imageTag(image string) string {
 	image, _, _ = strings.Cut(image, "@")
 	if i := strings.LastIndexByte(image, ':'); i > strings.LastIndexByte(image, '/') {
 		return image[i+1:]
 	}
-	return "unknown version"
+	return unknownVersion
 }
 
 // describe says what the view shows, for the start of the wizard.
@@ -284,10 +293,14 @@ func (v clusterView) describe(w io.Writer) {
 		classes = []string{"none"}
 	}
 	fmt.Fprintf(w, "StorageClasses: %s\n", strings.Join(classes, ", "))
-	if v.operator != "" {
-		fmt.Fprintf(w, "anthill operator: %s\n", v.operator)
-	} else {
-		fmt.Fprintf(w, "anthill operator: none found; the cluster is created but nothing runs it until one is installed (docs/install.md)\n")
+	switch h := v.operator; {
+	case h.known() && !h.found():
+		fmt.Fprintf(w, "anthill operator: none found in namespace %s; the cluster is created but nothing runs it until one is installed (docs/install.md)\n", h.Namespace)
+	case h.known() && len(h.stoppedBecause(v.now)) > 0:
+		// No version: a stopped operator runs none.
+		fmt.Fprintf(w, "anthill operator: not running; the cluster is created but nothing acts on it until the operator runs\n")
+	default:
+		fmt.Fprintf(w, "anthill operator: %s\n", h.summary(v.now))
 	}
 	for _, u := range v.unread {
 		fmt.Fprintf(w, "note: %s\n", u)
@@ -360,8 +373,10 @@ type initWizard struct {
 	out       io.Writer
 	errOut    io.Writer
 
-	view   clusterView
-	sample answers
+	// operator says where to look for the operator.
+	operator operatorLookup
+	view     clusterView
+	sample   answers
 	// accepted are the answers admission took: asked again (after a
 	// later answer sent the interview back), a question offers its own.
 	accepted answers
@@ -401,7 +416,7 @@ func (w *initWizard) run(ctx context.Context) error {
 	if w.sample, err = sampleDefaults(); err != nil {
 		return err
 	}
-	w.view = observe(ctx, w.kc)
+	w.view = observe(ctx, w.kc, w.operator)
 	var a answers
 	if w.opts.nonInteractive {
 		a, err = w.fromFlags(ctx)

@@ -84,7 +84,7 @@ func (r *root) nodeActionCommand(action string) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait until the node is "+waitText(action))
 	cmd.Flags().DurationVar(&timeout, "timeout", 30*time.Minute, "how long --wait waits")
-	output := outputFlag(cmd, outputJSON, outputYAML)
+	output := outputFlag(cmd, outputJSON, outputYAML, outputName, outputJSONPath)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if timeout <= 0 {
 			return cli.UsageError(fmt.Errorf("--timeout must be positive, got %s", timeout))
@@ -125,7 +125,7 @@ func (r *root) nodeActionCommand(action string) *cobra.Command {
 		}
 		if machineReadable(*output) && node != nil {
 			node.APIVersion, node.Kind = operatorv1alpha1.SchemeGroupVersion.String(), kindGlusterNode
-			return printDoc(r.out(), *output, node)
+			return printData(r.out(), *output, node, objectRef{node.APIVersion, node.Kind, node.Name})
 		}
 		return nil
 	}

@@ -37,6 +37,11 @@ type root struct {
 	name    string
 	streams genericiooptions.IOStreams
 	kube    *kubeFlags
+	// operatorNamespace is where the operator's Deployment and Lease are
+	// looked for (--operator-namespace); operatorNamespaceSet says it was
+	// given, so the Deployment is not looked for in other namespaces.
+	operatorNamespace    string
+	operatorNamespaceSet bool
 	// started is set once a command's own code runs; an error before
 	// that is an error in the command line (exit code 2).
 	started bool
@@ -61,15 +66,25 @@ func (r *root) command() *cobra.Command {
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		// The commands' own code starts here: any error before is the
-		// command line's.
-		PersistentPreRun: func(*cobra.Command, []string) { r.started = true },
+		// command line's. What reads the clusters first says whether
+		// anything acts on them.
+		PersistentPreRun: func(c *cobra.Command, _ []string) {
+			r.started = true
+			r.operatorNamespaceSet = c.Flags().Changed(flagOperatorNamespace)
+			if checksOperator(c) {
+				r.warnIfOperatorStopped(c.Context())
+			}
+		},
 	}
 	cmd.SetIn(r.streams.In)
 	cmd.SetOut(r.streams.Out)
 	cmd.SetErr(r.streams.ErrOut)
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.UsageError(err) })
 	r.kube.config.AddFlags(cmd.PersistentFlags())
-	cmd.AddCommand(r.statusCommand(), r.transitionsCommand(), r.nodeCommand(), r.explainCommand(), r.diagramCommand(), r.versionCommand(), r.initCommand(), r.deleteCommand(), r.migrateStorageCommand())
+	cmd.PersistentFlags().StringVar(&r.operatorNamespace, flagOperatorNamespace, defaultOperatorNamespace,
+		"namespace of the anthill operator's Deployment, whose readiness and leader Lease each command checks before it reports; when not given and this namespace has none, the namespace that has one")
+	cmd.AddCommand(r.statusCommand(), r.transitionsCommand(), r.nodeCommand(), r.explainCommand(), r.diagramCommand(), r.versionCommand(), r.initCommand(), r.deleteCommand(), r.migrateStorageCommand(), r.toolboxCommand())
+	initCompletionCommand(cmd)
 	return cmd
 }
 

@@ -28,13 +28,14 @@ func (r *root) statusCommand() *cobra.Command {
 		Long: "Summarises the GlusterCluster CLUSTER and its GlusterNodes: phase, conditions,\n" +
 			"capacity, each node's zone and state, each volume's heal state, the upgrade\n" +
 			"and the most recent transitions. -o json or -o yaml prints a v1 List of the\n" +
-			"GlusterCluster and its GlusterNodes instead; -o wide adds columns to the node table.",
+			"GlusterCluster and its GlusterNodes instead (-o name their names, -o jsonpath=...\n" +
+			"a template over that List); -o wide adds columns to the node table.",
 		Example:           "  " + r.name + " status gluster -n gluster\n  " + r.name + " status gluster -n gluster -o json | jq .items[0].status.phase",
 		Args:              exactArgs("CLUSTER"),
 		ValidArgsFunction: r.completeClusters,
 	}
 	cmd.Flags().IntVar(&history, "history", 10, "number of recent transitions to show (cluster, upgrade and nodes together)")
-	output := outputFlag(cmd, outputJSON, outputYAML, outputWide)
+	output := outputFlag(cmd, outputJSON, outputYAML, outputWide, outputName, outputJSONPath)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if history < 0 {
 			return cli.UsageError(fmt.Errorf("--history must not be negative, got %d", history))
@@ -71,7 +72,12 @@ func printStatus(ctx context.Context, ac versioned.Interface, ns, name string, h
 		}
 	}
 	if machineReadable(format) {
-		return printDoc(w, format, statusList(c, nodes))
+		l := statusList(c, nodes)
+		refs := []objectRef{{operatorv1alpha1.SchemeGroupVersion.String(), kindGlusterCluster, c.Name}}
+		for _, item := range l.Items[1:] {
+			refs = append(refs, objectRef{operatorv1alpha1.SchemeGroupVersion.String(), kindGlusterNode, item.(*operatorv1alpha1.GlusterNode).Name})
+		}
+		return printData(w, format, l, refs...)
 	}
 	return writeStatus(w, c, nodes, history, format == outputWide)
 }
@@ -124,13 +130,11 @@ func writeStatus(w io.Writer, c *operatorv1alpha1.GlusterCluster, nodes []operat
 		writePaused(&b, nodes)
 	}
 	if cp := c.Status.Capacity; cp != nil && cp.Total != nil {
-		free := "?"
-		if cp.Free != nil {
-			free = cp.Free.String()
-		}
-		fmt.Fprintf(&b, "Capacity: %s free of %s\n", free, cp.Total.String())
+		// GD2 reports free space in bytes and specs say Gi: both sides
+		// in the same binary units.
+		fmt.Fprintf(&b, "Capacity: %s free of %s\n", humanBytes(cp.Free), humanBytes(cp.Total))
 		for _, z := range cp.Zones {
-			fmt.Fprintf(&b, "  zone %s: %s free of %s\n", z.Zone, z.Free.String(), z.Total.String())
+			fmt.Fprintf(&b, "  zone %s: %s free of %s\n", z.Zone, humanBytes(&z.Free), humanBytes(&z.Total))
 		}
 	}
 	if a := c.Status.Autoscaling; a != nil {
@@ -304,11 +308,7 @@ func writeAutoscaling(b *strings.Builder, a *operatorv1alpha1.AutoscalingStatus)
 		fmt.Fprintf(b, "  last step: %s\n", a.LastScaleTime.UTC().Format(time.RFC3339))
 	}
 	for _, t := range a.Templates {
-		free := "?"
-		if t.Free != nil {
-			free = t.Free.String()
-		}
-		line := fmt.Sprintf("  template %s: %d desired, %s free, %s", t.Name, t.Desired, free, orDash(t.Reason))
+		line := fmt.Sprintf("  template %s: %d desired, %s free, %s", t.Name, t.Desired, humanBytes(t.Free), orDash(t.Reason))
 		if t.Message != "" {
 			line += ": " + t.Message
 		}

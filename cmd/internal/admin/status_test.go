@@ -243,3 +243,47 @@ func TestWriteStatusShowsTheLedger(t *testing.T) {
 		}
 	}
 }
+
+func TestCapacityReadsInOneUnitOnBothSides(t *testing.T) {
+	c := glusterCluster("ns", "gluster")
+	total, free := resource.MustParse("600Gi"), *resource.NewQuantity(547125149184, resource.BinarySI)
+	zoneFree := *resource.NewQuantity(182375049728, resource.DecimalSI)
+	c.Status.Capacity = &operatorv1alpha1.CapacityStatus{Total: &total, Free: &free, Zones: []operatorv1alpha1.ZoneCapacityStatus{
+		{Zone: "zone-1", Total: resource.MustParse("200Gi"), Free: zoneFree},
+	}}
+	var b bytes.Buffer
+	if err := writeStatus(&b, c, nil, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Capacity: 509.6Gi free of 600Gi\n", "  zone zone-1: 169.9Gi free of 200Gi\n"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("status lacks %q:\n%s", want, b.String())
+		}
+	}
+	for q, want := range map[string]string{"0": "0", "1023": "1023", "1536": "1.5Ki", "1Ti": "1Ti", "100G": "93.1Gi", "-2Mi": "-2Mi"} {
+		v := resource.MustParse(q)
+		if got := humanBytes(&v); got != want {
+			t.Errorf("humanBytes(%s) = %s, want %s", q, got, want)
+		}
+	}
+	if humanBytes(nil) != "?" {
+		t.Error("an unknown quantity is ?")
+	}
+}
+
+func TestStatusPrintsNamesAndJSONPathAsKubectlWould(t *testing.T) {
+	c, nodes := statusFixture()
+	ac := anthillfake.NewSimpleClientset(c, &nodes[0], &nodes[1])
+	for format, want := range map[string]string{
+		"name": "glustercluster.operator.gluster.org/gluster\nglusternode.operator.gluster.org/gluster-zone-1-0\nglusternode.operator.gluster.org/gluster-zone-2-0\n",
+		`jsonpath={.items[0].status.phase} {range .items[1:]}{.metadata.name}={.status.state} {end}`: "Upgrading gluster-zone-1-0=Online gluster-zone-2-0=Restarting ",
+	} {
+		var b bytes.Buffer
+		if err := printStatus(context.Background(), ac, "ns", "gluster", 0, format, &b); err != nil {
+			t.Fatalf("-o %s: %v", format, err)
+		}
+		if b.String() != want {
+			t.Errorf("-o %s:\n%q\nwant\n%q", format, b.String(), want)
+		}
+	}
+}
