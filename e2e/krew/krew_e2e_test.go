@@ -19,7 +19,9 @@ const krewVersion = "v0.4.3"
 // (hack/krew-release.sh, real checksums), validates the manifest with
 // krew's own validator, installs it offline with `kubectl krew install
 // --manifest --archive` through the real kubectl, and runs the installed
-// `kubectl gluster version`.
+// `kubectl gluster version`; then links the completion shim the archive
+// ships, as the plugin's caveats say, and completes `kubectl gluster <TAB>`
+// through kubectl itself.
 func TestKrewInstallsThePluginOffline(t *testing.T) {
 	kubectl, err := exec.LookPath("kubectl")
 	if err != nil {
@@ -64,9 +66,33 @@ func TestKrewInstallsThePluginOffline(t *testing.T) {
 	}
 	env := []string{"KREW_ROOT=" + krewRoot, "PATH=" + filepath.Join(krewRoot, "bin") + string(os.PathListSeparator) + pluginDir + string(os.PathListSeparator) + os.Getenv("PATH")}
 	run(env, kubectl, "krew", "install", "--manifest="+manifest, "--archive="+archive)
-	got := run(env, kubectl, "gluster", "version")
+	got := run(env, kubectl, "gluster", "version", "--client")
 	if !strings.HasPrefix(got, "kubectl gluster "+version+" ") {
 		t.Errorf("kubectl gluster version after the krew install = %q, want version %s", got, version)
+	}
+
+	// The archive ships the LICENSE and the completion shim beside the
+	// plugin; krew installs them into its store.
+	store := filepath.Join(krewRoot, "store", "gluster", version)
+	for _, f := range []string{"LICENSE", "kubectl_complete-gluster"} {
+		if _, err := os.Stat(filepath.Join(store, f)); err != nil {
+			t.Errorf("the installed plugin lacks %s: %v", f, err)
+		}
+	}
+	// kubectl 1.26 and later completes a plugin through
+	// kubectl_complete-<plugin> on the PATH, once linked there.
+	if err := os.Symlink(filepath.Join(store, "kubectl_complete-gluster"), filepath.Join(krewRoot, "bin", "kubectl_complete-gluster")); err != nil {
+		t.Fatal(err)
+	}
+	completed := run(env, kubectl, "__complete", "gluster", "")
+	for _, want := range []string{"status\t", "toolbox\t", "explain\t"} {
+		if !strings.Contains(completed, want) {
+			t.Errorf("kubectl __complete gluster \"\" lacks %q:\n%s", want, completed)
+		}
+	}
+	completed = run(env, kubectl, "__complete", "gluster", "completion", "")
+	if !strings.Contains(completed, "bash") || !strings.Contains(completed, "zsh") {
+		t.Errorf("kubectl __complete gluster completion \"\" lacks the shells:\n%s", completed)
 	}
 	// A tampered archive does not install: the manifest's checksum is real.
 	if err := os.WriteFile(archive, []byte("not the release"), 0o644); err != nil {
