@@ -52,6 +52,10 @@ type testRun struct {
 	// leaseNamespace holds the operator's leader-election Lease: the
 	// test's first namespace.
 	leaseNamespace string
+	// ownNamespaces are the namespaces made for the test, which finish
+	// deletes once its clusters are gone (their deletion needs the
+	// clusters' Secrets).
+	ownNamespaces []string
 }
 
 var (
@@ -138,7 +142,8 @@ func (r *testRun) start(t testing.TB) {
 	case len(r.namespaces) > 0:
 		r.leaseNamespace = r.namespaces[0]
 	default:
-		r.leaseNamespace = env.Namespace(t)
+		r.leaseNamespace = env.KeptNamespace(t)
+		r.ownNamespaces = append(r.ownNamespaces, r.leaseNamespace)
 	}
 	if r.leaseNamespace != framework.OperatorNamespace {
 		if err := env.InstallLeaderElectionRBAC(context.Background(), r.leaseNamespace); err != nil {
@@ -177,11 +182,12 @@ func operatorArgs(t testing.TB, args ...string) {
 // and runs the test's operator on it (see the top of this file).
 func newNamespace(t testing.TB) string {
 	t.Helper()
-	ns := env.Namespace(t)
+	ns := env.KeptNamespace(t)
 	r := runOf(t)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.namespaces = append(r.namespaces, ns)
+	r.ownNamespaces = append(r.ownNamespaces, ns)
 	if r.op == nil {
 		r.start(t)
 		return ns
@@ -238,7 +244,7 @@ func operatorIdentity(test string) string {
 // (ControlPlane.Namespace), with the Role that held the operator's Lease.
 func (r *testRun) finish(t testing.TB) {
 	r.mu.Lock()
-	op, namespaces, sims := r.op, slices.Clone(r.namespaces), slices.Clone(r.sims)
+	op, namespaces, sims, ownNamespaces := r.op, slices.Clone(r.namespaces), slices.Clone(r.sims), slices.Clone(r.ownNamespaces)
 	r.mu.Unlock()
 	defer func() {
 		for _, s := range sims {
@@ -287,6 +293,11 @@ func (r *testRun) finish(t testing.TB) {
 			logs = logs[len(logs)-20000:]
 		}
 		t.Logf("tail of the operator logs (all in %s):\n%s", filepath.Dir(op.LogPaths()[0]), logs)
+	}
+	// The namespaces go last, once nothing of the clusters needs their
+	// Secrets.
+	for _, ns := range ownNamespaces {
+		env.DeleteNamespace(ns)
 	}
 	runsMu.Lock()
 	delete(runs, r.name)

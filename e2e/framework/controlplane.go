@@ -297,6 +297,16 @@ func (cp *ControlPlane) waitDefaultServiceAccount(ctx context.Context, ns string
 // deletes it when the test ends.
 func (cp *ControlPlane) Namespace(t TB) string {
 	t.Helper()
+	ns := cp.KeptNamespace(t)
+	t.Cleanup(func() { cp.DeleteNamespace(ns) })
+	return ns
+}
+
+// KeptNamespace is Namespace for a test that deletes the namespace itself
+// (DeleteNamespace), when what runs in it is gone: a cleanup registered
+// before the namespace was made would otherwise run after its deletion.
+func (cp *ControlPlane) KeptNamespace(t TB) string {
+	t.Helper()
 	ctx := context.Background()
 	begun := time.Now()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: namespacePrefix(t.Name())}}
@@ -307,13 +317,16 @@ func (cp *ControlPlane) Namespace(t TB) string {
 	if cp.Audit != nil {
 		cp.Audit.TestBegins(t.Name(), created.Name, begun)
 	}
-	t.Cleanup(func() {
-		_ = cp.Client.CoreV1().Namespaces().Delete(context.Background(), created.Name, metav1.DeleteOptions{})
-	})
 	if err := cp.waitDefaultServiceAccount(ctx, created.Name); err != nil {
+		cp.DeleteNamespace(created.Name)
 		t.Fatalf("namespace %s: %v", created.Name, err)
 	}
 	return created.Name
+}
+
+// DeleteNamespace starts the deletion of namespace ns (best effort).
+func (cp *ControlPlane) DeleteNamespace(ns string) {
+	_ = cp.Client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
 }
 
 // TB is the part of testing.TB the framework needs.
