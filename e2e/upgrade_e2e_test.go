@@ -19,6 +19,7 @@ import (
 	"github.com/gluster/anthill/e2e/framework"
 	"github.com/gluster/anthill/gd2"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 )
 
@@ -129,8 +130,10 @@ func TestUpgradeRollsNodeByNode(t *testing.T) {
 		if n.Status.Version != to {
 			return fmt.Errorf("status.version %q, want %s", n.Status.Version, to)
 		}
-		if v := pod.Annotations["operator.gluster.org/version"]; v != to || !strings.HasSuffix(pod.Spec.Containers[0].Image, ":"+to) {
-			return fmt.Errorf("the pod runs %q (image %s), want %s", v, pod.Spec.Containers[0].Image, to)
+		// The sample names no image: every version runs the pinned GD2
+		// image (objects.GD2Image), and the version is the annotation's.
+		if v := pod.Annotations["operator.gluster.org/version"]; v != to || pod.Spec.Containers[0].Image != objects.GD2Image(c, to) {
+			return fmt.Errorf("the pod runs %q (image %s), want %s (image %s)", v, pod.Spec.Containers[0].Image, to, objects.GD2Image(c, to))
 		}
 		return nil
 	})

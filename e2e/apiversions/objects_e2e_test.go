@@ -15,12 +15,17 @@ import (
 )
 
 // clusterUnsettable and nodeUnsettable are the leaves no valid object can
-// set: vdo's only accepted value is false, its zero value; blockImage is
-// refused whatever its value.
+// set: vdo's only accepted value is false, its zero value; blockImage and
+// the block StorageClass are refused whatever their value.
 var (
 	clusterUnsettable = map[string]string{
-		"spec.nodeTemplates[].vdo": "the API rejects true (no VDO in GD2)",
-		"spec.csi.blockImage":      "the API rejects any value (no GD2-era block CSI driver anthill can run)",
+		"spec.nodeTemplates[].vdo":                     "the API rejects true (no VDO in GD2)",
+		"spec.csi.blockImage":                          "the API rejects any value (no GD2-era block CSI driver anthill can run)",
+		"spec.csi.storageClasses.block.create":         "the API rejects a block StorageClass (no block driver)",
+		"spec.csi.storageClasses.block.name":           "the API rejects a block StorageClass (no block driver)",
+		"spec.csi.storageClasses.block.reclaimPolicy":  "the API rejects a block StorageClass (no block driver)",
+		"spec.csi.storageClasses.block.isDefault":      "the API rejects a block StorageClass (no block driver)",
+		"spec.csi.storageClasses.block.allowedZones[]": "the API rejects a block StorageClass (no block driver)",
 	}
 	nodeUnsettable = map[string]string{"spec.storage.vdo": "the API rejects true (no VDO in GD2)"}
 )
@@ -35,8 +40,7 @@ func filled[T any](f *filler) T {
 // fullClusters are GlusterClusters, one per mode, that the API server
 // accepts and that together set every spec and status field: the modes
 // exclude one another's fields (a manual template's nodes, an automatic
-// one's range and autoscaling, an external pool's addresses), and so do
-// the two storage classes' isDefault.
+// one's range and autoscaling, an external pool's addresses).
 func fullClusters() []operatorv1alpha1.GlusterCluster {
 	f := &filler{}
 	var out []operatorv1alpha1.GlusterCluster
@@ -56,10 +60,10 @@ func fullClusters() []operatorv1alpha1.GlusterCluster {
 		s.Gluster.Version = "4.1.0"
 		s.CSI.Version = "4.0.0"
 		s.CSI.StorageClasses.File.ReclaimPolicy = corev1.PersistentVolumeReclaimRetain
-		s.CSI.StorageClasses.Block.ReclaimPolicy = corev1.PersistentVolumeReclaimDelete
 		s.Drivers = []operatorv1alpha1.GlusterDriver{operatorv1alpha1.GlusterDriverFile}
 		// Refused at admission: block is not available.
 		s.CSI.BlockImage = ""
+		s.CSI.StorageClasses.Block = nil
 		s.Management.Endpoint = "https://gd2.example.com:24007"
 		s.UpgradePolicy.HealTimeout = &metav1.Duration{Duration: time.Hour}
 		s.FailurePolicy.PermissibleDowntime = &metav1.Duration{Duration: 30 * time.Minute}
@@ -76,14 +80,14 @@ func fullClusters() []operatorv1alpha1.GlusterCluster {
 		s.External.Nodes[0].Address = "gd2-1.example.com"
 		switch mode {
 		case operatorv1alpha1.ClusterModeManual:
-			s.CSI.StorageClasses.File.IsDefault, s.CSI.StorageClasses.Block.IsDefault = true, false
+			s.CSI.StorageClasses.File.IsDefault = true
 			for i := range s.NodeTemplates {
 				nt := &s.NodeTemplates[i]
 				nt.MinNodes, nt.MaxNodes, nt.MaxStorage, nt.FreeStorageMin, nt.FreeStorageMax = nil, nil, nil, nil, nil
 			}
 			s.Autoscaling, s.External = nil, nil
 		case operatorv1alpha1.ClusterModeAutomatic:
-			s.CSI.StorageClasses.File.IsDefault, s.CSI.StorageClasses.Block.IsDefault = false, true
+			s.CSI.StorageClasses.File.IsDefault = false
 			for i := range s.NodeTemplates {
 				nt := &s.NodeTemplates[i]
 				nt.Nodes = nil
@@ -94,7 +98,7 @@ func fullClusters() []operatorv1alpha1.GlusterCluster {
 			}
 			s.External = nil
 		case operatorv1alpha1.ClusterModeExternal:
-			s.CSI.StorageClasses.File.IsDefault, s.CSI.StorageClasses.Block.IsDefault = false, false
+			s.CSI.StorageClasses.File.IsDefault = false
 			s.NodeTemplates, s.Autoscaling = nil, nil
 		}
 		fixConditions(c.Status.Conditions)

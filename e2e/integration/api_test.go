@@ -200,8 +200,7 @@ func TestAPIGlusterClusterRoundTrip(t *testing.T) {
 	want.Spec.CSI.NodeSelector = map[string]string{"example.com/storage-client": "true", "kubernetes.io/os": "linux"}
 	want.Spec.Drivers = []operatorv1alpha1.GlusterDriver{operatorv1alpha1.GlusterDriverFile}
 	want.Spec.CSI.StorageClasses = &operatorv1alpha1.CSIStorageClasses{
-		File:  &operatorv1alpha1.StorageClassSpec{Create: ptr.To(true), Name: "gluster.file", ReclaimPolicy: corev1.PersistentVolumeReclaimRetain, IsDefault: true, AllowedZones: []string{"zone-1", "us-east-1a"}},
-		Block: &operatorv1alpha1.StorageClassSpec{Create: ptr.To(false)},
+		File: &operatorv1alpha1.StorageClassSpec{Create: ptr.To(true), Name: "gluster.file", ReclaimPolicy: corev1.PersistentVolumeReclaimRetain, IsDefault: true, AllowedZones: []string{"zone-1", "us-east-1a"}},
 	}
 	want.Spec.CASecretRef = &operatorv1alpha1.SecretReference{Name: "gluster-ca", Key: "ca.crt"}
 	want.Spec.ClusterOptions = map[string]string{"cluster.brick-multiplex": "on"}
@@ -244,27 +243,109 @@ func TestAPIGlusterClusterRoundTrip(t *testing.T) {
 	}
 }
 
-// The file StorageClass may not take the block class's default name
-// (<cluster>-block), nor the reverse: the two classes would be one.
-func TestAPIRejectsAStorageClassNameClashingWithTheOtherDriversDefault(t *testing.T) {
+// A block StorageClass is refused in every form, create: false included,
+// with the field named: v0.2.0 served it, so it stays in the schema, but
+// it did nothing (no block driver runs). The file class may now take any
+// name, <cluster>-block included.
+func TestAPIRefusesABlockStorageClass(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
 	defer cancel()
 	ns := env.Namespace(t)
 	cs := operatorClient(t).OperatorV1alpha1().GlusterClusters(ns)
-	for i, classes := range []*operatorv1alpha1.CSIStorageClasses{
-		{File: &operatorv1alpha1.StorageClassSpec{Name: "clash-0-block"}},
-		{Block: &operatorv1alpha1.StorageClassSpec{Name: "clash-1-file"}},
+	for i, block := range []*operatorv1alpha1.StorageClassSpec{
+		{},
+		{Create: ptr.To(false)},
+		{Name: "gluster-block", IsDefault: true},
 	} {
-		c := validCluster(ns, fmt.Sprintf("clash-%d", i))
-		c.Spec.CSI.StorageClasses = classes
+		c := validCluster(ns, fmt.Sprintf("block-%d", i))
+		c.Spec.CSI.StorageClasses = &operatorv1alpha1.CSIStorageClasses{Block: block}
 		_, err := cs.Create(ctx, c, metav1.CreateOptions{})
-		expectInvalid(t, c.Name, err, "spec.csi.storageClasses")
+		expectInvalid(t, c.Name, err, "spec.csi.storageClasses.block: block is not available")
 	}
-	ok := validCluster(ns, "clash-2")
-	ok.Spec.CSI.StorageClasses = &operatorv1alpha1.CSIStorageClasses{File: &operatorv1alpha1.StorageClassSpec{Name: "clash-2-files"}}
+	ok := validCluster(ns, "block-3")
+	ok.Spec.CSI.StorageClasses = &operatorv1alpha1.CSIStorageClasses{File: &operatorv1alpha1.StorageClassSpec{Name: "block-3-block"}}
 	if _, err := cs.Create(ctx, ok, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("a file class name unlike the block default was rejected: %v", err)
+		t.Fatalf("a file class named like the old block default was rejected: %v", err)
 	}
+}
+
+// spec.gluster.version goes back only as far as the servers run: never
+// below the version of a finished run (the issue-41 downgrade, which the
+// upgrade machine could only block), and, while a run is Validating,
+// Blocked or Paused, back to the version it started from (the documented
+// cancel) and no further. The servers' version is what status.upgrade
+// says: the run's fromVersion when its target is the current spec, else
+// the last run's toVersion; before any run validated, nothing is known and
+// a stopped run may be set back freely.
+func TestAPIGlusterVersionGoesBackOnlyToWhatTheServersRun(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
+	defer cancel()
+	ns := env.Namespace(t)
+	cs := operatorClient(t).OperatorV1alpha1().GlusterClusters(ns)
+	c := validCluster(ns, "versions")
+	c.Spec.CSI.Version = "4.0.0"
+	c, err := cs.Create(ctx, c, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// setUpgrade writes status.upgrade as the upgrade syncer would.
+	setUpgrade := func(state, from, to string) {
+		t.Helper()
+		c.Status.Upgrade = &operatorv1alpha1.UpgradeStatus{State: state, FromVersion: from, ToVersion: to}
+		if c, err = cs.UpdateStatus(ctx, c, metav1.UpdateOptions{}); err != nil {
+			t.Fatalf("status.upgrade %s %s -> %s: %v", state, from, to, err)
+		}
+	}
+	// setVersion changes spec.gluster.version; it reports the error and
+	// keeps c at what the API server stored.
+	setVersion := func(v string) error {
+		t.Helper()
+		next := c.DeepCopy()
+		next.Spec.Gluster.Version = v
+		stored, err := cs.Update(ctx, next, metav1.UpdateOptions{})
+		if err == nil {
+			c = stored
+		}
+		return err
+	}
+	accept := func(v, why string) {
+		t.Helper()
+		if err := setVersion(v); err != nil {
+			t.Fatalf("%s: setting %s was refused: %v", why, v, err)
+		}
+	}
+	refuse := func(v, why string) {
+		t.Helper()
+		expectInvalid(t, why+": "+v, setVersion(v), "spec.gluster.version cannot be lowered")
+	}
+
+	refuse("4.0.9", "no run ever: the servers run the spec's version")
+	accept("4.1.1", "an upgrade")
+	accept("4.1.1", "the same version")
+
+	// Blocked before the run was validated, and no run before it: the
+	// servers were never restarted by anthill.
+	setUpgrade("Blocked", "", "")
+	accept("4.1.0", "cancel a run never validated")
+	accept("4.1.1", "upgrade again")
+
+	// Validated, servers between 4.1.0 and 4.1.1: back to the start cancels.
+	setUpgrade("Blocked", "4.1.0", "4.1.1")
+	refuse("4.0.9", "below the run's start")
+	accept("v4.1", "cancel a blocked run back to its start")
+	accept("4.1.1", "retry")
+
+	// Finished: every server runs 4.1.1.
+	for _, state := range []string{"RollingClients", "Complete", "Idle"} {
+		setUpgrade(state, "4.1.0", "4.1.1")
+		refuse("4.1.0", state+": every server runs the target")
+	}
+
+	// A new target not yet validated: the servers run the last target.
+	accept("4.2.0", "the next upgrade")
+	setUpgrade("Paused", "4.1.0", "4.1.1")
+	refuse("4.1.0", "below the last run's target")
+	accept("4.1.1", "cancel a paused run back to what the servers run")
 }
 
 // A server on one host's block devices, naming that host, is accepted.
@@ -682,8 +763,6 @@ func TestAPIRejectsInvalidObjects(t *testing.T) {
 			ops: []op{set("spec.upgradePolicy.maxParallel", 0)}, field: "spec.upgradePolicy.maxParallel"},
 		{name: "the server image is empty", resource: clusters,
 			ops: []op{set("spec.gluster.image", "")}, field: "spec.gluster.image"},
-		{name: "the server image is missing outside external mode", resource: clusters,
-			ops: []op{del("spec.gluster.image")}, field: "spec.gluster.image"},
 		{name: "the server version is not a semantic version", resource: clusters,
 			ops: []op{set("spec.gluster.version", "four-one")}, field: "spec.gluster.version"},
 		{name: "the CSI client version is newer than the server version", resource: clusters,
@@ -695,17 +774,14 @@ func TestAPIRejectsInvalidObjects(t *testing.T) {
 		{name: "a StorageClass reclaimPolicy is Recycle, which CSI volumes do not support", resource: clusters,
 			ops: []op{set("spec.csi.storageClasses", map[string]any{"file": map[string]any{"reclaimPolicy": "Recycle"}})}, field: "spec.csi.storageClasses.file.reclaimPolicy"},
 		{name: "a StorageClass lists no allowed zones, which would allow none", resource: clusters,
-			ops: []op{set("spec.csi.storageClasses", map[string]any{"block": map[string]any{"allowedZones": []any{}}})}, field: "spec.csi.storageClasses.block.allowedZones"},
+			ops: []op{set("spec.csi.storageClasses", map[string]any{"file": map[string]any{"allowedZones": []any{}}})}, field: "spec.csi.storageClasses.file.allowedZones"},
 		{name: "an allowed zone is not a label value", resource: clusters,
 			ops: []op{set("spec.csi.storageClasses", map[string]any{"file": map[string]any{"allowedZones": []any{"zone 1"}}})}, field: "spec.csi.storageClasses.file.allowedZones[0]"},
 		{name: "an allowed zone is listed twice", resource: clusters,
 			ops: []op{set("spec.csi.storageClasses", map[string]any{"file": map[string]any{"allowedZones": []any{"zone-1", "zone-1"}}})}, field: "spec.csi.storageClasses.file.allowedZones[1]"},
-		{name: "both drivers' StorageClasses ask to be the default", resource: clusters,
-			ops:   []op{set("spec.csi.storageClasses", map[string]any{"file": map[string]any{"isDefault": true}, "block": map[string]any{"isDefault": true}})},
-			field: "spec.csi.storageClasses.block.isDefault"},
-		{name: "both drivers' StorageClasses have the same name", resource: clusters,
-			ops:   []op{set("spec.csi.storageClasses", map[string]any{"file": map[string]any{"name": "gluster"}, "block": map[string]any{"name": "gluster"}})},
-			field: "spec.csi.storageClasses"},
+		{name: "a block StorageClass is configured, though no block driver runs", resource: clusters,
+			ops:   []op{set("spec.csi.storageClasses", map[string]any{"file": map[string]any{"isDefault": true}, "block": map[string]any{"name": "gluster"}})},
+			field: "spec.csi.storageClasses.block"},
 		{name: "a node plugin selector key is not a label key", resource: clusters,
 			ops: []op{set("spec.csi.nodeSelector", map[string]any{"storage client": "yes"})}, field: "spec.csi.nodeSelector"},
 		{name: "a node plugin selector value is longer than a label value", resource: clusters,
@@ -728,6 +804,12 @@ func TestAPIRejectsInvalidObjects(t *testing.T) {
 			ops: []op{set("spec.csi.nodeSelector", map[string]any{"example.com/storage-client": "true"})}, field: "spec.csi.nodeSelector"},
 		{name: "a template's zone changes", resource: clusters, update: true,
 			ops: []op{set("spec.nodeTemplates[0].zone", "zone-9")}, field: "spec.nodeTemplates[0].zone"},
+		{name: "the server version is lowered with no upgrade under way", resource: clusters, update: true,
+			ops: []op{set("spec.gluster.version", "4.0.9"), set("spec.csi.version", "4.0.0")}, field: "spec.gluster.version cannot be lowered"},
+		{name: "the server version is lowered by its minor, written with a v", resource: clusters, update: true,
+			ops: []op{set("spec.gluster.version", "v4.0"), set("spec.csi.version", "4.0.0")}, field: "spec.gluster.version cannot be lowered"},
+		{name: "a block StorageClass is added to a stored cluster", resource: clusters, update: true,
+			ops: []op{set("spec.csi.storageClasses", map[string]any{"block": map[string]any{"create": false}})}, field: "spec.csi.storageClasses.block"},
 
 		// GlusterNode, on create.
 		{name: "a node asks for VDO, which GD2 cannot provide", resource: nodes,

@@ -133,7 +133,8 @@ func TestKubectlGlusterInitAndDelete(t *testing.T) {
 		term.expect("storage.capacity must be a positive quantity such as 500Gi")
 		term.answer("Capacity of each brick claim [100Gi]: ", "10Gi")
 		term.answer("Brick claims per server [1]: ", "")
-		term.answer("Gluster server image [", "")
+		// The sample names no image: the pinned GD2 image.
+		term.answer("Gluster server image, empty for the pinned GD2 image: ", "")
 		// Wrong too, by the version's rule; then the default.
 		term.answer("Gluster version [4.1.0]: ", "four")
 		term.expect("gluster.version must be a semantic version such as 4.1.0 or v4.1")
@@ -171,7 +172,7 @@ func TestKubectlGlusterInitAndDelete(t *testing.T) {
 				t.Errorf("template %d = %+v, want zone %s, 1 node, 10Gi from the default StorageClass", i, tmpl, zone)
 			}
 		}
-		if c.Spec.Mode != operatorv1alpha1.ClusterModeManual || c.Spec.Gluster == nil || c.Spec.Gluster.Version != "4.1.0" ||
+		if c.Spec.Mode != operatorv1alpha1.ClusterModeManual || c.Spec.Gluster == nil || c.Spec.Gluster.Version != "4.1.0" || c.Spec.Gluster.Image != "" ||
 			len(c.Spec.Drivers) != 1 || c.Spec.Drivers[0] != operatorv1alpha1.GlusterDriverFile || c.Spec.CASecretRef != nil || c.Spec.UpgradePolicy == nil || !c.Spec.UpgradePolicy.PerZone {
 			t.Errorf("spec = %+v, want what was answered", c.Spec)
 		}

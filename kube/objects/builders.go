@@ -1,6 +1,7 @@
 package objects
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -111,6 +112,19 @@ func GlusterImage(image, version string) string {
 	return image + ":" + version
 }
 
+// GD2Image is the image c's servers run at version: spec.gluster.image
+// (GlusterImage: tagged with version unless pinned), else the pinned GD2
+// image (Images.GD2). Upstream built GD2 only as a nightly image, with no
+// tag per Gluster version, so the pinned image is the same at every
+// version: a version change restarts the servers on it and records the
+// new version, and changes the software only with an image of the admin's.
+func GD2Image(c *operatorv1alpha1.GlusterCluster, version string) string {
+	if g := c.Spec.Gluster; g != nil && g.Image != "" {
+		return GlusterImage(g.Image, version)
+	}
+	return cmp.Or(images.GD2, DefaultImages.GD2)
+}
+
 // NodeTemplateOf returns the cluster's template named name, or nil.
 func NodeTemplateOf(c *operatorv1alpha1.GlusterCluster, name string) *operatorv1alpha1.NodeTemplate {
 	if name == "" {
@@ -169,10 +183,7 @@ func nodeStatefulSet(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.Glu
 	labels := NodeLabels(c.Name, n.Name)
 	host := NodePodHost(n.Namespace, c.Name, n.Name)
 
-	var image string
-	if c.Spec.Gluster != nil {
-		image = GlusterImage(c.Spec.Gluster.Image, version)
-	}
+	image := GD2Image(c, version)
 	secretName, secretKey := AuthSecretRef(c)
 
 	ctr := corev1.Container{

@@ -3,6 +3,7 @@ package objects
 import (
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -36,6 +37,41 @@ func TestBuildGlusterImage(t *testing.T) {
 				t.Errorf("GlusterImage(%q, %q) = %q, want %q", tt.image, tt.version, got, tt.want)
 			}
 		})
+	}
+}
+
+// A cluster that names no image runs the pinned GD2 image at every
+// version (upstream built no image per Gluster version), so a version
+// change restarts its servers on the same image; a cluster's own image
+// follows GlusterImage. The StatefulSet runs what GD2Image says.
+func TestBuildGD2Image(t *testing.T) {
+	tests := []struct {
+		name    string
+		gluster *operatorv1alpha1.GlusterServerSpec
+		version string
+		want    string
+	}{
+		{"no gluster spec runs the pin", nil, "4.1.0", DefaultImages.GD2},
+		{"no image runs the pin, untagged by version", &operatorv1alpha1.GlusterServerSpec{Version: "4.1.1"}, "4.1.1", DefaultImages.GD2},
+		{"no image and no version runs the pin", &operatorv1alpha1.GlusterServerSpec{}, "", DefaultImages.GD2},
+		{"an untagged image of the admin's gets the version", &operatorv1alpha1.GlusterServerSpec{Image: "mirror.example/gd2"}, "4.1.1", "mirror.example/gd2:4.1.1"},
+		{"a pinned image of the admin's is kept", &operatorv1alpha1.GlusterServerSpec{Image: "mirror.example/gd2@sha256:ab"}, "4.1.1", "mirror.example/gd2@sha256:ab"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := fixtures.Cluster("gc")
+			c.Spec.Gluster = tt.gluster
+			if got := GD2Image(c, tt.version); got != tt.want {
+				t.Errorf("GD2Image = %q, want %q", got, tt.want)
+			}
+			n := fixtures.Node("gc", "gc-z1-abcde", fixtures.PVCStorage(1))
+			if got := ContainerImages(NodeStatefulSet(c, n, tt.version).Spec.Template.Spec)[ContainerGD2]; got != tt.want {
+				t.Errorf("the StatefulSet runs %q, want %q", got, tt.want)
+			}
+		})
+	}
+	if !strings.HasPrefix(DefaultImages.GD2, "docker.io/gluster/glusterd2-nightly@sha256:") {
+		t.Errorf("the pinned GD2 image %q is not glusterd2-nightly at a digest, the only GD2 image upstream built", DefaultImages.GD2)
 	}
 }
 

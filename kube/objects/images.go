@@ -5,7 +5,7 @@ import "fmt"
 // Images: every image anthill runs but its own, in one place. Each is a
 // reference upstream published, pinned (a digest where upstream only ever
 // pushed moving tags), and overridable: the GD2 image per cluster
-// (spec.gluster.image), the file driver per cluster (spec.csi.fileImage),
+// (spec.gluster.image, GD2Image), the file driver per cluster (spec.csi.fileImage),
 // and every image the builders default to per operator (its --<name>-image
 // flags, UseImages). docs/install.md ("Images anthill runs"), the operator
 // Deployment's flags, the chart's values and the OLM CSV's relatedImages
@@ -16,6 +16,9 @@ type Images struct {
 	// GD2 is the GD2 server: gluster/glusterd2-nightly, the only GD2 image
 	// upstream built (sheet §1), at the digest GCS locked for its last
 	// release (gcs@a55daa2: deploy/templates/gcs-manifests/gcs-gd2.yml.j2).
+	// It is what a cluster that names no spec.gluster.image runs, at every
+	// spec.gluster.version: upstream tagged it by build date, never by
+	// Gluster version (GD2Image).
 	GD2 string
 	// Etcd is etcd's release image (sheet §2).
 	Etcd string
@@ -43,8 +46,9 @@ var images = DefaultImages
 
 // UseImages makes the builders use imgs from now on; the operator calls it
 // once at start, before any builder runs. The GD2 image is not among
-// them: a cluster names its own (spec.gluster.image). Every other image
-// must be set.
+// them (the operator has no flag for it; a cluster names its own mirror
+// in spec.gluster.image), and stays DefaultImages.GD2 when empty. Every
+// other image must be set.
 func UseImages(imgs Images) error {
 	for _, n := range imgs.Named() {
 		if n[0] != NameGD2Image && n[1] == "" {
@@ -59,7 +63,8 @@ func UseImages(imgs Images) error {
 func CurrentImages() Images { return images }
 
 // NameGD2Image is the name of the GD2 image in Named: the one image a
-// cluster always names itself, so the operator has no flag for it.
+// cluster names itself when it does not run the pin, so the operator has
+// no flag for it.
 const NameGD2Image = "glusterd2"
 
 // Named lists the images with a name each, in a fixed order: the names

@@ -89,7 +89,7 @@ var initQuestions = []question{
 		applies: notExternal, paths: []string{"spec.nodeTemplates.storage", "spec.nodeTemplates.storage.capacity"}},
 	{key: qDeviceCount, prompt: "Brick claims per server", usage: "spec.nodeTemplates[].storage.deviceCount",
 		applies: notExternal, paths: []string{"spec.nodeTemplates.storage.deviceCount"}},
-	{key: qImage, prompt: "Gluster server image", usage: "spec.gluster.image",
+	{key: qImage, prompt: "Gluster server image, empty for the pinned GD2 image", usage: "spec.gluster.image (default none: the GD2 image anthill pins, docs/install.md)",
 		applies: notExternal, paths: []string{"spec.gluster", "spec.gluster.image"}},
 	{key: qVersion, prompt: "Gluster version", usage: "spec.gluster.version, a semantic version", paths: []string{"spec.gluster.version"}},
 	{key: qDrivers, prompt: "CSI drivers (file)", usage: "spec.drivers: file (block is not available, docs/csi.md)", paths: []string{"spec.drivers", "spec.csi"}},

@@ -23,7 +23,7 @@ import (
 // +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.spec.gluster.version`
 // +kubebuilder:printcolumn:name="Upgrade",type=string,JSONPath=`.status.upgrade.state`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
-// +kubebuilder:validation:XValidation:rule="!has(self.spec.csi) || !has(self.spec.csi.storageClasses) || (has(self.spec.csi.storageClasses.file) && has(self.spec.csi.storageClasses.file.name) ? self.spec.csi.storageClasses.file.name : self.metadata.name + '-file') != (has(self.spec.csi.storageClasses.block) && has(self.spec.csi.storageClasses.block.name) ? self.spec.csi.storageClasses.block.name : self.metadata.name + '-block')",message="spec.csi.storageClasses.file.name and spec.csi.storageClasses.block.name must differ (unset, they are <cluster>-file and <cluster>-block): each driver has its own StorageClass",fieldPath=".spec.csi.storageClasses"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.spec.gluster) || !has(oldSelf.spec.gluster.version) || !has(self.spec.gluster) || !has(self.spec.gluster.version) || !isSemver(oldSelf.spec.gluster.version, true) || !isSemver(self.spec.gluster.version, true) || semver(self.spec.gluster.version, true).compareTo(semver(oldSelf.spec.gluster.version, true)) >= 0 || (has(oldSelf.status) && has(oldSelf.status.upgrade) && has(oldSelf.status.upgrade.state) && oldSelf.status.upgrade.state in ['Validating', 'Blocked', 'Paused'] && (!has(oldSelf.status.upgrade.toVersion) || (isSemver(oldSelf.status.upgrade.toVersion, true) && (semver(oldSelf.status.upgrade.toVersion, true).compareTo(semver(oldSelf.spec.gluster.version, true)) == 0 ? has(oldSelf.status.upgrade.fromVersion) && isSemver(oldSelf.status.upgrade.fromVersion, true) && semver(self.spec.gluster.version, true).compareTo(semver(oldSelf.status.upgrade.fromVersion, true)) >= 0 : semver(self.spec.gluster.version, true).compareTo(semver(oldSelf.status.upgrade.toVersion, true)) >= 0))))",message="spec.gluster.version cannot be lowered below the version the servers run: Gluster has no rolling downgrade and anthill never moves a server back (docs/upgrades.md). While an upgrade is Validating, Blocked or Paused it may be set back as far as the version the run started from, which cancels the run",fieldPath=".spec.gluster.version"
 type GlusterCluster struct {
 	metav1.TypeMeta `json:",inline"`
 	// metadata is the standard object metadata.
@@ -92,7 +92,6 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.mode == 'automatic' || !has(self.nodeTemplates) || self.nodeTemplates.all(t, !has(t.maxStorage) && !has(t.freeStorageMin) && !has(t.freeStorageMax))",message="spec.nodeTemplates[].maxStorage, freeStorageMin and freeStorageMax apply only when spec.mode is automatic",fieldPath=".nodeTemplates"
 // +kubebuilder:validation:XValidation:rule="self.mode != 'external' || has(self.external)",message="spec.external.nodes must list the addresses of the pool when spec.mode is external",fieldPath=".external"
 // +kubebuilder:validation:XValidation:rule="self.mode == 'external' || !has(self.external)",message="spec.external may be set only when spec.mode is external",fieldPath=".external"
-// +kubebuilder:validation:XValidation:rule="self.mode == 'external' || (has(self.gluster) && has(self.gluster.image))",message="spec.gluster.image is required unless spec.mode is external",fieldPath=".gluster"
 // +kubebuilder:validation:XValidation:rule="has(self.caSecretRef) == has(oldSelf.caSecretRef) && (!has(self.caSecretRef) || self.caSecretRef.name == oldSelf.caSecretRef.name)",message="spec.caSecretRef is fixed at creation: TLS cannot be switched on or off on a running cluster, and a CA is rotated by changing the Secret's content",fieldPath=".caSecretRef"
 // +kubebuilder:validation:XValidation:rule="self.mode == 'automatic' || !has(self.autoscaling)",message="spec.autoscaling may be set only when spec.mode is automatic",fieldPath=".autoscaling"
 // +kubebuilder:validation:XValidation:rule="!has(self.csi) || !has(self.csi.version) || !has(self.gluster) || !has(self.gluster.version) || !isSemver(self.csi.version, true) || !isSemver(self.gluster.version, true) || semver(self.csi.version, true).compareTo(semver(self.gluster.version, true)) <= 0",message="spec.csi.version must not be newer than spec.gluster.version: CSI clients may not run ahead of the servers",fieldPath=".csi.version"
@@ -357,16 +356,24 @@ type AutoscalingSpec struct {
 // GlusterServerSpec selects the Gluster server software.
 type GlusterServerSpec struct {
 	// image is the container image of the Gluster server (glusterd2 and
-	// the brick processes). Required unless the cluster mode is external.
+	// the brick processes). Without a tag or digest the servers run
+	// image:version, so changing version alone upgrades them; with one,
+	// change image and version together. Unset means the image anthill
+	// pins (docs/install.md, "Images anthill runs"): GD2's nightly image,
+	// the only GD2 image upstream built, at one digest whatever the
+	// version, so a version change then restarts every server on the same
+	// image. Not used in external mode.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
 	// +optional
 	Image string `json:"image,omitempty"`
 
 	// version is the Gluster version the image runs, as a semantic version
-	// (4.1.0, v4.1). Changing it starts a rolling upgrade. Unset means the
-	// operator reads the version from the running servers and never
-	// upgrades.
+	// (4.1.0, v4.1): the version anthill records for each server and that
+	// its upgrade machine compares. Raising it starts a rolling upgrade;
+	// lowering it below what the servers run is refused (no rolling
+	// downgrade). Unset means the operator reads the version from the
+	// running servers and never upgrades.
 	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:XValidation:rule="isSemver(self, true)",message="gluster.version must be a semantic version such as 4.1.0 or v4.1"
 	// +optional
@@ -418,16 +425,18 @@ type CSISpec struct {
 }
 
 // CSIStorageClasses configure the StorageClass of each driver.
-//
-// +kubebuilder:validation:XValidation:rule="!has(self.file) || !has(self.block) || !has(self.file.isDefault) || !has(self.block.isDefault) || !self.file.isDefault || !self.block.isDefault",message="csi.storageClasses.file.isDefault and csi.storageClasses.block.isDefault cannot both be true: a cluster has one default StorageClass",fieldPath=".block.isDefault"
 type CSIStorageClasses struct {
 	// file is the StorageClass of the file driver (ReadWriteMany Gluster
 	// volumes).
 	// +optional
 	File *StorageClassSpec `json:"file,omitempty"`
 
-	// block is the StorageClass of the block driver (ReadWriteOnce
-	// gluster-block volumes).
+	// block is refused: block is not available (see drivers). It stays in
+	// the schema because v0.2.0 served it under this API version: a cluster
+	// stored with it still reads back and updates (the API server checks a
+	// rule only on a field that changes), while setting or changing it is
+	// refused with the reason, rather than dropped without a word.
+	// +kubebuilder:validation:XValidation:rule="false",message="spec.csi.storageClasses.block: block is not available: no GD2-era block CSI driver exists that anthill can run (docs/csi.md); remove it and use spec.csi.storageClasses.file"
 	// +optional
 	Block *StorageClassSpec `json:"block,omitempty"`
 }
@@ -444,10 +453,10 @@ type StorageClassSpec struct {
 	// +optional
 	Create *bool `json:"create,omitempty"`
 
-	// name is the StorageClass name. Unset means <cluster>-file or
-	// <cluster>-block. A StorageClass of this name that anthill did not
-	// create for this cluster is never changed or deleted; the cluster
-	// then reports the clash in a Warning Event and creates none.
+	// name is the StorageClass name. Unset means <cluster>-file. A
+	// StorageClass of this name that anthill did not create for this
+	// cluster is never changed or deleted; the cluster then reports the
+	// clash in a Warning Event and creates none.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="csi.storageClasses.*.name must be a DNS subdomain: lowercase letters, digits, '-' and '.', starting and ending with a letter or digit"
