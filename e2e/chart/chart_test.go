@@ -108,6 +108,44 @@ func render(t *testing.T, h string, set ...string) map[string]map[string]any {
 	return objects(t, run(t, h, args...))
 }
 
+// helmLabels are the standard labels the chart adds to what it renders
+// (templates/_helpers.tpl) beyond manifests/default's.
+var helmLabels = []string{
+	"app.kubernetes.io/instance", "app.kubernetes.io/version", "app.kubernetes.io/part-of",
+	"app.kubernetes.io/managed-by", "helm.sh/chart",
+}
+
+// installed are the objects `helm install` keeps, as manifests/default
+// has them: without the helm test hooks (created by `helm test` only) and
+// without helmLabels on the objects and their pod templates.
+func installed(objs map[string]map[string]any) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	for k, o := range objs {
+		meta, _ := o["metadata"].(map[string]any)
+		if ann, _ := meta["annotations"].(map[string]any); ann["helm.sh/hook"] == "test" {
+			continue
+		}
+		dropLabels(meta)
+		if spec, _ := o["spec"].(map[string]any); spec != nil {
+			if tmpl, _ := spec["template"].(map[string]any); tmpl != nil {
+				dropLabels(tmpl["metadata"].(map[string]any))
+			}
+		}
+		out[k] = o
+	}
+	return out
+}
+
+func dropLabels(meta map[string]any) {
+	labels, _ := meta["labels"].(map[string]any)
+	for _, l := range helmLabels {
+		delete(labels, l)
+	}
+	if labels != nil && len(labels) == 0 {
+		delete(meta, "labels")
+	}
+}
+
 func TestChartLintsStrictly(t *testing.T) {
 	run(t, helm(t), "lint", "--strict", "manifests/charts/anthill")
 }
@@ -117,12 +155,13 @@ func TestChartLintsStrictly(t *testing.T) {
 // manifests/default` but the Namespace (helm install --create-namespace
 // makes it), and with createNamespace=true exactly the same objects (the
 // CRDs and rules in the chart are copies that make generate refreshes;
-// this is what catches a stale copy).
+// this is what catches a stale copy), the chart's standard labels and its
+// helm test hooks aside.
 func TestChartDefaultsRenderManifestsDefault(t *testing.T) {
 	h := helm(t)
 	kustomize := objects(t, run(t, "kubectl", "kustomize", "manifests/default"))
 	t.Run("createNamespace=true renders manifests/default", func(t *testing.T) {
-		sameObjects(t, render(t, h, "createNamespace=true"), kustomize)
+		sameObjects(t, installed(render(t, h, "createNamespace=true")), installed(kustomize))
 	})
 	t.Run("defaults render manifests/default but its Namespace", func(t *testing.T) {
 		const ns = "Namespace/<nil>/anthill-system"
@@ -130,7 +169,7 @@ func TestChartDefaultsRenderManifestsDefault(t *testing.T) {
 			t.Fatalf("manifests/default has no %s", ns)
 		}
 		delete(kustomize, ns)
-		sameObjects(t, render(t, h), kustomize)
+		sameObjects(t, installed(render(t, h)), installed(kustomize))
 	})
 }
 
@@ -216,8 +255,8 @@ func TestChartValues(t *testing.T) {
 				t.Errorf("args %v", args)
 			}
 		}},
-		{"rbac.create=false renders none of the operator's RBAC", []string{"rbac.create=false"}, func(t *testing.T, objs map[string]map[string]any) {
-			for k := range objs {
+		{"rbac.create=false renders none of the operator's RBAC (the helm test's own Role is test.enabled's)", []string{"rbac.create=false"}, func(t *testing.T, objs map[string]map[string]any) {
+			for k := range installed(objs) {
 				if strings.Contains(k, "Role") && strings.Contains(k, "anthill-") {
 					t.Errorf("%s still rendered", k)
 				}
@@ -244,6 +283,32 @@ func TestChartValues(t *testing.T) {
 		{"resources sets the container's resources", []string{"resources.limits.memory=1Gi"}, func(t *testing.T, objs map[string]map[string]any) {
 			if got := container(objs)["resources"].(map[string]any)["limits"].(map[string]any)["memory"]; got != "1Gi" {
 				t.Errorf("memory limit %v", got)
+			}
+		}},
+		{"extraArgs are passed after the chart's flags", []string{"extraArgs={--log-level=debug}"}, func(t *testing.T, objs map[string]map[string]any) {
+			args := container(objs)["args"].([]any)
+			if args[len(args)-1] != "--log-level=debug" {
+				t.Errorf("args %v", args)
+			}
+		}},
+		{"affinity and imagePullSecrets reach the pod", []string{"imagePullSecrets[0].name=regcred", "affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight=1",
+			"affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm.topologyKey=kubernetes.io/hostname"}, func(t *testing.T, objs map[string]map[string]any) {
+			spec := objs[dep]["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+			if spec["imagePullSecrets"] == nil || spec["affinity"] == nil {
+				t.Errorf("pod spec %v", spec)
+			}
+		}},
+		{"monitoring renders a ServiceMonitor and a PrometheusRule where it says, with its labels", []string{"monitoring.serviceMonitor.enabled=true", "monitoring.prometheusRule.enabled=true",
+			"monitoring.namespace=monitoring", "monitoring.labels.release=kube-prometheus-stack"}, func(t *testing.T, objs map[string]map[string]any) {
+			for _, k := range []string{"ServiceMonitor/monitoring/anthill-operator", "PrometheusRule/monitoring/anthill"} {
+				o, ok := objs[k]
+				if !ok {
+					t.Errorf("%s not rendered", k)
+					continue
+				}
+				if l := o["metadata"].(map[string]any)["labels"].(map[string]any); l["release"] != "kube-prometheus-stack" {
+					t.Errorf("%s labels %v", k, l)
+				}
 			}
 		}},
 	} {
@@ -315,5 +380,66 @@ func TestChartInstallUpgradeUninstall(t *testing.T) {
 		if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd, metav1.GetOptions{}); err != nil {
 			t.Errorf("the CRD %s did not survive uninstall: %v", crd, err)
 		}
+	}
+}
+
+// TestChartSchemaRefuses: values.schema.json (and the leader-election
+// guard) refuse what would render a broken or unsafe install, each with a
+// message naming the value.
+func TestChartSchemaRefuses(t *testing.T) {
+	h := helm(t)
+	for _, tc := range []struct{ name, set, want string }{
+		{"a replicas that is not a number", "replicas=two", "/replicas"},
+		{"an unknown key", "replica=2", "additional properties 'replica' not allowed"},
+		{"an unknown key under monitoring", "monitoring.prometheusRule.thresholds.capacityHigh=70", "capacityHigh"},
+		{"two replicas without leader election", "leaderElection.enabled=false", "/replicas"},
+		{"a percentage above 100", "monitoring.prometheusRule.thresholds.capacityHighPercent=120", "capacityHighPercent"},
+		{"an image name the operator has no flag for", "images.gd2=example/gd2:v1", "'gd2' not allowed"},
+		{"an extra argument that is not a flag", "extraArgs={debug}", "/extraArgs/0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(h, "template", "anthill", "manifests/charts/anthill", "--namespace", "anthill-system", "--set", tc.set)
+			cmd.Dir = repoRoot(t)
+			out, err := cmd.CombinedOutput()
+			if err == nil {
+				t.Fatalf("--set %s rendered", tc.set)
+			}
+			if !strings.Contains(string(out), tc.want) {
+				t.Errorf("--set %s failed without naming %q:\n%s", tc.set, tc.want, out)
+			}
+		})
+	}
+}
+
+// TestChartPrometheusRuleIsTheGenerated: the chart's PrometheusRule holds
+// the rules `anthill monitoring` generates, at the defaults
+// (manifests/monitoring/prometheusrule.yaml) and with changed values
+// (the same options as flags).
+func TestChartPrometheusRuleIsTheGenerated(t *testing.T) {
+	h := helm(t)
+	spec := func(objs map[string]map[string]any) any {
+		t.Helper()
+		for k, o := range objs {
+			if strings.HasPrefix(k, "PrometheusRule/") {
+				return o["spec"]
+			}
+		}
+		t.Fatal("no PrometheusRule")
+		return nil
+	}
+	generated := func(args ...string) any {
+		t.Helper()
+		return spec(objects(t, run(t, "go", append([]string{"run", "./cmd/anthill", "monitoring", "--format", "prometheusrule"}, args...)...)))
+	}
+	if got, want := spec(render(t, h, "monitoring.prometheusRule.enabled=true")), generated(); !reflect.DeepEqual(got, want) {
+		t.Errorf("with default values the chart's rules are not manifests/monitoring's:\nchart %v\ngenerated %v", got, want)
+	}
+	got := spec(render(t, h, "monitoring.prometheusRule.enabled=true", "monitoring.prometheusRule.thresholds.capacityHighPercent=72",
+		"monitoring.prometheusRule.thresholds.certificateExpiryDays=7", "monitoring.prometheusRule.runbookBaseURL=https://wiki.example/rb/",
+		"monitoring.prometheusRule.operatorJob=ops/anthill"))
+	want := generated("--threshold", "capacityHighPercent=72", "--threshold", "certificateExpiryDays=7",
+		"--runbook-base-url", "https://wiki.example/rb/", "--operator-job", "ops/anthill")
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("with changed values the chart's rules are not the generator's with the same options:\nchart %v\ngenerated %v", got, want)
 	}
 }

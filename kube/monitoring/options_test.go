@@ -2,6 +2,8 @@ package monitoring
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -142,6 +144,79 @@ func TestHelmRuleGroupsRenderTheRulesOfTheValues(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got, exp) {
 			t.Errorf("%s: the chart's rules differ from the generator's\nchart:\n%s\ngenerator:\n%s", name, b.Bytes(), want)
+		}
+	}
+}
+
+// The chart's defaults are the generator's, and its schema bounds each
+// threshold as Validate does.
+func TestChartValuesAreTheDefaultOptions(t *testing.T) {
+	chart := filepath.Join("..", "..", "manifests", "charts", "anthill")
+	raw, err := os.ReadFile(filepath.Join(chart, "values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var values struct {
+		Monitoring struct {
+			PrometheusRule struct {
+				RunbookBaseURL string             `json:"runbookBaseURL"`
+				OperatorJob    string             `json:"operatorJob"`
+				Thresholds     map[string]float64 `json:"thresholds"`
+			} `json:"prometheusRule"`
+		} `json:"monitoring"`
+	}
+	if err := yaml.Unmarshal(raw, &values); err != nil {
+		t.Fatal(err)
+	}
+	pr := values.Monitoring.PrometheusRule
+	if pr.RunbookBaseURL != RunbookBase || pr.OperatorJob != OperatorJob {
+		t.Errorf("values.yaml runbookBaseURL %q operatorJob %q, want %q and %q", pr.RunbookBaseURL, pr.OperatorJob, RunbookBase, OperatorJob)
+	}
+	want := map[string]float64{}
+	for _, th := range Thresholds {
+		want[th.Name] = th.Default
+	}
+	if !reflect.DeepEqual(pr.Thresholds, want) {
+		t.Errorf("values.yaml thresholds %v, want %v", pr.Thresholds, want)
+	}
+
+	raw, err = os.ReadFile(filepath.Join(chart, "values.schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema struct {
+		Properties struct {
+			Monitoring struct {
+				Properties struct {
+					PrometheusRule struct {
+						Properties struct {
+							Thresholds struct {
+								Properties map[string]struct {
+									Type             string   `json:"type"`
+									ExclusiveMinimum *float64 `json:"exclusiveMinimum"`
+									Maximum          *float64 `json:"maximum"`
+								} `json:"properties"`
+							} `json:"thresholds"`
+						} `json:"properties"`
+					} `json:"prometheusRule"`
+				} `json:"properties"`
+			} `json:"monitoring"`
+		} `json:"properties"`
+	}
+	if err := yaml.Unmarshal(raw, &schema); err != nil {
+		t.Fatal(err)
+	}
+	props := schema.Properties.Monitoring.Properties.PrometheusRule.Properties.Thresholds.Properties
+	if len(props) != len(Thresholds) {
+		t.Errorf("the schema has %d thresholds, the generator %d", len(props), len(Thresholds))
+	}
+	for _, th := range Thresholds {
+		p, ok := props[th.Name]
+		switch {
+		case !ok:
+			t.Errorf("the schema lacks threshold %s", th.Name)
+		case p.Type != "number" || p.ExclusiveMinimum == nil || *p.ExclusiveMinimum != 0 || p.Maximum == nil || *p.Maximum != th.Max:
+			t.Errorf("the schema bounds %s as %+v, want a number in (0, %v]", th.Name, p, th.Max)
 		}
 	}
 }
