@@ -48,11 +48,13 @@ helm:
 krew:
 	hack/krew-release.sh $(VERSION) dist
 
-## release: everything a release ships (image, chart package, krew archives and manifest, manifests,
-## SHA256SUMS) into dist/release, publishing nothing; DRY_RUN=1 (CI) for an unreleased VERSION
+## release: everything a release ships into dist/release, publishing nothing (docs/install.md): the
+## image for linux/amd64 and linux/arm64 (OCI layout, OCI archive, an archive per platform), chart
+## package, krew archives and manifest, OLM bundle, manifests pinned by digest, SHA256SUMS.
+## VERSION=v1.2.3 must be the tree's VERSION; DRY_RUN=1 (CI) for an unreleased VERSION
 .PHONY: release
 release:
-	hack/release.sh dist/release
+	VERSION=$(VERSION) hack/release.sh dist/release
 
 ## controlplane: build etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok into the per-user cache
 controlplane:
@@ -105,11 +107,12 @@ lint: $(STATICCHECK)
 	cd tools/image && $(GO) vet ./... && $(STATICCHECK) ./...
 	cd tools/olm && $(GO) vet ./...
 
-## docs: the documentation site from docs/ into dist/site (mkdocs, Debian's package), failing on any warning;
-## preview with `mkdocs serve`
+## docs: the documentation site from docs/ into dist/site, failing on any warning, with its Mermaid
+## diagrams drawn; installs its pinned tools when missing (hack/docs.sh: Debian's mkdocs and
+## python3-pymdownx, mermaid from npm into the tool cache); preview with `mkdocs serve` after it
 .PHONY: docs
 docs:
-	mkdocs build --strict --site-dir dist/site
+	hack/docs.sh dist/site
 
 ## lint-yaml: yamllint (Debian's package) over manifests/, the chart and the repository's own YAML
 lint-yaml:
