@@ -1,4 +1,4 @@
-package e2e
+package architecture
 
 import (
 	"encoding/json"
@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -29,9 +28,6 @@ import (
 // operator ignores: every spec field is read, and every status field is
 // written, by the code that ships in bin/anthill. A field that only the API
 // server looks at (a CEL rule refuses it) must say so in apiServerOnly.
-
-// module is the project's module path.
-const module = "github.com/gluster/anthill"
 
 const apisPath = module + "/kube/apis/operator/v1alpha1"
 
@@ -177,7 +173,7 @@ func jsonName(f reflect.StructField) string {
 // fields the Go type has, down to the Go walk's leaves.
 func checkCRDAgrees(t *testing.T, kind, file string, fields []apiField) {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "manifests", "crds", file))
+	raw, err := os.ReadFile(filepath.Join(repoRoot(), "manifests", "crds", file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +259,7 @@ type exportedPackage struct {
 func operatorFieldUses(t *testing.T) fieldUses {
 	t.Helper()
 	cmd := exec.Command("go", "list", "-export", "-deps", "-json", "./cmd/anthill")
-	cmd.Dir = repoRoot(t)
+	cmd.Dir = repoRoot()
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
@@ -457,14 +453,4 @@ func access(e ast.Expr, stack []ast.Node, info *types.Info) (read, write bool) {
 		return true, false
 	}
 	return true, false
-}
-
-// repoRoot is the module root, found from this file's location.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		t.Fatal("cannot locate the test file")
-	}
-	return filepath.Dir(filepath.Dir(file))
 }

@@ -1,4 +1,4 @@
-package e2e
+package architecture
 
 import (
 	"os"
@@ -76,7 +76,7 @@ func anchors(doc string) map[string]bool {
 // contributor documents and docs/ names a file or directory that exists,
 // and every #anchor names a heading of its target.
 func TestMarkdownLinksResolve(t *testing.T) {
-	root := repoRoot(t)
+	root := repoRoot()
 	for _, file := range markdownFiles(t, root) {
 		raw, err := os.ReadFile(filepath.Join(root, file))
 		if err != nil {

@@ -1,4 +1,4 @@
-package e2e
+package architecture
 
 import (
 	"os"
@@ -35,7 +35,7 @@ type apiDocRow struct {
 // field below it is named in that row, every status field is named in the
 // status row, and the fields of a history entry in the conventions.
 func TestAPIDocsNameEveryField(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "api.md"))
+	raw, err := os.ReadFile(filepath.Join(repoRoot(), "docs", "api.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
