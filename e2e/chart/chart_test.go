@@ -324,7 +324,8 @@ func TestChartValues(t *testing.T) {
 
 // TestChartInstallUpgradeUninstall installs the chart with helm on a real
 // control plane of its own, waits for the operator Deployment to be
-// available, upgrades it to one replica, and uninstalls it: the CRDs stay
+// available (and `anthill check`, the helm test's command, to pass),
+// upgrades it to one replica, and uninstalls it (the check then fails): the CRDs stay
 // (Helm never deletes what its crds/ directory installed) and everything
 // else goes. kwok runs the pods, not the image: "available" here means
 // scheduled onto a fake node and reported Ready by kwok.
@@ -356,14 +357,30 @@ func TestChartInstallUpgradeUninstall(t *testing.T) {
 		}
 	}
 
+	// check is what the chart's helm test pod runs, `anthill check`, here
+	// from the test with the control plane's kubeconfig.
+	check := func() (string, error) {
+		t.Helper()
+		cmd := exec.Command("go", "run", "./cmd/anthill", "check", "--kubeconfig", cp.Kubeconfig, "--namespace", "anthill-system")
+		cmd.Dir = repoRoot(t)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+
 	helmRun("install", "anthill", "manifests/charts/anthill", "--namespace", "anthill-system", "--create-namespace", "--wait", "--timeout", "2m")
 	available(2)
+	if out, err := check(); err != nil || !strings.Contains(out, "glusterclusters, glusternodes served") {
+		t.Errorf("anthill check after install: %v\n%s", err, out)
+	}
 	helmRun("upgrade", "anthill", "manifests/charts/anthill", "--namespace", "anthill-system", "--set", "replicas=1", "--wait", "--timeout", "2m")
 	available(1)
 	helmRun("uninstall", "anthill", "--namespace", "anthill-system", "--wait", "--timeout", "2m")
 
 	if _, err := cp.Client.AppsV1().Deployments("anthill-system").Get(ctx, "anthill-operator", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("after uninstall the Deployment is still there (err %v)", err)
+	}
+	if out, err := check(); err == nil || !strings.Contains(out, "anthill-system/anthill-operator does not exist") {
+		t.Errorf("anthill check after uninstall passed or said something else (%v):\n%s", err, out)
 	}
 	if _, err := cp.Client.RbacV1().ClusterRoles().Get(ctx, "anthill-operator", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("after uninstall the ClusterRole is still there (err %v)", err)
