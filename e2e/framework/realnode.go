@@ -64,6 +64,24 @@ var (
 	realNodeCommands = []string{"containerd", "ctr", "runc", "iptables", "nsenter", "unshare", "ip"}
 )
 
+// kubeletKernelTunables are the machine-wide sysctls the kubelet sets
+// when they differ from what it wants (pkg/kubelet/cm, setupKernelTunables).
+var kubeletKernelTunables = []string{
+	"vm/overcommit_memory", "vm/panic_on_oom", "kernel/panic", "kernel/panic_on_oops",
+	"kernel/keys/root_maxkeys", "kernel/keys/root_maxbytes",
+}
+
+// hostKernelTunables reads kubeletKernelTunables as the host has them.
+func hostKernelTunables() map[string]string {
+	m := map[string]string{}
+	for _, k := range kubeletKernelTunables {
+		if b, err := os.ReadFile("/proc/sys/" + k); err == nil {
+			m[k] = strings.TrimSpace(string(b))
+		}
+	}
+	return m
+}
+
 // cniBinDirs are where Debian (and upstream) install the CNI plugins.
 var cniBinDirs = []string{"/usr/lib/cni", "/opt/cni/bin"}
 
@@ -122,18 +140,22 @@ type RealNode struct {
 	// PodCIDR is the subnet of the node's pod bridge; the host routes it
 	// to the node, so the test process reaches pods by their IPs.
 	PodCIDR string
+	// Socket is containerd's, for ctr --address (namespace k8s.io).
+	Socket string
 
 	cp         *ControlPlane
 	holder     *process
 	procs      []*process
 	hostVeth   string
 	cgroupRoot string
-	socket     string
 	relay      net.Listener
 	relayWG    sync.WaitGroup
 	stopOnce   sync.Once
 	mntNS      string
 	netNS      string
+	// tunables are the host's kubeletKernelTunables before the node
+	// started, which it must leave as they were.
+	tunables map[string]string
 }
 
 // RealNodeOptions shape a real node.
@@ -157,8 +179,13 @@ func (cp *ControlPlane) StartRealNode(ctx context.Context, opts RealNodeOptions)
 	if n.Name == "" {
 		n.Name = "real-node"
 	}
+	sweepDeadRealNodes(cp.logf)
 	// Short: containerd's socket path must fit a unix socket address.
-	if n.Dir, err = os.MkdirTemp("", "anthill-rn-"); err != nil {
+	if n.Dir, err = os.MkdirTemp("", realNodeDirPrefix); err != nil {
+		return nil, err
+	}
+	// Whose node this is, for the sweep of a test binary that died.
+	if err := os.WriteFile(filepath.Join(n.Dir, "owner"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -171,6 +198,7 @@ func (cp *ControlPlane) StartRealNode(ctx context.Context, opts RealNodeOptions)
 			return nil, err
 		}
 	}
+	n.tunables = hostKernelTunables()
 	if err := n.startHolder(ctx); err != nil {
 		return nil, fmt.Errorf("node namespaces: %w", err)
 	}
@@ -234,16 +262,26 @@ func (cp *ControlPlane) StartRealNode(ctx context.Context, opts RealNodeOptions)
 // namespaces) and /var/lib/cni (the plugins' result cache).
 func (n *RealNode) startHolder(ctx context.Context) error {
 	ready := filepath.Join(n.Dir, "holder-ready")
-	script := strings.Join([]string{
+	lines := []string{
 		"set -e",
 		"mkdir -p /run/netns /var/lib/cni",
 		"mount -t tmpfs -o mode=755 anthill-rn /run/netns",
 		"mount -t tmpfs -o mode=755 anthill-rn /var/lib/cni",
+	}
+	// The kubelet sets these kernel tunables to its liking (overcommit
+	// always, reboot 10 s after a panic, panic on an oops); they are not
+	// namespaced, so it would set them for the whole machine. It reads
+	// and writes copies bound over them in the node's mount namespace.
+	for _, k := range kubeletKernelTunables {
+		copyPath := filepath.Join(n.Dir, "sysctl", strings.ReplaceAll(k, "/", "."))
+		lines = append(lines, fmt.Sprintf("mkdir -p %s && cat /proc/sys/%s > %s && mount --bind %s /proc/sys/%s", filepath.Dir(copyPath), k, copyPath, copyPath, k))
+	}
+	script := strings.Join(append(lines,
 		"ip link set lo up",
 		"echo 1 > /proc/sys/net/ipv4/ip_forward",
-		"touch " + ready,
+		"touch "+ready,
 		"exec sleep infinity",
-	}, "\n")
+	), "\n")
 	p, err := startProcess(n.Dir, "unshare", "holder", "--mount", "--net", "--propagation", "private", "--", "/bin/sh", "-c", script)
 	if err != nil {
 		return err
@@ -452,7 +490,7 @@ func (n *RealNode) waitSocket(ctx context.Context) error {
 
 // ctr runs ctr against the node's containerd in the Kubernetes namespace.
 func (n *RealNode) ctr(ctx context.Context, args ...string) error {
-	return run(ctx, "ctr", append([]string{"--address", n.socket, "--namespace", "k8s.io"}, args...)...)
+	return run(ctx, "ctr", append([]string{"--address", n.Socket, "--namespace", "k8s.io"}, args...)...)
 }
 
 // ImportImage imports an image archive (OCI or docker) into the node's
@@ -465,7 +503,7 @@ func (n *RealNode) ImportImage(ctx context.Context, archive string) error {
 // (by its CRI id, as in a pod's status without the "containerd://"), as
 // JSON: what runc ran.
 func (n *RealNode) ContainerSpec(ctx context.Context, id string) ([]byte, error) {
-	out, err := exec.CommandContext(ctx, "ctr", "--address", n.socket, "--namespace", "k8s.io", "containers", "info", id).Output()
+	out, err := exec.CommandContext(ctx, "ctr", "--address", n.Socket, "--namespace", "k8s.io", "containers", "info", id).Output()
 	if err != nil {
 		return nil, fmt.Errorf("ctr containers info %s: %w", id, err)
 	}
@@ -605,12 +643,13 @@ func (n *RealNode) ownProcesses() []int {
 	return pids
 }
 
-// Leftovers reports what a stopped node left on the host: processes in
-// its namespaces or cgroups, its cgroups, mounts under its directory,
-// its veth. Nil when Stop cleaned up.
+// Leftovers reports what a stopped node left on the host or changed
+// there: processes in its namespaces or cgroups or naming its directory,
+// its cgroups, mounts under its directory, its veth and route, the
+// kernel tunables the kubelet sets. Nil when Stop cleaned up.
 func (n *RealNode) Leftovers() error {
 	var errs []error
-	if pids := n.ownProcesses(); len(pids) > 0 {
+	if pids := append(n.ownProcesses(), processesNaming(n.Dir)...); len(pids) > 0 {
 		errs = append(errs, fmt.Errorf("processes %v", pids))
 	}
 	for _, d := range n.cgroupDirs() {
@@ -626,8 +665,71 @@ func (n *RealNode) Leftovers() error {
 			errs = append(errs, fmt.Errorf("network device %s", n.hostVeth))
 		}
 	}
+	for k, v := range hostKernelTunables() {
+		if was, ok := n.tunables[k]; ok && was != v {
+			errs = append(errs, fmt.Errorf("kernel tunable %s changed from %s to %s", k, was, v))
+		}
+	}
 	if n.PodCIDR != "" && routeExists(context.Background(), n.PodCIDR) {
 		errs = append(errs, fmt.Errorf("route to %s", n.PodCIDR))
 	}
 	return errors.Join(errs...)
+}
+
+// realNodeDirPrefix starts the name of every real node's directory, in
+// the temporary directory, and its cgroup root.
+const realNodeDirPrefix = "anthill-rn-"
+
+// sweepDeadRealNodes stops what real nodes of test processes that died
+// without stopping them left: their kubelet, kube-proxy and containerd
+// died with the test binary, but containerd's shims and the containers
+// they run did not. A node is dead when the process named in its
+// directory's owner file is gone; what is left of it is found by its
+// cgroup root and by the node's directory in a process's command line.
+func sweepDeadRealNodes(logf func(string, ...any)) {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), realNodeDirPrefix+"*"))
+	for _, dir := range dirs {
+		owner, err := os.ReadFile(filepath.Join(dir, "owner"))
+		if err != nil {
+			continue
+		}
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(owner))); err == nil && syscall.Kill(pid, 0) == nil {
+			continue
+		}
+		dead := &RealNode{Name: "(dead)", Dir: dir, cgroupRoot: "/" + filepath.Base(dir)}
+		for range 50 {
+			pids := dead.ownProcesses()
+			pids = append(pids, processesNaming(dir)...)
+			if len(pids) == 0 {
+				break
+			}
+			for _, pid := range pids {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		dead.removeCgroupRoot()
+		_ = os.RemoveAll(dir)
+		logf("swept the real node a dead test process left in %s", dir)
+	}
+}
+
+// processesNaming returns the processes whose command line names dir.
+func processesNaming(dir string) []int {
+	if dir == "" {
+		return nil
+	}
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if bytes.Contains(cmdline, []byte(dir+"/")) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }

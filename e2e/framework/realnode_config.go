@@ -25,7 +25,7 @@ import (
 // kubelet's configuration and the kubeconfig the kubelet and kube-proxy
 // share.
 func (n *RealNode) writeConfigs() error {
-	n.socket = filepath.Join(n.Dir, "containerd.sock")
+	n.Socket = filepath.Join(n.Dir, "containerd.sock")
 	// containerd: everything of its own under the node's directory. root
 	// here cannot give a process a negative oom_score_adj, which runc
 	// asks for the pause container unless the CRI plugin restricts the
@@ -55,7 +55,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = %[7]q
     conf_dir = %[8]q
-`, filepath.Join(n.Dir, "containerd", "root"), filepath.Join(n.Dir, "containerd", "state"), n.socket,
+`, filepath.Join(n.Dir, "containerd", "root"), filepath.Join(n.Dir, "containerd", "state"), n.Socket,
 		filepath.Join(n.Dir, "containerd", "opt"), realNodeSandboxImage, filepath.Join(n.Dir, "runc"),
 		cniBinDir(), filepath.Join(n.Dir, "cni"))
 	if err := os.WriteFile(filepath.Join(n.Dir, "containerd.toml"), []byte(containerd), 0o644); err != nil {
@@ -122,7 +122,7 @@ evictionHard:
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 resolvConf: /etc/resolv.conf
-`, n.cgroupRoot, n.socket, filepath.Join(n.Dir, "pods"), n.NodeIP, RealNodeTaint.Key, RealNodeTaint.Value, RealNodeTaint.Effect)
+`, n.cgroupRoot, n.Socket, filepath.Join(n.Dir, "pods"), n.NodeIP, RealNodeTaint.Key, RealNodeTaint.Value, RealNodeTaint.Effect)
 	if err := os.WriteFile(filepath.Join(n.Dir, "kubelet.yaml"), []byte(kubelet), 0o644); err != nil {
 		return err
 	}
@@ -181,7 +181,7 @@ func (n *RealNode) cgroupDirs() []string {
 // one host never share their pods' cgroups. A new cpuset cgroup has no
 // CPUs or memory nodes until given its parent's.
 func (n *RealNode) makeCgroupRoot() error {
-	n.cgroupRoot = "/" + filepath.Base(n.Dir)
+	n.cgroupRoot = "/" + filepath.Base(n.Dir) // realNodeDirPrefix...
 	for _, d := range n.cgroupDirs() {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			return err
