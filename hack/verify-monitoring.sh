@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fails when manifests/monitoring (kustomization, ServiceMonitor,
-# PrometheusRule, dashboards) or the chart's rule groups
-# (manifests/charts/anthill/templates/_prometheusrule_groups.tpl) differ
+# PrometheusRule, dashboards) or the chart's rule groups and dashboards
+# (manifests/charts/anthill/templates/_prometheusrule_groups.tpl,
+# manifests/charts/anthill/files/dashboards) differ
 # from what kube/monitoring generates. Fix drift with make generate, or:
 #   go run ./cmd/anthill monitoring --write-manifests manifests/monitoring
 #   go run ./cmd/anthill monitoring --write-chart manifests/charts/anthill
@@ -22,6 +23,7 @@ for f in kustomization.yaml servicemonitor.yaml prometheusrule.yaml dashboards.y
 	diff -u "manifests/monitoring/$f" "$tmp/monitoring/$f" || drift=1
 done
 diff -u manifests/charts/anthill/templates/_prometheusrule_groups.tpl "$tmp/chart/templates/_prometheusrule_groups.tpl" || drift=1
+diff -ru manifests/charts/anthill/files/dashboards "$tmp/chart/files/dashboards" || drift=1
 if [ "$drift" -ne 0 ]; then
 	echo >&2
 	echo "manifests/monitoring or the chart's rule groups are out of date with kube/monitoring (rules.go, dashboards.go, manifests.go)." >&2

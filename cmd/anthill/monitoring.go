@@ -23,8 +23,11 @@ func init() {
 	})
 }
 
-// ChartGroupsFile is where --write-chart puts the chart's rule groups.
-const ChartGroupsFile = "templates/_prometheusrule_groups.tpl"
+// Where --write-chart puts the chart's rule groups and its dashboards.
+const (
+	ChartGroupsFile    = "templates/_prometheusrule_groups.tpl"
+	ChartDashboardsDir = "files/dashboards"
+)
 
 // keyValues is a repeatable NAME=VALUE flag.
 type keyValues map[string]string
@@ -55,7 +58,7 @@ func monitoringCmd(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	format := fs.String("format", "rules", "rules (a Prometheus rules file, for promtool), prometheusrule (the Prometheus Operator's object), servicemonitor or dashboards (a ConfigMap of Grafana dashboards)")
 	write := fs.String("write-manifests", "", "write a monitoring directory for kustomize (DIR/"+monitoring.KustomizationFile+" and its objects, as manifests/monitoring) instead of printing")
-	chart := fs.String("write-chart", "", "write the chart's rule groups, read from its values, to CHART/"+ChartGroupsFile)
+	chart := fs.String("write-chart", "", "write the chart's rule groups, read from its values, to CHART/"+ChartGroupsFile+" and its dashboards to CHART/"+ChartDashboardsDir)
 	o := monitoring.DefaultOptions()
 	fs.StringVar(&o.RunbookBaseURL, "runbook-base-url", o.RunbookBaseURL, "each alert's runbook_url is this followed by <alert>.md")
 	fs.StringVar(&o.OperatorJob, "operator-job", o.OperatorJob, "the Prometheus job the operator is scraped as (AnthillOperatorDown)")
@@ -87,11 +90,7 @@ func monitoringCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	switch {
 	case *chart != "":
-		out, err := monitoring.HelmRuleGroups()
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(*chart, ChartGroupsFile), out, 0o644)
+		return writeChart(*chart)
 	case *write != "":
 		files, err := o.Manifests(m, *operatorNS)
 		if err != nil {
@@ -126,4 +125,33 @@ func monitoringCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	_, err = stdout.Write(out)
 	return err
+}
+
+// writeChart writes the chart's generated files: the rule groups template
+// and one file per dashboard (files/dashboards holds nothing else).
+func writeChart(chart string) error {
+	out, err := monitoring.HelmRuleGroups()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(chart, ChartGroupsFile), out, 0o644); err != nil {
+		return err
+	}
+	files, err := monitoring.DashboardFiles()
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(chart, ChartDashboardsDir)
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -460,3 +460,24 @@ func TestChartPrometheusRuleIsTheGenerated(t *testing.T) {
 		t.Errorf("with changed values the chart's rules are not the generator's with the same options:\nchart %v\ngenerated %v", got, want)
 	}
 }
+
+// TestChartDashboardsAreManifestsMonitorings: the chart's dashboards
+// ConfigMap holds the same dashboards as manifests/monitoring's.
+func TestChartDashboardsAreManifestsMonitorings(t *testing.T) {
+	h := helm(t)
+	chart := render(t, h, "monitoring.dashboards.enabled=true")["ConfigMap/anthill-system/anthill-dashboards"]
+	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "manifests", "monitoring", "dashboards.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kustomize map[string]map[string]any
+	for _, o := range objects(t, raw) {
+		kustomize = map[string]map[string]any{"": o}
+	}
+	if chart == nil {
+		t.Fatal("the chart renders no anthill-dashboards ConfigMap")
+	}
+	if got, want := chart["data"], kustomize[""]["data"]; !reflect.DeepEqual(got, want) {
+		t.Errorf("the chart's dashboards differ from manifests/monitoring/dashboards.yaml (run make generate)")
+	}
+}

@@ -136,9 +136,10 @@ func (d Dashboard) JSON() ([]byte, error) {
 	return json.MarshalIndent(model, "", "  ")
 }
 
-// DashboardsConfigMap renders the dashboards as one ConfigMap, a key per
-// dashboard, labelled for Grafana's dashboard sidecar (grafana_dashboard).
-func DashboardsConfigMap() ([]byte, error) {
+// DashboardFiles are the dashboards' JSON models by file name
+// (<uid>.json): the keys of DashboardsConfigMap, and the chart's
+// files/dashboards.
+func DashboardFiles() (map[string]string, error) {
 	data := map[string]string{}
 	for _, d := range Dashboards() {
 		j, err := d.JSON()
@@ -146,6 +147,16 @@ func DashboardsConfigMap() ([]byte, error) {
 			return nil, fmt.Errorf("dashboard %s: %w", d.UID, err)
 		}
 		data[d.UID+".json"] = string(j) + "\n"
+	}
+	return data, nil
+}
+
+// DashboardsConfigMap renders the dashboards as one ConfigMap, a key per
+// dashboard, labelled for Grafana's dashboard sidecar (grafana_dashboard).
+func DashboardsConfigMap() ([]byte, error) {
+	data, err := DashboardFiles()
+	if err != nil {
+		return nil, err
 	}
 	body, err := yaml.Marshal(map[string]any{
 		"apiVersion": "v1", "kind": "ConfigMap",

@@ -144,3 +144,28 @@ func expand(text string, labels map[string]string) (string, error) {
 	}
 	return b.String(), nil
 }
+
+// TestRulesWithOptionsPassPromtool: rules rendered with every option
+// changed (fractional percentages, another job and runbook URL) are still
+// valid PromQL and YAML for promtool.
+func TestRulesWithOptionsPassPromtool(t *testing.T) {
+	bin := promtool(t)
+	o := DefaultOptions()
+	o.RunbookBaseURL, o.OperatorJob = "https://wiki.example/runbooks/", "ops/anthill"
+	for i, th := range Thresholds {
+		o.Thresholds[th.Name] = th.Default/2 + float64(i)/4
+	}
+	rules, err := o.RulesFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "rules.yaml"), rules, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "check", "rules", "rules.yaml")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("promtool check rules: %v\n%s\n%s", err, out, rules)
+	}
+}
