@@ -294,7 +294,7 @@ func (v clusterView) describe(w io.Writer) {
 	}
 	fmt.Fprintf(w, "StorageClasses: %s\n", strings.Join(classes, ", "))
 	switch h := v.operator; {
-	case h.known() && !h.found():
+	case h.known() && !h.found() && len(h.stoppedBecause(v.now)) > 0:
 		fmt.Fprintf(w, "anthill operator: none found in namespace %s; the cluster is created but nothing runs it until one is installed (docs/install.md)\n", h.Namespace)
 	case h.known() && len(h.stoppedBecause(v.now)) > 0:
 		// No version: a stopped operator runs none.

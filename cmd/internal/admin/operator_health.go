@@ -79,7 +79,14 @@ func (h operatorHealth) stoppedBecause(now time.Time) []string {
 		return nil
 	}
 	if !h.found() {
-		return []string{fmt.Sprintf("no operator Deployment (labels %s) in namespace %s; --operator-namespace names another", operatorSelector, h.Namespace)}
+		if h.leaseFresh(now) {
+			return nil
+		}
+		why := []string{fmt.Sprintf("no operator Deployment (labels %s) in namespace %s; --operator-namespace names another", operatorSelector, h.Namespace)}
+		if h.LeaseFound {
+			why = append(why, h.staleLease(now))
+		}
+		return why
 	}
 	var why []string
 	switch {
@@ -91,20 +98,32 @@ func (h operatorHealth) stoppedBecause(now time.Time) []string {
 	if !h.LeaderElect {
 		return why
 	}
-	lease := h.LeaseNamespace + "/" + h.LeaseName
 	switch {
 	case !h.LeaseFound:
-		why = append(why, fmt.Sprintf("no Lease %s: no replica has led", lease))
-	case h.RenewTime == nil:
-		why = append(why, fmt.Sprintf("Lease %s was never renewed", lease))
-	case now.Sub(*h.RenewTime) > h.LeaseDuration:
-		held := ""
-		if h.Holder != "" {
-			held = " by " + h.Holder
-		}
-		why = append(why, fmt.Sprintf("Lease %s last renewed %s ago%s (it holds for %s)", lease, ago(now, *h.RenewTime), held, h.LeaseDuration))
+		why = append(why, fmt.Sprintf("no Lease %s/%s: no replica has led", h.LeaseNamespace, h.LeaseName))
+	case !h.leaseFresh(now):
+		why = append(why, h.staleLease(now))
 	}
 	return why
+}
+
+// leaseFresh reports whether a leader renewed the Lease within its
+// duration.
+func (h operatorHealth) leaseFresh(now time.Time) bool {
+	return h.LeaseFound && h.RenewTime != nil && now.Sub(*h.RenewTime) <= h.LeaseDuration
+}
+
+// staleLease says when the Lease was last renewed, and by whom.
+func (h operatorHealth) staleLease(now time.Time) string {
+	lease := h.LeaseNamespace + "/" + h.LeaseName
+	if h.RenewTime == nil {
+		return fmt.Sprintf("Lease %s was never renewed", lease)
+	}
+	held := ""
+	if h.Holder != "" {
+		held = " by " + h.Holder
+	}
+	return fmt.Sprintf("Lease %s last renewed %s ago%s (it holds for %s)", lease, ago(now, *h.RenewTime), held, h.LeaseDuration)
 }
 
 // ago is the time since t, rounded to what a person reads.
@@ -135,6 +154,9 @@ func (h operatorHealth) summary(now time.Time) string {
 	switch {
 	case !h.known():
 		return "unknown (" + h.Unread + ")"
+	case !h.found() && h.leaseFresh(now):
+		return fmt.Sprintf("running outside a Deployment: Lease %s/%s held by %s, renewed %s ago (such a run publishes no version)",
+			h.LeaseNamespace, h.LeaseName, orDash(h.Holder), ago(now, *h.RenewTime))
 	case !h.found():
 		return "none found in namespace " + h.Namespace + " (--operator-namespace names another)"
 	}
@@ -173,7 +195,12 @@ func readOperator(ctx context.Context, kc kubernetes.Interface, ns string, anyNa
 		}
 	}
 	if len(deps) == 0 {
-		return h, nil
+		// An operator run outside the cluster (`anthill operator
+		// --kubeconfig`, as a developer or the e2e tests run it) has no
+		// Deployment; with leader election on its default Lease in ns,
+		// that Lease still says whether it leads.
+		h.LeaseNamespace, h.LeaseName, h.LeaseDuration = ns, defaultLeaseName, defaultLeaseDuration
+		return h, h.readLease(ctx, kc)
 	}
 	sort.Slice(deps, func(i, j int) bool {
 		return deps[i].Namespace+"/"+deps[i].Name < deps[j].Namespace+"/"+deps[j].Name
@@ -182,15 +209,22 @@ func readOperator(ctx context.Context, kc kubernetes.Interface, ns string, anyNa
 	if !h.LeaderElect {
 		return h, nil
 	}
+	return h, h.readLease(ctx, kc)
+}
+
+// readLease reads the Lease the health names: its holder, last renewal
+// and duration. A Lease that is not there is no error; one the caller
+// may not read leaves the health unknown.
+func (h *operatorHealth) readLease(ctx context.Context, kc kubernetes.Interface) error {
 	lease, err := kc.CoordinationV1().Leases(h.LeaseNamespace).Get(ctx, h.LeaseName, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		return h, nil
+		return nil
 	case apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err):
 		h.Unread = fmt.Sprintf("cannot read Lease %s/%s: %v", h.LeaseNamespace, h.LeaseName, err)
-		return h, nil
+		return nil
 	case err != nil:
-		return h, fmt.Errorf("get Lease %s/%s: %w", h.LeaseNamespace, h.LeaseName, err)
+		return fmt.Errorf("get Lease %s/%s: %w", h.LeaseNamespace, h.LeaseName, err)
 	}
 	h.LeaseFound = true
 	if lease.Spec.HolderIdentity != nil {
@@ -203,7 +237,7 @@ func readOperator(ctx context.Context, kc kubernetes.Interface, ns string, anyNa
 	if s := lease.Spec.LeaseDurationSeconds; s != nil && *s > 0 {
 		h.LeaseDuration = time.Duration(*s) * time.Second
 	}
-	return h, nil
+	return nil
 }
 
 // fromDeployment fills in what d says: where it runs, how many replicas

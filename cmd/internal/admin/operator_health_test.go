@@ -89,6 +89,17 @@ func TestOperatorHealthSaysWhyNothingActs(t *testing.T) {
 			want: "no operator Deployment (labels app.kubernetes.io/name=anthill,app.kubernetes.io/component=operator) in namespace anthill-system; --operator-namespace names another",
 		},
 		{
+			name:    "no Deployment but a fresh Lease: an operator run outside the cluster",
+			objects: []runtime.Object{operatorLease("anthill-system", now.Add(-time.Second))},
+			ns:      "anthill-system", any: true,
+		},
+		{
+			name:    "no Deployment and a stale Lease",
+			objects: []runtime.Object{operatorLease("anthill-system", now.Add(-2*time.Minute))},
+			ns:      "anthill-system", any: true,
+			want: "no operator Deployment (labels app.kubernetes.io/name=anthill,app.kubernetes.io/component=operator) in namespace anthill-system; --operator-namespace names another; Lease anthill-system/anthill-operator last renewed 2m0s ago by anthill-operator-abc (it holds for 15s)",
+		},
+		{
 			name:    "installed in another namespace (a chart release) and found there",
 			objects: []runtime.Object{operatorDeployment("storage", 1, 0), operatorLease("storage", now.Add(-time.Minute))},
 			ns:      "anthill-system", any: true,
@@ -116,8 +127,12 @@ func TestOperatorHealthSaysWhyNothingActs(t *testing.T) {
 			if b.String() != want {
 				t.Errorf("warning\n%q\nwant\n%q", b.String(), want)
 			}
-			if summary := h.summary(now); (tt.want == "") != strings.HasPrefix(summary, "v0.3.0 (image quay.io/gluster/anthill:v0.3.0;") {
+			summary := h.summary(now)
+			if h.found() && (tt.want == "") != strings.HasPrefix(summary, "v0.3.0 (image quay.io/gluster/anthill:v0.3.0;") {
 				t.Errorf("summary %q: a version only when running", summary)
+			}
+			if !h.found() && tt.want == "" && summary != "running outside a Deployment: Lease anthill-system/anthill-operator held by anthill-operator-abc, renewed 1s ago (such a run publishes no version)" {
+				t.Errorf("summary %q of an operator run outside the cluster", summary)
 			}
 		})
 	}
