@@ -20,6 +20,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -50,6 +51,44 @@ func helm(t *testing.T) string {
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	return lines[len(lines)-1]
+}
+
+var (
+	anthillOnce sync.Once
+	anthillPath string
+	anthillErr  error
+)
+
+// TestMain removes the anthill binary the tests built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if anthillPath != "" {
+		os.RemoveAll(filepath.Dir(anthillPath))
+	}
+	os.Exit(code)
+}
+
+// anthill returns the path of bin/anthill built from this tree once per
+// test process (the helm test's `anthill check`, the rules generator).
+func anthill(t *testing.T) string {
+	t.Helper()
+	anthillOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "anthill-chart-test-")
+		if err != nil {
+			anthillErr = err
+			return
+		}
+		anthillPath = filepath.Join(dir, "anthill")
+		cmd := exec.Command("go", "build", "-o", anthillPath, "./cmd/anthill")
+		cmd.Dir = repoRoot(t)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			anthillErr = fmt.Errorf("go build ./cmd/anthill: %v\n%s", err, out)
+		}
+	})
+	if anthillErr != nil {
+		t.Fatal(anthillErr)
+	}
+	return anthillPath
 }
 
 func run(t *testing.T, name string, args ...string) []byte {
@@ -361,7 +400,7 @@ func TestChartInstallUpgradeUninstall(t *testing.T) {
 	// from the test with the control plane's kubeconfig.
 	check := func() (string, error) {
 		t.Helper()
-		cmd := exec.Command("go", "run", "./cmd/anthill", "check", "--kubeconfig", cp.Kubeconfig, "--namespace", "anthill-system")
+		cmd := exec.Command(anthill(t), "check", "--kubeconfig", cp.Kubeconfig, "--namespace", "anthill-system")
 		cmd.Dir = repoRoot(t)
 		out, err := cmd.CombinedOutput()
 		return string(out), err
@@ -446,7 +485,7 @@ func TestChartPrometheusRuleIsTheGenerated(t *testing.T) {
 	}
 	generated := func(args ...string) any {
 		t.Helper()
-		return spec(objects(t, run(t, "go", append([]string{"run", "./cmd/anthill", "monitoring", "--format", "prometheusrule"}, args...)...)))
+		return spec(objects(t, run(t, anthill(t), append([]string{"monitoring", "--format", "prometheusrule"}, args...)...)))
 	}
 	if got, want := spec(render(t, h, "monitoring.prometheusRule.enabled=true")), generated(); !reflect.DeepEqual(got, want) {
 		t.Errorf("with default values the chart's rules are not manifests/monitoring's:\nchart %v\ngenerated %v", got, want)
