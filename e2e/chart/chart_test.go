@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -518,5 +519,30 @@ func TestChartDashboardsAreManifestsMonitorings(t *testing.T) {
 	}
 	if got, want := chart["data"], kustomize[""]["data"]; !reflect.DeepEqual(got, want) {
 		t.Errorf("the chart's dashboards differ from manifests/monitoring/dashboards.yaml (run make generate)")
+	}
+}
+
+// TestChartHelmTestRunsTheImagesBinary: the helm test pod runs anthill
+// where the operator image has it (tools/image), from the operator image.
+func TestChartHelmTestRunsTheImagesBinary(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(repoRoot(t), "tools", "image", "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`binPath\s*=\s*"([^"]+)"`).FindSubmatch(src)
+	if m == nil {
+		t.Fatal("tools/image/main.go no longer says binPath = \"...\"")
+	}
+	objs := render(t, helm(t), "image.tag=v9.9.9")
+	pod := objs["Pod/anthill-system/anthill-test"]
+	if pod == nil {
+		t.Fatal("no helm test pod rendered")
+	}
+	c := pod["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
+	if cmd := c["command"].([]any); cmd[0] != "/"+string(m[1]) || cmd[1] != "check" {
+		t.Errorf("the helm test runs %v; the image has anthill at /%s", cmd, m[1])
+	}
+	if c["image"] != "quay.io/gluster/anthill:v9.9.9" {
+		t.Errorf("the helm test runs image %v, not the operator's", c["image"])
 	}
 }
