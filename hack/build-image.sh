@@ -6,6 +6,11 @@
 # module proxy into the per-user tool cache once, and again only when
 # tools/image changes. Same commit, same image digest.
 #   hack/build-image.sh [OUT_DIR]
+# PLATFORMS="linux/amd64 linux/arm64" (the release's) builds one binary
+# per platform into an image index in OUT_DIR/oci and one archive per
+# platform, OUT_DIR/anthill-linux-ARCH.tar; the default is this machine's
+# architecture (or GOARCH's) alone. A static Go binary cross-compiles, so
+# each further platform costs one more go build.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -32,7 +37,15 @@ if [[ -n "$(git -C "${root}" status --porcelain --untracked-files=no)" ]]; then
 fi
 epoch="${SOURCE_DATE_EPOCH:-$(git -C "${root}" log -1 --format=%ct)}"
 
-CGO_ENABLED=0 GOOS=linux GOARCH="${arch}" go build -C "${root}" -trimpath \
-	-ldflags "-s -w -buildid= -X github.com/gluster/anthill/cmd/internal/cli.Version=${version}" \
-	-o "${out}/anthill" ./cmd/anthill
-"${tool}" --binary "${out}/anthill" --out "${out}" --version "${version}" --revision "${revision}" --arch "${arch}" --epoch "${epoch}"
+platforms="${PLATFORMS:-linux/${arch}}"
+binaries=()
+for p in ${platforms}; do
+	[[ "${p%/*}" == linux ]] || { echo "image: ${p}: the image is linux only" >&2; exit 1; }
+	a="${p#*/}" bin="${out}/anthill"
+	[[ "${platforms}" == "${p}" ]] || bin="${out}/anthill-linux-${a}"
+	CGO_ENABLED=0 GOOS=linux GOARCH="${a}" go build -C "${root}" -trimpath \
+		-ldflags "-s -w -buildid= -X github.com/gluster/anthill/cmd/internal/cli.Version=${version}" \
+		-o "${bin}" ./cmd/anthill
+	binaries+=(--binary "${a}=${bin}")
+done
+"${tool}" "${binaries[@]}" --out "${out}" --version "${version}" --revision "${revision}" --epoch "${epoch}"

@@ -1,6 +1,10 @@
 // Command anthill-image packs the static anthill binary into an OCI image
 // without a container engine: an OCI image layout directory and a tarball
-// that `docker load`, `podman load` and crane accept. The same inputs give
+// that `docker load`, `podman load` and crane accept. Given one binary per
+// architecture (--binary ARCH=PATH, repeated), the layout holds one image
+// index over every platform (what a registry serves a multi-arch pull) and
+// there is one tarball per platform, anthill-linux-ARCH.tar, since a
+// docker-archive holds one platform. The same inputs give
 // the same image digest: file times come from --epoch (the commit time),
 // owners are root, and nothing from the build machine's clock or user is
 // recorded. hack/build-image.sh runs it; see docs/install.md for how a
@@ -16,6 +20,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -38,19 +44,47 @@ const (
 )
 
 type options struct {
-	binary, out, repo, version, revision, source, arch string
-	epoch                                              int64
+	binaries                                   binaries
+	out, repo, version, revision, source, arch string
+	epoch                                      int64
+}
+
+// binaries is the repeated --binary flag: PATH (of --arch) or ARCH=PATH.
+type binaries []string
+
+func (b *binaries) String() string     { return strings.Join(*b, ",") }
+func (b *binaries) Set(v string) error { *b = append(*b, v); return nil }
+
+// platformBinary is one architecture's binary.
+type platformBinary struct{ arch, path string }
+
+// split reads the --binary values; a bare PATH is --arch's binary.
+func (b binaries) split(defaultArch string) ([]platformBinary, error) {
+	var out []platformBinary
+	seen := map[string]bool{}
+	for _, v := range b {
+		arch, path, ok := strings.Cut(v, "=")
+		if !ok {
+			arch, path = defaultArch, v
+		}
+		if arch == "" || path == "" || seen[arch] {
+			return nil, fmt.Errorf("--binary %q: want PATH or ARCH=PATH, one per architecture", v)
+		}
+		seen[arch] = true
+		out = append(out, platformBinary{arch: arch, path: path})
+	}
+	return out, nil
 }
 
 func main() {
 	var o options
-	flag.StringVar(&o.binary, "binary", "", "the static anthill binary to ship")
-	flag.StringVar(&o.out, "out", "bin/image", "directory for oci/ (an OCI image layout) and anthill.tar")
+	flag.Var(&o.binaries, "binary", "the static anthill binary to ship: PATH (built for --arch) or ARCH=PATH, repeated for a multi-arch image")
+	flag.StringVar(&o.out, "out", "bin/image", "directory for oci/ (an OCI image layout) and anthill.tar (anthill-linux-ARCH.tar each when multi-arch)")
 	flag.StringVar(&o.repo, "repo", "quay.io/gluster/anthill", "image repository; the tag is --version")
 	flag.StringVar(&o.version, "version", "", "the project version (VERSION), the image tag")
 	flag.StringVar(&o.revision, "revision", "", "the git commit the binary was built from")
 	flag.StringVar(&o.source, "source", "https://github.com/gluster/anthill", "the source repository URL")
-	flag.StringVar(&o.arch, "arch", "amd64", "the binary's GOARCH")
+	flag.StringVar(&o.arch, "arch", "amd64", "the GOARCH of a --binary given as a bare PATH")
 	flag.Int64Var(&o.epoch, "epoch", 0, "seconds since 1970 for every file time and the image's creation time (the commit time)")
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -59,41 +93,122 @@ func main() {
 	}
 }
 
+// Annotations naming the image in the layout's index.json: the OCI one
+// (crane, skopeo) and containerd's, which `ctr images import` and `kind
+// load image-archive` name the imported image by.
+const (
+	refNameAnnotation        = "org.opencontainers.image.ref.name"
+	containerdNameAnnotation = "io.containerd.image.name"
+)
+
 func run(o options) error {
-	if o.binary == "" || o.version == "" || o.revision == "" {
+	bins, err := o.binaries.split(o.arch)
+	if err != nil {
+		return err
+	}
+	if len(bins) == 0 || o.version == "" || o.revision == "" {
 		return fmt.Errorf("--binary, --version and --revision are required")
 	}
 	ref, err := name.NewTag(o.repo + ":" + o.version)
 	if err != nil {
 		return err
 	}
-	bin, err := os.ReadFile(o.binary)
+	when := time.Unix(o.epoch, 0).UTC()
+	dir := filepath.Join(o.out, "oci")
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	p, err := layout.Write(dir, empty.Index)
 	if err != nil {
 		return err
 	}
-	when := time.Unix(o.epoch, 0).UTC()
+	names := layout.WithAnnotations(map[string]string{refNameAnnotation: ref.String(), containerdNameAnnotation: ref.String()})
+
+	if len(bins) == 1 {
+		img, err := image(o, bins[0], when)
+		if err != nil {
+			return err
+		}
+		if err := p.AppendImage(img, names); err != nil {
+			return err
+		}
+		if err := tarball.WriteToFile(filepath.Join(o.out, "anthill.tar"), ref, img); err != nil {
+			return err
+		}
+		digest, err := img.Digest()
+		if err != nil {
+			return err
+		}
+		size, err := imageSize(img)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%s@%s (%d bytes compressed)\n", ref, digest, size)
+		return nil
+	}
+
+	// Platforms in a fixed order, so the index (and its digest) does not
+	// depend on the order of the flags.
+	slices.SortFunc(bins, func(a, b platformBinary) int { return strings.Compare(a.arch, b.arch) })
+	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+	var size int64
+	for _, b := range bins {
+		img, err := image(o, b, when)
+		if err != nil {
+			return err
+		}
+		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{
+			Add:        img,
+			Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: b.arch}},
+		})
+		if err := tarball.WriteToFile(filepath.Join(o.out, "anthill-linux-"+b.arch+".tar"), ref, img); err != nil {
+			return err
+		}
+		n, err := imageSize(img)
+		if err != nil {
+			return err
+		}
+		size += n
+	}
+	if err := p.AppendIndex(idx, names); err != nil {
+		return err
+	}
+	digest, err := idx.Digest()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%s@%s (%d bytes compressed, %d platforms)\n", ref, digest, size, len(bins))
+	return nil
+}
+
+// image is the image of one architecture's binary.
+func image(o options, b platformBinary, when time.Time) (v1.Image, error) {
+	bin, err := os.ReadFile(b.path)
+	if err != nil {
+		return nil, err
+	}
 	base, err := tarLayer(when, baseFiles())
 	if err != nil {
-		return fmt.Errorf("base layer: %w", err)
+		return nil, fmt.Errorf("base layer: %w", err)
 	}
 	app, err := tarLayer(when, []file{
 		{path: "usr/", dir: true}, {path: "usr/local/", dir: true}, {path: "usr/local/bin/", dir: true},
 		{path: binPath, mode: 0o755, data: bin},
 	})
 	if err != nil {
-		return fmt.Errorf("binary layer: %w", err)
+		return nil, fmt.Errorf("binary layer: %w", err)
 	}
 	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
 	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
 	if img, err = mutate.AppendLayers(img, base, app); err != nil {
-		return err
+		return nil, err
 	}
 	cf, err := img.ConfigFile()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cf = cf.DeepCopy()
-	cf.OS, cf.Architecture = "linux", o.arch
+	cf.OS, cf.Architecture = "linux", b.arch
 	cf.Created = v1.Time{Time: when}
 	cf.Config = v1.Config{
 		Entrypoint: []string{"/" + binPath, "operator"},
@@ -110,34 +225,7 @@ func run(o options) error {
 			"org.opencontainers.image.created":     when.Format(time.RFC3339),
 		},
 	}
-	if img, err = mutate.ConfigFile(img, cf); err != nil {
-		return err
-	}
-
-	dir := filepath.Join(o.out, "oci")
-	if err := os.RemoveAll(dir); err != nil {
-		return err
-	}
-	p, err := layout.Write(dir, empty.Index)
-	if err != nil {
-		return err
-	}
-	if err := p.AppendImage(img, layout.WithAnnotations(map[string]string{"org.opencontainers.image.ref.name": ref.String()})); err != nil {
-		return err
-	}
-	if err := tarball.WriteToFile(filepath.Join(o.out, "anthill.tar"), ref, img); err != nil {
-		return err
-	}
-	digest, err := img.Digest()
-	if err != nil {
-		return err
-	}
-	size, err := imageSize(img)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("%s@%s (%d bytes compressed)\n", ref, digest, size)
-	return nil
+	return mutate.ConfigFile(img, cf)
 }
 
 // file is one entry of a layer.
