@@ -112,7 +112,7 @@ func handover(t *testing.T, rel framework.Release, old string) {
 	const name = "handover"
 	const to = "5.0.0"
 	runOperator(t, old)
-	createClusterWithSim(t, ns, name, 2, framework.SimOptions{Seed: 5, WriteRate: 40, HealRate: 40})
+	createReleaseCluster(t, ns, name, 2, framework.SimOptions{Seed: 5, WriteRate: 40, HealRate: 40})
 	g := gd2Client(t)
 	nodes := waitNodes(t, ns, name, 6, 3*time.Minute)
 	createVolume(t, g, gd2.VolumeCreateRequest{Name: "hand", Size: 2 << 30, Distribute: 2, Replica: 3, SubvolZonesOverlap: true})
@@ -204,7 +204,7 @@ func TestOlderOperatorRefusesNewerState(t *testing.T) {
 
 	ns := newNamespace(t)
 	const name = "downgrade"
-	createCluster(t, ns, name, 1)
+	createReleaseCluster(t, ns, name, 1, defaultSimOptions)
 	nodes := waitNodes(t, ns, name, 3, 3*time.Minute)
 	var node, newerNode operatorv1alpha1.GlusterNode
 	for _, n := range nodes {
@@ -360,7 +360,7 @@ func TestTwoOperatorsNeverActAtOnce(t *testing.T) {
 	ns := newNamespace(t)
 	const name = "twoops"
 	runOperator(t, old)
-	createCluster(t, ns, name, 1)
+	createReleaseCluster(t, ns, name, 1, defaultSimOptions)
 	nodes := waitNodes(t, ns, name, 3, 3*time.Minute)
 	var node string
 	for n := range nodes {

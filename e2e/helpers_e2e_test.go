@@ -65,6 +65,28 @@ func createCluster(t testing.TB, ns, name string, perTemplate int32) *operatorv1
 // createClusterWithSim is createCluster with a simulator started with o.
 func createClusterWithSim(t testing.TB, ns, name string, perTemplate int32, o framework.SimOptions) *operatorv1alpha1.GlusterCluster {
 	t.Helper()
+	return createClusterEdited(t, ns, name, perTemplate, o, nil)
+}
+
+// releaseGD2Image is the server image the samples of the releases up to
+// v0.2.0 named (their CRDs required one; none is built upstream, which
+// the kwok kubelets never notice). A cluster an older release runs names
+// it, as a cluster made with that release would.
+const releaseGD2Image = "docker.io/gluster/glusterd2"
+
+// createReleaseCluster is createClusterWithSim for a cluster an older
+// release runs first: it names releaseGD2Image.
+func createReleaseCluster(t testing.TB, ns, name string, perTemplate int32, o framework.SimOptions) *operatorv1alpha1.GlusterCluster {
+	t.Helper()
+	return createClusterEdited(t, ns, name, perTemplate, o, func(c *operatorv1alpha1.GlusterCluster) {
+		c.Spec.Gluster.Image = releaseGD2Image
+	})
+}
+
+// createClusterEdited is createClusterWithSim with edit applied to the
+// sample before it is created.
+func createClusterEdited(t testing.TB, ns, name string, perTemplate int32, o framework.SimOptions, edit func(*operatorv1alpha1.GlusterCluster)) *operatorv1alpha1.GlusterCluster {
+	t.Helper()
 	ctx := context.Background()
 	startSim(t, ns, o)
 	if err := env.CreateSimAuthSecret(ctx, ns, name, simOf(t)); err != nil {
@@ -73,6 +95,9 @@ func createClusterWithSim(t testing.TB, ns, name string, perTemplate int32, o fr
 	c, err := framework.SampleCluster(ns, name, simOf(t), perTemplate)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(c)
 	}
 	c, err = anthill.OperatorV1alpha1().GlusterClusters(ns).Create(ctx, c, metav1.CreateOptions{})
 	if err != nil {
