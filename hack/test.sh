@@ -30,6 +30,21 @@ for set in alone-nodes alone-releases alone-csi; do
 	) &
 	alone+=($!)
 done
+# The real-node set (docs/testing.md#a-real-node), alone in its process
+# too, where the machine can run a real node: root and Debian's containerd,
+# runc and CNI plugins (.ci/run installs them); kubelet and kube-proxy are
+# built into the control plane's cache.
+if [[ $(id -u) -eq 0 ]] && command -v containerd >/dev/null; then
+	(
+		out=$(hack/build-realnode.sh 2>&1) || { echo "${out}"; exit 1; }
+		ANTHILL_E2E_SET=real-node "${GO}" test -json -race -tags e2e -timeout 20m ./e2e/ |
+			tee "${dir}/alone-real-node.json" | bin/testtimes -quiet -top 0
+		exit "${PIPESTATUS[0]}"
+	) &
+	alone+=($!)
+else
+	echo "test: no real node here (it needs root and containerd): the real-node set does not run"
+fi
 ANTHILL_E2E_SET=side-by-side "${GO}" test -json -race -cover -tags e2e -p "${parallel}" -parallel "${e2e_parallel}" -timeout 40m ./... |
 	tee "${dir}/rest.json" | bin/testtimes -quiet -top 0 | tee "${dir}/rest.txt"
 status=${PIPESTATUS[0]}
