@@ -132,8 +132,9 @@ coverage: $(PROMTOOL)
 	PROMTOOL=$(PROMTOOL) hack/check-coverage.sh
 
 ## sandbox: the main job — a real control plane, the GD2 simulator, the operator and a sample cluster with two volumes under write load
-sandbox: controlplane build
-	bin/anthill-dev sandbox up
+## REAL_NODE=1 adds a real node (kubelet, containerd, runc; root) to run images on (docs/testing.md#a-real-node)
+sandbox: controlplane build $(if $(REAL_NODE),realnode)
+	bin/anthill-dev sandbox up $(if $(REAL_NODE),--real-node)
 
 ## chaos: the crash sweep (docs/testing.md#the-crash-sweep), not part of `make test`: the lifecycle
 ## (create, decommission with brick moves, upgrade, delete) run fault-free to record its transitions,

@@ -40,6 +40,8 @@ type sandboxOptions struct {
 	// stream; dev is this binary, which the walkthrough names for `sandbox
 	// down`.
 	anthill, dev string
+	// realNode also starts a real node (framework.StartRealNode).
+	realNode bool
 }
 
 func runSandbox(ctx context.Context, args []string) error {
@@ -48,6 +50,8 @@ func runSandbox(ctx context.Context, args []string) error {
 	zones := fs.Int("zones", 3, "failure zones (one node template per zone in the sample cluster)")
 	perZone := fs.Int("nodes-per-zone", 2, "fake Kubernetes nodes per zone")
 	glusterPerZone := fs.Int("gluster-nodes", 2, "Gluster nodes per zone in the sample cluster (two: a decommission moves bricks to the other node of the zone)")
+	realNode := fs.Bool("real-node", false, "also start a real node (kubelet, containerd, runc; needs root and Debian's containerd, runc and CNI plugins, and make realnode), tainted "+
+		framework.RealNodeTaint.ToString()+", to run an image such as make image's there")
 	anthill := fs.String("anthill", "", "the anthill binary that runs the operator and the transition stream; default the anthill next to this binary, else the one on PATH")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: anthill-dev sandbox up|down [flags]\n\n"+
@@ -91,7 +95,7 @@ func runSandbox(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return sandboxUp(ctx, sandboxOptions{dir: abs, zones: *zones, perZone: *perZone, glusterPerZone: int32(*glusterPerZone), anthill: bin, dev: self})
+	return sandboxUp(ctx, sandboxOptions{dir: abs, zones: *zones, perZone: *perZone, glusterPerZone: int32(*glusterPerZone), anthill: bin, dev: self, realNode: *realNode})
 }
 
 // findAnthill returns the anthill binary the sandbox runs: path when set,
@@ -143,6 +147,16 @@ func sandboxUp(ctx context.Context, o sandboxOptions) error {
 	defer cp.Stop()
 	if err := cp.CreateLocalStorage(startCtx, 4, "100Gi"); err != nil {
 		return err
+	}
+	if o.realNode {
+		node, err := cp.StartRealNode(startCtx, framework.RealNodeOptions{})
+		if err != nil {
+			return err
+		}
+		defer node.Stop()
+		say("real node %s Ready at %s, tainted %s: pods that tolerate it (and select label %s=true) run there for real; "+
+			"images are imported, never pulled: ctr --address %s -n k8s.io images import bin/image/anthill.tar; container logs in %s",
+			node.Name, node.NodeIP, framework.RealNodeTaint.ToString(), framework.RealNodeLabel, node.Socket, filepath.Join(node.Dir, "pods"))
 	}
 	sim, err := cp.StartGD2Sim(startCtx, framework.SimOptions{Seed: time.Now().UnixNano(), WriteRate: sandboxWriteRate, HealRate: sandboxHealRate, StatePath: filepath.Join(dir, "gd2sim.json")})
 	if err != nil {
