@@ -110,6 +110,7 @@ func TestKubectlGlusterSaysWhenTheOperatorIsStopped(t *testing.T) {
 		{"explain", "glustercluster/" + cluster.Name, "--live=false"},
 		{"explain", "glusternode/" + node.Name, "--live=false", "-o", "yaml"},
 		{"transitions", cluster.Name},
+		{"node", "list", cluster.Name, "-o", "jsonpath={.items[*].metadata.name}"},
 		{"node", "maintenance", node.Name},
 		{"toolbox", node.Name, "--print"},
 	}
@@ -135,8 +136,11 @@ func TestKubectlGlusterSaysWhenTheOperatorIsStopped(t *testing.T) {
 			if r.err != nil {
 				t.Errorf("%q: %s", args, r)
 			}
-			if strings.Contains(args[len(args)-1], "json") && !json.Valid([]byte(r.stdout)) {
+			switch last := args[len(args)-1]; {
+			case last == "json" && !json.Valid([]byte(r.stdout)):
 				t.Errorf("%q: stdout is not JSON alone: %s", args, r)
+			case strings.HasPrefix(last, "jsonpath=") && r.stdout != node.Name:
+				t.Errorf("%q: stdout is not the template's output alone (%q): %s", args, node.Name, r)
 			}
 		}
 	}

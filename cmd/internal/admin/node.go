@@ -37,9 +37,10 @@ var nodeActionDocs = map[string]string{
 func (r *root) nodeCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "node ACTION NAME",
-		Short: "request decommission, maintenance or resume of a GlusterNode",
+		Short: "request decommission, maintenance or resume of a GlusterNode; list them",
 		Long: "Sets the " + objects.AnnotationRequest + " annotation on the GlusterNode NAME;\n" +
-			"the operator acts on it once. Actions: decommission, maintenance, resume.",
+			"the operator acts on it once. Actions: decommission, maintenance, resume.\n" +
+			"node list [CLUSTER] lists the GlusterNodes.",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return cli.UsageError(fmt.Errorf("missing ACTION and NAME; actions: %s", strings.Join(nodeActions, ", ")))
@@ -53,6 +54,7 @@ func (r *root) nodeCommand() *cobra.Command {
 	for _, action := range nodeActions {
 		cmd.AddCommand(r.nodeActionCommand(action))
 	}
+	cmd.AddCommand(r.nodeListCommand())
 	return cmd
 }
 

@@ -92,6 +92,9 @@ func printData(w io.Writer, format string, v any, refs ...objectRef) error {
 		if err != nil {
 			return cli.UsageError(fmt.Errorf("bad -o jsonpath template: %w", err))
 		}
+		// kubectl's default (--allow-missing-template-keys): a field an
+		// object leaves out prints as nothing.
+		p.AllowMissingKeys(true)
 		b, err := json.Marshal(v)
 		if err != nil {
 			return fmt.Errorf("encode json: %w", err)
