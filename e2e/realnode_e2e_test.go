@@ -18,6 +18,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -442,7 +443,20 @@ func checkContainer(t *testing.T, node *framework.RealNode, p corev1.Pod, dep *a
 		token = token || m.Destination == "/var/run/secrets/kubernetes.io/serviceaccount"
 	}
 	if !token {
-		t.Errorf("%s has no ServiceAccount token mounted", p.Name)
+		t.Fatalf("%s has no ServiceAccount token mounted", p.Name)
+	}
+	// The token the operator presents names its ServiceAccount.
+	ctx := context.Background()
+	raw, err = node.ContainerFile(ctx, strings.TrimPrefix(st.ContainerID, "containerd://"), "/var/run/secrets/kubernetes.io/serviceaccount/token")
+	if err != nil {
+		t.Fatal(err)
+	}
+	review, err := env.Client.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: string(raw)}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "system:serviceaccount:" + realNodeNamespace + ":anthill-operator"; !review.Status.Authenticated || review.Status.User.Username != want {
+		t.Errorf("%s's token authenticates as %q (authenticated %t); want %s", p.Name, review.Status.User.Username, review.Status.Authenticated, want)
 	}
 }
 

@@ -510,6 +510,23 @@ func (n *RealNode) ContainerSpec(ctx context.Context, id string) ([]byte, error)
 	return out, nil
 }
 
+// ContainerFile reads a file inside a running container (by its CRI
+// id), through its main process's root (/proc/PID/root): what the
+// container sees at that path, mounts included.
+func (n *RealNode) ContainerFile(ctx context.Context, id, path string) ([]byte, error) {
+	out, err := exec.CommandContext(ctx, "ctr", "--address", n.Socket, "--namespace", "k8s.io", "tasks", "ls").Output()
+	if err != nil {
+		return nil, fmt.Errorf("ctr tasks ls: %w", err)
+	}
+	// TASK PID STATUS
+	for _, l := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(l); len(f) == 3 && f[0] == id {
+			return os.ReadFile(filepath.Join("/proc", f[1], "root", path))
+		}
+	}
+	return nil, fmt.Errorf("no running task for container %s", id)
+}
+
 // ContainerLog returns what a container of a pod on the node wrote, from
 // the kubelet's pod log directory (the node has no address the API server
 // can reach for kubectl logs): every attempt's log, oldest first.
