@@ -35,6 +35,6 @@ for cmd in containerd ctr runc iptables nsenter unshare ip; do
 done
 [[ -x /usr/lib/cni/bridge || -x /opt/cni/bin/bridge ]] || missing+=("CNI plugins")
 if [[ ${#missing[@]} -gt 0 ]]; then
-	echo "realnode: missing ${missing[*]}: apt-get install containerd runc containernetworking-plugins iptables" >&2
+	echo "realnode: missing ${missing[*]}: apt-get install containerd runc containernetworking-plugins iptables iproute2" >&2
 fi
 echo "${bin}"

@@ -110,7 +110,7 @@ func RealNodeMissing() error {
 		missing = append(missing, "CNI plugins")
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("a real node needs %s (apt-get install containerd runc containernetworking-plugins iptables; make realnode)", strings.Join(missing, ", "))
+		return fmt.Errorf("a real node needs %s (apt-get install containerd runc containernetworking-plugins iptables iproute2; make realnode)", strings.Join(missing, ", "))
 	}
 	return nil
 }
