@@ -80,6 +80,15 @@ echo "release: image ${ref} ($((SECONDS - step))s)" >&2
 step=${SECONDS}
 helm="$(hack/build-helm.sh | tail -n1)"
 "${helm}" package manifests/charts/anthill --destination "${out}" >/dev/null
+# helm package dates every entry now; repack it with the commit's time,
+# fixed owners and sorted names (files only, as helm writes it), so the
+# same commit gives the same chart archive.
+chart="$(ls "${out}"/anthill-*.tgz)"
+stage="$(mktemp -d)"
+tar -xzmf "${chart}" -C "${stage}"
+(cd "${stage}" && find anthill -type f | LC_ALL=C sort |
+	tar --no-recursion --owner=0 --group=0 --numeric-owner --mtime="@${epoch}" -T - -cf - | gzip -n -9 >"${chart}")
+rm -rf "${stage}"
 PLATFORMS="${krew_platforms}" hack/krew-release.sh "${version}" "${out}/krew" >/dev/null
 echo "release: chart and krew archives ($((SECONDS - step))s)" >&2
 
