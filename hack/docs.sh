@@ -62,3 +62,6 @@ cp "${cache}/mermaid.min.js" "${root}/docs/assets/mermaid.min.js"
 
 cd "${root}"
 mkdocs build --strict --site-dir "${out}"
+# A diagram left as a code block means the fence or the script went missing.
+grep -q '<div class="mermaid">' "${out}/fsm/node/index.html" && [[ -f "${out}/assets/mermaid.min.js" ]] ||
+	{ echo "docs: the state diagrams are not set up for Mermaid (mkdocs.yml's mermaid fence, docs/assets)" >&2; exit 1; }
