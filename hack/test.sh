@@ -4,7 +4,8 @@
 # own control plane: the tests that run side by side (each with its own
 # namespace, simulator and operator, up to E2E_PARALLEL at once) with every
 # other package under `go test ./...`, and each of the three sets of tests
-# that must run alone, one after another, in a `go test ./e2e` of its own. The race-enabled
+# that must run alone, one after another, in a `go test ./e2e` of its own;
+# where the machine can run a real node, a fifth process runs the test on it. The race-enabled
 # operator both run is built once, here. The unit packages' coverage is held
 # to its floors from this run (hack/check-coverage.sh), so CI runs the unit
 # tests once. Prints a line per slow or failed test and the output of failing
