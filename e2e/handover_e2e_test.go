@@ -36,7 +36,7 @@ var (
 // releases: the path from the previous one and the jump from the first.
 func releaseAt(t *testing.T, which int) (framework.Release, string) {
 	t.Helper()
-	root := repoRoot(t)
+	root := framework.RepoRoot()
 	rels, err := framework.Releases(root)
 	if err != nil {
 		t.Fatal(err)

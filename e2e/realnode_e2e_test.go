@@ -49,7 +49,7 @@ const (
 func TestOperatorImageOnARealNode(t *testing.T) {
 	onRealNode(t, "installs anthill's Deployment, CRDs and cluster-wide RBAC as users do, and runs a kubelet")
 	ctx := context.Background()
-	root := repoRoot(t)
+	root := framework.RepoRoot()
 	image := buildOperatorImage(t, root)
 
 	start := time.Now()

@@ -27,7 +27,7 @@ import (
 // the release's binary; this test keeps the releases' persisted shape
 // readable even when a release can no longer be built.
 func TestReleaseFixturesAreReadable(t *testing.T) {
-	root := repoRoot(t)
+	root := framework.RepoRoot()
 	rels, err := framework.Releases(root)
 	if err != nil {
 		t.Fatal(err)

@@ -18,7 +18,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -35,16 +34,10 @@ import (
 	"github.com/gluster/anthill/e2e/framework"
 )
 
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
-}
-
 // helm returns the path of the pinned helm, building it on first use.
 func helm(t *testing.T) string {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(repoRoot(t), "hack", "build-helm.sh"))
+	cmd := exec.Command(filepath.Join(framework.RepoRoot(), "hack", "build-helm.sh"))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
@@ -81,7 +74,7 @@ func anthill(t *testing.T) string {
 		}
 		anthillPath = filepath.Join(dir, "anthill")
 		cmd := exec.Command("go", "build", "-o", anthillPath, "./cmd/anthill")
-		cmd.Dir = repoRoot(t)
+		cmd.Dir = framework.RepoRoot()
 		if out, err := cmd.CombinedOutput(); err != nil {
 			anthillErr = fmt.Errorf("go build ./cmd/anthill: %v\n%s", err, out)
 		}
@@ -95,7 +88,7 @@ func anthill(t *testing.T) string {
 func run(t *testing.T, name string, args ...string) []byte {
 	t.Helper()
 	cmd := exec.Command(name, args...)
-	cmd.Dir = repoRoot(t)
+	cmd.Dir = framework.RepoRoot()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -244,13 +237,13 @@ func sameObjects(t *testing.T, chart, kustomize map[string]map[string]any) {
 // TestChartVersionIsTheProjectVersion: the chart's appVersion (the image
 // tag it defaults to) and version follow VERSION.
 func TestChartVersionIsTheProjectVersion(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "VERSION"))
+	raw, err := os.ReadFile(filepath.Join(framework.RepoRoot(), "VERSION"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	version := strings.TrimSpace(string(raw))
 	var chart struct{ Version, AppVersion string }
-	c, err := os.ReadFile(filepath.Join(repoRoot(t), "manifests/charts/anthill/Chart.yaml"))
+	c, err := os.ReadFile(filepath.Join(framework.RepoRoot(), "manifests/charts/anthill/Chart.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,7 +395,7 @@ func TestChartInstallUpgradeUninstall(t *testing.T) {
 	check := func() (string, error) {
 		t.Helper()
 		cmd := exec.Command(anthill(t), "check", "--kubeconfig", cp.Kubeconfig, "--namespace", "anthill-system")
-		cmd.Dir = repoRoot(t)
+		cmd.Dir = framework.RepoRoot()
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
@@ -456,7 +449,7 @@ func TestChartSchemaRefuses(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := exec.Command(h, "template", "anthill", "manifests/charts/anthill", "--namespace", "anthill-system", "--set", tc.set)
-			cmd.Dir = repoRoot(t)
+			cmd.Dir = framework.RepoRoot()
 			out, err := cmd.CombinedOutput()
 			if err == nil {
 				t.Fatalf("--set %s rendered", tc.set)
@@ -506,7 +499,7 @@ func TestChartPrometheusRuleIsTheGenerated(t *testing.T) {
 func TestChartDashboardsAreManifestsMonitorings(t *testing.T) {
 	h := helm(t)
 	chart := render(t, h, "monitoring.dashboards.enabled=true")["ConfigMap/anthill-system/anthill-dashboards"]
-	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "manifests", "monitoring", "dashboards.yaml"))
+	raw, err := os.ReadFile(filepath.Join(framework.RepoRoot(), "manifests", "monitoring", "dashboards.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -525,7 +518,7 @@ func TestChartDashboardsAreManifestsMonitorings(t *testing.T) {
 // TestChartHelmTestRunsTheImagesBinary: the helm test pod runs anthill
 // where the operator image has it (tools/image), from the operator image.
 func TestChartHelmTestRunsTheImagesBinary(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join(repoRoot(t), "tools", "image", "main.go"))
+	src, err := os.ReadFile(filepath.Join(framework.RepoRoot(), "tools", "image", "main.go"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,13 +9,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gluster/anthill/e2e/framework"
 )
 
 // helmPlugins returns the helm plugin directory that holds the pinned
 // helm-unittest, building it on first use (hack/build-helm-unittest.sh).
 func helmPlugins(t *testing.T) string {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(repoRoot(t), "hack", "build-helm-unittest.sh"))
+	cmd := exec.Command(filepath.Join(framework.RepoRoot(), "hack", "build-helm-unittest.sh"))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
@@ -43,12 +45,12 @@ func helmEnv(plugins, dir string) []string {
 // the chart renders, as a helm plugin of the pinned helm.
 func TestChartUnitTests(t *testing.T) {
 	h, plugins := helm(t), helmPlugins(t)
-	tests, err := filepath.Glob(filepath.Join(repoRoot(t), "manifests/charts/anthill/tests/*_test.yaml"))
+	tests, err := filepath.Glob(filepath.Join(framework.RepoRoot(), "manifests/charts/anthill/tests/*_test.yaml"))
 	if err != nil || len(tests) == 0 {
 		t.Fatalf("no helm-unittest suites in manifests/charts/anthill/tests (%v)", err)
 	}
 	cmd := exec.Command(h, "unittest", "--strict", "--color=false", "manifests/charts/anthill")
-	cmd.Dir = repoRoot(t)
+	cmd.Dir = framework.RepoRoot()
 	cmd.Env = helmEnv(plugins, t.TempDir())
 	out, err := cmd.CombinedOutput()
 	if err != nil {

@@ -23,6 +23,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/gluster/anthill/e2e/framework"
 )
 
 // ociDescriptor, ociIndex, ociManifest and ociConfig are the parts of the
@@ -56,17 +58,11 @@ type ociConfig struct {
 	} `json:"config"`
 }
 
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
-}
-
 // build runs what `make image` runs, into dir, and returns the manifest
 // digest it printed.
 func build(t *testing.T, dir string) string {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(repoRoot(t), "hack", "build-image.sh"), dir)
+	cmd := exec.Command(filepath.Join(framework.RepoRoot(), "hack", "build-image.sh"), dir)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
@@ -110,7 +106,7 @@ func decode(t *testing.T, raw []byte, v any) {
 // test runs as root) with `version`, and builds again to check the digest
 // is the same.
 func TestImage(t *testing.T) {
-	root := repoRoot(t)
+	root := framework.RepoRoot()
 	rawVersion, err := os.ReadFile(filepath.Join(root, "VERSION"))
 	if err != nil {
 		t.Fatal(err)

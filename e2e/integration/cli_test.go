@@ -81,7 +81,7 @@ func buildCommands(ctx context.Context, t *testing.T, names ...string) string {
 		args = append(args, "./cmd/"+n)
 	}
 	build := exec.CommandContext(ctx, "go", args...)
-	build.Dir = repoRoot(t)
+	build.Dir = framework.RepoRoot()
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
@@ -109,7 +109,7 @@ func (b *lockedBuffer) String() string {
 // loadSample decodes the one document of manifests/samples/file into obj.
 func loadSample(t *testing.T, file string, obj any) {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "manifests", "samples", file))
+	raw, err := os.ReadFile(filepath.Join(framework.RepoRoot(), "manifests", "samples", file))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -12,18 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
-)
 
-// repoRoot is the module root, found from this file's location so the test
-// applies the manifests exactly as they are in the tree.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		t.Fatal("cannot locate the test file")
-	}
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
-}
+	"github.com/gluster/anthill/e2e/framework"
+)
 
 // TestKustomizeDefaultApplies runs what the README tells users to run,
 // `kubectl apply -k manifests/default`, against the real API server, and
@@ -35,7 +25,7 @@ func TestKustomizeDefaultApplies(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, kubectl, "--kubeconfig", env.Kubeconfig, "apply", "-k", filepath.Join(repoRoot(t), "manifests", "default"))
+	cmd := exec.CommandContext(ctx, kubectl, "--kubeconfig", env.Kubeconfig, "apply", "-k", filepath.Join(framework.RepoRoot(), "manifests", "default"))
 	out, err := cmd.CombinedOutput()
 	t.Logf("kubectl apply -k manifests/default:\n%s", out)
 	if err != nil {
@@ -65,7 +55,7 @@ func TestKustomizeDefaultApplies(t *testing.T) {
 	}
 	// The ServiceMonitor needs the Prometheus Operator's CRDs, which this
 	// control plane lacks: check that it builds and selects the Service.
-	mon, err := exec.CommandContext(ctx, kubectl, "kustomize", filepath.Join(repoRoot(t), "manifests", "monitoring")).CombinedOutput()
+	mon, err := exec.CommandContext(ctx, kubectl, "kustomize", filepath.Join(framework.RepoRoot(), "manifests", "monitoring")).CombinedOutput()
 	if err != nil {
 		t.Fatalf("kubectl kustomize manifests/monitoring: %v\n%s", err, mon)
 	}

@@ -20,6 +20,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/gluster/anthill/e2e/framework"
 )
 
 // personRoles are the columns of docs/rbac.md's people table, in order,
@@ -47,7 +49,7 @@ var resourceGroup = map[string]string{
 func TestPersonRolesCanDoExactlyWhatTheDocSays(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	root := repoRoot(t)
+	root := framework.RepoRoot()
 	want := peopleTable(t, filepath.Join(root, "docs", "rbac.md"))
 	applyClusterRoles(ctx, t, filepath.Join(root, "manifests", "rbac", "person_roles.yaml"))
 

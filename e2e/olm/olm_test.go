@@ -11,23 +11,18 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
-)
 
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
-}
+	"github.com/gluster/anthill/e2e/framework"
+)
 
 // tool returns the path of tools/olm, building it on first use.
 func tool(t *testing.T) string {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(repoRoot(t), "hack", "olm.sh"), "tool")
+	cmd := exec.Command(filepath.Join(framework.RepoRoot(), "hack", "olm.sh"), "tool")
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
@@ -45,7 +40,7 @@ func validate(t *testing.T, dir string) (string, error) {
 // copyBundle copies the committed bundle into a temporary directory.
 func copyBundle(t *testing.T) string {
 	t.Helper()
-	src := filepath.Join(repoRoot(t), "manifests", "olm", "bundle")
+	src := filepath.Join(framework.RepoRoot(), "manifests", "olm", "bundle")
 	dst := filepath.Join(t.TempDir(), "bundle")
 	if out, err := exec.Command("cp", "-r", src, dst).CombinedOutput(); err != nil {
 		t.Fatalf("copy bundle: %v\n%s", err, out)
@@ -54,7 +49,7 @@ func copyBundle(t *testing.T) string {
 }
 
 func TestBundlePassesTheOperatorFrameworkValidators(t *testing.T) {
-	out, err := validate(t, filepath.Join(repoRoot(t), "manifests", "olm", "bundle"))
+	out, err := validate(t, filepath.Join(framework.RepoRoot(), "manifests", "olm", "bundle"))
 	if err != nil {
 		t.Fatalf("the committed bundle fails validation: %v\n%s", err, out)
 	}
@@ -99,7 +94,7 @@ func TestBrokenBundlesFailValidation(t *testing.T) {
 // the repository) into a generic value.
 func readYAML(t *testing.T, path string) map[string]any {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(repoRoot(t), path))
+	b, err := os.ReadFile(filepath.Join(framework.RepoRoot(), path))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +146,7 @@ func TestBundleShipsTheSameObjectsAsTheManifests(t *testing.T) {
 			t.Errorf("the CSV's copy of %s differs from manifests/:\n got %v\nwant %v", c.what, c.got, c.want)
 		}
 	}
-	crds, err := filepath.Glob(filepath.Join(repoRoot(t), "manifests", "crds", "*.yaml"))
+	crds, err := filepath.Glob(filepath.Join(framework.RepoRoot(), "manifests", "crds", "*.yaml"))
 	if err != nil || len(crds) == 0 {
 		t.Fatalf("no CRDs in manifests/crds: %v", err)
 	}
@@ -160,7 +155,7 @@ func TestBundleShipsTheSameObjectsAsTheManifests(t *testing.T) {
 			continue
 		}
 		want, _ := os.ReadFile(f)
-		got, err := os.ReadFile(filepath.Join(repoRoot(t), "manifests", "olm", "bundle", "manifests", filepath.Base(f)))
+		got, err := os.ReadFile(filepath.Join(framework.RepoRoot(), "manifests", "olm", "bundle", "manifests", filepath.Base(f)))
 		if err != nil || string(got) != string(want) {
 			t.Errorf("the bundle's %s is not the shipped CRD (%v)", filepath.Base(f), err)
 		}

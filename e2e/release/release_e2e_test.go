@@ -18,7 +18,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -33,16 +32,10 @@ import (
 	"github.com/gluster/anthill/e2e/framework"
 )
 
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
-}
-
 func run(t *testing.T, env []string, name string, args ...string) []byte {
 	t.Helper()
 	cmd := exec.Command(name, args...)
-	cmd.Dir = repoRoot(t)
+	cmd.Dir = framework.RepoRoot()
 	cmd.Env = append(os.Environ(), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -62,7 +55,7 @@ func releaseDir(t *testing.T) string {
 	if dir := os.Getenv("ANTHILL_RELEASE_DIR"); dir != "" {
 		return dir
 	}
-	root := repoRoot(t)
+	root := framework.RepoRoot()
 	head := strings.TrimSpace(string(run(t, nil, "git", "rev-parse", "HEAD")))
 	dirty := len(bytes.TrimSpace(run(t, nil, "git", "status", "--porcelain", "--untracked-files=no"))) > 0
 	built, err := os.ReadFile(filepath.Join(root, "dist", "release", "COMMIT"))
@@ -217,7 +210,7 @@ func operatorImage(t *testing.T, rendered []byte) string {
 // the test checks the Deployment runs the pinned image, the CRDs are
 // established and the RBAC objects exist.
 func TestReleaseInstallsFromItsDirectory(t *testing.T) {
-	root := repoRoot(t)
+	root := framework.RepoRoot()
 	version := readFile(t, filepath.Join(root, "VERSION"))
 	dir := releaseDir(t)
 	ref := readFile(t, filepath.Join(dir, "image", "ref"))
