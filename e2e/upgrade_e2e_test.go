@@ -248,8 +248,10 @@ func TestUpgradeBlockedBySplitBrain(t *testing.T) {
 	if !strings.Contains(c.Status.Upgrade.Message, "split-brain") {
 		t.Errorf("status.upgrade.message %q does not say why", c.Status.Upgrade.Message)
 	}
-	// Blocked while the operator looks again: no node may be touched.
-	waitMoreSyncs(t, operatorOf(t), states.UpgradeMachine, 2, time.Minute)
+	// Blocked while the operator looks again: no node may be touched. A
+	// blocked upgrade looks again a minute after its last look at the
+	// latest, so two looks may take two minutes.
+	waitMoreSyncs(t, operatorOf(t), states.UpgradeMachine, 2, 3*time.Minute)
 	nodes, desc, err := nodeStates(context.Background(), ns, name)
 	if err != nil {
 		t.Fatal(err)
@@ -449,11 +451,13 @@ func TestUpgradeHealTimeoutBlocksAndResumes(t *testing.T) {
 	sideBySide(t)
 	ns := newNamespace(t)
 	const name = "slowheal"
-	// Writes at fifty times the heal rate: a node down for a second or two
-	// (GD2 takes two seconds to start after its pod is Ready; kwok alone
-	// restarts a pod in a fraction of a second) comes back with a backlog
-	// that takes minutes to heal.
-	c := createClusterWithSim(t, ns, name, 1, framework.SimOptions{Seed: 3, WriteRate: 50, HealRate: 1, StartupDelay: 2 * time.Second})
+	// Writes at five hundred times the heal rate: a node down for a second
+	// or two (GD2 takes two seconds to start after its pod is Ready; kwok
+	// alone restarts a pod in a fraction of a second) comes back with a
+	// backlog that takes far longer to heal than the blocked checks below
+	// last, however slowly a loaded machine runs them (at fifty times, a
+	// two-minute check could see the node healed and the roll go on).
+	c := createClusterWithSim(t, ns, name, 1, framework.SimOptions{Seed: 3, WriteRate: 50, HealRate: 0.1, StartupDelay: 2 * time.Second})
 	g := gd2Client(t)
 	waitNodes(t, ns, name, 3, 2*time.Minute)
 	createReplicatedVolume(t, g, "slow")
@@ -483,8 +487,10 @@ func TestUpgradeHealTimeoutBlocksAndResumes(t *testing.T) {
 		t.Fatalf("%d nodes are being upgraded while blocked: %s", busy, desc)
 	}
 	// Blocked while the operator looks again: the node in flight keeps
-	// healing, no other node is stopped.
-	waitMoreSyncs(t, operatorOf(t), states.UpgradeMachine, 2, time.Minute)
+	// healing, no other node is stopped. A blocked upgrade looks again a
+	// minute after its last look at the latest (sooner on any change to
+	// its cluster or nodes), so two looks may take two minutes.
+	waitMoreSyncs(t, operatorOf(t), states.UpgradeMachine, 2, 3*time.Minute)
 	nodes, desc, err = nodeStates(context.Background(), ns, name)
 	if err != nil {
 		t.Fatal(err)
