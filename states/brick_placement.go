@@ -125,9 +125,8 @@ func VolumeNodesDown(vol VolumeFacts, peers map[string]PeerFacts) string {
 // PlanMove plans the move of brick b of vol off peer src. clash are peers
 // that may hold an LV with the replacement's name (ClashPeers), refused are
 // peers a brick move off this node already failed on (DrainFacts.Refused);
-// neither is offered,
-// nor is a peer that is down, may not receive, or has no enabled device
-// with ReplacementRoom free.
+// neither is offered, nor is a peer that is down, may not receive, or has
+// no enabled device with ReplacementRoom free.
 func PlanMove(b VolumeBrick, vol VolumeFacts, src string, peers []PeerFacts, devices []DeviceFacts, clash, refused map[string]bool) (MovePlan, *MoveBlock) {
 	byID := map[string]PeerFacts{}
 	for _, p := range peers {
