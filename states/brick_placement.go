@@ -93,11 +93,6 @@ type MoveBlock struct {
 // pool's metadata (about 0.5 %).
 func ReplacementRoom(size uint64) uint64 { return size + size/100 }
 
-// PlanMove plans the move of brick b of vol off peer src. clash are peers
-// that may hold an LV with the replacement's name (ClashPeers), refused are
-// peers a replace-brick of this brick already failed on; neither is offered,
-// nor is a peer that is down, may not receive, or has no enabled device
-// with ReplacementRoom free.
 // VolumeNodesDown is GD2's v1 liveness gate for a volume: it names the
 // nodes holding a brick of vol that are down (peers GD2 does not list count
 // as down), "" when every one is up. While it names one, GD2 replaces no
@@ -127,6 +122,11 @@ func VolumeNodesDown(vol VolumeFacts, peers map[string]PeerFacts) string {
 	return fmt.Sprintf("GD2 moves no brick of volume %s while a node holding one of its bricks is down: %s", vol.Name, strings.Join(down, ", "))
 }
 
+// PlanMove plans the move of brick b of vol off peer src. clash are peers
+// that may hold an LV with the replacement's name (ClashPeers), refused are
+// peers a brick move off this node already failed on (DrainFacts.Refused);
+// neither is offered, nor is a peer that is down, may not receive, or has
+// no enabled device with ReplacementRoom free.
 func PlanMove(b VolumeBrick, vol VolumeFacts, src string, peers []PeerFacts, devices []DeviceFacts, clash, refused map[string]bool) (MovePlan, *MoveBlock) {
 	byID := map[string]PeerFacts{}
 	for _, p := range peers {

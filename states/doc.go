@@ -15,12 +15,16 @@
 // too, over plain fact structs: which copy of a replica set is healed, which
 // brick may move and what would lose quorum (AnalyzePeer over VolumeFacts,
 // bricks.go), where a brick may go (PlanMove and ClashPeers over PeerFacts
-// and DeviceFacts, brick_placement.go), which node leaves first on
-// scale-down and how many nodes each template gets (ScaleDownOrder,
-// TemplateTargets, scale.go), which nodes upgrade together (NextBatch,
-// upgrade_batch.go), and how a cluster's nodes are counted (CountNodes over
-// NodeFacts, node_facts.go). The gatherer in kube/machines only converts
-// listers' objects and GD2 answers into these facts.
+// and DeviceFacts, brick_placement.go), which brick a drain moves first and
+// which peers it never offers again after a failed move (NextMove over
+// DrainFacts, RefuseAfterFailure; move_order.go), whether a lost pod's
+// storage may follow a forced delete (LostPodStorage over PodVolumeFacts,
+// node_loss.go), which node leaves first on scale-down, how many nodes each
+// template gets and which templates gain nodes (ScaleDownOrder,
+// TemplateTargets, PlanScale; scale.go), which nodes upgrade together
+// (NextBatch, upgrade_batch.go), and how a cluster's nodes are counted
+// (CountNodes over NodeFacts, node_facts.go). The gatherer in kube/machines
+// only converts listers' objects and GD2 answers into these facts.
 //
 // What each state means outside its own machine is data next to the
 // machine, one entry per state, checked exhaustively by the tests:

@@ -12,6 +12,9 @@ import (
 type NodeFacts struct {
 	Name string
 	Zone string
+	// Template is the name of the node template the node was made from;
+	// "" for a node added by hand.
+	Template string
 	// State is the node machine's state; "" is Pending.
 	State fsm.State
 	// Created is the GlusterNode's creation time.

@@ -2,6 +2,7 @@ package states
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -109,4 +110,81 @@ func lostPodWait(s NodeSnapshot) (Decision, bool) {
 	return wait(ReasonLostPodGrace, fmt.Sprintf(
 		"The pod is stuck on lost Kubernetes node %s; it will be force-deleted at %s unless the node or the peer returns first.",
 		lp.KubeNode, at.UTC().Format(time.RFC3339)), min(failIn, remaining(s.Now, at, 0))), true
+}
+
+// PodVolumeFacts is one volume of a lost node's pod as the gatherer read
+// it, for LostPodStorage. Exactly one of HostPath and Claim is set, or
+// neither for a volume of any other kind (a secret, a config map, an
+// empty dir), which holds no data of the node.
+type PodVolumeFacts struct {
+	Name string
+	// HostPath: a hostPath volume, of path Path.
+	HostPath bool
+	Path     string
+	// HostInterface: a host path every host has alike (LVM's run
+	// directory, the kernel's modules), which holds no data of the node.
+	HostInterface bool
+	// Claim is the PersistentVolumeClaim the volume mounts.
+	Claim string
+	// Read: the claim was read live and is bound, and PV, the volume it is
+	// bound to, was read live too. A binding seen in a cache is not
+	// evidence enough for a forced delete.
+	Read bool
+	PV   PVFacts
+}
+
+// PVFacts is a PersistentVolume as the lost-pod check reads it.
+type PVFacts struct {
+	Name string
+	// Local, HostPath: a local or a hostPath volume, which lives on one
+	// machine.
+	Local, HostPath bool
+	// HostTerms has one entry per term of the volume's required node
+	// affinity: whether the term names hosts (a requirement on the
+	// hostname label, or on the node's name, with operator In).
+	HostTerms []bool
+}
+
+// NodeLocal says why the volume's data cannot be used from another node,
+// or "". A local or hostPath volume lives on one machine; a node affinity
+// whose every term names hosts pins it there. A term on zones or other
+// topology keys lets it move within them, and the Gluster pod is pinned to
+// its zone anyway.
+func (pv PVFacts) NodeLocal() string {
+	switch {
+	case pv.Local:
+		return "a local volume"
+	case pv.HostPath:
+		return "a host path"
+	case len(pv.HostTerms) == 0 || slices.Contains(pv.HostTerms, false):
+		return ""
+	}
+	return "whose node affinity names its host"
+}
+
+// LostPodStorage decides whether a lost pod's storage may follow a forced
+// delete of the pod to another node (LostPod.StorageChecked,
+// StorageMovable, StorageNote). checked is false when a claim could not be
+// read (nothing is then forced); note is "" when every volume can follow
+// the pod, else a phrase naming the first, in the pod's order, that cannot:
+// a host path that is not one of the host interfaces, or a claim on
+// node-local storage (PVFacts.NodeLocal). A volume that could not be read
+// after one that pins the pod changes nothing: the pod stays.
+func LostPodStorage(volumes []PodVolumeFacts) (checked bool, note string) {
+	for _, v := range volumes {
+		switch {
+		case v.HostPath && v.HostInterface:
+			continue // the same on every host, and no data of the node's
+		case v.HostPath:
+			return true, fmt.Sprintf("volume %q is host path %s", v.Name, v.Path)
+		case v.Claim == "":
+			continue
+		case !v.Read:
+			return false, ""
+		}
+		if why := v.PV.NodeLocal(); why != "" {
+			return true, fmt.Sprintf("claim %q is on PV %q, %s", v.Claim, v.PV.Name, why)
+		}
+	}
+	return true, ""
 }

@@ -128,3 +128,73 @@ func TestLostPodWaitNamesWhatPinsThePod(t *testing.T) {
 		t.Errorf("RequeueAfter = %s, want the rest of the permissible downtime %s", got.RequeueAfter, want)
 	}
 }
+
+func TestLostPodStorage(t *testing.T) {
+	network := PVFacts{Name: "pv-net"}
+	hostPinned := PVFacts{Name: "pv-host", HostTerms: []bool{true}}
+	brick := func(pv PVFacts) PodVolumeFacts {
+		return PodVolumeFacts{Name: "brick-0", Claim: "gc-z1-a-brick-0", Read: true, PV: pv}
+	}
+	lvm := PodVolumeFacts{Name: "lvm", HostPath: true, Path: "/run/lvm", HostInterface: true}
+	secret := PodVolumeFacts{Name: "gd2-auth"}
+	unread := PodVolumeFacts{Name: "state", Claim: "gc-z1-a-state"}
+	cases := []struct {
+		name        string
+		volumes     []PodVolumeFacts
+		wantChecked bool
+		wantNote    string // a phrase the note holds, "" for an empty note
+	}{
+		{name: "a pod whose claims are all on network storage may follow a forced delete",
+			volumes: []PodVolumeFacts{lvm, secret, brick(network)}, wantChecked: true},
+		{name: "a pod without volumes may follow a forced delete", wantChecked: true},
+		{name: "the host interfaces every host has do not pin the pod",
+			volumes: []PodVolumeFacts{lvm, {Name: "modules", HostPath: true, Path: "/lib/modules", HostInterface: true}}, wantChecked: true},
+		{name: "any other host path pins the pod, and is named",
+			volumes: []PodVolumeFacts{lvm, {Name: "devices", HostPath: true, Path: "/dev/sdb"}}, wantChecked: true,
+			wantNote: `volume "devices" is host path /dev/sdb`},
+		{name: "a claim on node-local storage pins the pod, and names its claim and PV",
+			volumes: []PodVolumeFacts{brick(hostPinned)}, wantChecked: true,
+			wantNote: `claim "gc-z1-a-brick-0" is on PV "pv-host", whose node affinity names its host`},
+		{name: "a claim that could not be read leaves the storage unchecked",
+			volumes: []PodVolumeFacts{brick(network), unread}},
+		{name: "a claim that could not be read after one that pins the pod changes nothing",
+			volumes: []PodVolumeFacts{brick(PVFacts{Name: "pv-local", Local: true}), unread}, wantChecked: true,
+			wantNote: "a local volume"},
+		{name: "the first volume that pins the pod is the one named",
+			volumes: []PodVolumeFacts{{Name: "srv", HostPath: true, Path: "/srv"}, brick(hostPinned)}, wantChecked: true,
+			wantNote: `volume "srv"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			checked, note := LostPodStorage(tc.volumes)
+			if checked != tc.wantChecked || (note == "") != (tc.wantNote == "") || !strings.Contains(note, tc.wantNote) {
+				t.Fatalf("checked %t, note %q; want checked %t, a note saying %q", checked, note, tc.wantChecked, tc.wantNote)
+			}
+		})
+	}
+}
+
+func TestPVFactsNodeLocal(t *testing.T) {
+	cases := []struct {
+		name string
+		pv   PVFacts
+		want string // "" when the volume can move
+	}{
+		{name: "a local volume is node-local", pv: PVFacts{Local: true, HostTerms: []bool{true}}, want: "a local volume"},
+		{name: "a host path is node-local even without affinity", pv: PVFacts{HostPath: true}, want: "a host path"},
+		{name: "a volume whose only affinity term names its host is node-local", pv: PVFacts{HostTerms: []bool{true}},
+			want: "whose node affinity names its host"},
+		{name: "a volume whose every affinity term names a host is node-local", pv: PVFacts{HostTerms: []bool{true, true}},
+			want: "whose node affinity names its host"},
+		{name: "a volume with one affinity term free of hosts can move within it", pv: PVFacts{HostTerms: []bool{true, false}}},
+		{name: "a volume limited to a zone can move within it", pv: PVFacts{HostTerms: []bool{false}}},
+		{name: "a volume without affinity can move anywhere", pv: PVFacts{}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.pv.NodeLocal(); got != tc.want {
+				t.Fatalf("NodeLocal = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -15,7 +15,7 @@ import (
 // GD2 before it moves anything. nodes is not modified.
 //
 // Every scale-down takes its node from here: the scaling action and the
-// ledger entry it writes first (objects.PlanScale), the autoscaler's check
+// ledger entry it writes first (PlanScale), the autoscaler's check
 // that the node can be absorbed (Autoscale), and the plan `kubectl gluster
 // node decommission` prints.
 func ScaleDownOrder(nodes []NodeFacts) []NodeFacts {
@@ -35,6 +35,9 @@ func ScaleDownOrder(nodes []NodeFacts) []NodeFacts {
 
 // TemplateFacts is what the scaling policy knows of one node template.
 type TemplateFacts struct {
+	// Name is the template's name, which its nodes carry
+	// (NodeFacts.Template).
+	Name string
 	Zone string
 	// Nodes is the template's fixed count (manual mode); nil if unset.
 	Nodes *int
@@ -94,4 +97,51 @@ func TemplateTargets(templates []TemplateFacts, automatic bool) []int {
 		}
 	}
 	return out
+}
+
+// ScalePlan is what scaling a cluster's nodes to its templates' targets
+// does.
+type ScalePlan struct {
+	// Create has one entry per node to create: the index, in the templates
+	// PlanScale was given, of the template to create it from. A template's
+	// entries are next to each other.
+	Create []int
+	// Decommission names the nodes to ask to leave: each template's
+	// surplus, the one whose removal moves the least data first.
+	Decommission []string
+}
+
+// PlanScale plans the scaling of a cluster: templates are its node
+// templates in spec order, nodes its nodes (each with the template it was
+// made from and the bricks on its peer), automatic its mode.
+//
+// Each template's target is TemplateTargets (in automatic mode the
+// autoscaler's recorded counts). Only nodes that count (NodeCounts: not
+// being deleted, not asked to decommission, not Draining or beyond) are a
+// template's members; a template short of its target gains the missing
+// nodes, one over it loses its surplus in ScaleDownOrder (the least data
+// moved first). A node whose template is no longer in the spec, or a node
+// added by hand, is never chosen for removal: a node missing from a list
+// must not lose its data. nodes is not modified.
+func PlanScale(templates []TemplateFacts, nodes []NodeFacts, automatic bool) ScalePlan {
+	byTemplate := map[string][]NodeFacts{}
+	for _, n := range nodes {
+		if NodeCounts(n) {
+			byTemplate[n.Template] = append(byTemplate[n.Template], n)
+		}
+	}
+	targets := TemplateTargets(templates, automatic)
+	var p ScalePlan
+	for i, t := range templates {
+		members := byTemplate[t.Name]
+		for range targets[i] - len(members) {
+			p.Create = append(p.Create, i)
+		}
+		if surplus := len(members) - targets[i]; surplus > 0 {
+			for _, n := range ScaleDownOrder(members)[:surplus] {
+				p.Decommission = append(p.Decommission, n.Name)
+			}
+		}
+	}
+	return p
 }

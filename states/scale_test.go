@@ -185,3 +185,62 @@ func TestTemplateTargetsStayInBoundsAndAddUpToDesiredNodes(t *testing.T) {
 		}
 	}
 }
+
+func TestPlanScale(t *testing.T) {
+	fixed := func(name string, n int) TemplateFacts { return TemplateFacts{Name: name, Zone: name, Nodes: ptrTo(n)} }
+	node := func(name, template string, st fsm.State, bricks int) NodeFacts {
+		return NodeFacts{Name: name, Template: template, State: st, Bricks: bricks, Created: t0.Add(-time.Hour)}
+	}
+	online := func(name, template string, bricks int) NodeFacts { return node(name, template, NodeOnline, bricks) }
+	asked := online("asked", "z1", 0)
+	asked.DecommissionRequested = true
+	deleting := online("deleting", "z1", 0)
+	deleting.Deleting = true
+	cases := []struct {
+		name             string
+		templates        []TemplateFacts
+		nodes            []NodeFacts
+		automatic        bool
+		wantCreate       []int
+		wantDecommission []string
+	}{
+		{name: "a new cluster gains every template's nodes, a template's entries next to each other in spec order",
+			templates: []TemplateFacts{fixed("z1", 2), fixed("z2", 1)}, wantCreate: []int{0, 0, 1}},
+		{name: "a cluster at its targets plans nothing",
+			templates: []TemplateFacts{fixed("z1", 1), fixed("z2", 1)}, nodes: []NodeFacts{online("a", "z1", 3), online("b", "z2", 3)}},
+		{name: "a template over its target loses its surplus, the node holding the fewest bricks first",
+			templates: []TemplateFacts{fixed("z1", 1)}, nodes: []NodeFacts{online("a", "z1", 1), online("b", "z1", 5), online("c", "z1", 3)},
+			wantDecommission: []string{"a", "c"}},
+		{name: "a node that never was Online goes before any node holding bricks",
+			templates: []TemplateFacts{fixed("z1", 1)}, nodes: []NodeFacts{online("a", "z1", 0), node("p", "z1", NodeProvisioning, 0)},
+			wantDecommission: []string{"p"}},
+		{name: "nodes leaving, or asked to, do not count, so their template gains replacements",
+			templates: []TemplateFacts{fixed("z1", 2)}, nodes: []NodeFacts{asked, deleting, node("draining", "z1", NodeDraining, 4), online("a", "z1", 2)},
+			wantCreate: []int{0}},
+		{name: "a node whose template is no longer in the spec is never asked to leave",
+			templates: []TemplateFacts{fixed("z1", 1)}, nodes: []NodeFacts{online("a", "z1", 2), online("old", "gone", 0)}},
+		{name: "a node added by hand is never asked to leave",
+			templates: []TemplateFacts{fixed("z1", 0)}, nodes: []NodeFacts{online("by-hand", "", 0)}},
+		{name: "a surplus in one template does not make up for a shortage in another",
+			templates: []TemplateFacts{fixed("z1", 1), fixed("z2", 2)}, nodes: []NodeFacts{online("a", "z1", 2), online("b", "z1", 1), online("c", "z2", 0)},
+			wantCreate: []int{1}, wantDecommission: []string{"b"}},
+		{name: "in automatic mode a template goes to the count the autoscaler recorded",
+			templates: []TemplateFacts{{Name: "z1", MinNodes: 1, MaxNodes: ptrTo(5), Desired: ptrTo(3)}, {Name: "z2", MinNodes: 1, MaxNodes: ptrTo(5), Desired: ptrTo(1)}},
+			nodes:     []NodeFacts{online("a", "z1", 1), online("b", "z2", 1), online("c", "z2", 2)}, automatic: true,
+			wantCreate: []int{0, 0}, wantDecommission: []string{"b"}},
+		{name: "in automatic mode a template without a recorded count stays at its minimum",
+			templates: []TemplateFacts{{Name: "z1", MinNodes: 2, MaxNodes: ptrTo(5)}}, automatic: true, wantCreate: []int{0, 0}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			nodes := slices.Clone(tc.nodes)
+			got := PlanScale(tc.templates, tc.nodes, tc.automatic)
+			if !slices.Equal(got.Create, tc.wantCreate) || !slices.Equal(got.Decommission, tc.wantDecommission) {
+				t.Fatalf("plan creates from %v and decommissions %v; want %v and %v", got.Create, got.Decommission, tc.wantCreate, tc.wantDecommission)
+			}
+			if !reflect.DeepEqual(nodes, tc.nodes) {
+				t.Error("PlanScale modified its input")
+			}
+		})
+	}
+}

@@ -321,25 +321,20 @@ func (o *Kube) ensureAuthSecret(ctx context.Context, c *operatorv1alpha1.Gluster
 
 // ScaleNodes makes each node template's count of GlusterNodes right.
 //
-// ClusterTarget carries only a total, so the per-template targets come from
-// the live cluster (states.TemplateTargets; the live object wins over
-// desired, which may be a sync old): in manual mode they are
-// nodeTemplates[].nodes; in automatic mode each template's count the
-// autoscaler recorded in status.autoscaling, kept within
-// minNodes..maxNodes (minNodes until it has recorded one).
+// ClusterTarget carries only a total, so the plan comes from the live
+// cluster and its live GlusterNodes (the live object wins over desired,
+// which may be a sync old), with ct.Bricks: objects.ScalePlanOf, over
+// states.PlanScale, which decides which templates gain nodes (in manual
+// mode to nodeTemplates[].nodes; in automatic mode to the counts the
+// autoscaler recorded in status.autoscaling, within minNodes..maxNodes)
+// and which nodes are asked to leave (a template's surplus, the one whose
+// removal moves the least data first; never a node whose template is no
+// longer in the spec, or a node added by hand). The cluster machine runs
+// the same plan on the same live reads and the same brick counts, to
+// record the change in the ledger before this runs.
 //
-// Nodes that count (states.NodeCounts) are the cluster's GlusterNodes that
-// are not leaving: not being deleted, not asked to decommission, not
-// Draining or beyond. A node whose template is no longer in the spec, or a
-// node added by hand, is never chosen for removal: a node missing from a
-// list must not lose its data.
-//
-// Scale-down sets the decommission request on the surplus nodes of a
-// template, the one whose removal moves the least data first
-// (states.ScaleDownOrder: fewest bricks, then newest, by ct.Bricks). The
-// plan is objects.PlanScale, which the cluster machine also runs, on the
-// same live reads and the same brick counts, to record the change in the
-// ledger before this runs.
+// Scale-down sets the decommission request on the nodes the plan names;
+// scale-up creates one GlusterNode per entry of the plan.
 func (o *Kube) ScaleNodes(ctx context.Context, ct transitions.ClusterTarget, desired int) error {
 	c, err := o.getCluster(ctx, ct.Namespace, ct.Name)
 	if err != nil {
@@ -356,7 +351,7 @@ func (o *Kube) ScaleNodes(ctx context.Context, ct transitions.ClusterTarget, des
 	for i := range nodes {
 		ptrs[i] = &nodes[i]
 	}
-	plan := objects.PlanScale(c, ptrs, ct.Bricks)
+	plan := objects.ScalePlanOf(c, ptrs, ct.Bricks)
 	for _, n := range plan.Decommission {
 		if err := o.requestDecommission(ctx, n); err != nil {
 			return err

@@ -23,7 +23,7 @@ const maxLedgerItems = 64
 // scaleLedgerEntries are the ledger entries of a scaleNodes step about to
 // run: one createNodes entry per template that gains nodes, one
 // decommissionNode entry per node asked to leave. They come from the plan
-// the action itself carries out (objects.PlanScale), over the live cluster
+// the action itself carries out (objects.ScalePlanOf), over the live cluster
 // and its live GlusterNodes and the brick counts the action is given too:
 // the action re-reads the objects live as well, so the entries name what
 // it is about to do, and a step repeated while the cache lags plans (and
@@ -46,7 +46,7 @@ func scaleLedgerEntries(ctx context.Context, a versioned.Interface, ns, name str
 			nodes = append(nodes, &list.Items[i])
 		}
 	}
-	plan := objects.PlanScale(c, nodes, bricks)
+	plan := objects.ScalePlanOf(c, nodes, bricks)
 	var out []operatorv1alpha1.LedgerEntry
 	at := metav1.Time{Time: now}
 	for i, t := range plan.Create {

@@ -16,7 +16,7 @@ import (
 type PreviewReads interface{ gd2Reads }
 
 // BrickPreview is one brick of a node about to be drained and what the
-// operator's placement policy (states.AnalyzePeer, states.PlanMove) would
+// operator's placement policy (states.AnalyzePeer, states.PlanMoves) would
 // do with it now.
 type BrickPreview struct {
 	Volume, Path string
@@ -82,7 +82,6 @@ func PreviewDrain(ctx context.Context, gc PreviewReads, node *operatorv1alpha1.G
 	}
 	moved := movedRefs(node)
 	var views []states.VolumeFacts
-	byName := map[string]states.VolumeFacts{}
 	for _, v := range vols {
 		if !volumeConcerns(v, peer.ID, moved) {
 			continue
@@ -92,25 +91,21 @@ func PreviewDrain(ctx context.Context, gc PreviewReads, node *operatorv1alpha1.G
 			return out, err
 		}
 		views = append(views, vv)
-		byName[v.Name] = vv
 	}
 	a := states.AnalyzePeer(peer.ID, views, moved)
 	out.Staying = a.OnPeer - len(a.Movable)
-	pf, df := peerFacts(peers), deviceFacts(devices)
-	refused := map[string]bool{}
-	for _, id := range node.Status.RefusedPeers {
-		refused[id] = true
-	}
-	former := formerHoldersAmong(node.Spec.Cluster, nodes)
-	for _, b := range a.Movable {
-		vol := byName[b.Volume]
-		bp := BrickPreview{Volume: b.Volume, Path: b.Path}
-		plan, blocked := states.PlanMove(b, vol, peer.ID, pf, df, states.ClashPeers(vol, b.Path, former), refused)
-		if blocked != nil {
-			bp.Blocked = blocked.Reason
+	moves := states.PlanMoves(states.DrainFacts{
+		Source: peer.ID, Movable: a.Movable, Volumes: views,
+		Peers: peerFacts(peers), Devices: deviceFacts(devices),
+		FormerHolders: formerHoldersAmong(node.Spec.Cluster, nodes), Refused: node.Status.RefusedPeers,
+	})
+	for _, m := range moves {
+		bp := BrickPreview{Volume: m.Brick.Volume, Path: m.Brick.Path}
+		if m.Block != nil {
+			bp.Blocked = m.Block.Reason
 		} else {
-			bp.Targets, bp.SameZone = plan.Targets, plan.SameZone
-			for _, t := range plan.Targets {
+			bp.Targets, bp.SameZone = m.Plan.Targets, m.Plan.SameZone
+			for _, t := range m.Plan.Targets {
 				bp.TargetNodes = append(bp.TargetNodes, nodeOf[t])
 			}
 		}

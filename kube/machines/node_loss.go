@@ -55,81 +55,80 @@ func (s *NodeSyncer) lostPodSide(ctx context.Context, node *operatorv1alpha1.Glu
 	if !lp.NodeLost {
 		return
 	}
-	note, err := s.podStorageNote(ctx, pod)
+	vols, err := s.podVolumes(ctx, pod)
 	if err != nil {
 		s.log(node).Debug("reading the pod's storage failed", zap.Error(err))
-		return
 	}
-	lp.StorageChecked, lp.StorageMovable, lp.StorageNote = true, note == "", note
+	checked, note := states.LostPodStorage(vols)
+	lp.StorageChecked, lp.StorageMovable, lp.StorageNote = checked, checked && note == "", note
 }
 
-// podStorageNote returns "" when every volume of pod can follow it to
-// another node, else a phrase naming the first one that cannot. Claims and
-// PVs are read live: a binding seen in a cache is not evidence enough for
-// a forced delete.
-func (s *NodeSyncer) podStorageNote(ctx context.Context, pod *corev1.Pod) (string, error) {
+// podVolumes reads the volumes of pod for states.LostPodStorage, in the
+// pod's order. Claims and PVs are read live: a binding seen in a cache is
+// not evidence enough for a forced delete. A read that fails ends the
+// list with that volume unread, and is returned.
+func (s *NodeSyncer) podVolumes(ctx context.Context, pod *corev1.Pod) ([]states.PodVolumeFacts, error) {
+	var out []states.PodVolumeFacts
 	for _, v := range pod.Spec.Volumes {
+		f := states.PodVolumeFacts{Name: v.Name}
 		switch {
-		case v.HostPath != nil && objects.HostInterfaceVolume(v.Name):
-			continue // the same on every host, and no data of the node's
 		case v.HostPath != nil:
-			return fmt.Sprintf("volume %q is host path %s", v.Name, v.HostPath.Path), nil
-		case v.PersistentVolumeClaim == nil:
+			f.HostPath, f.Path, f.HostInterface = true, v.HostPath.Path, objects.HostInterfaceVolume(v.Name)
+		case v.PersistentVolumeClaim != nil:
+			f.Claim = v.PersistentVolumeClaim.ClaimName
+		}
+		if f.Claim == "" {
+			out = append(out, f)
 			continue
 		}
-		claim := v.PersistentVolumeClaim.ClaimName
-		pvc, err := s.Live.CoreV1().PersistentVolumeClaims(pod.Namespace).Get(ctx, claim, metav1.GetOptions{})
+		pv, err := s.claimVolume(ctx, pod.Namespace, f.Claim)
 		if err != nil {
-			return "", fmt.Errorf("get PVC %s: %w", claim, err)
+			return append(out, f), err
 		}
-		if pvc.Spec.VolumeName == "" {
-			return "", fmt.Errorf("PVC %s is not bound", claim)
-		}
-		pv, err := s.Live.CoreV1().PersistentVolumes().Get(ctx, pvc.Spec.VolumeName, metav1.GetOptions{})
-		if err != nil {
-			return "", fmt.Errorf("get PV %s: %w", pvc.Spec.VolumeName, err)
-		}
-		if why := pvNodeLocal(pv); why != "" {
-			return fmt.Sprintf("claim %q is on PV %q, %s", claim, pv.Name, why), nil
-		}
+		f.Read, f.PV = true, pvFacts(pv)
+		out = append(out, f)
 	}
-	return "", nil
+	return out, nil
 }
 
-// pvNodeLocal says why pv's data cannot be used from another node, or "".
-// A local or hostPath volume lives on one machine; a node affinity that
-// names hosts pins it there. An affinity on zones or other topology keys
-// lets it move within them, and the Gluster pod is pinned to its zone
-// anyway.
-func pvNodeLocal(pv *corev1.PersistentVolume) string {
-	switch {
-	case pv.Spec.Local != nil:
-		return "a local volume"
-	case pv.Spec.HostPath != nil:
-		return "a host path"
+// claimVolume reads the PV that claim in namespace is bound to, live.
+func (s *NodeSyncer) claimVolume(ctx context.Context, namespace, claim string) (*corev1.PersistentVolume, error) {
+	pvc, err := s.Live.CoreV1().PersistentVolumeClaims(namespace).Get(ctx, claim, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("get PVC %s: %w", claim, err)
 	}
+	if pvc.Spec.VolumeName == "" {
+		return nil, fmt.Errorf("PVC %s is not bound", claim)
+	}
+	pv, err := s.Live.CoreV1().PersistentVolumes().Get(ctx, pvc.Spec.VolumeName, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("get PV %s: %w", pvc.Spec.VolumeName, err)
+	}
+	return pv, nil
+}
+
+// pvFacts is what states.PVFacts.NodeLocal decides from: whether pv is a
+// local or hostPath volume, and for each term of its required node
+// affinity whether the term names hosts (the hostname label, or the node's
+// metadata.name, with operator In).
+func pvFacts(pv *corev1.PersistentVolume) states.PVFacts {
+	f := states.PVFacts{Name: pv.Name, Local: pv.Spec.Local != nil, HostPath: pv.Spec.HostPath != nil}
 	if pv.Spec.NodeAffinity == nil || pv.Spec.NodeAffinity.Required == nil {
-		return ""
+		return f
 	}
-	terms := pv.Spec.NodeAffinity.Required.NodeSelectorTerms
-	for _, t := range terms {
-		pinned := false
+	for _, t := range pv.Spec.NodeAffinity.Required.NodeSelectorTerms {
+		names := false
 		for _, r := range t.MatchExpressions {
 			if r.Key == objects.HostnameLabel && r.Operator == corev1.NodeSelectorOpIn {
-				pinned = true
+				names = true
 			}
 		}
-		for _, f := range t.MatchFields {
-			if f.Key == "metadata.name" && f.Operator == corev1.NodeSelectorOpIn {
-				pinned = true
+		for _, r := range t.MatchFields {
+			if r.Key == "metadata.name" && r.Operator == corev1.NodeSelectorOpIn {
+				names = true
 			}
 		}
-		if !pinned {
-			return ""
-		}
+		f.HostTerms = append(f.HostTerms, names)
 	}
-	if len(terms) == 0 {
-		return ""
-	}
-	return "whose node affinity names its host"
+	return f
 }

@@ -2,6 +2,7 @@ package machines
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +15,7 @@ import (
 	"github.com/gluster/anthill/states"
 )
 
-func TestPVNodeLocal(t *testing.T) {
+func TestPVFactsReadWhatMakesAVolumeNodeLocal(t *testing.T) {
 	hostAffinity := &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
 		MatchExpressions: []corev1.NodeSelectorRequirement{{Key: objects.HostnameLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{"worker-3"}}},
 	}}}}
@@ -32,6 +33,15 @@ func TestPVNodeLocal(t *testing.T) {
 			spec: corev1.PersistentVolumeSpec{PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/srv"}}}},
 		{name: "a CSI volume pinned to a host is node-local", local: true,
 			spec: corev1.PersistentVolumeSpec{PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "d", VolumeHandle: "h"}}, NodeAffinity: hostAffinity}},
+		{name: "a CSI volume pinned to a node by its name field is node-local", local: true,
+			spec: corev1.PersistentVolumeSpec{PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "d", VolumeHandle: "h"}},
+				NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+					MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{"worker-3"}}},
+				}}}}}},
+		{name: "a CSI volume pinned to a host in one term but free in another can move",
+			spec: corev1.PersistentVolumeSpec{PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "d", VolumeHandle: "h"}},
+				NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: append(
+					slices.Clone(hostAffinity.Required.NodeSelectorTerms), zoneAffinity.Required.NodeSelectorTerms...)}}}},
 		{name: "a CSI volume limited to a zone can move within it",
 			spec: corev1.PersistentVolumeSpec{PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "d", VolumeHandle: "h"}}, NodeAffinity: zoneAffinity}},
 		{name: "a CSI volume without affinity can move anywhere",
@@ -39,9 +49,9 @@ func TestPVNodeLocal(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			why := pvNodeLocal(&corev1.PersistentVolume{Spec: tc.spec})
+			why := pvFacts(&corev1.PersistentVolume{Spec: tc.spec}).NodeLocal()
 			if (why != "") != tc.local {
-				t.Errorf("pvNodeLocal = %q, want node-local %t", why, tc.local)
+				t.Errorf("NodeLocal = %q, want node-local %t", why, tc.local)
 			}
 		})
 	}

@@ -296,7 +296,6 @@ func (s *NodeSyncer) gd2Side(ctx context.Context, node *operatorv1alpha1.Gluster
 	snap.OnlyPeer = onlyLivePoolMember(p.ID, peers, vols)
 	moved := movedRefs(node)
 	var views []states.VolumeFacts
-	byName := map[string]states.VolumeFacts{}
 	for _, v := range vols {
 		if !volumeConcerns(v, p.ID, moved) {
 			continue
@@ -306,7 +305,6 @@ func (s *NodeSyncer) gd2Side(ctx context.Context, node *operatorv1alpha1.Gluster
 			return err
 		}
 		views = append(views, vv)
-		byName[v.Name] = vv
 	}
 	a := states.AnalyzePeer(p.ID, views, moved)
 	view.analysis = a
@@ -316,41 +314,17 @@ func (s *NodeSyncer) gd2Side(ctx context.Context, node *operatorv1alpha1.Gluster
 	snap.ReplacementsHealing = a.Unhealed
 	snap.PendingHealEntries, snap.SplitBrainEntries = a.PendingHealEntries, a.SplitBrainEntries
 	snap.BricksUnreachable = a.Unreachable
-	pf, df := peerFacts(peers), deviceFacts(devices)
-	refused := map[string]bool{}
-	for _, id := range node.Status.RefusedPeers {
-		refused[id] = true
-	}
-	former := s.formerHolders(node)
-	var block *states.MoveBlock
-	// A node of one of this node's volumes that is down is what an admin
-	// can act on, and may be why this node's copies are short: name it
-	// whether or not some other brick can move.
-	byID := make(map[string]states.PeerFacts, len(pf))
-	for _, f := range pf {
-		byID[f.ID] = f
-	}
-	for _, v := range views {
-		if down := states.VolumeNodesDown(v, byID); down != "" {
-			snap.VolumeNodeDown = down
-			break
-		}
-	}
-	for _, b := range a.Movable {
-		vol := byName[b.Volume]
-		plan, blocked := states.PlanMove(b, vol, p.ID, pf, df, states.ClashPeers(vol, b.Path, former), refused)
-		if blocked != nil {
-			if block == nil || (blocked.NodeDown && !block.NodeDown) {
-				block = blocked
-			}
-			continue
-		}
-		snap.NextBrickVolume, snap.NextBrickPath = b.Volume, b.Path
-		view.move = plan
-		break
-	}
-	if snap.NextBrickPath == "" && block != nil {
-		snap.DrainBlockedReason = block.Reason
+	next := states.NextMove(states.DrainFacts{
+		Source: p.ID, Movable: a.Movable, Volumes: views,
+		Peers: peerFacts(peers), Devices: deviceFacts(devices),
+		FormerHolders: s.formerHolders(node), Refused: node.Status.RefusedPeers,
+	})
+	snap.VolumeNodeDown = next.NodeDown
+	if next.Found {
+		snap.NextBrickVolume, snap.NextBrickPath = next.Move.Brick.Volume, next.Move.Brick.Path
+		view.move = next.Move.Plan
+	} else {
+		snap.DrainBlockedReason = next.Blocked
 	}
 	return nil
 }

@@ -421,15 +421,9 @@ func (s *NodeSyncer) Record(node *operatorv1alpha1.GlusterNode, outs []engine.Ou
 			Type: operatorv1alpha1.ConditionProgressing, Status: metav1.ConditionFalse, Reason: out.Reason,
 			Message: engine.Truncate(out.Message, engine.MaxConditionMessage), ObservedGeneration: node.Generation,
 		})
-		if d.Step == states.NodeMoveBrick {
-			// GD2 began preparing the new brick on these peers and failed
-			// there, leaving an unusable brick behind: never offer them again.
-			for _, id := range effects.PreparedOn(out.Err) {
-				if !slices.Contains(st.RefusedPeers, id) {
-					st.RefusedPeers = append(st.RefusedPeers, id)
-				}
-			}
-		}
+		// A failed brick move leaves an unusable brick on the peers GD2
+		// began preparing it on: they are never offered again.
+		st.RefusedPeers = states.RefuseAfterFailure(st.RefusedPeers, d.Step, effects.PreparedOn(out.Err))
 		return
 	case engine.Fired:
 		s.enter(node, out, now)

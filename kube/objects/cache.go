@@ -28,7 +28,7 @@ import (
 // keeps its metadata, status, node, tolerations, its containers' names and
 // images (what ContainerImages compares) and, of its volumes, only the
 // claims and host paths (what tells whether a lost node's pod may move:
-// podStorageNote in kube/machines). Its probes, environment, mounts,
+// podVolumes in kube/machines). Its probes, environment, mounts,
 // resources and security context, most of a pod, go. A pod is only ever
 // patched, never updated from the cache.
 //

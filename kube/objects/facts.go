@@ -15,7 +15,7 @@ import (
 // NodeFacts is what the cluster-level policies know of n.
 func NodeFacts(n *operatorv1alpha1.GlusterNode) states.NodeFacts {
 	return states.NodeFacts{
-		Name: n.Name, Zone: n.Spec.Zone, State: fsm.State(n.Status.State),
+		Name: n.Name, Zone: n.Spec.Zone, Template: n.Spec.Template, State: fsm.State(n.Status.State),
 		Created:               n.CreationTimestamp.Time,
 		Deleting:              n.DeletionTimestamp != nil,
 		DecommissionRequested: n.Annotations[AnnotationRequest] == RequestDecommission,
@@ -57,7 +57,7 @@ func TemplateFacts(c *operatorv1alpha1.GlusterCluster) []states.TemplateFacts {
 	ts := c.Spec.NodeTemplates
 	out := make([]states.TemplateFacts, len(ts))
 	for i, t := range ts {
-		out[i] = states.TemplateFacts{Zone: t.Zone, MinNodes: int(ptr.Deref(t.MinNodes, 0))}
+		out[i] = states.TemplateFacts{Name: t.Name, Zone: t.Zone, MinNodes: int(ptr.Deref(t.MinNodes, 0))}
 		if t.Nodes != nil {
 			out[i].Nodes = ptr.To(int(*t.Nodes))
 		}
@@ -111,42 +111,31 @@ func (b BrickCounts) Of(n *operatorv1alpha1.GlusterNode) int {
 	return b[n.Status.PeerID]
 }
 
-// ScalePlan is what scaling a cluster's GlusterNodes to its templates'
-// targets does: the templates to create a node from (one entry per node)
-// and the nodes to ask to decommission.
+// ScalePlan is states.ScalePlan in API objects: the templates to create a
+// node from (one entry per node) and the nodes to ask to decommission.
 type ScalePlan struct {
 	Create       []*operatorv1alpha1.NodeTemplate
 	Decommission []*operatorv1alpha1.GlusterNode
 }
 
-// PlanScale is the ScalePlan of c given nodes, the GlusterNodes of c.
-// Each template's target is states.TemplateTargets over the cluster (in
-// automatic mode the autoscaler's recorded counts). Only nodes that count
-// (states.NodeCounts: not being deleted, not asked to decommission, not
-// Draining or beyond) are a template's members. A node whose template is
-// no longer in the spec, or a node added by hand, is never chosen for
-// removal: a node missing from a list must not lose its data. Surplus
-// nodes are removed in ScaleDownOrder, whose removal moves the least data
-// (fewest bricks in bricks) first.
-func PlanScale(c *operatorv1alpha1.GlusterCluster, nodes []*operatorv1alpha1.GlusterNode, bricks BrickCounts) ScalePlan {
-	byTemplate := map[string][]*operatorv1alpha1.GlusterNode{}
-	for _, n := range nodes {
-		if states.NodeCounts(NodeFacts(n)) {
-			byTemplate[n.Spec.Template] = append(byTemplate[n.Spec.Template], n)
-		}
+// ScalePlanOf is states.PlanScale over c's templates and nodes, the
+// GlusterNodes of c, each node holding the bricks bricks counts on its
+// peer; the plan names the templates and nodes it chose as the API objects
+// they are.
+func ScalePlanOf(c *operatorv1alpha1.GlusterCluster, nodes []*operatorv1alpha1.GlusterNode, bricks BrickCounts) ScalePlan {
+	byName := make(map[string]*operatorv1alpha1.GlusterNode, len(nodes))
+	facts := make([]states.NodeFacts, len(nodes))
+	for i, n := range nodes {
+		byName[n.Name], facts[i] = n, NodeFacts(n)
+		facts[i].Bricks = bricks.Of(n)
 	}
-	automatic := c.Spec.Mode == operatorv1alpha1.ClusterModeAutomatic
-	targets := states.TemplateTargets(TemplateFacts(c), automatic)
-	var p ScalePlan
-	for i := range c.Spec.NodeTemplates {
-		t := &c.Spec.NodeTemplates[i]
-		members := byTemplate[t.Name]
-		for range targets[i] - len(members) {
-			p.Create = append(p.Create, t)
-		}
-		if surplus := len(members) - targets[i]; surplus > 0 {
-			p.Decommission = append(p.Decommission, ScaleDownOrder(members, bricks)[:surplus]...)
-		}
+	plan := states.PlanScale(TemplateFacts(c), facts, c.Spec.Mode == operatorv1alpha1.ClusterModeAutomatic)
+	var out ScalePlan
+	for _, i := range plan.Create {
+		out.Create = append(out.Create, &c.Spec.NodeTemplates[i])
 	}
-	return p
+	for _, name := range plan.Decommission {
+		out.Decommission = append(out.Decommission, byName[name])
+	}
+	return out
 }
