@@ -544,7 +544,14 @@ func TestNodeSyncerPersistsRestartingBeforeStoppingThePod(t *testing.T) {
 	if n := podDeletes(); n != 0 {
 		t.Fatalf("the transition to Restarting deleted the pod itself (%d deletes)", n)
 	}
-	// The next sync, as after an operator restart, rolls the workload.
+	// The next sync, as after an operator restart, puts the restart on
+	// record, and the one after rolls the workload.
+	if _, err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if l := f.node().Status.Ledger; len(l) != 1 || l[0].Action != operatorv1alpha1.LedgerActionRollWorkload || l[0].Version != "4.1.1" || podDeletes() != 0 {
+		t.Fatalf("ledger %+v, %d pod deletes; want the restart on record before it runs", l, podDeletes())
+	}
 	if _, err := f.sync(); err != nil {
 		t.Fatal(err)
 	}

@@ -222,6 +222,16 @@ func TestAnActingDecisionIsConfirmedOnALiveRead(t *testing.T) {
 	if got := f.calls.count(peersList) - peers; got != 1 {
 		t.Errorf("the drain decision made %d peers.list, want 1 (the live confirmation; the first read is the view's)", got)
 	}
+	// That sync put the devices' closing on record; the next, deciding
+	// again from a live read, drains.
+	if n := f.nodeNamed(names[0]); n.Status.State != string(states.NodeOnline) || len(n.Status.Ledger) != 1 {
+		t.Fatalf("state %s, ledger %+v; want Online with the drain's device change on record", n.Status.State, n.Status.Ledger)
+	}
+	peers = f.calls.count(peersList)
+	f.syncNode(names[0])
+	if got := f.calls.count(peersList) - peers; got != 1 {
+		t.Errorf("the drain made %d peers.list, want 1 (the live confirmation)", got)
+	}
 	if st := f.nodeNamed(names[0]).Status.State; st != string(states.NodeDraining) {
 		t.Fatalf("state %s, want Draining", st)
 	}
