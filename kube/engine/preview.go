@@ -22,9 +22,10 @@ type Preview[F any] struct {
 }
 
 // Decide runs the first half of Sync on o — the instances at their
-// persisted states, gather and decide, the state and decision checks —
+// persisted states, gather and decide (again from a live read when the
+// decision acts), the state and decision checks —
 // and stops before anything acts. Prepare is not called: it writes
-// (finalizers, a recovered ledger entry). An object whose status a newer
+// (finalizers). An object whose status a newer
 // operator wrote is refused, as Sync refuses it, without gathering. An
 // error is a failure to gather.
 func Decide[O Object, F any](ctx context.Context, spec Spec[O, F], o O) ([]Preview[F], error) {
@@ -55,6 +56,12 @@ func Decide[O Object, F any](ctx context.Context, spec Spec[O, F], o O) ([]Previ
 			return nil, err
 		}
 		p.Decision = spec.Decide(p.Instance)
+		if live, ok := spec.(ReadsLive[O, F]); ok && (p.Decision.Event != "" || p.Decision.Step != "") {
+			if err := live.GatherLive(ctx, o, &p.Instance, p.Decision); err != nil {
+				return nil, err
+			}
+			p.Decision = spec.Decide(p.Instance)
+		}
 		switch d := p.Decision; {
 		case d.Event != "" && d.Step != "":
 			p.Refused = fmt.Sprintf("decision sets both event %s and step %s", d.Event, d.Step)

@@ -55,6 +55,11 @@ const (
 	// Refused: the decision is not allowed in the state (the definition
 	// and the Decide function disagree); nothing ran.
 	Refused
+	// Noted: the decision's action must be on record before it runs
+	// (RecordsAhead), and was not: the record went into the status this
+	// sync writes, and the action runs in a later sync, once the write
+	// made the record durable. The state is unchanged.
+	Noted
 )
 
 // Outcome is what happened to one instance in one sync.
@@ -136,11 +141,39 @@ type Spec[O Object, F any] interface {
 	Finish(ctx context.Context, updated O, outs []Outcome[F], res Result, err error) (Result, error)
 }
 
+// RecordsAhead is implemented by a spec some of whose actions must be on
+// record in the object's status before they run (the ledger of lasting
+// changes): no crash between a change and its record can then lose the
+// record, and the record is part of the runner's one status write, not a
+// write of its own.
+type RecordsAhead[O Object, F any] interface {
+	// RecordAhead puts on record in o's status, a copy the sync writes,
+	// what the action of d for in is about to change, unless o already
+	// records it (a step repeated, an action retried after it failed).
+	// to is where the node or phase is after the action (the event's
+	// target, or the state a step runs in). It reports whether it changed
+	// o; if so, the action waits for a later sync.
+	RecordAhead(o O, in Instance[F], d states.Decision, to fsm.State, now time.Time) bool
+}
+
+// ReadsLive is implemented by a spec whose Gather may read from caches
+// or views shared between syncs: good enough to wait on, never to act on.
+// A decision that acts is taken again from facts GatherLive read live, and
+// that decision is the one the runner checks, records and acts on: the
+// live re-read before an action is a phase of the protocol, not a return
+// trip inside a machine.
+type ReadsLive[O Object, F any] interface {
+	// GatherLive reads again, live, what the action of d relies on. It
+	// writes nothing.
+	GatherLive(ctx context.Context, o O, in *Instance[F], d states.Decision) error
+}
+
 // Runner is the one sync protocol every machine runs through: load from
 // the lister, fence a cache behind the last commit, work on a deep copy,
 // build the machine at the persisted state (an unknown state is surfaced,
-// never reset), gather, decide, check the decision against the
-// definition, act before firing (a failed action leaves the state), record
+// never reset), gather, decide (again from a live read when the decision
+// acts, see ReadsLive), check the decision against the definition, put on
+// record what the action is about to change (RecordsAhead), act before firing (a failed action leaves the state), record
 // every outcome in the status slice, write it once (nothing if unchanged),
 // announce what the write made durable, and requeue as the decisions ask.
 type Runner[O Object, F any] struct {
@@ -196,7 +229,9 @@ func (r *Runner[O, F]) Sync(ctx context.Context, key Key) (Result, error) {
 	now := r.Clock.Now()
 	outs := make([]Outcome[F], len(ins))
 	said := make([]string, len(ins))
-	fired := false
+	// commit: the write carries a transition or a record an action waits
+	// for, so the next sync must read it back (see writeFence).
+	commit := false
 	for i, in := range ins {
 		said[i] = r.Spec.Message(o, in.Subject)
 		if outs[i], err = r.advance(ctx, o, in, now); err != nil {
@@ -204,7 +239,7 @@ func (r *Runner[O, F]) Sync(ctx context.Context, key Key) (Result, error) {
 			// written, and the sync is retried.
 			return Result{}, err
 		}
-		fired = fired || outs[i].Kind == Fired
+		commit = commit || outs[i].Kind == Fired || outs[i].Kind == Noted
 	}
 	r.Spec.Record(o, outs, now)
 	for i := range outs {
@@ -216,7 +251,7 @@ func (r *Runner[O, F]) Sync(ctx context.Context, key Key) (Result, error) {
 		}
 		r.warn(o, outs[i], said[i])
 	}
-	updated, wrote, err := r.Writer.Write(ctx, key, cached, o, fired)
+	updated, wrote, err := r.Writer.Write(ctx, key, cached, o, commit)
 	if err != nil {
 		// Nothing was persisted, so nothing is announced; the next sync
 		// decides again from live state (every action is idempotent).
@@ -280,6 +315,13 @@ func (r *Runner[O, F]) advance(ctx context.Context, o O, in Instance[F], now tim
 	}
 	out.Instance = in
 	d := r.Spec.Decide(in)
+	if live, ok := r.Spec.(ReadsLive[O, F]); ok && (d.Event != "" || d.Step != "") {
+		if err := live.GatherLive(ctx, o, &in, d); err != nil {
+			return out, err
+		}
+		out.Instance = in
+		d = r.Spec.Decide(in)
+	}
 	out.Decision = d
 	var name string
 	switch {
@@ -306,10 +348,15 @@ func (r *Runner[O, F]) advance(ctx context.Context, o O, in Instance[F], now tim
 		Machine: def.Machine, Namespace: o.GetNamespace(), Name: o.GetName(), Subject: in.Subject,
 		State: string(in.State), Action: name, Reason: d.Reason,
 	}
+	to := in.State
 	if d.Event != "" {
-		if to, ok := def.Target(d.Event, in.State); ok {
-			ac.Target = string(to)
+		if t, ok := def.Target(d.Event, in.State); ok {
+			to, ac.Target = t, string(t)
 		}
+	}
+	if ahead, ok := r.Spec.(RecordsAhead[O, F]); ok && ahead.RecordAhead(o, in, d, to, now) {
+		out.Kind = Noted
+		return out, nil
 	}
 	if err := r.Spec.Act(WithAction(ctx, ac), o, in, d); err != nil {
 		out.Kind, out.Err = Failed, err
@@ -354,7 +401,7 @@ func (r *Runner[O, F]) warn(o O, out Outcome[F], said string) {
 // defaultResult is the sync's result unless the spec's Finish says
 // otherwise: failed actions and refused or unknown states are errors (the
 // dispatcher backs off; a PermanentError marks the latter); a sync that
-// fired waits for the informer to deliver its own write; waits and steps
+// fired or noted waits for the informer to deliver its own write; waits and steps
 // requeue after the shortest interval their decisions ask for.
 func defaultResult[F any](outs []Outcome[F]) (Result, error) {
 	var errs []error

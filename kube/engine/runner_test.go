@@ -477,3 +477,127 @@ func TestRunnerForgetsAnObjectThatIsGone(t *testing.T) {
 		t.Errorf("sync of a deleted object: %+v, %v, prepared %d", res, err, w.prepared)
 	}
 }
+
+// aheadWorld is the fake machine with a record that must be written
+// before its start action runs ("record" in its data), and facts that a
+// live read may change.
+type aheadWorld struct {
+	*world
+	// liveFacts, when set, is what a live read finds; liveReads counts
+	// the live reads.
+	liveFacts string
+	liveReads int
+}
+
+func (w *aheadWorld) RecordAhead(o *ticketObject, in Instance[string], d states.Decision, to fsm.State, _ time.Time) bool {
+	if d.Event != "start" || o.Data["record"] != "" {
+		return false
+	}
+	if o.Data == nil {
+		o.Data = map[string]string{}
+	}
+	o.Data["record"] = "start to " + string(to) + " on " + in.Facts
+	return true
+}
+
+func (w *aheadWorld) GatherLive(_ context.Context, _ *ticketObject, in *Instance[string], _ states.Decision) error {
+	w.liveReads++
+	if w.liveFacts != "" {
+		in.Facts = w.liveFacts
+	}
+	return nil
+}
+
+func (w *aheadWorld) runner() *Runner[*ticketObject, string] {
+	r, _ := w.world.runner()
+	r.Spec = w
+	return r
+}
+
+// TestRunnerPutsAnActionOnRecordBeforeItRuns: a decision whose action must
+// be on record first writes the record and acts on nothing; the sync
+// waits for the informer to deliver the write (the key is fenced), and
+// the next sync finds the record and acts, once.
+func TestRunnerPutsAnActionOnRecordBeforeItRuns(t *testing.T) {
+	w := &aheadWorld{world: newWorld(t, map[string]string{"state": "Open"})}
+	w.decide = fire("start")
+	r := w.runner()
+	res, err := r.Sync(context.Background(), key)
+	if err != nil || res != (Result{}) {
+		t.Fatalf("sync = %+v, %v; want no requeue: the write brings the next sync", res, err)
+	}
+	if w.stored.Data["record"] != "start to Working on facts of " || w.stored.Data["state"] != "Open" || len(w.acted) != 0 {
+		t.Fatalf("stored %v, acted %v; want the record written and nothing acted", w.stored.Data, w.acted)
+	}
+	if res, err := r.Sync(context.Background(), key); err != nil || res.RequeueAfter == 0 || len(w.acted) != 0 {
+		t.Fatalf("a sync on the cache from before the record: %+v, %v, acted %v; want it fenced", res, err, w.acted)
+	}
+	w.catchUp()
+	if _, err := r.Sync(context.Background(), key); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(w.acted) != "[:start]" || w.stored.Data["state"] != "Working" || w.writes != 2 {
+		t.Fatalf("acted %v, stored %v after %d writes; want one start, Working, two writes", w.acted, w.stored.Data, w.writes)
+	}
+}
+
+// TestRunnerActsOnNothingWhenItsRecordIsLost: when the write of the record
+// fails, nothing acts, and the next sync records again before acting.
+func TestRunnerActsOnNothingWhenItsRecordIsLost(t *testing.T) {
+	w := &aheadWorld{world: newWorld(t, map[string]string{"state": "Open"})}
+	w.decide = fire("start")
+	w.writeErr = errors.New("injected: etcd timeout")
+	r := w.runner()
+	if _, err := r.Sync(context.Background(), key); err == nil {
+		t.Fatal("a failed write of the record must fail the sync")
+	}
+	if len(w.acted) != 0 || w.stored.Data["record"] != "" {
+		t.Fatalf("acted %v, stored %v after a lost record", w.acted, w.stored.Data)
+	}
+	w.writeErr = nil
+	for range 2 {
+		if _, err := r.Sync(context.Background(), key); err != nil {
+			t.Fatal(err)
+		}
+		w.catchUp()
+	}
+	if fmt.Sprint(w.acted) != "[:start]" || w.stored.Data["record"] == "" {
+		t.Fatalf("acted %v, stored %v; want the record, then one start", w.acted, w.stored.Data)
+	}
+}
+
+// TestRunnerDecidesAnActionAgainOnALiveRead: a decision that acts is
+// taken again from facts read live, and the runner records and acts on
+// that decision; a wait reads nothing live.
+func TestRunnerDecidesAnActionAgainOnALiveRead(t *testing.T) {
+	w := &aheadWorld{world: newWorld(t, map[string]string{"state": "Open", "record": "done"}), liveFacts: "live facts"}
+	waitOnCache := false
+	w.decide = func(in Instance[string]) states.Decision {
+		if in.Facts == "live facts" || waitOnCache {
+			return states.Decision{Reason: "Held", Message: "the live read says wait"}
+		}
+		return states.Decision{Event: "start"}
+	}
+	r := w.runner()
+	r.Spec = &liveChecked{w}
+	if _, err := r.Sync(context.Background(), key); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.acted) != 0 || w.liveReads != 1 || w.stored.Data["message/"] != "the live read says wait" {
+		t.Fatalf("acted %v after %d live reads, stored %v; want the live decision (a wait) kept", w.acted, w.liveReads, w.stored.Data)
+	}
+	w.catchUp()
+	waitOnCache = true
+	if _, err := r.Sync(context.Background(), key); err != nil {
+		t.Fatal(err)
+	}
+	if w.liveReads != 1 {
+		t.Errorf("%d live reads; a wait on the cached facts must read nothing live", w.liveReads)
+	}
+}
+
+// liveChecked is an aheadWorld whose Decide accepts live facts (the
+// world's checks that it was handed gathered ones).
+type liveChecked struct{ *aheadWorld }
+
+func (l *liveChecked) Decide(in Instance[string]) states.Decision { return l.decide(in) }

@@ -6,7 +6,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 )
@@ -31,8 +30,10 @@ func TestClusterSyncerScalesDownTheNodeHoldingTheFewestBricks(t *testing.T) {
 			cs, _, a := clusterLedgerFixture(t, 2, "gc-z1-a", "gc-z1-b", "gc-z1-c")
 			scale := states.Decision{Step: states.ClusterScaleNodes, Reason: states.ReasonScaling}
 			facts := &clusterFacts{snap: states.ClusterSnapshot{DesiredNodes: 2}, bricks: tc.bricks}
-			if err := cs.Act(ctx, liveCluster(t, a), engine.Instance[*clusterFacts]{State: states.ClusterScaling, Facts: facts}, scale); err != nil {
-				t.Fatal(err)
+			for _, noting := range []bool{true, false} {
+				if noted, err := clusterStep(t, cs, a, states.ClusterScaling, facts, scale); noted != noting || err != nil {
+					t.Fatalf("noted %t, %v; want %t", noted, err, noting)
+				}
 			}
 			if got := ledgerLines(liveCluster(t, a).Status.Ledger); len(got) != 1 || liveCluster(t, a).Status.Ledger[0].Node != tc.want {
 				t.Fatalf("ledger %v, want one entry naming %s", got, tc.want)

@@ -89,6 +89,12 @@ type clusterFacts struct {
 	// gd2Err is why GD2 did not answer (no client could be made, or its
 	// peer list failed); nil when it answered.
 	gd2Err error
+	// nodeLedger is what the cluster's GlusterNodes put on record in
+	// their own ledgers that the cluster's ledger lacks: Record copies it.
+	nodeLedger []operatorv1alpha1.LedgerEntry
+	// scale is the plan of a scaleNodes step, over the live cluster and
+	// GlusterNodes (GatherLive); nil until read.
+	scale *objects.ScalePlan
 }
 
 // Definition is the cluster machine.
@@ -139,6 +145,65 @@ func (s *ClusterSyncer) Gather(ctx context.Context, c *operatorv1alpha1.GlusterC
 	return s.autoscale(c, in.State, reading, in.Facts)
 }
 
+// GatherLive reads, for a scaleNodes step about to run, the cluster and
+// its GlusterNodes live and plans the scaling over them: the ledger puts
+// on record what the action, which reads them live too, is about to do,
+// and a step repeated while the cache lags plans (and records) nothing
+// more (engine.ReadsLive).
+func (s *ClusterSyncer) GatherLive(ctx context.Context, c *operatorv1alpha1.GlusterCluster, in *engine.Instance[*clusterFacts], d states.Decision) error {
+	if d.Step != states.ClusterScaleNodes || objects.IsExternal(c) {
+		return nil
+	}
+	live, err := s.Anthill.OperatorV1alpha1().GlusterClusters(c.Namespace).Get(ctx, c.Name, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("read the cluster to plan its scaling: %w", err)
+	}
+	list, err := s.Anthill.OperatorV1alpha1().GlusterNodes(c.Namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("list GlusterNodes to plan the scaling: %w", err)
+	}
+	var nodes []*operatorv1alpha1.GlusterNode
+	for i := range list.Items {
+		if list.Items[i].Spec.Cluster == c.Name {
+			nodes = append(nodes, &list.Items[i])
+		}
+	}
+	plan := objects.ScalePlanOf(live, nodes, in.Facts.bricks)
+	in.Facts.scale = &plan
+	return nil
+}
+
+// RecordAhead puts on record in the cluster's ledger what the step of d
+// is about to change (engine.RecordsAhead): the GD2 options it sets, the
+// GlusterNodes scaling creates or decommissions, the CSI driver objects it
+// creates.
+func (s *ClusterSyncer) RecordAhead(c *operatorv1alpha1.GlusterCluster, in engine.Instance[*clusterFacts], d states.Decision, _ fsm.State, now time.Time) bool {
+	var entries []operatorv1alpha1.LedgerEntry
+	switch d.Step {
+	case states.ClusterApplyOptions:
+		if opts := optionsToSet(c, in.Facts.snap.OptionsDiffer); len(opts) > 0 {
+			entries = append(entries, optionsLedgerEntry(opts, d, in.State, now))
+		}
+	case states.ClusterScaleNodes:
+		if in.Facts.scale != nil {
+			entries = scaleLedgerEntries(*in.Facts.scale, d, in.State, now)
+		}
+	case states.ClusterEnsureDrivers:
+		entries = append(entries, driversLedgerEntry(in.Facts.snap.DriversMissing, d, in.State, now))
+	}
+	return recordClusterAhead(c, entries)
+}
+
+// optionsToSet are the GD2 cluster options of spec.clusterOptions whose
+// keys differ in GD2, with the spec's values.
+func optionsToSet(c *operatorv1alpha1.GlusterCluster, differ []string) map[string]string {
+	opts := map[string]string{}
+	for _, k := range differ {
+		opts[k] = c.Spec.ClusterOptions[k]
+	}
+	return opts
+}
+
 // optionsDiffer reads GD2's cluster options and names the keys of
 // spec.clusterOptions whose value GD2 does not have (none when GD2 does
 // not answer, or the spec sets none).
@@ -175,34 +240,13 @@ func (s *ClusterSyncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterClus
 	}
 	target := transitions.ClusterTarget{Namespace: c.Namespace, Name: c.Name, DesiredNodes: in.Facts.snap.DesiredNodes, Bricks: in.Facts.bricks}
 	ops := transitions.Ops{Kube: s.Kube, GD2: effects.NoGD2{}}
-	var ledger []operatorv1alpha1.LedgerEntry
-	now := s.Clock.Now()
-	switch d.Step {
-	case states.ClusterApplyOptions:
+	if d.Step == states.ClusterApplyOptions {
 		gc, err := s.GD2.For(ctx, c)
 		if err != nil {
 			return err
 		}
 		ops.GD2 = &effects.GD2{Client: gc}
-		target.Options = map[string]string{}
-		for _, k := range in.Facts.snap.OptionsDiffer {
-			target.Options[k] = c.Spec.ClusterOptions[k]
-		}
-		if len(target.Options) > 0 {
-			ledger = append(ledger, optionsLedgerEntry(target.Options, d, in.State, now))
-		}
-	case states.ClusterScaleNodes:
-		entries, err := scaleLedgerEntries(ctx, s.Anthill, c.Namespace, c.Name, in.Facts.bricks, d, in.State, now)
-		if err != nil {
-			return err
-		}
-		ledger = entries
-	case states.ClusterEnsureDrivers:
-		ledger = append(ledger, driversLedgerEntry(in.Facts.snap.DriversMissing, d, in.State, now))
-	}
-	// Written ahead of the action (see ledgerClusterChanges).
-	if err := ledgerClusterChanges(ctx, s.Anthill, c, ledger); err != nil {
-		return err
+		target.Options = optionsToSet(c, in.Facts.snap.OptionsDiffer)
 	}
 	return a(ctx, s.Audit.Ops(ops), target)
 }
@@ -215,9 +259,13 @@ func (s *ClusterSyncer) Message(c *operatorv1alpha1.GlusterCluster, _ string) st
 	return ""
 }
 
-// Record lands the outcome in the phase, the conditions and the history.
+// Record copies the GlusterNodes' new ledger entries into the cluster's,
+// and lands the outcome in the phase, the conditions and the history.
 func (s *ClusterSyncer) Record(c *operatorv1alpha1.GlusterCluster, outs []engine.Outcome[*clusterFacts], now time.Time) {
 	out := &outs[0]
+	for _, e := range out.Facts.nodeLedger {
+		c.Status.Ledger = appendBounded(c.Status.Ledger, e, operatorv1alpha1.MaxLedger)
+	}
 	switch out.Kind {
 	case engine.Unknown, engine.Refused, engine.Failed:
 		return
@@ -297,6 +345,7 @@ func (s *ClusterSyncer) snapshot(ctx context.Context, c *operatorv1alpha1.Gluste
 		return err
 	}
 	states.CountNodes(objects.ClusterNodeFacts(nodes, c), "").FillCluster(snap)
+	f.nodeLedger = copyNodeLedgers(c.Status.Ledger, c.Name, nodes)
 	if s.TLS != nil && objects.TLSEnabled(c) && !snap.Deleting {
 		check, err := s.TLS.Check(ctx, c, nodes)
 		if err != nil {

@@ -81,18 +81,19 @@ func disruptionSlice(st *operatorv1alpha1.GlusterClusterStatus) any {
 	return []any{st.Disruption, st.History, st.Conditions}
 }
 
-// disruptionFacts is what one disruption sync gathered, and the zone its
-// decision names.
+// disruptionFacts is what one disruption sync gathered.
 type disruptionFacts struct {
 	view disruptionView
-	// zone is the persisted zone, since when the machine is in its state;
-	// decided is the zone of the decision.
-	zone, decided string
-	since         time.Time
+	// zone is the persisted zone, since when the machine is in its state.
+	zone  string
+	since time.Time
 	// liveRead: the GD2 lists were read live, not from the cluster's
 	// shared view, because the decision on the view acted.
 	liveRead bool
 }
+
+// decidedZone is the zone the decision over f names.
+func (f *disruptionFacts) decidedZone() string { return states.DecideDisruption(f.view.snap).Zone }
 
 // Definition is the disruption machine.
 func (s *DisruptionSyncer) Definition() *fsm.Definition { return disruptionDef }
@@ -134,29 +135,34 @@ func (s *DisruptionSyncer) Instances(_ context.Context, c *operatorv1alpha1.Glus
 }
 
 // Gather reads the disruption facts: the pods and budgets (live), the
-// nodes and GD2.
+// nodes and GD2 from the cluster's shared view.
 func (s *DisruptionSyncer) Gather(ctx context.Context, c *operatorv1alpha1.GlusterCluster, in *engine.Instance[*disruptionFacts]) error {
 	var err error
 	in.Facts.view, err = s.gather(ctx, c, in.State, in.Facts.zone, in.Facts.since, false)
-	// The GD2 peer and volume lists came from the cluster's shared view
-	// (effects.PoolViews), a little old (the volumes up to
-	// effects.ConfigListFactor intervals): good enough to keep a budget,
-	// never to change one. A decision that opens or locks a zone, or
-	// applies budgets, is taken again on a live read, and that decision is
-	// the one the runner checks and acts on.
-	if err == nil && in.Facts.view.snap.GD2Reachable && acts(s.Decide(*in)) {
-		in.Facts.view, err = s.gather(ctx, c, in.State, in.Facts.zone, in.Facts.since, true)
-		in.Facts.liveRead = true
-	}
 	return err
 }
 
-// Decide is the disruption machine's pure decision; the zone it names is
-// kept in the facts for the action and the record.
+// GatherLive reads the facts again with GD2's lists read live
+// (engine.ReadsLive). The shared view's (effects.PoolViews) are a little
+// old (the volumes up to effects.ConfigListFactor intervals): good enough
+// to keep a budget, never to change one, so a decision that opens or
+// locks a zone, or applies budgets, is taken again on a live read.
+func (s *DisruptionSyncer) GatherLive(ctx context.Context, c *operatorv1alpha1.GlusterCluster, in *engine.Instance[*disruptionFacts], _ states.Decision) error {
+	if !in.Facts.view.snap.GD2Reachable {
+		return nil
+	}
+	view, err := s.gather(ctx, c, in.State, in.Facts.zone, in.Facts.since, true)
+	if err != nil {
+		return err
+	}
+	in.Facts.view, in.Facts.liveRead = view, true
+	return nil
+}
+
+// Decide is the disruption machine's pure decision (the zone it names is
+// the facts' decidedZone).
 func (s *DisruptionSyncer) Decide(in engine.Instance[*disruptionFacts]) states.Decision {
-	d := states.DecideDisruption(in.Facts.view.snap)
-	in.Facts.decided = d.Zone
-	return d.Decision
+	return states.DecideDisruption(in.Facts.view.snap).Decision
 }
 
 // Act applies the budgets: an event's action those of the state it
@@ -170,7 +176,7 @@ func (s *DisruptionSyncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterC
 	t := f.view.target(c, in.State, f.zone)
 	if d.Event != "" {
 		to, _ := disruptionDef.Target(d.Event, in.State)
-		t = f.view.target(c, to, f.decided)
+		t = f.view.target(c, to, f.decidedZone())
 	}
 	return a(ctx, s.Audit.Disruption(s.Kube), t)
 }
@@ -189,9 +195,9 @@ func (s *DisruptionSyncer) Record(c *operatorv1alpha1.GlusterCluster, outs []eng
 	out := &outs[0]
 	switch out.Kind {
 	case engine.Fired:
-		out.Committed.Subject = out.Facts.decided
+		out.Committed.Subject = out.Facts.decidedZone()
 		c.Status.Disruption = &operatorv1alpha1.DisruptionStatus{
-			State: string(out.To), Zone: out.Facts.decided, LastTransitionTime: &metav1.Time{Time: now}, Message: engine.Truncate(out.Decision.Message, engine.MaxConditionMessage),
+			State: string(out.To), Zone: out.Facts.decidedZone(), LastTransitionTime: &metav1.Time{Time: now}, Message: engine.Truncate(out.Decision.Message, engine.MaxConditionMessage),
 		}
 		c.Status.History = appendHealHistory(c.Status.History, out.Committed.Record())
 	case engine.Waited, engine.Stepped:

@@ -7,9 +7,10 @@
 // the specs and the dispatcher, and registers each machine with it.
 // LiveNodeDecision and LiveClusterDecision (live_decision.go) run the same
 // specs' gather and decide over informers from the same factories, through
-// an admin's clients, for `explain`; nothing acts. The ledger's writes are
-// appendLedger (status_writers.go), fed by the node syncer's entries and
-// the cluster-wide ones (cluster_ledger.go).
+// an admin's clients, for `explain`; nothing acts. The ledger (ledger.go)
+// is part of the status each runner writes: a spec's RecordAhead puts a
+// change on record before its action runs (engine.RecordsAhead), a node's
+// in its own status, copied into its cluster's by the cluster machine.
 //
 // Gathering only reads: the world is changed by the actions (effects), a
 // status only by the runner's status writer (status_writers.go).

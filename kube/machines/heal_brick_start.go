@@ -106,6 +106,15 @@ func (s *HealSyncer) trackNotStarted(c *operatorv1alpha1.GlusterCluster, volume 
 	return now
 }
 
+// RecordAhead puts a forceStartBricks step on record in the cluster's
+// ledger before it runs (engine.RecordsAhead).
+func (s *HealSyncer) RecordAhead(c *operatorv1alpha1.GlusterCluster, in engine.Instance[*healFacts], d states.Decision, _ fsm.State, now time.Time) bool {
+	if d.Step != states.HealForceStartBricks {
+		return false
+	}
+	return recordClusterAhead(c, forceStartLedgerEntries(in, d, now))
+}
+
 // forceStartLedgerEntries are the ledger entries of a forceStartBricks
 // step: one per peer whose bricks of the volume it starts, naming its
 // GlusterNode.

@@ -313,12 +313,6 @@ func (s *HealSyncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterCluster
 	if !ok {
 		return nil
 	}
-	if d.Step == states.HealForceStartBricks {
-		// Written ahead of the action (see ledgerClusterChanges).
-		if err := ledgerClusterChanges(ctx, s.Anthill, c, forceStartLedgerEntries(in, d, s.Clock.Now())); err != nil {
-			return err
-		}
-	}
 	err := a(ctx, s.Audit.Ops(transitions.Ops{GD2: in.Facts.sync.ops}), transitions.VolumeTarget{Cluster: c.Name, Volume: in.Subject})
 	if d.Event == states.HealStartHeal && errors.Is(err, transitions.ErrHealNotDelivered) {
 		in.Facts.notDelivered = err

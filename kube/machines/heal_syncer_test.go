@@ -757,6 +757,10 @@ func TestHealSyncerStartsBricksGD2LeftOfflineOnALivePeerAfterTheGrace(t *testing
 		t.Fatalf("ledger %+v before the grace ended", f.cluster().Status.Ledger)
 	}
 	f.clock.Step(DefaultOfflineGrace / 2)
+	// The step goes on record first; the bricks start in the next sync.
+	if _, added := f.mustSync(); len(added) != 0 || len(f.cluster().Status.Ledger) != 1 || f.bricksOffline("data") != 1 {
+		t.Fatalf("records %+v, ledger %+v, %d bricks offline; want the step on record and nothing started", added, f.cluster().Status.Ledger, f.bricksOffline("data"))
+	}
 	_, added = f.mustSync()
 	if len(added) != 1 || added[0].Event != string(states.HealForceStartBricks) || added[0].Reason != states.ReasonBricksNotStarted ||
 		added[0].From != string(states.HealHealPending) || added[0].To != string(states.HealHealPending) {
@@ -826,6 +830,7 @@ func TestHealSyncerNeverStartsBricksOnAVolumeAnthillIsChanging(t *testing.T) {
 		t.Fatal("bricks started at once when the change ended, without the grace")
 	}
 	f.clock.Step(DefaultOfflineGrace)
+	f.mustSync() // the step goes on record
 	f.mustSync()
 	if f.bricksOffline("data") != 0 {
 		t.Fatal("bricks not started after the grace once nothing changed the volume")

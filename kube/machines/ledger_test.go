@@ -41,10 +41,10 @@ func TestLedgerKeepsEachMoveOnceAndTheNewestHundred(t *testing.T) {
 	if len(ledger) != operatorv1alpha1.MaxLedger || ledger[0].Brick != "5" || ledger[len(ledger)-1].Brick != "104" {
 		t.Fatalf("ledger holds %d entries, %s to %s; want the newest %d", len(ledger), ledger[0].Brick, ledger[len(ledger)-1].Brick, operatorv1alpha1.MaxLedger)
 	}
-	recovered := move("n", "104")
-	recovered.Recovered = true
-	if _, changed := withLedgerEntries(ledger, []operatorv1alpha1.LedgerEntry{recovered}); changed {
-		t.Error("a move already recorded was recorded again as recovered")
+	again := move("n", "104")
+	again.TargetPeers = []string{"peer-x"}
+	if _, changed := withLedgerEntries(ledger, []operatorv1alpha1.LedgerEntry{again}); changed {
+		t.Error("a move already recorded was recorded again")
 	}
 	if _, changed := withLedgerEntries(ledger, []operatorv1alpha1.LedgerEntry{move("other", "104")}); !changed {
 		t.Error("the same brick path moved off another node is another move")
@@ -60,76 +60,70 @@ func clusterLedger(t *testing.T, f *nodeFixture) []operatorv1alpha1.LedgerEntry 
 	return c.Status.Ledger
 }
 
-// TestNodeSyncerLedgersEveryMoveOnceAcrossACrash: a move persisted by the
-// node's status write lands in the cluster's ledger with its targets and
-// reason; a move whose ledger write was lost (the operator died between
-// the two writes) is recorded as recovered before the node does anything
-// else, and only once.
-func TestNodeSyncerLedgersEveryMoveOnceAcrossACrash(t *testing.T) {
+// TestNodeSyncerRecordsAMoveBeforeItRuns: a brick move goes on record in
+// the node's own ledger, with its targets, reason and the drain's cause,
+// before it runs (the runner writes the record, and the move waits for a
+// later sync: engine.RecordsAhead). Its retry, even to other targets,
+// records nothing more; the next brick's move is a new entry.
+func TestNodeSyncerRecordsAMoveBeforeItRuns(t *testing.T) {
 	f := newNodeFixture(t)
 	node := f.node()
 	node.Status.State = string(states.NodeDraining)
 	node.Status.PeerID = "peer-a"
-	node.Status.MovedBricks = []operatorv1alpha1.BrickRef{{Volume: "v", Path: "/b/1"}}
 	node.Status.History = []operatorv1alpha1.TransitionRecord{{From: "Online", To: "Draining", Event: "decommission", Reason: "DecommissionRequested"}}
-	out := engine.Outcome[*nodeSync]{
-		Instance: engine.Instance[*nodeSync]{State: states.NodeDraining, Facts: &nodeSync{
-			snap: states.NodeSnapshot{NextBrickVolume: "v", NextBrickPath: "/b/1"},
-			view: nodeView{move: states.MovePlan{Targets: []string{"peer-b", "peer-c"}}},
-		}},
-		Kind: engine.Stepped, Decision: states.Decision{Step: states.NodeMoveBrick, Reason: states.ReasonMovingBrick}, To: states.NodeDraining,
+	in := engine.Instance[*nodeSync]{State: states.NodeDraining, Facts: &nodeSync{
+		snap: states.NodeSnapshot{NextBrickVolume: "v", NextBrickPath: "/b/1"},
+		view: nodeView{move: states.MovePlan{Targets: []string{"peer-b", "peer-c"}}},
+	}}
+	d := states.Decision{Step: states.NodeMoveBrick, Reason: states.ReasonMovingBrick}
+	if !f.syncer.RecordAhead(node, in, d, states.NodeDraining, f.clock.Now()) {
+		t.Fatal("a move not on record must be recorded before it runs")
 	}
-	if _, err := f.syncer.Finish(context.Background(), node, []engine.Outcome[*nodeSync]{out}, engine.Result{}, nil); err != nil {
-		t.Fatal(err)
+	l := node.Status.Ledger
+	if len(l) != 1 || l[0].Node != "gc-z1-a" || l[0].Peer != "peer-a" || l[0].Volume != "v" || l[0].Brick != "/b/1" ||
+		fmt.Sprint(l[0].TargetPeers) != "[peer-b peer-c]" || l[0].Reason != states.ReasonMovingBrick || l[0].Cause != "DecommissionRequested" {
+		t.Fatalf("ledger before a move: %+v", l)
 	}
-	ledger := clusterLedger(t, f)
-	if len(ledger) != 1 || ledger[0].Node != "gc-z1-a" || ledger[0].Peer != "peer-a" || ledger[0].Volume != "v" || ledger[0].Brick != "/b/1" ||
-		fmt.Sprint(ledger[0].TargetPeers) != "[peer-b peer-c]" || ledger[0].Reason != states.ReasonMovingBrick || ledger[0].Cause != "DecommissionRequested" || ledger[0].Recovered {
-		t.Fatalf("ledger after a move: %+v", ledger)
+	in.Facts.view.move.Targets = []string{"peer-c"}
+	if f.syncer.RecordAhead(node, in, d, states.NodeDraining, f.clock.Now()) {
+		t.Error("the move's retry, to other targets, was recorded again")
 	}
-
-	// The next move was persisted on the node, then the operator died.
-	node.Status.MovedBricks = append(node.Status.MovedBricks, operatorv1alpha1.BrickRef{Volume: "v", Path: "/b/2"})
-	for range 2 { // the cluster lister is stale: the second Prepare must not add it again
-		if done, _, err := f.syncer.Prepare(context.Background(), node.DeepCopy()); done || err != nil {
-			t.Fatalf("Prepare = %t, %v", done, err)
-		}
-	}
-	ledger = clusterLedger(t, f)
-	if len(ledger) != 2 || ledger[1].Brick != "/b/2" || !ledger[1].Recovered || ledger[1].Cause != "DecommissionRequested" {
-		t.Fatalf("ledger after the restart: %+v", ledger)
+	in.Facts.snap.NextBrickPath = "/b/2"
+	if !f.syncer.RecordAhead(node, in, d, states.NodeDraining, f.clock.Now()) || len(node.Status.Ledger) != 2 {
+		t.Errorf("the next brick's move was not recorded: %+v", node.Status.Ledger)
 	}
 }
 
 // TestNodeSyncerLedgersLastingChanges: a deleted peer, a restart at a new
-// version and a device change reach the ledger before their action runs,
+// version and a device change go on record before their action runs,
 // once each however often the step repeats or its action fails and is
 // retried; a second upgrade's restart is a new entry, and a device change
-// on a dead peer (which the action skips) is not recorded.
+// on a dead peer (which the action skips) is not recorded. The node's
+// ledger keeps its newest entries.
 func TestNodeSyncerLedgersLastingChanges(t *testing.T) {
 	f := newNodeFixture(t)
 	node := f.node()
 	node.Status.PeerID = "peer-a"
 	node.Status.History = []operatorv1alpha1.TransitionRecord{{From: "Online", To: "Draining", Event: "decommission", Reason: "DecommissionRequested"}}
-	act := func(in, to fsm.State, d states.Decision, snap states.NodeSnapshot) {
+	record := func(in, to fsm.State, d states.Decision, snap states.NodeSnapshot) {
 		t.Helper()
-		ctx := engine.WithAction(context.Background(), engine.ActionContext{State: string(in), Target: string(to)})
-		// The action itself runs against empty fakes and may fail: the
-		// entry is written before it, and a failed action is retried.
-		_ = f.syncer.Act(ctx, node, engine.Instance[*nodeSync]{State: in, Facts: &nodeSync{snap: snap}}, d)
+		if to == "" {
+			to = in
+		}
+		f.syncer.RecordAhead(node, engine.Instance[*nodeSync]{State: in, Facts: &nodeSync{snap: snap}}, d, to, f.clock.Now())
 	}
 	alive := states.NodeSnapshot{PeerKnown: true, PeerAlive: true}
 	for range 2 {
-		act(states.NodeDetaching, "", states.Decision{Step: states.NodeDeletePeer, Reason: "BricksMoved"}, alive)
+		record(states.NodeDetaching, "", states.Decision{Step: states.NodeDeletePeer, Reason: "BricksMoved"}, alive)
 	}
 	for _, v := range []string{"v2", "v2", "v3"} {
-		act(states.NodeRestarting, "", states.Decision{Step: states.NodeRollWorkload, Reason: "Upgrade"}, states.NodeSnapshot{TargetVersion: v})
+		record(states.NodeRestarting, "", states.Decision{Step: states.NodeRollWorkload, Reason: "Upgrade"}, states.NodeSnapshot{TargetVersion: v})
 	}
-	act(states.NodeOnline, states.NodeDraining, states.Decision{Event: states.NodeDrain, Reason: "DecommissionRequested"}, states.NodeSnapshot{PeerKnown: true})
-	act(states.NodeOnline, states.NodeMaintenance, states.Decision{Event: states.NodeEnterMaintenance, Reason: "MaintenanceRequested"}, alive)
+	record(states.NodeOnline, states.NodeDraining, states.Decision{Event: states.NodeDrain, Reason: "DecommissionRequested"}, states.NodeSnapshot{PeerKnown: true})
+	record(states.NodeOnline, states.NodeMaintenance, states.Decision{Event: states.NodeEnterMaintenance, Reason: "MaintenanceRequested"}, alive)
 
 	var got []string
-	for _, e := range clusterLedger(t, f) {
+	for _, e := range node.Status.Ledger {
 		if e.Node != node.Name || e.Peer != "peer-a" {
 			t.Errorf("entry names the wrong node: %+v", e)
 		}
@@ -139,37 +133,112 @@ func TestNodeSyncerLedgersLastingChanges(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("ledger = %v, want %v", got, want)
 	}
-	if l := clusterLedger(t, f); l[len(l)-1].State != string(states.NodeMaintenance) {
+	if l := node.Status.Ledger; l[len(l)-1].State != string(states.NodeMaintenance) {
 		t.Errorf("an event's entry is in %s, want its target %s", l[len(l)-1].State, states.NodeMaintenance)
+	}
+	for i := range operatorv1alpha1.MaxNodeLedger {
+		record(states.NodeDraining, "", states.Decision{Step: states.NodeMoveBrick}, states.NodeSnapshot{NextBrickVolume: "v", NextBrickPath: fmt.Sprint(i)})
+	}
+	if l := node.Status.Ledger; len(l) != operatorv1alpha1.MaxNodeLedger || l[0].Brick != "0" {
+		t.Errorf("the node's ledger holds %d entries from %+v, want the newest %d", len(l), l[0], operatorv1alpha1.MaxNodeLedger)
 	}
 }
 
-// TestLedgerWriteKeepsANewerStatus: the ledger write stamps this
-// operator's status schema level, and refuses to write a cluster status a
-// newer operator wrote (it would drop the fields this one does not know).
-func TestLedgerWriteKeepsANewerStatus(t *testing.T) {
+// TestClusterCopiesItsNodesLedgers: the cluster machine copies what its
+// GlusterNodes put on record into the cluster's ledger, each entry once,
+// in time order; a node's entries older than what the cluster holds of it
+// are not copied back, nor those a full ledger has dropped.
+func TestClusterCopiesItsNodesLedgers(t *testing.T) {
+	e := func(node string, s int, brick string) operatorv1alpha1.LedgerEntry {
+		x := move(node, brick)
+		x.Time = metav1.NewTime(time.Date(2026, 12, 1, 0, 0, s, 0, time.UTC))
+		return x
+	}
+	n := func(name, cluster string, l ...operatorv1alpha1.LedgerEntry) *operatorv1alpha1.GlusterNode {
+		return &operatorv1alpha1.GlusterNode{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: operatorv1alpha1.GlusterNodeSpec{Cluster: cluster}, Status: operatorv1alpha1.GlusterNodeStatus{Ledger: l}}
+	}
+	lines := func(l []operatorv1alpha1.LedgerEntry) string {
+		var out []string
+		for _, x := range l {
+			out = append(out, x.Node+x.Brick)
+		}
+		return strings.Join(out, " ")
+	}
+	for _, tc := range []struct {
+		name    string
+		cluster []operatorv1alpha1.LedgerEntry
+		nodes   []*operatorv1alpha1.GlusterNode
+		want    string
+	}{
+		{name: "a cluster that holds nothing of its nodes takes all their entries, oldest first",
+			nodes: []*operatorv1alpha1.GlusterNode{n("a", "gc", e("a", 1, "1"), e("a", 3, "3")), n("b", "gc", e("b", 2, "2")), n("c", "other", e("c", 1, "1"))},
+			want:  "a1 b2 a3"},
+		{name: "a node's entries after the cluster's latest of it are copied",
+			cluster: []operatorv1alpha1.LedgerEntry{e("a", 1, "1")},
+			nodes:   []*operatorv1alpha1.GlusterNode{n("a", "gc", e("a", 1, "1"), e("a", 1, "2"))},
+			want:    "a2"},
+		{name: "a node whose latest entry the cluster holds has nothing to copy",
+			cluster: []operatorv1alpha1.LedgerEntry{e("a", 1, "1"), e("b", 2, "1")},
+			nodes:   []*operatorv1alpha1.GlusterNode{n("a", "gc", e("a", 1, "1"))},
+			want:    ""},
+		{name: "a node whose ledger dropped the cluster's latest entry of it copies what is newer",
+			cluster: []operatorv1alpha1.LedgerEntry{e("a", 2, "old")},
+			nodes:   []*operatorv1alpha1.GlusterNode{n("a", "gc", e("a", 1, "x"), e("a", 2, "y"), e("a", 3, "3"))},
+			want:    "a3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := lines(copyNodeLedgers(tc.cluster, "gc", tc.nodes)); got != tc.want {
+				t.Errorf("copied %q, want %q", got, tc.want)
+			}
+		})
+	}
+	t.Run("a full cluster ledger does not take back what it dropped", func(t *testing.T) {
+		var full []operatorv1alpha1.LedgerEntry
+		for i := range operatorv1alpha1.MaxLedger {
+			full = append(full, e("b", 10+i, fmt.Sprint(i)))
+		}
+		if got := lines(copyNodeLedgers(full, "gc", []*operatorv1alpha1.GlusterNode{n("a", "gc", e("a", 5, "gone"), e("a", 500, "new"))})); got != "anew" {
+			t.Errorf("copied %q, want only the entry newer than the ledger's oldest", got)
+		}
+	})
+}
+
+// TestDeletedNodeWaitsForItsLedgerInTheCluster: a node that reached
+// Deleted keeps its GlusterNode until its cluster's ledger holds every
+// entry of its own; then it is deleted.
+func TestDeletedNodeWaitsForItsLedgerInTheCluster(t *testing.T) {
 	f := newNodeFixture(t)
 	ctx := context.Background()
-	clusters := f.anthill.OperatorV1alpha1().GlusterClusters("ns")
-	if _, err := appendLedger(ctx, f.anthill, "ns", "gc", []operatorv1alpha1.LedgerEntry{move("n", "/b/1")}); err != nil {
+	node := f.node()
+	node.Status.State = string(states.NodeDeleted)
+	node.Status.Ledger = []operatorv1alpha1.LedgerEntry{move(node.Name, "/b/1")}
+	if _, err := f.anthill.OperatorV1alpha1().GlusterNodes("ns").UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	c, err := clusters.Get(ctx, "gc", metav1.GetOptions{})
+	if err := f.nodes.Update(f.node()); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.syncer.Sync(ctx, nodeKey("ns", node.Name))
+	if err != nil || res.RequeueAfter == 0 {
+		t.Fatalf("sync = %+v, %v; want a wait", res, err)
+	}
+	if _, err := f.anthill.OperatorV1alpha1().GlusterNodes("ns").Get(ctx, node.Name, metav1.GetOptions{}); err != nil {
+		t.Fatalf("the node was removed before its cluster's ledger held its entries: %v", err)
+	}
+	c, err := f.syncer.Clusters.GlusterClusters("ns").Get("gc")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Status.StatusSchema != operatorv1alpha1.StatusSchemaLevel {
-		t.Errorf("statusSchema %d after a ledger write, want %d", c.Status.StatusSchema, operatorv1alpha1.StatusSchemaLevel)
-	}
-	c.Status.StatusSchema = operatorv1alpha1.StatusSchemaLevel + 1
-	if _, err := clusters.UpdateStatus(ctx, c, metav1.UpdateOptions{}); err != nil {
+	c = c.DeepCopy()
+	c.Status.Ledger = f.node().Status.Ledger
+	if err := f.clusters.Update(c); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := appendLedger(ctx, f.anthill, "ns", "gc", []operatorv1alpha1.LedgerEntry{move("n", "/b/2")}); err == nil {
-		t.Error("the ledger was written into a newer operator's status")
+	if _, err := f.syncer.Sync(ctx, nodeKey("ns", node.Name)); err != nil {
+		t.Fatal(err)
 	}
-	if l := clusterLedger(t, f); len(l) != 1 {
-		t.Errorf("ledger %+v, want the first entry only", l)
+	if n, err := f.anthill.OperatorV1alpha1().GlusterNodes("ns").Get(ctx, node.Name, metav1.GetOptions{}); err == nil && n.DeletionTimestamp == nil {
+		t.Fatal("the node was kept after its cluster's ledger held its entries")
 	}
 }
 
@@ -220,38 +289,52 @@ func ledgerLines(l []operatorv1alpha1.LedgerEntry) []string {
 	return out
 }
 
-// TestClusterSyncerLedgersScalingBeforeItActs: a scaleNodes step records
-// the GlusterNodes it is about to create (per template, with their count)
-// and the node it is about to ask to decommission before its action runs,
-// from the plan the action carries out; the entry survives the action's
-// failure, and the retry, or a step repeated while the cache lags, adds
-// none. A failed ledger write fails the step before anything changes.
+// clusterStep runs the part of a cluster sync of the live cluster between
+// its decision d and the status write: the live re-read, then a record
+// written ahead, which ends it (noted), or else the action.
+func clusterStep(t *testing.T, cs *ClusterSyncer, a *anthillfake.Clientset, state fsm.State, facts *clusterFacts, d states.Decision) (noted bool, err error) {
+	t.Helper()
+	ctx := context.Background()
+	c := liveCluster(t, a)
+	in := engine.Instance[*clusterFacts]{State: state, Facts: facts}
+	if err := cs.GatherLive(ctx, c, &in, d); err != nil {
+		return false, err
+	}
+	if cs.RecordAhead(c, in, d, state, cs.Clock.Now()) {
+		_, err := a.OperatorV1alpha1().GlusterClusters("ns").UpdateStatus(ctx, c, metav1.UpdateOptions{})
+		return true, err
+	}
+	return false, cs.Act(ctx, c, in, d)
+}
+
+// TestClusterSyncerLedgersScalingBeforeItActs: a scaleNodes step puts on
+// record the GlusterNodes it is about to create (per template, with their
+// count) and the node it is about to ask to decommission, from a plan over
+// the live cluster and nodes (GatherLive), before its action runs; the
+// entry survives the action's failure, and the retry, or a step repeated
+// while the cache lags, adds none.
 func TestClusterSyncerLedgersScalingBeforeItActs(t *testing.T) {
 	ctx := context.Background()
 	cs, _, a := clusterLedgerFixture(t, 3, "gc-z1-a")
 	scale := states.Decision{Step: states.ClusterScaleNodes, Reason: states.ReasonScaling}
-	act := func() error {
+	step := func() (bool, error) {
 		t.Helper()
-		c := liveCluster(t, a)
-		return cs.Act(ctx, c, engine.Instance[*clusterFacts]{State: states.ClusterScaling, Facts: &clusterFacts{snap: states.ClusterSnapshot{DesiredNodes: 3}}}, scale)
+		return clusterStep(t, cs, a, states.ClusterScaling, &clusterFacts{snap: states.ClusterSnapshot{DesiredNodes: 3}}, scale)
 	}
-
-	// The ledger write fails: nothing is created.
-	failStatus := true
-	a.PrependReactor("update", "glusterclusters", func(ac k8stesting.Action) (bool, runtime.Object, error) {
-		if ac.GetSubresource() == "status" && failStatus {
-			return true, nil, errors.New("injected: etcd timeout")
+	nodes := func() int {
+		l, err := a.OperatorV1alpha1().GlusterNodes("ns").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
 		}
-		return false, nil, nil
-	})
-	if err := act(); err == nil {
-		t.Fatal("a failed ledger write must fail the step")
+		return len(l.Items)
 	}
-	if l, _ := a.OperatorV1alpha1().GlusterNodes("ns").List(ctx, metav1.ListOptions{}); len(l.Items) != 1 {
-		t.Fatalf("%d GlusterNodes after a failed ledger write, want the 1 there was", len(l.Items))
-	}
-	failStatus = false
 
+	if noted, err := step(); !noted || err != nil {
+		t.Fatalf("first step: noted %t, %v; want the plan put on record", noted, err)
+	}
+	if got := ledgerLines(liveCluster(t, a).Status.Ledger); fmt.Sprint(got) != "[createNodes  z1/2 @Scaling Scaling]" || nodes() != 1 {
+		t.Fatalf("ledger before the nodes exist: %v, %d GlusterNodes", got, nodes())
+	}
 	// The creates fail after the entry is written; the retry adds no entry.
 	failCreate := true
 	a.PrependReactor("create", "glusternodes", func(k8stesting.Action) (bool, runtime.Object, error) {
@@ -260,20 +343,17 @@ func TestClusterSyncerLedgersScalingBeforeItActs(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	if err := act(); err == nil {
-		t.Fatal("the creates were to fail")
-	}
-	if got := ledgerLines(liveCluster(t, a).Status.Ledger); fmt.Sprint(got) != "[createNodes  z1/2 @Scaling Scaling]" {
-		t.Fatalf("ledger before the nodes exist: %v", got)
+	if noted, err := step(); noted || err == nil {
+		t.Fatalf("second step: noted %t, %v; want the creates to fail", noted, err)
 	}
 	failCreate = false
 	for range 2 { // the second is a repeat: the live plan is empty
-		if err := act(); err != nil {
-			t.Fatal(err)
+		if noted, err := step(); noted || err != nil {
+			t.Fatalf("step: noted %t, %v", noted, err)
 		}
 	}
-	if l, _ := a.OperatorV1alpha1().GlusterNodes("ns").List(ctx, metav1.ListOptions{}); len(l.Items) != 3 {
-		t.Fatalf("%d GlusterNodes, want 3", len(l.Items))
+	if nodes() != 3 {
+		t.Fatalf("%d GlusterNodes, want 3", nodes())
 	}
 	if got := ledgerLines(liveCluster(t, a).Status.Ledger); len(got) != 1 {
 		t.Fatalf("ledger after the retry: %v, want the one entry", got)
@@ -286,16 +366,24 @@ func TestClusterSyncerLedgersScalingBeforeItActs(t *testing.T) {
 	if _, err := a.OperatorV1alpha1().GlusterClusters("ns").Update(ctx, c, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	for range 2 {
-		if err := act(); err != nil {
-			t.Fatal(err)
-		}
+	if noted, err := step(); !noted || err != nil {
+		t.Fatalf("scale-down step: noted %t, %v", noted, err)
 	}
 	ledger := liveCluster(t, a).Status.Ledger
 	if len(ledger) != 2 || ledger[1].Action != operatorv1alpha1.LedgerActionDecommissionNode || ledger[1].Template != "z1" || ledger[1].Reason != states.ReasonScaling {
 		t.Fatalf("ledger after scaling down: %v", ledgerLines(ledger))
 	}
 	n, err := a.OperatorV1alpha1().GlusterNodes("ns").Get(ctx, ledger[1].Node, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Annotations[objects.AnnotationRequest] != "" {
+		t.Fatalf("%s was asked to decommission before the request was on record", n.Name)
+	}
+	if noted, err := step(); noted || err != nil {
+		t.Fatalf("scale-down action: noted %t, %v", noted, err)
+	}
+	n, err = a.OperatorV1alpha1().GlusterNodes("ns").Get(ctx, ledger[1].Node, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,33 +394,27 @@ func TestClusterSyncerLedgersScalingBeforeItActs(t *testing.T) {
 
 // TestClusterSyncerLedgersDriversOptionsAndClientRolls: the CSI objects an
 // ensureDrivers step creates, the GD2 options an applyOptions step sets
-// and the version a rollClients step rolls the CSI clients to reach the
-// ledger before the action, each once however often the step repeats; a
+// and the version a rollClients step rolls the CSI clients to go on
+// record before the action, each once however often the step repeats; a
 // later, different change is a new entry.
 func TestClusterSyncerLedgersDriversOptionsAndClientRolls(t *testing.T) {
-	ctx := context.Background()
 	cs, us, a := clusterLedgerFixture(t, 1, "gc-z1-a")
+	c := liveCluster(t, a)
+	c.Spec.ClusterOptions = map[string]string{"cluster.brick-multiplex": "on", "cluster.max-bricks-per-process": "4", "cluster.same": "x"}
+	now := cs.Clock.Now()
 	drivers := states.Decision{Step: states.ClusterEnsureDrivers, Reason: states.ReasonCreatingDrivers}
 	missing := []string{"CSIDriver org.gluster.glusterfs", "Deployment gc-csi-file-provisioner"}
+	options := states.Decision{Step: states.ClusterApplyOptions, Reason: states.ReasonApplyingOptions}
+	differ := []string{"cluster.brick-multiplex", "cluster.max-bricks-per-process"}
 	for range 2 {
-		// The runner hands Act the cached object, which lags the write.
-		c := liveCluster(t, a)
-		c.Status.Ledger = nil
-		_ = cs.Act(ctx, c, engine.Instance[*clusterFacts]{State: states.ClusterProvisioning, Facts: &clusterFacts{snap: states.ClusterSnapshot{DriversMissing: missing}}}, drivers)
+		cs.RecordAhead(c, engine.Instance[*clusterFacts]{State: states.ClusterProvisioning, Facts: &clusterFacts{snap: states.ClusterSnapshot{DriversMissing: missing}}}, drivers, states.ClusterProvisioning, now)
 	}
-	// applyOptions needs a GD2 client: the entry is written only once one
-	// exists, so it is tested on the entry function, then through the
-	// ledger's de-duplication.
-	opts := optionsLedgerEntry(map[string]string{"cluster.brick-multiplex": "on", "cluster.max-bricks-per-process": "4"},
-		states.Decision{Step: states.ClusterApplyOptions, Reason: states.ReasonApplyingOptions}, states.ClusterReady, time.Now())
 	for range 2 {
-		if err := ledgerClusterChanges(ctx, a, liveCluster(t, a), []operatorv1alpha1.LedgerEntry{opts}); err != nil {
-			t.Fatal(err)
-		}
+		cs.RecordAhead(c, engine.Instance[*clusterFacts]{State: states.ClusterReady, Facts: &clusterFacts{snap: states.ClusterSnapshot{OptionsDiffer: differ}}}, options, states.ClusterReady, now)
 	}
 	roll := states.Decision{Step: states.UpgradeRollClients, Reason: "RollingClients"}
 	for _, v := range []string{"4.2.0", "4.2.0", "4.3.0"} {
-		_ = us.Act(ctx, liveCluster(t, a), engine.Instance[*upgradeFacts]{State: states.UpgradeRollingClients, Facts: &upgradeFacts{snap: states.UpgradeSnapshot{ActiveTarget: v}}}, roll)
+		us.RecordAhead(c, engine.Instance[*upgradeFacts]{State: states.UpgradeRollingClients, Facts: &upgradeFacts{snap: states.UpgradeSnapshot{ActiveTarget: v}}}, roll, states.UpgradeRollingClients, now)
 	}
 	want := []string{
 		"ensureCSIDrivers  /0 CSIDriver org.gluster.glusterfs,Deployment gc-csi-file-provisioner@Provisioning CreatingCSIDrivers",
@@ -340,7 +422,7 @@ func TestClusterSyncerLedgersDriversOptionsAndClientRolls(t *testing.T) {
 		"rollCSIDrivers  /0 4.2.0@RollingClients RollingClients",
 		"rollCSIDrivers  /0 4.3.0@RollingClients RollingClients",
 	}
-	if got := ledgerLines(liveCluster(t, a).Status.Ledger); strings.Join(got, "\n") != strings.Join(want, "\n") {
+	if got := ledgerLines(c.Status.Ledger); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("ledger:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 	}
 }
@@ -365,38 +447,5 @@ func TestLedgerKeepsAClusterWideChangeOnce(t *testing.T) {
 	}
 	if _, changed := withLedgerEntries(ledger, []operatorv1alpha1.LedgerEntry{a}); !changed {
 		t.Error("scaling z1 again after z2 is a new change")
-	}
-}
-
-// TestLedgerClusterChangesKeepTheRunnersWriteGoing: after the ledger write
-// the runner's copy takes the written version and ledger when nothing
-// else changed, so its status write neither conflicts nor drops the
-// entry; when another machine wrote in between, the copy is left alone.
-func TestLedgerClusterChangesKeepTheRunnersWriteGoing(t *testing.T) {
-	ctx := context.Background()
-	_, _, a := clusterLedgerFixture(t, 1)
-	e := operatorv1alpha1.LedgerEntry{Action: operatorv1alpha1.LedgerActionRollCSIDrivers, Version: "4.2.0"}
-	c := liveCluster(t, a)
-	if err := ledgerClusterChanges(ctx, a, c, []operatorv1alpha1.LedgerEntry{e}); err != nil {
-		t.Fatal(err)
-	}
-	if len(c.Status.Ledger) != 1 {
-		t.Fatalf("the runner's copy did not take the ledger: %v", ledgerLines(c.Status.Ledger))
-	}
-	other := liveCluster(t, a)
-	other.Status.Phase = operatorv1alpha1.ClusterPhase(states.ClusterDegraded)
-	stale := liveCluster(t, a)
-	if _, err := a.OperatorV1alpha1().GlusterClusters("ns").UpdateStatus(ctx, other, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	e.Version = "4.3.0"
-	if err := ledgerClusterChanges(ctx, a, stale, []operatorv1alpha1.LedgerEntry{e}); err != nil {
-		t.Fatal(err)
-	}
-	if len(stale.Status.Ledger) != 1 || stale.Status.Phase == operatorv1alpha1.ClusterPhase(states.ClusterDegraded) {
-		t.Fatalf("a copy behind another write took the written object: %v, phase %s", ledgerLines(stale.Status.Ledger), stale.Status.Phase)
-	}
-	if got := liveCluster(t, a).Status.Ledger; len(got) != 2 {
-		t.Fatalf("ledger: %v", ledgerLines(got))
 	}
 }

@@ -137,6 +137,13 @@ func podDeletes(f *nodeFixture) []metav1.DeleteOptions {
 func TestNodeSyncerEvictsALostPodWhoseStorageCanMove(t *testing.T) {
 	f := lostPodFixture(t, &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv-net"}, Spec: corev1.PersistentVolumeSpec{
 		PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "net.example.com", VolumeHandle: "vol-1"}}}})
+	// The forced delete goes on record first, and runs in the next sync.
+	if _, err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if l := f.node().Status.Ledger; len(l) != 1 || l[0].Action != operatorv1alpha1.LedgerActionEvictLostPod || len(podDeletes(f)) != 0 {
+		t.Fatalf("ledger %+v, pod deletes %+v; want the forced delete on record before it runs", l, podDeletes(f))
+	}
 	if _, err := f.sync(); err != nil {
 		t.Fatal(err)
 	}

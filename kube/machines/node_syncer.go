@@ -71,8 +71,10 @@ type nodeSync struct {
 	ops *effects.GD2
 	// peerID is the peer a join action added (Act fills it in).
 	peerID string
+	// live reads the cluster's GD2 live; nil when there is no client yet.
 	// liveRead: the GD2 side was read live, not from the cluster's shared
-	// view, because the decision acts.
+	// view (the node is on its way somewhere, or the decision acts).
+	live     gd2Reads
 	liveRead bool
 	// gd2Err is why no GD2 client could be made (no auth secret, or one
 	// that cannot be read); the decision then goes without GD2.
@@ -112,7 +114,8 @@ func (s *NodeSyncer) log(node *operatorv1alpha1.GlusterNode) *zap.Logger {
 // being deleted, and adds the finalizer to every other node.
 func (s *NodeSyncer) Prepare(ctx context.Context, node *operatorv1alpha1.GlusterNode) (bool, engine.Result, error) {
 	if fsm.State(node.Status.State) == states.NodeDeleted {
-		return true, engine.Result{}, s.finishDeleted(ctx, node)
+		res, err := s.finishDeleted(ctx, node)
+		return true, res, err
 	}
 	if cl, err := s.Clusters.GlusterClusters(node.Namespace).Get(node.Spec.Cluster); err == nil && objects.IsExternal(cl) {
 		if node.DeletionTimestamp != nil {
@@ -123,39 +126,7 @@ func (s *NodeSyncer) Prepare(ctx context.Context, node *operatorv1alpha1.Gluster
 	if added, err := effects.AddFinalizer(ctx, node, objects.FinalizerNode, s.update); added || err != nil {
 		return true, engine.Result{Requeue: err == nil}, err
 	}
-	if err := s.ledgerLastMove(ctx, node); err != nil {
-		return true, engine.Result{}, err
-	}
 	return false, engine.Result{}, nil
-}
-
-// ledgerLastMove makes sure the node's last persisted brick move is in its
-// cluster's ledger before the node does anything else: Finish records each
-// move right after the status write that persists it, and an operator
-// killed in between (or a failed ledger write) leaves the move only in
-// movedBricks. Only the last one can be missing, because no further move
-// runs until this succeeds; it is then recorded as recovered.
-func (s *NodeSyncer) ledgerLastMove(ctx context.Context, node *operatorv1alpha1.GlusterNode) error {
-	moved := node.Status.MovedBricks
-	if len(moved) == 0 {
-		return nil
-	}
-	last := moved[len(moved)-1]
-	e := operatorv1alpha1.LedgerEntry{
-		Time: metav1.Time{Time: s.Clock.Now()}, Action: operatorv1alpha1.LedgerActionReplaceBrick, Node: node.Name,
-		Peer: node.Status.PeerID, Volume: last.Volume, Brick: last.Path, State: node.Status.State, Cause: drainCause(node), Recovered: true,
-	}
-	cl, err := s.Clusters.GlusterClusters(node.Namespace).Get(node.Spec.Cluster)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil || ledgerHas(cl.Status.Ledger, e) {
-		return err
-	}
-	if _, err := appendLedger(ctx, s.Anthill, node.Namespace, node.Spec.Cluster, []operatorv1alpha1.LedgerEntry{e}); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("record the move of brick %s:%s in the ledger: %w", last.Volume, last.Path, err)
-	}
-	return nil
 }
 
 // drainCause is the reason of the node's latest transition into Draining,
@@ -170,25 +141,10 @@ func drainCause(node *operatorv1alpha1.GlusterNode) string {
 	return ""
 }
 
-// ledgerMove records a brick move this sync persisted in the cluster's
-// ledger, with what the decision knew: targets, state and reason.
-func (s *NodeSyncer) ledgerMove(ctx context.Context, node *operatorv1alpha1.GlusterNode, out engine.Outcome[*nodeSync]) {
-	f := out.Facts
-	e := operatorv1alpha1.LedgerEntry{
-		Time: metav1.Time{Time: s.Clock.Now()}, Action: operatorv1alpha1.LedgerActionReplaceBrick, Node: node.Name,
-		Peer: node.Status.PeerID, Volume: f.snap.NextBrickVolume, Brick: f.snap.NextBrickPath,
-		TargetPeers: f.view.move.Targets, State: string(out.To), Reason: out.Decision.Reason, Cause: drainCause(node),
-	}
-	if _, err := appendLedger(ctx, s.Anthill, node.Namespace, node.Spec.Cluster, []operatorv1alpha1.LedgerEntry{e}); err != nil {
-		// The next sync records it as recovered before moving on.
-		s.log(node).Info("recording a brick move in the ledger failed; retrying next sync", zap.Error(err))
-	}
-}
-
 // nodeLedgerActions are the node's events and steps whose action makes a
-// lasting change, by the ledger action that records it. A brick move is
-// recorded apart (ledgerMove), with its targets and its recovery rule.
+// lasting change, by the ledger action that records it.
 var nodeLedgerActions = map[fsm.Event]string{
+	fsm.Event(states.NodeMoveBrick):      operatorv1alpha1.LedgerActionReplaceBrick,
 	fsm.Event(states.NodeDeletePeer):     operatorv1alpha1.LedgerActionDeletePeer,
 	fsm.Event(states.NodeDeleteWorkload): operatorv1alpha1.LedgerActionDeleteWorkload,
 	fsm.Event(states.NodeRollWorkload):   operatorv1alpha1.LedgerActionRollWorkload,
@@ -204,8 +160,10 @@ var nodeLedgerActions = map[fsm.Event]string{
 // a lasting change: a step or an event with one of nodeLedgerActions.
 // state is where the node is after the action (the event's target, or the
 // state a step runs in). Device changes on a dead peer change nothing (the
-// action skips them) and are not recorded.
-func nodeLedgerEntry(node *operatorv1alpha1.GlusterNode, d states.Decision, state string, snap states.NodeSnapshot, now time.Time) (operatorv1alpha1.LedgerEntry, bool) {
+// action skips them) and are not recorded. A brick move names the brick
+// and the peers GD2 may place its replacement on.
+func nodeLedgerEntry(node *operatorv1alpha1.GlusterNode, d states.Decision, state string, f *nodeSync, now time.Time) (operatorv1alpha1.LedgerEntry, bool) {
+	snap := f.snap
 	what := d.Event
 	if d.Step != "" {
 		what = fsm.Event(d.Step)
@@ -224,6 +182,8 @@ func nodeLedgerEntry(node *operatorv1alpha1.GlusterNode, d states.Decision, stat
 	switch {
 	case what == states.NodeDrain:
 		e.Cause = d.Reason
+	case action == operatorv1alpha1.LedgerActionReplaceBrick:
+		e.Volume, e.Brick, e.TargetPeers, e.Cause = snap.NextBrickVolume, snap.NextBrickPath, f.view.move.Targets, drainCause(node)
 	case action == operatorv1alpha1.LedgerActionDeletePeer || action == operatorv1alpha1.LedgerActionDeleteWorkload:
 		e.Cause = drainCause(node)
 	case action == operatorv1alpha1.LedgerActionRollWorkload:
@@ -232,22 +192,19 @@ func nodeLedgerEntry(node *operatorv1alpha1.GlusterNode, d states.Decision, stat
 	return e, true
 }
 
-// ledgerChange records a lasting change other than a brick move in the
-// cluster's ledger before its action runs (Act), so that no crash between
-// the change and its record can lose the record. It writes nothing when
-// the cached ledger already ends the node's entries with it: a step
-// repeated until GD2 or Kubernetes shows it done, or an action retried
-// after it failed, is one entry. A failed write fails the action, which
-// the next sync retries.
-func (s *NodeSyncer) ledgerChange(ctx context.Context, node *operatorv1alpha1.GlusterNode, e operatorv1alpha1.LedgerEntry) error {
-	cl, err := s.Clusters.GlusterClusters(node.Namespace).Get(node.Spec.Cluster)
-	if err == nil && ledgerHas(cl.Status.Ledger, e) {
-		return nil
+// RecordAhead puts the lasting change d's action makes on record in the
+// node's status.ledger before the action runs (engine.RecordsAhead): the
+// runner writes it, and the action runs in the next sync. Nothing is
+// recorded when the node's latest entry already is the change (a step
+// repeated until GD2 or Kubernetes shows it done, an action retried after
+// it failed), or, for a brick move, when the brick's move is on record.
+func (s *NodeSyncer) RecordAhead(node *operatorv1alpha1.GlusterNode, in engine.Instance[*nodeSync], d states.Decision, to fsm.State, now time.Time) bool {
+	e, ok := nodeLedgerEntry(node, d, string(to), in.Facts, now)
+	if !ok || ledgerHas(node.Status.Ledger, e) {
+		return false
 	}
-	if _, err := appendLedger(ctx, s.Anthill, node.Namespace, node.Spec.Cluster, []operatorv1alpha1.LedgerEntry{e}); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("record %s in the ledger: %w", e.Action, err)
-	}
-	return nil
+	node.Status.Ledger = appendBounded(node.Status.Ledger, e, operatorv1alpha1.MaxNodeLedger)
+	return true
 }
 
 // Instances is the node's one instance, at the persisted state.
@@ -272,31 +229,33 @@ func (s *NodeSyncer) Gather(ctx context.Context, node *operatorv1alpha1.GlusterN
 	if objects.IsExternal(cluster) {
 		return nil
 	}
-	var live, reads gd2Reads
+	var reads gd2Reads
 	if gc, err := s.GD2.For(ctx, cluster); err == nil {
-		f.ops, live, reads = &effects.GD2{Client: gc}, gc, gc
+		f.ops, f.live, reads, f.liveRead = &effects.GD2{Client: gc}, gc, gc, true
 		if restsOnSharedView(in.State) {
 			_, grace, recovery := failureWindows(cluster)
-			reads = s.GD2.SharedWithin(cluster, gc, states.LivenessListAge(grace, recovery))
+			reads, f.liveRead = s.GD2.SharedWithin(cluster, gc, states.LivenessListAge(grace, recovery)), false
 		}
 	} else {
 		f.gd2Err = err
 		s.log(node).Debug("no GD2 client yet", zap.Error(err))
 	}
-	if err := s.gatherFrom(ctx, node, cluster, in, reads); err != nil {
-		return err
+	return s.gatherFrom(ctx, node, cluster, in, reads)
+}
+
+// GatherLive reads the GD2 side again, live, when Gather read it from the
+// cluster's shared view (engine.ReadsLive). The cluster's peer and device
+// lists may be a few seconds old there (shared between its node syncs,
+// see effects.PoolViews; the peers never older than half the shorter
+// liveness window): good enough to wait on, never to act on, above all to
+// move a brick or delete a peer.
+func (s *NodeSyncer) GatherLive(ctx context.Context, node *operatorv1alpha1.GlusterNode, in *engine.Instance[*nodeSync], _ states.Decision) error {
+	f := in.Facts
+	if f.cluster == nil || f.live == nil || f.liveRead || !f.snap.GD2Reachable {
+		return nil
 	}
-	// The cluster's peer and device lists may be a few seconds old (shared
-	// between its node syncs, see effects.PoolViews; the peers never older
-	// than half the shorter liveness window). That is good enough
-	// to wait on, never to act on: a decision that acts — above all one
-	// that moves a brick or deletes a peer — is taken again from a live
-	// read, and that decision is the one the runner checks and acts on.
-	if live != nil && reads != live && f.snap.GD2Reachable && acts(s.Decide(*in)) {
-		f.liveRead = true
-		return s.gatherFrom(ctx, node, cluster, in, live)
-	}
-	return nil
+	f.liveRead = true
+	return s.gatherFrom(ctx, node, f.cluster, in, f.live)
 }
 
 // gatherFrom fills in's snapshot and view from the listers and reads.
@@ -325,9 +284,6 @@ func restsOnSharedView(st fsm.State) bool {
 	return false
 }
 
-// acts reports whether d fires an event or runs a step.
-func acts(d states.Decision) bool { return d.Event != "" || d.Step != "" }
-
 // Decide is the node's pure decision; a node without its cluster, or of an
 // external cluster, waits.
 func (s *NodeSyncer) Decide(in engine.Instance[*nodeSync]) states.Decision {
@@ -349,15 +305,6 @@ func (s *NodeSyncer) Act(ctx context.Context, node *operatorv1alpha1.GlusterNode
 	a, ok := transitions.NodeActions.For(d)
 	if !ok {
 		return nil
-	}
-	state := string(in.State)
-	if ac, ok := engine.ActionFrom(ctx); ok && ac.Target != "" {
-		state = ac.Target
-	}
-	if e, ok := nodeLedgerEntry(node, d, state, f.snap, s.Clock.Now()); ok {
-		if err := s.ledgerChange(ctx, node, e); err != nil {
-			return err
-		}
 	}
 	ops := transitions.Ops{Kube: s.Kube, GD2: effects.NoGD2{}}
 	if f.ops != nil {
@@ -495,10 +442,7 @@ func (s *NodeSyncer) Finish(ctx context.Context, node *operatorv1alpha1.GlusterN
 		return res, err
 	}
 	if out.To == states.NodeDeleted {
-		return engine.Result{}, s.finishDeleted(ctx, node)
-	}
-	if out.Kind == engine.Stepped && out.Decision.Step == states.NodeMoveBrick {
-		s.ledgerMove(ctx, node, out)
+		return s.finishDeleted(ctx, node)
 	}
 	if f := out.Facts; f.ops != nil {
 		s.mirror(ctx, node, f.ops, f.view.peer, out.To)
@@ -572,10 +516,26 @@ func optTime(t time.Time) *metav1.Time {
 }
 
 // finishDeleted removes a node that reached Deleted: a decommissioned
-// node's GlusterNode object is deleted (its record stays in the Events and
-// the log), and the finalizer is released so the object goes away. The
-// delete carries the UID so a new node of the same name is never hit.
-func (s *NodeSyncer) finishDeleted(ctx context.Context, node *operatorv1alpha1.GlusterNode) error {
+// node's GlusterNode object is deleted (its record stays in the Events,
+// the log and, copied there first, its cluster's ledger), and the
+// finalizer is released so the object goes away. The delete carries the
+// UID so a new node of the same name is never hit. While the cluster's
+// ledger lacks some of the node's entries, the node waits: the cluster
+// machine's write that copies them brings it back.
+func (s *NodeSyncer) finishDeleted(ctx context.Context, node *operatorv1alpha1.GlusterNode) (engine.Result, error) {
+	cl, err := s.Clusters.GlusterClusters(node.Namespace).Get(node.Spec.Cluster)
+	switch {
+	case err == nil && len(ledgerToCopy(cl.Status.Ledger, node.Name, node.Status.Ledger)) > 0:
+		return engine.Result{RequeueAfter: pollWait}, nil
+	case err != nil && !apierrors.IsNotFound(err):
+		return engine.Result{}, err
+	}
+	return engine.Result{}, s.removeDeleted(ctx, node)
+}
+
+// removeDeleted deletes the GlusterNode of a Deleted node and releases its
+// finalizer.
+func (s *NodeSyncer) removeDeleted(ctx context.Context, node *operatorv1alpha1.GlusterNode) error {
 	if node.DeletionTimestamp == nil {
 		uid := node.UID
 		err := s.Anthill.OperatorV1alpha1().GlusterNodes(node.Namespace).Delete(ctx, node.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})

@@ -134,6 +134,7 @@ func newNodeFixture(t *testing.T) *nodeFixture {
 // informer would deliver it, and checks the invariants every sync keeps.
 func (f *nodeFixture) sync() (engine.Result, error) {
 	f.t.Helper()
+	defer f.checkOneStatusWrite("gc-z1-a", len(f.anthill.Actions()))
 	res, err := f.syncer.Sync(context.Background(), nodeKey("ns", "gc-z1-a"))
 	n, gerr := f.anthill.OperatorV1alpha1().GlusterNodes("ns").Get(context.Background(), "gc-z1-a", metav1.GetOptions{})
 	if gerr != nil {
@@ -144,6 +145,28 @@ func (f *nodeFixture) sync() (engine.Result, error) {
 	}
 	f.checkInvariants(n)
 	return res, err
+}
+
+// checkOneStatusWrite checks that a sync of node name, whose writes are
+// the anthill clientset's actions from the from'th on, wrote at most one
+// status, and only its own: the ledger is part of that write, never a
+// write of the cluster's.
+func (f *nodeFixture) checkOneStatusWrite(name string, from int) {
+	f.t.Helper()
+	writes := 0
+	for _, a := range f.anthill.Actions()[from:] {
+		u, ok := a.(k8stesting.UpdateAction)
+		if !ok || a.GetSubresource() != "status" {
+			continue
+		}
+		writes++
+		if m, _ := apimeta.Accessor(u.GetObject()); a.GetResource().Resource != "glusternodes" || m.GetName() != name {
+			f.t.Fatalf("a sync of node %s wrote the status of %s %s", name, a.GetResource().Resource, m.GetName())
+		}
+	}
+	if writes > 1 {
+		f.t.Fatalf("a sync of node %s wrote its status %d times, want at most once", name, writes)
+	}
 }
 
 func (f *nodeFixture) checkInvariants(n *operatorv1alpha1.GlusterNode) {
@@ -544,7 +567,14 @@ func TestNodeSyncerPersistsRestartingBeforeStoppingThePod(t *testing.T) {
 	if n := podDeletes(); n != 0 {
 		t.Fatalf("the transition to Restarting deleted the pod itself (%d deletes)", n)
 	}
-	// The next sync, as after an operator restart, rolls the workload.
+	// The next sync, as after an operator restart, puts the restart on
+	// record, and the one after rolls the workload.
+	if _, err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if l := f.node().Status.Ledger; len(l) != 1 || l[0].Action != operatorv1alpha1.LedgerActionRollWorkload || l[0].Version != "4.1.1" || podDeletes() != 0 {
+		t.Fatalf("ledger %+v, %d pod deletes; want the restart on record before it runs", l, podDeletes())
+	}
 	if _, err := f.sync(); err != nil {
 		t.Fatal(err)
 	}

@@ -2,16 +2,20 @@ package machines
 
 import (
 	"context"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 
 	"github.com/gluster/anthill/fsm"
@@ -19,6 +23,7 @@ import (
 	"github.com/gluster/anthill/gd2/sim"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/effects"
+	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/kube/internal/fixtures"
 	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
@@ -40,6 +45,13 @@ func (c *requestCounter) wrap(h http.Handler) http.Handler {
 		c.mu.Unlock()
 		h.ServeHTTP(w, r)
 	})
+}
+
+// snapshot is a copy of the counts.
+func (c *requestCounter) snapshot() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.n)
 }
 
 func (c *requestCounter) count(methodPath string) int {
@@ -86,6 +98,7 @@ func (f *nodeFixture) addNode(name string) {
 // to the indexer, as the informer would.
 func (f *nodeFixture) syncNode(name string) {
 	f.t.Helper()
+	defer f.checkOneStatusWrite(name, len(f.anthill.Actions()))
 	if _, err := f.syncer.Sync(context.Background(), nodeKey("ns", name)); err != nil {
 		f.t.Fatalf("sync %s: %v", name, err)
 	}
@@ -222,6 +235,16 @@ func TestAnActingDecisionIsConfirmedOnALiveRead(t *testing.T) {
 	if got := f.calls.count(peersList) - peers; got != 1 {
 		t.Errorf("the drain decision made %d peers.list, want 1 (the live confirmation; the first read is the view's)", got)
 	}
+	// That sync put the devices' closing on record; the next, deciding
+	// again from a live read, drains.
+	if n := f.nodeNamed(names[0]); n.Status.State != string(states.NodeOnline) || len(n.Status.Ledger) != 1 {
+		t.Fatalf("state %s, ledger %+v; want Online with the drain's device change on record", n.Status.State, n.Status.Ledger)
+	}
+	peers = f.calls.count(peersList)
+	f.syncNode(names[0])
+	if got := f.calls.count(peersList) - peers; got != 1 {
+		t.Errorf("the drain made %d peers.list, want 1 (the live confirmation)", got)
+	}
 	if st := f.nodeNamed(names[0]).Status.State; st != string(states.NodeDraining) {
 		t.Fatalf("state %s, want Draining", st)
 	}
@@ -333,5 +356,42 @@ func TestShortLivenessWindowsSeeADropWithinHalfAWindow(t *testing.T) {
 	}
 	if n := f.nodeNamed(names[0]); n.Status.DownSince == nil {
 		t.Errorf("the drop went unseen: state %s, no downSince", n.Status.State)
+	}
+}
+
+// Gathering only reads: a node's Gather and GatherLive, for a node on its
+// way out (it reads live) and one at rest (from the shared view), make no
+// write to Kubernetes and no GD2 call but reads.
+func TestGatherWritesNothing(t *testing.T) {
+	f, names := onlineCluster(t)
+	n := f.nodeNamed(names[0])
+	n.Annotations = map[string]string{objects.AnnotationRequest: objects.RequestDecommission}
+	if err := f.nodes.Update(n); err != nil {
+		t.Fatal(err)
+	}
+	for _, reactor := range []*k8stesting.Fake{&f.anthill.Fake, &f.kube.Fake} {
+		reactor.PrependReactor("*", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+			switch a.GetVerb() {
+			case "get", "list", "watch":
+				return false, nil, nil
+			}
+			t.Errorf("gathering wrote: %s %s", a.GetVerb(), a.GetResource().Resource)
+			return false, nil, nil
+		})
+	}
+	calls := f.calls.snapshot()
+	for _, st := range []fsm.State{states.NodeOnline, states.NodeDetaching} {
+		in := engine.Instance[*nodeSync]{State: st, Facts: &nodeSync{clusterName: "gc"}}
+		if err := f.syncer.Gather(context.Background(), n, &in); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.syncer.GatherLive(context.Background(), n, &in, states.Decision{Event: states.NodeDrain}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for call, k := range f.calls.snapshot() {
+		if k > calls[call] && !strings.HasPrefix(call, "GET ") {
+			t.Errorf("gathering called GD2: %s", call)
+		}
 	}
 }

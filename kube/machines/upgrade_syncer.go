@@ -133,17 +133,20 @@ func (s *UpgradeSyncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterClus
 		return nil
 	}
 	target := transitions.ClusterTarget{Namespace: c.Namespace, Name: c.Name, TargetVersion: in.Facts.snap.ActiveTarget}
-	if d.Step == states.UpgradeRollClients && target.TargetVersion != "" {
-		// Written ahead of the action (see ledgerClusterChanges).
-		e := operatorv1alpha1.LedgerEntry{
-			Time: metav1.Time{Time: s.Clock.Now()}, Action: operatorv1alpha1.LedgerActionRollCSIDrivers,
-			Version: target.TargetVersion, State: string(in.State), Reason: d.Reason,
-		}
-		if err := ledgerClusterChanges(ctx, s.Anthill, c, []operatorv1alpha1.LedgerEntry{e}); err != nil {
-			return err
-		}
-	}
 	return a(ctx, s.Audit.Ops(transitions.Ops{Kube: s.Kube, GD2: effects.NoGD2{}}), target)
+}
+
+// RecordAhead puts a rollClients step's CSI client roll on record in the
+// cluster's ledger before it runs (engine.RecordsAhead).
+func (s *UpgradeSyncer) RecordAhead(c *operatorv1alpha1.GlusterCluster, in engine.Instance[*upgradeFacts], d states.Decision, _ fsm.State, now time.Time) bool {
+	version := in.Facts.snap.ActiveTarget
+	if d.Step != states.UpgradeRollClients || version == "" {
+		return false
+	}
+	return recordClusterAhead(c, []operatorv1alpha1.LedgerEntry{{
+		Time: metav1.Time{Time: now}, Action: operatorv1alpha1.LedgerActionRollCSIDrivers,
+		Version: version, State: string(in.State), Reason: d.Reason,
+	}})
 }
 
 // Message is status.upgrade's message.

@@ -359,8 +359,5 @@ func formatLedgerEntry(e operatorv1alpha1.LedgerEntry) string {
 	if e.Cause != "" {
 		b.WriteString(" (drain: " + e.Cause + ")")
 	}
-	if e.Recovered {
-		b.WriteString("  (recovered after a restart: time, targets and reason not recorded)")
-	}
 	return b.String()
 }

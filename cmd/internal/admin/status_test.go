@@ -213,7 +213,7 @@ func TestWriteStatusShowsTheLedger(t *testing.T) {
 	c.Status.Ledger = []operatorv1alpha1.LedgerEntry{
 		{Time: at, Action: "replaceBrick", Node: "gluster-zone-1-0", Peer: "p1", Volume: "vol2", Brick: "/bricks/vol2/b1",
 			TargetPeers: []string{"p4", "p5"}, State: "Draining", Reason: "DecommissionRequested"},
-		{Time: at, Action: "replaceBrick", Node: "gluster-zone-1-0", Peer: "p1", Volume: "vol2", Brick: "/bricks/vol2/b2", Recovered: true},
+		{Time: at, Action: "replaceBrick", Node: "gluster-zone-1-0", Peer: "p1", Volume: "vol2", Brick: "/bricks/vol2/b2"},
 		{Time: at, Action: "deletePeer", Node: "gluster-zone-1-0", Peer: "p1", State: "Removing", Reason: "BricksMoved", Cause: "DecommissionRequested"},
 		{Time: at, Action: "rollWorkload", Node: "gluster-zone-2-0", Peer: "p2", Version: "v2", State: "Upgrading", Reason: "UpgradeSelected"},
 		{Time: at, Action: "createNodes", Template: "zone-3", Count: 2, State: "Scaling", Reason: "Scaling"},
@@ -231,7 +231,7 @@ func TestWriteStatusShowsTheLedger(t *testing.T) {
 		"  2026-01-02T03:04:05Z  deletePeer  gluster-zone-1-0 (peer p1)  Removing  BricksMoved (drain: DecommissionRequested)\n",
 		"  2026-01-02T03:04:05Z  rollWorkload  gluster-zone-2-0 at v2 (peer p2)  Upgrading  UpgradeSelected\n",
 		"  2026-01-02T03:04:05Z  replaceBrick  vol2:/bricks/vol2/b1  off gluster-zone-1-0 (peer p1) -> one of p4,p5  Draining  DecommissionRequested\n",
-		"  2026-01-02T03:04:05Z  replaceBrick  vol2:/bricks/vol2/b2  off gluster-zone-1-0 (peer p1)  (recovered after a restart: time, targets and reason not recorded)\n",
+		"  2026-01-02T03:04:05Z  replaceBrick  vol2:/bricks/vol2/b2  off gluster-zone-1-0 (peer p1)\n",
 		"  2026-01-02T03:04:05Z  createNodes  2 from template zone-3  Scaling  Scaling\n",
 		"  2026-01-02T03:04:05Z  decommissionNode  gluster-zone-3-1 of template zone-3 (peer p9)  Online  ScalingDown\n",
 		"  2026-01-02T03:04:05Z  ensureCSIDrivers  CSIDriver org.gluster.glusterfs, DaemonSet gluster-csi-file-nodeplugin  Provisioning  CreatingCSIDrivers\n",

@@ -683,7 +683,10 @@ type GlusterClusterStatus struct {
 	History []TransitionRecord `json:"history,omitempty"`
 
 	// ledger records the configuration changes that must stay answerable
-	// after the GlusterNode they concern is gone: each brick a drain moved,
+	// after the GlusterNode they concern is gone, each put on record
+	// before its action runs (a node's changes first in the GlusterNode's
+	// own status.ledger, copied here by the cluster machine): each brick a
+	// drain moved,
 	// each peer deleted, workload deleted or restarted for a new version,
 	// each change of a node's devices, each forced deletion of a lost pod
 	// and each start of bricks GD2 left offline on it; and the
@@ -742,8 +745,8 @@ const (
 
 // LedgerEntry is one configuration change in status.ledger.
 type LedgerEntry struct {
-	// time is when the change was recorded: right after GD2 accepted it,
-	// or, for a recovered entry, when the operator found it unrecorded.
+	// time is when the change was put on record, in the sync before its
+	// action ran.
 	Time metav1.Time `json:"time"`
 
 	// action is what changed: for a node replaceBrick, deletePeer,
@@ -832,12 +835,6 @@ type LedgerEntry struct {
 	// +kubebuilder:validation:MaxLength=128
 	// +optional
 	Cause string `json:"cause,omitempty"`
-
-	// recovered marks an entry written after an operator restart from the
-	// node's movedBricks: the move happened, but its time, targets and
-	// reason were not recorded.
-	// +optional
-	Recovered bool `json:"recovered,omitempty"`
 }
 
 // NodeCounts counts servers.

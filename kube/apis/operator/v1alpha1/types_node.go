@@ -284,7 +284,23 @@ type GlusterNodeStatus struct {
 	// +kubebuilder:validation:items:MaxLength=64
 	// +optional
 	RefusedPeers []string `json:"refusedPeers,omitempty"`
+
+	// ledger records each lasting change the node machine makes, before
+	// it makes it: the node's status write that puts an entry here comes
+	// before the action, so no crash can lose the record. The cluster
+	// machine copies the entries into its GlusterCluster's status.ledger,
+	// which keeps them after this GlusterNode is gone; a decommissioned
+	// node is removed only once they are there. Oldest first; at most 32
+	// entries, the oldest dropped first.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Ledger []LedgerEntry `json:"ledger,omitempty"`
 }
+
+// MaxNodeLedger is the number of entries kept in a GlusterNode's
+// status.ledger.
+const MaxNodeLedger = 32
 
 // BrickRef names one brick of a volume by its path, which replace-brick
 // keeps when it moves the brick to another node.

@@ -601,6 +601,13 @@ func (in *GlusterNodeStatus) DeepCopyInto(out *GlusterNodeStatus) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
+	if in.Ledger != nil {
+		in, out := &in.Ledger, &out.Ledger
+		*out = make([]LedgerEntry, len(*in))
+		for i := range *in {
+			(*in)[i].DeepCopyInto(&(*out)[i])
+		}
+	}
 	return
 }
 
