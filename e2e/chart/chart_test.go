@@ -485,9 +485,10 @@ func TestChartPrometheusRuleIsTheGenerated(t *testing.T) {
 		t.Errorf("with default values the chart's rules are not manifests/monitoring's:\nchart %v\ngenerated %v", got, want)
 	}
 	got := spec(render(t, h, "monitoring.prometheusRule.enabled=true", "monitoring.prometheusRule.thresholds.capacityHighPercent=72",
-		"monitoring.prometheusRule.thresholds.certificateExpiryDays=7", "monitoring.prometheusRule.runbookBaseURL=https://wiki.example/rb/",
+		"monitoring.prometheusRule.thresholds.certificateExpiryDays=7", "monitoring.prometheusRule.thresholds.reconcileErrorsPerMinute=10",
+		"monitoring.prometheusRule.runbookBaseURL=https://wiki.example/rb/",
 		"monitoring.prometheusRule.operatorJob=ops/anthill"))
-	want := generated("--threshold", "capacityHighPercent=72", "--threshold", "certificateExpiryDays=7",
+	want := generated("--threshold", "capacityHighPercent=72", "--threshold", "certificateExpiryDays=7", "--threshold", "reconcileErrorsPerMinute=10",
 		"--runbook-base-url", "https://wiki.example/rb/", "--operator-job", "ops/anthill")
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("with changed values the chart's rules are not the generator's with the same options:\nchart %v\ngenerated %v", got, want)
