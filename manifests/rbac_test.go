@@ -215,30 +215,57 @@ func TestRBACDocListsEveryOperatorPermission(t *testing.T) {
 
 func compareGrants(a, b grant) int { return strings.Compare(a.String(), b.String()) }
 
+// personTables are the headers of docs/rbac.md's people tables, each
+// with the kind its roles are: the person ClusterRoles, and the Role in
+// the operator's namespace.
+var personTables = []struct{ header, kind string }{
+	{"| resource | gluster-view |", "ClusterRole"},
+	{"| resource | gluster-operator-health |", "Role"},
+}
+
 // TestPersonRolesMatchTheDoc: the person roles' rules grant exactly what
-// docs/rbac.md's people table says (e2e/integration asks the API server
-// the same question).
+// docs/rbac.md's people tables say, each role of the kind its table is
+// (e2e/integration asks the API server the same question, and runs the
+// plugin as users bound to each role).
 func TestPersonRolesMatchTheDoc(t *testing.T) {
-	roles := []string{"gluster-view", "gluster-edit", "gluster-admin"}
+	doc := readRBACDoc(t)
 	want := map[string][]string{}
-	for _, row := range markdownTable(t, readRBACDoc(t), "| resource | gluster-view |") {
-		if len(row) != len(roles)+1 {
-			t.Fatalf("docs/rbac.md row %q: want a resource and one cell per role", row)
+	kind := map[string]string{}
+	for _, table := range personTables {
+		roles := tableRoles(t, doc, table.header)
+		for _, role := range roles {
+			kind[role] = table.kind
+			want[role] = []string{}
 		}
-		for i, role := range roles {
-			for _, v := range cellList(row[i+1]) {
-				want[role] = append(want[role], row[0]+" "+v)
+		for _, row := range markdownTable(t, doc, table.header) {
+			if len(row) != len(roles)+1 {
+				t.Fatalf("docs/rbac.md row %q: want a resource and one cell per role", row)
+			}
+			res := row[0]
+			if m := namedResource.FindStringSubmatch(res); m != nil {
+				res = m[1] + "[" + m[2] + "]"
+			}
+			for i, role := range roles {
+				for _, v := range cellList(row[i+1]) {
+					want[role] = append(want[role], res+" "+v)
+				}
 			}
 		}
 	}
 	defined := map[string]bool{}
 	for role, rules := range roleRules(t, "rbac/person_roles.yaml") {
-		name := strings.TrimPrefix(role, "ClusterRole/")
+		k, name, _ := strings.Cut(role, "/")
 		defined[name] = true
+		if kind[name] != k {
+			t.Errorf("manifests/rbac/person_roles.yaml defines %s; docs/rbac.md's people tables have it as a %q", role, kind[name])
+		}
 		var got []string
 		for i, n := range rules {
 			r := decodeRule(t, fmt.Sprintf("%s rule %d", role, i), n)
 			for _, res := range r.Resources {
+				if len(r.ResourceNames) > 0 {
+					res += "[" + strings.Join(r.ResourceNames, ",") + "]"
+				}
 				for _, v := range r.Verbs {
 					got = append(got, res+" "+v)
 				}
@@ -253,9 +280,27 @@ func TestPersonRolesMatchTheDoc(t *testing.T) {
 			t.Errorf("%s grants %v;\ndocs/rbac.md says %v", name, got, want[name])
 		}
 	}
-	for _, role := range roles {
+	for _, role := range slices.Sorted(maps.Keys(kind)) {
 		if !defined[role] {
 			t.Errorf("docs/rbac.md names %s, which manifests/rbac/person_roles.yaml does not define", role)
 		}
 	}
+}
+
+// tableRoles are the role names of a people table's header row, after
+// its resource column.
+func tableRoles(t *testing.T, doc, header string) []string {
+	t.Helper()
+	for _, line := range strings.Split(doc, "\n") {
+		if strings.HasPrefix(line, header) {
+			cells := strings.Split(strings.Trim(line, "|"), "|")
+			var roles []string
+			for _, c := range cells[1:] {
+				roles = append(roles, strings.TrimSpace(c))
+			}
+			return roles
+		}
+	}
+	t.Fatalf("docs/rbac.md has no table starting %q", header)
+	return nil
 }

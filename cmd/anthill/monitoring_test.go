@@ -103,12 +103,12 @@ func TestMonitoringPrintsTheRules(t *testing.T) {
 // written directory; a wrong option is refused.
 func TestMonitoringOptions(t *testing.T) {
 	var out, errOut bytes.Buffer
-	args := []string{"--format", "prometheusrule", "--threshold", "capacityHighPercent=85", "--runbook-base-url", "https://wiki.example/rb/",
+	args := []string{"--format", "prometheusrule", "--threshold", "capacityHighPercent=85", "--threshold", "reconcileErrorsPerMinute=6", "--runbook-base-url", "https://wiki.example/rb/",
 		"--operator-job", "ops/anthill", "--namespace", "monitoring", "--label", "release=kube-prometheus-stack"}
 	if err := monitoringCmd(args, &out, &errOut); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"anthill:cluster_capacity_used:ratio > 85 / 100", "runbook_url: https://wiki.example/rb/AnthillCapacityHigh.md",
+	for _, want := range []string{"anthill:cluster_capacity_used:ratio > 85 / 100", "> 6 / 60", "runbook_url: https://wiki.example/rb/AnthillCapacityHigh.md",
 		`up{job="ops/anthill"}`, "namespace: monitoring", "release: kube-prometheus-stack"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the PrometheusRule lacks %q:\n%s", want, out.String())
@@ -138,7 +138,7 @@ func TestMonitoringOptions(t *testing.T) {
 
 	for _, bad := range [][]string{
 		{"--threshold", "capacityHigh=85"}, {"--threshold", "capacityHighPercent=eighty"}, {"--threshold", "capacityHighPercent=120"},
-		{"--threshold", "capacityHighPercent"}, {"--label", "=x"}, {"--runbook-base-url", ""},
+		{"--threshold", "capacityHighPercent"}, {"--threshold", "reconcileErrorsPerMinute=0"}, {"--label", "=x"}, {"--runbook-base-url", ""},
 	} {
 		if err := monitoringCmd(bad, &out, &errOut); err == nil {
 			t.Errorf("%q was accepted", bad)

@@ -290,14 +290,17 @@ func TestChartValues(t *testing.T) {
 		}},
 		{"rbac.create=false renders none of the operator's RBAC (the helm test's own Role is test.enabled's)", []string{"rbac.create=false"}, func(t *testing.T, objs map[string]map[string]any) {
 			for k := range installed(objs) {
-				if strings.Contains(k, "Role") && strings.Contains(k, "anthill-") {
+				// Kind/namespace/name: the operator's are named anthill-*,
+				// the person roles (rbac.personRoles) gluster-*.
+				if name := k[strings.LastIndex(k, "/")+1:]; strings.Contains(k, "Role") && strings.HasPrefix(name, "anthill-") {
 					t.Errorf("%s still rendered", k)
 				}
 			}
 		}},
 		{"rbac.personRoles=false drops the person roles", []string{"rbac.personRoles=false"}, func(t *testing.T, objs map[string]map[string]any) {
-			for _, r := range []string{"gluster-view", "gluster-edit", "gluster-admin"} {
-				if _, ok := objs["ClusterRole/<nil>/"+r]; ok {
+			for _, r := range []string{"ClusterRole/<nil>/gluster-view", "ClusterRole/<nil>/gluster-edit", "ClusterRole/<nil>/gluster-admin",
+				"ClusterRole/<nil>/gluster-toolbox", "Role/anthill-system/gluster-operator-health"} {
+				if _, ok := objs[r]; ok {
 					t.Errorf("%s still rendered", r)
 				}
 			}
@@ -485,9 +488,10 @@ func TestChartPrometheusRuleIsTheGenerated(t *testing.T) {
 		t.Errorf("with default values the chart's rules are not manifests/monitoring's:\nchart %v\ngenerated %v", got, want)
 	}
 	got := spec(render(t, h, "monitoring.prometheusRule.enabled=true", "monitoring.prometheusRule.thresholds.capacityHighPercent=72",
-		"monitoring.prometheusRule.thresholds.certificateExpiryDays=7", "monitoring.prometheusRule.runbookBaseURL=https://wiki.example/rb/",
+		"monitoring.prometheusRule.thresholds.certificateExpiryDays=7", "monitoring.prometheusRule.thresholds.reconcileErrorsPerMinute=10",
+		"monitoring.prometheusRule.runbookBaseURL=https://wiki.example/rb/",
 		"monitoring.prometheusRule.operatorJob=ops/anthill"))
-	want := generated("--threshold", "capacityHighPercent=72", "--threshold", "certificateExpiryDays=7",
+	want := generated("--threshold", "capacityHighPercent=72", "--threshold", "certificateExpiryDays=7", "--threshold", "reconcileErrorsPerMinute=10",
 		"--runbook-base-url", "https://wiki.example/rb/", "--operator-job", "ops/anthill")
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("with changed values the chart's rules are not the generator's with the same options:\nchart %v\ngenerated %v", got, want)

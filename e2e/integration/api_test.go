@@ -348,6 +348,70 @@ func TestAPIGlusterVersionGoesBackOnlyToWhatTheServersRun(t *testing.T) {
 	accept("4.1.1", "cancel a paused run back to what the servers run")
 }
 
+// spec.csi.version never goes back on its own: anthill never moves a CSI
+// client back, as it never moves a server back. The one way down is
+// together with spec.gluster.version when an upgrade is cancelled (whether
+// that is allowed is the rule above's to say), and then no lower than the
+// new spec.gluster.version, as far as the clients may follow the servers.
+func TestAPICSIVersionIsNeverLowered(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
+	defer cancel()
+	ns := env.Namespace(t)
+	cs := operatorClient(t).OperatorV1alpha1().GlusterClusters(ns)
+	c := validCluster(ns, "csi-versions")
+	c.Spec.CSI.Version = "4.0.0"
+	c, err := cs.Create(ctx, c, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// setVersions changes spec.gluster.version and spec.csi.version in one
+	// update; it reports the error and keeps c at what the API server
+	// stored.
+	setVersions := func(gluster, csi string) error {
+		t.Helper()
+		next := c.DeepCopy()
+		next.Spec.Gluster.Version, next.Spec.CSI.Version = gluster, csi
+		stored, err := cs.Update(ctx, next, metav1.UpdateOptions{})
+		if err == nil {
+			c = stored
+		}
+		return err
+	}
+	accept := func(gluster, csi, why string) {
+		t.Helper()
+		if err := setVersions(gluster, csi); err != nil {
+			t.Fatalf("%s: gluster %s, csi %s was refused: %v", why, gluster, csi, err)
+		}
+	}
+	refuse := func(gluster, csi, why string) {
+		t.Helper()
+		expectInvalid(t, fmt.Sprintf("%s: gluster %s, csi %s", why, gluster, csi), setVersions(gluster, csi), "spec.csi.version cannot be lowered")
+	}
+
+	refuse("4.1.0", "3.9.9", "lowered alone")
+	accept("4.1.0", "4.0.0", "unchanged")
+	accept("4.1.0", "v4.1", "raised to the servers' version")
+	refuse("4.1.0", "4.0.9", "lowered alone after a raise")
+	refuse("4.2.0", "4.0.0", "lowered while the servers go up")
+
+	// An upgrade of servers and clients, stopped before it validated: the
+	// servers may go back (the rule above), and the clients with them.
+	accept("4.2.0", "4.2.0", "an upgrade of both")
+	c.Status.Upgrade = &operatorv1alpha1.UpgradeStatus{State: "Blocked"}
+	if c, err = cs.UpdateStatus(ctx, c, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	refuse("4.1.0", "4.0.0", "cancelled, the clients below the new server version")
+	accept("4.1.0", "4.1.0", "cancelled, the clients back with the servers")
+	if got := c.Spec.CSI.Version; got != "4.1.0" {
+		t.Errorf("spec.csi.version = %q after the cancel, want 4.1.0", got)
+	}
+
+	// Unset, there is nothing to compare with (docs/upgrades.md says so).
+	accept("4.1.0", "", "unset")
+	accept("4.1.0", "4.0.0", "set lower after unset")
+}
+
 // A server on one host's block devices, naming that host, is accepted.
 func TestAPIAcceptsAHostDeviceNodeNamingItsHost(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)

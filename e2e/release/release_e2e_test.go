@@ -300,8 +300,12 @@ func TestReleaseInstallsFromItsDirectory(t *testing.T) {
 			_, err := rbac.Roles("anthill-system").Get(ctx, "anthill-leader-election", metav1.GetOptions{})
 			return err
 		},
+		"Role anthill-system/gluster-operator-health": func() error {
+			_, err := rbac.Roles("anthill-system").Get(ctx, "gluster-operator-health", metav1.GetOptions{})
+			return err
+		},
 	}
-	for _, name := range []string{"anthill-operator", "gluster-view", "gluster-edit", "gluster-admin"} {
+	for _, name := range []string{"anthill-operator", "gluster-view", "gluster-edit", "gluster-admin", "gluster-toolbox"} {
 		checks["ClusterRole "+name] = func() error {
 			_, err := rbac.ClusterRoles().Get(ctx, name, metav1.GetOptions{})
 			return err

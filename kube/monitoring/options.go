@@ -44,6 +44,7 @@ const (
 	BrickUtilizationCriticalPercent  = "brickUtilizationCriticalPercent"
 	NodeDrainStuckHours              = "nodeDrainStuckHours"
 	CertificateExpiryDays            = "certificateExpiryDays"
+	ReconcileErrorsPerMinute         = "reconcileErrorsPerMinute"
 )
 
 // Thresholds are every threshold, in the order the chart's values list
@@ -57,6 +58,7 @@ var Thresholds = []Threshold{
 	{BrickUtilizationCriticalPercent, 90, 100, "AnthillBrickUtilizationCritical fires above this percentage of a brick used."},
 	{NodeDrainStuckHours, 1, 24 * 365, "AnthillNodeDrainStuck fires when a node has been draining longer than this many hours."},
 	{CertificateExpiryDays, 14, 365, "AnthillCertificateExpiring fires when a certificate anthill issued ends within this many days (anthill renews 30 days ahead)."},
+	{ReconcileErrorsPerMinute, 3, 600, "AnthillReconcileErrors fires when a machine's failed syncs (conflicts aside) average more than this many a minute over 10 minutes, for 15 minutes."},
 }
 
 // DefaultOptions are anthill's own: its runbooks on GitHub, the job of

@@ -34,7 +34,7 @@ func TestOptionsChangeTheRulesTheyName(t *testing.T) {
 	o.Thresholds = map[string]float64{
 		CapacityHighPercent: 70, CapacityCriticalPercent: 85.5, VolumeUtilizationHighPercent: 75,
 		VolumeUtilizationCriticalPercent: 95, BrickUtilizationHighPercent: 60, BrickUtilizationCriticalPercent: 99,
-		NodeDrainStuckHours: 6, CertificateExpiryDays: 21,
+		NodeDrainStuckHours: 6, CertificateExpiryDays: 21, ReconcileErrorsPerMinute: 12,
 	}
 	gs := o.Groups()
 	for _, tc := range []struct{ alert, expr, text string }{
@@ -46,6 +46,7 @@ func TestOptionsChangeTheRulesTheyName(t *testing.T) {
 		{"AnthillBrickUtilizationCritical", "> 99 / 100", "more than 99 %"},
 		{"AnthillNodeDrainStuck", "> 6 * 3600", "more than 6 hour(s)"},
 		{"AnthillCertificateExpiring", "< 21 * 86400", "less than 21 days"},
+		{"AnthillReconcileErrors", "[10m])) > 12 / 60", ""},
 		{"AnthillOperatorDown", `up{job="storage/anthill"}`, ""},
 	} {
 		a := alertByName(t, gs, tc.alert)
@@ -58,6 +59,9 @@ func TestOptionsChangeTheRulesTheyName(t *testing.T) {
 	}
 	if d := alertByName(t, gs, "AnthillCapacityHigh").Description; !strings.Contains(d, "at 85.5 % AnthillCapacityCritical") {
 		t.Errorf("AnthillCapacityHigh's description does not quote the critical threshold: %q", d)
+	}
+	if d := alertByName(t, gs, "AnthillReconcileErrors").Description; !strings.Contains(d, "more than 12 times a minute") {
+		t.Errorf("AnthillReconcileErrors' description does not quote its threshold: %q", d)
 	}
 	rules, err := o.RulesFile()
 	if err != nil {
@@ -81,6 +85,7 @@ func TestOptionsRejectUnknownOrOutOfRangeValues(t *testing.T) {
 		"a percentage above 100":    {RunbookBaseURL: RunbookBase, OperatorJob: OperatorJob, Thresholds: map[string]float64{CapacityHighPercent: 120}},
 		"a zero threshold":          {RunbookBaseURL: RunbookBase, OperatorJob: OperatorJob, Thresholds: map[string]float64{CertificateExpiryDays: 0}},
 		"a negative threshold":      {RunbookBaseURL: RunbookBase, OperatorJob: OperatorJob, Thresholds: map[string]float64{NodeDrainStuckHours: -1}},
+		"an error rate above 600":   {RunbookBaseURL: RunbookBase, OperatorJob: OperatorJob, Thresholds: map[string]float64{ReconcileErrorsPerMinute: 601}},
 		"an empty runbook base URL": {OperatorJob: OperatorJob},
 		"an empty operator job":     {RunbookBaseURL: RunbookBase},
 	} {
@@ -125,7 +130,7 @@ func TestHelmRuleGroupsRenderTheRulesOfTheValues(t *testing.T) {
 	}
 	changed := DefaultOptions()
 	changed.RunbookBaseURL, changed.OperatorJob = "https://wiki.example/rb/", "anthill"
-	changed.Thresholds = map[string]float64{CapacityHighPercent: 72.5, CertificateExpiryDays: 7, NodeDrainStuckHours: 3}
+	changed.Thresholds = map[string]float64{CapacityHighPercent: 72.5, CertificateExpiryDays: 7, NodeDrainStuckHours: 3, ReconcileErrorsPerMinute: 0.5}
 	for name, o := range map[string]Options{"defaults": DefaultOptions(), "changed values": changed} {
 		var b bytes.Buffer
 		if err := tmpl.ExecuteTemplate(&b, HelmGroupsName, chartValues(o)); err != nil {

@@ -64,8 +64,9 @@ func (o Options) Groups() []Group { return groups(o.params()) }
 // groups are every rule, with p's text for each parameter. The state
 // gauges are served by every operator replica, so each expression
 // aggregates with max by the object's labels. A percentage threshold P is
-// compared as "ratio > P / 100", so that the chart's template can put the
-// value in as it is.
+// compared as "ratio > P / 100", and a rate a minute R as "per-second
+// rate > R / 60", so that the chart's template can put the value in as it
+// is.
 func groups(p params) []Group {
 	return []Group{
 		{
@@ -117,9 +118,9 @@ func groups(p params) []Group {
 					Summary:     "No anthill operator is being scraped.",
 					Description: "No replica of the operator answers on its metrics port: nothing reconciles Gluster clusters, drains or upgrades."},
 				{Name: "AnthillReconcileErrors", Severity: Warning, For: "15m",
-					Expr:        `sum by (machine) (rate(anthill_dispatcher_sync_errors_total{class!="conflict"}[10m])) > 0.05`,
+					Expr:        `sum by (machine) (rate(anthill_dispatcher_sync_errors_total{class!="conflict"}[10m])) > ` + p.t(ReconcileErrorsPerMinute) + " / 60",
 					Summary:     "The anthill {{ $labels.machine }} machine keeps failing to reconcile.",
-					Description: "Syncs of the machine have failed for 15 minutes (more than one every 20 s); the operator log's \"sync failed; retrying with backoff\" lines and Warning Events say why."},
+					Description: "Syncs of the machine have failed more than " + p.t(ReconcileErrorsPerMinute) + " times a minute for 15 minutes; the operator log's \"sync failed; retrying with backoff\" lines and Warning Events say why."},
 				{Name: "AnthillCapacityHigh", Severity: Warning, For: "15m",
 					Expr:        "anthill:cluster_capacity_used:ratio > " + p.t(CapacityHighPercent) + " / 100",
 					Summary:     "{{ $labels.namespace }}/{{ $labels.cluster }} has used more than " + p.t(CapacityHighPercent) + " % of its raw capacity.",

@@ -95,6 +95,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="has(self.caSecretRef) == has(oldSelf.caSecretRef) && (!has(self.caSecretRef) || self.caSecretRef.name == oldSelf.caSecretRef.name)",message="spec.caSecretRef is fixed at creation: TLS cannot be switched on or off on a running cluster, and a CA is rotated by changing the Secret's content",fieldPath=".caSecretRef"
 // +kubebuilder:validation:XValidation:rule="self.mode == 'automatic' || !has(self.autoscaling)",message="spec.autoscaling may be set only when spec.mode is automatic",fieldPath=".autoscaling"
 // +kubebuilder:validation:XValidation:rule="!has(self.csi) || !has(self.csi.version) || !has(self.gluster) || !has(self.gluster.version) || !isSemver(self.csi.version, true) || !isSemver(self.gluster.version, true) || semver(self.csi.version, true).compareTo(semver(self.gluster.version, true)) <= 0",message="spec.csi.version must not be newer than spec.gluster.version: CSI clients may not run ahead of the servers",fieldPath=".csi.version"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.csi) || !has(oldSelf.csi.version) || !has(self.csi) || !has(self.csi.version) || !isSemver(oldSelf.csi.version, true) || !isSemver(self.csi.version, true) || semver(self.csi.version, true).compareTo(semver(oldSelf.csi.version, true)) >= 0 || (has(self.gluster) && has(self.gluster.version) && isSemver(self.gluster.version, true) && semver(self.csi.version, true).compareTo(semver(self.gluster.version, true)) >= 0)",message="spec.csi.version cannot be lowered: anthill never moves a CSI client back (docs/upgrades.md). Only an upgrade cancelled by setting spec.gluster.version back may take it back with it, as far as the new spec.gluster.version",fieldPath=".csi.version"
 // +kubebuilder:validation:XValidation:rule="(has(self.csi) && has(self.csi.nodeSelector)) == (has(oldSelf.csi) && has(oldSelf.csi.nodeSelector)) && (!has(self.csi) || !has(self.csi.nodeSelector) || self.csi.nodeSelector == oldSelf.csi.nodeSelector)",message="spec.csi.nodeSelector is fixed at creation: moving the node plugins would unmount the volumes of running pods",fieldPath=".csi.nodeSelector"
 type GlusterClusterSpec struct {
 	// mode says who creates and scales the Gluster servers: manual (a fixed
@@ -397,7 +398,9 @@ type CSISpec struct {
 
 	// version is the Gluster client version in the CSI images, as a
 	// semantic version. It may not be newer than gluster.version; upgrades
-	// roll the servers first, then the clients.
+	// roll the servers first, then the clients. It cannot be lowered, but
+	// together with gluster.version when an upgrade is cancelled, and then
+	// no lower than the new gluster.version.
 	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:XValidation:rule="isSemver(self, true)",message="csi.version must be a semantic version such as 4.1.0 or v4.1"
 	// +optional

@@ -25,7 +25,9 @@ chart's appVersion. */ -}}
 {{- end }}
 
 {{- /* withLabels renders the YAML documents of a file of files/ (copies of
-manifests/rbac) with anthill.labels added to each one's own. */ -}}
+manifests/rbac) with anthill.labels added to each one's own, and a
+namespaced one (a Role in the operator's namespace) in the release
+namespace. */ -}}
 {{- define "anthill.withLabels" -}}
 {{- $root := index . 0 -}}
 {{- $labels := include "anthill.labels" $root | fromYaml -}}
@@ -33,6 +35,9 @@ manifests/rbac) with anthill.labels added to each one's own. */ -}}
 {{- $o := fromYaml $doc }}
 {{- if $o }}
 {{- $_ := set $o.metadata "labels" (merge (dict) ($o.metadata.labels | default dict) $labels) }}
+{{- if $o.metadata.namespace }}
+{{- $_ := set $o.metadata "namespace" $root.Release.Namespace }}
+{{- end }}
 ---
 {{ toYaml $o }}
 {{- end }}

@@ -110,13 +110,13 @@ groups:
       severity: critical
   - alert: AnthillReconcileErrors
     annotations:
-      description: Syncs of the machine have failed for 15 minutes (more than one
-        every 20 s); the operator log's "sync failed; retrying with backoff" lines
-        and Warning Events say why.
+      description: Syncs of the machine have failed more than {{ .Values.monitoring.prometheusRule.thresholds.reconcileErrorsPerMinute }}
+        times a minute for 15 minutes; the operator log's "sync failed; retrying with
+        backoff" lines and Warning Events say why.
       runbook_url: {{ .Values.monitoring.prometheusRule.runbookBaseURL }}AnthillReconcileErrors.md
       summary: The anthill {{ "{{" }} $labels.machine {{ "}}" }} machine keeps failing to reconcile.
     expr: sum by (machine) (rate(anthill_dispatcher_sync_errors_total{class!="conflict"}[10m]))
-      > 0.05
+      > {{ .Values.monitoring.prometheusRule.thresholds.reconcileErrorsPerMinute }} / 60
     for: 15m
     labels:
       severity: warning
