@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -180,38 +181,55 @@ func CurrentReleaseDir(ctx context.Context, moduleRoot, shared string) (*Release
 		return nil, err
 	}
 	key := sha256.Sum256(bytes.Join([][]byte{head, diff, status}, []byte{0}))
-	stamp := hex.EncodeToString(key[:])
-
-	if err := os.MkdirAll(shared, 0o755); err != nil {
-		return nil, err
-	}
-	lock, err := os.OpenFile(filepath.Join(shared, "release.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	dir, err := buildOnce(shared, "release", hex.EncodeToString(key[:]), func(dir string) error {
+		cmd := exec.CommandContext(ctx, filepath.Join(moduleRoot, "hack", "release.sh"), dir)
+		cmd.Dir = moduleRoot
+		cmd.Env = append(os.Environ(), "DRY_RUN=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("DRY_RUN=1 hack/release.sh: %w\n%s", err, out)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
+	}
+	return OpenReleaseDir(dir)
+}
+
+// buildOnce returns shared/name, built by build from the tree stamp
+// names: the processes that share the directory build it one at a time
+// (a lock on shared/name.lock), and each reuses what one before built
+// from the same stamp (shared/name.stamp, written once build succeeded).
+func buildOnce(shared, name, stamp string, build func(dir string) error) (string, error) {
+	if err := os.MkdirAll(shared, 0o755); err != nil {
+		return "", err
+	}
+	lock, err := os.OpenFile(filepath.Join(shared, name+".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", err
 	}
 	defer lock.Close()
 	// Another process may be building it: wait for it. Closing the file
 	// (or the end of its process) unlocks it.
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return nil, fmt.Errorf("lock %s: %w", lock.Name(), err)
+		return "", fmt.Errorf("lock %s: %w", lock.Name(), err)
 	}
-
-	dir := filepath.Join(shared, "release")
-	stampFile := filepath.Join(shared, "release.tree")
+	dir := filepath.Join(shared, name)
+	stampFile := filepath.Join(shared, name+".stamp")
 	if b, err := os.ReadFile(stampFile); err == nil && string(b) == stamp {
-		return OpenReleaseDir(dir)
+		return dir, nil
+	}
+	if err := os.Remove(stampFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", err
 	}
 	if err := os.RemoveAll(dir); err != nil {
-		return nil, err
+		return "", err
 	}
-	cmd := exec.CommandContext(ctx, filepath.Join(moduleRoot, "hack", "release.sh"), dir)
-	cmd.Dir = moduleRoot
-	cmd.Env = append(os.Environ(), "DRY_RUN=1")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("DRY_RUN=1 hack/release.sh: %w\n%s", err, out)
+	if err := build(dir); err != nil {
+		return "", err
 	}
 	if err := os.WriteFile(stampFile, []byte(stamp), 0o644); err != nil {
-		return nil, err
+		return "", err
 	}
-	return OpenReleaseDir(dir)
+	return dir, nil
 }
