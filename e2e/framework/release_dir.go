@@ -185,6 +185,10 @@ func CurrentReleaseDir(ctx context.Context, moduleRoot, shared string) (*Release
 		cmd := exec.CommandContext(ctx, filepath.Join(moduleRoot, "hack", "release.sh"), dir)
 		cmd.Dir = moduleRoot
 		cmd.Env = append(os.Environ(), "DRY_RUN=1")
+		// A test that ends first stops the whole build, its go builds
+		// and tars with it.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("DRY_RUN=1 hack/release.sh: %w\n%s", err, out)
 		}
