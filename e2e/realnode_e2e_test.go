@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -31,25 +32,49 @@ import (
 )
 
 // The operator's image as users install it, on a real node: a kubelet,
-// containerd and runc run the image `make image` builds, installed by
-// `kubectl apply -k manifests/default` and by the chart, with nothing
-// changed but what a user of a dedicated node would change: the image
-// reference (the same one, said explicitly), and a toleration of the real
-// node's taint and a nodeSelector for its label, so the operator's pods
-// run there and nowhere else (the kwok nodes would run them as fakes).
-// The GlusterCluster's own pods stay on the kwok nodes, with the GD2
+// containerd and runc run the operator's image, installed twice: the
+// image `make image` builds by `kubectl apply -k` over manifests/default,
+// and a release directory's image archive and packaged chart as
+// docs/install.md has a user without registry access install them
+// (checksums, `ctr images import`, `helm install` pinned to the release's
+// digest, `helm test`). Nothing is changed but what a user of a dedicated
+// node would change: a toleration of the real node's taint and a
+// nodeSelector for its label, so the operator's pods run there and
+// nowhere else (the kwok nodes would run them as fakes), and, for
+// kustomize, the image reference (the same one, said explicitly). The
+// GlusterCluster's own pods stay on the kwok nodes, with the GD2
 // simulator listening where the node's pods reach the host.
 const (
 	realNodeNamespace = "anthill-system"
 	operatorLease     = "anthill-operator"
 	operatorSelector  = "app.kubernetes.io/name=anthill,app.kubernetes.io/component=operator"
 	metricsService    = "anthill-operator-metrics"
+	// helmTestPod is the chart's helm test hook pod.
+	helmTestPod = "anthill-test"
 )
 
 func TestOperatorImageOnARealNode(t *testing.T) {
 	onRealNode(t, "installs anthill's Deployment, CRDs and cluster-wide RBAC as users do, and runs a kubelet")
 	ctx := context.Background()
 	root := framework.RepoRoot()
+
+	// The release directory (built by the release dry run, or found) is
+	// made while the node starts and the kustomize install runs; the
+	// other processes of make test share it (e2e/release installs from
+	// it too).
+	releaseCtx, cancelRelease := context.WithCancel(ctx)
+	releaseDone := make(chan struct{})
+	var release *framework.ReleaseDir
+	var releaseErr error
+	go func() {
+		defer close(releaseDone)
+		release, releaseErr = framework.CurrentReleaseDir(releaseCtx, root, currentSet.dir)
+	}()
+	t.Cleanup(func() {
+		cancelRelease()
+		<-releaseDone
+	})
+
 	image := buildOperatorImage(t, root)
 
 	start := time.Now()
@@ -68,13 +93,34 @@ func TestOperatorImageOnARealNode(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Each install returns the image it runs and, when it has one, what
+	// it checks once both replicas are ready.
 	installs := []struct {
-		name             string
-		install, removal func(t *testing.T)
+		name    string
+		install func(t *testing.T) (operatorImage, func(t *testing.T))
+		removal func(t *testing.T)
 	}{
-		{"installed with kubectl apply -k", func(t *testing.T) { kustomizeInstall(t, root, image, "apply") },
+		{"installed with kubectl apply -k",
+			func(t *testing.T) (operatorImage, func(t *testing.T)) {
+				kustomizeInstall(t, root, image, "apply")
+				return image, nil
+			},
 			func(t *testing.T) { kustomizeInstall(t, root, image, "delete") }},
-		{"installed with the chart", func(t *testing.T) { chartInstall(t, root, image) },
+		{"installed from the release directory with its chart",
+			func(t *testing.T) (operatorImage, func(t *testing.T)) {
+				waited := time.Now()
+				<-releaseDone
+				if releaseErr != nil {
+					t.Fatalf("the release directory: %v", releaseErr)
+				}
+				t.Logf("release directory %s (waited %s for it)", release.Path, time.Since(waited).Round(time.Second))
+				img := releaseInstall(t, root, node, release)
+				return img, func(t *testing.T) {
+					t.Run("helm test passes: anthill check ran on the real node from the release's image", func(t *testing.T) {
+						helmTest(t, root, node, img)
+					})
+				}
+			},
 			func(t *testing.T) {
 				helmRun(t, root, "uninstall", "anthill", "--namespace", realNodeNamespace, "--wait", "--timeout", "2m")
 			}},
@@ -88,8 +134,8 @@ func TestOperatorImageOnARealNode(t *testing.T) {
 				// anthill, as a user does.
 				kustomizeInstall(t, root, image, "delete")
 			}
-			in.install(t)
-			onTheRealNode(t, node, image)
+			img, ready := in.install(t)
+			onTheRealNode(t, node, img, ready)
 			in.removal(t)
 		}) {
 			return
@@ -97,8 +143,9 @@ func TestOperatorImageOnARealNode(t *testing.T) {
 	}
 }
 
-// onTheRealNode checks the installed operator on the real node.
-func onTheRealNode(t *testing.T, node *framework.RealNode, image operatorImage) {
+// onTheRealNode checks the installed operator on the real node; ready,
+// when not nil, is what the install checks once both replicas are ready.
+func onTheRealNode(t *testing.T, node *framework.RealNode, image operatorImage, ready func(t *testing.T)) {
 	ctx := context.Background()
 	dep, err := env.Client.AppsV1().Deployments(realNodeNamespace).Get(ctx, "anthill-operator", metav1.GetOptions{})
 	if err != nil {
@@ -107,6 +154,9 @@ func onTheRealNode(t *testing.T, node *framework.RealNode, image operatorImage) 
 	pods := waitOperatorPods(t, node, 2, 3*time.Minute)
 	leader, waiting := leaderOf(t, pods, 30*time.Second)
 	t.Logf("leader %s, waiting %s", leader.Name, waiting.Name)
+	if ready != nil {
+		ready(t)
+	}
 
 	t.Run("the pods run the image as its user, on a read-only root file system, as the ServiceAccount", func(t *testing.T) {
 		for _, p := range pods {
@@ -157,10 +207,17 @@ func onTheRealNode(t *testing.T, node *framework.RealNode, image operatorImage) 
 	})
 }
 
-// operatorImage is what `make image` built: the archive and the digests
-// and user of its image.
+// operatorImage is an image the test installs, from an OCI image layout
+// (what `make image` built, or a release's): its archive, reference,
+// digests and user. digest is the layout's top digest: the image's
+// manifest for `make image`, the image index for a release (then
+// manifestDigest is this platform's manifest in it).
 type operatorImage struct {
-	archive, ref, manifestDigest, configDigest, user string
+	archive, ref, digest, manifestDigest, configDigest, user string
+	// imageID, when set, is the image ID the kubelet must report for a
+	// container of the image: REPOSITORY@DIGEST, once the node holds the
+	// image under its digest.
+	imageID string
 }
 
 // buildOperatorImage runs hack/build-image.sh (what `make image` runs)
@@ -177,30 +234,52 @@ func buildOperatorImage(t *testing.T, root string) operatorImage {
 	if err != nil {
 		t.Fatal(err)
 	}
-	img := operatorImage{archive: filepath.Join(out, "anthill.tar"), ref: "quay.io/gluster/anthill:" + strings.TrimSpace(string(version))}
-	var index struct {
-		Manifests []struct{ Digest string } `json:"manifests"`
+	return readOperatorImage(t, filepath.Join(out, "oci"), filepath.Join(out, "anthill.tar"), "quay.io/gluster/anthill:"+strings.TrimSpace(string(version)))
+}
+
+// readOperatorImage reads the image of an OCI layout: index.json names
+// one image, or one image index, whose image for this machine's platform
+// the node runs.
+func readOperatorImage(t *testing.T, layout, archive, ref string) operatorImage {
+	t.Helper()
+	type descriptor struct {
+		MediaType, Digest string
+		Platform          *struct{ OS, Architecture string }
 	}
-	readJSON(t, filepath.Join(out, "oci", "index.json"), &index)
+	var index struct{ Manifests []descriptor }
+	readJSON(t, filepath.Join(layout, "index.json"), &index)
 	if len(index.Manifests) != 1 {
-		t.Fatalf("the image layout has %d manifests; want 1", len(index.Manifests))
+		t.Fatalf("the image layout %s has %d manifests; want 1", layout, len(index.Manifests))
 	}
-	img.manifestDigest = index.Manifests[0].Digest
+	img := operatorImage{archive: archive, ref: ref, digest: index.Manifests[0].Digest, manifestDigest: index.Manifests[0].Digest}
+	if index.Manifests[0].MediaType == "application/vnd.oci.image.index.v1+json" {
+		var platforms struct{ Manifests []descriptor }
+		readJSON(t, blobPath(layout, img.digest), &platforms)
+		img.manifestDigest = ""
+		for _, m := range platforms.Manifests {
+			if m.Platform != nil && m.Platform.OS == "linux" && m.Platform.Architecture == runtime.GOARCH {
+				img.manifestDigest = m.Digest
+			}
+		}
+		if img.manifestDigest == "" {
+			t.Fatalf("the image index %s has no linux/%s image", img.digest, runtime.GOARCH)
+		}
+	}
 	var manifest struct {
 		Config struct{ Digest string } `json:"config"`
 	}
-	readJSON(t, blobPath(out, img.manifestDigest), &manifest)
+	readJSON(t, blobPath(layout, img.manifestDigest), &manifest)
 	img.configDigest = manifest.Config.Digest
 	var config struct {
 		Config struct{ User string } `json:"config"`
 	}
-	readJSON(t, blobPath(out, img.configDigest), &config)
+	readJSON(t, blobPath(layout, img.configDigest), &config)
 	img.user = config.Config.User
 	return img
 }
 
-func blobPath(dir, digest string) string {
-	return filepath.Join(dir, "oci", "blobs", "sha256", strings.TrimPrefix(digest, "sha256:"))
+func blobPath(layout, digest string) string {
+	return filepath.Join(layout, "blobs", "sha256", strings.TrimPrefix(digest, "sha256:"))
 }
 
 func readJSON(t *testing.T, path string, v any) {
@@ -264,21 +343,106 @@ patches:
 	}
 }
 
-// chartInstall installs the chart with the image and the real node's
-// toleration and nodeSelector as values.
-func chartInstall(t *testing.T, root string, image operatorImage) {
+// releaseInstall installs the operator from a release directory the way
+// docs/install.md tells a user without registry access: check the
+// checksums, import the image archive into the node's containerd, and
+// install the packaged chart with the image pinned to the release's
+// digest, the real node's toleration and nodeSelector as values.
+func releaseInstall(t *testing.T, root string, node *framework.RealNode, release *framework.ReleaseDir) operatorImage {
 	t.Helper()
-	name, tag, _ := strings.Cut(image.ref, ":")
+	if err := release.CheckSums(); err != nil {
+		t.Fatalf("sha256sum -c SHA256SUMS: %v", err)
+	}
+	image := readOperatorImage(t, release.ImageLayout(), release.ImageArchive(), release.ImageRef)
+	if image.digest != release.ImageDigest {
+		t.Fatalf("the release's image layout has %s; image/digest says %s", image.digest, release.ImageDigest)
+	}
+	// The node found the image by the release's digest, not by its tag.
+	image.imageID = repositoryOf(release.ImageRef) + "@" + release.ImageDigest
+	// The import docs/install.md gives: every platform's content, the
+	// tag from the archive, and the image by digest under the
+	// repository's name (--base-name; without it ctr names the digest
+	// image import-DATE@DIGEST, which the pinned reference does not find).
+	flags := []string{"--all-platforms", "--base-name", repositoryOf(release.ImageRef), "--digests"}
+	importLine := "ctr -n k8s.io images import " + strings.Join(flags, " ") + " image/anthill-oci.tar"
+	if doc, err := os.ReadFile(filepath.Join(root, "docs", "install.md")); err != nil || !strings.Contains(string(doc), importLine) {
+		t.Errorf("docs/install.md does not give the import the test runs, %q (%v)", importLine, err)
+	}
+	if err := node.ImportImage(context.Background(), release.ImageArchive(), flags...); err != nil {
+		t.Fatal(err)
+	}
 	tolerations := fmt.Sprintf(`[{"key":%q,"operator":"Equal","value":%q,"effect":%q}]`,
 		framework.RealNodeTaint.Key, framework.RealNodeTaint.Value, framework.RealNodeTaint.Effect)
-	helmRun(t, root, "install", "anthill", filepath.Join(root, "manifests", "charts", "anthill"),
+	helmRun(t, root, "install", "anthill", release.Chart(),
 		"--namespace", realNodeNamespace, "--create-namespace",
-		"--set", "image.repository="+name, "--set", "image.tag="+tag,
+		"--set", "image.tag="+release.Version()+"@"+release.ImageDigest,
 		"--set-json", "tolerations="+tolerations,
 		"--set-json", fmt.Sprintf(`nodeSelector={%q:"true"}`, framework.RealNodeLabel))
+	dep, err := env.Client.AppsV1().Deployments(realNodeNamespace).Get(context.Background(), "anthill-operator", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := dep.Spec.Template.Spec.Containers[0].Image; got != release.ImageRef {
+		t.Fatalf("the chart's Deployment runs %q; want the release's %q", got, release.ImageRef)
+	}
+	return image
 }
 
-func helmRun(t *testing.T, root string, args ...string) {
+// repositoryOf is the repository of an image reference REPOSITORY:TAG@DIGEST.
+func repositoryOf(ref string) string {
+	named, _, _ := strings.Cut(ref, "@")
+	return named[:strings.LastIndex(named, ":")]
+}
+
+// helmTest runs `helm test` for the release and requires it to pass, its
+// hook pod to have run on the real node from the installed image and to
+// have succeeded. The hook pod is deleted once it succeeds, so a watch
+// sees where it ran and how it ended.
+func helmTest(t *testing.T, root string, node *framework.RealNode, image operatorImage) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	w, err := env.Client.CoreV1().Pods(realNodeNamespace).Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", helmTestPod).String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	ended := make(chan corev1.Pod, 1)
+	go func() {
+		for ev := range w.ResultChan() {
+			if p, ok := ev.Object.(*corev1.Pod); ok && (p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed) {
+				ended <- *p
+				return
+			}
+		}
+	}()
+	out := helmRun(t, root, "test", "anthill", "--namespace", realNodeNamespace, "--timeout", "2m")
+	t.Logf("helm test:\n%s", out)
+	var p corev1.Pod
+	select {
+	case p = <-ended:
+	case <-ctx.Done():
+		t.Fatalf("helm test passed but the watch saw no %s pod end", helmTestPod)
+	}
+	if p.Spec.NodeName != node.Name {
+		t.Errorf("the helm test pod ran on %q, not the real node", p.Spec.NodeName)
+	}
+	if p.Status.Phase != corev1.PodSucceeded || len(p.Status.ContainerStatuses) != 1 {
+		t.Fatalf("the helm test pod ended %s", podState(p))
+	}
+	st := p.Status.ContainerStatuses[0]
+	t.Logf("the helm test pod ran on %s, image %s", p.Spec.NodeName, st.ImageID)
+	if !runsImage(st, image) {
+		t.Errorf("the helm test pod ran image %s; want the release's %s", st.ImageID, image.digest)
+	}
+	if st.State.Terminated == nil || st.State.Terminated.ExitCode != 0 {
+		t.Errorf("the helm test container ended %+v", st.State)
+	}
+}
+
+// helmRun runs the pinned helm on the test's cluster and returns what it
+// printed.
+func helmRun(t *testing.T, root string, args ...string) string {
 	t.Helper()
 	build := exec.Command(filepath.Join(root, "hack", "build-helm.sh"))
 	out, err := build.Output()
@@ -287,9 +451,11 @@ func helmRun(t *testing.T, root string, args ...string) {
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	cmd := exec.Command(lines[len(lines)-1], append(args, "--kubeconfig", env.Kubeconfig)...)
-	if b, err := cmd.CombinedOutput(); err != nil {
+	b, err := cmd.CombinedOutput()
+	if err != nil {
 		t.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, b)
 	}
+	return string(b)
 }
 
 // waitOperatorPods waits until want operator pods run on the real node,
@@ -387,7 +553,7 @@ func ptrString(s *string) string {
 }
 
 // checkContainer checks what runc ran for the operator container of p:
-// the image `make image` built, as the image's user, with a read-only
+// the image installed, as the image's user, with a read-only
 // root file system and the ServiceAccount's token mounted.
 func checkContainer(t *testing.T, node *framework.RealNode, p corev1.Pod, dep *appsv1.Deployment, image operatorImage) {
 	t.Helper()
@@ -398,8 +564,8 @@ func checkContainer(t *testing.T, node *framework.RealNode, p corev1.Pod, dep *a
 		t.Fatalf("%s has %d containers", p.Name, len(p.Status.ContainerStatuses))
 	}
 	st := p.Status.ContainerStatuses[0]
-	if !strings.Contains(st.ImageID, image.manifestDigest) && !strings.Contains(st.ImageID, image.configDigest) {
-		t.Errorf("%s runs image %s; want the one make image built (manifest %s, config %s)", p.Name, st.ImageID, image.manifestDigest, image.configDigest)
+	if !runsImage(st, image) {
+		t.Errorf("%s runs image %s; want the one installed, %s (manifest %s, config %s)", p.Name, st.ImageID, image.digest, image.manifestDigest, image.configDigest)
 	}
 	if st.RestartCount > 0 {
 		t.Errorf("%s restarted %d times", p.Name, st.RestartCount)
@@ -458,6 +624,21 @@ func checkContainer(t *testing.T, node *framework.RealNode, p corev1.Pod, dep *a
 	if want := "system:serviceaccount:" + realNodeNamespace + ":anthill-operator"; !review.Status.Authenticated || review.Status.User.Username != want {
 		t.Errorf("%s's token authenticates as %q (authenticated %t); want %s", p.Name, review.Status.User.Username, review.Status.Authenticated, want)
 	}
+}
+
+// runsImage says whether a container runs image: its image ID (what the
+// kubelet reports from containerd) is the image's imageID, or when that
+// is not set names one of the image's digests.
+func runsImage(st corev1.ContainerStatus, image operatorImage) bool {
+	if image.imageID != "" {
+		return st.ImageID == image.imageID
+	}
+	for _, d := range []string{image.digest, image.manifestDigest, image.configDigest} {
+		if d != "" && strings.Contains(st.ImageID, d) {
+			return true
+		}
+	}
+	return false
 }
 
 // softLimitOf reads the soft memory limit the operator in p logged it

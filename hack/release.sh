@@ -7,9 +7,10 @@
 #
 #   image/oci/                    the operator image as an OCI image layout:
 #                                 one index over linux/amd64 and linux/arm64
-#   image/anthill-oci.tar         the same layout as one tar, which `ctr images
-#                                 import` and `kind load image-archive` take
-#                                 with its digests (pinned manifests resolve)
+#   image/anthill-oci.tar         the same layout as one tar: `ctr images import
+#                                 --base-name REPO --digests` keeps its digest
+#                                 (pinned manifests resolve; docs/install.md),
+#                                 `kind load image-archive` its tag only
 #   image/anthill-linux-ARCH.tar  one docker-archive per platform (docker load,
 #                                 podman load, kind load image-archive)
 #   image/digest, image/ref       the index's digest, and REPO:TAG@DIGEST

@@ -128,7 +128,11 @@ func poll(ctx context.Context, interval time.Duration, fn func(context.Context) 
 		if ok {
 			return nil
 		}
-		last = err
+		// Once the context has ended, a call fails for that reason alone:
+		// the error of the call before says what was awaited.
+		if ctx.Err() == nil || last == nil {
+			last = err
+		}
 		select {
 		case <-ctx.Done():
 			if last != nil {

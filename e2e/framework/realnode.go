@@ -495,8 +495,10 @@ func (n *RealNode) ctr(ctx context.Context, args ...string) error {
 
 // ImportImage imports an image archive (OCI or docker) into the node's
 // containerd, where the kubelet finds it: nothing can be pulled here.
-func (n *RealNode) ImportImage(ctx context.Context, archive string) error {
-	return n.ctr(ctx, "images", "import", archive)
+// flags are more `ctr images import` flags, such as the ones
+// docs/install.md gives a user for a release's archive.
+func (n *RealNode) ImportImage(ctx context.Context, archive string, flags ...string) error {
+	return n.ctr(ctx, append(append([]string{"images", "import"}, flags...), archive)...)
 }
 
 // ContainerSpec returns the OCI runtime spec containerd gave a container

@@ -8,13 +8,11 @@
 package release
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,11 +30,10 @@ import (
 	"github.com/gluster/anthill/e2e/framework"
 )
 
-func run(t *testing.T, env []string, name string, args ...string) []byte {
+func run(t *testing.T, name string, args ...string) []byte {
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Dir = framework.RepoRoot()
-	cmd.Env = append(os.Environ(), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -46,28 +43,6 @@ func run(t *testing.T, env []string, name string, args ...string) []byte {
 	return out
 }
 
-// releaseDir is a release directory of this tree: ANTHILL_RELEASE_DIR when
-// set; dist/release when `make release` built it from this very commit
-// with a clean tree (CI's release step runs before the tests); otherwise a
-// release dry run into a directory of the test.
-func releaseDir(t *testing.T) string {
-	t.Helper()
-	if dir := os.Getenv("ANTHILL_RELEASE_DIR"); dir != "" {
-		return dir
-	}
-	root := framework.RepoRoot()
-	head := strings.TrimSpace(string(run(t, nil, "git", "rev-parse", "HEAD")))
-	dirty := len(bytes.TrimSpace(run(t, nil, "git", "status", "--porcelain", "--untracked-files=no"))) > 0
-	built, err := os.ReadFile(filepath.Join(root, "dist", "release", "COMMIT"))
-	if err == nil && !dirty && strings.TrimSpace(string(built)) == head {
-		t.Logf("reusing dist/release, built from %s", head)
-		return filepath.Join(root, "dist", "release")
-	}
-	dir := filepath.Join(t.TempDir(), "release")
-	run(t, []string{"DRY_RUN=1"}, filepath.Join(root, "hack", "release.sh"), dir)
-	return dir
-}
-
 func readFile(t *testing.T, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -75,55 +50,6 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return strings.TrimSpace(string(b))
-}
-
-// checkSums verifies every line of SHA256SUMS and that it lists every file.
-func checkSums(t *testing.T, dir string) {
-	t.Helper()
-	f, err := os.Open(filepath.Join(dir, "SHA256SUMS"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	listed := map[string]bool{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		sum, name, ok := strings.Cut(sc.Text(), "  ")
-		if !ok {
-			t.Fatalf("SHA256SUMS line %q", sc.Text())
-		}
-		name = filepath.Clean(name)
-		listed[name] = true
-		file, err := os.Open(filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		h := sha256.New()
-		_, err = io.Copy(h, file)
-		file.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := hex.EncodeToString(h.Sum(nil)); got != sum {
-			t.Errorf("%s: sha256 %s, SHA256SUMS says %s", name, got, sum)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	err = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		if rel != "SHA256SUMS" && !listed[rel] {
-			t.Errorf("%s is not in SHA256SUMS", rel)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 type descriptor struct {
@@ -212,18 +138,31 @@ func operatorImage(t *testing.T, rendered []byte) string {
 func TestReleaseInstallsFromItsDirectory(t *testing.T) {
 	root := framework.RepoRoot()
 	version := readFile(t, filepath.Join(root, "VERSION"))
-	dir := releaseDir(t)
-	ref := readFile(t, filepath.Join(dir, "image", "ref"))
-	digest := readFile(t, filepath.Join(dir, "image", "digest"))
+	// make test's processes share one release (the real-node test
+	// installs from it too); alone, the test builds its own.
+	shared := os.Getenv("ANTHILL_E2E_SET_DIR")
+	if shared == "" {
+		shared = t.TempDir()
+	}
+	release, err := framework.CurrentReleaseDir(context.Background(), root, shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, ref, digest := release.Path, release.ImageRef, release.ImageDigest
+	t.Logf("installing from the release directory %s", dir)
 	if ref != "quay.io/gluster/anthill:"+version+"@"+digest {
 		t.Fatalf("image/ref %q, want quay.io/gluster/anthill:%s@%s", ref, version, digest)
 	}
 
-	t.Run("SHA256SUMS holds for every file", func(t *testing.T) { checkSums(t, dir) })
+	t.Run("SHA256SUMS holds for every file", func(t *testing.T) {
+		if err := release.CheckSums(); err != nil {
+			t.Error(err)
+		}
+	})
 	t.Run("the image is one index over linux/amd64 and linux/arm64", func(t *testing.T) { checkImage(t, dir, ref) })
 	t.Run("the kustomize manifests run the image by digest", func(t *testing.T) {
 		for _, k := range []string{"default", "namespaced"} {
-			if got := operatorImage(t, run(t, nil, "kubectl", "kustomize", filepath.Join(dir, "manifests", k))); got != ref {
+			if got := operatorImage(t, run(t, "kubectl", "kustomize", filepath.Join(dir, "manifests", k))); got != ref {
 				t.Errorf("manifests/%s runs %q, want %q", k, got, ref)
 			}
 		}
@@ -237,8 +176,8 @@ func TestReleaseInstallsFromItsDirectory(t *testing.T) {
 		}
 	})
 
-	chart := filepath.Join(dir, "anthill-"+strings.TrimPrefix(version, "v")+".tgz")
-	helm := strings.TrimSpace(string(run(t, nil, filepath.Join(root, "hack", "build-helm.sh"))))
+	chart := release.Chart()
+	helm := strings.TrimSpace(string(run(t, filepath.Join(root, "hack", "build-helm.sh"))))
 	helm = helm[strings.LastIndex(helm, "\n")+1:]
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -247,7 +186,7 @@ func TestReleaseInstallsFromItsDirectory(t *testing.T) {
 		t.Fatalf("start the control plane: %v", err)
 	}
 	t.Cleanup(cp.Stop)
-	run(t, nil, helm, "install", "anthill", chart, "--kubeconfig", cp.Kubeconfig,
+	run(t, helm, "install", "anthill", chart, "--kubeconfig", cp.Kubeconfig,
 		"--namespace", "anthill-system", "--create-namespace",
 		"--set", "image.tag="+version+"@"+digest, "--wait", "--timeout", "2m")
 
