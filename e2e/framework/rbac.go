@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 
 	corev1 "k8s.io/api/core/v1"
@@ -85,8 +86,26 @@ func (cp *ControlPlane) serviceAccountKubeconfig(sa, file string) (string, error
 		a.Impersonate = "system:serviceaccount:" + OperatorNamespace + ":" + sa
 		a.ImpersonateGroups = []string{"system:serviceaccounts", "system:serviceaccounts:" + OperatorNamespace, "system:authenticated"}
 	}
+	raw, err := clientcmd.Write(*cfg)
+	if err != nil {
+		return "", fmt.Errorf("encode %s: %w", file, err)
+	}
+	// Tests side by side each install the RBAC and write this file while
+	// others' operators start from it: it is replaced whole, by a rename,
+	// never truncated under a reader.
 	path := filepath.Join(cp.Dir, file)
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+	tmp, err := os.CreateTemp(cp.Dir, file+".*")
+	if err != nil {
+		return "", err
+	}
+	if _, err := tmp.Write(raw); err != nil {
+		tmp.Close()
+		return "", fmt.Errorf("write %s: %w", file, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
 		return "", fmt.Errorf("write %s: %w", file, err)
 	}
 	return path, nil
