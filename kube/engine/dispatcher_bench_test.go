@@ -182,10 +182,10 @@ func newRingLoop(tb testing.TB, objects, workers int) *ringLoop {
 		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	spec := &ringSpec{lister: corev1listers.NewConfigMapLister(inf.GetIndexer())}
 	runner := &Runner[*corev1.ConfigMap, struct{}]{
-		Spec:   spec,
-		Writer: &StatusWriter[*corev1.ConfigMap]{Update: api.update, Slice: func(o *corev1.ConfigMap) any { return o.Data }},
-		Log:    &TransitionLog{Log: zap.NewNop(), Metrics: NewMetrics(), Recorder: &record.FakeRecorder{}},
-		Clock:  clocktesting.NewFakeClock(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)),
+		Machine: spec,
+		Writer:  &StatusWriter[*corev1.ConfigMap]{Update: api.update, Slice: func(o *corev1.ConfigMap) any { return o.Data }},
+		Log:     &TransitionLog{Log: zap.NewNop(), Metrics: NewMetrics(), Recorder: &record.FakeRecorder{}},
+		Clock:   clocktesting.NewFakeClock(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)),
 	}
 	d, err := NewDispatcher(DispatcherConfig{Workers: workers, Metrics: NewMetrics(), Log: zap.NewNop()})
 	if err != nil {

@@ -28,9 +28,9 @@ type Preview[F any] struct {
 // (finalizers). An object whose status a newer
 // operator wrote is refused, as Sync refuses it, without gathering. An
 // error is a failure to gather.
-func Decide[O Object, F any](ctx context.Context, spec Spec[O, F], o O) ([]Preview[F], error) {
-	def := spec.Definition()
-	ins, err := spec.Instances(ctx, o)
+func Decide[O Object, F any](ctx context.Context, syncer MachineSyncer[O, F], o O) ([]Preview[F], error) {
+	def := syncer.Definition()
+	ins, err := syncer.Instances(ctx, o)
 	if err != nil {
 		return nil, err
 	}
@@ -52,15 +52,15 @@ func Decide[O Object, F any](ctx context.Context, spec Spec[O, F], o O) ([]Previ
 			out = append(out, p)
 			continue
 		}
-		if err := spec.Gather(ctx, o, &p.Instance); err != nil {
+		if err := syncer.Gather(ctx, o, &p.Instance); err != nil {
 			return nil, err
 		}
-		p.Decision = spec.Decide(p.Instance)
-		if live, ok := spec.(ReadsLive[O, F]); ok && (p.Decision.Event != "" || p.Decision.Step != "") {
+		p.Decision = syncer.Decide(p.Instance)
+		if live, ok := syncer.(ReadsLive[O, F]); ok && (p.Decision.Event != "" || p.Decision.Step != "") {
 			if err := live.GatherLive(ctx, o, &p.Instance, p.Decision); err != nil {
 				return nil, err
 			}
-			p.Decision = spec.Decide(p.Instance)
+			p.Decision = syncer.Decide(p.Instance)
 		}
 		switch d := p.Decision; {
 		case d.Event != "" && d.Step != "":

@@ -77,14 +77,14 @@ type Outcome[F any] struct {
 	// the words of the Warning Event the runner records.
 	Reason, Message string
 	// Committed is the transition to announce once the status write
-	// succeeded. The runner sets it when Fired; a spec's Record sets one
+	// succeeded. The runner sets it when Fired; a syncer's Record sets one
 	// for a step it records in history like a transition (RecordStep).
 	Committed *Committed
 }
 
 // RecordStep marks a step that must be found later (a forced pod deletion)
 // to be announced like a transition from the state to itself, and returns
-// the record for the spec to append to its history.
+// the record for the syncer to append to its history.
 func (o *Outcome[F]) RecordStep(machine string, obj metav1.Object, now time.Time) Committed {
 	o.Committed = &Committed{
 		Machine: machine, Namespace: obj.GetNamespace(), Name: obj.GetName(), Subject: o.Subject,
@@ -93,25 +93,23 @@ func (o *Outcome[F]) RecordStep(machine string, obj metav1.Object, now time.Time
 	return *o.Committed
 }
 
-// Spec is one machine's part of the sync protocol: where its objects and
-// cursor live, how its facts are gathered, how its actions run and how an
-// outcome lands in its status slice. Everything else — loading, fencing,
-// the machine at the persisted state, checking and firing, the one status
+// MachineSyncer is one machine's part of the sync protocol: which machine it
+// runs, where its objects and cursor live, how its facts are gathered and
+// decided, how its actions run and how an outcome lands in its status.
+// Everything else — loading, fencing, the machine at the persisted state,
+// the live re-read, checking, recording ahead and firing, the one status
 // write and the announcements — is the Runner's, once for all machines.
-type Spec[O Object, F any] interface {
+// What only some machines need is an optional interface the runner looks
+// for: Forgets, Prepares, SurfacesUnknown, Finishes, RecordsAhead,
+// ReadsLive; without one, the runner's default is nothing.
+type MachineSyncer[O Object, F any] interface {
 	// Definition is the machine the runner builds at each persisted state.
 	Definition() *fsm.Definition
 	// Get reads the object from the informer cache.
 	Get(key Key) (O, error)
-	// Forget drops what the spec remembers of an object that is gone.
-	Forget(key Key)
-	// Prepare does what comes before the machine (finalizers, an object
-	// the machine no longer runs for) on o, a copy the spec may change. If
-	// done, the sync ends with res and err.
-	Prepare(ctx context.Context, o O) (done bool, res Result, err error)
 	// Instances lists o's machine instances, each with its persisted
-	// state (and, for a machine whose instances one read serves, what that
-	// read learned). It writes nothing.
+	// state, its cursor (and, for a machine whose instances one read
+	// serves, what that read learned). It writes nothing.
 	Instances(ctx context.Context, o O) ([]Instance[F], error)
 	// Gather fills in the facts of one instance, at a state the machine
 	// knows (it is never called for an unknown one), from listers and GD2.
@@ -125,23 +123,46 @@ type Spec[O Object, F any] interface {
 	// Message is the instance's persisted message, to tell whether a
 	// warning wait says something new.
 	Message(o O, subject string) string
-	// Conditions are o's status conditions, where the runner marks an
-	// unknown state (Degraded, reason UnknownState); nil when the machine
-	// surfaces it in its own entries instead.
-	Conditions(o O) *[]metav1.Condition
 	// Record applies the outcomes of this sync, one per gathered instance
 	// and in their order, to the machine's status slice of o: the entry
 	// effects of a transition (cursor, reset fields, history, conditions),
 	// the message of a wait, the condition of a failure. It may set an
 	// outcome's Committed (see RecordStep).
 	Record(o O, outs []Outcome[F], now time.Time)
+}
+
+// Forgets is implemented by a syncer that remembers something of an
+// object (a GD2 client, a cache) beyond its status.
+type Forgets interface {
+	// Forget drops what the syncer remembers of an object that is gone.
+	Forget(key Key)
+}
+
+// Prepares is implemented by a syncer with work before its machine runs.
+type Prepares[O Object] interface {
+	// Prepare does what comes before the machine (finalizers, an object
+	// the machine no longer runs for) on o, a copy it may change. If done,
+	// the sync ends with res and err.
+	Prepare(ctx context.Context, o O) (done bool, res Result, err error)
+}
+
+// SurfacesUnknown is implemented by a syncer whose object's conditions
+// are where the runner marks an unknown state (Degraded, reason
+// UnknownState); a syncer without it surfaces one in its own entries.
+type SurfacesUnknown[O Object] interface {
+	// Conditions are o's status conditions.
+	Conditions(o O) *[]metav1.Condition
+}
+
+// Finishes is implemented by a syncer with work after the status write.
+type Finishes[O Object, F any] interface {
 	// Finish runs after the status write (updated is what the API server
 	// returned, or o when nothing needed writing): mirrors and clean-up.
 	// It returns the sync's result, given the runner's default.
 	Finish(ctx context.Context, updated O, outs []Outcome[F], res Result, err error) (Result, error)
 }
 
-// RecordsAhead is implemented by a spec some of whose actions must be on
+// RecordsAhead is implemented by a syncer some of whose actions must be on
 // record in the object's status before they run (the ledger of lasting
 // changes): no crash between a change and its record can then lose the
 // record, and the record is part of the runner's one status write, not a
@@ -156,7 +177,7 @@ type RecordsAhead[O Object, F any] interface {
 	RecordAhead(o O, in Instance[F], d states.Decision, to fsm.State, now time.Time) bool
 }
 
-// ReadsLive is implemented by a spec whose Gather may read from caches
+// ReadsLive is implemented by a syncer whose Gather may read from caches
 // or views shared between syncs: good enough to wait on, never to act on.
 // A decision that acts is taken again from facts GatherLive read live, and
 // that decision is the one the runner checks, records and acts on: the
@@ -177,10 +198,10 @@ type ReadsLive[O Object, F any] interface {
 // every outcome in the status slice, write it once (nothing if unchanged),
 // announce what the write made durable, and requeue as the decisions ask.
 type Runner[O Object, F any] struct {
-	Spec   Spec[O, F]
-	Writer *StatusWriter[O]
-	Log    *TransitionLog
-	Clock  clock.Clock
+	Machine MachineSyncer[O, F]
+	Writer  *StatusWriter[O]
+	Log     *TransitionLog
+	Clock   clock.Clock
 	// Refusal names a failed action's error as a bounded reason (what GD2
 	// or Kubernetes refused); nil gives ReasonActionFailed.
 	Refusal func(error) string
@@ -203,9 +224,11 @@ func Truncate(s string, n int) string {
 
 // Sync runs one decision for every instance of the object named by key.
 func (r *Runner[O, F]) Sync(ctx context.Context, key Key) (Result, error) {
-	cached, err := r.Spec.Get(key)
+	cached, err := r.Machine.Get(key)
 	if apierrors.IsNotFound(err) {
-		r.Spec.Forget(key)
+		if f, ok := r.Machine.(Forgets); ok {
+			f.Forget(key)
+		}
 		return Result{}, nil
 	}
 	if err != nil {
@@ -219,10 +242,12 @@ func (r *Runner[O, F]) Sync(ctx context.Context, key Key) (Result, error) {
 		return Result{RequeueAfter: newerStatusRetry}, nil
 	}
 	o := cached.DeepCopyObject().(O)
-	if done, res, err := r.Spec.Prepare(ctx, o); done || err != nil {
-		return res, err
+	if p, ok := r.Machine.(Prepares[O]); ok {
+		if done, res, err := p.Prepare(ctx, o); done || err != nil {
+			return res, err
+		}
 	}
-	ins, err := r.Spec.Instances(ctx, o)
+	ins, err := r.Machine.Instances(ctx, o)
 	if err != nil {
 		return Result{}, err
 	}
@@ -233,7 +258,7 @@ func (r *Runner[O, F]) Sync(ctx context.Context, key Key) (Result, error) {
 	// for, so the next sync must read it back (see writeFence).
 	commit := false
 	for i, in := range ins {
-		said[i] = r.Spec.Message(o, in.Subject)
+		said[i] = r.Machine.Message(o, in.Subject)
 		if outs[i], err = r.advance(ctx, o, in, now); err != nil {
 			// The facts could not be gathered: nothing is decided or
 			// written, and the sync is retried.
@@ -241,9 +266,11 @@ func (r *Runner[O, F]) Sync(ctx context.Context, key Key) (Result, error) {
 		}
 		commit = commit || outs[i].Kind == Fired || outs[i].Kind == Noted
 	}
-	r.Spec.Record(o, outs, now)
+	r.Machine.Record(o, outs, now)
+	surfaces, _ := r.Machine.(SurfacesUnknown[O])
 	for i := range outs {
-		if conds := r.Spec.Conditions(o); outs[i].Kind == Unknown && conds != nil {
+		if outs[i].Kind == Unknown && surfaces != nil {
+			conds := surfaces.Conditions(o)
 			apimeta.SetStatusCondition(conds, metav1.Condition{
 				Type: operatorv1alpha1.ConditionDegraded, Status: metav1.ConditionTrue, Reason: states.ReasonUnknownState,
 				Message: Truncate(outs[i].Message, MaxConditionMessage), ObservedGeneration: o.GetGeneration(),
@@ -255,7 +282,7 @@ func (r *Runner[O, F]) Sync(ctx context.Context, key Key) (Result, error) {
 	if err != nil {
 		// Nothing was persisted, so nothing is announced; the next sync
 		// decides again from live state (every action is idempotent).
-		return Result{}, fmt.Errorf("persist %s status: %w", r.Spec.Definition().Machine, err)
+		return Result{}, fmt.Errorf("persist %s status: %w", r.Machine.Definition().Machine, err)
 	}
 	if wrote {
 		for _, out := range outs {
@@ -265,7 +292,10 @@ func (r *Runner[O, F]) Sync(ctx context.Context, key Key) (Result, error) {
 		}
 	}
 	res, err := defaultResult(outs)
-	return r.Spec.Finish(ctx, updated, outs, res, err)
+	if f, ok := r.Machine.(Finishes[O, F]); ok {
+		return f.Finish(ctx, updated, outs, res, err)
+	}
+	return res, err
 }
 
 // newerStatusRetry is how often an object whose status a newer operator
@@ -294,7 +324,7 @@ func newerStatus(o Object) (string, bool) {
 // advance takes one instance through the machine at its persisted state,
 // gather, decide, check, act and fire. Its error is a failure to gather.
 func (r *Runner[O, F]) advance(ctx context.Context, o O, in Instance[F], now time.Time) (Outcome[F], error) {
-	def := r.Spec.Definition()
+	def := r.Machine.Definition()
 	if in.State == "" {
 		in.State = def.Initial
 	}
@@ -310,17 +340,17 @@ func (r *Runner[O, F]) advance(ctx context.Context, o O, in Instance[F], now tim
 		out.Err = &PermanentError{Err: errors.New(out.Message)}
 		return out, nil
 	}
-	if err := r.Spec.Gather(ctx, o, &in); err != nil {
+	if err := r.Machine.Gather(ctx, o, &in); err != nil {
 		return out, err
 	}
 	out.Instance = in
-	d := r.Spec.Decide(in)
-	if live, ok := r.Spec.(ReadsLive[O, F]); ok && (d.Event != "" || d.Step != "") {
+	d := r.Machine.Decide(in)
+	if live, ok := r.Machine.(ReadsLive[O, F]); ok && (d.Event != "" || d.Step != "") {
 		if err := live.GatherLive(ctx, o, &in, d); err != nil {
 			return out, err
 		}
 		out.Instance = in
-		d = r.Spec.Decide(in)
+		d = r.Machine.Decide(in)
 	}
 	out.Decision = d
 	var name string
@@ -354,11 +384,11 @@ func (r *Runner[O, F]) advance(ctx context.Context, o O, in Instance[F], now tim
 			to, ac.Target = t, string(t)
 		}
 	}
-	if ahead, ok := r.Spec.(RecordsAhead[O, F]); ok && ahead.RecordAhead(o, in, d, to, now) {
+	if ahead, ok := r.Machine.(RecordsAhead[O, F]); ok && ahead.RecordAhead(o, in, d, to, now) {
 		out.Kind = Noted
 		return out, nil
 	}
-	if err := r.Spec.Act(WithAction(ctx, ac), o, in, d); err != nil {
+	if err := r.Machine.Act(WithAction(ctx, ac), o, in, d); err != nil {
 		out.Kind, out.Err = Failed, err
 		out.Reason, out.Message = ReasonActionFailed, fmt.Sprintf("%s: %s failed: %v", what, name, err)
 		if r.Refusal != nil {
@@ -389,7 +419,7 @@ func (r *Runner[O, F]) warn(o O, out Outcome[F], said string) {
 	switch {
 	case out.Kind == Failed || out.Kind == Unknown:
 		r.Log.Warn(o, out.Reason, out.Message)
-	case out.Decision.Warning && (out.Kind == Waited || out.Kind == Stepped) && r.Spec.Message(o, out.Subject) != said:
+	case out.Decision.Warning && (out.Kind == Waited || out.Kind == Stepped) && r.Machine.Message(o, out.Subject) != said:
 		msg := out.Decision.Message
 		if out.Subject != "" {
 			msg = out.Subject + ": " + msg
@@ -398,7 +428,7 @@ func (r *Runner[O, F]) warn(o O, out Outcome[F], said string) {
 	}
 }
 
-// defaultResult is the sync's result unless the spec's Finish says
+// defaultResult is the sync's result unless the syncer's Finish says
 // otherwise: failed actions and refused or unknown states are errors (the
 // dispatcher backs off; a PermanentError marks the latter); a sync that
 // fired or noted waits for the informer to deliver its own write; waits and steps

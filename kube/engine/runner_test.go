@@ -188,10 +188,10 @@ func (w *world) catchUp() { w.cached = w.stored.DeepCopy() }
 func (w *world) runner() (*Runner[*ticketObject, string], *record.FakeRecorder) {
 	rec := record.NewFakeRecorder(20)
 	return &Runner[*ticketObject, string]{
-		Spec:   w,
-		Writer: &StatusWriter[*ticketObject]{Update: w.update, Slice: func(o *ticketObject) any { return []any{o.Data, o.Conditions} }},
-		Log:    &TransitionLog{Log: zap.NewNop(), Recorder: rec},
-		Clock:  clocktesting.NewFakeClock(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)),
+		Machine: w,
+		Writer:  &StatusWriter[*ticketObject]{Update: w.update, Slice: func(o *ticketObject) any { return []any{o.Data, o.Conditions} }},
+		Log:     &TransitionLog{Log: zap.NewNop(), Recorder: rec},
+		Clock:   clocktesting.NewFakeClock(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)),
 		Refusal: func(err error) string {
 			if strings.Contains(err.Error(), "refused") {
 				return "Refused"
@@ -510,7 +510,7 @@ func (w *aheadWorld) GatherLive(_ context.Context, _ *ticketObject, in *Instance
 
 func (w *aheadWorld) runner() *Runner[*ticketObject, string] {
 	r, _ := w.world.runner()
-	r.Spec = w
+	r.Machine = w
 	return r
 }
 
@@ -579,7 +579,7 @@ func TestRunnerDecidesAnActionAgainOnALiveRead(t *testing.T) {
 		return states.Decision{Event: "start"}
 	}
 	r := w.runner()
-	r.Spec = &liveChecked{w}
+	r.Machine = &liveChecked{w}
 	if _, err := r.Sync(context.Background(), key); err != nil {
 		t.Fatal(err)
 	}

@@ -103,9 +103,6 @@ func (s *DisruptionSyncer) Get(key engine.Key) (*operatorv1alpha1.GlusterCluster
 	return s.Clusters.GlusterClusters(key.Namespace).Get(key.Name)
 }
 
-// Forget has nothing to drop: the machine keeps no memory.
-func (s *DisruptionSyncer) Forget(engine.Key) {}
-
 // Prepare stops the machine where there is nothing to protect: an
 // external pool has no pods, a cluster being deleted has its budgets
 // removed by the cluster machine, and a cluster not provisioned yet (or

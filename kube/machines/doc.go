@@ -1,14 +1,14 @@
-// Package machines holds, per machine, the spec the engine's sync runner
+// Package machines holds, per machine, the syncer the engine's sync runner
 // drives (NodeSyncer, ClusterSyncer, UpgradeSyncer, HealSyncer,
 // DisruptionSyncer): where its cursor lives, what it gathers from listers
 // and GD2 into the facts package states decides over, its entry effects
 // and its status writer. It also maps informer events to machine keys
 // (handlers.go) and wires it all: Wire builds the informers and listers,
-// the specs and the dispatcher, and registers each machine with it.
+// the syncers and the dispatcher, and registers each machine with it.
 // LiveNodeDecision and LiveClusterDecision (live_decision.go) run the same
-// specs' gather and decide over informers from the same factories, through
+// syncers' gather and decide over informers from the same factories, through
 // an admin's clients, for `explain`; nothing acts. The ledger (ledger.go)
-// is part of the status each runner writes: a spec's RecordAhead puts a
+// is part of the status each runner writes: a syncer's RecordAhead puts a
 // change on record before its action runs (engine.RecordsAhead), a node's
 // in its own status, copied into its cluster's by the cluster machine.
 //

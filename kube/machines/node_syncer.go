@@ -27,7 +27,7 @@ import (
 	"github.com/gluster/anthill/transitions"
 )
 
-// NodeSyncer is the node machine's spec: one instance per GlusterNode,
+// NodeSyncer is the node machine's syncer (engine.MachineSyncer): one instance per GlusterNode,
 // persisted in its whole status. Its Sync runs the engine's protocol.
 type NodeSyncer struct {
 	Nodes    listers.GlusterNodeLister
@@ -85,7 +85,7 @@ type nodeSync struct {
 func (s *NodeSyncer) Sync(ctx context.Context, key engine.Key) (engine.Result, error) {
 	s.once.Do(func() {
 		s.runner = &engine.Runner[*operatorv1alpha1.GlusterNode, *nodeSync]{
-			Spec: s, Log: s.Log, Clock: s.Clock, Refusal: effects.RefusalReason, Writer: nodeStatusWriter(s.Anthill),
+			Machine: s, Log: s.Log, Clock: s.Clock, Refusal: effects.RefusalReason, Writer: nodeStatusWriter(s.Anthill),
 		}
 	})
 	return s.runner.Sync(ctx, key)

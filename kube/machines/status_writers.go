@@ -13,7 +13,7 @@ import (
 	"github.com/gluster/anthill/kube/engine"
 )
 
-// onCluster is what every spec of a machine persisted in a GlusterCluster's
+// onCluster is what every syncer of a machine persisted in a GlusterCluster's
 // status shares: its runner, built on the first sync, and where the
 // cluster's conditions are.
 type onCluster[F any] struct {
@@ -21,10 +21,10 @@ type onCluster[F any] struct {
 	runner *engine.Runner[*operatorv1alpha1.GlusterCluster, F]
 }
 
-// sync runs spec's sync of key, on a runner whose writer writes the slice
+// sync runs m's sync of key, on a runner whose writer writes the slice
 // of the status that slice returns.
-func (o *onCluster[F]) sync(ctx context.Context, key engine.Key, spec engine.Spec[*operatorv1alpha1.GlusterCluster, F], a versioned.Interface, log *engine.TransitionLog, clk clock.Clock, slice func(*operatorv1alpha1.GlusterClusterStatus) any) (engine.Result, error) {
-	o.once.Do(func() { o.runner = clusterRunner(spec, a, log, clk, slice) })
+func (o *onCluster[F]) sync(ctx context.Context, key engine.Key, m engine.MachineSyncer[*operatorv1alpha1.GlusterCluster, F], a versioned.Interface, log *engine.TransitionLog, clk clock.Clock, slice func(*operatorv1alpha1.GlusterClusterStatus) any) (engine.Result, error) {
+	o.once.Do(func() { o.runner = clusterRunner(m, a, log, clk, slice) })
 	return o.runner.Sync(ctx, key)
 }
 
@@ -36,9 +36,9 @@ func (o *onCluster[F]) Conditions(c *operatorv1alpha1.GlusterCluster) *[]metav1.
 // clusterRunner is the runner of a machine persisted in a GlusterCluster's
 // status (cluster, upgrade, disruption, heal): its writer writes the
 // status when the machine's slice of it changed.
-func clusterRunner[F any](spec engine.Spec[*operatorv1alpha1.GlusterCluster, F], a versioned.Interface, log *engine.TransitionLog, clk clock.Clock, slice func(*operatorv1alpha1.GlusterClusterStatus) any) *engine.Runner[*operatorv1alpha1.GlusterCluster, F] {
+func clusterRunner[F any](m engine.MachineSyncer[*operatorv1alpha1.GlusterCluster, F], a versioned.Interface, log *engine.TransitionLog, clk clock.Clock, slice func(*operatorv1alpha1.GlusterClusterStatus) any) *engine.Runner[*operatorv1alpha1.GlusterCluster, F] {
 	return &engine.Runner[*operatorv1alpha1.GlusterCluster, F]{
-		Spec: spec, Log: log, Clock: clk, Refusal: effects.RefusalReason,
+		Machine: m, Log: log, Clock: clk, Refusal: effects.RefusalReason,
 		Writer: clusterStatusWriter(a, slice),
 	}
 }
