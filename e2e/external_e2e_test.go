@@ -280,33 +280,6 @@ func waitEndpoints(t *testing.T, ns, cluster string, port int32, want []string) 
 	}
 }
 
-// waitExternalReady waits until the cluster is Ready and shows vol with its
-// heal state.
-func waitExternalReady(t *testing.T, ns, cluster, vol string) *operatorv1alpha1.GlusterCluster {
-	t.Helper()
-	var c *operatorv1alpha1.GlusterCluster
-	err := framework.WaitFor(context.Background(), 2*time.Minute, func(ctx context.Context) (bool, error) {
-		var err error
-		c, err = anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, cluster, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		var states []string
-		for _, v := range c.Status.Volumes {
-			if v.Name == vol && v.State == "Healthy" && c.Status.Phase == "Ready" {
-				return true, nil
-			}
-			states = append(states, v.Name+"="+v.State)
-		}
-		return false, fmt.Errorf("phase %s, volumes %v, conditions %+v", c.Status.Phase, states, c.Status.Conditions)
-	})
-	if err != nil {
-		dumpNamespace(t, ns)
-		t.Fatalf("waiting for a Ready external cluster showing volume %s: %v", vol, err)
-	}
-	return c
-}
-
 // editExternal changes spec.external.nodes as an admin would.
 func editExternal(t *testing.T, ns, cluster string, edit func(nodes []operatorv1alpha1.ExternalNode) []operatorv1alpha1.ExternalNode) {
 	t.Helper()

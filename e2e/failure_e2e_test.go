@@ -85,27 +85,6 @@ func partition(t *testing.T, peer string, down bool) {
 	}
 }
 
-// waitVolumeHealthy waits until the volume's heal machine reports Healthy.
-func waitVolumeHealthy(t testing.TB, ns, cluster, vol string, timeout time.Duration) {
-	t.Helper()
-	err := framework.WaitFor(context.Background(), timeout, func(ctx context.Context) (bool, error) {
-		c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, cluster, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		for _, v := range c.Status.Volumes {
-			if v.Name == vol {
-				return v.State == "Healthy", fmt.Errorf("volume %s is %s: %s", vol, v.State, v.Message)
-			}
-		}
-		return false, fmt.Errorf("volume %s is not in status.volumes", vol)
-	})
-	if err != nil {
-		dumpNamespace(t, ns)
-		t.Fatalf("waiting for volume %s to be Healthy: %v", vol, err)
-	}
-}
-
 // events counts the node's transitions by event name.
 func events(n *operatorv1alpha1.GlusterNode) map[string]int {
 	out := map[string]int{}

@@ -465,3 +465,136 @@ func restartWhenFired(t *testing.T, ns string, fired <-chan string, timeout time
 		t.Fatal(never)
 	}
 }
+
+// waitExternalReady waits until the cluster is Ready and shows vol with its
+// heal state.
+func waitExternalReady(t *testing.T, ns, cluster, vol string) *operatorv1alpha1.GlusterCluster {
+	t.Helper()
+	var c *operatorv1alpha1.GlusterCluster
+	err := framework.WaitFor(context.Background(), 2*time.Minute, func(ctx context.Context) (bool, error) {
+		var err error
+		c, err = anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, cluster, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		var states []string
+		for _, v := range c.Status.Volumes {
+			if v.Name == vol && v.State == "Healthy" && c.Status.Phase == "Ready" {
+				return true, nil
+			}
+			states = append(states, v.Name+"="+v.State)
+		}
+		return false, fmt.Errorf("phase %s, volumes %v, conditions %+v", c.Status.Phase, states, c.Status.Conditions)
+	})
+	if err != nil {
+		dumpNamespace(t, ns)
+		t.Fatalf("waiting for a Ready external cluster showing volume %s: %v", vol, err)
+	}
+	return c
+}
+
+// waitVolumeHealthy waits until the volume's heal machine reports Healthy.
+func waitVolumeHealthy(t testing.TB, ns, cluster, vol string, timeout time.Duration) {
+	t.Helper()
+	err := framework.WaitFor(context.Background(), timeout, func(ctx context.Context) (bool, error) {
+		c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, cluster, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, v := range c.Status.Volumes {
+			if v.Name == vol {
+				return v.State == "Healthy", fmt.Errorf("volume %s is %s: %s", vol, v.State, v.Message)
+			}
+		}
+		return false, fmt.Errorf("volume %s is not in status.volumes", vol)
+	})
+	if err != nil {
+		dumpNamespace(t, ns)
+		t.Fatalf("waiting for volume %s to be Healthy: %v", vol, err)
+	}
+}
+
+// waitMoreSyncs waits until op has synced machine k more times: a test
+// that checks nothing changes while the operator keeps looking waits for
+// it to look again, rather than for a fixed time in which it may not
+// have. Syncs of every object of the machine count, so k should exceed
+// the number of the test's objects of that machine that may sync for
+// other reasons.
+func waitMoreSyncs(t *testing.T, op *framework.Operator, machine string, k int, timeout time.Duration) {
+	t.Helper()
+	from, err := syncsOf(op, machine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = framework.WaitFor(context.Background(), timeout, func(context.Context) (bool, error) {
+		n, err := syncsOf(op, machine)
+		if err != nil {
+			return false, err
+		}
+		return n >= from+float64(k), fmt.Errorf("%s syncs: %.0f more, want %d", machine, n-from, k)
+	})
+	if err != nil {
+		t.Fatalf("waiting for the operator to sync again: %v", err)
+	}
+}
+
+// waitUpgradeState waits for status.upgrade.state to be state.
+func waitUpgradeState(t testing.TB, ns, name, state string, timeout time.Duration) *operatorv1alpha1.GlusterCluster {
+	t.Helper()
+	return waitRunState(t, ns, name, state, time.Time{}, timeout)
+}
+
+// waitRunState waits for status.upgrade.state to be state in a run that
+// started at since or later (any run when since is zero).
+func waitRunState(t testing.TB, ns, name, state string, since time.Time, timeout time.Duration) *operatorv1alpha1.GlusterCluster {
+	t.Helper()
+	var c *operatorv1alpha1.GlusterCluster
+	err := framework.WaitFor(context.Background(), timeout, func(ctx context.Context) (bool, error) {
+		var err error
+		c, err = anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		up := c.Status.Upgrade
+		if up == nil {
+			return false, fmt.Errorf("no upgrade status")
+		}
+		if !since.IsZero() && (up.StartTime == nil || up.StartTime.Time.Before(since.Truncate(time.Second))) {
+			return false, fmt.Errorf("no run started since %s yet (upgrade %s: %s)", since.Format(time.RFC3339), up.State, up.Message)
+		}
+		_, desc, _ := nodeStates(ctx, ns, name)
+		return up.State == state, fmt.Errorf("upgrade is %s (%s), nodes %v; all nodes: %s", up.State, up.Message, up.CurrentNodes, desc)
+	})
+	if err != nil {
+		dumpNamespace(t, ns)
+		t.Fatalf("waiting for the upgrade to be %s: %v", state, err)
+	}
+	return c
+}
+
+// waitVolumeState waits for a volume's heal machine to be in state.
+func waitVolumeState(t testing.TB, ns, name, vol, state string, timeout time.Duration) {
+	t.Helper()
+	err := framework.WaitFor(context.Background(), timeout, func(ctx context.Context) (bool, error) {
+		c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, v := range c.Status.Volumes {
+			if v.Name == vol {
+				return v.State == state, fmt.Errorf("volume %s is %s: %s", vol, v.State, v.Message)
+			}
+		}
+		return false, fmt.Errorf("volume %s is not in status.volumes", vol)
+	})
+	if err != nil {
+		t.Fatalf("waiting for volume %s to be %s: %v", vol, state, err)
+	}
+}
+
+func waitVolumesHealthy(t testing.TB, ns, name string, vols []string, timeout time.Duration) {
+	t.Helper()
+	for _, v := range vols {
+		waitVolumeState(t, ns, name, v, "Healthy", timeout)
+	}
+}

@@ -106,30 +106,6 @@ func syncsOf(op *framework.Operator, machine string) (float64, error) {
 	return n, nil
 }
 
-// waitMoreSyncs waits until op has synced machine k more times: a test
-// that checks nothing changes while the operator keeps looking waits for
-// it to look again, rather than for a fixed time in which it may not
-// have. Syncs of every object of the machine count, so k should exceed
-// the number of the test's objects of that machine that may sync for
-// other reasons.
-func waitMoreSyncs(t *testing.T, op *framework.Operator, machine string, k int, timeout time.Duration) {
-	t.Helper()
-	from, err := syncsOf(op, machine)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = framework.WaitFor(context.Background(), timeout, func(context.Context) (bool, error) {
-		n, err := syncsOf(op, machine)
-		if err != nil {
-			return false, err
-		}
-		return n >= from+float64(k), fmt.Errorf("%s syncs: %.0f more, want %d", machine, n-from, k)
-	})
-	if err != nil {
-		t.Fatalf("waiting for the operator to sync again: %v", err)
-	}
-}
-
 // series counts the series of name carrying every label of want.
 func series(s scrape, name string, want map[string]string) int {
 	return len(s.matching(name, want))

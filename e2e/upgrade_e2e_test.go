@@ -286,67 +286,6 @@ func setGlusterVersion(t testing.TB, ns, name, version string) {
 	}
 }
 
-// waitUpgradeState waits for status.upgrade.state to be state.
-func waitUpgradeState(t testing.TB, ns, name, state string, timeout time.Duration) *operatorv1alpha1.GlusterCluster {
-	t.Helper()
-	return waitRunState(t, ns, name, state, time.Time{}, timeout)
-}
-
-// waitRunState waits for status.upgrade.state to be state in a run that
-// started at since or later (any run when since is zero).
-func waitRunState(t testing.TB, ns, name, state string, since time.Time, timeout time.Duration) *operatorv1alpha1.GlusterCluster {
-	t.Helper()
-	var c *operatorv1alpha1.GlusterCluster
-	err := framework.WaitFor(context.Background(), timeout, func(ctx context.Context) (bool, error) {
-		var err error
-		c, err = anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		up := c.Status.Upgrade
-		if up == nil {
-			return false, fmt.Errorf("no upgrade status")
-		}
-		if !since.IsZero() && (up.StartTime == nil || up.StartTime.Time.Before(since.Truncate(time.Second))) {
-			return false, fmt.Errorf("no run started since %s yet (upgrade %s: %s)", since.Format(time.RFC3339), up.State, up.Message)
-		}
-		_, desc, _ := nodeStates(ctx, ns, name)
-		return up.State == state, fmt.Errorf("upgrade is %s (%s), nodes %v; all nodes: %s", up.State, up.Message, up.CurrentNodes, desc)
-	})
-	if err != nil {
-		dumpNamespace(t, ns)
-		t.Fatalf("waiting for the upgrade to be %s: %v", state, err)
-	}
-	return c
-}
-
-// waitVolumeState waits for a volume's heal machine to be in state.
-func waitVolumeState(t testing.TB, ns, name, vol, state string, timeout time.Duration) {
-	t.Helper()
-	err := framework.WaitFor(context.Background(), timeout, func(ctx context.Context) (bool, error) {
-		c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		for _, v := range c.Status.Volumes {
-			if v.Name == vol {
-				return v.State == state, fmt.Errorf("volume %s is %s: %s", vol, v.State, v.Message)
-			}
-		}
-		return false, fmt.Errorf("volume %s is not in status.volumes", vol)
-	})
-	if err != nil {
-		t.Fatalf("waiting for volume %s to be %s: %v", vol, state, err)
-	}
-}
-
-func waitVolumesHealthy(t testing.TB, ns, name string, vols []string, timeout time.Duration) {
-	t.Helper()
-	for _, v := range vols {
-		waitVolumeState(t, ns, name, v, "Healthy", timeout)
-	}
-}
-
 // upgradeMonitor samples, until stopped, how many bricks of each replica
 // set are down (GD2's peer liveness) and how many nodes are in upgrade
 // states, and which nodes were seen in HealWait with a heal backlog.
