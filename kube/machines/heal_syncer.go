@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 
@@ -96,31 +94,6 @@ type HealSyncer struct {
 	listed map[engine.Key]*healSync
 
 	onCluster[*healFacts]
-}
-
-type healProgress struct {
-	pending int64
-	at      time.Time
-}
-
-// healReading is what one sync learned about one GD2 volume.
-type healReading struct {
-	vol       gd2.Volume
-	redundant bool
-	started   bool
-	ok        bool
-	err       error
-	pending   int64
-	split     int64
-	down      int
-	// bricks counts the bricks of the replica sets read.
-	bricks int
-	// For VolumeMetrics only (never the heal decision): GD2's bricks
-	// status (bricksRead: it answered) and volume status (nil: not read
-	// or failed) of a started volume.
-	bricksStatus []gd2.BrickStatus
-	bricksRead   bool
-	status       *gd2.VolumeStatus
 }
 
 // The settings fall back to their defaults when left zero.
@@ -321,53 +294,6 @@ func (s *HealSyncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterCluster
 	return err
 }
 
-// ConditionHealTrigger on a GlusterCluster is True while a volume heals
-// without the trigger GD2 failed to hand to a self-heal daemon (reason
-// HealTriggerFailed, the volumes named in the message); it is absent
-// otherwise.
-const ConditionHealTrigger = "HealTriggerFailed"
-
-// healingFromUndeliveredTrigger reports whether the last heal record of
-// volume in history entered Healing on an undelivered trigger. The history
-// is a bounded window: a record pushed out reads as a delivered trigger,
-// which only drops the note.
-func healingFromUndeliveredTrigger(history []operatorv1alpha1.TransitionRecord, volume string) bool {
-	for i := len(history) - 1; i >= 0; i-- {
-		h := history[i]
-		if h.Machine == states.HealMachine && h.Subject == volume {
-			return h.To == string(states.HealHealing) && h.Reason == states.ReasonHealTriggerFailed
-		}
-	}
-	return false
-}
-
-// undeliveredNote is what the machine says when GD2 could not hand the
-// heal trigger to a self-heal daemon: on how many nodes, and GD2's words
-// for the first.
-func undeliveredNote(err error) string {
-	steps := gd2.TxnSteps(err)
-	why := ""
-	if len(steps) > 0 {
-		why = ": " + steps[0].Error
-	}
-	return fmt.Sprintf("GD2 could not hand the heal trigger to the self-heal daemon on %d node(s) (step %s%s); "+
-		"the daemons crawl on their own, so the heal is watched, not failed.", len(steps), gd2.StepSelfHealHeal, why)
-}
-
-// setHealTriggerCondition sets ConditionHealTrigger for the volumes that
-// heal without a delivered trigger, or removes it when there are none.
-func setHealTriggerCondition(c *operatorv1alpha1.GlusterCluster, volumes []string) {
-	if len(volumes) == 0 {
-		apimeta.RemoveStatusCondition(&c.Status.Conditions, ConditionHealTrigger)
-		return
-	}
-	apimeta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{
-		Type: ConditionHealTrigger, Status: metav1.ConditionTrue, Reason: states.ReasonHealTriggerFailed, ObservedGeneration: c.Generation,
-		Message: engine.Truncate("GD2 could not hand the heal trigger to a self-heal daemon for volume(s) "+strings.Join(volumes, ", ")+
-			"; the daemons crawl on their own and anthill watches the pending count fall.", engine.MaxConditionMessage),
-	})
-}
-
 // Conditions is nil: an unknown heal state is surfaced in the volume's
 // entry (kept as it was) and a Warning Event, not in the cluster's
 // conditions, which the cluster machine owns.
@@ -501,78 +427,6 @@ func (s *HealSyncer) Finish(ctx context.Context, c *operatorv1alpha1.GlusterClus
 	return engine.Result{RequeueAfter: s.jitter(next)}, nil
 }
 
-// healReads is what the heal syncer reads of GD2.
-type healReads interface {
-	gd2Reads
-	VolumeStatus(ctx context.Context, volume string) (*gd2.VolumeStatus, error)
-}
-
-// read gathers the heal reading of every volume, at most workers volumes
-// at a time. Results keep the order of vols. Per started volume and sync
-// it costs bricks status and heal-info when the volume is redundant, and
-// with Volumes set bricks status (the same call, not repeated) and volume
-// status of every started volume.
-func (s *HealSyncer) read(ctx context.Context, gc healReads, vols []gd2.Volume) []healReading {
-	out := make([]healReading, len(vols))
-	sem := make(chan struct{}, s.workers())
-	var wg sync.WaitGroup
-	metrics := s.Volumes != nil
-	for i, v := range vols {
-		out[i] = healReading{vol: v, redundant: redundant(v), started: v.State == gd2.VolumeStarted}
-		if !out[i].started || (!out[i].redundant && !metrics) {
-			continue
-		}
-		wg.Go(func() {
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				out[i].err = ctx.Err()
-				return
-			}
-			defer func() { <-sem }()
-			if metrics {
-				// A failed volume status leaves status nil: the volume
-				// counts as down (GD2 answers it by mounting the volume).
-				out[i].status, _ = gc.VolumeStatus(ctx, v.Name)
-			}
-			bs, err := gc.BricksStatus(ctx, v.Name)
-			if err != nil {
-				if out[i].redundant {
-					out[i].err = fmt.Errorf("bricks status of %s: %w", v.Name, err)
-				}
-				return
-			}
-			out[i].bricksStatus, out[i].bricksRead = bs, true
-			if !out[i].redundant {
-				return
-			}
-			heal, err := gc.HealInfo(ctx, v.Name, gd2.HealInfoSummary)
-			if err != nil {
-				out[i].err = fmt.Errorf("heal info of %s: %w", v.Name, err)
-				return
-			}
-			vv := volumeFacts(v, bs, heal)
-			out[i].ok = true
-			for _, sv := range vv.Subvols {
-				if !sv.Replica {
-					continue
-				}
-				for _, b := range sv.Bricks {
-					out[i].bricks++
-					if !b.Online || b.Pending < 0 {
-						out[i].down++
-						continue
-					}
-					out[i].pending += b.Pending
-					out[i].split += b.SplitBrain
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return out
-}
-
 // mirror writes each volume's heal state, as now persisted in
 // status.volumes, into the volume's GD2 metadata (MetaHealState,
 // MetaHealSince) where the volume read this sync does not already carry
@@ -613,72 +467,6 @@ func (s *HealSyncer) mirror(ctx context.Context, key engine.Key, ops transitions
 	if len(errs) > 0 {
 		s.log(key).Info("mirroring heal state into GD2 failed; retrying next sync", zap.Error(errors.Join(errs...)))
 	}
-}
-
-func progressKey(c *operatorv1alpha1.GlusterCluster, volume string) string {
-	return c.Namespace + "/" + c.Name + "/" + volume
-}
-
-// trackProgress returns when the pending count of a Healing volume last
-// fell (zero: not seen to fall).
-func (s *HealSyncer) trackProgress(c *operatorv1alpha1.GlusterCluster, r healReading, state fsm.State, now time.Time) time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	k := progressKey(c, r.vol.Name)
-	if state != states.HealHealing {
-		delete(s.progress, k)
-		return time.Time{}
-	}
-	p, seen := s.progress[k]
-	if !r.ok {
-		return p.at
-	}
-	if seen && r.pending < p.pending {
-		p.at = now
-	}
-	p.pending = r.pending
-	if s.progress == nil {
-		s.progress = map[string]healProgress{}
-	}
-	s.progress[k] = p
-	return p.at
-}
-
-// pruneProgress drops the progress of volumes no longer in the cluster.
-func (s *HealSyncer) pruneProgress(key engine.Key, entries []operatorv1alpha1.VolumeStatus) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	prefix := key.Namespace + "/" + key.Name + "/"
-	gone := func(k string) bool {
-		if !strings.HasPrefix(k, prefix) {
-			return false
-		}
-		name := strings.TrimPrefix(k, prefix)
-		return !slices.ContainsFunc(entries, func(v operatorv1alpha1.VolumeStatus) bool { return v.Name == name })
-	}
-	maps.DeleteFunc(s.progress, func(k string, _ healProgress) bool { return gone(k) })
-	maps.DeleteFunc(s.notStarted, func(k string, _ time.Time) bool { return gone(k) })
-}
-
-func (s *HealSyncer) nextBackoff(key engine.Key) time.Duration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.backoff == nil {
-		s.backoff = map[engine.Key]time.Duration{}
-	}
-	b := s.backoff[key]
-	if b == 0 {
-		b = s.interval()
-	}
-	b = min(2*b, s.maxBackoff())
-	s.backoff[key] = b
-	return min(s.jitter(b), s.maxBackoff())
-}
-
-func (s *HealSyncer) resetBackoff(key engine.Key) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.backoff, key)
 }
 
 // Forget drops what the syncer remembers of a deleted cluster.
@@ -731,43 +519,4 @@ func appendHealHistory(h []operatorv1alpha1.TransitionRecord, r operatorv1alpha1
 		h = slices.Delete(h, drop, drop+1)
 	}
 	return h
-}
-
-// ownPeer reports whether p is one of c's peers: tagged for c (and a node
-// of c's namespace), or untagged (external mode, the founding GD2).
-func ownPeer(c *operatorv1alpha1.GlusterCluster, p gd2.Peer) bool {
-	node, cl := p.Metadata[transitions.MetaNode], p.Metadata[transitions.MetaCluster]
-	return (cl == "" || cl == c.Name) && (node == "" || strings.HasPrefix(node, c.Namespace+"/"))
-}
-
-// ownPeers is those of peers that are c's (ownPeer).
-func ownPeers(c *operatorv1alpha1.GlusterCluster, peers []gd2.Peer) []gd2.Peer {
-	var out []gd2.Peer
-	for _, p := range peers {
-		if ownPeer(c, p) {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// ownVolumes drops the volumes whose every brick sits on a peer anthill
-// tagged for another GlusterCluster: a GD2 pool shared by several
-// clusters (the e2e simulator, or an admin's mistake) must not let one
-// cluster's volumes degrade another. Untagged peers (external mode, the
-// founding GD2) count as the cluster's own.
-func ownVolumes(c *operatorv1alpha1.GlusterCluster, vols []gd2.Volume, peers []gd2.Peer) []gd2.Volume {
-	foreign := map[string]bool{}
-	for _, p := range peers {
-		foreign[p.ID] = !ownPeer(c, p)
-	}
-	out := vols[:0:0]
-	for _, v := range vols {
-		bricks := v.Bricks()
-		if len(bricks) > 0 && !slices.ContainsFunc(bricks, func(b gd2.BrickInfo) bool { return !foreign[b.PeerID] }) {
-			continue
-		}
-		out = append(out, v)
-	}
-	return out
 }
