@@ -111,9 +111,9 @@ func (s *ClusterSyncer) Forget(key engine.Key) { s.GD2.Forget(key.Namespace, key
 // Prepare releases a Deleted cluster and adds the finalizer to every other.
 func (s *ClusterSyncer) Prepare(ctx context.Context, c *operatorv1alpha1.GlusterCluster) (bool, engine.Result, error) {
 	if fsm.State(c.Status.Phase) == states.ClusterDeleted {
-		return true, engine.Result{}, effects.RemoveFinalizer(ctx, c, objects.FinalizerCluster, s.update)
+		return true, engine.Result{}, effects.RemoveFinalizer(ctx, c, objects.FinalizerCluster, effects.UpdateGlusterCluster(s.Anthill))
 	}
-	if added, err := effects.AddFinalizer(ctx, c, objects.FinalizerCluster, s.update); added || err != nil {
+	if added, err := effects.AddFinalizer(ctx, c, objects.FinalizerCluster, effects.UpdateGlusterCluster(s.Anthill)); added || err != nil {
 		return true, engine.Result{Requeue: err == nil}, err
 	}
 	return false, engine.Result{}, nil
@@ -290,7 +290,7 @@ func (s *ClusterSyncer) Finish(ctx context.Context, c *operatorv1alpha1.GlusterC
 	case engine.Fired:
 		if out.To == states.ClusterDeleted {
 			s.GD2.Forget(c.Namespace, c.Name)
-			return engine.Result{}, effects.RemoveFinalizer(ctx, c.DeepCopy(), objects.FinalizerCluster, s.update)
+			return engine.Result{}, effects.RemoveFinalizer(ctx, c.DeepCopy(), objects.FinalizerCluster, effects.UpdateGlusterCluster(s.Anthill))
 		}
 	case engine.Waited, engine.Stepped:
 		if res.RequeueAfter == 0 {
@@ -441,8 +441,4 @@ func (s *ClusterSyncer) fillStatus(c *operatorv1alpha1.GlusterCluster, st fsm.St
 	c.Status.ObservedGeneration = c.Generation
 	c.Status.Nodes = operatorv1alpha1.NodeCounts{Desired: int32(snap.DesiredNodes), Total: int32(snap.NodesTotal), Online: int32(snap.NodesOnline)}
 	phaseConditionsOf(states.ClusterMeaning(st).Condition).set(&c.Status.Conditions, d, c.Generation, now)
-}
-
-func (s *ClusterSyncer) update(ctx context.Context, c *operatorv1alpha1.GlusterCluster) (*operatorv1alpha1.GlusterCluster, error) {
-	return s.Anthill.OperatorV1alpha1().GlusterClusters(c.Namespace).Update(ctx, c, metav1.UpdateOptions{})
 }

@@ -6,7 +6,6 @@ import (
 
 	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gluster/anthill/fsm"
 	"github.com/gluster/anthill/gd2"
@@ -87,15 +86,9 @@ func (s *NodeSyncer) finishDeleted(ctx context.Context, node *operatorv1alpha1.G
 // finalizer.
 func (s *NodeSyncer) removeDeleted(ctx context.Context, node *operatorv1alpha1.GlusterNode) error {
 	if node.DeletionTimestamp == nil {
-		uid := node.UID
-		err := s.Anthill.OperatorV1alpha1().GlusterNodes(node.Namespace).Delete(ctx, node.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
-		if err != nil && !apierrors.IsNotFound(err) {
+		if err := effects.DeleteGlusterNode(ctx, s.Anthill, node); err != nil {
 			return fmt.Errorf("delete GlusterNode of a deleted node: %w", err)
 		}
 	}
-	return effects.RemoveFinalizer(ctx, node.DeepCopy(), objects.FinalizerNode, s.update)
-}
-
-func (s *NodeSyncer) update(ctx context.Context, n *operatorv1alpha1.GlusterNode) (*operatorv1alpha1.GlusterNode, error) {
-	return s.Anthill.OperatorV1alpha1().GlusterNodes(n.Namespace).Update(ctx, n, metav1.UpdateOptions{})
+	return effects.RemoveFinalizer(ctx, node.DeepCopy(), objects.FinalizerNode, effects.UpdateGlusterNode(s.Anthill))
 }

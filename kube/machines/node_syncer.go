@@ -116,11 +116,11 @@ func (s *NodeSyncer) Prepare(ctx context.Context, node *operatorv1alpha1.Gluster
 	}
 	if cl, err := s.Clusters.GlusterClusters(node.Namespace).Get(node.Spec.Cluster); err == nil && objects.IsExternal(cl) {
 		if node.DeletionTimestamp != nil {
-			return true, engine.Result{}, effects.RemoveFinalizer(ctx, node, objects.FinalizerNode, s.update)
+			return true, engine.Result{}, effects.RemoveFinalizer(ctx, node, objects.FinalizerNode, effects.UpdateGlusterNode(s.Anthill))
 		}
 		return false, engine.Result{}, nil
 	}
-	if added, err := effects.AddFinalizer(ctx, node, objects.FinalizerNode, s.update); added || err != nil {
+	if added, err := effects.AddFinalizer(ctx, node, objects.FinalizerNode, effects.UpdateGlusterNode(s.Anthill)); added || err != nil {
 		return true, engine.Result{Requeue: err == nil}, err
 	}
 	return false, engine.Result{}, nil
