@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/gluster/anthill/fsm"
 	"github.com/gluster/anthill/states"
@@ -36,36 +35,22 @@ func Decide[O Object, F any](ctx context.Context, spec Spec[O, F], o O) ([]Previ
 	newer, isNewer := newerStatus(o)
 	out := make([]Preview[F], 0, len(ins))
 	for _, in := range ins {
-		if in.State == "" {
-			in.State = def.Initial
-		}
+		at, err := machineAt(def, in.State)
+		in.State = at.state
 		p := Preview[F]{Instance: in, To: in.State}
-		if isNewer {
+		switch {
+		case isNewer:
 			p.Refused = newer
-			out = append(out, p)
-			continue
-		}
-		m, err := def.NewMachine(in.State)
-		if err != nil {
+		case err != nil:
 			p.Refused = err.Error()
-			out = append(out, p)
-			continue
-		}
-		if err := spec.Gather(ctx, o, &p.Instance); err != nil {
-			return nil, err
-		}
-		p.Decision = spec.Decide(p.Instance)
-		switch d := p.Decision; {
-		case d.Event != "" && d.Step != "":
-			p.Refused = fmt.Sprintf("decision sets both event %s and step %s", d.Event, d.Step)
-		case d.Event != "":
-			if !m.Can(d.Event) {
-				p.Refused = fmt.Sprintf("decision %s is not allowed in state %s", d.Event, in.State)
-			} else if to, ok := def.Target(d.Event, in.State); ok {
-				p.To = to
+		default:
+			if err := spec.Gather(ctx, o, &p.Instance); err != nil {
+				return nil, err
 			}
-		case d.Step != "" && !m.CanStep(d.Step):
-			p.Refused = fmt.Sprintf("step %s is not allowed in state %s", d.Step, in.State)
+			p.Decision = spec.Decide(p.Instance)
+			if p.To, err = at.check(p.Decision); err != nil {
+				p.Refused = err.Error()
+			}
 		}
 		out = append(out, p)
 	}
