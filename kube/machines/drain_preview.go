@@ -6,14 +6,11 @@ import (
 
 	"github.com/gluster/anthill/gd2"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
 )
-
-// PreviewReads are the GD2 reads a drain preview makes; *gd2.Client has
-// them.
-type PreviewReads interface{ gd2Reads }
 
 // BrickPreview is one brick of a node about to be drained and what the
 // operator's placement policy (states.AnalyzePeer, states.PlanMove) would
@@ -51,7 +48,7 @@ type DrainPreview struct {
 // PreviewDrain computes the DrainPreview of node with the same facts and
 // the same pure policies its sync uses. nodes are the GlusterNodes of the
 // node's namespace.
-func PreviewDrain(ctx context.Context, gc PreviewReads, node *operatorv1alpha1.GlusterNode, nodes []*operatorv1alpha1.GlusterNode) (DrainPreview, error) {
+func PreviewDrain(ctx context.Context, gc effects.GD2Reader, node *operatorv1alpha1.GlusterNode, nodes []*operatorv1alpha1.GlusterNode) (DrainPreview, error) {
 	var out DrainPreview
 	peers, err := gc.ListPeers(ctx, gd2.Filter{})
 	if err != nil {
