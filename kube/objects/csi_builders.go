@@ -79,15 +79,6 @@ func CSIDriverKinds(c *operatorv1alpha1.GlusterCluster) []operatorv1alpha1.Glust
 	return []operatorv1alpha1.GlusterDriver{operatorv1alpha1.GlusterDriverFile}
 }
 
-// CSIVersion is the version c's spec gives its CSI clients:
-// spec.csi.version, else spec.gluster.version.
-func CSIVersion(c *operatorv1alpha1.GlusterCluster) string {
-	if c.Spec.CSI != nil && c.Spec.CSI.Version != "" {
-		return c.Spec.CSI.Version
-	}
-	return ClusterVersion(c)
-}
-
 // CSIDriverName is the CSI driver name of kind: the name the driver
 // registers, fixed in its code (CSIFileContract), the same for every
 // cluster. So one Gluster cluster per Kubernetes cluster can run CSI
