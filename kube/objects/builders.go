@@ -400,15 +400,7 @@ func gd2ServicePorts() []corev1.ServicePort {
 // (<pod>.<cluster>-nodes.<ns>.svc). It publishes pods before they are
 // ready: peers must reach a node that is starting or rejoining.
 func HeadlessService(c *operatorv1alpha1.GlusterCluster) *corev1.Service {
-	return &corev1.Service{
-		ObjectMeta: clusterObjectMeta(c, HeadlessServiceName(c.Name), ComponentGlusterNode),
-		Spec: corev1.ServiceSpec{
-			ClusterIP:                corev1.ClusterIPNone,
-			Selector:                 ClusterSelectorLabels(c.Name, ComponentGlusterNode),
-			Ports:                    gd2ServicePorts(),
-			PublishNotReadyAddresses: true,
-		},
-	}
+	return headlessService(c, HeadlessServiceName(c.Name), ComponentGlusterNode, gd2ServicePorts())
 }
 
 // ManagementService is the ClusterIP Service the operator reaches GD2's REST
@@ -439,15 +431,8 @@ func AuthSecret(c *operatorv1alpha1.GlusterCluster, value string) *corev1.Secret
 // governing Service and GD2's etcd endpoint. It publishes the pod before it
 // is ready because etcd resolves its own advertised name at start.
 func EtcdService(c *operatorv1alpha1.GlusterCluster) *corev1.Service {
-	return &corev1.Service{
-		ObjectMeta: clusterObjectMeta(c, EtcdName(c.Name), ComponentEtcd),
-		Spec: corev1.ServiceSpec{
-			ClusterIP:                corev1.ClusterIPNone,
-			Selector:                 ClusterSelectorLabels(c.Name, ComponentEtcd),
-			Ports:                    []corev1.ServicePort{servicePort(portNameClient, EtcdClientPort, EtcdClientPort), servicePort(portNameEtcdPr, EtcdPeerPort, EtcdPeerPort)},
-			PublishNotReadyAddresses: true,
-		},
-	}
+	return headlessService(c, EtcdName(c.Name), ComponentEtcd,
+		[]corev1.ServicePort{servicePort(portNameClient, EtcdClientPort, EtcdClientPort), servicePort(portNameEtcdPr, EtcdPeerPort, EtcdPeerPort)})
 }
 
 // EtcdStatefulSet is c's one-member etcd. Its data claim is retained when

@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 )
 
 // The frames every workload anthill builds shares. The builders fill in
@@ -96,6 +98,21 @@ func tcpPort(name string, port int32) corev1.ContainerPort {
 // target.
 func servicePort(name string, port, target int32) corev1.ServicePort {
 	return corev1.ServicePort{Name: name, Port: port, TargetPort: intstr.FromInt32(target), Protocol: corev1.ProtocolTCP}
+}
+
+// headlessService is c's headless Service name of its component's pods
+// on ports. It publishes the pods before they are ready: what runs in them
+// resolves its own and its peers' names while it starts.
+func headlessService(c *operatorv1alpha1.GlusterCluster, name, component string, ports []corev1.ServicePort) *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: clusterObjectMeta(c, name, component),
+		Spec: corev1.ServiceSpec{
+			ClusterIP:                corev1.ClusterIPNone,
+			Selector:                 ClusterSelectorLabels(c.Name, component),
+			Ports:                    ports,
+			PublishNotReadyAddresses: true,
+		},
+	}
 }
 
 // claim is a ReadWriteOnce claim template of size in class (nil: the
