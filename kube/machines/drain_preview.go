@@ -78,18 +78,9 @@ func PreviewDrain(ctx context.Context, gc effects.GD2Reader, node *operatorv1alp
 		return out, fmt.Errorf("list devices: %w", err)
 	}
 	moved := movedRefs(node)
-	var views []states.VolumeFacts
-	byName := map[string]states.VolumeFacts{}
-	for _, v := range vols {
-		if !volumeConcerns(v, peer.ID, moved) {
-			continue
-		}
-		vv, err := readVolume(ctx, gc, v)
-		if err != nil {
-			return out, err
-		}
-		views = append(views, vv)
-		byName[v.Name] = vv
+	views, byName, err := peerVolumeFacts(ctx, gc, vols, peer.ID, moved)
+	if err != nil {
+		return out, err
 	}
 	a := states.AnalyzePeer(peer.ID, views, moved)
 	out.Staying = a.OnPeer - len(a.Movable)
@@ -114,4 +105,25 @@ func PreviewDrain(ctx context.Context, gc effects.GD2Reader, node *operatorv1alp
 		out.Bricks = append(out.Bricks, bp)
 	}
 	return out, nil
+}
+
+// peerVolumeFacts reads the facts of every volume of vols that concerns
+// peer (a brick on it, or one moved off it: volumeConcerns), in vols'
+// order and by name: the reads the node machine's gather makes of the
+// same volumes.
+func peerVolumeFacts(ctx context.Context, gc effects.GD2Reader, vols []gd2.Volume, peer string, moved []states.BrickRef) ([]states.VolumeFacts, map[string]states.VolumeFacts, error) {
+	var views []states.VolumeFacts
+	byName := map[string]states.VolumeFacts{}
+	for _, v := range vols {
+		if !volumeConcerns(v, peer, moved) {
+			continue
+		}
+		vv, err := readVolume(ctx, gc, v)
+		if err != nil {
+			return nil, nil, err
+		}
+		views = append(views, vv)
+		byName[v.Name] = vv
+	}
+	return views, byName, nil
 }
