@@ -46,12 +46,6 @@ const (
 	ClassOther ErrorClass = "other"
 )
 
-// ErrorClasses lists every class ClassOf can return.
-var ErrorClasses = []ErrorClass{
-	ClassNodeDown, ClassLockConflict, ClassNotFound, ClassAuth, ClassTxnStep, ClassTimeout,
-	ClassRefused, ClassServer, ClassTransport, ClassBadResponse, ClassCanceled, ClassOther,
-}
-
 // ClassOf classifies err, an error returned by a Client call or one
 // attempt of it; nil has no class ("").
 func ClassOf(err error) ErrorClass {

@@ -5,8 +5,7 @@ package gd2
 // volume names and peer UUIDs and grow without limit.
 type Operation string
 
-// The complete set of operations. AllOperations lists them so a metrics
-// adapter can pre-register every label value.
+// The complete set of operations.
 const (
 	OpPing      Operation = "ping"
 	OpVersion   Operation = "version"
@@ -50,20 +49,3 @@ const (
 	OpClusterOptionsGet Operation = "cluster.options_get"
 	OpClusterOptionsSet Operation = "cluster.options_set"
 )
-
-// AllOperations returns every Operation the client can report, in a stable
-// order.
-func AllOperations() []Operation {
-	return []Operation{
-		OpPing, OpVersion, OpEndpoints,
-		OpPeersList, OpPeersGet, OpPeersAdd, OpPeersEdit, OpPeersDelete,
-		OpVolumesCreate, OpVolumesList, OpVolumesGet, OpVolumesStart, OpVolumesStop,
-		OpVolumesDelete, OpVolumesExpand, OpVolumesStatus, OpVolumesBricksStatus,
-		OpVolumesEdit, OpVolumesOptionsGet, OpVolumesOptionsSet, OpVolumesOptionsReset,
-		OpVolumesReplaceBrick,
-		OpHealInfo, OpHealTrigger, OpHealSplitBrain,
-		OpRebalanceStart, OpRebalanceStatus, OpRebalanceStop,
-		OpDevicesAdd, OpDevicesList, OpDevicesListAll, OpDevicesGet, OpDevicesEdit,
-		OpClusterOptionsGet, OpClusterOptionsSet,
-	}
-}

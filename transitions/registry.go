@@ -56,15 +56,6 @@ func register[A any](a Actions[A]) Actions[A] {
 	return a
 }
 
-// Registered returns, per machine name, the events and steps that have an
-// action. It exists so that tests and docs can check the registry against
-// the definitions.
-func Registered() map[string]Names {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	return maps.Clone(registry)
-}
-
 // For returns the action of the decision's event, or of its step.
 func (a Actions[A]) For(d states.Decision) (A, bool) {
 	if d.Event != "" {

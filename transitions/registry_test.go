@@ -1,6 +1,7 @@
 package transitions
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -14,7 +15,7 @@ import (
 // says "No action" (such a step only records the machine's own status).
 // The registry must agree with the docs.
 func TestEveryEventAndStepThatNeedsAnActionHasOne(t *testing.T) {
-	reg := Registered()
+	reg := registered()
 	for _, d := range states.Definitions() {
 		have := reg[d.Machine]
 		for _, e := range d.Events {
@@ -69,4 +70,12 @@ func TestLookupsAnswerOnlyForTheirMachine(t *testing.T) {
 	if _, ok := UpgradeActions.Step(states.UpgradeSelectNextNode); ok {
 		t.Error("selectNextNode records the machine's own status and must have no action")
 	}
+}
+
+// registered returns, per machine name, the events and steps that have an
+// action, to check the registry against the definitions.
+func registered() map[string]Names {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	return maps.Clone(registry)
 }

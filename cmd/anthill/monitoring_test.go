@@ -33,7 +33,7 @@ func TestRulesUseOnlyExportedMetrics(t *testing.T) {
 	}
 	used := regexp.MustCompile(`\banthill_[a-z0-9_]+`)
 	n := 0
-	for _, g := range monitoring.Groups() {
+	for _, g := range monitoring.DefaultOptions().Groups() {
 		var exprs []string
 		for _, r := range g.Records {
 			exprs = append(exprs, r.Expr)
@@ -57,7 +57,7 @@ func TestRulesUseOnlyExportedMetrics(t *testing.T) {
 	// The dashboards read exported metrics (a histogram's _bucket series
 	// included) and recording rules anthill defines.
 	records := map[string]bool{}
-	for _, g := range monitoring.Groups() {
+	for _, g := range monitoring.DefaultOptions().Groups() {
 		for _, r := range g.Records {
 			records[r.Name] = true
 		}
@@ -86,7 +86,7 @@ func TestMonitoringPrintsTheRules(t *testing.T) {
 	if err := monitoringCmd([]string{"--format", "prometheusrule"}, &out, &errOut); err != nil {
 		t.Fatal(err)
 	}
-	want, err := monitoring.PrometheusRule()
+	want, err := monitoring.DefaultOptions().PrometheusRule(monitoring.ObjectMeta{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -326,7 +326,17 @@ func (s *Simulator) SetRates(write, heal float64) error {
 // Write simulates n client writes to a volume right now: every degraded
 // replica set that still has quorum gains n entries for its unreachable
 // bricks. It returns an error for unknown or not started volumes.
-func (s *Simulator) Write(volName string, n float64) error {
+func (s *Simulator) Write(volName string, n float64) error { return s.write(volName, n, false) }
+
+// Overwrite simulates n client writes to files the volume already holds:
+// every degraded replica set that still has quorum gains up to n entries
+// for its unreachable bricks (never more than it has files), and no file
+// is added. A workload that rewrites a working set leaves a new brick as
+// much to heal however long it runs. Errors as Write's.
+func (s *Simulator) Overwrite(volName string, n float64) error { return s.write(volName, n, true) }
+
+// write is Write, or Overwrite when overwrite is set.
+func (s *Simulator) write(volName string, n float64, overwrite bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.advanceLocked()
@@ -341,42 +351,19 @@ func (s *Simulator) Write(volName string, n float64) error {
 		if !s.hasQuorum(sv) {
 			continue
 		}
-		sv.Files += n
+		if !overwrite {
+			sv.Files += n
+		}
 		if sv.Type == typeDistribute {
 			continue
 		}
 		for _, b := range sv.Bricks {
-			if !s.brickUp(b) {
-				b.Missing += n
-			}
-		}
-	}
-	return s.persistLocked()
-}
-
-// Overwrite simulates n client writes to files the volume already holds:
-// every degraded replica set that still has quorum gains up to n entries
-// for its unreachable bricks (never more than it has files), and no file
-// is added. A workload that rewrites a working set leaves a new brick as
-// much to heal however long it runs. Errors as Write's.
-func (s *Simulator) Overwrite(volName string, n float64) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.advanceLocked()
-	v := s.m.Volumes[volName]
-	if v == nil {
-		return errf(http.StatusNotFound, msgVolumeNotFound)
-	}
-	if v.State != volStarted {
-		return errf(http.StatusBadRequest, msgVolNotStarted)
-	}
-	for _, sv := range v.Subvols {
-		if !s.hasQuorum(sv) || sv.Type == typeDistribute {
-			continue
-		}
-		for _, b := range sv.Bricks {
-			if !s.brickUp(b) {
+			switch {
+			case s.brickUp(b):
+			case overwrite:
 				b.Missing = math.Min(sv.Files, b.Missing+n)
+			default:
+				b.Missing += n
 			}
 		}
 	}

@@ -260,13 +260,17 @@ func (g *GD2Clients) Refreshing(c *operatorv1alpha1.GlusterCluster, gc *gd2.Clie
 	return g.Views.Refresh(c.Namespace+"/"+c.Name, gc)
 }
 
-// GD2Reader is the GD2 reads a node sync makes.
+// GD2Reader is the GD2 reads the machines' syncs and previews make (node,
+// heal, disruption, drain preview), declared once: *gd2.Client has them,
+// and SharedReads serves the peer and device lists from a cluster's
+// shared view.
 type GD2Reader interface {
 	ListPeers(ctx context.Context, f gd2.Filter) ([]gd2.Peer, error)
 	ListAllDevices(ctx context.Context) ([]gd2.Device, error)
 	ListVolumes(ctx context.Context, f gd2.Filter) ([]gd2.Volume, error)
 	BricksStatus(ctx context.Context, volume string) ([]gd2.BrickStatus, error)
 	HealInfo(ctx context.Context, volume string, kind gd2.HealInfoKind) ([]gd2.BrickHealInfo, error)
+	VolumeStatus(ctx context.Context, volume string) (*gd2.VolumeStatus, error)
 }
 
 // observer is the request observer of a client of cluster (namespace/name),

@@ -63,11 +63,7 @@ func (o *Kube) IssueCertificates(ctx context.Context, ct transitions.ClusterTarg
 	if err != nil {
 		return err
 	}
-	ptrs := make([]*operatorv1alpha1.GlusterNode, len(nodes))
-	for i := range nodes {
-		ptrs[i] = &nodes[i]
-	}
-	return o.tls().IssueCertificates(ctx, c, ptrs)
+	return o.tls().IssueCertificates(ctx, c, nodes)
 }
 
 var _ transitions.KubeOps = (*Kube)(nil)
@@ -347,11 +343,7 @@ func (o *Kube) ScaleNodes(ctx context.Context, ct transitions.ClusterTarget, des
 	if err != nil {
 		return err
 	}
-	ptrs := make([]*operatorv1alpha1.GlusterNode, len(nodes))
-	for i := range nodes {
-		ptrs[i] = &nodes[i]
-	}
-	plan := objects.ScalePlanOf(c, ptrs, ct.Bricks)
+	plan := objects.ScalePlanOf(c, nodes, ct.Bricks)
 	for _, n := range plan.Decommission {
 		if err := o.requestDecommission(ctx, n); err != nil {
 			return err
@@ -381,15 +373,15 @@ func (o *Kube) createNodes(ctx context.Context, c *operatorv1alpha1.GlusterClust
 
 // clusterNodes lists the GlusterNodes whose spec.cluster is cluster. It
 // filters on the spec, not a label, so that nodes added by hand count too.
-func (o *Kube) clusterNodes(ctx context.Context, namespace, cluster string) ([]operatorv1alpha1.GlusterNode, error) {
+func (o *Kube) clusterNodes(ctx context.Context, namespace, cluster string) ([]*operatorv1alpha1.GlusterNode, error) {
 	list, err := o.Anthill.OperatorV1alpha1().GlusterNodes(namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("list GlusterNodes in %s: %w", namespace, err)
 	}
-	var out []operatorv1alpha1.GlusterNode
-	for _, n := range list.Items {
-		if n.Spec.Cluster == cluster {
-			out = append(out, n)
+	var out []*operatorv1alpha1.GlusterNode
+	for i := range list.Items {
+		if list.Items[i].Spec.Cluster == cluster {
+			out = append(out, &list.Items[i])
 		}
 	}
 	return out, nil
@@ -449,11 +441,11 @@ func (o *Kube) DeleteNodes(ctx context.Context, ct transitions.ClusterTarget) er
 		return err
 	}
 	var leaving, rest []*operatorv1alpha1.GlusterNode
-	for i := range nodes {
-		if nodes[i].DeletionTimestamp != nil {
-			leaving = append(leaving, &nodes[i])
+	for _, n := range nodes {
+		if n.DeletionTimestamp != nil {
+			leaving = append(leaving, n)
 		} else {
-			rest = append(rest, &nodes[i])
+			rest = append(rest, n)
 		}
 	}
 	if len(leaving) > 0 || len(rest) == 0 {

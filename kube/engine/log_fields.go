@@ -16,7 +16,6 @@ const (
 	LogWorkers   = "workers"
 	LogAddress   = "address"
 	LogIdentity  = "identity"
-	LogDuration  = "duration"
 	LogSubject   = "subject"
 	// LogState is the state an action ran in, LogStep the event or step
 	// it acted on.

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/gluster/anthill/fsm"
 	"github.com/gluster/anthill/states"
@@ -37,42 +36,21 @@ func Decide[O Object, F any](ctx context.Context, syncer MachineSyncer[O, F], o 
 	newer, isNewer := newerStatus(o)
 	out := make([]Preview[F], 0, len(ins))
 	for _, in := range ins {
-		if in.State == "" {
-			in.State = def.Initial
-		}
+		at, err := machineAt(def, in.State)
+		in.State = at.state
 		p := Preview[F]{Instance: in, To: in.State}
-		if isNewer {
+		switch {
+		case isNewer:
 			p.Refused = newer
-			out = append(out, p)
-			continue
-		}
-		m, err := def.NewMachine(in.State)
-		if err != nil {
+		case err != nil:
 			p.Refused = err.Error()
-			out = append(out, p)
-			continue
-		}
-		if err := syncer.Gather(ctx, o, &p.Instance); err != nil {
-			return nil, err
-		}
-		p.Decision = syncer.Decide(p.Instance)
-		if live, ok := syncer.(ReadsLive[O, F]); ok && (p.Decision.Event != "" || p.Decision.Step != "") {
-			if err := live.GatherLive(ctx, o, &p.Instance, p.Decision); err != nil {
+		default:
+			if p.Decision, err = decide(ctx, syncer, o, &p.Instance); err != nil {
 				return nil, err
 			}
-			p.Decision = syncer.Decide(p.Instance)
-		}
-		switch d := p.Decision; {
-		case d.Event != "" && d.Step != "":
-			p.Refused = fmt.Sprintf("decision sets both event %s and step %s", d.Event, d.Step)
-		case d.Event != "":
-			if !m.Can(d.Event) {
-				p.Refused = fmt.Sprintf("decision %s is not allowed in state %s", d.Event, in.State)
-			} else if to, ok := def.Target(d.Event, in.State); ok {
-				p.To = to
+			if p.To, err = at.check(p.Decision); err != nil {
+				p.Refused = err.Error()
 			}
-		case d.Step != "" && !m.CanStep(d.Step):
-			p.Refused = fmt.Sprintf("step %s is not allowed in state %s", d.Step, in.State)
 		}
 		out = append(out, p)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/gluster/anthill/states"
 )
@@ -38,5 +39,61 @@ func TestDecidePreviewsASyncWithoutActingOrWriting(t *testing.T) {
 	}
 	if len(w.acted) != 0 || w.writes != 0 || w.prepared != 0 {
 		t.Fatalf("Decide acted %v, wrote %d times, prepared %d times", w.acted, w.writes, w.prepared)
+	}
+}
+
+// TestDecideRefusesExactlyWhatTheRunnerRefuses: for every state (the
+// initial one for none, an unknown one) and every kind of decision (a
+// wait, an allowed or forbidden event, an allowed or forbidden step, both
+// at once, an event the machine does not have), the preview refuses what
+// a sync refuses, for the same reason, and leads where the sync leads.
+func TestDecideRefusesExactlyWhatTheRunnerRefuses(t *testing.T) {
+	decisions := map[string]states.Decision{
+		"a wait":            {Reason: "Busy"},
+		"start":             {Event: "start", Reason: "Go"},
+		"close":             {Event: "close", Reason: "Done"},
+		"poke":              {Step: "poke", Reason: "Nudge"},
+		"start and poke":    {Event: "start", Step: "poke", Reason: "Both"},
+		"an event it lacks": {Event: "reopen", Reason: "Again"},
+	}
+	refusals := 0
+	for _, state := range []string{"", "Open", "Working", "Closed", "Lost"} {
+		for name, d := range decisions {
+			t.Run(fmt.Sprintf("%s in %q", name, state), func(t *testing.T) {
+				w := newWorld(t, map[string]string{"state": state})
+				w.decide = func(Instance[string]) states.Decision { return d }
+				ps, err := Decide(context.Background(), w, w.cached.DeepCopy())
+				if err != nil || len(ps) != 1 {
+					t.Fatalf("Decide: %v, %d previews", err, len(ps))
+				}
+				p := ps[0]
+				r, _ := w.runner()
+				o := w.cached.DeepCopy()
+				ins, err := w.Instances(context.Background(), o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out, err := r.advance(context.Background(), o, ins[0], time.Now())
+				if err != nil {
+					t.Fatal(err)
+				}
+				refused := out.Kind == Refused || out.Kind == Unknown
+				if refused != (p.Refused != "") {
+					t.Fatalf("runner %v (%v), preview refused %q", out.Kind, out.Err, p.Refused)
+				}
+				if refused {
+					refusals++
+					if want := "ticket: " + p.Refused; out.Err.Error() != want {
+						t.Errorf("runner refused with %q, preview with %q", out.Err, want)
+					}
+				}
+				if out.State != p.State || out.To != p.To {
+					t.Errorf("runner %s->%s, preview %s->%s", out.State, out.To, p.State, p.To)
+				}
+			})
+		}
+	}
+	if refusals == 0 {
+		t.Fatal("no decision was refused: the table tests nothing")
 	}
 }

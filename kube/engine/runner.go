@@ -325,65 +325,44 @@ func newerStatus(o Object) (string, bool) {
 // gather, decide, check, act and fire. Its error is a failure to gather.
 func (r *Runner[O, F]) advance(ctx context.Context, o O, in Instance[F], now time.Time) (Outcome[F], error) {
 	def := r.Machine.Definition()
-	if in.State == "" {
-		in.State = def.Initial
-	}
+	at, err := machineAt(def, in.State)
+	in.State = at.state
 	out := Outcome[F]{Instance: in, To: in.State}
 	what := def.Machine
 	if in.Subject != "" {
 		what += " " + in.Subject
 	}
-	m, err := def.NewMachine(in.State)
 	if err != nil {
 		out.Kind, out.Reason = Unknown, states.ReasonUnknownState
 		out.Message = fmt.Sprintf("%s: %v", what, err)
 		out.Err = &PermanentError{Err: errors.New(out.Message)}
 		return out, nil
 	}
-	if err := r.Machine.Gather(ctx, o, &in); err != nil {
+	d, err := decide(ctx, r.Machine, o, &in)
+	if err != nil {
 		return out, err
 	}
 	out.Instance = in
-	d := r.Machine.Decide(in)
-	if live, ok := r.Machine.(ReadsLive[O, F]); ok && (d.Event != "" || d.Step != "") {
-		if err := live.GatherLive(ctx, o, &in, d); err != nil {
-			return out, err
-		}
-		out.Instance = in
-		d = r.Machine.Decide(in)
-	}
 	out.Decision = d
-	var name string
-	switch {
-	case d.Event != "" && d.Step != "":
-		out.Kind, out.Err = Refused, &PermanentError{Err: fmt.Errorf("%s: decision sets both event %s and step %s", what, d.Event, d.Step)}
-		return out, nil
-	case d.Event != "":
-		name = string(d.Event)
-		if !m.Can(d.Event) {
-			out.Kind, out.Err = Refused, &PermanentError{Err: fmt.Errorf("%s: decision %s is not allowed in state %s", what, d.Event, in.State)}
-			return out, nil
-		}
-	case d.Step != "":
-		name = string(d.Step)
-		if !m.CanStep(d.Step) {
-			out.Kind, out.Err = Refused, &PermanentError{Err: fmt.Errorf("%s: step %s is not allowed in state %s", what, d.Step, in.State)}
-			return out, nil
-		}
-	default:
-		out.Kind = Waited
+	to, err := at.check(d)
+	if err != nil {
+		out.Kind, out.Err = Refused, &PermanentError{Err: fmt.Errorf("%s: %w", what, err)}
 		return out, nil
 	}
 	ac := ActionContext{
 		Machine: def.Machine, Namespace: o.GetNamespace(), Name: o.GetName(), Subject: in.Subject,
-		State: string(in.State), Action: name, Reason: d.Reason,
+		State: string(in.State), Reason: d.Reason,
 	}
-	to := in.State
-	if d.Event != "" {
-		if t, ok := def.Target(d.Event, in.State); ok {
-			to, ac.Target = t, string(t)
-		}
+	switch {
+	case d.Event != "":
+		ac.Action, ac.Target = string(d.Event), string(to)
+	case d.Step != "":
+		ac.Action = string(d.Step)
+	default:
+		out.Kind = Waited
+		return out, nil
 	}
+	name := ac.Action
 	if ahead, ok := r.Machine.(RecordsAhead[O, F]); ok && ahead.RecordAhead(o, in, d, to, now) {
 		out.Kind = Noted
 		return out, nil
@@ -400,7 +379,7 @@ func (r *Runner[O, F]) advance(ctx context.Context, o O, in Instance[F], now tim
 		out.Kind = Stepped
 		return out, nil
 	}
-	tr, err := m.Fire(ctx, d.Event)
+	tr, err := at.m.Fire(ctx, d.Event)
 	if err != nil {
 		out.Kind, out.Err = Refused, &PermanentError{Err: fmt.Errorf("%s: fire %s: %w", what, d.Event, err)}
 		return out, nil

@@ -402,7 +402,7 @@ func nodeDraining(node *corev1.Node, pod *corev1.Pod) bool {
 
 // gd2View is what one sync read from GD2.
 type gd2View struct {
-	client gd2Reads
+	client effects.GD2Reader
 	vols   []gd2.Volume
 	// bricks counts bricks per GlusterNode name.
 	bricks map[string]int
@@ -421,7 +421,7 @@ func (s *DisruptionSyncer) readGD2(ctx context.Context, c *operatorv1alpha1.Glus
 		return g, err
 	}
 	g.client = gc
-	var lists gd2Reads = gc
+	var lists effects.GD2Reader = gc
 	if !live {
 		lists = s.GD2.Shared(c, gc)
 	}

@@ -6,14 +6,11 @@ import (
 
 	"github.com/gluster/anthill/gd2"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
 )
-
-// PreviewReads are the GD2 reads a drain preview makes; *gd2.Client has
-// them.
-type PreviewReads interface{ gd2Reads }
 
 // BrickPreview is one brick of a node about to be drained and what the
 // operator's placement policy (states.AnalyzePeer, states.PlanMoves) would
@@ -51,7 +48,7 @@ type DrainPreview struct {
 // PreviewDrain computes the DrainPreview of node with the same facts and
 // the same pure policies its sync uses. nodes are the GlusterNodes of the
 // node's namespace.
-func PreviewDrain(ctx context.Context, gc PreviewReads, node *operatorv1alpha1.GlusterNode, nodes []*operatorv1alpha1.GlusterNode) (DrainPreview, error) {
+func PreviewDrain(ctx context.Context, gc effects.GD2Reader, node *operatorv1alpha1.GlusterNode, nodes []*operatorv1alpha1.GlusterNode) (DrainPreview, error) {
 	var out DrainPreview
 	peers, err := gc.ListPeers(ctx, gd2.Filter{})
 	if err != nil {
@@ -81,16 +78,9 @@ func PreviewDrain(ctx context.Context, gc PreviewReads, node *operatorv1alpha1.G
 		return out, fmt.Errorf("list devices: %w", err)
 	}
 	moved := movedRefs(node)
-	var views []states.VolumeFacts
-	for _, v := range vols {
-		if !volumeConcerns(v, peer.ID, moved) {
-			continue
-		}
-		vv, err := readVolume(ctx, gc, v)
-		if err != nil {
-			return out, err
-		}
-		views = append(views, vv)
+	views, err := peerVolumeFacts(ctx, gc, vols, peer.ID, moved)
+	if err != nil {
+		return out, err
 	}
 	a := states.AnalyzePeer(peer.ID, views, moved)
 	out.Staying = a.OnPeer - len(a.Movable)
@@ -112,4 +102,22 @@ func PreviewDrain(ctx context.Context, gc PreviewReads, node *operatorv1alpha1.G
 		out.Bricks = append(out.Bricks, bp)
 	}
 	return out, nil
+}
+
+// peerVolumeFacts reads the facts of every volume of vols that concerns
+// peer (a brick on it, or one moved off it: volumeConcerns), in vols'
+// order: the node machine's gather and the drain preview read them so.
+func peerVolumeFacts(ctx context.Context, gc effects.GD2Reader, vols []gd2.Volume, peer string, moved []states.BrickRef) ([]states.VolumeFacts, error) {
+	var views []states.VolumeFacts
+	for _, v := range vols {
+		if !volumeConcerns(v, peer, moved) {
+			continue
+		}
+		vv, err := readVolume(ctx, gc, v)
+		if err != nil {
+			return nil, err
+		}
+		views = append(views, vv)
+	}
+	return views, nil
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/gluster/anthill/gd2"
+	"github.com/gluster/anthill/kube/effects"
 )
 
 // healReading is what one sync learned about one GD2 volume.
@@ -28,18 +29,12 @@ type healReading struct {
 	status       *gd2.VolumeStatus
 }
 
-// healReads is what the heal syncer reads of GD2.
-type healReads interface {
-	gd2Reads
-	VolumeStatus(ctx context.Context, volume string) (*gd2.VolumeStatus, error)
-}
-
 // read gathers the heal reading of every volume, at most workers volumes
 // at a time. Results keep the order of vols. Per started volume and sync
 // it costs bricks status and heal-info when the volume is redundant, and
 // with Volumes set bricks status (the same call, not repeated) and volume
 // status of every started volume.
-func (s *HealSyncer) read(ctx context.Context, gc healReads, vols []gd2.Volume) []healReading {
+func (s *HealSyncer) read(ctx context.Context, gc effects.GD2Reader, vols []gd2.Volume) []healReading {
 	out := make([]healReading, len(vols))
 	sem := make(chan struct{}, s.workers())
 	var wg sync.WaitGroup

@@ -100,12 +100,10 @@ func LiveNodeDecision(ctx context.Context, r LiveReads, ns, name string) (LiveDe
 		Nodes: nodes.Lister(), Clusters: clusters.Lister(), Pods: pods.Lister(), PVCs: pvcs.Lister(),
 		GD2: r.gd2(), Log: liveLog(), Clock: r.clock(), Live: r.Kube,
 	}
-	ps, err := engine.Decide(ctx, s, node.DeepCopy())
+	p, out, err := decideLive(ctx, s, node.DeepCopy(), states.NodeMachine)
 	if err != nil {
 		return LiveDecision{}, err
 	}
-	p := ps[0]
-	out := liveDecision(states.NodeMachine, p.State, p.Decision, p.To, p.Refused)
 	f := p.Facts
 	switch {
 	case unGathered(p.Refused, p.Decision):
@@ -118,10 +116,7 @@ func LiveNodeDecision(ctx context.Context, r LiveReads, ns, name string) (LiveDe
 	case !decisionReadsGD2(f.snap):
 		out.GD2 = LiveGD2NotNeeded
 	default:
-		out.GD2, out.GD2Error = LiveGD2Unavailable, errors.Join(f.gd2Err, f.view.gd2Err)
-		if out.GD2Error == nil {
-			out.GD2Error = errors.New("GD2 was not read")
-		}
+		out.gd2Unavailable(errors.Join(f.gd2Err, f.view.gd2Err))
 	}
 	return out, nil
 }
@@ -164,12 +159,10 @@ func LiveClusterDecision(ctx context.Context, r LiveReads, ns, name string) (Liv
 		GD2: r.gd2(), Log: liveLog(), Clock: r.clock(),
 		TLS: &effects.TLS{Client: r.Kube, Anthill: r.Anthill, Now: r.clock().Now},
 	}
-	ps, err := engine.Decide(ctx, s, c.DeepCopy())
+	p, out, err := decideLive(ctx, s, c.DeepCopy(), states.ClusterMachine)
 	if err != nil {
 		return LiveDecision{}, err
 	}
-	p := ps[0]
-	out := liveDecision(states.ClusterMachine, p.State, p.Decision, p.To, p.Refused)
 	switch {
 	case unGathered(p.Refused, p.Decision):
 		out.GD2 = LiveGD2NotNeeded
@@ -178,10 +171,7 @@ func LiveClusterDecision(ctx context.Context, r LiveReads, ns, name string) (Liv
 	case !clusterDecisionReadsGD2(p.State):
 		out.GD2 = LiveGD2NotNeeded
 	default:
-		out.GD2, out.GD2Error = LiveGD2Unavailable, p.Facts.gd2Err
-		if out.GD2Error == nil {
-			out.GD2Error = errors.New("GD2 was not read")
-		}
+		out.gd2Unavailable(p.Facts.gd2Err)
 	}
 	return out, nil
 }
@@ -199,8 +189,24 @@ func clusterDecisionReadsGD2(st fsm.State) bool {
 	return !slices.Contains([]fsm.State{states.ClusterPending, states.ClusterDeleting, states.ClusterDeleted}, st)
 }
 
-func liveDecision(machine string, st fsm.State, d states.Decision, to fsm.State, refused string) LiveDecision {
-	return LiveDecision{Machine: machine, State: st, Decision: d, To: to, Refused: refused}
+// decideLive previews o's one instance of machine (engine.Decide) and
+// returns it with its LiveDecision, whose GD2 side the caller fills in.
+func decideLive[O engine.Object, F any](ctx context.Context, spec engine.MachineSyncer[O, F], o O, machine string) (engine.Preview[F], LiveDecision, error) {
+	ps, err := engine.Decide(ctx, spec, o)
+	if err != nil {
+		return engine.Preview[F]{}, LiveDecision{}, err
+	}
+	p := ps[0]
+	return p, LiveDecision{Machine: machine, State: p.State, Decision: p.Decision, To: p.To, Refused: p.Refused}, nil
+}
+
+// gd2Unavailable marks d as taken without the GD2 reads it needs, for
+// err (nil: they were not made).
+func (d *LiveDecision) gd2Unavailable(err error) {
+	if err == nil {
+		err = errors.New("GD2 was not read")
+	}
+	d.GD2, d.GD2Error = LiveGD2Unavailable, err
 }
 
 func (r LiveReads) clock() clock.Clock {

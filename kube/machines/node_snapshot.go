@@ -14,6 +14,7 @@ import (
 	"github.com/gluster/anthill/fsm"
 	"github.com/gluster/anthill/gd2"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
@@ -65,15 +66,6 @@ type nodeView struct {
 	gd2Err error
 }
 
-// gd2Reads are the GD2 calls one node sync makes. They are all reads.
-type gd2Reads interface {
-	ListPeers(ctx context.Context, f gd2.Filter) ([]gd2.Peer, error)
-	ListAllDevices(ctx context.Context) ([]gd2.Device, error)
-	ListVolumes(ctx context.Context, f gd2.Filter) ([]gd2.Volume, error)
-	BricksStatus(ctx context.Context, volume string) ([]gd2.BrickStatus, error)
-	HealInfo(ctx context.Context, volume string, kind gd2.HealInfoKind) ([]gd2.BrickHealInfo, error)
-}
-
 // failureWindows is cluster's failure policy: its permissible downtime,
 // offline grace and recovery window, each at its default when unset.
 func failureWindows(cluster *operatorv1alpha1.GlusterCluster) (downtime, grace, recovery time.Duration) {
@@ -95,7 +87,7 @@ func failureWindows(cluster *operatorv1alpha1.GlusterCluster) (downtime, grace, 
 // nodeSnapshot gathers a NodeSnapshot from listers and live GD2 reads. A GD2
 // failure makes GD2Reachable false (the decision then waits); it is not an
 // error. An error means the snapshot could not be trusted at all.
-func (s *NodeSyncer) nodeSnapshot(ctx context.Context, node *operatorv1alpha1.GlusterNode, cluster *operatorv1alpha1.GlusterCluster, state fsm.State, gc gd2Reads) (states.NodeSnapshot, nodeView, error) {
+func (s *NodeSyncer) nodeSnapshot(ctx context.Context, node *operatorv1alpha1.GlusterNode, cluster *operatorv1alpha1.GlusterCluster, state fsm.State, gc effects.GD2Reader) (states.NodeSnapshot, nodeView, error) {
 	now := s.Clock.Now()
 	snap := states.NodeSnapshot{
 		State:              state,
@@ -266,7 +258,7 @@ func (s *NodeSyncer) kubeSide(node *operatorv1alpha1.GlusterNode, snap *states.N
 }
 
 // gd2Side reads peers, devices, volumes, brick status and heal-info.
-func (s *NodeSyncer) gd2Side(ctx context.Context, node *operatorv1alpha1.GlusterNode, gc gd2Reads, snap *states.NodeSnapshot, view *nodeView) error {
+func (s *NodeSyncer) gd2Side(ctx context.Context, node *operatorv1alpha1.GlusterNode, gc effects.GD2Reader, snap *states.NodeSnapshot, view *nodeView) error {
 	peers, err := gc.ListPeers(ctx, gd2.Filter{})
 	if err != nil {
 		return fmt.Errorf("list peers: %w", err)
@@ -295,16 +287,9 @@ func (s *NodeSyncer) gd2Side(ctx context.Context, node *operatorv1alpha1.Gluster
 	}
 	snap.OnlyPeer = onlyLivePoolMember(p.ID, peers, vols)
 	moved := movedRefs(node)
-	var views []states.VolumeFacts
-	for _, v := range vols {
-		if !volumeConcerns(v, p.ID, moved) {
-			continue
-		}
-		vv, err := readVolume(ctx, gc, v)
-		if err != nil {
-			return err
-		}
-		views = append(views, vv)
+	views, err := peerVolumeFacts(ctx, gc, vols, p.ID, moved)
+	if err != nil {
+		return err
 	}
 	a := states.AnalyzePeer(p.ID, views, moved)
 	view.analysis = a
@@ -426,7 +411,7 @@ func volumeConcerns(v gd2.Volume, peer string, moved []states.BrickRef) bool {
 }
 
 // readVolume reads brick status and heal-info of a started volume.
-func readVolume(ctx context.Context, gc gd2Reads, v gd2.Volume) (states.VolumeFacts, error) {
+func readVolume(ctx context.Context, gc effects.GD2Reader, v gd2.Volume) (states.VolumeFacts, error) {
 	if v.State != gd2.VolumeStarted {
 		return volumeFacts(v, nil, nil), nil
 	}

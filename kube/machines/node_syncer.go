@@ -71,7 +71,7 @@ type nodeSync struct {
 	// live reads the cluster's GD2 live; nil when there is no client yet.
 	// liveRead: the GD2 side was read live, not from the cluster's shared
 	// view (the node is on its way somewhere, or the decision acts).
-	live     gd2Reads
+	live     effects.GD2Reader
 	liveRead bool
 	// gd2Err is why no GD2 client could be made (no auth secret, or one
 	// that cannot be read); the decision then goes without GD2.
@@ -148,7 +148,7 @@ func (s *NodeSyncer) Gather(ctx context.Context, node *operatorv1alpha1.GlusterN
 	if objects.IsExternal(cluster) {
 		return nil
 	}
-	var reads gd2Reads
+	var reads effects.GD2Reader
 	if gc, err := s.GD2.For(ctx, cluster); err == nil {
 		f.ops, f.live, reads, f.liveRead = &effects.GD2{Client: gc}, gc, gc, true
 		if restsOnSharedView(in.State) {
@@ -178,7 +178,7 @@ func (s *NodeSyncer) GatherLive(ctx context.Context, node *operatorv1alpha1.Glus
 }
 
 // gatherFrom fills in's snapshot and view from the listers and reads.
-func (s *NodeSyncer) gatherFrom(ctx context.Context, node *operatorv1alpha1.GlusterNode, cluster *operatorv1alpha1.GlusterCluster, in *engine.Instance[*nodeSync], reads gd2Reads) error {
+func (s *NodeSyncer) gatherFrom(ctx context.Context, node *operatorv1alpha1.GlusterNode, cluster *operatorv1alpha1.GlusterCluster, in *engine.Instance[*nodeSync], reads effects.GD2Reader) error {
 	f := in.Facts
 	var err error
 	f.snap, f.view, err = s.nodeSnapshot(ctx, node, cluster, in.State, reads)

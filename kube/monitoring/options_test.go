@@ -70,7 +70,7 @@ func TestOptionsChangeTheRulesTheyName(t *testing.T) {
 	if !strings.Contains(string(rules), "runbook_url: https://wiki.example/runbooks/AnthillCertificateExpiring.md") {
 		t.Errorf("the runbook base URL is not used:\n%s", rules)
 	}
-	def, err := RulesFile()
+	def, err := DefaultOptions().RulesFile()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package monitoring
 
 import (
 	"fmt"
-	"sort"
 
 	"sigs.k8s.io/yaml"
 
@@ -54,9 +53,6 @@ type Group struct {
 func stateIs(metric string, s fsm.State) string {
 	return fmt.Sprintf("%s{state=%q}", metric, string(s))
 }
-
-// Groups are every rule anthill ships, with the default options.
-func Groups() []Group { return groups(DefaultOptions().params()) }
 
 // Groups are every rule with o's thresholds and job.
 func (o Options) Groups() []Group { return groups(o.params()) }
@@ -157,18 +153,6 @@ func groups(p params) []Group {
 	}
 }
 
-// AlertNames lists every alert, sorted.
-func AlertNames() []string {
-	var out []string
-	for _, g := range Groups() {
-		for _, a := range g.Alerts {
-			out = append(out, a.Name)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
 // ruleYAML is one rule as Prometheus reads it.
 type ruleYAML struct {
 	Record      string            `json:"record,omitempty"`
@@ -205,10 +189,6 @@ func groupsYAML(p params) []groupYAML {
 	return out
 }
 
-// RulesFile renders the groups, with the default options, as a Prometheus
-// rules file (what promtool reads).
-func RulesFile() ([]byte, error) { return DefaultOptions().RulesFile() }
-
 // RulesFile renders the groups with o as a Prometheus rules file.
 func (o Options) RulesFile() ([]byte, error) {
 	if err := o.Validate(); err != nil {
@@ -244,10 +224,6 @@ func (m ObjectMeta) metadata(name string) map[string]any {
 	}
 	return map[string]any{"name": name, "namespace": ns, "labels": labels}
 }
-
-// PrometheusRule renders the groups, with the default options, as the
-// Prometheus Operator's PrometheusRule object in anthill-system.
-func PrometheusRule() ([]byte, error) { return DefaultOptions().PrometheusRule(ObjectMeta{}) }
 
 // PrometheusRule renders the groups with o as a PrometheusRule placed by m.
 func (o Options) PrometheusRule(m ObjectMeta) ([]byte, error) {

@@ -31,7 +31,7 @@ func promtool(t *testing.T) string {
 func TestRulesPassPromtool(t *testing.T) {
 	bin := promtool(t)
 	dir := t.TempDir()
-	rules, err := RulesFile()
+	rules, err := DefaultOptions().RulesFile()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestEveryAlertIsTestedAndHasARunbook(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, g := range Groups() {
+	for _, g := range DefaultOptions().Groups() {
 		for _, a := range g.Alerts {
 			if !strings.Contains(string(tests), "alertname: "+a.Name+"\n") {
 				t.Errorf("alert %s has no promtool test", a.Name)
@@ -89,7 +89,7 @@ func TestEveryAlertIsTestedAndHasARunbook(t *testing.T) {
 // templating itself is checked against a hand-written expansion.
 func withExpectedAnnotations(tests []byte) ([]byte, error) {
 	alerts := map[string]Alert{}
-	for _, g := range Groups() {
+	for _, g := range DefaultOptions().Groups() {
 		for _, a := range g.Alerts {
 			alerts[a.Name] = a
 		}

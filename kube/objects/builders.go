@@ -186,6 +186,11 @@ func nodeStatefulSet(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.Glu
 	image := GD2Image(c, version)
 	secretName, secretKey := AuthSecretRef(c)
 
+	// A GD2 that stops answering is restarted, as GCS's pods were.
+	// Generous: a GD2 busy with a transaction answers /ping late, and a
+	// restart under load would only add work.
+	liveness := httpProbe("/ping", GD2ClientPort, 30)
+	liveness.InitialDelaySeconds, liveness.TimeoutSeconds, liveness.FailureThreshold = 10, 5, 4
 	ctr := corev1.Container{
 		Name:  ContainerGD2,
 		Image: image,
@@ -203,28 +208,9 @@ func nodeStatefulSet(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.Glu
 			{Name: "GD2_NOEMBED", Value: "true"},
 			{Name: "GD2_RESTAUTH", Value: "true"},
 		},
-		Ports: []corev1.ContainerPort{
-			{Name: portNameGD2, ContainerPort: GD2ClientPort, Protocol: corev1.ProtocolTCP},
-			{Name: portNamePeer, ContainerPort: GD2PeerPort, Protocol: corev1.ProtocolTCP},
-		},
-		ReadinessProbe: &corev1.Probe{
-			ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
-				Path: "/ping", Port: intstr.FromInt32(GD2ClientPort),
-			}},
-			PeriodSeconds: 10,
-		},
-		// A GD2 that stops answering is restarted, as GCS's pods were.
-		// Generous: a GD2 busy with a transaction answers /ping late, and
-		// a restart under load would only add work.
-		LivenessProbe: &corev1.Probe{
-			ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
-				Path: "/ping", Port: intstr.FromInt32(GD2ClientPort),
-			}},
-			InitialDelaySeconds: 10,
-			PeriodSeconds:       30,
-			TimeoutSeconds:      5,
-			FailureThreshold:    4,
-		},
+		Ports:          []corev1.ContainerPort{tcpPort(portNameGD2, GD2ClientPort), tcpPort(portNamePeer, GD2PeerPort)},
+		ReadinessProbe: httpProbe("/ping", GD2ClientPort, 10),
+		LivenessProbe:  liveness,
 		VolumeMounts: []corev1.VolumeMount{
 			// GD2 keeps its peer UUID here; surviving a container restart
 			// keeps the peer's identity.
@@ -253,21 +239,15 @@ func nodeStatefulSet(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.Glu
 			Items:       []corev1.KeyToPath{{Key: secretKey, Path: authFileName}},
 			DefaultMode: ptr.To[int32](0o400),
 		}}},
-		{Name: volumeLVMRun, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
-			Path: "/run/lvm", Type: ptr.To(corev1.HostPathDirectoryOrCreate),
-		}}},
-		{Name: volumeModules, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
-			Path: "/usr/lib/modules", Type: ptr.To(corev1.HostPathDirectory),
-		}}},
+		hostPathVolume(volumeLVMRun, "/run/lvm", corev1.HostPathDirectoryOrCreate),
+		hostPathVolume(volumeModules, "/usr/lib/modules", corev1.HostPathDirectory),
 	}
 
 	var claims []corev1.PersistentVolumeClaim
 	switch s := n.Spec.Storage; {
 	case s != nil && len(s.Devices) > 0:
 		// Host block devices: the pod sees the host's /dev.
-		volumes = append(volumes, corev1.Volume{Name: volumeHostDev, VolumeSource: corev1.VolumeSource{
-			HostPath: &corev1.HostPathVolumeSource{Path: "/dev", Type: ptr.To(corev1.HostPathDirectory)},
-		}})
+		volumes = append(volumes, hostPathVolume(volumeHostDev, "/dev", corev1.HostPathDirectory))
 		ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: volumeHostDev, MountPath: "/dev"})
 	case s != nil && s.Capacity != nil:
 		// GD2's state (its peer UUID) must outlive the pod: an upgrade
@@ -284,9 +264,7 @@ func nodeStatefulSet(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.Glu
 	if len(claims) == 0 {
 		// A node on host devices is pinned to its host (spec.storage.host,
 		// see nodePlacement): GD2's state lives there too.
-		volumes = append(volumes, corev1.Volume{Name: volumeState, VolumeSource: corev1.VolumeSource{
-			HostPath: &corev1.HostPathVolumeSource{Path: HostStateDir(n.Namespace, n.Name), Type: ptr.To(corev1.HostPathDirectoryOrCreate)},
-		}})
+		volumes = append(volumes, hostPathVolume(volumeState, HostStateDir(n.Namespace, n.Name), corev1.HostPathDirectoryOrCreate))
 	}
 	if TLSEnabled(c) && n.Spec.ExternalAddress == "" {
 		v, m := tlsVolume(NodeTLSSecretName(n.Name), gd2TLSDir)
@@ -310,68 +288,36 @@ func nodeStatefulSet(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.Glu
 	if h := n.Annotations[AnnotationCertificate]; h != "" && TLSEnabled(c) {
 		annotations[AnnotationCertificate] = h
 	}
-	return &appsv1.StatefulSet{
-		ObjectMeta: metav1.ObjectMeta{
+	sts := workload{
+		meta: metav1.ObjectMeta{
 			Name:            NodeStatefulSetName(n.Name),
 			Namespace:       n.Namespace,
 			Labels:          labels,
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(n, glusterNodeKind)},
 		},
-		Spec: appsv1.StatefulSetSpec{
-			Replicas:            ptr.To[int32](1),
-			ServiceName:         HeadlessServiceName(c.Name),
-			Selector:            &metav1.LabelSelector{MatchLabels: nodeSelectorLabels(c.Name, n.Name)},
-			PodManagementPolicy: appsv1.ParallelPodManagement,
-			UpdateStrategy:      appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType},
-			PersistentVolumeClaimRetentionPolicy: &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
-				WhenDeleted: appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
-				WhenScaled:  appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
-			},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{
-					Labels:      withZone(podLabels(labels), n.Spec.Zone),
-					Annotations: annotations,
-				},
-				Spec: corev1.PodSpec{
-					Containers:  []corev1.Container{ctr},
-					Volumes:     volumes,
-					Affinity:    affinity,
-					Tolerations: tolerations,
-				},
-			},
-			VolumeClaimTemplates: claims,
-		},
-	}
+		selector: nodeSelectorLabels(c.Name, n.Name),
+		pod: podTemplate(withZone(podLabels(labels), n.Spec.Zone), annotations, corev1.PodSpec{
+			Containers:  []corev1.Container{ctr},
+			Volumes:     volumes,
+			Affinity:    affinity,
+			Tolerations: tolerations,
+		}),
+	}.statefulSet(HeadlessServiceName(c.Name), claims)
+	sts.Spec.PodManagementPolicy = appsv1.ParallelPodManagement
+	sts.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType}
+	return sts
 }
 
 // stateClaim is the small filesystem claim that holds GD2's state
 // directory, in the brick claims' StorageClass.
 func stateClaim(namespace string, labels map[string]string, class *string) corev1.PersistentVolumeClaim {
-	return corev1.PersistentVolumeClaim{
-		ObjectMeta: metav1.ObjectMeta{Name: StateClaimTemplate, Namespace: namespace, Labels: labels},
-		Spec: corev1.PersistentVolumeClaimSpec{
-			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			VolumeMode:       ptr.To(corev1.PersistentVolumeFilesystem),
-			StorageClassName: class,
-			Resources: corev1.VolumeResourceRequirements{
-				Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(StateClaimSize)},
-			},
-		},
-	}
+	return claim(StateClaimTemplate, namespace, labels, ptr.To(corev1.PersistentVolumeFilesystem), class, resource.MustParse(StateClaimSize))
 }
 
+// brickClaim is one brick device's Block-mode claim, of the node's
+// capacity and class.
 func brickClaim(name, namespace string, labels map[string]string, s *operatorv1alpha1.NodeStorage) corev1.PersistentVolumeClaim {
-	return corev1.PersistentVolumeClaim{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: labels},
-		Spec: corev1.PersistentVolumeClaimSpec{
-			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			VolumeMode:       ptr.To(corev1.PersistentVolumeBlock),
-			StorageClassName: s.StorageClassName,
-			Resources: corev1.VolumeResourceRequirements{
-				Requests: corev1.ResourceList{corev1.ResourceStorage: s.Capacity.DeepCopy()},
-			},
-		},
-	}
+	return claim(name, namespace, labels, ptr.To(corev1.PersistentVolumeBlock), s.StorageClassName, s.Capacity.DeepCopy())
 }
 
 // nodePlacement pins the pod to the node's zone, ANDed with the node's own
@@ -447,25 +393,14 @@ func clusterObjectMeta(c *operatorv1alpha1.GlusterCluster, name, component strin
 }
 
 func gd2ServicePorts() []corev1.ServicePort {
-	return []corev1.ServicePort{
-		{Name: portNameGD2, Port: GD2ClientPort, TargetPort: intstr.FromInt32(GD2ClientPort), Protocol: corev1.ProtocolTCP},
-		{Name: portNamePeer, Port: GD2PeerPort, TargetPort: intstr.FromInt32(GD2PeerPort), Protocol: corev1.ProtocolTCP},
-	}
+	return []corev1.ServicePort{servicePort(portNameGD2, GD2ClientPort, GD2ClientPort), servicePort(portNamePeer, GD2PeerPort, GD2PeerPort)}
 }
 
 // HeadlessService gives every node pod of c a stable name
 // (<pod>.<cluster>-nodes.<ns>.svc). It publishes pods before they are
 // ready: peers must reach a node that is starting or rejoining.
 func HeadlessService(c *operatorv1alpha1.GlusterCluster) *corev1.Service {
-	return &corev1.Service{
-		ObjectMeta: clusterObjectMeta(c, HeadlessServiceName(c.Name), ComponentGlusterNode),
-		Spec: corev1.ServiceSpec{
-			ClusterIP:                corev1.ClusterIPNone,
-			Selector:                 ClusterSelectorLabels(c.Name, ComponentGlusterNode),
-			Ports:                    gd2ServicePorts(),
-			PublishNotReadyAddresses: true,
-		},
-	}
+	return headlessService(c, HeadlessServiceName(c.Name), ComponentGlusterNode, gd2ServicePorts())
 }
 
 // ManagementService is the ClusterIP Service the operator reaches GD2's REST
@@ -476,9 +411,7 @@ func ManagementService(c *operatorv1alpha1.GlusterCluster) *corev1.Service {
 		Spec: corev1.ServiceSpec{
 			Type:     corev1.ServiceTypeClusterIP,
 			Selector: managementSelector(c.Name),
-			Ports: []corev1.ServicePort{{
-				Name: portNameGD2, Port: GD2ClientPort, TargetPort: intstr.FromInt32(GD2ClientPort), Protocol: corev1.ProtocolTCP,
-			}},
+			Ports:    []corev1.ServicePort{servicePort(portNameGD2, GD2ClientPort, GD2ClientPort)},
 		},
 	}
 }
@@ -498,18 +431,8 @@ func AuthSecret(c *operatorv1alpha1.GlusterCluster, value string) *corev1.Secret
 // governing Service and GD2's etcd endpoint. It publishes the pod before it
 // is ready because etcd resolves its own advertised name at start.
 func EtcdService(c *operatorv1alpha1.GlusterCluster) *corev1.Service {
-	return &corev1.Service{
-		ObjectMeta: clusterObjectMeta(c, EtcdName(c.Name), ComponentEtcd),
-		Spec: corev1.ServiceSpec{
-			ClusterIP: corev1.ClusterIPNone,
-			Selector:  ClusterSelectorLabels(c.Name, ComponentEtcd),
-			Ports: []corev1.ServicePort{
-				{Name: portNameClient, Port: EtcdClientPort, TargetPort: intstr.FromInt32(EtcdClientPort), Protocol: corev1.ProtocolTCP},
-				{Name: portNameEtcdPr, Port: EtcdPeerPort, TargetPort: intstr.FromInt32(EtcdPeerPort), Protocol: corev1.ProtocolTCP},
-			},
-			PublishNotReadyAddresses: true,
-		},
-	}
+	return headlessService(c, EtcdName(c.Name), ComponentEtcd,
+		[]corev1.ServicePort{servicePort(portNameClient, EtcdClientPort, EtcdClientPort), servicePort(portNameEtcdPr, EtcdPeerPort, EtcdPeerPort)})
 }
 
 // EtcdStatefulSet is c's one-member etcd. Its data claim is retained when
@@ -531,17 +454,9 @@ func EtcdStatefulSet(c *operatorv1alpha1.GlusterCluster) *appsv1.StatefulSet {
 			fmt.Sprintf("--listen-client-urls=%s://0.0.0.0:%d", scheme(tls), EtcdClientPort),
 			"--advertise-client-urls=" + advertise,
 		},
-		Ports: []corev1.ContainerPort{
-			{Name: portNameClient, ContainerPort: EtcdClientPort, Protocol: corev1.ProtocolTCP},
-			{Name: portNameEtcdPr, ContainerPort: EtcdPeerPort, Protocol: corev1.ProtocolTCP},
-		},
-		ReadinessProbe: &corev1.Probe{
-			ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
-				Path: "/health", Port: intstr.FromInt32(EtcdClientPort),
-			}},
-			PeriodSeconds: 10,
-		},
-		VolumeMounts: []corev1.VolumeMount{{Name: EtcdDataClaimTemplate, MountPath: etcdDataDir}},
+		Ports:          []corev1.ContainerPort{tcpPort(portNameClient, EtcdClientPort), tcpPort(portNameEtcdPr, EtcdPeerPort)},
+		ReadinessProbe: httpProbe("/health", EtcdClientPort, 10),
+		VolumeMounts:   []corev1.VolumeMount{{Name: EtcdDataClaimTemplate, MountPath: etcdDataDir}},
 	}
 	var volumes []corev1.Volume
 	if tls {
@@ -558,31 +473,13 @@ func EtcdStatefulSet(c *operatorv1alpha1.GlusterCluster) *appsv1.StatefulSet {
 		volumes = append(volumes, v)
 		ctr.VolumeMounts = append(ctr.VolumeMounts, m)
 	}
-	return &appsv1.StatefulSet{
-		ObjectMeta: clusterObjectMeta(c, name, ComponentEtcd),
-		Spec: appsv1.StatefulSetSpec{
-			Replicas:    ptr.To[int32](1),
-			ServiceName: name,
-			Selector:    &metav1.LabelSelector{MatchLabels: ClusterSelectorLabels(c.Name, ComponentEtcd)},
-			PersistentVolumeClaimRetentionPolicy: &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
-				WhenDeleted: appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
-				WhenScaled:  appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
-			},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{ctr}, Volumes: volumes},
-			},
-			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
-				ObjectMeta: metav1.ObjectMeta{Name: EtcdDataClaimTemplate, Namespace: c.Namespace, Labels: labels},
-				Spec: corev1.PersistentVolumeClaimSpec{
-					AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-					Resources: corev1.VolumeResourceRequirements{
-						Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(EtcdStorageSize)},
-					},
-				},
-			}},
-		},
-	}
+	return workload{
+		meta:     clusterObjectMeta(c, name, ComponentEtcd),
+		selector: ClusterSelectorLabels(c.Name, ComponentEtcd),
+		pod:      podTemplate(labels, nil, corev1.PodSpec{Containers: []corev1.Container{ctr}, Volumes: volumes}),
+	}.statefulSet(name, []corev1.PersistentVolumeClaim{
+		claim(EtcdDataClaimTemplate, c.Namespace, labels, nil, nil, resource.MustParse(EtcdStorageSize)),
+	})
 }
 
 // ClusterVersion is the Gluster version c's spec asks for ("" when it names

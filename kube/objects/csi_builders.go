@@ -79,15 +79,6 @@ func CSIDriverKinds(c *operatorv1alpha1.GlusterCluster) []operatorv1alpha1.Glust
 	return []operatorv1alpha1.GlusterDriver{operatorv1alpha1.GlusterDriverFile}
 }
 
-// CSIVersion is the version c's spec gives its CSI clients:
-// spec.csi.version, else spec.gluster.version.
-func CSIVersion(c *operatorv1alpha1.GlusterCluster) string {
-	if c.Spec.CSI != nil && c.Spec.CSI.Version != "" {
-		return c.Spec.CSI.Version
-	}
-	return ClusterVersion(c)
-}
-
 // CSIDriverName is the CSI driver name of kind: the name the driver
 // registers, fixed in its code (CSIFileContract), the same for every
 // cluster. So one Gluster cluster per Kubernetes cluster can run CSI
@@ -190,10 +181,6 @@ func csiCredentialEnv(c *operatorv1alpha1.GlusterCluster) []corev1.EnvVar {
 	}
 }
 
-func hostPathVolume(name, path string, t corev1.HostPathType) corev1.Volume {
-	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: path, Type: ptr.To(t)}}}
-}
-
 // driverContainer is the file driver container at version, with the flags
 // the driver has (CSIFileContract): its node id and socket, GD2's REST
 // URL, user and secret, and a request timeout.
@@ -217,7 +204,7 @@ func driverContainer(c *operatorv1alpha1.GlusterCluster, version string) corev1.
 			fmt.Sprintf("--resttimeout=%d", csiRESTTimeout),
 		},
 		Env:          csiCredentialEnv(c),
-		VolumeMounts: []corev1.VolumeMount{{Name: volumeSocketDir, MountPath: csiSocketDir}},
+		VolumeMounts: []corev1.VolumeMount{socketMount},
 	}
 	if TLSEnabled(c) {
 		ctr.Env = append(ctr.Env, corev1.EnvVar{Name: envSSLCertFile, Value: csiCAFile})
@@ -241,42 +228,49 @@ func withCA(c *operatorv1alpha1.GlusterCluster, spec *corev1.PodSpec) {
 	}}})
 }
 
+// socketMount is the directory of the driver's socket, in the driver and
+// in each sidecar that talks to it.
+var socketMount = corev1.VolumeMount{Name: volumeSocketDir, MountPath: csiSocketDir}
+
+// csiSidecar is a CSI sidecar container beside the driver: it talks to
+// the driver's socket, whose address comes before its other args, in the
+// shared directory, mounted before its other mounts.
+func csiSidecar(name, image string, args []string, mounts ...corev1.VolumeMount) corev1.Container {
+	return corev1.Container{
+		Name:         name,
+		Image:        image,
+		Args:         append([]string{"--csi-address=" + csiSocket}, args...),
+		VolumeMounts: append([]corev1.VolumeMount{socketMount}, mounts...),
+	}
+}
+
+// csiWorkload is the frame of kind's CSI workload name of component: its
+// metadata, the selector of its pods, and their template at version, of
+// spec with the CA's trust bundle added when c has one.
+func csiWorkload(c *operatorv1alpha1.GlusterCluster, name, component string, kind operatorv1alpha1.GlusterDriver, version string, spec corev1.PodSpec) workload {
+	withCA(c, &spec)
+	meta := csiMeta(c, name, component, kind)
+	return workload{meta: meta, selector: csiSelector(c.Name, component, kind), pod: versionedPod(meta, version, spec)}
+}
+
 // CSIControllerDeployment is the controller of kind: the driver and the
 // external provisioner sharing a socket. The driver has no attach step
 // (FUSE mounts happen on the node), so there is no attacher. One replica
 // with the Recreate strategy, so two provisioners never run at once and no
 // leader election is needed.
 func CSIControllerDeployment(c *operatorv1alpha1.GlusterCluster, kind operatorv1alpha1.GlusterDriver, version string) *appsv1.Deployment {
-	sel := csiSelector(c.Name, ComponentCSIController, kind)
-	meta := csiMeta(c, CSIControllerName(c.Name, kind), ComponentCSIController, kind)
 	spec := corev1.PodSpec{
 		ServiceAccountName: CSIControllerServiceAccountName(c.Name),
 		Containers: []corev1.Container{
 			driverContainer(c, version),
-			{
-				Name:  containerProvision,
-				Image: images.CSIProvisioner,
-				// No --extra-create-metadata: the driver names a volume by
-				// the request's name and reads no claim metadata.
-				Args:         []string{"--csi-address=" + csiSocket, "--timeout=3m"},
-				VolumeMounts: []corev1.VolumeMount{{Name: volumeSocketDir, MountPath: csiSocketDir}},
-			},
+			// No --extra-create-metadata: the driver names a volume by the
+			// request's name and reads no claim metadata.
+			csiSidecar(containerProvision, images.CSIProvisioner, []string{"--timeout=3m"}),
 		},
 		Volumes: []corev1.Volume{{Name: volumeSocketDir, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
 	}
-	withCA(c, &spec)
-	return &appsv1.Deployment{
-		ObjectMeta: meta,
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](1),
-			Selector: &metav1.LabelSelector{MatchLabels: sel},
-			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: podTemplateLabels(meta.Labels), Annotations: map[string]string{AnnotationVersion: version}},
-				Spec:       spec,
-			},
-		},
-	}
+	return csiWorkload(c, CSIControllerName(c.Name, kind), ComponentCSIController, kind, version, spec).
+		deployment(1, appsv1.RecreateDeploymentStrategyType)
 }
 
 // CSINodeDaemonSet is the node plugin of kind on every Kubernetes node
@@ -293,9 +287,6 @@ func CSIControllerDeployment(c *operatorv1alpha1.GlusterCluster, kind operatorv1
 // uses a volume of the cluster, or by a drain, reboot or an admin.
 func CSINodeDaemonSet(c *operatorv1alpha1.GlusterCluster, kind operatorv1alpha1.GlusterDriver, version string) *appsv1.DaemonSet {
 	pluginDir := kubeletPluginsDir + "/" + CSIDriverName(kind)
-	sel := csiSelector(c.Name, ComponentCSINode, kind)
-	meta := csiMeta(c, CSINodeDaemonSetNameOf(c.Name, kind), ComponentCSINode, kind)
-
 	drv := driverContainer(c, version)
 	drv.SecurityContext = &corev1.SecurityContext{
 		Privileged:               ptr.To(true),
@@ -312,18 +303,8 @@ func CSINodeDaemonSet(c *operatorv1alpha1.GlusterCluster, kind operatorv1alpha1.
 		PriorityClassName: "system-node-critical",
 		Containers: []corev1.Container{
 			drv,
-			{
-				Name:  containerRegistrar,
-				Image: images.CSINodeRegistrar,
-				Args: []string{
-					"--csi-address=" + csiSocket,
-					"--kubelet-registration-path=" + pluginDir + "/csi.sock",
-				},
-				VolumeMounts: []corev1.VolumeMount{
-					{Name: volumeSocketDir, MountPath: csiSocketDir},
-					{Name: volumeRegistration, MountPath: "/registration"},
-				},
-			},
+			csiSidecar(containerRegistrar, images.CSINodeRegistrar, []string{"--kubelet-registration-path=" + pluginDir + "/csi.sock"},
+				corev1.VolumeMount{Name: volumeRegistration, MountPath: "/registration"}),
 		},
 		Volumes: []corev1.Volume{
 			hostPathVolume(volumeSocketDir, pluginDir, corev1.HostPathDirectoryOrCreate),
@@ -334,26 +315,8 @@ func CSINodeDaemonSet(c *operatorv1alpha1.GlusterCluster, kind operatorv1alpha1.
 	if c.Spec.CSI != nil {
 		spec.NodeSelector = c.Spec.CSI.NodeSelector
 	}
-	withCA(c, &spec)
-	return &appsv1.DaemonSet{
-		ObjectMeta: meta,
-		Spec: appsv1.DaemonSetSpec{
-			Selector:       &metav1.LabelSelector{MatchLabels: sel},
-			UpdateStrategy: appsv1.DaemonSetUpdateStrategy{Type: appsv1.OnDeleteDaemonSetStrategyType},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: podTemplateLabels(meta.Labels), Annotations: map[string]string{AnnotationVersion: version}},
-				Spec:       spec,
-			},
-		},
-	}
-}
-
-func podTemplateLabels(l map[string]string) map[string]string {
-	out := make(map[string]string, len(l))
-	for k, v := range l {
-		out[k] = v
-	}
-	return out
+	return csiWorkload(c, CSINodeDaemonSetNameOf(c.Name, kind), ComponentCSINode, kind, version, spec).
+		daemonSet(appsv1.OnDeleteDaemonSetStrategyType)
 }
 
 // CSIDriverObject is the CSIDriver of kind, under the driver's own name:

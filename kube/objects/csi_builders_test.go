@@ -44,7 +44,7 @@ func TestLegacyCSIDriverNamesAreUniqueValidAndShort(t *testing.T) {
 func TestCSINodeDaemonSet(t *testing.T) {
 	c := fixtures.CSICluster("gc")
 	c.Spec.CSI = &operatorv1alpha1.CSISpec{FileImage: "quay.io/gluster/csi-file", Version: "4.0.0"}
-	ds := CSINodeDaemonSet(c, fixtures.FileDriver, CSIVersion(c))
+	ds := CSINodeDaemonSet(c, fixtures.FileDriver, c.Spec.CSI.Version)
 
 	if ds.Name != CSINodeDaemonSetName("gc") || ds.Namespace != fixtures.Namespace {
 		t.Errorf("name %s/%s", ds.Namespace, ds.Name)
@@ -66,7 +66,7 @@ func TestCSINodeDaemonSet(t *testing.T) {
 		t.Errorf("owner references %v", ds.OwnerReferences)
 	}
 	if got := ds.Spec.Template.Annotations[AnnotationVersion]; got != "4.0.0" {
-		t.Errorf("version annotation %q, want spec.csi.version", got)
+		t.Errorf("version annotation %q, want the version it was built at", got)
 	}
 	if ds.Spec.UpdateStrategy.Type != appsv1.OnDeleteDaemonSetStrategyType {
 		t.Errorf("update strategy %s, want OnDelete", ds.Spec.UpdateStrategy.Type)

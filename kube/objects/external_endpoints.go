@@ -9,7 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
@@ -69,10 +68,8 @@ func ExternalManagementService(c *operatorv1alpha1.GlusterCluster) *corev1.Servi
 	return &corev1.Service{
 		ObjectMeta: clusterObjectMeta(c, ManagementServiceName(c.Name), ComponentManagement),
 		Spec: corev1.ServiceSpec{
-			Type: corev1.ServiceTypeClusterIP,
-			Ports: []corev1.ServicePort{{
-				Name: portNameGD2, Port: GD2ClientPort, TargetPort: intstr.FromInt32(ExternalPort(c)), Protocol: corev1.ProtocolTCP,
-			}},
+			Type:  corev1.ServiceTypeClusterIP,
+			Ports: []corev1.ServicePort{servicePort(portNameGD2, GD2ClientPort, ExternalPort(c))},
 		},
 	}
 }

@@ -59,9 +59,6 @@ func UseImages(imgs Images) error {
 	return nil
 }
 
-// CurrentImages are the images the builders use.
-func CurrentImages() Images { return images }
-
 // NameGD2Image is the name of the GD2 image in Named: the one image a
 // cluster names itself when it does not run the pin, so the operator has
 // no flag for it.

@@ -56,8 +56,8 @@ func TestUseImagesReachesTheBuilders(t *testing.T) {
 	if err := UseImages(bad); err == nil {
 		t.Error("UseImages accepted an empty csi-provisioner image")
 	}
-	if CurrentImages() != mirror {
-		t.Errorf("a refused UseImages changed the images to %+v", CurrentImages())
+	if images != mirror {
+		t.Errorf("a refused UseImages changed the images to %+v", images)
 	}
 }
 

@@ -27,8 +27,7 @@ import (
 )
 
 func (r *root) deleteCommand() *cobra.Command {
-	var yes, waitGone bool
-	var timeout time.Duration
+	var yes bool
 	cmd := &cobra.Command{
 		Use:   "delete CLUSTER",
 		Short: "delete a GlusterCluster through the operator's safe teardown",
@@ -43,11 +42,10 @@ func (r *root) deleteCommand() *cobra.Command {
 		ValidArgsFunction: r.completeClusters,
 	}
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
-	cmd.Flags().BoolVar(&waitGone, "wait", false, "wait until the GlusterCluster is gone")
-	cmd.Flags().DurationVar(&timeout, "timeout", 30*time.Minute, "how long --wait waits")
+	waiting := addWaitFlags(cmd, "the GlusterCluster is gone")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		if timeout <= 0 {
-			return cli.UsageError(fmt.Errorf("--timeout must be positive, got %s", timeout))
+		if err := waiting.check(); err != nil {
+			return err
 		}
 		ctx, name := cmd.Context(), args[0]
 		kc, ac, ns, err := r.kube.clients()
@@ -83,11 +81,11 @@ func (r *root) deleteCommand() *cobra.Command {
 			}
 			fmt.Fprintf(r.out(), "GlusterCluster %s/%s: deletion requested; the operator's finalizer tears it down\n", ns, name)
 		}
-		if !waitGone {
+		if !waiting.wait {
 			fmt.Fprintf(r.out(), "follow it with: %s status %s -n %s\n", r.name, name, ns)
 			return nil
 		}
-		return waitClusterGone(ctx, ac, ns, name, c.UID, timeout, r.out())
+		return waitClusterGone(ctx, ac, ns, name, c.UID, waiting.timeout, r.out())
 	}
 	return cmd
 }

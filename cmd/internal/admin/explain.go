@@ -179,15 +179,9 @@ func explain(ctx context.Context, ac versioned.Interface, ns, ref string, histor
 		if err != nil {
 			return explanation{}, notFound(err, kindGlusterCluster, ns, name)
 		}
-		list, err := client.GlusterNodes(ns).List(ctx, metav1.ListOptions{})
+		nodes, err := glusterNodes(ctx, ac, ns, name)
 		if err != nil {
-			return explanation{}, fmt.Errorf("list GlusterNodes in namespace %s: %w", ns, err)
-		}
-		var nodes []operatorv1alpha1.GlusterNode
-		for _, n := range list.Items {
-			if n.Spec.Cluster == name {
-				nodes = append(nodes, n)
-			}
+			return explanation{}, err
 		}
 		return explainCluster(c, nodes, history), nil
 	}

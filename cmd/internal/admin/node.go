@@ -67,8 +67,7 @@ var nodeWait = map[string]string{
 }
 
 func (r *root) nodeActionCommand(action string) *cobra.Command {
-	var yes, wait bool
-	var timeout time.Duration
+	var yes bool
 	cmd := &cobra.Command{
 		Use:               action + " NAME",
 		Short:             nodeActionDocs[action],
@@ -84,12 +83,11 @@ func (r *root) nodeActionCommand(action string) *cobra.Command {
 			"terminal unless --yes; any answer but y or yes changes nothing."
 		cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
 	}
-	cmd.Flags().BoolVar(&wait, "wait", false, "wait until the node is "+waitText(action))
-	cmd.Flags().DurationVar(&timeout, "timeout", 30*time.Minute, "how long --wait waits")
+	waiting := addWaitFlags(cmd, "the node is "+waitText(action))
 	output := outputFlag(cmd, outputJSON, outputYAML, outputName, outputJSONPath)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		if timeout <= 0 {
-			return cli.UsageError(fmt.Errorf("--timeout must be positive, got %s", timeout))
+		if err := waiting.check(); err != nil {
+			return err
 		}
 		ctx, name := cmd.Context(), args[0]
 		kc, ac, ns, err := r.kube.clients()
@@ -120,8 +118,8 @@ func (r *root) nodeActionCommand(action string) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		if wait {
-			if node, err = waitForNode(ctx, ac, ns, name, action, timeout, text); err != nil {
+		if waiting.wait {
+			if node, err = waitForNode(ctx, ac, ns, name, action, waiting.timeout, text); err != nil {
 				return err
 			}
 		}

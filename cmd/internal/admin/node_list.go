@@ -51,18 +51,30 @@ func (r *root) nodeListCommand() *cobra.Command {
 	return cmd
 }
 
-// listNodes writes the GlusterNodes of ns (of cluster, when not empty)
-// in format; now dates their age.
-func listNodes(ctx context.Context, ac versioned.Interface, ns, cluster, format string, w io.Writer, now time.Time) error {
+// glusterNodes lists the GlusterNodes of ns that belong to cluster, every
+// one for "". They are selected by spec.cluster, not by label: a node
+// added by hand carries no operator labels but is as much part of the
+// cluster.
+func glusterNodes(ctx context.Context, ac versioned.Interface, ns, cluster string) ([]operatorv1alpha1.GlusterNode, error) {
 	list, err := ac.OperatorV1alpha1().GlusterNodes(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return fmt.Errorf("list GlusterNodes in namespace %s: %w", ns, err)
+		return nil, fmt.Errorf("list GlusterNodes in namespace %s: %w", ns, err)
 	}
 	var nodes []operatorv1alpha1.GlusterNode
 	for _, n := range list.Items {
 		if cluster == "" || n.Spec.Cluster == cluster {
 			nodes = append(nodes, n)
 		}
+	}
+	return nodes, nil
+}
+
+// listNodes writes the GlusterNodes of ns (of cluster, when not empty)
+// in format; now dates their age.
+func listNodes(ctx context.Context, ac versioned.Interface, ns, cluster, format string, w io.Writer, now time.Time) error {
+	nodes, err := glusterNodes(ctx, ac, ns, cluster)
+	if err != nil {
+		return err
 	}
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
 	if machineReadable(format) {

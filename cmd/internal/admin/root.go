@@ -47,11 +47,10 @@ type root struct {
 	started bool
 }
 
-// NewCommand returns the command tree called name, reading and writing
-// streams.
-func NewCommand(name string, streams genericiooptions.IOStreams) *cobra.Command {
-	r := &root{name: name, streams: streams, kube: newKubeFlags()}
-	return r.command()
+// newRoot is the root of the command tree called name, reading and
+// writing streams.
+func newRoot(name string, streams genericiooptions.IOStreams) *root {
+	return &root{name: name, streams: streams, kube: newKubeFlags()}
 }
 
 func (r *root) command() *cobra.Command {
@@ -93,7 +92,7 @@ func (r *root) command() *cobra.Command {
 // and for --help, 1 when a command failed, 2 for a mistake in the command
 // line, 124 when a --wait ran out.
 func Execute(ctx context.Context, name string, args []string, streams genericiooptions.IOStreams) int {
-	r := &root{name: name, streams: streams, kube: newKubeFlags()}
+	r := newRoot(name, streams)
 	cmd := r.command()
 	cmd.SetArgs(args)
 	sub, err := cmd.ExecuteContextC(ctx)

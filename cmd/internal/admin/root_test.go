@@ -299,7 +299,7 @@ func TestDocsNameEveryCommandAndFlag(t *testing.T) {
 			walk(sub)
 		}
 	}
-	cmd := NewCommand(PluginName, genericiooptions.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard})
+	cmd := newRoot(PluginName, genericiooptions.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard}).command()
 	cmd.InitDefaultCompletionCmd()
 	walk(cmd)
 	cmd.PersistentFlags().VisitAll(func(f *pflag.Flag) {

@@ -59,17 +59,9 @@ func printStatus(ctx context.Context, ac versioned.Interface, ns, name string, h
 		}
 		return fmt.Errorf("get GlusterCluster %s/%s: %w", ns, name, err)
 	}
-	// Select by spec.cluster, not by label: a node added by hand carries no
-	// operator labels but is as much part of the cluster.
-	list, err := ac.OperatorV1alpha1().GlusterNodes(ns).List(ctx, metav1.ListOptions{})
+	nodes, err := glusterNodes(ctx, ac, ns, name)
 	if err != nil {
-		return fmt.Errorf("list GlusterNodes in namespace %s: %w", ns, err)
-	}
-	var nodes []operatorv1alpha1.GlusterNode
-	for _, n := range list.Items {
-		if n.Spec.Cluster == name {
-			nodes = append(nodes, n)
-		}
+		return err
 	}
 	if machineReadable(format) {
 		l := statusList(c, nodes)
