@@ -51,15 +51,6 @@ func TestLedgerKeepsEachMoveOnceAndTheNewestHundred(t *testing.T) {
 	}
 }
 
-func clusterLedger(t *testing.T, f *nodeFixture) []operatorv1alpha1.LedgerEntry {
-	t.Helper()
-	c, err := f.anthill.OperatorV1alpha1().GlusterClusters("ns").Get(context.Background(), "gc", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c.Status.Ledger
-}
-
 // TestNodeSyncerRecordsAMoveBeforeItRuns: a brick move goes on record in
 // the node's own ledger, with its targets, reason and the drain's cause,
 // before it runs (the runner writes the record, and the move waits for a
