@@ -36,12 +36,12 @@ type Instance[F any] struct {
 	Facts F
 }
 
-// Kind says what one sync did with one instance.
-type Kind int
+// OutcomeKind says what one sync did with one instance.
+type OutcomeKind int
 
 const (
 	// Waited: the decision was to stay; nothing ran.
-	Waited Kind = iota
+	Waited OutcomeKind = iota
 	// Stepped: a step's action ran; the state is unchanged.
 	Stepped
 	// Fired: an event's action ran and the event fired.
@@ -65,7 +65,7 @@ const (
 // Outcome is what happened to one instance in one sync.
 type Outcome[F any] struct {
 	Instance[F]
-	Kind     Kind
+	Kind     OutcomeKind
 	Decision states.Decision
 	// To is the state after the sync: the transition's target when Fired,
 	// the persisted state otherwise.

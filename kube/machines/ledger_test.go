@@ -62,9 +62,9 @@ func TestNodeSyncerRecordsAMoveBeforeItRuns(t *testing.T) {
 	node.Status.State = string(states.NodeDraining)
 	node.Status.PeerID = "peer-a"
 	node.Status.History = []operatorv1alpha1.TransitionRecord{{From: "Online", To: "Draining", Event: "decommission", Reason: "DecommissionRequested"}}
-	in := engine.Instance[*nodeSync]{State: states.NodeDraining, Facts: &nodeSync{
+	in := engine.Instance[*nodeFacts]{State: states.NodeDraining, Facts: &nodeFacts{
 		snap: states.NodeSnapshot{NextBrickVolume: "v", NextBrickPath: "/b/1"},
-		view: nodeView{move: states.MovePlan{Targets: []string{"peer-b", "peer-c"}}},
+		view: nodeGD2Side{move: states.MovePlan{Targets: []string{"peer-b", "peer-c"}}},
 	}}
 	d := states.Decision{Step: states.NodeMoveBrick, Reason: states.ReasonMovingBrick}
 	if !f.syncer.RecordAhead(node, in, d, states.NodeDraining, f.clock.Now()) {
@@ -101,7 +101,7 @@ func TestNodeSyncerLedgersLastingChanges(t *testing.T) {
 		if to == "" {
 			to = in
 		}
-		f.syncer.RecordAhead(node, engine.Instance[*nodeSync]{State: in, Facts: &nodeSync{snap: snap}}, d, to, f.clock.Now())
+		f.syncer.RecordAhead(node, engine.Instance[*nodeFacts]{State: in, Facts: &nodeFacts{snap: snap}}, d, to, f.clock.Now())
 	}
 	alive := states.NodeSnapshot{PeerKnown: true, PeerAlive: true}
 	for range 2 {

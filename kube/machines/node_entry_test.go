@@ -42,9 +42,9 @@ func TestNodeEntryEffectsFollowTheStateMeaning(t *testing.T) {
 					DownSince: &earlier, AliveSince: &earlier, MovedBricks: []operatorv1alpha1.BrickRef{ref}, RefusedPeers: []string{"p"},
 				}
 			}
-			out := &engine.Outcome[*nodeSync]{
+			out := &engine.Outcome[*nodeFacts]{
 				Kind: engine.Fired, To: sd.Name,
-				Instance:  engine.Instance[*nodeSync]{Facts: &nodeSync{snap: states.NodeSnapshot{PodReady: true, RunningVersion: "11.2", RunningRevision: "r2"}}},
+				Instance:  engine.Instance[*nodeFacts]{Facts: &nodeFacts{snap: states.NodeSnapshot{PodReady: true, RunningVersion: "11.2", RunningRevision: "r2"}}},
 				Committed: &engine.Committed{Machine: states.NodeMachine, To: sd.Name, Time: now},
 			}
 			s.enter(node, out, now)

@@ -22,7 +22,7 @@ import (
 // requeue: the informer delivers the status write as an update, and that
 // sync reads the new state (requeueing now would read the cache from
 // before the write and repeat the action for nothing).
-func (s *NodeSyncer) Finish(ctx context.Context, node *operatorv1alpha1.GlusterNode, outs []engine.Outcome[*nodeSync], res engine.Result, err error) (engine.Result, error) {
+func (s *NodeSyncer) Finish(ctx context.Context, node *operatorv1alpha1.GlusterNode, outs []engine.Outcome[*nodeFacts], res engine.Result, err error) (engine.Result, error) {
 	out := outs[0]
 	if out.Kind == engine.Unknown || out.Kind == engine.Refused {
 		return res, err

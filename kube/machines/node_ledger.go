@@ -44,7 +44,7 @@ var nodeLedgerActions = map[fsm.Event]string{
 // state a step runs in). Device changes on a dead peer change nothing (the
 // action skips them) and are not recorded. A brick move names the brick
 // and the peers GD2 may place its replacement on.
-func nodeLedgerEntry(node *operatorv1alpha1.GlusterNode, d states.Decision, state string, f *nodeSync, now time.Time) (operatorv1alpha1.LedgerEntry, bool) {
+func nodeLedgerEntry(node *operatorv1alpha1.GlusterNode, d states.Decision, state string, f *nodeFacts, now time.Time) (operatorv1alpha1.LedgerEntry, bool) {
 	snap := f.snap
 	what := d.Event
 	if d.Step != "" {
@@ -80,7 +80,7 @@ func nodeLedgerEntry(node *operatorv1alpha1.GlusterNode, d states.Decision, stat
 // recorded when the node's latest entry already is the change (a step
 // repeated until GD2 or Kubernetes shows it done, an action retried after
 // it failed), or, for a brick move, when the brick's move is on record.
-func (s *NodeSyncer) RecordAhead(node *operatorv1alpha1.GlusterNode, in engine.Instance[*nodeSync], d states.Decision, to fsm.State, now time.Time) bool {
+func (s *NodeSyncer) RecordAhead(node *operatorv1alpha1.GlusterNode, in engine.Instance[*nodeFacts], d states.Decision, to fsm.State, now time.Time) bool {
 	e, ok := nodeLedgerEntry(node, d, string(to), in.Facts, now)
 	if !ok || ledgerHas(node.Status.Ledger, e) {
 		return false

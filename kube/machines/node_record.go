@@ -15,7 +15,7 @@ import (
 )
 
 // Record lands one outcome in the node's status.
-func (s *NodeSyncer) Record(node *operatorv1alpha1.GlusterNode, outs []engine.Outcome[*nodeSync], now time.Time) {
+func (s *NodeSyncer) Record(node *operatorv1alpha1.GlusterNode, outs []engine.Outcome[*nodeFacts], now time.Time) {
 	out := &outs[0]
 	st := &node.Status
 	f := out.Facts
@@ -64,7 +64,7 @@ func (s *NodeSyncer) Record(node *operatorv1alpha1.GlusterNode, outs []engine.Ou
 // enter applies a transition's entry effects: the new state and its time,
 // the peer a join added, the outage clocks and cursor fields the state
 // resets, the history entry and the conditions.
-func (s *NodeSyncer) enter(node *operatorv1alpha1.GlusterNode, out *engine.Outcome[*nodeSync], now time.Time) {
+func (s *NodeSyncer) enter(node *operatorv1alpha1.GlusterNode, out *engine.Outcome[*nodeFacts], now time.Time) {
 	st := &node.Status
 	d := out.Decision
 	st.State = string(out.To)

@@ -46,9 +46,10 @@ const GD2LivenessLease = 30 * time.Second
 // DefaultUpgradeStepTimeout bounds Restarting and Rejoining of one node.
 const DefaultUpgradeStepTimeout = 15 * time.Minute
 
-// nodeView is what one sync learned about a node, beyond the snapshot: the
+// nodeGD2Side is what one sync learned about a node beyond the snapshot:
+// the
 // objects and GD2 records the action target is built from.
-type nodeView struct {
+type nodeGD2Side struct {
 	peer     *gd2.Peer
 	peers    []gd2.Peer
 	analysis states.PeerBricks
@@ -87,7 +88,7 @@ func failureWindows(cluster *operatorv1alpha1.GlusterCluster) (downtime, grace, 
 // nodeSnapshot gathers a NodeSnapshot from listers and live GD2 reads. A GD2
 // failure makes GD2Reachable false (the decision then waits); it is not an
 // error. An error means the snapshot could not be trusted at all.
-func (s *NodeSyncer) nodeSnapshot(ctx context.Context, node *operatorv1alpha1.GlusterNode, cluster *operatorv1alpha1.GlusterCluster, state fsm.State, gc effects.GD2Reader) (states.NodeSnapshot, nodeView, error) {
+func (s *NodeSyncer) nodeSnapshot(ctx context.Context, node *operatorv1alpha1.GlusterNode, cluster *operatorv1alpha1.GlusterCluster, state fsm.State, gc effects.GD2Reader) (states.NodeSnapshot, nodeGD2Side, error) {
 	now := s.Clock.Now()
 	snap := states.NodeSnapshot{
 		State:              state,
@@ -119,9 +120,9 @@ func (s *NodeSyncer) nodeSnapshot(ctx context.Context, node *operatorv1alpha1.Gl
 		}
 	}
 	if err := s.kubeSide(node, &snap); err != nil {
-		return snap, nodeView{}, err
+		return snap, nodeGD2Side{}, err
 	}
-	var view nodeView
+	var view nodeGD2Side
 	if gc == nil || !decisionReadsGD2(snap) {
 		return snap, view, nil
 	}
@@ -135,7 +136,7 @@ func (s *NodeSyncer) nodeSnapshot(ctx context.Context, node *operatorv1alpha1.Gl
 		snap.GD2Reachable = false
 		snap.PeerKnown, snap.PeerAlive, snap.PeerID = false, false, ""
 		clearBrickCounts(&snap)
-		view = nodeView{gd2Err: err}
+		view = nodeGD2Side{gd2Err: err}
 	}
 	if state == states.NodeOffline && snap.PeerKnown && !snap.PeerAlive {
 		s.lostPodSide(ctx, node, &snap)
@@ -258,7 +259,7 @@ func (s *NodeSyncer) kubeSide(node *operatorv1alpha1.GlusterNode, snap *states.N
 }
 
 // gd2Side reads peers, devices, volumes, brick status and heal-info.
-func (s *NodeSyncer) gd2Side(ctx context.Context, node *operatorv1alpha1.GlusterNode, gc effects.GD2Reader, snap *states.NodeSnapshot, view *nodeView) error {
+func (s *NodeSyncer) gd2Side(ctx context.Context, node *operatorv1alpha1.GlusterNode, gc effects.GD2Reader, snap *states.NodeSnapshot, view *nodeGD2Side) error {
 	peers, err := gc.ListPeers(ctx, gd2.Filter{})
 	if err != nil {
 		return fmt.Errorf("list peers: %w", err)

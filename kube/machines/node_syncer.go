@@ -51,19 +51,19 @@ type NodeSyncer struct {
 	LostNodeGrace time.Duration
 
 	once   sync.Once
-	runner *engine.Runner[*operatorv1alpha1.GlusterNode, *nodeSync]
+	runner *engine.Runner[*operatorv1alpha1.GlusterNode, *nodeFacts]
 }
 
 var nodeDef = states.NodeDefinition()
 
-// nodeSync is what one node sync gathered.
-type nodeSync struct {
+// nodeFacts is what one node sync gathered.
+type nodeFacts struct {
 	// clusterName names the node's GlusterCluster; cluster is it, nil
 	// when it does not exist.
 	clusterName string
 	cluster     *operatorv1alpha1.GlusterCluster
 	snap        states.NodeSnapshot
-	view        nodeView
+	view        nodeGD2Side
 	// ops acts on the cluster's GD2; nil when there is no client yet.
 	ops *effects.GD2
 	// peerID is the peer a join action added (Act fills it in).
@@ -81,7 +81,7 @@ type nodeSync struct {
 // Sync runs one decision for the node named by key.
 func (s *NodeSyncer) Sync(ctx context.Context, key engine.Key) (engine.Result, error) {
 	s.once.Do(func() {
-		s.runner = &engine.Runner[*operatorv1alpha1.GlusterNode, *nodeSync]{
+		s.runner = &engine.Runner[*operatorv1alpha1.GlusterNode, *nodeFacts]{
 			Machine: s, Log: s.Log, Clock: s.Clock, Refusal: effects.RefusalReason, Writer: nodeStatusWriter(s.Anthill),
 		}
 	})
@@ -127,15 +127,15 @@ func (s *NodeSyncer) Prepare(ctx context.Context, node *operatorv1alpha1.Gluster
 }
 
 // Instances is the node's one instance, at the persisted state.
-func (s *NodeSyncer) Instances(_ context.Context, node *operatorv1alpha1.GlusterNode) ([]engine.Instance[*nodeSync], error) {
-	return []engine.Instance[*nodeSync]{{State: fsm.State(node.Status.State), Facts: &nodeSync{clusterName: node.Spec.Cluster}}}, nil
+func (s *NodeSyncer) Instances(_ context.Context, node *operatorv1alpha1.GlusterNode) ([]engine.Instance[*nodeFacts], error) {
+	return []engine.Instance[*nodeFacts]{{State: fsm.State(node.Status.State), Facts: &nodeFacts{clusterName: node.Spec.Cluster}}}, nil
 }
 
 // Gather reads the node's facts: its cluster, the Kubernetes side from
 // listers and the GD2 side live, and applies this sync's liveness
 // observation to the outage clocks (states.LivenessClocks), so that the
 // decision and the status write use the same clocks.
-func (s *NodeSyncer) Gather(ctx context.Context, node *operatorv1alpha1.GlusterNode, in *engine.Instance[*nodeSync]) error {
+func (s *NodeSyncer) Gather(ctx context.Context, node *operatorv1alpha1.GlusterNode, in *engine.Instance[*nodeFacts]) error {
 	f := in.Facts
 	cluster, err := s.Clusters.GlusterClusters(node.Namespace).Get(node.Spec.Cluster)
 	switch {
@@ -168,7 +168,7 @@ func (s *NodeSyncer) Gather(ctx context.Context, node *operatorv1alpha1.GlusterN
 // see effects.PoolViews; the peers never older than half the shorter
 // liveness window): good enough to wait on, never to act on, above all to
 // move a brick or delete a peer.
-func (s *NodeSyncer) GatherLive(ctx context.Context, node *operatorv1alpha1.GlusterNode, in *engine.Instance[*nodeSync], _ states.Decision) error {
+func (s *NodeSyncer) GatherLive(ctx context.Context, node *operatorv1alpha1.GlusterNode, in *engine.Instance[*nodeFacts], _ states.Decision) error {
 	f := in.Facts
 	if f.cluster == nil || f.live == nil || f.liveRead || !f.snap.GD2Reachable {
 		return nil
@@ -178,7 +178,7 @@ func (s *NodeSyncer) GatherLive(ctx context.Context, node *operatorv1alpha1.Glus
 }
 
 // gatherFrom fills in's snapshot and view from the listers and reads.
-func (s *NodeSyncer) gatherFrom(ctx context.Context, node *operatorv1alpha1.GlusterNode, cluster *operatorv1alpha1.GlusterCluster, in *engine.Instance[*nodeSync], reads effects.GD2Reader) error {
+func (s *NodeSyncer) gatherFrom(ctx context.Context, node *operatorv1alpha1.GlusterNode, cluster *operatorv1alpha1.GlusterCluster, in *engine.Instance[*nodeFacts], reads effects.GD2Reader) error {
 	f := in.Facts
 	var err error
 	f.snap, f.view, err = s.nodeSnapshot(ctx, node, cluster, in.State, reads)
@@ -205,7 +205,7 @@ func restsOnSharedView(st fsm.State) bool {
 
 // Decide is the node's pure decision; a node without its cluster, or of an
 // external cluster, waits.
-func (s *NodeSyncer) Decide(in engine.Instance[*nodeSync]) states.Decision {
+func (s *NodeSyncer) Decide(in engine.Instance[*nodeFacts]) states.Decision {
 	f := in.Facts
 	switch {
 	case f.cluster == nil:
@@ -219,7 +219,7 @@ func (s *NodeSyncer) Decide(in engine.Instance[*nodeSync]) states.Decision {
 // Act runs the node action of d. Only a brick move needs the node's own
 // GD2 (GD2 sizes the new brick on the node serving the request); actions
 // that need GD2 fail cleanly while the cluster has no client yet.
-func (s *NodeSyncer) Act(ctx context.Context, node *operatorv1alpha1.GlusterNode, in engine.Instance[*nodeSync], d states.Decision) error {
+func (s *NodeSyncer) Act(ctx context.Context, node *operatorv1alpha1.GlusterNode, in engine.Instance[*nodeFacts], d states.Decision) error {
 	f := in.Facts
 	a, ok := transitions.NodeActions.For(d)
 	if !ok {
@@ -243,7 +243,7 @@ func (s *NodeSyncer) Act(ctx context.Context, node *operatorv1alpha1.GlusterNode
 }
 
 // target builds the action target from the node and its facts.
-func (s *NodeSyncer) target(node *operatorv1alpha1.GlusterNode, f *nodeSync) transitions.NodeTarget {
+func (s *NodeSyncer) target(node *operatorv1alpha1.GlusterNode, f *nodeFacts) transitions.NodeTarget {
 	snap, view := f.snap, f.view
 	t := transitions.NodeTarget{
 		Namespace: node.Namespace, Name: node.Name, Cluster: node.Spec.Cluster,

@@ -607,8 +607,8 @@ func TestNodeSyncerRecordsThePeerAFailedBrickPreparationRanOn(t *testing.T) {
 	err := fmt.Errorf("replace brick: %w", prepare)
 	for range 2 {
 		// What the runner hands the spec after the action failed.
-		outs := []engine.Outcome[*nodeSync]{{
-			Instance: engine.Instance[*nodeSync]{State: states.NodeDraining, Facts: &nodeSync{}},
+		outs := []engine.Outcome[*nodeFacts]{{
+			Instance: engine.Instance[*nodeFacts]{State: states.NodeDraining, Facts: &nodeFacts{}},
 			Kind:     engine.Failed, Decision: d, To: states.NodeDraining, Err: err,
 			Reason: effects.RefusalReason(err), Message: "node: moveBrick failed: " + err.Error(),
 		}}

@@ -381,7 +381,7 @@ func TestGatherWritesNothing(t *testing.T) {
 	}
 	calls := f.calls.snapshot()
 	for _, st := range []fsm.State{states.NodeOnline, states.NodeDetaching} {
-		in := engine.Instance[*nodeSync]{State: st, Facts: &nodeSync{clusterName: "gc"}}
+		in := engine.Instance[*nodeFacts]{State: st, Facts: &nodeFacts{clusterName: "gc"}}
 		if err := f.syncer.Gather(context.Background(), n, &in); err != nil {
 			t.Fatal(err)
 		}
