@@ -47,8 +47,7 @@ const GD2LivenessLease = 30 * time.Second
 const DefaultUpgradeStepTimeout = 15 * time.Minute
 
 // nodeGD2Side is what one sync learned about a node beyond the snapshot:
-// the
-// objects and GD2 records the action target is built from.
+// the objects and GD2 records the action target is built from.
 type nodeGD2Side struct {
 	peer     *gd2.Peer
 	peers    []gd2.Peer
