@@ -194,9 +194,10 @@ type ReadsLive[O Object, F any] interface {
 // build the machine at the persisted state (an unknown state is surfaced,
 // never reset), gather, decide (again from a live read when the decision
 // acts, see ReadsLive), check the decision against the definition, put on
-// record what the action is about to change (RecordsAhead), act before firing (a failed action leaves the state), record
-// every outcome in the status slice, write it once (nothing if unchanged),
-// announce what the write made durable, and requeue as the decisions ask.
+// record what the action is about to change (RecordsAhead), act before
+// firing (a failed action leaves the state), record every outcome in the
+// status slice, write it once (nothing if unchanged), announce what the
+// write made durable, and requeue as the decisions ask.
 type Runner[O Object, F any] struct {
 	Machine MachineSyncer[O, F]
 	Writer  *StatusWriter[O]

@@ -20,8 +20,8 @@ const maxLedgerItems = 64
 // scaleLedgerEntries are the ledger entries of a scaleNodes step about to
 // run: one createNodes entry per template that gains nodes, one
 // decommissionNode entry per node asked to leave, from the plan the
-// action carries out (states.PlanScale, through objects.ScalePlanOf) over the live cluster and its
-// live GlusterNodes (see ClusterSyncer.GatherLive).
+// action carries out (states.PlanScale, through objects.ScalePlanOf) over
+// the live cluster and its live GlusterNodes (see ClusterSyncer.GatherLive).
 func scaleLedgerEntries(plan objects.ScalePlan, d states.Decision, phase fsm.State, now time.Time) []operatorv1alpha1.LedgerEntry {
 	var out []operatorv1alpha1.LedgerEntry
 	at := metav1.Time{Time: now}
