@@ -156,7 +156,9 @@ func LiveClusterDecision(ctx context.Context, r LiveReads, ns, name string) (Liv
 	s := &ClusterSyncer{
 		Clusters: clusters.Lister(), Nodes: nodes.Lister(), Secrets: secrets.Lister(), Services: services.Lister(),
 		StatefulSets: sts.Lister(), PVs: pvIndex, CSI: csi.listers(), EndpointSlices: eps.Lister(),
-		GD2: r.gd2(), Log: liveLog(), Clock: r.clock(),
+		// Anthill reads the cluster and its GlusterNodes live when the
+		// decision scales (GatherLive); nothing here writes.
+		Anthill: r.Anthill, GD2: r.gd2(), Log: liveLog(), Clock: r.clock(),
 		TLS: &effects.TLS{Client: r.Kube, Anthill: r.Anthill, Now: r.clock().Now},
 	}
 	p, out, err := decideLive(ctx, s, c.DeepCopy(), states.ClusterMachine)

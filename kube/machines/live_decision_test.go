@@ -6,8 +6,11 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/gluster/anthill/fsm"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
@@ -223,5 +226,42 @@ func TestLiveDecisionRefusesANewerStatusAsTheRunnerDoes(t *testing.T) {
 	}
 	if !live.Known() || !strings.Contains(live.Refused, "newer") || !live.Decision.Waiting() || live.Decision.Reason != "" {
 		t.Fatalf("live decision of a newer status: %+v", live)
+	}
+}
+
+// TestLiveClusterDecisionPlansAScalingStepLive: a cluster whose next step
+// creates GlusterNodes is explained from the same live plan its sync
+// reads (GatherLive, through the admin's clients), not refused or failed.
+func TestLiveClusterDecisionPlansAScalingStepLive(t *testing.T) {
+	f := newNodeFixture(t)
+	ctx := context.Background()
+	c := f.clusterObj()
+	c.Finalizers = []string{objects.FinalizerCluster}
+	c.Spec.NodeTemplates = []operatorv1alpha1.NodeTemplate{{Name: "z1", Zone: "zone-1", Nodes: ptr.To[int32](3)}}
+	c, err := f.anthill.OperatorV1alpha1().GlusterClusters("ns").Update(ctx, c, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Status.Phase = operatorv1alpha1.ClusterPhase(states.ClusterProvisioning)
+	if _, err := f.anthill.OperatorV1alpha1().GlusterClusters("ns").UpdateStatus(ctx, c, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	managed := map[string]string{objects.LabelManagedBy: objects.ManagedByAnthill}
+	for _, name := range []string{objects.HeadlessServiceName("gc"), objects.ManagementServiceName("gc"), objects.EtcdName("gc")} {
+		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Labels: managed}}
+		if _, err := f.kube.CoreV1().Services("ns").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	etcd := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: objects.EtcdName("gc"), Labels: managed}, Status: appsv1.StatefulSetStatus{ReadyReplicas: 1}}
+	if _, err := f.kube.AppsV1().StatefulSets("ns").Create(ctx, etcd, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	live, err := LiveClusterDecision(ctx, LiveReads{Kube: f.kube, Anthill: f.anthill, Clock: f.clock, SyncTimeout: 10 * time.Second}, "ns", "gc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if live.Refused != "" || live.Decision.Step != states.ClusterScaleNodes {
+		t.Fatalf("live decision %s/%s %s: %s (refused %q), want the scaleNodes step", live.Decision.Event, live.Decision.Step, live.Decision.Reason, live.Decision.Message, live.Refused)
 	}
 }
