@@ -401,12 +401,32 @@ func TestUpgradeHealTimeoutBlocksAndResumes(t *testing.T) {
 	waitNodes(t, ns, name, 3, 2*time.Minute)
 	createReplicatedVolume(t, g, "slow")
 	waitVolumesHealthy(t, ns, name, []string{"slow"}, 2*time.Minute)
+
+	// The first node restarts within the default timeout, however slowly
+	// this machine syncs; once it waits for its heal, the timeout drops
+	// below how long the step has run, so the step times out healing (a
+	// 3 s timeout from the start could expire before the restart, on a
+	// node still quiescing).
+	setGlusterVersion(t, ns, name, "4.1.1")
+	err := framework.WaitFor(context.Background(), 2*time.Minute, func(ctx context.Context) (bool, error) {
+		nodes, desc, err := nodeStates(ctx, ns, name)
+		if err != nil {
+			return false, err
+		}
+		for _, n := range nodes {
+			if n.Status.State == "HealWait" {
+				return true, nil
+			}
+		}
+		return false, fmt.Errorf("no node waits for its heal: %s", desc)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	patch := `{"spec":{"upgradePolicy":{"healTimeout":"3s"}}}`
 	if _, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Patch(context.Background(), c.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-
-	setGlusterVersion(t, ns, name, "4.1.1")
 	blocked := waitUpgradeState(t, ns, name, "Blocked", 2*time.Minute)
 	cond := apimeta.FindStatusCondition(blocked.Status.Conditions, "Upgrading")
 	if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != states.ReasonStepTimedOut {
