@@ -373,9 +373,15 @@ func TestExternalCluster(t *testing.T) {
 			return append(n, operatorv1alpha1.ExternalNode{Address: "2001:db8::3", Zone: "rack-3"})
 		})
 		waitEndpoints(t, ns, name, port, []string{"FQDN gluster-1.storage.example.com@rack-1", "IPv4 198.51.100.2@rack-2", "IPv6 2001:db8::3@rack-3"})
-		c := waitExternalReady(t, ns, name, "archive")
-		if reconfigured(c) != 1 {
-			t.Errorf("history %+v, want one reconfigure", c.Status.History)
+		// The EndpointSlices change in the reconfigure action, before the
+		// status write that records the transition: wait for the record.
+		var c *operatorv1alpha1.GlusterCluster
+		err := framework.WaitFor(context.Background(), time.Minute, func(ctx context.Context) (bool, error) {
+			c = waitExternalReady(t, ns, name, "archive")
+			return reconfigured(c) > 0, fmt.Errorf("history %+v, no reconfigure yet", c.Status.History)
+		})
+		if err != nil || reconfigured(c) != 1 {
+			t.Errorf("history %+v, want one reconfigure (%v)", c.Status.History, err)
 		}
 		waitEvent(t, ns, name, "EndpointsChanged", "add 2001:db8::3")
 		forbidden.check(t, ns)
