@@ -27,7 +27,7 @@ func TestClusterSyncerScalesDownTheNodeHoldingTheFewestBricks(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			cs, _, a := clusterLedgerFixture(t, 2, "gc-z1-a", "gc-z1-b", "gc-z1-c")
+			cs, a := clusterLedgerFixture(t, 2, "gc-z1-a", "gc-z1-b", "gc-z1-c")
 			scale := states.Decision{Step: states.ClusterScaleNodes, Reason: states.ReasonScaling}
 			facts := &clusterFacts{snap: states.ClusterSnapshot{DesiredNodes: 2}, bricks: tc.bricks}
 			for _, noting := range []bool{true, false} {

@@ -1,6 +1,7 @@
 package machines
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/gluster/anthill/fsm"
@@ -111,4 +112,34 @@ func deviceFacts(devices []gd2.Device) []states.DeviceFacts {
 		out = append(out, states.DeviceFacts{PeerID: d.PeerID, Enabled: d.State == gd2.DeviceEnabled, Free: d.FreeSize})
 	}
 	return out
+}
+
+// readVolume reads brick status and heal-info of a started volume.
+func readVolume(ctx context.Context, gc effects.GD2Reader, v gd2.Volume) (states.VolumeFacts, error) {
+	if v.State != gd2.VolumeStarted {
+		return volumeFacts(v, nil, nil), nil
+	}
+	st, err := gc.BricksStatus(ctx, v.Name)
+	if err != nil {
+		return states.VolumeFacts{}, fmt.Errorf("bricks status of %s: %w", v.Name, err)
+	}
+	var heal []gd2.BrickHealInfo
+	if redundant(v) {
+		heal, err = gc.HealInfo(ctx, v.Name, gd2.HealInfoSummary)
+		if err != nil {
+			return states.VolumeFacts{}, fmt.Errorf("heal info of %s: %w", v.Name, err)
+		}
+	}
+	return volumeFacts(v, st, heal), nil
+}
+
+// redundant reports whether v holds copies (a replicate or disperse
+// subvolume), so heal-info means something for it.
+func redundant(v gd2.Volume) bool {
+	for _, sv := range v.Subvols {
+		if sv.Type == gd2.SubvolReplicate || sv.Type == gd2.SubvolDisperse {
+			return true
+		}
+	}
+	return false
 }

@@ -51,7 +51,7 @@ type disruptionFixture struct {
 	clock     *clocktesting.FakeClock
 	events    *record.FakeRecorder
 	syncer    *DisruptionSyncer
-	calls     *requestCounter
+	calls     *fixtures.RequestCounter
 }
 
 func newDisruptionFixture(t *testing.T) *disruptionFixture {
@@ -61,8 +61,8 @@ func newDisruptionFixture(t *testing.T) *disruptionFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	calls := &requestCounter{}
-	srv := httptest.NewServer(calls.wrap(s.Handler()))
+	calls := &fixtures.RequestCounter{}
+	srv := httptest.NewServer(calls.Wrap(s.Handler()))
 	t.Cleanup(func() { srv.Close(); _ = s.Close() })
 	g, err := gd2.New(gd2.Options{Endpoint: srv.URL, Secret: fixtures.GD2Secret, Retry: &gd2.RetryPolicy{MaxAttempts: 1}})
 	if err != nil {
@@ -82,7 +82,7 @@ func newDisruptionFixture(t *testing.T) *disruptionFixture {
 	}
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "auth"}, Data: map[string][]byte{"secret": []byte(fixtures.GD2Secret)}}
 	f := &disruptionFixture{
-		t: t, kube: kubefake.NewClientset(secret), clusters: newIndexer(), nodes: newIndexer(), kubeNodes: newIndexer(),
+		t: t, kube: kubefake.NewClientset(secret), clusters: fixtures.NewIndexer(), nodes: fixtures.NewIndexer(), kubeNodes: fixtures.NewIndexer(),
 		sim: s, gd2: g, peerOf: map[string]string{}, clock: clk, events: record.NewFakeRecorder(100), calls: calls,
 	}
 	ctx := context.Background()
@@ -482,7 +482,7 @@ func TestDisruptionActsOnlyOnALiveRead(t *testing.T) {
 	f := newDisruptionFixture(t)
 	f.syncer.GD2.Views = &effects.PoolViews{TTL: 5 * time.Second, Clock: f.clock}
 	const volumesList = "GET /v1/volumes"
-	count := func() (int, int) { return f.calls.count(peersList), f.calls.count(volumesList) }
+	count := func() (int, int) { return f.calls.Count(fixtures.PeersList), f.calls.Count(volumesList) }
 	p0, v0 := count()
 	f.mustSync() // Locked -> Open zone-1: the view, then live
 	f.wantState(states.DisruptionOpen, "zone-1")

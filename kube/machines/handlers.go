@@ -12,26 +12,9 @@ import (
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/kube/objects"
-	"github.com/gluster/anthill/states"
 )
 
 // Key constructors for the machines the dispatcher runs.
-
-func nodeKey(namespace, name string) engine.Key {
-	return engine.Key{Machine: states.NodeMachine, Namespace: namespace, Name: name}
-}
-
-func clusterKey(namespace, name string) engine.Key {
-	return engine.Key{Machine: states.ClusterMachine, Namespace: namespace, Name: name}
-}
-
-func healKey(namespace, name string) engine.Key {
-	return engine.Key{Machine: states.HealMachine, Namespace: namespace, Name: name}
-}
-
-func upgradeKey(namespace, name string) engine.Key {
-	return engine.Key{Machine: states.UpgradeMachine, Namespace: namespace, Name: name}
-}
 
 // keyMapper turns informer objects into the machine keys they concern. It
 // reads only listers (no I/O), as informer handlers must.
@@ -110,17 +93,6 @@ func (k keyMapper) forPV(obj any) []engine.Key {
 	return keys
 }
 
-// usesCluster reports whether PersistentVolume pv holds data of cluster c:
-// it was provisioned by (or statically bound to) one of c's CSI drivers,
-// whose names are unique per cluster, or an admin labelled it with c's
-// name for a volume anthill cannot recognise by its driver.
-func usesCluster(pv *corev1.PersistentVolume, c *operatorv1alpha1.GlusterCluster) bool {
-	if pv.Spec.CSI != nil && objects.CSIDriverNames(c)[pv.Spec.CSI.Driver] {
-		return true
-	}
-	return pv.Labels[objects.LabelCluster] == c.Name
-}
-
 // forClusterScoped maps a cluster-scoped object anthill made for a cluster
 // (CSIDriver, ClusterRole, ClusterRoleBinding) through its cluster and
 // cluster-namespace labels: it has no namespace and no owner reference.
@@ -135,13 +107,6 @@ func (k keyMapper) forClusterScoped(obj any) []engine.Key {
 	}
 	return []engine.Key{clusterKey(l[objects.LabelClusterNamespace], l[objects.LabelCluster])}
 }
-
-// ActionMirror and ReasonMirror name, in the audit log, the writes that
-// mirror a persisted state into GD2 metadata after a status write.
-const (
-	ActionMirror = "mirrorState"
-	ReasonMirror = "StateMirrored"
-)
 
 // forStorageClass maps a StorageClass to the cluster it belongs to by its
 // labels, like forClusterScoped, and to every cluster that wants its name:

@@ -13,6 +13,7 @@ import (
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/engine"
+	"github.com/gluster/anthill/kube/internal/fixtures"
 	"github.com/gluster/anthill/kube/objects"
 )
 
@@ -23,7 +24,7 @@ import (
 func TestPVsMapToTheClustersTheyUse(t *testing.T) {
 	a := &operatorv1alpha1.GlusterCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "gc"}}
 	b := &operatorv1alpha1.GlusterCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns2", Name: "gc"}}
-	clusters := newIndexer()
+	clusters := fixtures.NewIndexer()
 	if err := clusters.AddIndexers(cache.Indexers{usesIndex: clusterUses}); err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +73,7 @@ func TestStorageClassesMapToTheirClusterAndToClustersWantingTheName(t *testing.T
 	a := &operatorv1alpha1.GlusterCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "gc"}}
 	b := &operatorv1alpha1.GlusterCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns2", Name: "other"}}
 	b.Spec.CSI = &operatorv1alpha1.CSISpec{StorageClasses: &operatorv1alpha1.CSIStorageClasses{File: &operatorv1alpha1.StorageClassSpec{Name: "shared"}}}
-	clusters := newIndexer()
+	clusters := fixtures.NewIndexer()
 	for _, c := range []*operatorv1alpha1.GlusterCluster{a, b} {
 		if err := clusters.Add(c); err != nil {
 			t.Fatal(err)

@@ -91,7 +91,7 @@ func newHealFixtureWith(t *testing.T, cfg sim.Config) *healFixture {
 	}
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "auth"}, Data: map[string][]byte{"secret": []byte(fixtures.GD2Secret)}}
 	f.t, f.kube, f.anthill = t, kubefake.NewClientset(secret), anthillfake.NewSimpleClientset(cluster)
-	f.clusters, f.sim, f.gd2, f.clock, f.events = newIndexer(), s, g, clk, record.NewFakeRecorder(100)
+	f.clusters, f.sim, f.gd2, f.clock, f.events = fixtures.NewIndexer(), s, g, clk, record.NewFakeRecorder(100)
 	if err := f.clusters.Add(cluster); err != nil {
 		t.Fatal(err)
 	}
@@ -788,7 +788,7 @@ func TestHealSyncerNeverStartsBricksOnAVolumeAnthillIsChanging(t *testing.T) {
 	f := newHealFixtureWith(t, sim.Config{UnmountedBrickStarts: 1})
 	f.mustSync()
 	peer := f.peerOfVolume("data")
-	nodes := newIndexer()
+	nodes := fixtures.NewIndexer()
 	var other string
 	for _, p := range f.peers {
 		if p.ID != peer {

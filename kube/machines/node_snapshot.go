@@ -20,29 +20,6 @@ import (
 	"github.com/gluster/anthill/transitions"
 )
 
-// DefaultPermissibleDowntime applies when a cluster sets no failure policy:
-// long enough to ride out a node reboot or a kernel upgrade, short enough
-// that a dead node's replica sets do not run degraded for a whole shift.
-const DefaultPermissibleDowntime = 30 * time.Minute
-
-// DefaultOfflineGrace and DefaultRecoveryWindow are the liveness
-// hysteresis windows (see states.LivenessClocks) when a cluster sets none.
-// GD2 itself reports a peer dead only after its 30-second session lapses,
-// so another 30 s rides out a GD2 restart; two minutes alive tells a peer
-// that is back from one that flaps.
-const (
-	DefaultOfflineGrace   = 30 * time.Second
-	DefaultRecoveryWindow = 2 * time.Minute
-)
-
-// GD2LivenessLease is how long a killed GD2 still shows online to its
-// peers: its liveness key lives on an etcd session whose lease (30 s) must
-// lapse first; a clean stop revokes it at once. The liveness windows above
-// are measured from what anthill sees, so a crash reaches a decision up to
-// this much (plus one peer-list interval) later than it happened; see
-// docs/design/machines-and-dispatch.md.
-const GD2LivenessLease = 30 * time.Second
-
 // DefaultUpgradeStepTimeout bounds Restarting and Rejoining of one node.
 const DefaultUpgradeStepTimeout = 15 * time.Minute
 
@@ -64,24 +41,6 @@ type nodeGD2Side struct {
 	// gd2Err is why the GD2 side could not be read (the snapshot then
 	// has GD2Reachable false).
 	gd2Err error
-}
-
-// failureWindows is cluster's failure policy: its permissible downtime,
-// offline grace and recovery window, each at its default when unset.
-func failureWindows(cluster *operatorv1alpha1.GlusterCluster) (downtime, grace, recovery time.Duration) {
-	downtime, grace, recovery = DefaultPermissibleDowntime, DefaultOfflineGrace, DefaultRecoveryWindow
-	if fp := cluster.Spec.FailurePolicy; fp != nil {
-		if fp.PermissibleDowntime != nil {
-			downtime = fp.PermissibleDowntime.Duration
-		}
-		if fp.OfflineGrace != nil {
-			grace = fp.OfflineGrace.Duration
-		}
-		if fp.RecoveryWindow != nil {
-			recovery = fp.RecoveryWindow.Duration
-		}
-	}
-	return downtime, grace, recovery
 }
 
 // nodeSnapshot gathers a NodeSnapshot from listers and live GD2 reads. A GD2
@@ -405,34 +364,6 @@ func volumeConcerns(v gd2.Volume, peer string, moved []states.BrickRef) bool {
 			if m.Volume == v.Name && m.Path == b.Path {
 				return true
 			}
-		}
-	}
-	return false
-}
-
-// readVolume reads brick status and heal-info of a started volume.
-func readVolume(ctx context.Context, gc effects.GD2Reader, v gd2.Volume) (states.VolumeFacts, error) {
-	if v.State != gd2.VolumeStarted {
-		return volumeFacts(v, nil, nil), nil
-	}
-	st, err := gc.BricksStatus(ctx, v.Name)
-	if err != nil {
-		return states.VolumeFacts{}, fmt.Errorf("bricks status of %s: %w", v.Name, err)
-	}
-	var heal []gd2.BrickHealInfo
-	if redundant(v) {
-		heal, err = gc.HealInfo(ctx, v.Name, gd2.HealInfoSummary)
-		if err != nil {
-			return states.VolumeFacts{}, fmt.Errorf("heal info of %s: %w", v.Name, err)
-		}
-	}
-	return volumeFacts(v, st, heal), nil
-}
-
-func redundant(v gd2.Volume) bool {
-	for _, sv := range v.Subvols {
-		if sv.Type == gd2.SubvolReplicate || sv.Type == gd2.SubvolDisperse {
-			return true
 		}
 	}
 	return false

@@ -52,14 +52,10 @@ type nodeFixture struct {
 	sim      *sim.Simulator
 	gd2      *gd2.Client
 	// calls counts the requests the simulator served.
-	calls  *requestCounter
+	calls  *fixtures.RequestCounter
 	clock  *clocktesting.FakeClock
 	events *record.FakeRecorder
 	syncer *NodeSyncer
-}
-
-func newIndexer() cache.Indexer {
-	return cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 }
 
 func newNodeFixture(t *testing.T) *nodeFixture {
@@ -68,8 +64,8 @@ func newNodeFixture(t *testing.T) *nodeFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	calls := &requestCounter{}
-	srv := httptest.NewServer(calls.wrap(s.Handler()))
+	calls := &fixtures.RequestCounter{}
+	srv := httptest.NewServer(calls.Wrap(s.Handler()))
 	t.Cleanup(func() { srv.Close(); _ = s.Close() })
 	g, err := gd2.New(gd2.Options{Endpoint: srv.URL, Secret: fixtures.GD2Secret})
 	if err != nil {
@@ -99,7 +95,7 @@ func newNodeFixture(t *testing.T) *nodeFixture {
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "auth"}, Data: map[string][]byte{"secret": []byte(fixtures.GD2Secret)}}
 	f := &nodeFixture{
 		t: t, kube: kubefake.NewClientset(pod, pvc, secret), anthill: anthillfake.NewSimpleClientset(cluster, node),
-		nodes: newIndexer(), clusters: newIndexer(), pods: newIndexer(), pvcs: newIndexer(),
+		nodes: fixtures.NewIndexer(), clusters: fixtures.NewIndexer(), pods: fixtures.NewIndexer(), pvcs: fixtures.NewIndexer(),
 		sim: s, gd2: g, calls: calls, clock: clocktesting.NewFakeClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)),
 		events: record.NewFakeRecorder(100),
 	}

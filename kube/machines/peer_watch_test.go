@@ -12,6 +12,7 @@ import (
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/engine"
+	"github.com/gluster/anthill/kube/internal/fixtures"
 	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
 )
@@ -74,7 +75,7 @@ func TestThePeerWatchEnqueuesTheNodeWhosePeerChanged(t *testing.T) {
 	if got := w.round(); !slices.Equal(got, w.names) {
 		t.Errorf("the first round enqueued %v, want every node (%v)", got, w.names)
 	}
-	peers := w.calls.count(peersList)
+	peers := w.calls.Count(fixtures.PeersList)
 	if got := w.round(); len(got) != 0 {
 		t.Errorf("a round within the interval enqueued %v", got)
 	}
@@ -82,7 +83,7 @@ func TestThePeerWatchEnqueuesTheNodeWhosePeerChanged(t *testing.T) {
 	if got := w.round(); len(got) != 0 {
 		t.Errorf("a round with nothing changed enqueued %v", got)
 	}
-	if n := w.calls.count(peersList) - peers; n != 1 {
+	if n := w.calls.Count(fixtures.PeersList) - peers; n != 1 {
 		t.Errorf("two rounds of one interval apart made %d peers.list, want 1", n)
 	}
 	dead := w.nodeNamed(w.names[1])
@@ -182,9 +183,9 @@ func TestThePeerWatchRounds(t *testing.T) {
 	w.clock.Step(time.Minute)
 	w.round()
 	w.clock.Step(1100 * time.Millisecond)
-	peers := w.calls.count(peersList)
+	peers := w.calls.Count(fixtures.PeersList)
 	w.round()
-	if w.calls.count(peersList) != peers+1 {
+	if w.calls.Count(fixtures.PeersList) != peers+1 {
 		t.Errorf("a cluster with a 2 s offline grace was not read again after 1.1 s")
 	}
 	ext := c.DeepCopy()

@@ -2,12 +2,9 @@ package machines
 
 import (
 	"context"
-	"maps"
 	"net"
-	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,42 +24,6 @@ import (
 	"github.com/gluster/anthill/kube/internal/fixtures"
 	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
-)
-
-// requestCounter counts the requests a handler serves, by method and path.
-type requestCounter struct {
-	mu sync.Mutex
-	n  map[string]int
-}
-
-func (c *requestCounter) wrap(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c.mu.Lock()
-		if c.n == nil {
-			c.n = map[string]int{}
-		}
-		c.n[r.Method+" "+r.URL.Path]++
-		c.mu.Unlock()
-		h.ServeHTTP(w, r)
-	})
-}
-
-// snapshot is a copy of the counts.
-func (c *requestCounter) snapshot() map[string]int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return maps.Clone(c.n)
-}
-
-func (c *requestCounter) count(methodPath string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.n[methodPath]
-}
-
-const (
-	peersList   = "GET /v1/peers"
-	devicesList = "GET /v1/devices"
 )
 
 // addNode adds another node of the fixture's cluster, with its pod, claim
@@ -150,7 +111,7 @@ func TestNodeSyncsOfOneClusterShareOnePeerListPerInterval(t *testing.T) {
 	f, names := onlineCluster(t)
 	ttl := f.syncer.GD2.Views.TTL
 	f.clock.Step(effects.ConfigListFactor*ttl + time.Second) // whatever the bring-up read is stale now
-	peers, devices := f.calls.count(peersList), f.calls.count(devicesList)
+	peers, devices := f.calls.Count(fixtures.PeersList), f.calls.Count(fixtures.DevicesList)
 	syncAll := func() {
 		for range 4 {
 			for _, name := range names {
@@ -159,23 +120,23 @@ func TestNodeSyncsOfOneClusterShareOnePeerListPerInterval(t *testing.T) {
 		}
 	}
 	syncAll()
-	if n := f.calls.count(peersList) - peers; n != 1 {
+	if n := f.calls.Count(fixtures.PeersList) - peers; n != 1 {
 		t.Errorf("12 steady node syncs of one cluster made %d peers.list, want 1", n)
 	}
-	if n := f.calls.count(devicesList) - devices; n != 1 {
+	if n := f.calls.Count(fixtures.DevicesList) - devices; n != 1 {
 		t.Errorf("12 steady node syncs of one cluster made %d devices.list_all, want 1", n)
 	}
 	f.clock.Step(ttl + time.Second)
 	syncAll()
-	if n := f.calls.count(peersList) - peers; n != 2 {
+	if n := f.calls.Count(fixtures.PeersList) - peers; n != 2 {
 		t.Errorf("after the peer list's interval: %d peers.list in all, want 2", n)
 	}
-	if n := f.calls.count(devicesList) - devices; n != 1 {
+	if n := f.calls.Count(fixtures.DevicesList) - devices; n != 1 {
 		t.Errorf("within the device list's interval: %d devices.list_all in all, want 1", n)
 	}
 	f.clock.Step(effects.ConfigListFactor * ttl)
 	f.syncNode(names[0])
-	if n := f.calls.count(devicesList) - devices; n != 2 {
+	if n := f.calls.Count(fixtures.DevicesList) - devices; n != 2 {
 		t.Errorf("after the device list's interval: %d devices.list_all in all, want 2", n)
 	}
 }
@@ -186,9 +147,9 @@ func TestAConfigurationChangeDropsTheClusterView(t *testing.T) {
 	f, names := onlineCluster(t)
 	f.clock.Step(10 * time.Second)
 	f.syncNode(names[0])
-	peers := f.calls.count(peersList)
+	peers := f.calls.Count(fixtures.PeersList)
 	f.syncNode(names[1])
-	if f.calls.count(peersList) != peers {
+	if f.calls.Count(fixtures.PeersList) != peers {
 		t.Fatal("the second sync of the interval read GD2 again")
 	}
 	gc, err := f.syncer.GD2.For(context.Background(), f.clusterObj())
@@ -200,7 +161,7 @@ func TestAConfigurationChangeDropsTheClusterView(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.syncNode(names[2])
-	if n := f.calls.count(peersList) - peers; n != 1 {
+	if n := f.calls.Count(fixtures.PeersList) - peers; n != 1 {
 		t.Fatalf("after a peer edit the next sync made %d peers.list, want 1 (a fresh read)", n)
 	}
 }
@@ -230,9 +191,9 @@ func TestAnActingDecisionIsConfirmedOnALiveRead(t *testing.T) {
 	if err := f.nodes.Update(n); err != nil {
 		t.Fatal(err)
 	}
-	peers := f.calls.count(peersList)
+	peers := f.calls.Count(fixtures.PeersList)
 	f.syncNode(names[0])
-	if got := f.calls.count(peersList) - peers; got != 1 {
+	if got := f.calls.Count(fixtures.PeersList) - peers; got != 1 {
 		t.Errorf("the drain decision made %d peers.list, want 1 (the live confirmation; the first read is the view's)", got)
 	}
 	// That sync put the devices' closing on record; the next, deciding
@@ -240,9 +201,9 @@ func TestAnActingDecisionIsConfirmedOnALiveRead(t *testing.T) {
 	if n := f.nodeNamed(names[0]); n.Status.State != string(states.NodeOnline) || len(n.Status.Ledger) != 1 {
 		t.Fatalf("state %s, ledger %+v; want Online with the drain's device change on record", n.Status.State, n.Status.Ledger)
 	}
-	peers = f.calls.count(peersList)
+	peers = f.calls.Count(fixtures.PeersList)
 	f.syncNode(names[0])
-	if got := f.calls.count(peersList) - peers; got != 1 {
+	if got := f.calls.Count(fixtures.PeersList) - peers; got != 1 {
 		t.Errorf("the drain made %d peers.list, want 1 (the live confirmation)", got)
 	}
 	if st := f.nodeNamed(names[0]).Status.State; st != string(states.NodeDraining) {
@@ -279,12 +240,12 @@ func TestADestructiveStepIsDecidedOnALiveRead(t *testing.T) {
 	if err := f.gd2Via(f.nodeNamed(names[1])).DeletePeer(context.Background(), n.Status.PeerID); err != nil {
 		t.Fatal(err)
 	}
-	peers, deletes := f.calls.count(peersList), f.calls.count("DELETE /v1/peers/"+n.Status.PeerID)
+	peers, deletes := f.calls.Count(fixtures.PeersList), f.calls.Count("DELETE /v1/peers/"+n.Status.PeerID)
 	f.syncNode(names[0])
-	if got := f.calls.count(peersList) - peers; got != 1 {
+	if got := f.calls.Count(fixtures.PeersList) - peers; got != 1 {
 		t.Errorf("the detaching sync made %d peers.list, want 1 (live)", got)
 	}
-	if f.calls.count("DELETE /v1/peers/"+n.Status.PeerID) != deletes {
+	if f.calls.Count("DELETE /v1/peers/"+n.Status.PeerID) != deletes {
 		t.Error("the sync asked GD2 to delete a peer on the shared view")
 	}
 	if st := f.nodeNamed(names[0]).Status.State; st != string(states.NodeDeleting) {
@@ -341,9 +302,9 @@ func TestShortLivenessWindowsSeeADropWithinHalfAWindow(t *testing.T) {
 	}
 	f.clock.Step(10 * time.Second)
 	f.syncNode(names[1]) // fills the view
-	peers := f.calls.count(peersList)
+	peers := f.calls.Count(fixtures.PeersList)
 	f.syncNode(names[2])
-	if f.calls.count(peersList) != peers {
+	if f.calls.Count(fixtures.PeersList) != peers {
 		t.Fatal("a sync within half the grace read GD2 again instead of sharing the list")
 	}
 	if err := f.sim.SetPeerAlive(f.nodeNamed(names[0]).Status.PeerID, false); err != nil {
@@ -351,8 +312,8 @@ func TestShortLivenessWindowsSeeADropWithinHalfAWindow(t *testing.T) {
 	}
 	f.clock.Step(1500 * time.Millisecond)
 	f.syncNode(names[0])
-	if f.calls.count(peersList) != peers+1 {
-		t.Errorf("a sync 1.5 s after the list was read made %d peers.list, want 1", f.calls.count(peersList)-peers)
+	if f.calls.Count(fixtures.PeersList) != peers+1 {
+		t.Errorf("a sync 1.5 s after the list was read made %d peers.list, want 1", f.calls.Count(fixtures.PeersList)-peers)
 	}
 	if n := f.nodeNamed(names[0]); n.Status.DownSince == nil {
 		t.Errorf("the drop went unseen: state %s, no downSince", n.Status.State)
@@ -379,7 +340,7 @@ func TestGatherWritesNothing(t *testing.T) {
 			return false, nil, nil
 		})
 	}
-	calls := f.calls.snapshot()
+	calls := f.calls.Snapshot()
 	for _, st := range []fsm.State{states.NodeOnline, states.NodeDetaching} {
 		in := engine.Instance[*nodeFacts]{State: st, Facts: &nodeFacts{clusterName: "gc"}}
 		if err := f.syncer.Gather(context.Background(), n, &in); err != nil {
@@ -389,7 +350,7 @@ func TestGatherWritesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for call, k := range f.calls.snapshot() {
+	for call, k := range f.calls.Snapshot() {
 		if k > calls[call] && !strings.HasPrefix(call, "GET ") {
 			t.Errorf("gathering called GD2: %s", call)
 		}

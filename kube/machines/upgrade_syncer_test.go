@@ -62,7 +62,7 @@ func newUpgradeFixture(t *testing.T, mutate func(c *operatorv1alpha1.GlusterClus
 	}
 	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	ac := anthillfake.NewSimpleClientset(c)
-	clusters, nodeIdx := newIndexer(), newIndexer()
+	clusters, nodeIdx := fixtures.NewIndexer(), fixtures.NewIndexer()
 	if err := clusters.Add(c); err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func newUpgradeFixture(t *testing.T, mutate func(c *operatorv1alpha1.GlusterClus
 	f.syncer = &UpgradeSyncer{
 		Clusters: listers.NewGlusterClusterLister(clusters),
 		Nodes:    listers.NewGlusterNodeLister(nodeIdx),
-		CSI:      effects.CSIReader{DaemonSets: appsv1listers.NewDaemonSetLister(newIndexer()), Pods: corev1listers.NewPodLister(newIndexer())},
+		CSI:      effects.CSIReader{DaemonSets: appsv1listers.NewDaemonSetLister(fixtures.NewIndexer()), Pods: corev1listers.NewPodLister(fixtures.NewIndexer())},
 		Anthill:  ac,
 		Kube:     &effects.Kube{Client: k8sfake.NewClientset(), Anthill: ac},
 		Log:      &engine.TransitionLog{Log: zap.NewNop(), Metrics: engine.NewMetrics(), Recorder: f.events},
@@ -201,7 +201,7 @@ func TestUpgradeSyncerLeavesExternalAndIdleClustersAlone(t *testing.T) {
 
 func indexerWith(t *testing.T, objs ...any) cache.Indexer {
 	t.Helper()
-	idx := newIndexer()
+	idx := fixtures.NewIndexer()
 	for _, o := range objs {
 		if err := idx.Add(o); err != nil {
 			t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gluster/anthill/gd2"
 	"github.com/gluster/anthill/gd2/sim"
+	"github.com/gluster/anthill/kube/internal/fixtures"
 )
 
 // volumeMetricsFixture is a heal fixture whose syncer feeds VolumeMetrics,
@@ -43,8 +44,8 @@ func TestVolumeMetricsExportEveryStartedVolumeAndBrickAsGD2ReportsThem(t *testin
 	}
 	f.mustSync()
 
-	up, capacity, used := gathered(t, reg, "anthill_volume_up"), gathered(t, reg, "anthill_volume_capacity_bytes"), gathered(t, reg, "anthill_volume_used_bytes")
-	brickUp, brickCap, brickUsed := gathered(t, reg, "anthill_brick_up"), gathered(t, reg, "anthill_brick_capacity_bytes"), gathered(t, reg, "anthill_brick_used_bytes")
+	up, capacity, used := fixtures.Gathered(t, reg, "anthill_volume_up"), fixtures.Gathered(t, reg, "anthill_volume_capacity_bytes"), fixtures.Gathered(t, reg, "anthill_volume_used_bytes")
+	brickUp, brickCap, brickUsed := fixtures.Gathered(t, reg, "anthill_brick_up"), fixtures.Gathered(t, reg, "anthill_brick_capacity_bytes"), fixtures.Gathered(t, reg, "anthill_brick_used_bytes")
 	for _, vol := range []string{"data", "flat"} {
 		st, err := f.gd2.VolumeStatus(ctx, vol)
 		if err != nil {
@@ -67,7 +68,7 @@ func TestVolumeMetricsExportEveryStartedVolumeAndBrickAsGD2ReportsThem(t *testin
 	if len(brickUp) != 4 {
 		t.Errorf("anthill_brick_up has %d series, want 3 of data and 1 of flat: %v", len(brickUp), brickUp)
 	}
-	if info := gathered(t, reg, "anthill_volume_info"); info["cluster=gc,namespace=ns,state=Started,type=Distribute,volume=flat,"] != 1 ||
+	if info := fixtures.Gathered(t, reg, "anthill_volume_info"); info["cluster=gc,namespace=ns,state=Started,type=Distribute,volume=flat,"] != 1 ||
 		info["cluster=gc,namespace=ns,state=Started,type=Replicate,volume=data,"] != 1 {
 		t.Errorf("anthill_volume_info = %v", info)
 	}
@@ -88,7 +89,7 @@ func TestVolumeMetricsFollowDownNodesStoppedAndDeletedVolumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	brickUp, brickCap := gathered(t, reg, "anthill_brick_up"), gathered(t, reg, "anthill_brick_capacity_bytes")
+	brickUp, brickCap := fixtures.Gathered(t, reg, "anthill_brick_up"), fixtures.Gathered(t, reg, "anthill_brick_capacity_bytes")
 	for _, b := range bs {
 		l := brickLabels("data", b)
 		dead := b.Info.PeerID == peer
@@ -107,16 +108,16 @@ func TestVolumeMetricsFollowDownNodesStoppedAndDeletedVolumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.mustSync()
-	if up := gathered(t, reg, "anthill_volume_up"); up[volLabels("flat")] != 0 || up[volLabels("data")] != 1 {
+	if up := fixtures.Gathered(t, reg, "anthill_volume_up"); up[volLabels("flat")] != 0 || up[volLabels("data")] != 1 {
 		t.Errorf("anthill_volume_up = %v, want flat 0 (stopped) and data 1", up)
 	}
-	if _, ok := gathered(t, reg, "anthill_volume_capacity_bytes")[volLabels("flat")]; ok {
+	if _, ok := fixtures.Gathered(t, reg, "anthill_volume_capacity_bytes")[volLabels("flat")]; ok {
 		t.Error("a stopped volume still has a capacity series")
 	}
-	if info := gathered(t, reg, "anthill_volume_info"); info["cluster=gc,namespace=ns,state=Stopped,type=Distribute,volume=flat,"] != 1 {
+	if info := fixtures.Gathered(t, reg, "anthill_volume_info"); info["cluster=gc,namespace=ns,state=Stopped,type=Distribute,volume=flat,"] != 1 {
 		t.Errorf("anthill_volume_info = %v", info)
 	}
-	if got := gathered(t, reg, "anthill_brick_up"); len(got) != 3 {
+	if got := fixtures.Gathered(t, reg, "anthill_brick_up"); len(got) != 3 {
 		t.Errorf("anthill_brick_up = %v, want only data's three bricks", got)
 	}
 
@@ -124,12 +125,12 @@ func TestVolumeMetricsFollowDownNodesStoppedAndDeletedVolumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.mustSync()
-	if up := gathered(t, reg, "anthill_volume_up"); len(up) != 1 {
+	if up := fixtures.Gathered(t, reg, "anthill_volume_up"); len(up) != 1 {
 		t.Errorf("anthill_volume_up = %v, want only data", up)
 	}
 	f.syncer.Forget(healKey("ns", "gc"))
 	for _, name := range []string{"anthill_volume_up", "anthill_volume_info", "anthill_brick_up"} {
-		if got := gathered(t, reg, name); len(got) != 0 {
+		if got := fixtures.Gathered(t, reg, name); len(got) != 0 {
 			t.Errorf("%s after the cluster is forgotten = %v", name, got)
 		}
 	}
@@ -141,22 +142,22 @@ func TestVolumeMetricsFollowDownNodesStoppedAndDeletedVolumes(t *testing.T) {
 func TestVolumeMetricsOnGD2Failures(t *testing.T) {
 	f, reg := volumeMetricsFixture(t)
 	f.mustSync()
-	before := gathered(t, reg, "anthill_brick_up")
+	before := fixtures.Gathered(t, reg, "anthill_brick_up")
 	if err := f.sim.SetFaults(sim.Faults{PerOp: map[string]sim.OpFaults{"VolumeStatus": {ErrorRate: 1}, "VolumeBricksStatus": {ErrorRate: 1}}}); err != nil {
 		t.Fatal(err)
 	}
 	_, _, _ = f.sync()
-	if up := gathered(t, reg, "anthill_volume_up"); up[volLabels("data")] != 0 || up[volLabels("flat")] != 0 {
+	if up := fixtures.Gathered(t, reg, "anthill_volume_up"); up[volLabels("data")] != 0 || up[volLabels("flat")] != 0 {
 		t.Errorf("anthill_volume_up = %v, want 0 while GD2's volume status fails", up)
 	}
-	if got := gathered(t, reg, "anthill_brick_up"); fmt.Sprint(got) != fmt.Sprint(before) {
+	if got := fixtures.Gathered(t, reg, "anthill_brick_up"); fmt.Sprint(got) != fmt.Sprint(before) {
 		t.Errorf("anthill_brick_up = %v, want the last reading %v", got, before)
 	}
 	if err := f.sim.SetFaults(sim.Faults{PerOp: map[string]sim.OpFaults{"VolumeList": {ErrorRate: 1}}}); err != nil {
 		t.Fatal(err)
 	}
 	_, _, _ = f.sync()
-	if up := gathered(t, reg, "anthill_volume_up"); len(up) != 2 {
+	if up := fixtures.Gathered(t, reg, "anthill_volume_up"); len(up) != 2 {
 		t.Errorf("anthill_volume_up = %v, want both volumes as last read", up)
 	}
 }

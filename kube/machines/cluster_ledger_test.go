@@ -21,119 +21,10 @@ import (
 	anthillfake "github.com/gluster/anthill/kube/client/clientset/versioned/fake"
 	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/engine"
+	"github.com/gluster/anthill/kube/internal/fixtures"
 	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 )
-
-func move(node, brick string) operatorv1alpha1.LedgerEntry {
-	return operatorv1alpha1.LedgerEntry{Action: operatorv1alpha1.LedgerActionReplaceBrick, Node: node, Volume: "v", Brick: brick}
-}
-
-func TestLedgerKeepsEachMoveOnceAndTheNewestHundred(t *testing.T) {
-	var ledger []operatorv1alpha1.LedgerEntry
-	for i := range operatorv1alpha1.MaxLedger + 5 {
-		var changed bool
-		ledger, changed = withLedgerEntries(ledger, []operatorv1alpha1.LedgerEntry{move("n", fmt.Sprint(i))})
-		if !changed {
-			t.Fatalf("entry %d was not added", i)
-		}
-	}
-	if len(ledger) != operatorv1alpha1.MaxLedger || ledger[0].Brick != "5" || ledger[len(ledger)-1].Brick != "104" {
-		t.Fatalf("ledger holds %d entries, %s to %s; want the newest %d", len(ledger), ledger[0].Brick, ledger[len(ledger)-1].Brick, operatorv1alpha1.MaxLedger)
-	}
-	again := move("n", "104")
-	again.TargetPeers = []string{"peer-x"}
-	if _, changed := withLedgerEntries(ledger, []operatorv1alpha1.LedgerEntry{again}); changed {
-		t.Error("a move already recorded was recorded again")
-	}
-	if _, changed := withLedgerEntries(ledger, []operatorv1alpha1.LedgerEntry{move("other", "104")}); !changed {
-		t.Error("the same brick path moved off another node is another move")
-	}
-}
-
-// TestNodeSyncerRecordsAMoveBeforeItRuns: a brick move goes on record in
-// the node's own ledger, with its targets, reason and the drain's cause,
-// before it runs (the runner writes the record, and the move waits for a
-// later sync: engine.RecordsAhead). Its retry, even to other targets,
-// records nothing more; the next brick's move is a new entry.
-func TestNodeSyncerRecordsAMoveBeforeItRuns(t *testing.T) {
-	f := newNodeFixture(t)
-	node := f.node()
-	node.Status.State = string(states.NodeDraining)
-	node.Status.PeerID = "peer-a"
-	node.Status.History = []operatorv1alpha1.TransitionRecord{{From: "Online", To: "Draining", Event: "decommission", Reason: "DecommissionRequested"}}
-	in := engine.Instance[*nodeFacts]{State: states.NodeDraining, Facts: &nodeFacts{
-		snap: states.NodeSnapshot{NextBrickVolume: "v", NextBrickPath: "/b/1"},
-		view: nodeGD2Side{move: states.MovePlan{Targets: []string{"peer-b", "peer-c"}}},
-	}}
-	d := states.Decision{Step: states.NodeMoveBrick, Reason: states.ReasonMovingBrick}
-	if !f.syncer.RecordAhead(node, in, d, states.NodeDraining, f.clock.Now()) {
-		t.Fatal("a move not on record must be recorded before it runs")
-	}
-	l := node.Status.Ledger
-	if len(l) != 1 || l[0].Node != "gc-z1-a" || l[0].Peer != "peer-a" || l[0].Volume != "v" || l[0].Brick != "/b/1" ||
-		fmt.Sprint(l[0].TargetPeers) != "[peer-b peer-c]" || l[0].Reason != states.ReasonMovingBrick || l[0].Cause != "DecommissionRequested" {
-		t.Fatalf("ledger before a move: %+v", l)
-	}
-	in.Facts.view.move.Targets = []string{"peer-c"}
-	if f.syncer.RecordAhead(node, in, d, states.NodeDraining, f.clock.Now()) {
-		t.Error("the move's retry, to other targets, was recorded again")
-	}
-	in.Facts.snap.NextBrickPath = "/b/2"
-	if !f.syncer.RecordAhead(node, in, d, states.NodeDraining, f.clock.Now()) || len(node.Status.Ledger) != 2 {
-		t.Errorf("the next brick's move was not recorded: %+v", node.Status.Ledger)
-	}
-}
-
-// TestNodeSyncerLedgersLastingChanges: a deleted peer, a restart at a new
-// version and a device change go on record before their action runs,
-// once each however often the step repeats or its action fails and is
-// retried; a second upgrade's restart is a new entry, and a device change
-// on a dead peer (which the action skips) is not recorded. The node's
-// ledger keeps its newest entries.
-func TestNodeSyncerLedgersLastingChanges(t *testing.T) {
-	f := newNodeFixture(t)
-	node := f.node()
-	node.Status.PeerID = "peer-a"
-	node.Status.History = []operatorv1alpha1.TransitionRecord{{From: "Online", To: "Draining", Event: "decommission", Reason: "DecommissionRequested"}}
-	record := func(in, to fsm.State, d states.Decision, snap states.NodeSnapshot) {
-		t.Helper()
-		if to == "" {
-			to = in
-		}
-		f.syncer.RecordAhead(node, engine.Instance[*nodeFacts]{State: in, Facts: &nodeFacts{snap: snap}}, d, to, f.clock.Now())
-	}
-	alive := states.NodeSnapshot{PeerKnown: true, PeerAlive: true}
-	for range 2 {
-		record(states.NodeDetaching, "", states.Decision{Step: states.NodeDeletePeer, Reason: "BricksMoved"}, alive)
-	}
-	for _, v := range []string{"v2", "v2", "v3"} {
-		record(states.NodeRestarting, "", states.Decision{Step: states.NodeRollWorkload, Reason: "Upgrade"}, states.NodeSnapshot{TargetVersion: v})
-	}
-	record(states.NodeOnline, states.NodeDraining, states.Decision{Event: states.NodeDrain, Reason: "DecommissionRequested"}, states.NodeSnapshot{PeerKnown: true})
-	record(states.NodeOnline, states.NodeMaintenance, states.Decision{Event: states.NodeEnterMaintenance, Reason: "MaintenanceRequested"}, alive)
-
-	var got []string
-	for _, e := range node.Status.Ledger {
-		if e.Node != node.Name || e.Peer != "peer-a" {
-			t.Errorf("entry names the wrong node: %+v", e)
-		}
-		got = append(got, e.Action+"@"+e.Version+":"+e.Cause)
-	}
-	want := []string{"deletePeer@:DecommissionRequested", "rollWorkload@v2:", "rollWorkload@v3:", "disableDevices@:"}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("ledger = %v, want %v", got, want)
-	}
-	if l := node.Status.Ledger; l[len(l)-1].State != string(states.NodeMaintenance) {
-		t.Errorf("an event's entry is in %s, want its target %s", l[len(l)-1].State, states.NodeMaintenance)
-	}
-	for i := range operatorv1alpha1.MaxNodeLedger {
-		record(states.NodeDraining, "", states.Decision{Step: states.NodeMoveBrick}, states.NodeSnapshot{NextBrickVolume: "v", NextBrickPath: fmt.Sprint(i)})
-	}
-	if l := node.Status.Ledger; len(l) != operatorv1alpha1.MaxNodeLedger || l[0].Brick != "0" {
-		t.Errorf("the node's ledger holds %d entries from %+v, want the newest %d", len(l), l[0], operatorv1alpha1.MaxNodeLedger)
-	}
-}
 
 // TestClusterCopiesItsNodesLedgers: the cluster machine copies what its
 // GlusterNodes put on record into the cluster's ledger, each entry once,
@@ -141,7 +32,7 @@ func TestNodeSyncerLedgersLastingChanges(t *testing.T) {
 // are not copied back, nor those a full ledger has dropped.
 func TestClusterCopiesItsNodesLedgers(t *testing.T) {
 	e := func(node string, s int, brick string) operatorv1alpha1.LedgerEntry {
-		x := move(node, brick)
+		x := fixtures.LedgerMove(node, brick)
 		x.Time = metav1.NewTime(time.Date(2026, 12, 1, 0, 0, s, 0, time.UTC))
 		return x
 	}
@@ -194,49 +85,9 @@ func TestClusterCopiesItsNodesLedgers(t *testing.T) {
 	})
 }
 
-// TestDeletedNodeWaitsForItsLedgerInTheCluster: a node that reached
-// Deleted keeps its GlusterNode until its cluster's ledger holds every
-// entry of its own; then it is deleted.
-func TestDeletedNodeWaitsForItsLedgerInTheCluster(t *testing.T) {
-	f := newNodeFixture(t)
-	ctx := context.Background()
-	node := f.node()
-	node.Status.State = string(states.NodeDeleted)
-	node.Status.Ledger = []operatorv1alpha1.LedgerEntry{move(node.Name, "/b/1")}
-	if _, err := f.anthill.OperatorV1alpha1().GlusterNodes("ns").UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.nodes.Update(f.node()); err != nil {
-		t.Fatal(err)
-	}
-	res, err := f.syncer.Sync(ctx, nodeKey("ns", node.Name))
-	if err != nil || res.RequeueAfter == 0 {
-		t.Fatalf("sync = %+v, %v; want a wait", res, err)
-	}
-	if _, err := f.anthill.OperatorV1alpha1().GlusterNodes("ns").Get(ctx, node.Name, metav1.GetOptions{}); err != nil {
-		t.Fatalf("the node was removed before its cluster's ledger held its entries: %v", err)
-	}
-	c, err := f.syncer.Clusters.GlusterClusters("ns").Get("gc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c = c.DeepCopy()
-	c.Status.Ledger = f.node().Status.Ledger
-	if err := f.clusters.Update(c); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.syncer.Sync(ctx, nodeKey("ns", node.Name)); err != nil {
-		t.Fatal(err)
-	}
-	if n, err := f.anthill.OperatorV1alpha1().GlusterNodes("ns").Get(ctx, node.Name, metav1.GetOptions{}); err == nil && n.DeletionTimestamp == nil {
-		t.Fatal("the node was kept after its cluster's ledger held its entries")
-	}
-}
-
-// clusterLedgerFixture is a ClusterSyncer and UpgradeSyncer over fake
-// clientsets holding cluster gc with one template, z1, of want nodes, and
+// clusterLedgerFixture is a ClusterSyncer over fake clientsets holding cluster gc with one template, z1, of want nodes, and
 // the nodes named.
-func clusterLedgerFixture(t *testing.T, want int32, nodes ...string) (*ClusterSyncer, *UpgradeSyncer, *anthillfake.Clientset) {
+func clusterLedgerFixture(t *testing.T, want int32, nodes ...string) (*ClusterSyncer, *anthillfake.Clientset) {
 	t.Helper()
 	c := &operatorv1alpha1.GlusterCluster{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gc"},
@@ -259,8 +110,7 @@ func clusterLedgerFixture(t *testing.T, want int32, nodes ...string) (*ClusterSy
 	ops := &effects.Kube{Client: kube, Anthill: anthill, NameSuffix: func() string { suffix++; return fmt.Sprintf("n%d", suffix) }}
 	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	log := &engine.TransitionLog{Log: zap.NewNop(), Metrics: engine.NewMetrics()}
-	return &ClusterSyncer{Anthill: anthill, Kube: ops, Log: log, Clock: clk},
-		&UpgradeSyncer{Anthill: anthill, Kube: ops, Log: log, Clock: clk}, anthill
+	return &ClusterSyncer{Anthill: anthill, Kube: ops, Log: log, Clock: clk}, anthill
 }
 
 func liveCluster(t *testing.T, a *anthillfake.Clientset) *operatorv1alpha1.GlusterCluster {
@@ -306,7 +156,7 @@ func clusterStep(t *testing.T, cs *ClusterSyncer, a *anthillfake.Clientset, stat
 // while the cache lags, adds none.
 func TestClusterSyncerLedgersScalingBeforeItActs(t *testing.T) {
 	ctx := context.Background()
-	cs, _, a := clusterLedgerFixture(t, 3, "gc-z1-a")
+	cs, a := clusterLedgerFixture(t, 3, "gc-z1-a")
 	scale := states.Decision{Step: states.ClusterScaleNodes, Reason: states.ReasonScaling}
 	step := func() (bool, error) {
 		t.Helper()
@@ -383,13 +233,12 @@ func TestClusterSyncerLedgersScalingBeforeItActs(t *testing.T) {
 	}
 }
 
-// TestClusterSyncerLedgersDriversOptionsAndClientRolls: the CSI objects an
-// ensureDrivers step creates, the GD2 options an applyOptions step sets
-// and the version a rollClients step rolls the CSI clients to go on
-// record before the action, each once however often the step repeats; a
-// later, different change is a new entry.
-func TestClusterSyncerLedgersDriversOptionsAndClientRolls(t *testing.T) {
-	cs, us, a := clusterLedgerFixture(t, 1, "gc-z1-a")
+// TestClusterSyncerLedgersDriversAndOptions: the CSI objects an
+// ensureDrivers step creates and the GD2 options an applyOptions step sets
+// go on record before the action, each once however often the step
+// repeats.
+func TestClusterSyncerLedgersDriversAndOptions(t *testing.T) {
+	cs, a := clusterLedgerFixture(t, 1, "gc-z1-a")
 	c := liveCluster(t, a)
 	c.Spec.ClusterOptions = map[string]string{"cluster.brick-multiplex": "on", "cluster.max-bricks-per-process": "4", "cluster.same": "x"}
 	now := cs.Clock.Now()
@@ -403,40 +252,11 @@ func TestClusterSyncerLedgersDriversOptionsAndClientRolls(t *testing.T) {
 	for range 2 {
 		cs.RecordAhead(c, engine.Instance[*clusterFacts]{State: states.ClusterReady, Facts: &clusterFacts{snap: states.ClusterSnapshot{OptionsDiffer: differ}}}, options, states.ClusterReady, now)
 	}
-	roll := states.Decision{Step: states.UpgradeRollClients, Reason: "RollingClients"}
-	for _, v := range []string{"4.2.0", "4.2.0", "4.3.0"} {
-		us.RecordAhead(c, engine.Instance[*upgradeFacts]{State: states.UpgradeRollingClients, Facts: &upgradeFacts{snap: states.UpgradeSnapshot{ActiveTarget: v}}}, roll, states.UpgradeRollingClients, now)
-	}
 	want := []string{
 		"ensureCSIDrivers  /0 CSIDriver org.gluster.glusterfs,Deployment gc-csi-file-provisioner@Provisioning CreatingCSIDrivers",
 		"setClusterOptions  /0 cluster.brick-multiplex=on,cluster.max-bricks-per-process=4@Ready ApplyingOptions",
-		"rollCSIDrivers  /0 4.2.0@RollingClients RollingClients",
-		"rollCSIDrivers  /0 4.3.0@RollingClients RollingClients",
 	}
 	if got := ledgerLines(c.Status.Ledger); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("ledger:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
-	}
-}
-
-// TestLedgerKeepsAClusterWideChangeOnce: the entries of one cluster-wide
-// change (several templates scaled in one step) are one record: written
-// again, as a retry does, they add nothing, even with node entries in
-// between; a different change is new.
-func TestLedgerKeepsAClusterWideChangeOnce(t *testing.T) {
-	a := operatorv1alpha1.LedgerEntry{Action: operatorv1alpha1.LedgerActionCreateNodes, Template: "z1", Count: 1}
-	b := operatorv1alpha1.LedgerEntry{Action: operatorv1alpha1.LedgerActionCreateNodes, Template: "z2", Count: 1}
-	ledger, changed := withLedgerEntries(nil, []operatorv1alpha1.LedgerEntry{a, b})
-	if !changed || len(ledger) != 2 {
-		t.Fatalf("first write: %v", ledgerLines(ledger))
-	}
-	ledger, _ = withLedgerEntries(ledger, []operatorv1alpha1.LedgerEntry{{Action: operatorv1alpha1.LedgerActionDisableDevices, Node: "n"}})
-	if _, changed := withLedgerEntries(ledger, []operatorv1alpha1.LedgerEntry{a, b}); changed {
-		t.Error("the same change written again was recorded twice")
-	}
-	if _, changed := withLedgerEntries(ledger, []operatorv1alpha1.LedgerEntry{b}); changed {
-		t.Error("the last part of the same change written again was recorded twice")
-	}
-	if _, changed := withLedgerEntries(ledger, []operatorv1alpha1.LedgerEntry{a}); !changed {
-		t.Error("scaling z1 again after z2 is a new change")
 	}
 }
