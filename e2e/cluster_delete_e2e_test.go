@@ -40,7 +40,7 @@ func TestClusterDelete(t *testing.T) {
 	ctx := context.Background()
 	clusters := anthill.OperatorV1alpha1().GlusterClusters(ns)
 	createClusterWith(t, ns, name, 1, withCSI(operatorv1alpha1.GlusterDriverFile))
-	nodes := waitNodes(t, ns, name, 3, 90*time.Second)
+	nodes := waitNodes(t, ns, name, 3, 3*time.Minute)
 	// Every kind the "nothing remains" listing looks for must exist first,
 	// or that listing would prove nothing about it.
 	if err := framework.WaitFor(ctx, 2*time.Minute, func(ctx context.Context) (bool, error) {

@@ -196,7 +196,7 @@ func TestCSIDrivers(t *testing.T) {
 	ctx := context.Background()
 	file, block := operatorv1alpha1.GlusterDriverFile, operatorv1alpha1.GlusterDriverBlock
 	createClusterWith(t, ns, name, 1, withCSI(file))
-	waitNodes(t, ns, name, 3, 90*time.Second)
+	waitNodes(t, ns, name, 3, 3*time.Minute)
 
 	wait := func(t *testing.T, what string, timeout time.Duration, check func(ctx context.Context) error) {
 		t.Helper()

@@ -34,7 +34,7 @@ func TestDisruptionBudgets(t *testing.T) {
 	ctx := context.Background()
 	createCluster(t, ns, name, 1)
 	g := gd2Client(t)
-	nodes := waitNodes(t, ns, name, 3, 90*time.Second)
+	nodes := waitNodes(t, ns, name, 3, 3*time.Minute)
 	createReplicatedVolume(t, g, "data")
 	// A fourth node after the volume: GD2 places no brick on it.
 	setTemplateNodes(t, ns, name, map[string]int32{"zone-2": 2})

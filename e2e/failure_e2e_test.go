@@ -56,7 +56,7 @@ func failureCluster(t *testing.T, ns, name string) {
 	if _, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Create(ctx, c, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitNodes(t, ns, name, 3, 90*time.Second)
+	waitNodes(t, ns, name, 3, 3*time.Minute)
 	g := gd2Client(t)
 	createReplicatedVolume(t, g, "data")
 	if err := simOf(t).Write("data", 50); err != nil {

@@ -22,7 +22,7 @@ func TestHealVolumeShowsHealthy(t *testing.T) {
 	const name = "heal"
 	createCluster(t, ns, name, 1)
 	g := gd2Client(t)
-	waitNodes(t, ns, name, 3, 90*time.Second)
+	waitNodes(t, ns, name, 3, 3*time.Minute)
 	createReplicatedVolume(t, g, "healvol")
 
 	err := framework.WaitFor(context.Background(), 2*time.Minute, func(ctx context.Context) (bool, error) {

@@ -29,7 +29,7 @@ func TestHealTriggerFailureStillHeals(t *testing.T) {
 	// operator's next heal refresh: a backlog healed before the operator
 	// triggers a heal never meets the failing trigger.
 	createClusterWithSim(t, ns, name, 1, framework.SimOptions{Seed: 7, WriteRate: 20, HealRate: 5})
-	nodes := waitNodes(t, ns, name, 3, 90*time.Second)
+	nodes := waitNodes(t, ns, name, 3, 3*time.Minute)
 	g := gd2Client(t)
 	createReplicatedVolume(t, g, "data")
 	waitVolumeHealthy(t, ns, name, "data", 2*time.Minute)

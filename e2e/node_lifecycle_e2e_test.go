@@ -37,7 +37,7 @@ func TestNodeLifecycle(t *testing.T) {
 	createCluster(t, ns, name, 1)
 	g := gd2Client(t)
 
-	nodes := waitNodes(t, ns, name, 3, 90*time.Second)
+	nodes := waitNodes(t, ns, name, 3, 3*time.Minute)
 	if !t.Run("every Online node is a live GD2 peer carrying its state and zone", func(t *testing.T) {
 		peers, err := g.ListPeers(context.Background(), gd2FilterAll)
 		if err != nil {
