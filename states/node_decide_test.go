@@ -140,20 +140,37 @@ func nodeCases() []nodeCase {
 			s.NextBrickVolume, s.NextBrickPath = "vol1", "/bricks/vol1/b1"
 			s.ReplacementsHealing = 1
 		}, wantReason: ReasonReplacementHealing},
+		{name: "a draining node allowed parallel moves moves another brick while fewer replacements heal", state: NodeDraining, mutate: func(s *NodeSnapshot) {
+			s.NextBrickVolume, s.NextBrickPath = "vol1", "/bricks/vol1/b1"
+			s.ReplacementsHealing, s.MaxParallelMoves = 2, 3
+		}, wantStep: NodeMoveBrick},
+		{name: "a draining node with as many replacements healing as its parallel moves waits", state: NodeDraining, mutate: func(s *NodeSnapshot) {
+			s.NextBrickVolume, s.NextBrickPath = "vol1", "/bricks/vol1/b1"
+			s.ReplacementsHealing, s.MaxParallelMoves = 3, 3
+		}, wantReason: ReasonReplacementHealing},
+		{name: "a draining node with replacements healing and no brick that may move beside them waits for the heal", state: NodeDraining, mutate: func(s *NodeSnapshot) {
+			s.ReplacementsHealing, s.MaxParallelMoves = 1, 3
+			s.DrainBlockedReason = "no alive peer outside zones"
+		}, wantReason: ReasonReplacementHealing},
+		{name: "a drained node waits for every replacement to heal whatever its parallel moves", state: NodeDraining, mutate: func(s *NodeSnapshot) {
+			s.BricksOnNode, s.ReplacementsHealing, s.MaxParallelMoves = 0, 1, 3
+		}, wantReason: ReasonReplacementHealing},
 		{name: "a draining node never moves a brick holding the only healed copy", state: NodeDraining, mutate: func(s *NodeSnapshot) {
 			s.NextBrickVolume, s.NextBrickPath = "vol1", "/bricks/vol1/b1"
 			s.SoleHealedCopies = 2
 		}, wantReason: ReasonSoleHealedCopy},
-		{name: "a draining node never moves a brick whose replica set would lose quorum", state: NodeDraining, mutate: func(s *NodeSnapshot) {
-			s.NextBrickVolume, s.NextBrickPath = "vol1", "/bricks/vol1/b1"
+		{name: "a draining node whose only bricks left would drop their replica set below quorum waits", state: NodeDraining, mutate: func(s *NodeSnapshot) {
 			s.QuorumAtRisk = 1
 		}, wantReason: ReasonQuorumAtRisk},
+		{name: "a draining node moves a brick of another replica set while one set would lose quorum", state: NodeDraining, mutate: func(s *NodeSnapshot) {
+			s.NextBrickVolume, s.NextBrickPath = "vol1", "/bricks/vol1/b1"
+			s.QuorumAtRisk = 1
+		}, wantStep: NodeMoveBrick},
 		{name: "a draining node waits when no brick can be placed", state: NodeDraining, wantReason: ReasonDrainBlocked},
 		{name: "a draining node names the node of the volume that is down", state: NodeDraining, mutate: func(s *NodeSnapshot) {
 			s.DrainBlockedReason, s.VolumeNodeDown = "node storage/b is down", "node storage/b is down"
 		}, wantReason: ReasonVolumeNodeDown},
 		{name: "a draining node that would break quorum because a node of the volume is down names that node", state: NodeDraining, mutate: func(s *NodeSnapshot) {
-			s.NextBrickVolume, s.NextBrickPath = "vol2", "/bricks/vol2/b1"
 			s.VolumeNodeDown = "node storage/b is down"
 			s.QuorumAtRisk = 1
 		}, wantReason: ReasonVolumeNodeDown},
