@@ -1,6 +1,7 @@
 package states
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -399,5 +400,41 @@ func TestDecideNodeMarksAlertWorthyWaitsAsWarnings(t *testing.T) {
 	}
 	if d := DecideNode(healthyNode(NodeOnline)); d.Warning {
 		t.Errorf("a steady Online node's wait (%s) is a Warning", d.Reason)
+	}
+}
+
+// TestDrainMessagesShowTheMovesInFlight: what the node's status message,
+// its Events and `kubectl gluster explain` show of a drain with moves in
+// flight: how many replacements heal, the brick moving now, and what is
+// left.
+func TestDrainMessagesShowTheMovesInFlight(t *testing.T) {
+	cases := []struct {
+		name   string
+		mutate func(*NodeSnapshot)
+		want   []string
+	}{
+		{name: "a move beside others names the replacements healing and the bricks left", mutate: func(s *NodeSnapshot) {
+			s.NextBrickVolume, s.NextBrickPath = "vol1", "/bricks/vol1/b1"
+			s.ReplacementsHealing, s.MaxParallelMoves = 2, 4
+		}, want: []string{"2 replacement brick(s) healing", "moving brick /bricks/vol1/b1 of volume vol1", "3 left", "maxParallelMoves 4"}},
+		{name: "a drain at its bound names the replacements healing and the bound", mutate: func(s *NodeSnapshot) {
+			s.ReplacementsHealing, s.MaxParallelMoves = 4, 4
+		}, want: []string{"Waiting for 4 replacement brick(s) to heal", "maxParallelMoves 4", "3 brick(s) left"}},
+		{name: "a first move says nothing is healing", mutate: func(s *NodeSnapshot) {
+			s.NextBrickVolume, s.NextBrickPath = "vol1", "/bricks/vol1/b1"
+			s.MaxParallelMoves = 4
+		}, want: []string{"Moving brick /bricks/vol1/b1 of volume vol1 off the node (3 left)."}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := healthyNode(NodeDraining)
+			tc.mutate(&s)
+			d := DecideNode(s)
+			for _, w := range tc.want {
+				if !strings.Contains(d.Message, w) {
+					t.Errorf("message %q does not say %q", d.Message, w)
+				}
+			}
+		})
 	}
 }
