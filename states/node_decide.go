@@ -315,7 +315,13 @@ func decideNodeDraining(s NodeSnapshot) Decision {
 	if s.ReplacementsHealing > 0 {
 		msg = fmt.Sprintf("%d replacement brick(s) healing; moving brick %s of volume %s off the node beside them (%d left, drainPolicy.maxParallelMoves %d).", s.ReplacementsHealing, s.NextBrickPath, s.NextBrickVolume, s.BricksOnNode, bound)
 	}
-	return step(NodeMoveBrick, ReasonMovingBrick, msg, pollShort)
+	after := pollShort
+	if s.ReplacementsHealing+1 < bound && s.BricksOnNode > 1 {
+		// Room for another move once this one is done: look again soon
+		// rather than wait for a heal to wake the node.
+		after = pollBeside
+	}
+	return step(NodeMoveBrick, ReasonMovingBrick, msg, after)
 }
 
 // decideNodeAbandoned finishes a drained node whose peer is dead. GD2

@@ -412,18 +412,31 @@ func TestDrainMessagesShowTheMovesInFlight(t *testing.T) {
 		name   string
 		mutate func(*NodeSnapshot)
 		want   []string
+		// after is the requeue wanted.
+		after time.Duration
 	}{
-		{name: "a move beside others names the replacements healing and the bricks left", mutate: func(s *NodeSnapshot) {
+		{name: "a move beside others names the replacements healing and the bricks left, and looks again soon for the next", mutate: func(s *NodeSnapshot) {
 			s.NextBrickVolume, s.NextBrickPath = "vol1", "/bricks/vol1/b1"
 			s.ReplacementsHealing, s.MaxParallelMoves = 2, 4
-		}, want: []string{"2 replacement brick(s) healing", "moving brick /bricks/vol1/b1 of volume vol1", "3 left", "maxParallelMoves 4"}},
+		}, want: []string{"2 replacement brick(s) healing", "moving brick /bricks/vol1/b1 of volume vol1", "3 left", "maxParallelMoves 4"}, after: pollBeside},
 		{name: "a drain at its bound names the replacements healing and the bound", mutate: func(s *NodeSnapshot) {
 			s.ReplacementsHealing, s.MaxParallelMoves = 4, 4
-		}, want: []string{"Waiting for 4 replacement brick(s) to heal", "maxParallelMoves 4", "3 brick(s) left"}},
+		}, want: []string{"Waiting for 4 replacement brick(s) to heal", "maxParallelMoves 4", "3 brick(s) left"}, after: pollLong},
 		{name: "a first move says nothing is healing", mutate: func(s *NodeSnapshot) {
 			s.NextBrickVolume, s.NextBrickPath = "vol1", "/bricks/vol1/b1"
 			s.MaxParallelMoves = 4
-		}, want: []string{"Moving brick /bricks/vol1/b1 of volume vol1 off the node (3 left)."}},
+		}, want: []string{"Moving brick /bricks/vol1/b1 of volume vol1 off the node (3 left)."}, after: pollBeside},
+		{name: "a move that fills the bound looks again at the step's usual pace", mutate: func(s *NodeSnapshot) {
+			s.NextBrickVolume, s.NextBrickPath = "vol1", "/bricks/vol1/b1"
+			s.ReplacementsHealing, s.MaxParallelMoves = 3, 4
+		}, want: []string{"3 replacement brick(s) healing"}, after: pollShort},
+		{name: "a move one at a time looks again at the step's usual pace", mutate: func(s *NodeSnapshot) {
+			s.NextBrickVolume, s.NextBrickPath = "vol1", "/bricks/vol1/b1"
+		}, want: []string{"Moving brick /bricks/vol1/b1"}, after: pollShort},
+		{name: "the node's last brick looks again at the step's usual pace", mutate: func(s *NodeSnapshot) {
+			s.NextBrickVolume, s.NextBrickPath = "vol1", "/bricks/vol1/b1"
+			s.BricksOnNode, s.MaxParallelMoves = 1, 4
+		}, want: []string{"(1 left)"}, after: pollShort},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -434,6 +447,9 @@ func TestDrainMessagesShowTheMovesInFlight(t *testing.T) {
 				if !strings.Contains(d.Message, w) {
 					t.Errorf("message %q does not say %q", d.Message, w)
 				}
+			}
+			if d.RequeueAfter != tc.after {
+				t.Errorf("requeue after %s, want %s", d.RequeueAfter, tc.after)
 			}
 		})
 	}
