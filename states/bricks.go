@@ -171,7 +171,8 @@ type PeerBricks struct {
 	// peer's own included: while any is, the sets are not healed (Healed).
 	Unreachable int
 	// Movable are the peer's bricks that may be moved now (another healed
-	// copy exists), ordered by volume and path.
+	// copy exists, and stopping the brick keeps its replica set's quorum),
+	// ordered by volume and path.
 	Movable []VolumeBrick
 	// Unhealed counts the refs (moved bricks) whose replica set is not yet
 	// healthy again.
@@ -184,7 +185,9 @@ type PeerBricks struct {
 // A brick is movable only when its volume is started, its set holds copies
 // (replicate or disperse), and another peer holds a healed copy of the set;
 // otherwise it counts as a sole healed copy. A brick whose stop would take
-// its set below client quorum counts as at risk.
+// its set below client quorum counts as at risk and is not movable; the
+// count is node-wide (what stopping the whole node would do), the rule for
+// moving is per replica set.
 func AnalyzePeer(peer string, vols []VolumeFacts, moved []BrickRef) PeerBricks {
 	var out PeerBricks
 	movedSet := map[BrickRef]bool{}
@@ -229,10 +232,14 @@ func AnalyzePeer(peer string, vols []VolumeFacts, moved []BrickRef) PeerBricks {
 				if s.Replica && !healedElsewhere {
 					out.SoleHealedCopies++
 				}
-				if b.Online && !quorum {
+				atRisk := b.Online && !quorum
+				if atRisk {
 					out.QuorumAtRisk++
 				}
-				if s.Replica && healedElsewhere {
+				// Quorum is per replica set: a brick whose stop would drop
+				// its own set below quorum stays, the node's other bricks
+				// may still move.
+				if s.Replica && healedElsewhere && !atRisk {
 					out.Movable = append(out.Movable, VolumeBrick{Volume: v.Name, Subvol: s.Name, BrickFacts: b})
 				}
 			}

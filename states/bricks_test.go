@@ -29,7 +29,7 @@ func TestAnalyzePeer(t *testing.T) {
 		{"a down brick whose siblings carry the same backlog can be rebuilt from them", "a", [3]bool{false, true, true}, [3]int64{-1, 7, 7}, want{1, 1, 0, 0, 1}},
 		{"a brick is the sole healed copy when the only other online sibling is still filling", "a", [3]bool{true, true, false}, [3]int64{9, 0, -1}, want{1, 0, 1, 1, 0}},
 		{"a filling new brick is never counted as a healed copy", "b", [3]bool{true, true, true}, [3]int64{5, 0, 5}, want{1, 0, 0, 0, 1}},
-		{"stopping a brick while another is down loses quorum", "a", [3]bool{true, true, false}, [3]int64{0, 0, -1}, want{1, 0, 0, 1, 1}},
+		{"stopping a brick while another is down loses quorum, so it does not move", "a", [3]bool{true, true, false}, [3]int64{0, 0, -1}, want{1, 0, 0, 1, 0}},
 		{"a peer with no brick in the set has nothing to analyse", "z", [3]bool{true, true, true}, [3]int64{0, 0, 0}, want{0, 0, 0, 0, 0}},
 	}
 	for _, tc := range cases {
@@ -40,6 +40,20 @@ func TestAnalyzePeer(t *testing.T) {
 				t.Fatalf("got %+v, want %+v", g, tc.want)
 			}
 		})
+	}
+}
+
+func TestAnalyzePeerKeepsQuorumPerReplicaSet(t *testing.T) {
+	// Peer a holds a brick in two sets; the first set's c is down, so
+	// stopping a's brick there would leave one of three up.
+	v := layout("v", []string{"a", "b", "c"}, []string{"a", "d", "e"})
+	v.Subvols[0].Bricks[2].Online, v.Subvols[0].Bricks[2].Pending = false, -1
+	got := AnalyzePeer("a", []VolumeFacts{v}, nil)
+	if got.QuorumAtRisk != 1 {
+		t.Fatalf("quorum at risk %d, want the one brick of the set with a brick down", got.QuorumAtRisk)
+	}
+	if len(got.Movable) != 1 || got.Movable[0].Subvol != v.Subvols[1].Name {
+		t.Fatalf("movable %+v, want only the brick of the set that keeps quorum", got.Movable)
 	}
 }
 

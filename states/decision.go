@@ -62,6 +62,10 @@ const (
 	// heals: only one node (or one per zone) is there at a time, and every
 	// second it waits is a second the whole roll takes longer.
 	pollUpgrade = time.Second
+	// pollBeside is for a drain that has just started a move with room
+	// for another beside it (drainPolicy.maxParallelMoves): every second
+	// between two moves is a second the drain takes longer.
+	pollBeside = time.Second
 	// pollRest is how often a node whose liveness the peer watch follows
 	// looks again with nothing changed (see livenessPoll): the informers'
 	// default resync period, a net under the watch, not a sampling rate.

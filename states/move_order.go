@@ -8,8 +8,9 @@ import (
 
 // A drain moves one brick per sync. Which one, and which peers it may go
 // to, is decided here from what the gatherer read in that sync: AnalyzePeer
-// says which bricks may move at all, PlanMove where one of them may go, and
-// NextMove which goes first.
+// says which bricks may move at all, PlanMove where one of them may go,
+// NextMove which goes first, and NextMoves which may go beside the moves
+// already in flight (drainPolicy.maxParallelMoves).
 
 // DrainFacts is what a drain knows when it picks its next move.
 type DrainFacts struct {
@@ -31,6 +32,9 @@ type DrainFacts struct {
 	// had begun preparing the new brick there (the node's refusedPeers,
 	// see RefuseAfterFailure).
 	Refused []string
+	// InFlight counts the drain's moves whose replacement is still healing
+	// (AnalyzePeer's Unhealed): what NextMoves counts against its bound.
+	InFlight int
 }
 
 // BrickMove is one movable brick with the plan of its move: where it may
@@ -122,6 +126,82 @@ func NextMove(f DrainFacts) DrainMove {
 		out.Blocked = block.Reason
 	}
 	return out
+}
+
+// NextMoves plans the moves a drain may start now beside the f.InFlight
+// moves whose replacements still heal, at most limit in flight in all
+// (drainPolicy.maxParallelMoves; below 1 counts as 1). The first move,
+// when none is in flight, is NextMove's. Every further one keeps the
+// sequential rules on the state the earlier ones leave, and:
+//
+//   - its replica set is fully healed (SubvolFacts.Healthy): a set holding
+//     a replacement still healing, or anything else unhealed, takes no
+//     move beside others, so no set ever has two moves under way;
+//   - no two moves of the plan are in one replica set;
+//   - it is planned after the earlier moves of the plan are charged to the
+//     devices: each move's ReplacementRoom is taken from every enabled
+//     device of every peer it may land on, since GD2 picks the device.
+//
+// Moves in different replica sets do not touch each other's zones (zone
+// safety is per set, PlanMove) nor each other's replacement names (GD2
+// names a replacement after its volume, set and position), so planning
+// them in turn keeps both. The order is f.Movable's, as NextMove's.
+func NextMoves(f DrainFacts, limit int) []BrickMove {
+	room := max(limit, 1) - f.InFlight
+	if room <= 0 {
+		return nil
+	}
+	refused := f.refusedSet()
+	plan := f
+	plan.Devices = slices.Clone(f.Devices)
+	taken := map[[2]string]bool{}
+	var out []BrickMove
+	for _, b := range f.Movable {
+		if len(out) == room {
+			break
+		}
+		set := [2]string{b.Volume, b.Subvol}
+		if taken[set] {
+			continue
+		}
+		if beside := f.InFlight > 0 || len(out) > 0; beside && !f.setHealthy(b) {
+			continue
+		}
+		m := plan.planBrick(b, refused)
+		if m.Block != nil {
+			continue
+		}
+		taken[set] = true
+		out = append(out, m)
+		chargeDevices(plan.Devices, m.Plan.Targets, ReplacementRoom(b.Size))
+	}
+	return out
+}
+
+// setHealthy reports whether the replica set of b is fully healed.
+func (f DrainFacts) setHealthy(b VolumeBrick) bool {
+	for _, v := range f.Volumes {
+		if v.Name != b.Volume {
+			continue
+		}
+		for _, s := range v.Subvols {
+			if s.Name == b.Subvol {
+				return s.Healthy()
+			}
+		}
+	}
+	return false
+}
+
+// chargeDevices takes room from every enabled device of the peers in
+// targets (down to zero).
+func chargeDevices(devices []DeviceFacts, targets []string, room uint64) {
+	for i := range devices {
+		d := &devices[i]
+		if d.Enabled && slices.Contains(targets, d.PeerID) {
+			d.Free -= min(d.Free, room)
+		}
+	}
 }
 
 // RefuseAfterFailure is the node's refused peers after its step failed:

@@ -255,7 +255,7 @@ func decideNodeFailed(s NodeSnapshot) Decision {
 // drainBlocked returns a wait decision when moving this node's bricks would
 // be unsafe or impossible right now.
 func drainBlocked(s NodeSnapshot) (Decision, bool) {
-	if s.VolumeNodeDown != "" && (s.NextBrickPath == "" || s.SoleHealedCopies > 0 || s.QuorumAtRisk > 0) {
+	if s.VolumeNodeDown != "" && (s.NextBrickPath == "" || s.SoleHealedCopies > 0) {
 		// GD2 refuses the moves while a node of the volume is down, and
 		// that node is what keeps the other copies short: name it, as it
 		// is what the admin can fix.
@@ -264,7 +264,9 @@ func drainBlocked(s NodeSnapshot) (Decision, bool) {
 	switch {
 	case s.SoleHealedCopies > 0:
 		return wait(ReasonSoleHealedCopy, fmt.Sprintf("%d brick(s) on the node hold the only healed copy of their replica set; not moving them until the other copies heal.", s.SoleHealedCopies), pollLong), true
-	case s.QuorumAtRisk > 0:
+	case s.QuorumAtRisk > 0 && s.NextBrickPath == "":
+		// Quorum is kept per replica set (AnalyzePeer): a brick at risk
+		// stays, and holds up the drain only when no other brick can move.
 		return wait(ReasonQuorumAtRisk, fmt.Sprintf("Stopping %d brick(s) on the node would drop their replica set below quorum.", s.QuorumAtRisk), pollLong), true
 	case s.DrainBlockedReason != "":
 		return wait(ReasonDrainBlocked, "Bricks cannot be moved off the node: "+s.DrainBlockedReason+".", pollLong), true
@@ -288,8 +290,9 @@ func decideNodeDraining(s NodeSnapshot) Decision {
 		// replacement already made goes on healing.
 		return paused(fmt.Sprintf("draining the node (%d brick(s) left on it, %d replacement(s) healing)", s.BricksOnNode, s.ReplacementsHealing), pollLong)
 	}
-	if s.ReplacementsHealing > 0 {
-		return wait(ReasonReplacementHealing, fmt.Sprintf("Waiting for %d replacement brick(s) to heal before moving the next one.", s.ReplacementsHealing), pollLong)
+	bound := max(s.MaxParallelMoves, 1)
+	if s.ReplacementsHealing >= bound || (s.BricksOnNode == 0 && s.ReplacementsHealing > 0) {
+		return wait(ReasonReplacementHealing, fmt.Sprintf("Waiting for %d replacement brick(s) to heal before moving the next one (drainPolicy.maxParallelMoves %d; %d brick(s) left on the node).", s.ReplacementsHealing, bound, s.BricksOnNode), pollLong)
 	}
 	if s.BricksOnNode == 0 {
 		if !s.PeerKnown || s.PeerAlive {
@@ -297,13 +300,28 @@ func decideNodeDraining(s NodeSnapshot) Decision {
 		}
 		return fire(NodeAbandon, ReasonDrainedPeerDead, "Every brick has moved off the node, but the peer is dead and GD2 cannot delete it.")
 	}
+	if s.NextBrickPath == "" && s.ReplacementsHealing > 0 {
+		// Every brick left waits for a heal: a replica set takes no second
+		// move, and a move beside others goes only to a healed set.
+		return wait(ReasonReplacementHealing, fmt.Sprintf("Waiting for %d replacement brick(s) to heal: no other brick of the node may move beside them yet (%d left on the node).", s.ReplacementsHealing, s.BricksOnNode), pollLong)
+	}
 	if d, blocked := drainBlocked(s); blocked {
 		return d
 	}
 	if s.NextBrickPath == "" {
 		return wait(ReasonDrainBlocked, "No brick on the node can be placed elsewhere yet.", pollLong)
 	}
-	return step(NodeMoveBrick, ReasonMovingBrick, fmt.Sprintf("Moving brick %s of volume %s off the node (%d left).", s.NextBrickPath, s.NextBrickVolume, s.BricksOnNode), pollShort)
+	msg := fmt.Sprintf("Moving brick %s of volume %s off the node (%d left).", s.NextBrickPath, s.NextBrickVolume, s.BricksOnNode)
+	if s.ReplacementsHealing > 0 {
+		msg = fmt.Sprintf("%d replacement brick(s) healing; moving brick %s of volume %s off the node beside them (%d left, drainPolicy.maxParallelMoves %d).", s.ReplacementsHealing, s.NextBrickPath, s.NextBrickVolume, s.BricksOnNode, bound)
+	}
+	after := pollShort
+	if s.ReplacementsHealing+1 < bound && s.BricksOnNode > 1 {
+		// Room for another move once this one is done: look again soon
+		// rather than wait for a heal to wake the node.
+		after = pollBeside
+	}
+	return step(NodeMoveBrick, ReasonMovingBrick, msg, after)
 }
 
 // decideNodeAbandoned finishes a drained node whose peer is dead. GD2

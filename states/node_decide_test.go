@@ -1,6 +1,7 @@
 package states
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -140,20 +141,37 @@ func nodeCases() []nodeCase {
 			s.NextBrickVolume, s.NextBrickPath = "vol1", "/bricks/vol1/b1"
 			s.ReplacementsHealing = 1
 		}, wantReason: ReasonReplacementHealing},
+		{name: "a draining node allowed parallel moves moves another brick while fewer replacements heal", state: NodeDraining, mutate: func(s *NodeSnapshot) {
+			s.NextBrickVolume, s.NextBrickPath = "vol1", "/bricks/vol1/b1"
+			s.ReplacementsHealing, s.MaxParallelMoves = 2, 3
+		}, wantStep: NodeMoveBrick},
+		{name: "a draining node with as many replacements healing as its parallel moves waits", state: NodeDraining, mutate: func(s *NodeSnapshot) {
+			s.NextBrickVolume, s.NextBrickPath = "vol1", "/bricks/vol1/b1"
+			s.ReplacementsHealing, s.MaxParallelMoves = 3, 3
+		}, wantReason: ReasonReplacementHealing},
+		{name: "a draining node with replacements healing and no brick that may move beside them waits for the heal", state: NodeDraining, mutate: func(s *NodeSnapshot) {
+			s.ReplacementsHealing, s.MaxParallelMoves = 1, 3
+			s.DrainBlockedReason = "no alive peer outside zones"
+		}, wantReason: ReasonReplacementHealing},
+		{name: "a drained node waits for every replacement to heal whatever its parallel moves", state: NodeDraining, mutate: func(s *NodeSnapshot) {
+			s.BricksOnNode, s.ReplacementsHealing, s.MaxParallelMoves = 0, 1, 3
+		}, wantReason: ReasonReplacementHealing},
 		{name: "a draining node never moves a brick holding the only healed copy", state: NodeDraining, mutate: func(s *NodeSnapshot) {
 			s.NextBrickVolume, s.NextBrickPath = "vol1", "/bricks/vol1/b1"
 			s.SoleHealedCopies = 2
 		}, wantReason: ReasonSoleHealedCopy},
-		{name: "a draining node never moves a brick whose replica set would lose quorum", state: NodeDraining, mutate: func(s *NodeSnapshot) {
-			s.NextBrickVolume, s.NextBrickPath = "vol1", "/bricks/vol1/b1"
+		{name: "a draining node whose only bricks left would drop their replica set below quorum waits", state: NodeDraining, mutate: func(s *NodeSnapshot) {
 			s.QuorumAtRisk = 1
 		}, wantReason: ReasonQuorumAtRisk},
+		{name: "a draining node moves a brick of another replica set while one set would lose quorum", state: NodeDraining, mutate: func(s *NodeSnapshot) {
+			s.NextBrickVolume, s.NextBrickPath = "vol1", "/bricks/vol1/b1"
+			s.QuorumAtRisk = 1
+		}, wantStep: NodeMoveBrick},
 		{name: "a draining node waits when no brick can be placed", state: NodeDraining, wantReason: ReasonDrainBlocked},
 		{name: "a draining node names the node of the volume that is down", state: NodeDraining, mutate: func(s *NodeSnapshot) {
 			s.DrainBlockedReason, s.VolumeNodeDown = "node storage/b is down", "node storage/b is down"
 		}, wantReason: ReasonVolumeNodeDown},
 		{name: "a draining node that would break quorum because a node of the volume is down names that node", state: NodeDraining, mutate: func(s *NodeSnapshot) {
-			s.NextBrickVolume, s.NextBrickPath = "vol2", "/bricks/vol2/b1"
 			s.VolumeNodeDown = "node storage/b is down"
 			s.QuorumAtRisk = 1
 		}, wantReason: ReasonVolumeNodeDown},
@@ -382,5 +400,57 @@ func TestDecideNodeMarksAlertWorthyWaitsAsWarnings(t *testing.T) {
 	}
 	if d := DecideNode(healthyNode(NodeOnline)); d.Warning {
 		t.Errorf("a steady Online node's wait (%s) is a Warning", d.Reason)
+	}
+}
+
+// TestDrainMessagesShowTheMovesInFlight: what the node's status message,
+// its Events and `kubectl gluster explain` show of a drain with moves in
+// flight: how many replacements heal, the brick moving now, and what is
+// left.
+func TestDrainMessagesShowTheMovesInFlight(t *testing.T) {
+	cases := []struct {
+		name   string
+		mutate func(*NodeSnapshot)
+		want   []string
+		// after is the requeue wanted.
+		after time.Duration
+	}{
+		{name: "a move beside others names the replacements healing and the bricks left, and looks again soon for the next", mutate: func(s *NodeSnapshot) {
+			s.NextBrickVolume, s.NextBrickPath = "vol1", "/bricks/vol1/b1"
+			s.ReplacementsHealing, s.MaxParallelMoves = 2, 4
+		}, want: []string{"2 replacement brick(s) healing", "moving brick /bricks/vol1/b1 of volume vol1", "3 left", "maxParallelMoves 4"}, after: pollBeside},
+		{name: "a drain at its bound names the replacements healing and the bound", mutate: func(s *NodeSnapshot) {
+			s.ReplacementsHealing, s.MaxParallelMoves = 4, 4
+		}, want: []string{"Waiting for 4 replacement brick(s) to heal", "maxParallelMoves 4", "3 brick(s) left"}, after: pollLong},
+		{name: "a first move says nothing is healing", mutate: func(s *NodeSnapshot) {
+			s.NextBrickVolume, s.NextBrickPath = "vol1", "/bricks/vol1/b1"
+			s.MaxParallelMoves = 4
+		}, want: []string{"Moving brick /bricks/vol1/b1 of volume vol1 off the node (3 left)."}, after: pollBeside},
+		{name: "a move that fills the bound looks again at the step's usual pace", mutate: func(s *NodeSnapshot) {
+			s.NextBrickVolume, s.NextBrickPath = "vol1", "/bricks/vol1/b1"
+			s.ReplacementsHealing, s.MaxParallelMoves = 3, 4
+		}, want: []string{"3 replacement brick(s) healing"}, after: pollShort},
+		{name: "a move one at a time looks again at the step's usual pace", mutate: func(s *NodeSnapshot) {
+			s.NextBrickVolume, s.NextBrickPath = "vol1", "/bricks/vol1/b1"
+		}, want: []string{"Moving brick /bricks/vol1/b1"}, after: pollShort},
+		{name: "the node's last brick looks again at the step's usual pace", mutate: func(s *NodeSnapshot) {
+			s.NextBrickVolume, s.NextBrickPath = "vol1", "/bricks/vol1/b1"
+			s.BricksOnNode, s.MaxParallelMoves = 1, 4
+		}, want: []string{"(1 left)"}, after: pollShort},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := healthyNode(NodeDraining)
+			tc.mutate(&s)
+			d := DecideNode(s)
+			for _, w := range tc.want {
+				if !strings.Contains(d.Message, w) {
+					t.Errorf("message %q does not say %q", d.Message, w)
+				}
+			}
+			if d.RequeueAfter != tc.after {
+				t.Errorf("requeue after %s, want %s", d.RequeueAfter, tc.after)
+			}
+		})
 	}
 }

@@ -26,7 +26,7 @@ func randomNode(r *rand.Rand) NodeSnapshot {
 		GD2Reachable: b(), PeerKnown: b(), PeerAlive: b(),
 		DevicesEnabled: n(), DevicesDisabled: n(), Disabled: b(),
 		BricksOnNode: n(), BricksOffline: n(), SoleHealedCopies: n(), QuorumAtRisk: n(),
-		ReplacementsHealing: n(), PendingHealEntries: int64(n()), SplitBrainEntries: int64(n()),
+		ReplacementsHealing: n(), MaxParallelMoves: n(), PendingHealEntries: int64(n()), SplitBrainEntries: int64(n()),
 	}
 	if b() {
 		s.DownSince = t0.Add(-time.Duration(r.IntN(60)) * time.Minute)
@@ -61,8 +61,10 @@ func TestDecideNodeNeverBreaksTheSafetyRules(t *testing.T) {
 
 		switch d.Step {
 		case NodeMoveBrick:
-			if s.SoleHealedCopies > 0 || s.QuorumAtRisk > 0 || s.ReplacementsHealing > 0 || !s.GD2Reachable || s.DrainBlockedReason != "" {
-				fail("a brick was moved while unsafe or blind")
+			// Quorum is kept per replica set: a brick at risk is never
+			// the next brick (AnalyzePeer, TestNextMovesKeepsTheSequentialRules).
+			if s.SoleHealedCopies > 0 || s.ReplacementsHealing >= max(s.MaxParallelMoves, 1) || !s.GD2Reachable || s.DrainBlockedReason != "" || s.NextBrickPath == "" {
+				fail("a brick was moved while unsafe or blind, or beyond the moves in flight allowed")
 			}
 		case NodeDisableDevices:
 			if !s.PeerAlive || s.DevicesEnabled == 0 {

@@ -125,10 +125,13 @@ type NodeSnapshot struct {
 	// quorum if this node's bricks stopped now. Bricks already offline do
 	// not count: stopping them changes nothing.
 	QuorumAtRisk int
-	// ReplacementsHealing: bricks this node's drain moved elsewhere that
-	// still have entries pending heal (the dispatcher tracks moves in
-	// status).
+	// ReplacementsHealing: bricks this node's drain moved elsewhere whose
+	// replica set is not healed yet (the dispatcher tracks moves in
+	// status): the drain's moves in flight.
 	ReplacementsHealing int
+	// MaxParallelMoves: the cluster's drainPolicy.maxParallelMoves, the
+	// most moves a drain has in flight at once (0 counts as 1).
+	MaxParallelMoves int
 	// PendingHealEntries / SplitBrainEntries: heal-info totals over the
 	// replica sets that include a brick of this node.
 	PendingHealEntries int64
@@ -139,7 +142,8 @@ type NodeSnapshot struct {
 	// counts look (Healed).
 	BricksUnreachable int
 	// NextBrickVolume / NextBrickPath: the brick the dispatcher would move
-	// next while draining, "" if it found none it could place.
+	// next while draining, "" if it found none it could place, or none
+	// that may move beside the moves in flight (states.NextMoves).
 	NextBrickVolume string
 	NextBrickPath   string
 	// DrainBlockedReason: why bricks cannot be moved off this node at all

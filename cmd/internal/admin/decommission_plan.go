@@ -44,8 +44,9 @@ func showDecommissionPlan(ctx context.Context, kc kubernetes.Interface, ac versi
 		nodes = append(nodes, &list.Items[i])
 	}
 	var b strings.Builder
-	writeDecommissionSummary(&b, node, nodes)
 	cluster, err := ac.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, node.Spec.Cluster, metav1.GetOptions{})
+	// Without the cluster its drain policy is unknown: the default's.
+	writeDecommissionSummary(&b, node, nodes, objects.MaxParallelMoves(cluster))
 	if err != nil {
 		fmt.Fprintf(&b, "Bricks: unknown; cannot read GlusterCluster %s/%s: %v\n", ns, node.Spec.Cluster, err)
 	} else {
@@ -65,15 +66,20 @@ func previewDrain(ctx context.Context, kc kubernetes.Interface, c *operatorv1alp
 	if err != nil {
 		return nodemachine.DrainPreview{}, err
 	}
-	return nodemachine.PreviewDrain(ctx, gc, node, nodes)
+	return nodemachine.PreviewDrain(ctx, gc, node, nodes, objects.MaxParallelMoves(c))
 }
 
 // writeDecommissionSummary writes what the decommission does and what it
-// leaves, from the Kubernetes objects alone.
-func writeDecommissionSummary(b *strings.Builder, node *operatorv1alpha1.GlusterNode, nodes []*operatorv1alpha1.GlusterNode) {
+// leaves, from the Kubernetes objects alone; parallel is the cluster's
+// drainPolicy.maxParallelMoves.
+func writeDecommissionSummary(b *strings.Builder, node *operatorv1alpha1.GlusterNode, nodes []*operatorv1alpha1.GlusterNode, parallel int) {
 	state := orDash(node.Status.State)
 	fmt.Fprintf(b, "Plan: decommission GlusterNode %s/%s (cluster %s, zone %s, state %s)\n", node.Namespace, node.Name, node.Spec.Cluster, node.Spec.Zone, state)
-	fmt.Fprintf(b, "  1. %s: each brick on the node is moved to another node by replace-brick and healed, one at a time\n", states.NodeDraining)
+	howMany := "one at a time"
+	if parallel > 1 {
+		howMany = fmt.Sprintf("up to %d at once, each in its own replica set (drainPolicy.maxParallelMoves)", parallel)
+	}
+	fmt.Fprintf(b, "  1. %s: each brick on the node is moved to another node by replace-brick and healed, %s\n", states.NodeDraining, howMany)
 	fmt.Fprintf(b, "  2. %s: the GD2 peer is removed\n", states.NodeDetaching)
 	fmt.Fprintf(b, "  3. %s -> %s: the node's pod and PVCs are deleted, then the GlusterNode\n", states.NodeDeleting, states.NodeDeleted)
 	var left, online, zoneOnline int
@@ -108,22 +114,29 @@ func writeBrickPlan(b *strings.Builder, preview nodemachine.DrainPreview, err er
 		return
 	}
 	b.WriteString("Bricks, with the target the operator's placement policy picks now (each move is\n" +
-		"planned again after the previous one has healed, so later targets may differ):\n")
+		"planned again when it starts, so later targets may differ):\n")
+	if preview.InFlight > 0 {
+		fmt.Fprintf(b, "  %d replacement(s) healing (moves in flight, at most %d)\n", preview.InFlight, max(preview.MaxParallelMoves, 1))
+	}
 	zone := map[string]string{}
 	for _, n := range nodes {
 		zone[n.Namespace+"/"+n.Name] = n.Spec.Zone
 	}
-	table(b, []string{"VOLUME", "BRICK", "TO", "ZONE"}, func(row func(...string)) {
+	table(b, []string{"VOLUME", "BRICK", "TO", "ZONE", "WHEN"}, func(row func(...string)) {
 		for _, bp := range preview.Bricks {
 			if bp.Blocked != "" {
-				row(bp.Volume, bp.Path, "(cannot move now: "+bp.Blocked+")", "-")
+				row(bp.Volume, bp.Path, "(cannot move now: "+bp.Blocked+")", "-", "-")
 				continue
 			}
 			to := bp.Targets[0]
 			if n := bp.TargetNodes[0]; n != "" {
 				to = n[strings.IndexByte(n, '/')+1:]
 			}
-			row(bp.Volume, bp.Path, to, orDash(zone[bp.TargetNodes[0]]))
+			when := "after a heal"
+			if bp.Now {
+				when = "now"
+			}
+			row(bp.Volume, bp.Path, to, orDash(zone[bp.TargetNodes[0]]), when)
 		}
 	})
 	if preview.Staying > 0 {

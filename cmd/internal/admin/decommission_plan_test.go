@@ -24,9 +24,9 @@ func TestDecommissionPlanText(t *testing.T) {
 	leaving := mk("a1", "zone-1", "Online")
 	nodes := []*operatorv1alpha1.GlusterNode{leaving, mk("a2", "zone-1", "Online"), mk("b1", "zone-2", "Online"), mk("c1", "zone-3", "Offline")}
 	var b strings.Builder
-	writeDecommissionSummary(&b, leaving, nodes)
-	writeBrickPlan(&b, nodemachine.DrainPreview{PeerID: "p1", Staying: 1, Bricks: []nodemachine.BrickPreview{
-		{Volume: "v1", Path: "/b/1", Targets: []string{"p2"}, TargetNodes: []string{"ns/a2"}, SameZone: true},
+	writeDecommissionSummary(&b, leaving, nodes, 1)
+	writeBrickPlan(&b, nodemachine.DrainPreview{PeerID: "p1", Staying: 1, MaxParallelMoves: 1, Bricks: []nodemachine.BrickPreview{
+		{Volume: "v1", Path: "/b/1", Targets: []string{"p2"}, TargetNodes: []string{"ns/a2"}, SameZone: true, Now: true},
 		{Volume: "v2", Path: "/b/2", Blocked: "no room"},
 	}}, nil, nodes)
 	want := "Plan: decommission GlusterNode ns/a1 (cluster gluster, zone zone-1, state Online)\n" +
@@ -35,13 +35,38 @@ func TestDecommissionPlanText(t *testing.T) {
 		"  3. Deleting -> Deleted: the node's pod and PVCs are deleted, then the GlusterNode\n" +
 		"Left in cluster gluster: 3 nodes, 2 Online (1 Online in zone zone-1)\n" +
 		"Bricks, with the target the operator's placement policy picks now (each move is\n" +
-		"planned again after the previous one has healed, so later targets may differ):\n" +
-		"  VOLUME  BRICK  TO                          ZONE\n" +
-		"  v1      /b/1   a2                          zone-1\n" +
-		"  v2      /b/2   (cannot move now: no room)  -\n" +
+		"planned again when it starts, so later targets may differ):\n" +
+		"  VOLUME  BRICK  TO                          ZONE    WHEN\n" +
+		"  v1      /b/1   a2                          zone-1  now\n" +
+		"  v2      /b/2   (cannot move now: no room)  -       -\n" +
 		"  1 more brick(s) wait: the only healed copy of their data, or their replica set's quorum\n"
 	if b.String() != want {
 		t.Errorf("plan\n%s\nwant\n%s", b.String(), want)
+	}
+
+	// A drain allowed parallel moves, with one in flight: the bricks that
+	// move beside it now, and the one that waits for a heal.
+	b.Reset()
+	writeDecommissionSummary(&b, leaving, nodes, 3)
+	writeBrickPlan(&b, nodemachine.DrainPreview{PeerID: "p1", MaxParallelMoves: 3, InFlight: 1, Bricks: []nodemachine.BrickPreview{
+		{Volume: "v1", Path: "/b/1", Targets: []string{"p2"}, TargetNodes: []string{"ns/a2"}, SameZone: true, Now: true},
+		{Volume: "v2", Path: "/b/2", Targets: []string{"p2"}, TargetNodes: []string{"ns/a2"}, SameZone: true, Now: true},
+		{Volume: "v2", Path: "/b/3", Targets: []string{"p3"}, TargetNodes: []string{"ns/b1"}},
+	}}, nil, nodes)
+	want = "Plan: decommission GlusterNode ns/a1 (cluster gluster, zone zone-1, state Online)\n" +
+		"  1. Draining: each brick on the node is moved to another node by replace-brick and healed, up to 3 at once, each in its own replica set (drainPolicy.maxParallelMoves)\n" +
+		"  2. Detaching: the GD2 peer is removed\n" +
+		"  3. Deleting -> Deleted: the node's pod and PVCs are deleted, then the GlusterNode\n" +
+		"Left in cluster gluster: 3 nodes, 2 Online (1 Online in zone zone-1)\n" +
+		"Bricks, with the target the operator's placement policy picks now (each move is\n" +
+		"planned again when it starts, so later targets may differ):\n" +
+		"  1 replacement(s) healing (moves in flight, at most 3)\n" +
+		"  VOLUME  BRICK  TO  ZONE    WHEN\n" +
+		"  v1      /b/1   a2  zone-1  now\n" +
+		"  v2      /b/2   a2  zone-1  now\n" +
+		"  v2      /b/3   b1  zone-2  after a heal\n"
+	if b.String() != want {
+		t.Errorf("plan with parallel moves\n%s\nwant\n%s", b.String(), want)
 	}
 
 	b.Reset()

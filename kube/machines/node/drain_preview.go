@@ -25,12 +25,16 @@ type BrickPreview struct {
 	SameZone             bool
 	// Blocked says why the brick cannot move now (empty when it can).
 	Blocked string
+	// Now: the brick is among the moves the drain would start now, beside
+	// the ones in flight (states.NextMoves); the others wait for a heal,
+	// a free slot, or what Blocked says.
+	Now bool
 }
 
 // DrainPreview is what draining a node would do, as far as its state now
-// tells: the operator moves one brick at a time and plans each move again
-// after the previous one has healed, so later targets may differ as
-// devices fill and heals finish.
+// tells: the operator has up to MaxParallelMoves moves in flight, each in
+// its own replica set, and plans each move again when it starts it, so
+// later targets may differ as devices fill and heals finish.
 type DrainPreview struct {
 	// PeerID is the node's GD2 peer; empty when GD2 does not know it
 	// (then there are no bricks to move).
@@ -44,13 +48,18 @@ type DrainPreview struct {
 	// PeerBricks counts every peer's bricks, from the same volume list:
 	// what the scale-down order (objects.ScaleDownOrder) goes by.
 	PeerBricks objects.BrickCounts
+	// MaxParallelMoves is the cluster's drainPolicy.maxParallelMoves, and
+	// InFlight the node's moves whose replacements still heal (a drain
+	// under way): the drain starts a move only while fewer are in flight.
+	MaxParallelMoves, InFlight int
 }
 
 // PreviewDrain computes the DrainPreview of node with the same facts and
 // the same pure policies its sync uses. nodes are the GlusterNodes of the
-// node's namespace.
-func PreviewDrain(ctx context.Context, gc effects.GD2Reader, node *operatorv1alpha1.GlusterNode, nodes []*operatorv1alpha1.GlusterNode) (DrainPreview, error) {
-	var out DrainPreview
+// node's namespace, maxParallelMoves the cluster's
+// (objects.MaxParallelMoves).
+func PreviewDrain(ctx context.Context, gc effects.GD2Reader, node *operatorv1alpha1.GlusterNode, nodes []*operatorv1alpha1.GlusterNode, maxParallelMoves int) (DrainPreview, error) {
+	out := DrainPreview{MaxParallelMoves: max(maxParallelMoves, 1)}
 	peers, err := gc.ListPeers(ctx, gd2.Filter{})
 	if err != nil {
 		return out, fmt.Errorf("list peers: %w", err)
@@ -85,13 +94,25 @@ func PreviewDrain(ctx context.Context, gc effects.GD2Reader, node *operatorv1alp
 	}
 	a := states.AnalyzePeer(peer.ID, views, moved)
 	out.Staying = a.OnPeer - len(a.Movable)
-	moves := states.PlanMoves(states.DrainFacts{
+	out.InFlight = a.Unhealed
+	facts := states.DrainFacts{
 		Source: peer.ID, Movable: a.Movable, Volumes: views,
 		Peers: gather.PeerFacts(peers), Devices: gather.DeviceFacts(devices),
 		FormerHolders: formerHoldersAmong(node.Spec.Cluster, nodes), Refused: node.Status.RefusedPeers,
-	})
-	for _, m := range moves {
+		InFlight: a.Unhealed,
+	}
+	// The moves started now are planned together (each charged to the
+	// devices before the next): their plans are NextMoves', the others'
+	// PlanMoves' alone.
+	now := map[states.VolumeBrick]states.MovePlan{}
+	for _, m := range states.NextMoves(facts, out.MaxParallelMoves) {
+		now[m.Brick] = m.Plan
+	}
+	for _, m := range states.PlanMoves(facts) {
 		bp := BrickPreview{Volume: m.Brick.Volume, Path: m.Brick.Path}
+		if plan, ok := now[m.Brick]; ok {
+			bp.Now, m.Plan = true, plan
+		}
 		if m.Block != nil {
 			bp.Blocked = m.Block.Reason
 		} else {

@@ -88,11 +88,11 @@ func TestPreviewDrainPlansEveryBrickWithThePlacementPolicy(t *testing.T) {
 		t.Fatalf("layout: holders %v of %d peers; want a spare peer sharing a zone with a holder", holders, len(peers))
 	}
 
-	got, err := PreviewDrain(ctx, g, leaving, nodes)
+	got, err := PreviewDrain(ctx, g, leaving, nodes, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.PeerID != leaving.Status.PeerID || len(got.Bricks) != 1 || got.Staying != 0 {
+	if got.PeerID != leaving.Status.PeerID || len(got.Bricks) != 1 || got.Staying != 0 || got.MaxParallelMoves != 1 || got.InFlight != 0 {
 		t.Fatalf("preview %+v; want one brick of peer %s to move, none staying", got, leaving.Status.PeerID)
 	}
 	for _, p := range peers {
@@ -105,14 +105,14 @@ func TestPreviewDrainPlansEveryBrickWithThePlacementPolicy(t *testing.T) {
 		}
 	}
 	b := got.Bricks[0]
-	if b.Volume != "data" || b.Blocked != "" || len(b.Targets) == 0 || b.Targets[0] != spare || b.TargetNodes[0] != nodeOf[spare] || !b.SameZone {
-		t.Errorf("brick %+v; want data moved to the spare peer %s (%s) in its zone", b, spare, nodeOf[spare])
+	if b.Volume != "data" || b.Blocked != "" || len(b.Targets) == 0 || b.Targets[0] != spare || b.TargetNodes[0] != nodeOf[spare] || !b.SameZone || !b.Now {
+		t.Errorf("brick %+v; want data moved now to the spare peer %s (%s) in its zone", b, spare, nodeOf[spare])
 	}
 
 	// A node GD2 does not know has nothing to move; the other peers'
 	// brick counts are still read.
 	stranger := &operatorv1alpha1.GlusterNode{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "stranger"}}
-	if got, err := PreviewDrain(ctx, g, stranger, nodes); err != nil || got.PeerID != "" || len(got.Bricks) != 0 || got.PeerBricks[holders[0]] != 1 {
+	if got, err := PreviewDrain(ctx, g, stranger, nodes, 1); err != nil || got.PeerID != "" || len(got.Bricks) != 0 || got.PeerBricks[holders[0]] != 1 {
 		t.Errorf("preview of an unknown node = %+v, %v; want no bricks to move, the peers' counts", got, err)
 	}
 }

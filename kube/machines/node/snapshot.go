@@ -61,6 +61,7 @@ func (s *Syncer) nodeSnapshot(ctx context.Context, node *operatorv1alpha1.Gluste
 		TargetRevision:     objects.NodeTemplateRevision(cluster, node),
 		UpgradeStepTimeout: DefaultUpgradeStepTimeout,
 		PeerWatched:        s.PeerWatched,
+		MaxParallelMoves:   objects.MaxParallelMoves(cluster),
 	}
 	snap.PermissibleDowntime, snap.OfflineGrace, snap.RecoveryWindow = gather.FailureWindows(cluster)
 	if t := node.Status.LastTransitionTime; t != nil {
@@ -259,16 +260,23 @@ func (s *Syncer) gd2Side(ctx context.Context, node *operatorv1alpha1.GlusterNode
 	snap.ReplacementsHealing = a.Unhealed
 	snap.PendingHealEntries, snap.SplitBrainEntries = a.PendingHealEntries, a.SplitBrainEntries
 	snap.BricksUnreachable = a.Unreachable
-	next := states.NextMove(states.DrainFacts{
+	facts := states.DrainFacts{
 		Source: p.ID, Movable: a.Movable, Volumes: views,
 		Peers: gather.PeerFacts(peers), Devices: gather.DeviceFacts(devices),
 		FormerHolders: s.formerHolders(node), Refused: node.Status.RefusedPeers,
-	})
+		InFlight: a.Unhealed,
+	}
+	next := states.NextMove(facts)
 	snap.VolumeNodeDown = next.NodeDown
-	if next.Found {
-		snap.NextBrickVolume, snap.NextBrickPath = next.Move.Brick.Volume, next.Move.Brick.Path
-		view.move = next.Move.Plan
-	} else {
+	// The brick to move now: NextMove's when nothing is in flight, else
+	// one that may move beside the replacements still healing. None while
+	// some are in flight, with a brick NextMove could move, means every
+	// such brick waits for a heal (its set is not healed, or the bound is
+	// reached): the decision then waits for the heal, not for a block.
+	if moves := states.NextMoves(facts, snap.MaxParallelMoves); len(moves) > 0 {
+		snap.NextBrickVolume, snap.NextBrickPath = moves[0].Brick.Volume, moves[0].Brick.Path
+		view.move = moves[0].Plan
+	} else if !next.Found {
 		snap.DrainBlockedReason = next.Blocked
 	}
 	return nil
@@ -347,10 +355,34 @@ func formerHoldersAmong(cluster string, nodes []*operatorv1alpha1.GlusterNode) m
 	return out
 }
 
+// movedRefs are the bricks the node's drain moved, to be watched until
+// their replica sets heal (states.AnalyzePeer's Unhealed: the drain's moves
+// in flight).
+//
+// A move is on record in the node's ledger before its replace-brick is
+// sent (RecordAhead), and in movedBricks only once the status write after
+// it succeeds: an operator killed in between would lose track of a
+// replacement that heals, and could start a move beyond
+// drainPolicy.maxParallelMoves, or detach the node, before it healed. So
+// the moves the ledger records since the node entered its current drain
+// count too; one whose replace-brick never ran still has its brick on the
+// node, and is not watched.
 func movedRefs(node *operatorv1alpha1.GlusterNode) []states.BrickRef {
-	out := make([]states.BrickRef, 0, len(node.Status.MovedBricks))
-	for _, m := range node.Status.MovedBricks {
+	st := node.Status
+	out := make([]states.BrickRef, 0, len(st.MovedBricks))
+	for _, m := range st.MovedBricks {
 		out = append(out, states.BrickRef{Volume: m.Volume, Path: m.Path})
+	}
+	if st.State != string(states.NodeDraining) || st.LastTransitionTime == nil {
+		return out
+	}
+	for _, e := range st.Ledger {
+		if e.Action != operatorv1alpha1.LedgerActionReplaceBrick || e.Time.Before(st.LastTransitionTime) {
+			continue
+		}
+		if ref := (states.BrickRef{Volume: e.Volume, Path: e.Brick}); !slices.Contains(out, ref) {
+			out = append(out, ref)
+		}
 	}
 	return out
 }

@@ -172,6 +172,11 @@ type GlusterClusterSpec struct {
 	// +optional
 	FailurePolicy *FailurePolicy `json:"failurePolicy,omitempty"`
 
+	// drainPolicy controls how a drained server's bricks are moved off it.
+	// +kubebuilder:default={}
+	// +optional
+	DrainPolicy *DrainPolicy `json:"drainPolicy,omitempty"`
+
 	// paused stops every change the operator would make to the cluster
 	// (scaling, upgrades, failure handling); health is still observed and
 	// reported.
@@ -524,6 +529,24 @@ type UpgradePolicy struct {
 	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') && duration(self) > duration('0s')",message="upgradePolicy.healTimeout must be a positive duration such as 45m or 1h30m"
 	// +optional
 	HealTimeout *metav1.Duration `json:"healTimeout,omitempty"`
+}
+
+// DrainPolicy controls drains: a decommissioned or deleted server moves
+// every brick off by replace-brick, each replacement healing from the
+// other copies of its replica set.
+type DrainPolicy struct {
+	// maxParallelMoves is the most bricks of one draining server that may
+	// be moving or healing at once, each in a different replica set. A
+	// brick moves only while its replica set is fully healed and keeps
+	// quorum and another healed copy without it, so raising this never
+	// puts two moves in one replica set; it lets the replica sets of a
+	// server heal side by side instead of one after the other. 1 moves one
+	// brick at a time and waits for its heal before the next.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=64
+	// +optional
+	MaxParallelMoves int32 `json:"maxParallelMoves,omitempty"`
 }
 
 // FailurePolicy controls failure handling. See docs/failures.md for what
