@@ -62,6 +62,11 @@ const (
 	// heals: only one node (or one per zone) is there at a time, and every
 	// second it waits is a second the whole roll takes longer.
 	pollUpgrade = time.Second
+	// pollStepped follows a step that an upgrading node runs on its way
+	// (disabling its devices before the restart, enabling them once
+	// healed): no watch event reports the change in GD2, and the next
+	// decision, read live in those states, goes on at once.
+	pollStepped = 100 * time.Millisecond
 	// pollRest is how often a node whose liveness the peer watch follows
 	// looks again with nothing changed (see livenessPoll): the informers'
 	// default resync period, a net under the watch, not a sampling rate.

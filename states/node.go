@@ -29,13 +29,13 @@ const (
 	NodeDeleting fsm.State = "Deleting"
 	// NodeDeleted: terminal; the finalizer may be released.
 	NodeDeleted fsm.State = "Deleted"
-	// NodeQuiescing: selected for upgrade, waits until stopping is safe; left by restart, abortUpgrade, peerLost.
+	// NodeQuiescing: selected for upgrade, waits until stopping is safe, then disables its devices; left by restart, abortUpgrade, peerLost.
 	NodeQuiescing fsm.State = "Quiescing"
 	// NodeRestarting: pod rolled to the target version; left by rejoin or peerLost.
 	NodeRestarting fsm.State = "Restarting"
 	// NodeRejoining: new pod ready, waits for peer and bricks; left by awaitHeal or peerLost.
 	NodeRejoining fsm.State = "Rejoining"
-	// NodeHealWait: back online, waits for heal of its replica sets; left by upgraded or peerLost.
+	// NodeHealWait: back online, waits for heal of its replica sets, then enables its devices; left by upgraded or peerLost.
 	NodeHealWait fsm.State = "HealWait"
 )
 
@@ -181,7 +181,10 @@ func NodeDefinition() *fsm.Definition {
 				"batch that shares a replica set with it is still on its way (reason `BatchMemberFirst`; GD2 " +
 				"still shows a member that has just committed to Restarting online, so it cannot order two such " +
 				"stops by itself), none of its bricks holds its replica set's only healed copy and none of its " +
-				"replica sets would drop below quorum. Left by " +
+				"replica sets would drop below quorum. Once it is safe, the `disableDevices` step disables the node's " +
+				"devices (while its peer is alive) so that GD2's volume-create planner, which reads device states " +
+				"and not `anthill-state`, places no new brick on a node about to stop; `restart` fires only when " +
+				"no device is enabled. Left by " +
 				"`restart`, by `abortUpgrade` if the node is no longer selected or the cluster is paused (nothing " +
 				"was stopped yet), or by `peerLost`."},
 			{Name: NodeRestarting, Doc: "Entered by `restart`. The state is persisted before anything is stopped; " +
@@ -196,7 +199,13 @@ func NodeDefinition() *fsm.Definition {
 			{Name: NodeHealWait, Doc: "Entered by `awaitHeal`. Waits until the replica sets the node's bricks " +
 				"belong to have no entries pending heal, none in split-brain and no brick unreachable (heal-info " +
 				"counts only reachable bricks, so a restarted brick not yet reconnected hides what it lacks), so that " +
-				"the next node may be stopped. Left by `upgraded`, or by `peerLost` if the peer dies."},
+				"the next node may be stopped. Once healed, the `enableDevices` step enables the devices Quiescing " +
+				"disabled, unless `spec.desiredState` is disabled or the admin has requested maintenance, decommission " +
+				"or deletion (Online handles those requests with the devices still disabled). Left by `upgraded` " +
+				"when no device is left to enable, or by `peerLost` if the peer dies. A node that leaves the upgrade " +
+				"another way (`abortUpgrade`, `peerLost`) has its devices enabled by Online's `enableDevices` step once " +
+				"it is Online again, so an operator that crashes anywhere between the two steps leaves no device " +
+				"disabled on an Online node."},
 		},
 		Events: []fsm.EventDoc{
 			{Name: NodeProvision, Doc: "Fires on a new GlusterNode. Action: create the node's PVC and StatefulSet if absent."},
@@ -227,11 +236,11 @@ func NodeDefinition() *fsm.Definition {
 				"differs from the target. No action."},
 			{Name: NodeAbortUpgrade, Doc: "Fires when a quiescing node is no longer selected (upgrade paused, " +
 				"blocked or retargeted), the cluster is paused, or the node already runs the target. No action; nothing was stopped yet."},
-			{Name: NodeRestart, Doc: "Fires when stopping the node is safe. No action: the `rollWorkload` step in " +
+			{Name: NodeRestart, Doc: "Fires when stopping the node is safe and its devices are disabled. No action: the `rollWorkload` step in " +
 				"Restarting stops the pod, after the state is persisted."},
 			{Name: NodeRejoin, Doc: "Fires when the new pod is ready at the target version. No action."},
 			{Name: NodeAwaitHeal, Doc: "Fires when the peer is alive and all its bricks are online. No action."},
-			{Name: NodeUpgraded, Doc: "Fires when the node's replica sets are healed. No action."},
+			{Name: NodeUpgraded, Doc: "Fires when the node's replica sets are healed and its devices enabled again (or kept disabled for the admin's request). No action."},
 		},
 		Transitions: []fsm.Transition{
 			{Event: NodeProvision, From: []fsm.State{NodePending}, To: NodeProvisioning},
@@ -261,11 +270,13 @@ func NodeDefinition() *fsm.Definition {
 				"that already happened is not repeated."},
 			{Name: NodeDeletePeer, In: []fsm.State{NodeDetaching}, Doc: "Delete the node's GD2 peer while it is " +
 				"still listed and holds no bricks. A peer that is already gone counts as deleted."},
-			{Name: NodeEnableDevices, In: []fsm.State{NodeOnline}, Doc: "Enable every device of an Online node " +
+			{Name: NodeEnableDevices, In: []fsm.State{NodeOnline, NodeHealWait}, Doc: "Enable every device of an Online node " +
 				"whose `spec.desiredState` is enabled while some device is disabled (the admin set it back from " +
-				"disabled). Runs only while the peer is alive; enabling an enabled device is a no-op."},
-			{Name: NodeDisableDevices, In: []fsm.State{NodeMaintenance, NodeDraining, NodeOnline}, Doc: "Disable every " +
-				"device of the node in GD2 so that no new brick is placed on it. Runs only while the peer is alive " +
+				"disabled, or an upgrade that disabled them ended another way), and of a healed node in HealWait " +
+				"whose restart disabled them. Runs only while the peer is alive; enabling an enabled device is a no-op."},
+			{Name: NodeDisableDevices, In: []fsm.State{NodeMaintenance, NodeDraining, NodeOnline, NodeQuiescing}, Doc: "Disable every " +
+				"device of the node in GD2 so that no new brick is placed on it: in maintenance, while draining, " +
+				"while `spec.desiredState` is disabled, and before an upgrade restarts the node. Runs only while the peer is alive " +
 				"(GD2 places nothing on a dead peer anyway) and some device is still enabled; disabling a " +
 				"disabled device is a no-op."},
 			{Name: NodeEvictLostPod, In: []fsm.State{NodeOffline}, Doc: "Force-delete the node's pod (grace 0, only " +

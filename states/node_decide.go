@@ -388,6 +388,13 @@ func decideNodeQuiescing(s NodeSnapshot) Decision {
 	if s.QuorumAtRisk > 0 {
 		return wait(ReasonQuorumAtRisk, fmt.Sprintf("Stopping the node would drop %d brick(s)' replica sets below quorum.", s.QuorumAtRisk), pollLong)
 	}
+	if s.PeerKnown && s.PeerAlive && s.DevicesEnabled > 0 {
+		// GD2's volume-create planner reads device states, never the
+		// anthill-state mirror: without this a volume created during the
+		// restart could be given a brick on a node about to stop. HealWait
+		// enables the devices again once the node is back and healed.
+		return step(NodeDisableDevices, ReasonSafeToStop, fmt.Sprintf("Stopping is safe; first disabling %d device(s) so that no new brick lands on the node while it restarts.", s.DevicesEnabled), pollStepped)
+	}
 	return fire(NodeRestart, ReasonSafeToStop, "Stopping is safe; restarting the node at "+s.rollTarget()+".")
 }
 
@@ -435,5 +442,21 @@ func decideNodeHealWait(s NodeSnapshot) Decision {
 		}
 		return wait(ReasonHealPending, fmt.Sprintf("%d entries are pending heal.", s.PendingHealEntries), pollUpgrade)
 	}
+	if s.reopensAfterRestart() {
+		return step(NodeEnableDevices, ReasonHealComplete, fmt.Sprintf("Healed; enabling the %d device(s) disabled for the restart.", s.DevicesDisabled), pollStepped)
+	}
 	return fire(NodeUpgraded, ReasonHealComplete, fmt.Sprintf("Healed; the node runs %s.", s.RunningVersion))
+}
+
+// reopensAfterRestart reports whether a healed node in HealWait enables
+// its devices before it is Online again: Quiescing disabled them for the
+// restart. Not for a node whose spec.desiredState is disabled, nor one the
+// admin has asked to put in maintenance or to remove: those go on, from
+// Online, with their devices disabled (Online decides their requests
+// before it would enable anything). A node that left the upgrade another
+// way (peerLost, abortUpgrade) reaches Online before it takes new bricks,
+// and Online's enableDevices step enables what is still disabled.
+func (s NodeSnapshot) reopensAfterRestart() bool {
+	return !s.Disabled && s.DevicesDisabled > 0 && s.PeerKnown && s.PeerAlive &&
+		s.Request != RequestMaintenance && !s.removalRequested()
 }

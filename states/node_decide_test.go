@@ -58,6 +58,15 @@ func nodeCases() []nodeCase {
 			s.Disabled, s.DevicesEnabled, s.DevicesDisabled = true, 0, 2
 		}, wantReason: ReasonNodeDisabled},
 		{name: "an enabled online node enables disabled devices", state: NodeOnline, mutate: func(s *NodeSnapshot) { s.DevicesDisabled = 1 }, wantStep: NodeEnableDevices},
+		{name: "an online node whose upgrade ended before its devices were enabled again enables them", state: NodeOnline, mutate: func(s *NodeSnapshot) {
+			s.RunningVersion, s.TargetVersion, s.DevicesDisabled = "11.1", "11.1", 2
+		}, wantStep: NodeEnableDevices},
+		{name: "an online node with devices disabled by a restart, then asked for maintenance, enters maintenance without enabling them", state: NodeOnline, mutate: func(s *NodeSnapshot) {
+			s.Request, s.DevicesDisabled = RequestMaintenance, 2
+		}, wantEvent: NodeEnterMaintenance},
+		{name: "an online node with devices disabled by a restart, then decommissioned, drains without enabling them", state: NodeOnline, mutate: func(s *NodeSnapshot) {
+			s.Request, s.DevicesDisabled = RequestDecommission, 2
+		}, wantEvent: NodeDrain},
 		{name: "a disabled online node is still upgraded", state: NodeOnline, mutate: func(s *NodeSnapshot) {
 			s.Disabled, s.UpgradeSelected, s.TargetVersion = true, true, "11.2"
 		}, wantEvent: NodeUpgrade},
@@ -205,6 +214,24 @@ func nodeCases() []nodeCase {
 
 		// Upgrade sub-states.
 		{name: "a quiescing node restarts when stopping is safe", state: NodeQuiescing, mutate: func(s *NodeSnapshot) { s.UpgradeSelected = true; s.TargetVersion = "11.1" }, wantEvent: NodeRestart},
+		{name: "a quiescing node safe to stop disables its devices before it restarts", state: NodeQuiescing, mutate: func(s *NodeSnapshot) {
+			s.UpgradeSelected, s.TargetVersion, s.DevicesEnabled = true, "11.1", 2
+		}, wantStep: NodeDisableDevices, wantReason: ReasonSafeToStop},
+		{name: "a quiescing node with one device still enabled disables it before it restarts", state: NodeQuiescing, mutate: func(s *NodeSnapshot) {
+			s.UpgradeSelected, s.TargetVersion, s.DevicesEnabled, s.DevicesDisabled = true, "11.1", 1, 1
+		}, wantStep: NodeDisableDevices},
+		{name: "a quiescing node with its devices disabled restarts", state: NodeQuiescing, mutate: func(s *NodeSnapshot) {
+			s.UpgradeSelected, s.TargetVersion, s.DevicesDisabled = true, "11.1", 2
+		}, wantEvent: NodeRestart},
+		{name: "a quiescing node not yet safe to stop keeps its devices enabled", state: NodeQuiescing, mutate: func(s *NodeSnapshot) {
+			s.UpgradeSelected, s.TargetVersion, s.DevicesEnabled, s.SoleHealedCopies = true, "11.1", 2, 1
+		}, wantReason: ReasonSoleHealedCopy},
+		{name: "a quiescing node waiting for an earlier batch member keeps its devices enabled", state: NodeQuiescing, mutate: func(s *NodeSnapshot) {
+			s.UpgradeSelected, s.TargetVersion, s.DevicesEnabled, s.UpgradeAhead = true, "11.1", 2, []string{"n1"}
+		}, wantReason: ReasonBatchMemberFirst},
+		{name: "a quiescing node no longer selected returns online without touching its devices", state: NodeQuiescing, mutate: func(s *NodeSnapshot) {
+			s.TargetVersion, s.DevicesEnabled = "11.1", 2
+		}, wantEvent: NodeAbortUpgrade},
 		{name: "a quiescing node waits while it holds the only healed copy", state: NodeQuiescing, mutate: func(s *NodeSnapshot) {
 			s.UpgradeSelected, s.TargetVersion, s.SoleHealedCopies = true, "11.1", 1
 		}, wantReason: ReasonSoleHealedCopy},
@@ -246,6 +273,23 @@ func nodeCases() []nodeCase {
 		{name: "a node waiting for heal waits while entries are pending", state: NodeHealWait, mutate: func(s *NodeSnapshot) { s.PendingHealEntries = 12 }, wantReason: ReasonHealPending},
 		{name: "a node waiting for heal waits on split-brain", state: NodeHealWait, mutate: func(s *NodeSnapshot) { s.SplitBrainEntries = 1 }, wantReason: ReasonSplitBrain},
 		{name: "a node waiting for heal is upgraded when healed", state: NodeHealWait, wantEvent: NodeUpgraded},
+		{name: "a healed node enables the devices its restart disabled before it is upgraded", state: NodeHealWait, mutate: func(s *NodeSnapshot) { s.DevicesDisabled = 2 }, wantStep: NodeEnableDevices, wantReason: ReasonHealComplete},
+		{name: "a node still healing keeps its devices disabled", state: NodeHealWait, mutate: func(s *NodeSnapshot) { s.DevicesDisabled, s.PendingHealEntries = 2, 5 }, wantReason: ReasonHealPending},
+		{name: "a healed node whose spec.desiredState is disabled is upgraded with its devices disabled", state: NodeHealWait, mutate: func(s *NodeSnapshot) {
+			s.Disabled, s.DevicesDisabled = true, 2
+		}, wantEvent: NodeUpgraded},
+		{name: "a healed node the admin asked to put in maintenance is upgraded with its devices disabled", state: NodeHealWait, mutate: func(s *NodeSnapshot) {
+			s.Request, s.DevicesDisabled = RequestMaintenance, 2
+		}, wantEvent: NodeUpgraded},
+		{name: "a healed node asked to be decommissioned is upgraded with its devices disabled", state: NodeHealWait, mutate: func(s *NodeSnapshot) {
+			s.Request, s.DevicesDisabled = RequestDecommission, 2
+		}, wantEvent: NodeUpgraded},
+		{name: "a healed node being deleted is upgraded with its devices disabled", state: NodeHealWait, mutate: func(s *NodeSnapshot) {
+			s.Deleting, s.DevicesDisabled = true, 2
+		}, wantEvent: NodeUpgraded},
+		{name: "a healed node with a device enabled and another disabled enables the disabled one", state: NodeHealWait, mutate: func(s *NodeSnapshot) {
+			s.DevicesEnabled, s.DevicesDisabled = 1, 1
+		}, wantStep: NodeEnableDevices},
 		{name: "a node waiting for heal whose restarted brick heal-info cannot reach yet is not healed, however clean the counts look", state: NodeHealWait, mutate: func(s *NodeSnapshot) { s.BricksUnreachable = 1 }, wantReason: ReasonBrickDown},
 		{name: "a node waiting for heal with a sibling brick unreachable and entries pending waits for the brick first", state: NodeHealWait, mutate: func(s *NodeSnapshot) { s.BricksUnreachable = 1; s.PendingHealEntries = 4 }, wantReason: ReasonBrickDown},
 		{name: "a node waiting for heal whose peer dies goes offline", state: NodeHealWait, mutate: func(s *NodeSnapshot) { s.PeerAlive = false }, wantEvent: NodePeerLost},
