@@ -62,6 +62,13 @@ const (
 	// heals: only one node (or one per zone) is there at a time, and every
 	// second it waits is a second the whole roll takes longer.
 	pollUpgrade = time.Second
+	// pollHeal is for a node in HealWait: the one wait of an upgrade that
+	// no watch event ends (GD2 reports no heal's end), and in a batch the
+	// node that sees its heal end last holds the next batch, so what each
+	// node loses to its polling phase adds up per batch as the largest
+	// of the batch's, about a whole interval with ten nodes. A reading is
+	// one heal-info per volume with a brick on the node.
+	pollHeal = 250 * time.Millisecond
 	// pollStepped follows a step that an upgrading node runs on its way
 	// (disabling its devices before the restart, enabling them once
 	// healed): no watch event reports the change in GD2, and the next

@@ -438,9 +438,9 @@ func decideNodeHealWait(s NodeSnapshot) Decision {
 	if !Healed(s.PendingHealEntries, s.SplitBrainEntries, s.BricksUnreachable) {
 		if s.BricksUnreachable > 0 {
 			return wait(ReasonBrickDown, fmt.Sprintf("%d brick(s) of the node's replica sets are offline or not reachable by heal-info (a restarted brick until its clients reconnect); "+
-				"what they lack is not counted, so heal is not complete (%d entries pending).", s.BricksUnreachable, s.PendingHealEntries), pollUpgrade)
+				"what they lack is not counted, so heal is not complete (%d entries pending).", s.BricksUnreachable, s.PendingHealEntries), pollHeal)
 		}
-		return wait(ReasonHealPending, fmt.Sprintf("%d entries are pending heal.", s.PendingHealEntries), pollUpgrade)
+		return wait(ReasonHealPending, fmt.Sprintf("%d entries are pending heal.", s.PendingHealEntries), pollHeal)
 	}
 	if s.reopensAfterRestart() {
 		return step(NodeEnableDevices, ReasonHealComplete, fmt.Sprintf("Healed; enabling the %d device(s) disabled for the restart.", s.DevicesDisabled), pollStepped)

@@ -428,3 +428,36 @@ func TestDecideNodeMarksAlertWorthyWaitsAsWarnings(t *testing.T) {
 		t.Errorf("a steady Online node's wait (%s) is a Warning", d.Reason)
 	}
 }
+
+// An upgrading node's waits and steps look again soon enough that a batch
+// is not held by its polling: a heal's end is noticed within a quarter
+// second, and the device steps around the restart go on at once.
+func TestUpgradingNodeRequeues(t *testing.T) {
+	selected := func(s *NodeSnapshot) { s.UpgradeSelected, s.TargetVersion = true, "11.1" }
+	for _, tc := range []struct {
+		name   string
+		state  fsm.State
+		mutate func(*NodeSnapshot)
+		most   time.Duration
+	}{
+		{name: "a node waiting for entries to heal looks again within a quarter second", state: NodeHealWait,
+			mutate: func(s *NodeSnapshot) { s.PendingHealEntries = 40 }, most: 250 * time.Millisecond},
+		{name: "a node waiting for a sibling brick to be reachable looks again within a quarter second", state: NodeHealWait,
+			mutate: func(s *NodeSnapshot) { s.BricksUnreachable = 1 }, most: 250 * time.Millisecond},
+		{name: "a healed node that enabled its devices goes on within a tenth of a second", state: NodeHealWait,
+			mutate: func(s *NodeSnapshot) { s.DevicesDisabled = 1 }, most: 100 * time.Millisecond},
+		{name: "a node that disabled its devices before its restart goes on within a tenth of a second", state: NodeQuiescing,
+			mutate: func(s *NodeSnapshot) { selected(s); s.DevicesEnabled = 1 }, most: 100 * time.Millisecond},
+		{name: "a rejoining node looks again within a second", state: NodeRejoining,
+			mutate: func(s *NodeSnapshot) { s.BricksOffline, s.StateSince = 1, t0.Add(-time.Minute) }, most: time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := healthyNode(tc.state)
+			tc.mutate(&s)
+			d := DecideNode(s)
+			if d.Event != "" || d.RequeueAfter <= 0 || d.RequeueAfter > tc.most {
+				t.Errorf("DecideNode() = event %q step %q, requeue after %s (%s), want a wait or step requeued within %s", d.Event, d.Step, d.RequeueAfter, d.Message, tc.most)
+			}
+		})
+	}
+}
