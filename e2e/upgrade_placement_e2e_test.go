@@ -84,7 +84,7 @@ func TestUpgradeKeepsNewBricksOffARestartingNode(t *testing.T) {
 			sampled[n.Name], lastPeer = true, n.Status.PeerID
 			if !killed {
 				// Between disableDevices and enableDevices: a new operator
-				// must still enable them once the node is healed.
+				// must still enable them once the node is Online.
 				restartOperator(t)
 				killed = true
 				t.Logf("operator SIGKILLed while %s waited in HealWait with its devices disabled", n.Name)
@@ -121,8 +121,8 @@ func TestUpgradeKeepsNewBricksOffARestartingNode(t *testing.T) {
 
 // devicesClosedForRestart reports whether node n's latest device change on
 // record is the disableDevices its restart began with: the enableDevices
-// of HealWait is recorded before it runs, so while this holds the devices
-// are still disabled.
+// that follows (from Online) is recorded before it runs, so while this
+// holds the devices are still disabled.
 func devicesClosedForRestart(n operatorv1alpha1.GlusterNode) bool {
 	for i := len(n.Status.Ledger) - 1; i >= 0; i-- {
 		switch e := n.Status.Ledger[i]; e.Action {

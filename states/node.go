@@ -35,7 +35,7 @@ const (
 	NodeRestarting fsm.State = "Restarting"
 	// NodeRejoining: new pod ready, waits for peer and bricks; left by awaitHeal or peerLost.
 	NodeRejoining fsm.State = "Rejoining"
-	// NodeHealWait: back online, waits for heal of its replica sets, then enables its devices; left by upgraded or peerLost.
+	// NodeHealWait: back online, waits for heal of its replica sets; left by upgraded or peerLost.
 	NodeHealWait fsm.State = "HealWait"
 )
 
@@ -117,7 +117,7 @@ func NodeDefinition() *fsm.Definition {
 				"`drain` nor `upgrade` fires (reason `Paused`); `peerLost` and `enterMaintenance` still do. " +
 				"`spec.desiredState: disabled` keeps the node Online, serving its bricks, while the `disableDevices` " +
 				"step disables its devices so that no new brick lands on it; back at `enabled`, the `enableDevices` " +
-				"step enables them again. Unlike maintenance, a disabled node is still watched for failure and " +
+				"step enables them again, as it does for a node back from an upgrade. Unlike maintenance, a disabled node is still watched for failure and " +
 				"still upgraded."},
 			{Name: NodeOffline, Doc: "Entered by `peerLost` when GD2 has reported the peer not alive for `offlineGrace`. " +
 				"The `permissibleDowntime` clock runs from the first not-alive report (`downSince`). When the peer " +
@@ -199,13 +199,11 @@ func NodeDefinition() *fsm.Definition {
 			{Name: NodeHealWait, Doc: "Entered by `awaitHeal`. Waits until the replica sets the node's bricks " +
 				"belong to have no entries pending heal, none in split-brain and no brick unreachable (heal-info " +
 				"counts only reachable bricks, so a restarted brick not yet reconnected hides what it lacks), so that " +
-				"the next node may be stopped. Once healed, the `enableDevices` step enables the devices Quiescing " +
-				"disabled, unless `spec.desiredState` is disabled or the admin has requested maintenance, decommission " +
-				"or deletion (Online handles those requests with the devices still disabled). Left by `upgraded` " +
-				"when no device is left to enable, or by `peerLost` if the peer dies. A node that leaves the upgrade " +
-				"another way (`abortUpgrade`, `peerLost`) has its devices enabled by Online's `enableDevices` step once " +
-				"it is Online again, so an operator that crashes anywhere between the two steps leaves no device " +
-				"disabled on an Online node."},
+				"the next node may be stopped. Left by `upgraded`, or by `peerLost` if the peer dies. The devices " +
+				"Quiescing disabled stay disabled here; Online's `enableDevices` step enables them, so every way " +
+				"out of an upgrade (`upgraded`, `abortUpgrade`, `peerLost` then `peerRecovered`) and an operator " +
+				"that crashes anywhere between the two steps end with the devices enabled once the node is Online, " +
+				"unless it is disabled, asked into maintenance or out of the pool."},
 		},
 		Events: []fsm.EventDoc{
 			{Name: NodeProvision, Doc: "Fires on a new GlusterNode. Action: create the node's PVC and StatefulSet if absent."},
@@ -240,7 +238,7 @@ func NodeDefinition() *fsm.Definition {
 				"Restarting stops the pod, after the state is persisted."},
 			{Name: NodeRejoin, Doc: "Fires when the new pod is ready at the target version. No action."},
 			{Name: NodeAwaitHeal, Doc: "Fires when the peer is alive and all its bricks are online. No action."},
-			{Name: NodeUpgraded, Doc: "Fires when the node's replica sets are healed and its devices enabled again (or kept disabled for the admin's request). No action."},
+			{Name: NodeUpgraded, Doc: "Fires when the node's replica sets are healed. No action; Online enables the devices Quiescing disabled."},
 		},
 		Transitions: []fsm.Transition{
 			{Event: NodeProvision, From: []fsm.State{NodePending}, To: NodeProvisioning},
@@ -270,10 +268,11 @@ func NodeDefinition() *fsm.Definition {
 				"that already happened is not repeated."},
 			{Name: NodeDeletePeer, In: []fsm.State{NodeDetaching}, Doc: "Delete the node's GD2 peer while it is " +
 				"still listed and holds no bricks. A peer that is already gone counts as deleted."},
-			{Name: NodeEnableDevices, In: []fsm.State{NodeOnline, NodeHealWait}, Doc: "Enable every device of an Online node " +
-				"whose `spec.desiredState` is enabled while some device is disabled (the admin set it back from " +
-				"disabled, or an upgrade that disabled them ended another way), and of a healed node in HealWait " +
-				"whose restart disabled them. Runs only while the peer is alive; enabling an enabled device is a no-op."},
+			{Name: NodeEnableDevices, In: []fsm.State{NodeOnline}, Doc: "Enable every device of an Online node " +
+				"whose `spec.desiredState` is enabled while some device is disabled: the admin set it back from " +
+				"disabled, or the node is back from an upgrade, whose Quiescing disabled them. An admin's maintenance, " +
+				"decommission or deletion request is decided first, so such a node's devices are never enabled on " +
+				"its way there. Runs only while the peer is alive; enabling an enabled device is a no-op."},
 			{Name: NodeDisableDevices, In: []fsm.State{NodeMaintenance, NodeDraining, NodeOnline, NodeQuiescing}, Doc: "Disable every " +
 				"device of the node in GD2 so that no new brick is placed on it: in maintenance, while draining, " +
 				"while `spec.desiredState` is disabled, and before an upgrade restarts the node. Runs only while the peer is alive " +

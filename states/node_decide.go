@@ -138,6 +138,10 @@ func decideNodeOnline(s NodeSnapshot) Decision {
 	case s.Disabled && s.DevicesEnabled > 0:
 		return step(NodeDisableDevices, ReasonNodeDisabled, fmt.Sprintf("spec.desiredState is disabled: disabling %d device(s) so that no new brick lands on the node.", s.DevicesEnabled), pollShort)
 	case !s.Disabled && s.DevicesDisabled > 0:
+		// Also the way back from an upgrade: Quiescing disabled the
+		// devices for the restart, and every way out of the upgrade
+		// (upgraded, abortUpgrade, peerLost then peerRecovered) reaches
+		// Online before the node takes new bricks again.
 		return step(NodeEnableDevices, ReasonNodeEnabled, fmt.Sprintf("spec.desiredState is enabled: enabling %d disabled device(s).", s.DevicesDisabled), pollShort)
 	case s.Disabled:
 		return wait(ReasonNodeDisabled, "The node is online and disabled: it serves its bricks and takes no new ones.", livenessPoll(s))
@@ -442,21 +446,8 @@ func decideNodeHealWait(s NodeSnapshot) Decision {
 		}
 		return wait(ReasonHealPending, fmt.Sprintf("%d entries are pending heal.", s.PendingHealEntries), pollHeal)
 	}
-	if s.reopensAfterRestart() {
-		return step(NodeEnableDevices, ReasonHealComplete, fmt.Sprintf("Healed; enabling the %d device(s) disabled for the restart.", s.DevicesDisabled), pollStepped)
-	}
+	// The devices Quiescing disabled are enabled from Online (its
+	// enableDevices step, after the admin's requests): not here, where
+	// the step would hold the next batch for a write and a GD2 call.
 	return fire(NodeUpgraded, ReasonHealComplete, fmt.Sprintf("Healed; the node runs %s.", s.RunningVersion))
-}
-
-// reopensAfterRestart reports whether a healed node in HealWait enables
-// its devices before it is Online again: Quiescing disabled them for the
-// restart. Not for a node whose spec.desiredState is disabled, nor one the
-// admin has asked to put in maintenance or to remove: those go on, from
-// Online, with their devices disabled (Online decides their requests
-// before it would enable anything). A node that left the upgrade another
-// way (peerLost, abortUpgrade) reaches Online before it takes new bricks,
-// and Online's enableDevices step enables what is still disabled.
-func (s NodeSnapshot) reopensAfterRestart() bool {
-	return !s.Disabled && s.DevicesDisabled > 0 && s.PeerKnown && s.PeerAlive &&
-		s.Request != RequestMaintenance && !s.removalRequested()
 }

@@ -67,6 +67,12 @@ func nodeCases() []nodeCase {
 		{name: "an online node with devices disabled by a restart, then decommissioned, drains without enabling them", state: NodeOnline, mutate: func(s *NodeSnapshot) {
 			s.Request, s.DevicesDisabled = RequestDecommission, 2
 		}, wantEvent: NodeDrain},
+		{name: "an online node with devices disabled by a restart, then deleted, drains without enabling them", state: NodeOnline, mutate: func(s *NodeSnapshot) {
+			s.Deleting, s.DevicesDisabled = true, 2
+		}, wantEvent: NodeDrain},
+		{name: "an online node back from an upgrade whose spec.desiredState is disabled keeps its devices disabled", state: NodeOnline, mutate: func(s *NodeSnapshot) {
+			s.RunningVersion, s.TargetVersion, s.Disabled, s.DevicesDisabled = "11.1", "11.1", true, 2
+		}, wantReason: ReasonNodeDisabled},
 		{name: "a disabled online node is still upgraded", state: NodeOnline, mutate: func(s *NodeSnapshot) {
 			s.Disabled, s.UpgradeSelected, s.TargetVersion = true, true, "11.2"
 		}, wantEvent: NodeUpgrade},
@@ -273,23 +279,8 @@ func nodeCases() []nodeCase {
 		{name: "a node waiting for heal waits while entries are pending", state: NodeHealWait, mutate: func(s *NodeSnapshot) { s.PendingHealEntries = 12 }, wantReason: ReasonHealPending},
 		{name: "a node waiting for heal waits on split-brain", state: NodeHealWait, mutate: func(s *NodeSnapshot) { s.SplitBrainEntries = 1 }, wantReason: ReasonSplitBrain},
 		{name: "a node waiting for heal is upgraded when healed", state: NodeHealWait, wantEvent: NodeUpgraded},
-		{name: "a healed node enables the devices its restart disabled before it is upgraded", state: NodeHealWait, mutate: func(s *NodeSnapshot) { s.DevicesDisabled = 2 }, wantStep: NodeEnableDevices, wantReason: ReasonHealComplete},
+		{name: "a healed node whose restart disabled its devices is upgraded, Online enabling them", state: NodeHealWait, mutate: func(s *NodeSnapshot) { s.DevicesDisabled = 2 }, wantEvent: NodeUpgraded},
 		{name: "a node still healing keeps its devices disabled", state: NodeHealWait, mutate: func(s *NodeSnapshot) { s.DevicesDisabled, s.PendingHealEntries = 2, 5 }, wantReason: ReasonHealPending},
-		{name: "a healed node whose spec.desiredState is disabled is upgraded with its devices disabled", state: NodeHealWait, mutate: func(s *NodeSnapshot) {
-			s.Disabled, s.DevicesDisabled = true, 2
-		}, wantEvent: NodeUpgraded},
-		{name: "a healed node the admin asked to put in maintenance is upgraded with its devices disabled", state: NodeHealWait, mutate: func(s *NodeSnapshot) {
-			s.Request, s.DevicesDisabled = RequestMaintenance, 2
-		}, wantEvent: NodeUpgraded},
-		{name: "a healed node asked to be decommissioned is upgraded with its devices disabled", state: NodeHealWait, mutate: func(s *NodeSnapshot) {
-			s.Request, s.DevicesDisabled = RequestDecommission, 2
-		}, wantEvent: NodeUpgraded},
-		{name: "a healed node being deleted is upgraded with its devices disabled", state: NodeHealWait, mutate: func(s *NodeSnapshot) {
-			s.Deleting, s.DevicesDisabled = true, 2
-		}, wantEvent: NodeUpgraded},
-		{name: "a healed node with a device enabled and another disabled enables the disabled one", state: NodeHealWait, mutate: func(s *NodeSnapshot) {
-			s.DevicesEnabled, s.DevicesDisabled = 1, 1
-		}, wantStep: NodeEnableDevices},
 		{name: "a node waiting for heal whose restarted brick heal-info cannot reach yet is not healed, however clean the counts look", state: NodeHealWait, mutate: func(s *NodeSnapshot) { s.BricksUnreachable = 1 }, wantReason: ReasonBrickDown},
 		{name: "a node waiting for heal with a sibling brick unreachable and entries pending waits for the brick first", state: NodeHealWait, mutate: func(s *NodeSnapshot) { s.BricksUnreachable = 1; s.PendingHealEntries = 4 }, wantReason: ReasonBrickDown},
 		{name: "a node waiting for heal whose peer dies goes offline", state: NodeHealWait, mutate: func(s *NodeSnapshot) { s.PeerAlive = false }, wantEvent: NodePeerLost},
@@ -444,8 +435,6 @@ func TestUpgradingNodeRequeues(t *testing.T) {
 			mutate: func(s *NodeSnapshot) { s.PendingHealEntries = 40 }, most: 250 * time.Millisecond},
 		{name: "a node waiting for a sibling brick to be reachable looks again within a quarter second", state: NodeHealWait,
 			mutate: func(s *NodeSnapshot) { s.BricksUnreachable = 1 }, most: 250 * time.Millisecond},
-		{name: "a healed node that enabled its devices goes on within a tenth of a second", state: NodeHealWait,
-			mutate: func(s *NodeSnapshot) { s.DevicesDisabled = 1 }, most: 100 * time.Millisecond},
 		{name: "a node that disabled its devices before its restart goes on within a tenth of a second", state: NodeQuiescing,
 			mutate: func(s *NodeSnapshot) { selected(s); s.DevicesEnabled = 1 }, most: 100 * time.Millisecond},
 		{name: "a rejoining node looks again within a second", state: NodeRejoining,
