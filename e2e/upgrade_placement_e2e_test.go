@@ -129,7 +129,7 @@ func devicesClosedForRestart(n operatorv1alpha1.GlusterNode) bool {
 		case operatorv1alpha1.LedgerActionEnableDevices:
 			return false
 		case operatorv1alpha1.LedgerActionDisableDevices:
-			return e.State == "Quiescing"
+			return e.State == "Restarting"
 		}
 	}
 	return false
@@ -178,15 +178,15 @@ func createAroundRestart(ctx context.Context, t *testing.T, g *gd2.Client, ns, n
 }
 
 // checkDevicesAroundRestart checks n's ledger: every restart (rollWorkload)
-// comes after a disableDevices in Quiescing and is followed by an
-// enableDevices.
+// comes after the disableDevices of its restart transition and is
+// followed by an enableDevices.
 func checkDevicesAroundRestart(t *testing.T, n operatorv1alpha1.GlusterNode) {
 	t.Helper()
 	closed, rolled := false, false
 	for _, e := range n.Status.Ledger {
 		switch e.Action {
 		case operatorv1alpha1.LedgerActionDisableDevices:
-			closed = e.State == "Quiescing"
+			closed = e.State == "Restarting"
 		case operatorv1alpha1.LedgerActionRollWorkload:
 			if !closed {
 				t.Errorf("%s restarted with its devices enabled: %+v", n.Name, n.Status.Ledger)

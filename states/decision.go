@@ -69,11 +69,6 @@ const (
 	// of the batch's, about a whole interval with ten nodes. A reading is
 	// one heal-info per volume with a brick on the node.
 	pollHeal = 250 * time.Millisecond
-	// pollStepped follows the step an upgrading node runs on its way
-	// (disabling its devices before the restart): no watch event reports
-	// the change in GD2, and the next decision, read live in Quiescing,
-	// goes on at once.
-	pollStepped = 100 * time.Millisecond
 	// pollRest is how often a node whose liveness the peer watch follows
 	// looks again with nothing changed (see livenessPoll): the informers'
 	// default resync period, a net under the watch, not a sampling rate.

@@ -29,7 +29,7 @@ const (
 	NodeDeleting fsm.State = "Deleting"
 	// NodeDeleted: terminal; the finalizer may be released.
 	NodeDeleted fsm.State = "Deleted"
-	// NodeQuiescing: selected for upgrade, waits until stopping is safe, then disables its devices; left by restart, abortUpgrade, peerLost.
+	// NodeQuiescing: selected for upgrade, waits until stopping is safe; left by restart (which disables its devices), abortUpgrade, peerLost.
 	NodeQuiescing fsm.State = "Quiescing"
 	// NodeRestarting: pod rolled to the target version; left by rejoin or peerLost.
 	NodeRestarting fsm.State = "Restarting"
@@ -181,11 +181,8 @@ func NodeDefinition() *fsm.Definition {
 				"batch that shares a replica set with it is still on its way (reason `BatchMemberFirst`; GD2 " +
 				"still shows a member that has just committed to Restarting online, so it cannot order two such " +
 				"stops by itself), none of its bricks holds its replica set's only healed copy and none of its " +
-				"replica sets would drop below quorum. Once it is safe, the `disableDevices` step disables the node's " +
-				"devices (while its peer is alive) so that GD2's volume-create planner, which reads device states " +
-				"and not `anthill-state`, places no new brick on a node about to stop; `restart` fires only when " +
-				"no device is enabled. Left by " +
-				"`restart`, by `abortUpgrade` if the node is no longer selected or the cluster is paused (nothing " +
+				"replica sets would drop below quorum. Left by " +
+				"`restart`, whose action disables the node's devices, by `abortUpgrade` if the node is no longer selected or the cluster is paused (nothing " +
 				"was stopped yet), or by `peerLost`."},
 			{Name: NodeRestarting, Doc: "Entered by `restart`. The state is persisted before anything is stopped; " +
 				"the `rollWorkload` step then rolls the pod to the target version, so an operator that crashes " +
@@ -200,9 +197,10 @@ func NodeDefinition() *fsm.Definition {
 				"belong to have no entries pending heal, none in split-brain and no brick unreachable (heal-info " +
 				"counts only reachable bricks, so a restarted brick not yet reconnected hides what it lacks), so that " +
 				"the next node may be stopped. Left by `upgraded`, or by `peerLost` if the peer dies. The devices " +
-				"Quiescing disabled stay disabled here; Online's `enableDevices` step enables them, so every way " +
-				"out of an upgrade (`upgraded`, `abortUpgrade`, `peerLost` then `peerRecovered`) and an operator " +
-				"that crashes anywhere between the two steps end with the devices enabled once the node is Online, " +
+				"`restart` disabled stay disabled here; Online's `enableDevices` step enables them, so every way " +
+				"out of an upgrade (`upgraded`, `peerLost` then `peerRecovered`, `abortUpgrade` after a crash between " +
+				"`restart`'s action and its commit) and an operator that crashes anywhere between disabling and " +
+				"enabling end with the devices enabled once the node is Online, " +
 				"unless it is disabled, asked into maintenance or out of the pool."},
 		},
 		Events: []fsm.EventDoc{
@@ -234,11 +232,13 @@ func NodeDefinition() *fsm.Definition {
 				"differs from the target. No action."},
 			{Name: NodeAbortUpgrade, Doc: "Fires when a quiescing node is no longer selected (upgrade paused, " +
 				"blocked or retargeted), the cluster is paused, or the node already runs the target. No action; nothing was stopped yet."},
-			{Name: NodeRestart, Doc: "Fires when stopping the node is safe and its devices are disabled. No action: the `rollWorkload` step in " +
-				"Restarting stops the pod, after the state is persisted."},
+			{Name: NodeRestart, Doc: "Fires when stopping the node is safe. Action: disable the node's devices, so that GD2's " +
+				"volume-create planner, which reads device states and never `anthill-state`, places no new brick on a node " +
+				"about to stop (Online enables them again). The `rollWorkload` step in Restarting stops the pod, after the " +
+				"state is persisted."},
 			{Name: NodeRejoin, Doc: "Fires when the new pod is ready at the target version. No action."},
 			{Name: NodeAwaitHeal, Doc: "Fires when the peer is alive and all its bricks are online. No action."},
-			{Name: NodeUpgraded, Doc: "Fires when the node's replica sets are healed. No action; Online enables the devices Quiescing disabled."},
+			{Name: NodeUpgraded, Doc: "Fires when the node's replica sets are healed. No action; Online enables the devices `restart` disabled."},
 		},
 		Transitions: []fsm.Transition{
 			{Event: NodeProvision, From: []fsm.State{NodePending}, To: NodeProvisioning},
@@ -270,12 +270,12 @@ func NodeDefinition() *fsm.Definition {
 				"still listed and holds no bricks. A peer that is already gone counts as deleted."},
 			{Name: NodeEnableDevices, In: []fsm.State{NodeOnline}, Doc: "Enable every device of an Online node " +
 				"whose `spec.desiredState` is enabled while some device is disabled: the admin set it back from " +
-				"disabled, or the node is back from an upgrade, whose Quiescing disabled them. An admin's maintenance, " +
+				"disabled, or the node is back from an upgrade, whose `restart` disabled them. An admin's maintenance, " +
 				"decommission or deletion request is decided first, so such a node's devices are never enabled on " +
 				"its way there. Runs only while the peer is alive; enabling an enabled device is a no-op."},
-			{Name: NodeDisableDevices, In: []fsm.State{NodeMaintenance, NodeDraining, NodeOnline, NodeQuiescing}, Doc: "Disable every " +
-				"device of the node in GD2 so that no new brick is placed on it: in maintenance, while draining, " +
-				"while `spec.desiredState` is disabled, and before an upgrade restarts the node. Runs only while the peer is alive " +
+			{Name: NodeDisableDevices, In: []fsm.State{NodeMaintenance, NodeDraining, NodeOnline}, Doc: "Disable every " +
+				"device of the node in GD2 so that no new brick is placed on it: in maintenance, while draining, and " +
+				"while `spec.desiredState` is disabled. Runs only while the peer is alive " +
 				"(GD2 places nothing on a dead peer anyway) and some device is still enabled; disabling a " +
 				"disabled device is a no-op."},
 			{Name: NodeEvictLostPod, In: []fsm.State{NodeOffline}, Doc: "Force-delete the node's pod (grace 0, only " +

@@ -138,10 +138,11 @@ func decideNodeOnline(s NodeSnapshot) Decision {
 	case s.Disabled && s.DevicesEnabled > 0:
 		return step(NodeDisableDevices, ReasonNodeDisabled, fmt.Sprintf("spec.desiredState is disabled: disabling %d device(s) so that no new brick lands on the node.", s.DevicesEnabled), pollShort)
 	case !s.Disabled && s.DevicesDisabled > 0:
-		// Also the way back from an upgrade: Quiescing disabled the
-		// devices for the restart, and every way out of the upgrade
-		// (upgraded, abortUpgrade, peerLost then peerRecovered) reaches
-		// Online before the node takes new bricks again.
+		// Also the way back from an upgrade, whose restart disabled the
+		// devices: every way out of it (upgraded; peerLost then
+		// peerRecovered; abortUpgrade after a crash between restart's
+		// action and its commit) reaches Online before the node takes
+		// new bricks again.
 		return step(NodeEnableDevices, ReasonNodeEnabled, fmt.Sprintf("spec.desiredState is enabled: enabling %d disabled device(s).", s.DevicesDisabled), pollShort)
 	case s.Disabled:
 		return wait(ReasonNodeDisabled, "The node is online and disabled: it serves its bricks and takes no new ones.", livenessPoll(s))
@@ -392,14 +393,11 @@ func decideNodeQuiescing(s NodeSnapshot) Decision {
 	if s.QuorumAtRisk > 0 {
 		return wait(ReasonQuorumAtRisk, fmt.Sprintf("Stopping the node would drop %d brick(s)' replica sets below quorum.", s.QuorumAtRisk), pollLong)
 	}
-	if s.PeerKnown && s.PeerAlive && s.DevicesEnabled > 0 {
-		// GD2's volume-create planner reads device states, never the
-		// anthill-state mirror: without this a volume created during the
-		// restart could be given a brick on a node about to stop. HealWait
-		// enables the devices again once the node is back and healed.
-		return step(NodeDisableDevices, ReasonSafeToStop, fmt.Sprintf("Stopping is safe; first disabling %d device(s) so that no new brick lands on the node while it restarts.", s.DevicesEnabled), pollStepped)
-	}
-	return fire(NodeRestart, ReasonSafeToStop, "Stopping is safe; restarting the node at "+s.rollTarget()+".")
+	// restart's action disables the node's devices: GD2's volume-create
+	// planner reads device states, never the anthill-state mirror, so
+	// without it a volume created during the restart could be given a
+	// brick on a node about to stop. Online enables them again.
+	return fire(NodeRestart, ReasonSafeToStop, "Stopping is safe; disabling the node's devices and restarting it at "+s.rollTarget()+".")
 }
 
 func stepTimedOut(s NodeSnapshot) bool {
@@ -446,7 +444,7 @@ func decideNodeHealWait(s NodeSnapshot) Decision {
 		}
 		return wait(ReasonHealPending, fmt.Sprintf("%d entries are pending heal.", s.PendingHealEntries), pollHeal)
 	}
-	// The devices Quiescing disabled are enabled from Online (its
+	// The devices restart disabled are enabled from Online (its
 	// enableDevices step, after the admin's requests): not here, where
 	// the step would hold the next batch for a write and a GD2 call.
 	return fire(NodeUpgraded, ReasonHealComplete, fmt.Sprintf("Healed; the node runs %s.", s.RunningVersion))

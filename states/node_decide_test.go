@@ -220,13 +220,10 @@ func nodeCases() []nodeCase {
 
 		// Upgrade sub-states.
 		{name: "a quiescing node restarts when stopping is safe", state: NodeQuiescing, mutate: func(s *NodeSnapshot) { s.UpgradeSelected = true; s.TargetVersion = "11.1" }, wantEvent: NodeRestart},
-		{name: "a quiescing node safe to stop disables its devices before it restarts", state: NodeQuiescing, mutate: func(s *NodeSnapshot) {
+		{name: "a quiescing node safe to stop restarts, its devices still enabled (restart's action disables them)", state: NodeQuiescing, mutate: func(s *NodeSnapshot) {
 			s.UpgradeSelected, s.TargetVersion, s.DevicesEnabled = true, "11.1", 2
-		}, wantStep: NodeDisableDevices, wantReason: ReasonSafeToStop},
-		{name: "a quiescing node with one device still enabled disables it before it restarts", state: NodeQuiescing, mutate: func(s *NodeSnapshot) {
-			s.UpgradeSelected, s.TargetVersion, s.DevicesEnabled, s.DevicesDisabled = true, "11.1", 1, 1
-		}, wantStep: NodeDisableDevices},
-		{name: "a quiescing node with its devices disabled restarts", state: NodeQuiescing, mutate: func(s *NodeSnapshot) {
+		}, wantEvent: NodeRestart, wantReason: ReasonSafeToStop},
+		{name: "a quiescing node whose devices are already disabled restarts", state: NodeQuiescing, mutate: func(s *NodeSnapshot) {
 			s.UpgradeSelected, s.TargetVersion, s.DevicesDisabled = true, "11.1", 2
 		}, wantEvent: NodeRestart},
 		{name: "a quiescing node not yet safe to stop keeps its devices enabled", state: NodeQuiescing, mutate: func(s *NodeSnapshot) {
@@ -422,9 +419,8 @@ func TestDecideNodeMarksAlertWorthyWaitsAsWarnings(t *testing.T) {
 
 // An upgrading node's waits and steps look again soon enough that a batch
 // is not held by its polling: a heal's end is noticed within a quarter
-// second, and the device steps around the restart go on at once.
+// second.
 func TestUpgradingNodeRequeues(t *testing.T) {
-	selected := func(s *NodeSnapshot) { s.UpgradeSelected, s.TargetVersion = true, "11.1" }
 	for _, tc := range []struct {
 		name   string
 		state  fsm.State
@@ -435,8 +431,6 @@ func TestUpgradingNodeRequeues(t *testing.T) {
 			mutate: func(s *NodeSnapshot) { s.PendingHealEntries = 40 }, most: 250 * time.Millisecond},
 		{name: "a node waiting for a sibling brick to be reachable looks again within a quarter second", state: NodeHealWait,
 			mutate: func(s *NodeSnapshot) { s.BricksUnreachable = 1 }, most: 250 * time.Millisecond},
-		{name: "a node that disabled its devices before its restart goes on within a tenth of a second", state: NodeQuiescing,
-			mutate: func(s *NodeSnapshot) { selected(s); s.DevicesEnabled = 1 }, most: 100 * time.Millisecond},
 		{name: "a rejoining node looks again within a second", state: NodeRejoining,
 			mutate: func(s *NodeSnapshot) { s.BricksOffline, s.StateSince = 1, t0.Add(-time.Minute) }, most: time.Second},
 	} {
