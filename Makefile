@@ -179,7 +179,7 @@ bench-scale: controlplane
 ## bench-lookups: finding a cluster's PersistentVolumes among 1,000 clusters' by the index,
 ## against comparing every PV, in the same run (docs/performance.md)
 bench-lookups:
-	$(GO) test -run '^$$' -bench ClusterPVs -benchtime 100x ./kube/machines
+	$(GO) test -run '^$$' -bench ClusterPVs -benchtime 100x ./kube/machines/cluster
 
 ## bench-engine: the dispatcher's throughput on fake clients, in transitions per second per core
 ## (target >= 20,000; docs/performance.md)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/kube/machines"
+	"github.com/gluster/anthill/kube/machines/heal"
 	"github.com/gluster/anthill/kube/monitoring"
 )
 
@@ -21,7 +22,7 @@ func TestRulesUseOnlyExportedMetrics(t *testing.T) {
 	ch := make(chan *prometheus.Desc, 256)
 	engine.NewMetrics().Registry.Describe(ch)
 	machines.NewStateCollector(nil, nil).Describe(ch)
-	machines.NewVolumeMetrics().Describe(ch)
+	heal.NewVolumeMetrics().Describe(ch)
 	machines.NewCertificateCollector(nil).Describe(ch)
 	close(ch)
 	fqName := regexp.MustCompile(`fqName: "([^"]+)"`)

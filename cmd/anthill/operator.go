@@ -12,6 +12,8 @@ import (
 	"github.com/gluster/anthill/cmd/internal/cli"
 	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/machines"
+	"github.com/gluster/anthill/kube/machines/heal"
+	"github.com/gluster/anthill/kube/machines/node"
 	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/kube/operator"
 )
@@ -57,9 +59,9 @@ func operatorFlags(o *operatorOptions) *flag.FlagSet {
 	fs.DurationVar(&cfg.GD2Timeout, "gd2-timeout", 30*time.Second, "timeout of one GD2 request")
 	fs.DurationVar(&cfg.GD2ListInterval, "gd2-list-interval", effects.DefaultPoolViewTTL,
 		fmt.Sprintf("how long the syncs of one cluster share its GD2 peer list (at most half the cluster's shorter liveness window for its nodes' liveness clocks, which is also how often the peer watch reads it); its device and volume lists are shared %d times as long (a decision that acts always reads them live)", effects.ConfigListFactor))
-	fs.DurationVar(&cfg.HealInterval, "heal-interval", machines.DefaultHealInterval,
+	fs.DurationVar(&cfg.HealInterval, "heal-interval", heal.DefaultHealInterval,
 		"how often each cluster's volumes are re-read for their heal state (GD2 heal-info, one call a volume)")
-	fs.DurationVar(&cfg.LostNodeGrace, "lost-node-grace", machines.DefaultLostNodeGrace,
+	fs.DurationVar(&cfg.LostNodeGrace, "lost-node-grace", node.DefaultLostNodeGrace,
 		"how long a Kubernetes node must have been lost (not Ready) before a Gluster pod stuck terminating on it is force-deleted, when its storage can follow it (docs/failure.md)")
 	fs.DurationVar(&cfg.MaxWait, "max-wait", 0,
 		"the longest a machine waiting on a slow process (a heal, a restart, a peer) goes before looking again; 0 keeps each machine's own interval (15 s to 10 min). Decisions read the clock, so this changes when a wait is noticed to be over, never what is decided")

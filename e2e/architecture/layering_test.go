@@ -45,16 +45,38 @@ var layering = []struct {
 	{"kube/effects", []string{module + "/fsm", module + "/states", module + "/transitions", module + "/gd2", module + "/kube/apis", module + "/kube/pki",
 		module + "/kube/client", module + "/kube/engine", module + "/kube/objects",
 		"go.uber.org/zap", "k8s.io/api", "k8s.io/apimachinery", "k8s.io/client-go", "k8s.io/utils"}},
-	{"kube/machines", []string{module + "/fsm", module + "/states", module + "/transitions", module + "/gd2", module + "/kube/apis", module + "/kube/pki",
-		module + "/kube/client", module + "/kube/engine", module + "/kube/objects", module + "/kube/effects",
-		"github.com/prometheus/client_golang", "go.uber.org/zap", "k8s.io/api", "k8s.io/apimachinery", "k8s.io/client-go", "k8s.io/klog", "k8s.io/utils"}},
+	// The machine rooms: gather (what every machine reads: GD2's bricks and
+	// volumes, ownership, failure policy, keys) and record (what every
+	// machine writes into its status: ledger, conditions, history, the
+	// status writers) are shared; each machine has its own room over them
+	// and imports no other machine's; kube/machines wires them all.
+	{"kube/machines/gather", machineRoom()},
+	{"kube/machines/record", machineRoom()},
+	{"kube/machines/node", machineRoom(machinesShared...)},
+	{"kube/machines/heal", machineRoom(machinesShared...)},
+	{"kube/machines/cluster", machineRoom(machinesShared...)},
+	{"kube/machines/upgrade", machineRoom(machinesShared...)},
+	{"kube/machines/disruption", machineRoom(machinesShared...)},
+	{"kube/machines", machineRoom(append(machinesShared, module+"/kube/machines/node", module+"/kube/machines/heal",
+		module+"/kube/machines/cluster", module+"/kube/machines/upgrade", module+"/kube/machines/disruption")...)},
 	{"kube/operator", []string{module + "/kube/client", module + "/kube/engine", module + "/kube/machines",
 		"github.com/go-logr/zapr", "github.com/prometheus/client_golang", "go.uber.org/zap", "k8s.io/apimachinery", "k8s.io/client-go", "k8s.io/klog"}},
 }
 
+// machinesShared are the shared machine rooms every machine room may import.
+var machinesShared = []string{module + "/kube/machines/gather", module + "/kube/machines/record"}
+
+// machineRoom is what a machine room may import: the rooms below kube/machines,
+// the given machine rooms, and the client libraries.
+func machineRoom(rooms ...string) []string {
+	return append([]string{module + "/fsm", module + "/states", module + "/transitions", module + "/gd2", module + "/kube/apis", module + "/kube/pki",
+		module + "/kube/client", module + "/kube/engine", module + "/kube/objects", module + "/kube/effects",
+		"github.com/prometheus/client_golang", "go.uber.org/zap", "k8s.io/api", "k8s.io/apimachinery", "k8s.io/client-go", "k8s.io/klog", "k8s.io/utils"}, rooms...)
+}
+
 // forbidden lists packages no one but cmd (and tests) may import: the
 // commands, the test framework, and the shared test fixtures.
-var forbidden = []string{module + "/cmd/", module + "/e2e", module + "/kube/internal/fixtures"}
+var forbidden = []string{module + "/cmd/", module + "/e2e", module + "/kube/internal/fixtures", module + "/kube/machines/internal/"}
 
 type listedPackage struct {
 	ImportPath string
@@ -103,8 +125,18 @@ func TestPackagesFollowTheDependencyRule(t *testing.T) {
 			}
 		}
 	}
+	listed := map[string]bool{}
+	for _, l := range layering {
+		listed[module+"/"+l.pkg] = true
+	}
+	for path := range pkgs {
+		// A new room under kube/machines names what it may import.
+		if strings.HasPrefix(path, module+"/kube/machines") && !listed[path] && !testOnly(path) {
+			t.Errorf("%s is not in the dependency rule (layering)", path)
+		}
+	}
 	for path, p := range pkgs {
-		if strings.HasPrefix(path, module+"/cmd/") || strings.HasPrefix(path, module+"/e2e") {
+		if strings.HasPrefix(path, module+"/cmd/") || strings.HasPrefix(path, module+"/e2e") || testOnly(path) {
 			continue
 		}
 		for _, imp := range p.Imports {
@@ -115,4 +147,10 @@ func TestPackagesFollowTheDependencyRule(t *testing.T) {
 			}
 		}
 	}
+}
+
+// testOnly reports whether path is a package of test fixtures, which only
+// tests import and which may build on each other.
+func testOnly(path string) bool {
+	return path == module+"/kube/internal/fixtures" || strings.HasPrefix(path, module+"/kube/machines/internal/")
 }

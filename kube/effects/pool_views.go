@@ -41,8 +41,8 @@ const ConfigListFactor = 2
 // elsewhere (a peer dies, an admin edits a device) are seen within TTL.
 //
 // The shared lists only inform decisions that wait; a decision that acts
-// is taken again on a live read (see NodeSyncer.Gather and
-// DisruptionSyncer.Gather): data is never moved, a peer never deleted and
+// is taken again on a live read (see node.Syncer.Gather and
+// disruption.Syncer.Gather): data is never moved, a peer never deleted and
 // a budget never changed on a shared list.
 type PoolViews struct {
 	// TTL is the peer list's; the device and volume lists' is

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/internal/fixtures"
 	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/kube/pki"
 )
@@ -82,7 +83,7 @@ func TestCertificateCollectorExportsWhenEachIssuedCertificateEnds(t *testing.T) 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(NewCertificateCollector(corev1listers.NewSecretLister(si)))
 
-	got := gathered(t, reg, "anthill_certificate_expiry_timestamp_seconds")
+	got := fixtures.Gathered(t, reg, "anthill_certificate_expiry_timestamp_seconds")
 	want := map[string]float64{
 		"cluster=c,namespace=ns,secret=" + etcd.Name + ",": float64(etcdEnd.Unix()),
 		"cluster=c,namespace=ns,secret=" + node.Name + ",": float64(nodeEnd.Unix()),
@@ -101,7 +102,7 @@ func TestCertificateCollectorExportsWhenEachIssuedCertificateEnds(t *testing.T) 
 	if err := si.Delete(node); err != nil {
 		t.Fatal(err)
 	}
-	got = gathered(t, reg, "anthill_certificate_expiry_timestamp_seconds")
+	got = fixtures.Gathered(t, reg, "anthill_certificate_expiry_timestamp_seconds")
 	if len(got) != 1 || got[labelsOf(etcd)] != float64(renewedEnd.Unix()) {
 		t.Fatalf("after a renewal and a deletion: %v, want only %s at %d", got, etcd.Name, renewedEnd.Unix())
 	}

@@ -11,27 +11,11 @@ import (
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/engine"
+	"github.com/gluster/anthill/kube/machines/gather"
 	"github.com/gluster/anthill/kube/objects"
-	"github.com/gluster/anthill/states"
 )
 
 // Key constructors for the machines the dispatcher runs.
-
-func nodeKey(namespace, name string) engine.Key {
-	return engine.Key{Machine: states.NodeMachine, Namespace: namespace, Name: name}
-}
-
-func clusterKey(namespace, name string) engine.Key {
-	return engine.Key{Machine: states.ClusterMachine, Namespace: namespace, Name: name}
-}
-
-func healKey(namespace, name string) engine.Key {
-	return engine.Key{Machine: states.HealMachine, Namespace: namespace, Name: name}
-}
-
-func upgradeKey(namespace, name string) engine.Key {
-	return engine.Key{Machine: states.UpgradeMachine, Namespace: namespace, Name: name}
-}
 
 // keyMapper turns informer objects into the machine keys they concern. It
 // reads only listers (no I/O), as informer handlers must.
@@ -49,11 +33,11 @@ func (k keyMapper) forCluster(obj any) []engine.Key {
 	if !ok {
 		return nil
 	}
-	keys := []engine.Key{clusterKey(c.Namespace, c.Name), healKey(c.Namespace, c.Name), upgradeKey(c.Namespace, c.Name)}
+	keys := []engine.Key{gather.ClusterKey(c.Namespace, c.Name), gather.HealKey(c.Namespace, c.Name), gather.UpgradeKey(c.Namespace, c.Name)}
 	nodes, _ := k.nodes.GlusterNodes(c.Namespace).List(labels.Everything())
 	for _, n := range nodes {
 		if n.Spec.Cluster == c.Name {
-			keys = append(keys, nodeKey(n.Namespace, n.Name))
+			keys = append(keys, gather.NodeKey(n.Namespace, n.Name))
 		}
 	}
 	return keys
@@ -70,7 +54,7 @@ func (k keyMapper) forNode(obj any) []engine.Key {
 		return nil
 	}
 	ns, c := n.Namespace, n.Spec.Cluster
-	return []engine.Key{nodeKey(ns, n.Name), clusterKey(ns, c), upgradeKey(ns, c), healKey(ns, c)}
+	return []engine.Key{gather.NodeKey(ns, n.Name), gather.ClusterKey(ns, c), gather.UpgradeKey(ns, c), gather.HealKey(ns, c)}
 }
 
 // forLabelled maps a namespaced object the operator created (pods,
@@ -83,14 +67,14 @@ func (k keyMapper) forLabelled(obj any) []engine.Key {
 	}
 	l := m.GetLabels()
 	if n := l[objects.LabelNode]; n != "" {
-		return []engine.Key{nodeKey(m.GetNamespace(), n)}
+		return []engine.Key{gather.NodeKey(m.GetNamespace(), n)}
 	}
 	if c := l[objects.LabelCluster]; c != "" {
 		if l[objects.LabelComponent] == objects.ComponentCSINode {
 			// The upgrade machine waits for the CSI node plugin.
-			return []engine.Key{clusterKey(m.GetNamespace(), c), upgradeKey(m.GetNamespace(), c)}
+			return []engine.Key{gather.ClusterKey(m.GetNamespace(), c), gather.UpgradeKey(m.GetNamespace(), c)}
 		}
-		return []engine.Key{clusterKey(m.GetNamespace(), c)}
+		return []engine.Key{gather.ClusterKey(m.GetNamespace(), c)}
 	}
 	return nil
 }
@@ -102,23 +86,12 @@ func (k keyMapper) forPV(obj any) []engine.Key {
 	if !ok {
 		return nil
 	}
-	cs, _ := indexedClusters(k.byUse, pv)
+	cs, _ := gather.IndexedClusters(k.byUse, pv)
 	var keys []engine.Key
 	for _, c := range cs {
-		keys = append(keys, clusterKey(c.Namespace, c.Name))
+		keys = append(keys, gather.ClusterKey(c.Namespace, c.Name))
 	}
 	return keys
-}
-
-// usesCluster reports whether PersistentVolume pv holds data of cluster c:
-// it was provisioned by (or statically bound to) one of c's CSI drivers,
-// whose names are unique per cluster, or an admin labelled it with c's
-// name for a volume anthill cannot recognise by its driver.
-func usesCluster(pv *corev1.PersistentVolume, c *operatorv1alpha1.GlusterCluster) bool {
-	if pv.Spec.CSI != nil && objects.CSIDriverNames(c)[pv.Spec.CSI.Driver] {
-		return true
-	}
-	return pv.Labels[objects.LabelCluster] == c.Name
 }
 
 // forClusterScoped maps a cluster-scoped object anthill made for a cluster
@@ -133,15 +106,8 @@ func (k keyMapper) forClusterScoped(obj any) []engine.Key {
 	if l[objects.LabelCluster] == "" || l[objects.LabelClusterNamespace] == "" {
 		return nil
 	}
-	return []engine.Key{clusterKey(l[objects.LabelClusterNamespace], l[objects.LabelCluster])}
+	return []engine.Key{gather.ClusterKey(l[objects.LabelClusterNamespace], l[objects.LabelCluster])}
 }
-
-// ActionMirror and ReasonMirror name, in the audit log, the writes that
-// mirror a persisted state into GD2 metadata after a status write.
-const (
-	ActionMirror = "mirrorState"
-	ReasonMirror = "StateMirrored"
-)
 
 // forStorageClass maps a StorageClass to the cluster it belongs to by its
 // labels, like forClusterScoped, and to every cluster that wants its name:
@@ -154,7 +120,7 @@ func (k keyMapper) forStorageClass(obj any) []engine.Key {
 	keys := k.forClusterScoped(obj)
 	cs, _ := k.clusters.List(labels.Everything())
 	for _, c := range cs {
-		key := clusterKey(c.Namespace, c.Name)
+		key := gather.ClusterKey(c.Namespace, c.Name)
 		for _, sc := range objects.DesiredStorageClasses(c) {
 			if sc.Name == m.GetName() && !slices.Contains(keys, key) {
 				keys = append(keys, key)

@@ -13,6 +13,8 @@ import (
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/engine"
+	"github.com/gluster/anthill/kube/internal/fixtures"
+	"github.com/gluster/anthill/kube/machines/gather"
 	"github.com/gluster/anthill/kube/objects"
 )
 
@@ -23,8 +25,8 @@ import (
 func TestPVsMapToTheClustersTheyUse(t *testing.T) {
 	a := &operatorv1alpha1.GlusterCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "gc"}}
 	b := &operatorv1alpha1.GlusterCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns2", Name: "gc"}}
-	clusters := newIndexer()
-	if err := clusters.AddIndexers(cache.Indexers{usesIndex: clusterUses}); err != nil {
+	clusters := fixtures.NewIndexer()
+	if err := clusters.AddIndexers(cache.Indexers{gather.UsesIndex: gather.ClusterUses}); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []*operatorv1alpha1.GlusterCluster{a, b} {
@@ -42,13 +44,13 @@ func TestPVsMapToTheClustersTheyUse(t *testing.T) {
 		pv   *corev1.PersistentVolume
 		want []engine.Key
 	}{
-		{"provisioned by the driver, whose name every cluster shares", csiPV(objects.CSIFileDriverName), []engine.Key{clusterKey("ns1", "gc"), clusterKey("ns2", "gc")}},
-		{"provisioned by an earlier release's file driver of ns1/gc", csiPV(objects.LegacyCSIDriverNames("ns1", "gc")[0]), []engine.Key{clusterKey("ns1", "gc")}},
-		{"provisioned by an earlier release's block driver of ns2/gc", csiPV(objects.LegacyCSIDriverNames("ns2", "gc")[1]), []engine.Key{clusterKey("ns2", "gc")}},
+		{"provisioned by the driver, whose name every cluster shares", csiPV(objects.CSIFileDriverName), []engine.Key{gather.ClusterKey("ns1", "gc"), gather.ClusterKey("ns2", "gc")}},
+		{"provisioned by an earlier release's file driver of ns1/gc", csiPV(objects.LegacyCSIDriverNames("ns1", "gc")[0]), []engine.Key{gather.ClusterKey("ns1", "gc")}},
+		{"provisioned by an earlier release's block driver of ns2/gc", csiPV(objects.LegacyCSIDriverNames("ns2", "gc")[1]), []engine.Key{gather.ClusterKey("ns2", "gc")}},
 		{"another CSI driver", csiPV("ebs.csi.aws.com"), nil},
 		{"not CSI, unlabelled", &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv"}}, nil},
 		{"labelled by an admin with the cluster name", &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv", Labels: map[string]string{objects.LabelCluster: "gc"}}},
-			[]engine.Key{clusterKey("ns1", "gc"), clusterKey("ns2", "gc")}},
+			[]engine.Key{gather.ClusterKey("ns1", "gc"), gather.ClusterKey("ns2", "gc")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := km.forPV(tc.pv)
@@ -57,7 +59,7 @@ func TestPVsMapToTheClustersTheyUse(t *testing.T) {
 				t.Fatalf("keys %v, want %v", got, tc.want)
 			}
 			for _, c := range []*operatorv1alpha1.GlusterCluster{a, b} {
-				if usesCluster(tc.pv, c) != slices.Contains(tc.want, clusterKey(c.Namespace, c.Name)) {
+				if gather.UsesCluster(tc.pv, c) != slices.Contains(tc.want, gather.ClusterKey(c.Namespace, c.Name)) {
 					t.Fatalf("usesCluster(%s/%s) disagrees with the key mapping", c.Namespace, c.Name)
 				}
 			}
@@ -72,7 +74,7 @@ func TestStorageClassesMapToTheirClusterAndToClustersWantingTheName(t *testing.T
 	a := &operatorv1alpha1.GlusterCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "gc"}}
 	b := &operatorv1alpha1.GlusterCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns2", Name: "other"}}
 	b.Spec.CSI = &operatorv1alpha1.CSISpec{StorageClasses: &operatorv1alpha1.CSIStorageClasses{File: &operatorv1alpha1.StorageClassSpec{Name: "shared"}}}
-	clusters := newIndexer()
+	clusters := fixtures.NewIndexer()
 	for _, c := range []*operatorv1alpha1.GlusterCluster{a, b} {
 		if err := clusters.Add(c); err != nil {
 			t.Fatal(err)
@@ -88,9 +90,9 @@ func TestStorageClassesMapToTheirClusterAndToClustersWantingTheName(t *testing.T
 		sc   *storagev1.StorageClass
 		want []engine.Key
 	}{
-		{"ns1/gc's own class", ours, []engine.Key{clusterKey("ns1", "gc")}},
-		{"an admin's class of the name ns2/other wants", admins, []engine.Key{clusterKey("ns2", "other")}},
-		{"ns1/gc's class under the name ns2/other wants", aTakesShared, []engine.Key{clusterKey("ns1", "gc"), clusterKey("ns2", "other")}},
+		{"ns1/gc's own class", ours, []engine.Key{gather.ClusterKey("ns1", "gc")}},
+		{"an admin's class of the name ns2/other wants", admins, []engine.Key{gather.ClusterKey("ns2", "other")}},
+		{"ns1/gc's class under the name ns2/other wants", aTakesShared, []engine.Key{gather.ClusterKey("ns1", "gc"), gather.ClusterKey("ns2", "other")}},
 		{"an unrelated class", &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "fast"}}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -18,6 +17,9 @@ import (
 	"github.com/gluster/anthill/kube/client/clientset/versioned"
 	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/engine"
+	"github.com/gluster/anthill/kube/machines/cluster"
+	"github.com/gluster/anthill/kube/machines/gather"
+	"github.com/gluster/anthill/kube/machines/node"
 	"github.com/gluster/anthill/states"
 )
 
@@ -92,31 +94,20 @@ func LiveNodeDecision(ctx context.Context, r LiveReads, ns, name string) (LiveDe
 	}, fs); err != nil {
 		return LiveDecision{}, err
 	}
-	node, err := nodes.Lister().GlusterNodes(ns).Get(name)
+	n, err := nodes.Lister().GlusterNodes(ns).Get(name)
 	if err != nil {
 		return LiveDecision{}, err
 	}
-	s := &NodeSyncer{
+	s := &node.Syncer{
 		Nodes: nodes.Lister(), Clusters: clusters.Lister(), Pods: pods.Lister(), PVCs: pvcs.Lister(),
 		GD2: r.gd2(), Log: liveLog(), Clock: r.clock(), Live: r.Kube,
 	}
-	p, out, err := decideLive(ctx, s, node.DeepCopy(), states.NodeMachine)
+	p, out, err := decideLive(ctx, s, n.DeepCopy(), states.NodeMachine)
 	if err != nil {
 		return LiveDecision{}, err
 	}
-	f := p.Facts
-	switch {
-	case unGathered(p.Refused, p.Decision):
-		out.GD2 = LiveGD2NotNeeded
-	case f.cluster == nil || f.snap.State == "":
-		// No cluster, or an external one: the decision reads no GD2.
-		out.GD2 = LiveGD2NotNeeded
-	case f.snap.GD2Reachable:
-		out.GD2 = LiveGD2Read
-	case !decisionReadsGD2(f.snap):
-		out.GD2 = LiveGD2NotNeeded
-	default:
-		out.gd2Unavailable(errors.Join(f.gd2Err, f.view.gd2Err))
+	if !unGathered(p.Refused, p.Decision) {
+		out.setGD2(s.LiveGD2(p.Facts))
 	}
 	return out, nil
 }
@@ -133,7 +124,7 @@ func LiveClusterDecision(ctx context.Context, r LiveReads, ns, name string) (Liv
 	core, apps := fs.managed.Core().V1(), fs.managed.Apps().V1()
 	secrets, services, sts, eps := core.Secrets(), core.Services(), apps.StatefulSets(), fs.managed.Discovery().V1().EndpointSlices()
 	pvs := fs.all.Core().V1().PersistentVolumes()
-	pvIndex, err := indexUses(pvs.Informer(), pvUses)
+	pvIndex, err := gather.IndexUses(pvs.Informer(), gather.PVUses)
 	if err != nil {
 		return LiveDecision{}, err
 	}
@@ -153,7 +144,7 @@ func LiveClusterDecision(ctx context.Context, r LiveReads, ns, name string) (Liv
 	if err != nil {
 		return LiveDecision{}, err
 	}
-	s := &ClusterSyncer{
+	s := &cluster.Syncer{
 		Clusters: clusters.Lister(), Nodes: nodes.Lister(), Secrets: secrets.Lister(), Services: services.Lister(),
 		StatefulSets: sts.Lister(), PVs: pvIndex, CSI: csi.listers(), EndpointSlices: eps.Lister(),
 		// Anthill reads the cluster and its GlusterNodes live when the
@@ -165,15 +156,8 @@ func LiveClusterDecision(ctx context.Context, r LiveReads, ns, name string) (Liv
 	if err != nil {
 		return LiveDecision{}, err
 	}
-	switch {
-	case unGathered(p.Refused, p.Decision):
-		out.GD2 = LiveGD2NotNeeded
-	case p.Facts.snap.GD2Reachable:
-		out.GD2 = LiveGD2Read
-	case !clusterDecisionReadsGD2(p.State):
-		out.GD2 = LiveGD2NotNeeded
-	default:
-		out.gd2Unavailable(p.Facts.gd2Err)
+	if !unGathered(p.Refused, p.Decision) {
+		out.setGD2(s.LiveGD2(p.State, p.Facts))
 	}
 	return out, nil
 }
@@ -182,13 +166,6 @@ func LiveClusterDecision(ctx context.Context, r LiveReads, ns, name string) (Liv
 // state, a status a newer operator wrote); the refusal is the answer.
 func unGathered(refused string, d states.Decision) bool {
 	return refused != "" && d == (states.Decision{})
-}
-
-// clusterDecisionReadsGD2 reports whether the cluster machine's decision
-// in st can depend on GD2 answering: every phase but the first (nothing
-// runs GD2 yet) and the teardown (it waits on PersistentVolumes and nodes).
-func clusterDecisionReadsGD2(st fsm.State) bool {
-	return !slices.Contains([]fsm.State{states.ClusterPending, states.ClusterDeleting, states.ClusterDeleted}, st)
 }
 
 // decideLive previews o's one instance of machine (engine.Decide) and
@@ -209,6 +186,20 @@ func (d *LiveDecision) gd2Unavailable(err error) {
 		err = errors.New("GD2 was not read")
 	}
 	d.GD2, d.GD2Error = LiveGD2Unavailable, err
+}
+
+// setGD2 sets how GD2 was read from what the machine's facts show: whether
+// its decision depends on GD2 answering (needed), whether GD2 answered
+// (read), and why not (err).
+func (d *LiveDecision) setGD2(needed, read bool, err error) {
+	switch {
+	case read:
+		d.GD2 = LiveGD2Read
+	case !needed:
+		d.GD2 = LiveGD2NotNeeded
+	default:
+		d.gd2Unavailable(err)
+	}
 }
 
 func (r LiveReads) clock() clock.Clock {

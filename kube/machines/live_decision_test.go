@@ -14,9 +14,44 @@ import (
 
 	"github.com/gluster/anthill/fsm"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/engine"
+	"github.com/gluster/anthill/kube/machines/cluster"
+	"github.com/gluster/anthill/kube/machines/gather"
+	"github.com/gluster/anthill/kube/machines/internal/machinetest"
+	"github.com/gluster/anthill/kube/machines/node"
 	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 )
+
+// liveFixture is a node's world with the operator's node syncer over it.
+type liveFixture struct {
+	*machinetest.NodeWorld
+	t      *testing.T
+	syncer *node.Syncer
+}
+
+func newLiveFixture(t *testing.T) *liveFixture {
+	t.Helper()
+	w := machinetest.NewNodeWorld(t)
+	p := w.SyncerParts()
+	return &liveFixture{NodeWorld: w, t: t, syncer: &node.Syncer{
+		Nodes: p.Nodes, Clusters: p.Clusters, Pods: p.Pods, PVCs: p.PVCs,
+		Anthill: w.Anthill, Kube: p.Kube, GD2: p.GD2, Clock: w.Clock, Log: p.Log,
+	}}
+}
+
+// sync runs one sync of the operator's node syncer and delivers the
+// stored node to its store, as the informer would.
+func (f *liveFixture) sync() (engine.Result, error) {
+	f.t.Helper()
+	res, err := f.syncer.Sync(context.Background(), gather.NodeKey("ns", machinetest.NodeName))
+	f.Stored(f.t)
+	return res, err
+}
+
+func (f *liveFixture) node() *operatorv1alpha1.GlusterNode { return f.Node(f.t) }
+
+func (f *liveFixture) clusterObj() *operatorv1alpha1.GlusterCluster { return f.Cluster(f.t) }
 
 // operatorTook checks that the sync from before to after took decision d
 // of the live read: the transition it fired, or the wait or step whose
@@ -47,33 +82,33 @@ func operatorTook(t *testing.T, before fsm.State, after operatorv1alpha1.Gluster
 // with the auth Secret unreadable it says GD2 is unavailable instead of
 // deciding without it.
 func TestLiveNodeDecisionIsTheOperatorsDecision(t *testing.T) {
-	f := newNodeFixture(t)
+	f := newLiveFixture(t)
 	ctx := context.Background()
 	// The operator watches only what anthill labels.
 	for _, kind := range []string{"pod", "pvc"} {
 		labelled := map[string]string{objects.LabelManagedBy: objects.ManagedByAnthill}
 		switch kind {
 		case "pod":
-			p, err := f.kube.CoreV1().Pods("ns").Get(ctx, objects.NodePodName("gc-z1-a"), metav1.GetOptions{})
+			p, err := f.Kube.CoreV1().Pods("ns").Get(ctx, objects.NodePodName("gc-z1-a"), metav1.GetOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			p.Labels = labelled
-			if _, err := f.kube.CoreV1().Pods("ns").Update(ctx, p, metav1.UpdateOptions{}); err != nil {
+			if _, err := f.Kube.CoreV1().Pods("ns").Update(ctx, p, metav1.UpdateOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		case "pvc":
-			c, err := f.kube.CoreV1().PersistentVolumeClaims("ns").Get(ctx, objects.BrickClaimName("gc-z1-a", 0), metav1.GetOptions{})
+			c, err := f.Kube.CoreV1().PersistentVolumeClaims("ns").Get(ctx, objects.BrickClaimName("gc-z1-a", 0), metav1.GetOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			c.Labels = labelled
-			if _, err := f.kube.CoreV1().PersistentVolumeClaims("ns").Update(ctx, c, metav1.UpdateOptions{}); err != nil {
+			if _, err := f.Kube.CoreV1().PersistentVolumeClaims("ns").Update(ctx, c, metav1.UpdateOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	r := LiveReads{Kube: f.kube, Anthill: f.anthill, Clock: f.clock, SyncTimeout: 10 * time.Second}
+	r := LiveReads{Kube: f.Kube, Anthill: f.Anthill, Clock: f.Clock, SyncTimeout: 10 * time.Second}
 	step := func() LiveDecision {
 		t.Helper()
 		before := f.node()
@@ -99,12 +134,12 @@ func TestLiveNodeDecisionIsTheOperatorsDecision(t *testing.T) {
 		t.Fatalf("after %v the node is %s, want Online", seen, f.node().Status.State)
 	}
 	// The node's GD2 dies: the live decision sees it before the operator.
-	if err := f.sim.SetPeerAlive(f.node().Status.PeerID, false); err != nil {
+	if err := f.Sim.SetPeerAlive(f.node().Status.PeerID, false); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 2 {
 		if i == 1 {
-			f.clock.Step(DefaultOfflineGrace) // past the offline grace
+			f.Clock.Step(gather.DefaultOfflineGrace) // past the offline grace
 		}
 		l := step()
 		seen = append(seen, string(l.State)+":"+string(l.Decision.Event)+string(l.Decision.Step)+"/"+l.GD2)
@@ -115,7 +150,7 @@ func TestLiveNodeDecisionIsTheOperatorsDecision(t *testing.T) {
 	t.Logf("live decisions: %v", seen)
 
 	// Without the auth Secret GD2 cannot be reached: no guess.
-	if err := f.kube.CoreV1().Secrets("ns").Delete(ctx, "auth", metav1.DeleteOptions{}); err != nil {
+	if err := f.Kube.CoreV1().Secrets("ns").Delete(ctx, "auth", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	live, err := LiveNodeDecision(ctx, r, "ns", "gc-z1-a")
@@ -132,27 +167,27 @@ func TestLiveNodeDecisionIsTheOperatorsDecision(t *testing.T) {
 // clients, is the one its sync then takes, wired from the same informer
 // factories as the operator's (every namespace), through provisioning.
 func TestLiveClusterDecisionIsTheOperatorsDecision(t *testing.T) {
-	f := newNodeFixture(t)
+	f := newLiveFixture(t)
 	ctx := context.Background()
-	r := LiveReads{Kube: f.kube, Anthill: f.anthill, Clock: f.clock, SyncTimeout: 10 * time.Second}
+	r := LiveReads{Kube: f.Kube, Anthill: f.Anthill, Clock: f.Clock, SyncTimeout: 10 * time.Second}
 	operatorSync := func() {
 		t.Helper()
-		fs, err := newFactories(f.kube, f.anthill, 0, metav1.NamespaceAll)
+		fs, err := newFactories(f.Kube, f.Anthill, 0, metav1.NamespaceAll)
 		if err != nil {
 			t.Fatal(err)
 		}
 		v1 := fs.anthill.Operator().V1alpha1()
 		core, apps := fs.managed.Core().V1(), fs.managed.Apps().V1()
 		csi := csiInformers(fs.managed, fs.all)
-		pvIndex, err := indexUses(fs.all.Core().V1().PersistentVolumes().Informer(), pvUses)
+		pvIndex, err := gather.IndexUses(fs.all.Core().V1().PersistentVolumes().Informer(), gather.PVUses)
 		if err != nil {
 			t.Fatal(err)
 		}
-		cs := &ClusterSyncer{
+		cs := &cluster.Syncer{
 			Clusters: v1.GlusterClusters().Lister(), Nodes: v1.GlusterNodes().Lister(), Secrets: core.Secrets().Lister(),
 			Services: core.Services().Lister(), StatefulSets: apps.StatefulSets().Lister(), PVs: pvIndex,
 			CSI: csi.listers(), EndpointSlices: fs.managed.Discovery().V1().EndpointSlices().Lister(),
-			Anthill: f.anthill, Kube: f.syncer.Kube, GD2: f.syncer.GD2, Log: f.syncer.Log, Clock: f.clock,
+			Anthill: f.Anthill, Kube: f.syncer.Kube, GD2: f.syncer.GD2, Log: f.syncer.Log, Clock: f.Clock,
 		}
 		// The listers registered their informers: start them as Wire's caller does.
 		stop := make(chan struct{})
@@ -163,13 +198,13 @@ func TestLiveClusterDecisionIsTheOperatorsDecision(t *testing.T) {
 		fs.managed.WaitForCacheSync(stop)
 		fs.all.WaitForCacheSync(stop)
 		fs.anthill.WaitForCacheSync(stop)
-		if _, err := cs.Sync(ctx, clusterKey("ns", "gc")); err != nil {
+		if _, err := cs.Sync(ctx, gather.ClusterKey("ns", "gc")); err != nil {
 			t.Fatal(err)
 		}
 	}
 	var seen []string
 	for range 3 {
-		before, err := f.anthill.OperatorV1alpha1().GlusterClusters("ns").Get(ctx, "gc", metav1.GetOptions{})
+		before, err := f.Anthill.OperatorV1alpha1().GlusterClusters("ns").Get(ctx, "gc", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -181,14 +216,14 @@ func TestLiveClusterDecisionIsTheOperatorsDecision(t *testing.T) {
 			t.Fatalf("live decision in %s not known: GD2 %s (%v), refused %q", live.State, live.GD2, live.GD2Error, live.Refused)
 		}
 		operatorSync()
-		after, err := f.anthill.OperatorV1alpha1().GlusterClusters("ns").Get(ctx, "gc", metav1.GetOptions{})
+		after, err := f.Anthill.OperatorV1alpha1().GlusterClusters("ns").Get(ctx, "gc", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(after.Finalizers) > len(before.Finalizers) {
 			// The first sync only adds the finalizer: decide again.
 			operatorSync()
-			if after, err = f.anthill.OperatorV1alpha1().GlusterClusters("ns").Get(ctx, "gc", metav1.GetOptions{}); err != nil {
+			if after, err = f.Anthill.OperatorV1alpha1().GlusterClusters("ns").Get(ctx, "gc", metav1.GetOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -213,14 +248,14 @@ func TestLiveClusterDecisionIsTheOperatorsDecision(t *testing.T) {
 // a newer operator wrote is refused before anything is gathered, as the
 // operator's runner refuses it; the refusal is the live answer.
 func TestLiveDecisionRefusesANewerStatusAsTheRunnerDoes(t *testing.T) {
-	f := newNodeFixture(t)
+	f := newLiveFixture(t)
 	ctx := context.Background()
 	n := f.node()
 	n.Status.StatusSchema = operatorv1alpha1.StatusSchemaLevel + 1
-	if _, err := f.anthill.OperatorV1alpha1().GlusterNodes("ns").UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+	if _, err := f.Anthill.OperatorV1alpha1().GlusterNodes("ns").UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	live, err := LiveNodeDecision(ctx, LiveReads{Kube: f.kube, Anthill: f.anthill, Clock: f.clock}, "ns", "gc-z1-a")
+	live, err := LiveNodeDecision(ctx, LiveReads{Kube: f.Kube, Anthill: f.Anthill, Clock: f.Clock}, "ns", "gc-z1-a")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,31 +268,31 @@ func TestLiveDecisionRefusesANewerStatusAsTheRunnerDoes(t *testing.T) {
 // creates GlusterNodes is explained from the same live plan its sync
 // reads (GatherLive, through the admin's clients), not refused or failed.
 func TestLiveClusterDecisionPlansAScalingStepLive(t *testing.T) {
-	f := newNodeFixture(t)
+	f := newLiveFixture(t)
 	ctx := context.Background()
 	c := f.clusterObj()
 	c.Finalizers = []string{objects.FinalizerCluster}
 	c.Spec.NodeTemplates = []operatorv1alpha1.NodeTemplate{{Name: "z1", Zone: "zone-1", Nodes: ptr.To[int32](3)}}
-	c, err := f.anthill.OperatorV1alpha1().GlusterClusters("ns").Update(ctx, c, metav1.UpdateOptions{})
+	c, err := f.Anthill.OperatorV1alpha1().GlusterClusters("ns").Update(ctx, c, metav1.UpdateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.Status.Phase = operatorv1alpha1.ClusterPhase(states.ClusterProvisioning)
-	if _, err := f.anthill.OperatorV1alpha1().GlusterClusters("ns").UpdateStatus(ctx, c, metav1.UpdateOptions{}); err != nil {
+	if _, err := f.Anthill.OperatorV1alpha1().GlusterClusters("ns").UpdateStatus(ctx, c, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	managed := map[string]string{objects.LabelManagedBy: objects.ManagedByAnthill}
 	for _, name := range []string{objects.HeadlessServiceName("gc"), objects.ManagementServiceName("gc"), objects.EtcdName("gc")} {
 		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Labels: managed}}
-		if _, err := f.kube.CoreV1().Services("ns").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+		if _, err := f.Kube.CoreV1().Services("ns").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	etcd := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: objects.EtcdName("gc"), Labels: managed}, Status: appsv1.StatefulSetStatus{ReadyReplicas: 1}}
-	if _, err := f.kube.AppsV1().StatefulSets("ns").Create(ctx, etcd, metav1.CreateOptions{}); err != nil {
+	if _, err := f.Kube.AppsV1().StatefulSets("ns").Create(ctx, etcd, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	live, err := LiveClusterDecision(ctx, LiveReads{Kube: f.kube, Anthill: f.anthill, Clock: f.clock, SyncTimeout: 10 * time.Second}, "ns", "gc")
+	live, err := LiveClusterDecision(ctx, LiveReads{Kube: f.Kube, Anthill: f.Anthill, Clock: f.Clock, SyncTimeout: 10 * time.Second}, "ns", "gc")
 	if err != nil {
 		t.Fatal(err)
 	}

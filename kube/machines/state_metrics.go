@@ -11,6 +11,14 @@ import (
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/objects"
+	"github.com/gluster/anthill/states"
+)
+
+// The definitions whose states the collector counts.
+var (
+	nodeDef    = states.NodeDefinition()
+	healDef    = states.HealDefinition()
+	upgradeDef = states.UpgradeDefinition()
 )
 
 // StateCollector exports what the machines' statuses say, computed at

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,35 +13,9 @@ import (
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/internal/fixtures"
 	"github.com/gluster/anthill/kube/objects"
 )
-
-// gathered returns the value of every series of name, keyed by its labels.
-func gathered(t *testing.T, reg *prometheus.Registry, name string) map[string]float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]float64{}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			out[labelString(m)] = m.GetGauge().GetValue()
-		}
-	}
-	return out
-}
-
-func labelString(m *dto.Metric) string {
-	s := ""
-	for _, l := range m.GetLabel() {
-		s += l.GetName() + "=" + l.GetValue() + ","
-	}
-	return s
-}
 
 func TestStateCollectorExportsWhatTheStatusesSay(t *testing.T) {
 	ni := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
@@ -71,35 +44,35 @@ func TestStateCollectorExportsWhatTheStatusesSay(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(NewStateCollector(listers.NewGlusterNodeLister(ni), listers.NewGlusterClusterLister(ci)))
 
-	counts := gathered(t, reg, "anthill_cluster_nodes")
+	counts := fixtures.Gathered(t, reg, "anthill_cluster_nodes")
 	for state, want := range map[string]float64{"Online": 1, "Draining": 1, "Pending": 1, "Failed": 0} {
 		if got, ok := counts["cluster=c,namespace=ns,state="+state+","]; !ok || got != want {
 			t.Errorf("anthill_cluster_nodes{state=%s} = %v (present %t), want %v", state, got, ok, want)
 		}
 	}
-	if got := gathered(t, reg, "anthill_node_state"); got["cluster=c,namespace=ns,node=b,state=Draining,zone=z2,"] != 1 || len(got) != 3 {
+	if got := fixtures.Gathered(t, reg, "anthill_node_state"); got["cluster=c,namespace=ns,node=b,state=Draining,zone=z2,"] != 1 || len(got) != 3 {
 		t.Errorf("anthill_node_state = %v", got)
 	}
-	if got := gathered(t, reg, "anthill_node_state_since_timestamp_seconds"); got["cluster=c,namespace=ns,node=a,"] != 1700000000 {
+	if got := fixtures.Gathered(t, reg, "anthill_node_state_since_timestamp_seconds"); got["cluster=c,namespace=ns,node=a,"] != 1700000000 {
 		t.Errorf("anthill_node_state_since_timestamp_seconds = %v", got)
 	}
-	if got := gathered(t, reg, "anthill_cluster_volumes"); got["cluster=c,namespace=ns,state=Healing,"] != 1 || got["cluster=c,namespace=ns,state=SplitBrain,"] != 0 {
+	if got := fixtures.Gathered(t, reg, "anthill_cluster_volumes"); got["cluster=c,namespace=ns,state=Healing,"] != 1 || got["cluster=c,namespace=ns,state=SplitBrain,"] != 0 {
 		t.Errorf("anthill_cluster_volumes = %v", got)
 	}
-	if got := gathered(t, reg, "anthill_volume_heal_pending_entries"); got["cluster=c,namespace=ns,volume=v1,"] != 356 {
+	if got := fixtures.Gathered(t, reg, "anthill_volume_heal_pending_entries"); got["cluster=c,namespace=ns,volume=v1,"] != 356 {
 		t.Errorf("anthill_volume_heal_pending_entries = %v", got)
 	}
-	if got := gathered(t, reg, "anthill_volume_bricks"); got["cluster=c,namespace=ns,state=offline,volume=v1,"] != 1 ||
+	if got := fixtures.Gathered(t, reg, "anthill_volume_bricks"); got["cluster=c,namespace=ns,state=offline,volume=v1,"] != 1 ||
 		got["cluster=c,namespace=ns,state=online,volume=v1,"] != 5 || len(got) != 2 {
 		t.Errorf("anthill_volume_bricks = %v", got)
 	}
-	if got := gathered(t, reg, "anthill_upgrade_state"); got["cluster=c,namespace=ns,state=Idle,"] != 1 {
+	if got := fixtures.Gathered(t, reg, "anthill_upgrade_state"); got["cluster=c,namespace=ns,state=Idle,"] != 1 {
 		t.Errorf("anthill_upgrade_state = %v", got)
 	}
-	if got := gathered(t, reg, "anthill_cluster_capacity_free_bytes"); got["cluster=c,namespace=ns,"] != float64(100<<30) {
+	if got := fixtures.Gathered(t, reg, "anthill_cluster_capacity_free_bytes"); got["cluster=c,namespace=ns,"] != float64(100<<30) {
 		t.Errorf("anthill_cluster_capacity_free_bytes = %v", got)
 	}
-	if got := gathered(t, reg, "anthill_zone_capacity_total_bytes"); got["cluster=c,namespace=ns,zone=z1,"] != float64(300<<30) {
+	if got := fixtures.Gathered(t, reg, "anthill_zone_capacity_total_bytes"); got["cluster=c,namespace=ns,zone=z1,"] != float64(300<<30) {
 		t.Errorf("anthill_zone_capacity_total_bytes = %v", got)
 	}
 }
@@ -134,7 +107,7 @@ func TestStateCollectorNodeUptimeIsTheGD2ContainerStart(t *testing.T) {
 	sc.Pods = corev1listers.NewPodLister(pi)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(sc)
-	got := gathered(t, reg, "anthill_node_up_since_timestamp_seconds")
+	got := fixtures.Gathered(t, reg, "anthill_node_up_since_timestamp_seconds")
 	if len(got) != 1 || got["cluster=c,namespace=ns,node=up,"] != 1700000100 {
 		t.Fatalf("anthill_node_up_since_timestamp_seconds = %v, want only node up at 1700000100", got)
 	}
@@ -143,7 +116,7 @@ func TestStateCollectorNodeUptimeIsTheGD2ContainerStart(t *testing.T) {
 	if err := pi.Update(restarted); err != nil {
 		t.Fatal(err)
 	}
-	if got := gathered(t, reg, "anthill_node_up_since_timestamp_seconds"); got["cluster=c,namespace=ns,node=up,"] != 1700000500 {
+	if got := fixtures.Gathered(t, reg, "anthill_node_up_since_timestamp_seconds"); got["cluster=c,namespace=ns,node=up,"] != 1700000500 {
 		t.Fatalf("after a restart: %v", got)
 	}
 }

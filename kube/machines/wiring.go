@@ -34,6 +34,12 @@ import (
 	anthilllisters "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/engine"
+	"github.com/gluster/anthill/kube/machines/cluster"
+	"github.com/gluster/anthill/kube/machines/disruption"
+	"github.com/gluster/anthill/kube/machines/gather"
+	"github.com/gluster/anthill/kube/machines/heal"
+	"github.com/gluster/anthill/kube/machines/node"
+	"github.com/gluster/anthill/kube/machines/upgrade"
 	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 )
@@ -44,7 +50,7 @@ type Machines struct {
 	Dispatcher *engine.Dispatcher
 	// PeerWatch follows GD2 liveness for the node machine; it runs with
 	// the dispatcher (Run).
-	PeerWatch *PeerWatch
+	PeerWatch *node.PeerWatch
 	factories []interface {
 		Start(stop <-chan struct{})
 		Shutdown()
@@ -99,11 +105,11 @@ type WireConfig struct {
 	// cluster roles, Kubernetes Nodes) are watched whole either way.
 	Namespaces []string
 	// HealInterval is how often a cluster's volumes are re-read; 0 is
-	// DefaultHealInterval.
+	// heal.DefaultHealInterval.
 	HealInterval time.Duration
 	// LostNodeGrace is how long a Kubernetes node must have been lost
 	// before a Gluster pod stuck on it is force-deleted; 0 is
-	// DefaultLostNodeGrace.
+	// node.DefaultLostNodeGrace.
 	LostNodeGrace time.Duration
 	// MaxWait bounds every machine's timed wait (engine.DispatcherConfig);
 	// 0 keeps each machine's own.
@@ -135,9 +141,9 @@ func newFactories(kube kubernetes.Interface, anthill versioned.Interface, resync
 			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = labels.NewSelector().Add(*managed).String() })),
 		// Every PersistentVolume: one a cluster's CSI driver provisioned
 		// carries no anthill label, only the driver's name (see
-		// usesCluster). Every StorageClass too: one of a name a cluster
+		// gather.UsesCluster). Every StorageClass too: one of a name a cluster
 		// wants is a clash even without anthill's labels (see
-		// csiListers.StorageClasses).
+		// cluster.CSIListers.StorageClasses).
 		all:       informers.NewSharedInformerFactoryWithOptions(kube, resync, informers.WithNamespace(namespace), informers.WithTransform(objects.TrimForCache)),
 		anthill:   anthillinformers.NewSharedInformerFactoryWithOptions(anthill, resync, anthillinformers.WithNamespace(namespace), anthillinformers.WithTransform(objects.TrimForCache)),
 		namespace: namespace,
@@ -155,20 +161,20 @@ func Wire(cfg WireConfig) (*Machines, error) {
 	if err := ValidateWatchNamespaces(cfg.Namespaces); err != nil {
 		return nil, err
 	}
-	// cluster watches the cluster-scoped kinds, and every namespace's
+	// everything watches the cluster-scoped kinds, and every namespace's
 	// objects unless cfg.Namespaces names some (watched: one factory set
 	// per namespace, see watched_namespaces.go).
-	cluster, err := newFactories(cfg.Kube, cfg.Anthill, cfg.Resync, metav1.NamespaceAll)
+	everything, err := newFactories(cfg.Kube, cfg.Anthill, cfg.Resync, metav1.NamespaceAll)
 	if err != nil {
 		return nil, err
 	}
-	watched, err := watchedFactories(cluster, cfg.Namespaces, func(ns string) (factories, error) {
+	watched, err := watchedFactories(everything, cfg.Namespaces, func(ns string) (factories, error) {
 		return newFactories(cfg.Kube, cfg.Anthill, cfg.Resync, ns)
 	})
 	if err != nil {
 		return nil, err
 	}
-	kf, pvf := cluster.managed, cluster.all
+	kf, pvf := everything.managed, everything.all
 
 	if err := anthillscheme.AddToScheme(scheme.Scheme); err != nil {
 		return nil, fmt.Errorf("register anthill types for Events: %w", err)
@@ -212,7 +218,7 @@ func Wire(cfg WireConfig) (*Machines, error) {
 		drivers: kf.Storage().V1().CSIDrivers(), clusterRoles: kf.Rbac().V1().ClusterRoles(),
 		clusterRoleBindings: kf.Rbac().V1().ClusterRoleBindings(), storageClasses: pvf.Storage().V1().StorageClasses(),
 	}
-	csiL := csiListers{
+	csiL := cluster.CSIListers{
 		ServiceAccounts: corev1listers.NewServiceAccountLister(serviceAccounts.indexer),
 		DaemonSets:      appsv1listers.NewDaemonSetLister(daemonSets.indexer),
 		Deployments:     appsv1listers.NewDeploymentLister(deployments.indexer),
@@ -223,11 +229,11 @@ func Wire(cfg WireConfig) (*Machines, error) {
 	clusterLister := anthilllisters.NewGlusterClusterLister(clusters.indexer)
 	podLister := corev1listers.NewPodLister(pods.indexer)
 
-	pvIndex, err := indexUses(pvs.Informer(), pvUses)
+	pvIndex, err := gather.IndexUses(pvs.Informer(), gather.PVUses)
 	if err != nil {
 		return nil, err
 	}
-	if err := clusters.addIndexers(cache.Indexers{usesIndex: clusterUses}); err != nil {
+	if err := clusters.addIndexers(cache.Indexers{gather.UsesIndex: gather.ClusterUses}); err != nil {
 		return nil, err
 	}
 	clusterIndex := clusters.indexer
@@ -260,12 +266,12 @@ func Wire(cfg WireConfig) (*Machines, error) {
 	kubeNodes := nf.Core().V1().Nodes()
 	for _, infs := range [][]cache.SharedIndexInformer{clusters.informers, nodes.informers, pods.informers, pdbs.informers} {
 		for _, inf := range infs {
-			if err := d.Watch(inf, disruptionKeys); err != nil {
+			if err := d.Watch(inf, disruption.DisruptionKeys); err != nil {
 				return nil, err
 			}
 		}
 	}
-	if err := d.WatchChanges(kubeNodes.Informer(), schedulingChanged, nodeDrainKeys(podLister)); err != nil {
+	if err := d.WatchChanges(kubeNodes.Informer(), disruption.SchedulingChanged, disruption.NodeDrainKeys(podLister)); err != nil {
 		return nil, err
 	}
 	// Syncs read Secrets from watches: anthill's own from the labelled
@@ -278,36 +284,36 @@ func Wire(cfg WireConfig) (*Machines, error) {
 	tlsIssuer := &effects.TLS{Client: cfg.Kube, Anthill: cfg.Anthill, Now: cfg.Clock.Now, Cache: secretCache}
 	kops := &effects.Kube{Client: cfg.Kube, Anthill: cfg.Anthill, TLS: tlsIssuer}
 	audit := effects.Audit{Log: cfg.Log}
-	watch := &PeerWatch{
+	watch := &node.PeerWatch{
 		Clusters: clusterLister, Nodes: nodeLister, GD2: gd2c, Enqueue: d.Enqueue,
 		Interval: gd2c.Views.Interval(), Clock: cfg.Clock, Log: cfg.Log,
 	}
-	d.Register(states.NodeMachine, &NodeSyncer{
+	d.Register(states.NodeMachine, &node.Syncer{
 		Nodes: nodeLister, Clusters: clusterLister, Pods: podLister, PVCs: corev1listers.NewPersistentVolumeClaimLister(pvcs.indexer),
 		Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock, Live: cfg.Kube, Audit: audit,
 		PeerWatched: true, LostNodeGrace: cfg.LostNodeGrace,
 	})
-	d.Register(states.ClusterMachine, &ClusterSyncer{
+	d.Register(states.ClusterMachine, &cluster.Syncer{
 		Clusters: clusterLister, Nodes: nodeLister, Secrets: corev1listers.NewSecretLister(secrets.indexer), Services: corev1listers.NewServiceLister(services.indexer),
 		StatefulSets: appsv1listers.NewStatefulSetLister(sts.indexer), PVs: pvIndex, CSI: csiL, Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock,
 		EndpointSlices: discoveryv1listers.NewEndpointSliceLister(eps.indexer), TLS: tlsIssuer, Audit: audit,
 	})
-	d.Register(states.UpgradeMachine, &UpgradeSyncer{
+	d.Register(states.UpgradeMachine, &upgrade.Syncer{
 		Clusters: clusterLister, Nodes: nodeLister, CSI: effects.CSIReader{DaemonSets: csiL.DaemonSets, Deployments: csiL.Deployments, Pods: podLister, Pinned: kops.PinnedNodes},
 		Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock, Audit: audit,
 	})
-	var volumeMetrics *VolumeMetrics
+	var volumeMetrics *heal.VolumeMetrics
 	if cfg.Metrics != nil {
-		volumeMetrics = NewVolumeMetrics()
+		volumeMetrics = heal.NewVolumeMetrics()
 		if err := cfg.Metrics.Registry.Register(volumeMetrics); err != nil {
 			return nil, fmt.Errorf("register the volume metrics: %w", err)
 		}
 	}
-	d.Register(states.HealMachine, &HealSyncer{
+	d.Register(states.HealMachine, &heal.Syncer{
 		Interval: cfg.HealInterval, Clusters: clusterLister, Nodes: nodeLister, Anthill: cfg.Anthill, GD2: gd2c, Log: tlog, Clock: cfg.Clock, Audit: audit,
 		Volumes: volumeMetrics,
 	})
-	d.Register(states.DisruptionMachine, &DisruptionSyncer{
+	d.Register(states.DisruptionMachine, &disruption.Syncer{
 		Clusters: clusterLister, Nodes: nodeLister, KubeNodes: kubeNodes.Lister(), Client: cfg.Kube,
 		Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock, Audit: audit,
 	})
@@ -322,7 +328,7 @@ func Wire(cfg WireConfig) (*Machines, error) {
 		}
 	}
 	m := &Machines{Dispatcher: d, PeerWatch: watch, broadcast: bc}
-	m.factories = append(m.factories, kf, pvf, cluster.anthill, nf, secretCache)
+	m.factories = append(m.factories, kf, pvf, everything.anthill, nf, secretCache)
 	if len(cfg.Namespaces) > 0 {
 		for _, f := range watched {
 			m.factories = append(m.factories, f.managed, f.anthill)

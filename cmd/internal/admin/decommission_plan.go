@@ -15,7 +15,7 @@ import (
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/client/clientset/versioned"
 	"github.com/gluster/anthill/kube/effects"
-	"github.com/gluster/anthill/kube/machines"
+	nodemachine "github.com/gluster/anthill/kube/machines/node"
 	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 )
@@ -59,13 +59,13 @@ func showDecommissionPlan(ctx context.Context, kc kubernetes.Interface, ac versi
 
 // previewDrain reads GD2 the way the operator does (the same client, the
 // cluster's endpoint and auth secret) and runs the drain policy on it.
-func previewDrain(ctx context.Context, kc kubernetes.Interface, c *operatorv1alpha1.GlusterCluster, node *operatorv1alpha1.GlusterNode, nodes []*operatorv1alpha1.GlusterNode) (machines.DrainPreview, error) {
+func previewDrain(ctx context.Context, kc kubernetes.Interface, c *operatorv1alpha1.GlusterCluster, node *operatorv1alpha1.GlusterNode, nodes []*operatorv1alpha1.GlusterNode) (nodemachine.DrainPreview, error) {
 	clients := &effects.GD2Clients{Secrets: kc.CoreV1(), Timeout: planGD2Timeout}
 	gc, err := clients.For(ctx, c)
 	if err != nil {
-		return machines.DrainPreview{}, err
+		return nodemachine.DrainPreview{}, err
 	}
-	return machines.PreviewDrain(ctx, gc, node, nodes)
+	return nodemachine.PreviewDrain(ctx, gc, node, nodes)
 }
 
 // writeDecommissionSummary writes what the decommission does and what it
@@ -94,7 +94,7 @@ func writeDecommissionSummary(b *strings.Builder, node *operatorv1alpha1.Gluster
 
 // writeBrickPlan writes the brick moves of preview, or why there are none
 // to show.
-func writeBrickPlan(b *strings.Builder, preview machines.DrainPreview, err error, nodes []*operatorv1alpha1.GlusterNode) {
+func writeBrickPlan(b *strings.Builder, preview nodemachine.DrainPreview, err error, nodes []*operatorv1alpha1.GlusterNode) {
 	switch {
 	case err != nil:
 		fmt.Fprintf(b, "Bricks: GD2 is not reachable from here (%v);\n"+

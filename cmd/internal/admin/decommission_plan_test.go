@@ -11,7 +11,7 @@ import (
 
 	"github.com/gluster/anthill/cmd/internal/cli"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
-	"github.com/gluster/anthill/kube/machines"
+	nodemachine "github.com/gluster/anthill/kube/machines/node"
 	"github.com/gluster/anthill/kube/objects"
 )
 
@@ -25,7 +25,7 @@ func TestDecommissionPlanText(t *testing.T) {
 	nodes := []*operatorv1alpha1.GlusterNode{leaving, mk("a2", "zone-1", "Online"), mk("b1", "zone-2", "Online"), mk("c1", "zone-3", "Offline")}
 	var b strings.Builder
 	writeDecommissionSummary(&b, leaving, nodes)
-	writeBrickPlan(&b, machines.DrainPreview{PeerID: "p1", Staying: 1, Bricks: []machines.BrickPreview{
+	writeBrickPlan(&b, nodemachine.DrainPreview{PeerID: "p1", Staying: 1, Bricks: []nodemachine.BrickPreview{
 		{Volume: "v1", Path: "/b/1", Targets: []string{"p2"}, TargetNodes: []string{"ns/a2"}, SameZone: true},
 		{Volume: "v2", Path: "/b/2", Blocked: "no room"},
 	}}, nil, nodes)
@@ -45,12 +45,12 @@ func TestDecommissionPlanText(t *testing.T) {
 	}
 
 	b.Reset()
-	writeBrickPlan(&b, machines.DrainPreview{}, errors.New("dial tcp: refused"), nodes)
+	writeBrickPlan(&b, nodemachine.DrainPreview{}, errors.New("dial tcp: refused"), nodes)
 	if !strings.HasPrefix(b.String(), "Bricks: GD2 is not reachable from here (dial tcp: refused);") {
 		t.Errorf("unreachable GD2: %q", b.String())
 	}
 	b.Reset()
-	writeBrickPlan(&b, machines.DrainPreview{PeerID: "p1"}, nil, nodes)
+	writeBrickPlan(&b, nodemachine.DrainPreview{PeerID: "p1"}, nil, nodes)
 	if b.String() != "Bricks: none on this node\n" {
 		t.Errorf("no bricks: %q", b.String())
 	}

@@ -21,7 +21,7 @@ import (
 	"github.com/gluster/anthill/cmd/internal/cli"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/client/clientset/versioned"
-	"github.com/gluster/anthill/kube/machines"
+	"github.com/gluster/anthill/kube/machines/cluster"
 	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 )
@@ -91,7 +91,7 @@ func (r *root) deleteCommand() *cobra.Command {
 }
 
 // showDeletionPlan prints what deleting c does and what holds it now, as
-// the cluster machine decides it (machines.PreviewDeletion) from the
+// the cluster machine decides it (cluster.PreviewDeletion) from the
 // PersistentVolumes and GlusterNodes read here.
 func showDeletionPlan(ctx context.Context, kc kubernetes.Interface, ac versioned.Interface, c *operatorv1alpha1.GlusterCluster, w io.Writer) error {
 	var b strings.Builder
@@ -114,7 +114,7 @@ func showDeletionPlan(ctx context.Context, kc kubernetes.Interface, ac versioned
 			pvs = append(pvs, &pvList.Items[i])
 		}
 	}
-	p := machines.PreviewDeletion(c, pvs, nodes)
+	p := cluster.PreviewDeletion(c, pvs, nodes)
 	writeDeletionPlan(&b, c, p, pvErr)
 	_, err = fmt.Fprint(w, b.String())
 	return err
@@ -122,7 +122,7 @@ func showDeletionPlan(ctx context.Context, kc kubernetes.Interface, ac versioned
 
 // writeDeletionPlan writes the steps of the teardown and the decision
 // that starts it. pvErr is why the PersistentVolumes could not be read.
-func writeDeletionPlan(b *strings.Builder, c *operatorv1alpha1.GlusterCluster, p machines.DeletionPreview, pvErr error) {
+func writeDeletionPlan(b *strings.Builder, c *operatorv1alpha1.GlusterCluster, p cluster.DeletionPreview, pvErr error) {
 	fmt.Fprintf(b, "The operator's finalizer (%s) then:\n", objects.FinalizerCluster)
 	fmt.Fprintf(b, "  1. waits while PersistentVolumes provisioned from the cluster exist: ")
 	switch {

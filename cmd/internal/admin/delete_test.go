@@ -15,7 +15,7 @@ import (
 	"github.com/gluster/anthill/cmd/internal/cli"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	anthillfake "github.com/gluster/anthill/kube/client/clientset/versioned/fake"
-	"github.com/gluster/anthill/kube/machines"
+	"github.com/gluster/anthill/kube/machines/cluster"
 	"github.com/gluster/anthill/kube/objects"
 )
 
@@ -66,7 +66,7 @@ func TestWriteDeletionPlanOfOtherClusters(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var b strings.Builder
-			writeDeletionPlan(&b, tt.c, machines.PreviewDeletion(tt.c, nil, nil), tt.pvErr)
+			writeDeletionPlan(&b, tt.c, cluster.PreviewDeletion(tt.c, nil, nil), tt.pvErr)
 			for _, w := range tt.want {
 				if !strings.Contains(b.String(), w) {
 					t.Errorf("plan lacks %q:\n%s", w, b.String())

@@ -1,0 +1,80 @@
+package cluster
+
+import (
+	"slices"
+	"testing"
+
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	storagev1listers "k8s.io/client-go/listers/storage/v1"
+	"k8s.io/client-go/tools/cache"
+
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/internal/fixtures"
+	"github.com/gluster/anthill/kube/objects"
+)
+
+func fxClassLister(t *testing.T, scs ...*storagev1.StorageClass) storagev1listers.StorageClassLister {
+	t.Helper()
+	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	for _, sc := range scs {
+		if err := idx.Add(sc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return storagev1listers.NewStorageClassLister(idx)
+}
+
+// The cluster machine's view of the StorageClasses: what ensureDrivers
+// must still do, and which wanted names someone else holds. A taken name
+// must not count as missing, or ensureDrivers would run forever in front
+// of every other decision.
+func TestStorageClassDriftAndClashes(t *testing.T) {
+	c := fixtures.CSICluster("gc", fixtures.FileDriver)
+	file := objects.StorageClassObject(c, fixtures.FileDriver)
+	stale := file.DeepCopy()
+	stale.Annotations = map[string]string{objects.AnnotationDefaultStorageClass: "true"}
+	renamed := file.DeepCopy()
+	renamed.Name = "gc-old"
+	taken := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "taken"}, Provisioner: "example.com/other"}
+	want := objects.DesiredStorageClasses(c)
+	// Another cluster of the namespace wants the name taken.
+	other := fixtures.CSICluster("other", fixtures.FileDriver)
+	other.Spec.CSI = &operatorv1alpha1.CSISpec{StorageClasses: &operatorv1alpha1.CSIStorageClasses{
+		File: &operatorv1alpha1.StorageClassSpec{Name: "taken"},
+	}}
+	// The same-named cluster of another namespace made gc-file first.
+	twin := c.DeepCopy()
+	twin.Namespace = "elsewhere"
+	twinsFile := objects.StorageClassObject(twin, fixtures.FileDriver)
+
+	for _, tc := range []struct {
+		name        string
+		have        []*storagev1.StorageClass
+		wantDrift   []string
+		wantClashes []string
+	}{
+		{"nothing exists: the file class is missing, the taken name clashes", []*storagev1.StorageClass{taken}, []string{"StorageClass gc-file"}, []string{"taken"}},
+		{"the class of a same-named cluster in another namespace clashes", []*storagev1.StorageClass{twinsFile, taken}, nil, []string{"gc-file", "taken"}},
+		{"in sync", []*storagev1.StorageClass{file, taken}, nil, []string{"taken"}},
+		{"an out-of-date class and an old name of ours", []*storagev1.StorageClass{stale, renamed, taken},
+			[]string{"StorageClass gc-file (out of date)", "StorageClass gc-old (no longer wanted)"}, []string{"taken"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := CSIListers{StorageClasses: fxClassLister(t, tc.have...)}
+			drift, err := l.storageClassDrift(c, want)
+			fixtures.Must(t, err, "drift")
+			if !slices.Equal(drift, tc.wantDrift) {
+				t.Errorf("drift %v, want %v", drift, tc.wantDrift)
+			}
+			clashes, err := l.storageClassClashes(c)
+			fixtures.Must(t, err, "clashes")
+			otherClashes, err := l.storageClassClashes(other)
+			fixtures.Must(t, err, "clashes")
+			clashes = append(clashes, otherClashes...)
+			if !slices.Equal(clashes, tc.wantClashes) {
+				t.Errorf("clashes %v, want %v", clashes, tc.wantClashes)
+			}
+		})
+	}
+}

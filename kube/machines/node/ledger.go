@@ -1,0 +1,91 @@
+package node
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gluster/anthill/fsm"
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/engine"
+	"github.com/gluster/anthill/kube/machines/record"
+	"github.com/gluster/anthill/states"
+)
+
+// drainCause is the reason of the node's latest transition into Draining,
+// from its history; "" when the window no longer holds it.
+func drainCause(node *operatorv1alpha1.GlusterNode) string {
+	h := node.Status.History
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].To == string(states.NodeDraining) && h[i].From != string(states.NodeDraining) {
+			return h[i].Reason
+		}
+	}
+	return ""
+}
+
+// nodeLedgerActions are the node's events and steps whose action makes a
+// lasting change, by the ledger action that records it.
+var nodeLedgerActions = map[fsm.Event]string{
+	fsm.Event(states.NodeMoveBrick):      operatorv1alpha1.LedgerActionReplaceBrick,
+	fsm.Event(states.NodeDeletePeer):     operatorv1alpha1.LedgerActionDeletePeer,
+	fsm.Event(states.NodeDeleteWorkload): operatorv1alpha1.LedgerActionDeleteWorkload,
+	fsm.Event(states.NodeRollWorkload):   operatorv1alpha1.LedgerActionRollWorkload,
+	fsm.Event(states.NodeDisableDevices): operatorv1alpha1.LedgerActionDisableDevices,
+	states.NodeDrain:                     operatorv1alpha1.LedgerActionDisableDevices,
+	states.NodeEnterMaintenance:          operatorv1alpha1.LedgerActionDisableDevices,
+	fsm.Event(states.NodeEnableDevices):  operatorv1alpha1.LedgerActionEnableDevices,
+	states.NodeResume:                    operatorv1alpha1.LedgerActionEnableDevices,
+	fsm.Event(states.NodeEvictLostPod):   operatorv1alpha1.LedgerActionEvictLostPod,
+}
+
+// nodeLedgerEntry is the ledger entry of decision d, if its action makes
+// a lasting change: a step or an event with one of nodeLedgerActions.
+// state is where the node is after the action (the event's target, or the
+// state a step runs in). Device changes on a dead peer change nothing (the
+// action skips them) and are not recorded. A brick move names the brick
+// and the peers GD2 may place its replacement on.
+func nodeLedgerEntry(node *operatorv1alpha1.GlusterNode, d states.Decision, state string, f *nodeFacts, now time.Time) (operatorv1alpha1.LedgerEntry, bool) {
+	snap := f.snap
+	what := d.Event
+	if d.Step != "" {
+		what = fsm.Event(d.Step)
+	}
+	action, ok := nodeLedgerActions[what]
+	if !ok {
+		return operatorv1alpha1.LedgerEntry{}, false
+	}
+	if (action == operatorv1alpha1.LedgerActionDisableDevices || action == operatorv1alpha1.LedgerActionEnableDevices) && !(snap.PeerKnown && snap.PeerAlive) {
+		return operatorv1alpha1.LedgerEntry{}, false
+	}
+	e := operatorv1alpha1.LedgerEntry{
+		Time: metav1.Time{Time: now}, Action: action, Node: node.Name, Peer: node.Status.PeerID,
+		State: state, Reason: d.Reason,
+	}
+	switch {
+	case what == states.NodeDrain:
+		e.Cause = d.Reason
+	case action == operatorv1alpha1.LedgerActionReplaceBrick:
+		e.Volume, e.Brick, e.TargetPeers, e.Cause = snap.NextBrickVolume, snap.NextBrickPath, f.view.move.Targets, drainCause(node)
+	case action == operatorv1alpha1.LedgerActionDeletePeer || action == operatorv1alpha1.LedgerActionDeleteWorkload:
+		e.Cause = drainCause(node)
+	case action == operatorv1alpha1.LedgerActionRollWorkload:
+		e.Version = snap.TargetVersion
+	}
+	return e, true
+}
+
+// RecordAhead puts the lasting change d's action makes on record in the
+// node's status.ledger before the action runs (engine.RecordsAhead): the
+// runner writes it, and the action runs in the next sync. Nothing is
+// recorded when the node's latest entry already is the change (a step
+// repeated until GD2 or Kubernetes shows it done, an action retried after
+// it failed), or, for a brick move, when the brick's move is on record.
+func (s *Syncer) RecordAhead(node *operatorv1alpha1.GlusterNode, in engine.Instance[*nodeFacts], d states.Decision, to fsm.State, now time.Time) bool {
+	e, ok := nodeLedgerEntry(node, d, string(to), in.Facts, now)
+	if !ok || record.LedgerHas(node.Status.Ledger, e) {
+		return false
+	}
+	node.Status.Ledger = record.AppendBounded(node.Status.Ledger, e, operatorv1alpha1.MaxNodeLedger)
+	return true
+}

@@ -1,0 +1,133 @@
+package node
+
+import (
+	"slices"
+	"time"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/effects"
+	"github.com/gluster/anthill/kube/engine"
+	"github.com/gluster/anthill/kube/objects"
+	"github.com/gluster/anthill/states"
+)
+
+// Record lands one outcome in the node's status.
+func (s *Syncer) Record(node *operatorv1alpha1.GlusterNode, outs []engine.Outcome[*nodeFacts], now time.Time) {
+	out := &outs[0]
+	st := &node.Status
+	f := out.Facts
+	if f.snap.State != "" {
+		// The snapshot was gathered: persist its outage clocks.
+		st.DownSince, st.AliveSince = optTime(f.snap.DownSince), optTime(f.snap.AliveSince)
+	}
+	d := out.Decision
+	switch out.Kind {
+	case engine.Unknown, engine.Refused:
+		return
+	case engine.Failed:
+		apimeta.SetStatusCondition(&st.Conditions, metav1.Condition{
+			Type: operatorv1alpha1.ConditionProgressing, Status: metav1.ConditionFalse, Reason: out.Reason,
+			Message: engine.Truncate(out.Message, engine.MaxConditionMessage), ObservedGeneration: node.Generation,
+		})
+		// A failed brick move leaves an unusable brick on the peers GD2
+		// began preparing it on: they are never offered again.
+		st.RefusedPeers = states.RefuseAfterFailure(st.RefusedPeers, d.Step, effects.PreparedOn(out.Err))
+		return
+	case engine.Fired:
+		s.enter(node, out, now)
+		return
+	case engine.Stepped:
+		switch d.Step {
+		case states.NodeMoveBrick:
+			ref := operatorv1alpha1.BrickRef{Volume: f.snap.NextBrickVolume, Path: f.snap.NextBrickPath}
+			if !slices.Contains(st.MovedBricks, ref) {
+				st.MovedBricks = append(st.MovedBricks, ref)
+			}
+			if !slices.Contains(st.LeftBricks, ref) {
+				st.LeftBricks = append(st.LeftBricks, ref)
+			}
+		case states.NodeEvictLostPod:
+			// A forced pod deletion must be found later: it is recorded
+			// like a transition from the state to itself.
+			st.History = engine.AppendHistory(st.History, out.RecordStep(states.NodeMachine, node, now).Record())
+		}
+	}
+	st.Message = d.Message
+	st.ObservedGeneration = node.Generation
+	st.State = string(out.To)
+	setNodeConditions(node, out.To, d, now)
+}
+
+// enter applies a transition's entry effects: the new state and its time,
+// the peer a join added, the outage clocks and cursor fields the state
+// resets, the history entry and the conditions.
+func (s *Syncer) enter(node *operatorv1alpha1.GlusterNode, out *engine.Outcome[*nodeFacts], now time.Time) {
+	st := &node.Status
+	d := out.Decision
+	st.State = string(out.To)
+	st.LastTransitionTime = &metav1.Time{Time: now}
+	st.Message = d.Message
+	st.ObservedGeneration = node.Generation
+	if out.Facts.peerID != "" {
+		st.PeerID = out.Facts.peerID
+	}
+	st.Address = objects.NodeAddress(node)
+	meaning := states.NodeMeaning(out.To)
+	for _, c := range meaning.ResetOnEntry {
+		resetCursor(st, c)
+	}
+	for _, c := range meaning.StampOnEntry {
+		stampCursor(st, c, now)
+	}
+	if snap := out.Facts.snap; meaning.RecordsVersion {
+		// Both are read from the ready pod only.
+		if snap.RunningVersion != "" {
+			st.Version = snap.RunningVersion
+		}
+		if snap.PodReady {
+			st.Revision = snap.RunningRevision
+		}
+	}
+	st.History = engine.AppendHistory(st.History, out.Committed.Record())
+	setNodeConditions(node, out.To, d, now)
+}
+
+// resetCursor clears the status field cursor c names.
+func resetCursor(st *operatorv1alpha1.GlusterNodeStatus, c states.NodeCursor) {
+	switch c {
+	case states.CursorDownSince:
+		st.DownSince = nil
+	case states.CursorAliveSince:
+		st.AliveSince = nil
+	case states.CursorMovedBricks:
+		st.MovedBricks = nil
+	case states.CursorRefusedPeers:
+		st.RefusedPeers = nil
+	}
+}
+
+// stampCursor sets the clock cursor c names to now unless it is set.
+func stampCursor(st *operatorv1alpha1.GlusterNodeStatus, c states.NodeCursor, now time.Time) {
+	var t **metav1.Time
+	switch c {
+	case states.CursorDownSince:
+		t = &st.DownSince
+	case states.CursorAliveSince:
+		t = &st.AliveSince
+	default:
+		return
+	}
+	if *t == nil {
+		*t = &metav1.Time{Time: now}
+	}
+}
+
+func optTime(t time.Time) *metav1.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &metav1.Time{Time: t}
+}
