@@ -106,6 +106,14 @@ func TestUpgradeKeepsNewBricksOffARestartingNode(t *testing.T) {
 	}
 	for _, n := range final {
 		waitDevices(t, g, n.Status.PeerID, "enabled", time.Minute)
+	}
+	// Read again: the last nodes enable their devices from Online, after
+	// the upgrade counted them done.
+	final, _, err = nodeStates(ctx, ns, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range final {
 		checkDevicesAroundRestart(t, n)
 	}
 	// What was refused during the restart is placed once the node is back:
