@@ -29,7 +29,7 @@ const (
 	NodeDeleting fsm.State = "Deleting"
 	// NodeDeleted: terminal; the finalizer may be released.
 	NodeDeleted fsm.State = "Deleted"
-	// NodeQuiescing: selected for upgrade, waits until stopping is safe; left by restart, abortUpgrade, peerLost.
+	// NodeQuiescing: selected for upgrade, waits until stopping is safe; left by restart (which disables its devices), abortUpgrade, peerLost.
 	NodeQuiescing fsm.State = "Quiescing"
 	// NodeRestarting: pod rolled to the target version; left by rejoin or peerLost.
 	NodeRestarting fsm.State = "Restarting"
@@ -117,7 +117,7 @@ func NodeDefinition() *fsm.Definition {
 				"`drain` nor `upgrade` fires (reason `Paused`); `peerLost` and `enterMaintenance` still do. " +
 				"`spec.desiredState: disabled` keeps the node Online, serving its bricks, while the `disableDevices` " +
 				"step disables its devices so that no new brick lands on it; back at `enabled`, the `enableDevices` " +
-				"step enables them again. Unlike maintenance, a disabled node is still watched for failure and " +
+				"step enables them again, as it does for a node back from an upgrade. Unlike maintenance, a disabled node is still watched for failure and " +
 				"still upgraded."},
 			{Name: NodeOffline, Doc: "Entered by `peerLost` when GD2 has reported the peer not alive for `offlineGrace`. " +
 				"The `permissibleDowntime` clock runs from the first not-alive report (`downSince`). When the peer " +
@@ -182,7 +182,7 @@ func NodeDefinition() *fsm.Definition {
 				"still shows a member that has just committed to Restarting online, so it cannot order two such " +
 				"stops by itself), none of its bricks holds its replica set's only healed copy and none of its " +
 				"replica sets would drop below quorum. Left by " +
-				"`restart`, by `abortUpgrade` if the node is no longer selected or the cluster is paused (nothing " +
+				"`restart`, whose action disables the node's devices, by `abortUpgrade` if the node is no longer selected or the cluster is paused (nothing " +
 				"was stopped yet), or by `peerLost`."},
 			{Name: NodeRestarting, Doc: "Entered by `restart`. The state is persisted before anything is stopped; " +
 				"the `rollWorkload` step then rolls the pod to the target version, so an operator that crashes " +
@@ -196,7 +196,12 @@ func NodeDefinition() *fsm.Definition {
 			{Name: NodeHealWait, Doc: "Entered by `awaitHeal`. Waits until the replica sets the node's bricks " +
 				"belong to have no entries pending heal, none in split-brain and no brick unreachable (heal-info " +
 				"counts only reachable bricks, so a restarted brick not yet reconnected hides what it lacks), so that " +
-				"the next node may be stopped. Left by `upgraded`, or by `peerLost` if the peer dies."},
+				"the next node may be stopped. Left by `upgraded`, or by `peerLost` if the peer dies. The devices " +
+				"`restart` disabled stay disabled here; Online's `enableDevices` step enables them, so every way " +
+				"out of an upgrade (`upgraded`, `peerLost` then `peerRecovered`, `abortUpgrade` after a crash between " +
+				"`restart`'s action and its commit) and an operator that crashes anywhere between disabling and " +
+				"enabling end with the devices enabled once the node is Online, " +
+				"unless it is disabled, asked into maintenance or out of the pool."},
 		},
 		Events: []fsm.EventDoc{
 			{Name: NodeProvision, Doc: "Fires on a new GlusterNode. Action: create the node's PVC and StatefulSet if absent."},
@@ -227,11 +232,13 @@ func NodeDefinition() *fsm.Definition {
 				"differs from the target. No action."},
 			{Name: NodeAbortUpgrade, Doc: "Fires when a quiescing node is no longer selected (upgrade paused, " +
 				"blocked or retargeted), the cluster is paused, or the node already runs the target. No action; nothing was stopped yet."},
-			{Name: NodeRestart, Doc: "Fires when stopping the node is safe. No action: the `rollWorkload` step in " +
-				"Restarting stops the pod, after the state is persisted."},
+			{Name: NodeRestart, Doc: "Fires when stopping the node is safe. Action: disable the node's devices, so that GD2's " +
+				"volume-create planner, which reads device states and never `anthill-state`, places no new brick on a node " +
+				"about to stop (Online enables them again). The `rollWorkload` step in Restarting stops the pod, after the " +
+				"state is persisted."},
 			{Name: NodeRejoin, Doc: "Fires when the new pod is ready at the target version. No action."},
 			{Name: NodeAwaitHeal, Doc: "Fires when the peer is alive and all its bricks are online. No action."},
-			{Name: NodeUpgraded, Doc: "Fires when the node's replica sets are healed. No action."},
+			{Name: NodeUpgraded, Doc: "Fires when the node's replica sets are healed. No action; Online enables the devices `restart` disabled."},
 		},
 		Transitions: []fsm.Transition{
 			{Event: NodeProvision, From: []fsm.State{NodePending}, To: NodeProvisioning},
@@ -262,10 +269,13 @@ func NodeDefinition() *fsm.Definition {
 			{Name: NodeDeletePeer, In: []fsm.State{NodeDetaching}, Doc: "Delete the node's GD2 peer while it is " +
 				"still listed and holds no bricks. A peer that is already gone counts as deleted."},
 			{Name: NodeEnableDevices, In: []fsm.State{NodeOnline}, Doc: "Enable every device of an Online node " +
-				"whose `spec.desiredState` is enabled while some device is disabled (the admin set it back from " +
-				"disabled). Runs only while the peer is alive; enabling an enabled device is a no-op."},
+				"whose `spec.desiredState` is enabled while some device is disabled: the admin set it back from " +
+				"disabled, or the node is back from an upgrade, whose `restart` disabled them. An admin's maintenance, " +
+				"decommission or deletion request is decided first, so such a node's devices are never enabled on " +
+				"its way there. Runs only while the peer is alive; enabling an enabled device is a no-op."},
 			{Name: NodeDisableDevices, In: []fsm.State{NodeMaintenance, NodeDraining, NodeOnline}, Doc: "Disable every " +
-				"device of the node in GD2 so that no new brick is placed on it. Runs only while the peer is alive " +
+				"device of the node in GD2 so that no new brick is placed on it: in maintenance, while draining, and " +
+				"while `spec.desiredState` is disabled. Runs only while the peer is alive " +
 				"(GD2 places nothing on a dead peer anyway) and some device is still enabled; disabling a " +
 				"disabled device is a no-op."},
 			{Name: NodeEvictLostPod, In: []fsm.State{NodeOffline}, Doc: "Force-delete the node's pod (grace 0, only " +

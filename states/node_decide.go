@@ -138,6 +138,11 @@ func decideNodeOnline(s NodeSnapshot) Decision {
 	case s.Disabled && s.DevicesEnabled > 0:
 		return step(NodeDisableDevices, ReasonNodeDisabled, fmt.Sprintf("spec.desiredState is disabled: disabling %d device(s) so that no new brick lands on the node.", s.DevicesEnabled), pollShort)
 	case !s.Disabled && s.DevicesDisabled > 0:
+		// Also the way back from an upgrade, whose restart disabled the
+		// devices: every way out of it (upgraded; peerLost then
+		// peerRecovered; abortUpgrade after a crash between restart's
+		// action and its commit) reaches Online before the node takes
+		// new bricks again.
 		return step(NodeEnableDevices, ReasonNodeEnabled, fmt.Sprintf("spec.desiredState is enabled: enabling %d disabled device(s).", s.DevicesDisabled), pollShort)
 	case s.Disabled:
 		return wait(ReasonNodeDisabled, "The node is online and disabled: it serves its bricks and takes no new ones.", livenessPoll(s))
@@ -406,7 +411,11 @@ func decideNodeQuiescing(s NodeSnapshot) Decision {
 	if s.QuorumAtRisk > 0 {
 		return wait(ReasonQuorumAtRisk, fmt.Sprintf("Stopping the node would drop %d brick(s)' replica sets below quorum.", s.QuorumAtRisk), pollLong)
 	}
-	return fire(NodeRestart, ReasonSafeToStop, "Stopping is safe; restarting the node at "+s.rollTarget()+".")
+	// restart's action disables the node's devices: GD2's volume-create
+	// planner reads device states, never the anthill-state mirror, so
+	// without it a volume created during the restart could be given a
+	// brick on a node about to stop. Online enables them again.
+	return fire(NodeRestart, ReasonSafeToStop, "Stopping is safe; disabling the node's devices and restarting it at "+s.rollTarget()+".")
 }
 
 func stepTimedOut(s NodeSnapshot) bool {
@@ -449,9 +458,12 @@ func decideNodeHealWait(s NodeSnapshot) Decision {
 	if !Healed(s.PendingHealEntries, s.SplitBrainEntries, s.BricksUnreachable) {
 		if s.BricksUnreachable > 0 {
 			return wait(ReasonBrickDown, fmt.Sprintf("%d brick(s) of the node's replica sets are offline or not reachable by heal-info (a restarted brick until its clients reconnect); "+
-				"what they lack is not counted, so heal is not complete (%d entries pending).", s.BricksUnreachable, s.PendingHealEntries), pollUpgrade)
+				"what they lack is not counted, so heal is not complete (%d entries pending).", s.BricksUnreachable, s.PendingHealEntries), pollHeal)
 		}
-		return wait(ReasonHealPending, fmt.Sprintf("%d entries are pending heal.", s.PendingHealEntries), pollUpgrade)
+		return wait(ReasonHealPending, fmt.Sprintf("%d entries are pending heal.", s.PendingHealEntries), pollHeal)
 	}
+	// The devices restart disabled are enabled from Online (its
+	// enableDevices step, after the admin's requests): not here, where
+	// the step would hold the next batch for a write and a GD2 call.
 	return fire(NodeUpgraded, ReasonHealComplete, fmt.Sprintf("Healed; the node runs %s.", s.RunningVersion))
 }

@@ -59,6 +59,21 @@ func nodeCases() []nodeCase {
 			s.Disabled, s.DevicesEnabled, s.DevicesDisabled = true, 0, 2
 		}, wantReason: ReasonNodeDisabled},
 		{name: "an enabled online node enables disabled devices", state: NodeOnline, mutate: func(s *NodeSnapshot) { s.DevicesDisabled = 1 }, wantStep: NodeEnableDevices},
+		{name: "an online node whose upgrade ended before its devices were enabled again enables them", state: NodeOnline, mutate: func(s *NodeSnapshot) {
+			s.RunningVersion, s.TargetVersion, s.DevicesDisabled = "11.1", "11.1", 2
+		}, wantStep: NodeEnableDevices},
+		{name: "an online node with devices disabled by a restart, then asked for maintenance, enters maintenance without enabling them", state: NodeOnline, mutate: func(s *NodeSnapshot) {
+			s.Request, s.DevicesDisabled = RequestMaintenance, 2
+		}, wantEvent: NodeEnterMaintenance},
+		{name: "an online node with devices disabled by a restart, then decommissioned, drains without enabling them", state: NodeOnline, mutate: func(s *NodeSnapshot) {
+			s.Request, s.DevicesDisabled = RequestDecommission, 2
+		}, wantEvent: NodeDrain},
+		{name: "an online node with devices disabled by a restart, then deleted, drains without enabling them", state: NodeOnline, mutate: func(s *NodeSnapshot) {
+			s.Deleting, s.DevicesDisabled = true, 2
+		}, wantEvent: NodeDrain},
+		{name: "an online node back from an upgrade whose spec.desiredState is disabled keeps its devices disabled", state: NodeOnline, mutate: func(s *NodeSnapshot) {
+			s.RunningVersion, s.TargetVersion, s.Disabled, s.DevicesDisabled = "11.1", "11.1", true, 2
+		}, wantReason: ReasonNodeDisabled},
 		{name: "a disabled online node is still upgraded", state: NodeOnline, mutate: func(s *NodeSnapshot) {
 			s.Disabled, s.UpgradeSelected, s.TargetVersion = true, true, "11.2"
 		}, wantEvent: NodeUpgrade},
@@ -223,6 +238,21 @@ func nodeCases() []nodeCase {
 
 		// Upgrade sub-states.
 		{name: "a quiescing node restarts when stopping is safe", state: NodeQuiescing, mutate: func(s *NodeSnapshot) { s.UpgradeSelected = true; s.TargetVersion = "11.1" }, wantEvent: NodeRestart},
+		{name: "a quiescing node safe to stop restarts, its devices still enabled (restart's action disables them)", state: NodeQuiescing, mutate: func(s *NodeSnapshot) {
+			s.UpgradeSelected, s.TargetVersion, s.DevicesEnabled = true, "11.1", 2
+		}, wantEvent: NodeRestart, wantReason: ReasonSafeToStop},
+		{name: "a quiescing node whose devices are already disabled restarts", state: NodeQuiescing, mutate: func(s *NodeSnapshot) {
+			s.UpgradeSelected, s.TargetVersion, s.DevicesDisabled = true, "11.1", 2
+		}, wantEvent: NodeRestart},
+		{name: "a quiescing node not yet safe to stop keeps its devices enabled", state: NodeQuiescing, mutate: func(s *NodeSnapshot) {
+			s.UpgradeSelected, s.TargetVersion, s.DevicesEnabled, s.SoleHealedCopies = true, "11.1", 2, 1
+		}, wantReason: ReasonSoleHealedCopy},
+		{name: "a quiescing node waiting for an earlier batch member keeps its devices enabled", state: NodeQuiescing, mutate: func(s *NodeSnapshot) {
+			s.UpgradeSelected, s.TargetVersion, s.DevicesEnabled, s.UpgradeAhead = true, "11.1", 2, []string{"n1"}
+		}, wantReason: ReasonBatchMemberFirst},
+		{name: "a quiescing node no longer selected returns online without touching its devices", state: NodeQuiescing, mutate: func(s *NodeSnapshot) {
+			s.TargetVersion, s.DevicesEnabled = "11.1", 2
+		}, wantEvent: NodeAbortUpgrade},
 		{name: "a quiescing node waits while it holds the only healed copy", state: NodeQuiescing, mutate: func(s *NodeSnapshot) {
 			s.UpgradeSelected, s.TargetVersion, s.SoleHealedCopies = true, "11.1", 1
 		}, wantReason: ReasonSoleHealedCopy},
@@ -264,6 +294,8 @@ func nodeCases() []nodeCase {
 		{name: "a node waiting for heal waits while entries are pending", state: NodeHealWait, mutate: func(s *NodeSnapshot) { s.PendingHealEntries = 12 }, wantReason: ReasonHealPending},
 		{name: "a node waiting for heal waits on split-brain", state: NodeHealWait, mutate: func(s *NodeSnapshot) { s.SplitBrainEntries = 1 }, wantReason: ReasonSplitBrain},
 		{name: "a node waiting for heal is upgraded when healed", state: NodeHealWait, wantEvent: NodeUpgraded},
+		{name: "a healed node whose restart disabled its devices is upgraded, Online enabling them", state: NodeHealWait, mutate: func(s *NodeSnapshot) { s.DevicesDisabled = 2 }, wantEvent: NodeUpgraded},
+		{name: "a node still healing keeps its devices disabled", state: NodeHealWait, mutate: func(s *NodeSnapshot) { s.DevicesDisabled, s.PendingHealEntries = 2, 5 }, wantReason: ReasonHealPending},
 		{name: "a node waiting for heal whose restarted brick heal-info cannot reach yet is not healed, however clean the counts look", state: NodeHealWait, mutate: func(s *NodeSnapshot) { s.BricksUnreachable = 1 }, wantReason: ReasonBrickDown},
 		{name: "a node waiting for heal with a sibling brick unreachable and entries pending waits for the brick first", state: NodeHealWait, mutate: func(s *NodeSnapshot) { s.BricksUnreachable = 1; s.PendingHealEntries = 4 }, wantReason: ReasonBrickDown},
 		{name: "a node waiting for heal whose peer dies goes offline", state: NodeHealWait, mutate: func(s *NodeSnapshot) { s.PeerAlive = false }, wantEvent: NodePeerLost},
@@ -450,6 +482,34 @@ func TestDrainMessagesShowTheMovesInFlight(t *testing.T) {
 			}
 			if d.RequeueAfter != tc.after {
 				t.Errorf("requeue after %s, want %s", d.RequeueAfter, tc.after)
+			}
+		})
+	}
+}
+
+// An upgrading node's waits and steps look again soon enough that a batch
+// is not held by its polling: a heal's end is noticed within a quarter
+// second.
+func TestUpgradingNodeRequeues(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		state  fsm.State
+		mutate func(*NodeSnapshot)
+		most   time.Duration
+	}{
+		{name: "a node waiting for entries to heal looks again within a quarter second", state: NodeHealWait,
+			mutate: func(s *NodeSnapshot) { s.PendingHealEntries = 40 }, most: 250 * time.Millisecond},
+		{name: "a node waiting for a sibling brick to be reachable looks again within a quarter second", state: NodeHealWait,
+			mutate: func(s *NodeSnapshot) { s.BricksUnreachable = 1 }, most: 250 * time.Millisecond},
+		{name: "a rejoining node looks again within a second", state: NodeRejoining,
+			mutate: func(s *NodeSnapshot) { s.BricksOffline, s.StateSince = 1, t0.Add(-time.Minute) }, most: time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := healthyNode(tc.state)
+			tc.mutate(&s)
+			d := DecideNode(s)
+			if d.Event != "" || d.RequeueAfter <= 0 || d.RequeueAfter > tc.most {
+				t.Errorf("DecideNode() = event %q step %q, requeue after %s (%s), want a wait or step requeued within %s", d.Event, d.Step, d.RequeueAfter, d.Message, tc.most)
 			}
 		})
 	}

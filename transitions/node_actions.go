@@ -28,6 +28,7 @@ var NodeActions = register(Actions[NodeAction]{
 		states.NodeEnterMaintenance: disableNodeDevices,
 		states.NodeDrain:            disableNodeDevices,
 		states.NodeResume:           enableNodeDevices,
+		states.NodeRestart:          disableNodeDevices,
 	},
 	Steps: map[fsm.Step]NodeAction{
 		states.NodeDisableDevices: disableNodeDevices,

@@ -187,3 +187,24 @@ func TestDevicesAreEnabledAndDisabledByTheirRegisteredNames(t *testing.T) {
 		t.Error("enabling by the new paths, which GD2 does not have, succeeded")
 	}
 }
+
+// GD2's volume-create planner reads device states only, so the restart of
+// an upgrade closes the node's devices before its pod is stopped.
+func TestRestartDisablesEveryDeviceOfTheNode(t *testing.T) {
+	w, n := joined(t)
+	act, ok := NodeActions.Events[states.NodeRestart]
+	if !ok {
+		t.Fatal("restart has no action")
+	}
+	if _, err := act(context.Background(), w.ops(), n); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.devices[n.PeerID]) == 0 {
+		t.Fatal("the node has no devices to check")
+	}
+	for d, on := range w.devices[n.PeerID] {
+		if on {
+			t.Errorf("device %s still enabled after restart's action", d)
+		}
+	}
+}

@@ -141,3 +141,53 @@ func TestDeviceBookkeeping(t *testing.T) {
 		}
 	}
 }
+
+// GD2's planner (bricksplanner.getAvailableVgs) skips a disabled device,
+// so a node whose devices anthill disabled (maintenance, a drain, an
+// upgrade about to restart it) gets no brick of a new volume; a create
+// that only such a node could complete is refused as any unplaceable
+// create is, and succeeds again once the device is enabled.
+func TestPlannerPlacesNothingOnDisabledDevices(t *testing.T) {
+	h := newHarness(t, Config{Peers: 6, Zones: 3, DevicesPerPeer: 1, DeviceSize: 10 * gib})
+	h.registerAll()
+	ps := h.peers()
+	closed := ps[0]
+	var sibling string
+	for _, p := range ps[1:] {
+		if p.Metadata["_zone"] == closed.Metadata["_zone"] {
+			sibling = p.ID
+		}
+	}
+	if sibling == "" {
+		t.Fatalf("no other peer in %s's zone: %+v", closed.Metadata["_zone"], ps)
+	}
+	dev := devicePaths(1)[0]
+	h.must(200, "POST", "/v1/devices/"+closed.ID+dev, wireDeviceEditReq{State: "disabled"})
+
+	h.must(201, "POST", "/v1/volumes", wireVolCreateReq{Name: "free", Size: gib, Replica: 3})
+	for _, b := range h.volume("free").Subvols[0].Bricks {
+		if b.PeerID == closed.ID {
+			t.Errorf("a brick of the new volume landed on the peer whose device is disabled: %+v", b)
+		}
+	}
+	if r := h.do("POST", "/v1/volumes", wireVolCreateReq{Name: "narrow", Size: gib, Replica: 3, ExcludePeers: []string{sibling}}); r.status != 500 || r.errMsg(t) != msgNoSpace {
+		t.Errorf("a create only the disabled device could complete: %d %s, want 500 %q", r.status, r.body, msgNoSpace)
+	}
+	for _, p := range ps {
+		h.must(200, "POST", "/v1/devices/"+p.ID+dev, wireDeviceEditReq{State: "disabled"})
+	}
+	if r := h.do("POST", "/v1/volumes", wireVolCreateReq{Name: "none", Size: gib, Replica: 3}); r.status != 500 || r.errMsg(t) != msgNoDevices {
+		t.Errorf("a create with every device disabled: %d %s, want 500 %q", r.status, r.body, msgNoDevices)
+	}
+	for _, p := range ps {
+		h.must(200, "POST", "/v1/devices/"+p.ID+dev, wireDeviceEditReq{State: "enabled"})
+	}
+	h.must(201, "POST", "/v1/volumes", wireVolCreateReq{Name: "narrow", Size: gib, Replica: 3, ExcludePeers: []string{sibling}})
+	on := false
+	for _, b := range h.volume("narrow").Subvols[0].Bricks {
+		on = on || b.PeerID == closed.ID
+	}
+	if !on {
+		t.Errorf("the create refused while the device was disabled placed no brick on it once enabled: %+v", h.volume("narrow").Subvols)
+	}
+}

@@ -34,6 +34,7 @@ var nodeLedgerActions = map[fsm.Event]string{
 	fsm.Event(states.NodeDisableDevices): operatorv1alpha1.LedgerActionDisableDevices,
 	states.NodeDrain:                     operatorv1alpha1.LedgerActionDisableDevices,
 	states.NodeEnterMaintenance:          operatorv1alpha1.LedgerActionDisableDevices,
+	states.NodeRestart:                   operatorv1alpha1.LedgerActionDisableDevices,
 	fsm.Event(states.NodeEnableDevices):  operatorv1alpha1.LedgerActionEnableDevices,
 	states.NodeResume:                    operatorv1alpha1.LedgerActionEnableDevices,
 	fsm.Event(states.NodeEvictLostPod):   operatorv1alpha1.LedgerActionEvictLostPod,
@@ -73,6 +74,20 @@ func nodeLedgerEntry(node *operatorv1alpha1.GlusterNode, d states.Decision, stat
 		e.Version = snap.TargetVersion
 	}
 	return e, true
+}
+
+// recordRollAhead puts the rollWorkload step Restarting runs first on
+// record in the write that commits restart: that write already comes
+// before anything is stopped, so the step acts in the next sync instead of
+// writing its own record first, and a zone batch's pods stop one write
+// sooner. Nothing is added when the latest entry already is that roll.
+func recordRollAhead(node *operatorv1alpha1.GlusterNode, f *nodeFacts, now time.Time) {
+	d := states.Decision{Step: states.NodeRollWorkload, Reason: states.ReasonRestarting}
+	e, ok := nodeLedgerEntry(node, d, string(states.NodeRestarting), f, now)
+	if !ok || record.LedgerHas(node.Status.Ledger, e) {
+		return
+	}
+	node.Status.Ledger = record.AppendBounded(node.Status.Ledger, e, operatorv1alpha1.MaxNodeLedger)
 }
 
 // RecordAhead puts the lasting change d's action makes on record in the

@@ -92,6 +92,9 @@ func (s *Syncer) enter(node *operatorv1alpha1.GlusterNode, out *engine.Outcome[*
 		}
 	}
 	st.History = engine.AppendHistory(st.History, out.Committed.Record())
+	if out.To == states.NodeRestarting {
+		recordRollAhead(node, out.Facts, now)
+	}
 	setNodeConditions(node, out.To, d, now)
 }
 

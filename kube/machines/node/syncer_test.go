@@ -450,9 +450,36 @@ func TestNodeSyncerPersistsRestartingBeforeStoppingThePod(t *testing.T) {
 		}
 		return n
 	}
+	devicesEnabled := func() int {
+		devs, err := f.gd2.ListDevices(context.Background(), f.node().Status.PeerID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, d := range devs {
+			if d.State == gd2.DeviceEnabled {
+				n++
+			}
+		}
+		return n
+	}
+	if devicesEnabled() == 0 {
+		t.Fatal("the fixture's node has no enabled device to disable")
+	}
+	// Safe to stop: restart's device change goes on record first.
+	if _, err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if l := f.node().Status.Ledger; len(l) != 1 || l[0].Action != operatorv1alpha1.LedgerActionDisableDevices || l[0].State != string(states.NodeRestarting) ||
+		devicesEnabled() == 0 || f.node().Status.State != string(states.NodeQuiescing) {
+		t.Fatalf("ledger %+v, %d device(s) enabled, state %s; want restart's disableDevices on record before it runs, in Quiescing", l, devicesEnabled(), f.node().Status.State)
+	}
 	f.syncWithFailedStatusWrite()
 	if n := podDeletes(); n != 0 {
 		t.Fatalf("the pod was deleted %d time(s) before Restarting was persisted", n)
+	}
+	if n := devicesEnabled(); n != 0 {
+		t.Fatalf("restart's action left %d device(s) enabled", n)
 	}
 	live, err := f.kube.AppsV1().StatefulSets("ns").Get(context.Background(), sts.Name, metav1.GetOptions{})
 	if err != nil {
@@ -471,16 +498,16 @@ func TestNodeSyncerPersistsRestartingBeforeStoppingThePod(t *testing.T) {
 	if n := podDeletes(); n != 0 {
 		t.Fatalf("the transition to Restarting deleted the pod itself (%d deletes)", n)
 	}
-	// The next sync, as after an operator restart, puts the restart on
-	// record, and the one after rolls the workload.
-	if _, err := f.sync(); err != nil {
-		t.Fatal(err)
-	}
-	if l := f.node().Status.Ledger; len(l) != 1 || l[0].Action != operatorv1alpha1.LedgerActionRollWorkload || l[0].Version != "4.1.1" || podDeletes() != 0 {
+	// The write that persisted Restarting put the roll on record too, so
+	// the next sync rolls the workload.
+	if l := f.node().Status.Ledger; len(l) != 2 || l[1].Action != operatorv1alpha1.LedgerActionRollWorkload || l[1].Version != "4.1.1" || podDeletes() != 0 {
 		t.Fatalf("ledger %+v, %d pod deletes; want the restart on record before it runs", l, podDeletes())
 	}
 	if _, err := f.sync(); err != nil {
 		t.Fatal(err)
+	}
+	if l := f.node().Status.Ledger; len(l) != 2 {
+		t.Fatalf("ledger %+v: rolling the workload recorded it again", l)
 	}
 	live, err = f.kube.AppsV1().StatefulSets("ns").Get(context.Background(), sts.Name, metav1.GetOptions{})
 	if err != nil {
@@ -681,8 +708,11 @@ func TestNodeSyncerQuiescingWaitsForAnEarlierBatchMember(t *testing.T) {
 		}
 	}
 	setOther(states.NodeOnline, "4.1.1", false)
-	if _, err := f.sync(); err != nil {
-		t.Fatal(err)
+	// One sync puts restart's device change on record, the next restarts.
+	for range 2 {
+		if _, err := f.sync(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if s := f.node().Status.State; s != string(states.NodeRestarting) {
 		t.Fatalf("earlier member done: state %s, want Restarting", s)
