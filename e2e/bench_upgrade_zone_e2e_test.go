@@ -24,7 +24,7 @@ import (
 // GD2 listed its peer offline) plus the heal of what was written meanwhile
 // (WriteRate × downtime entries per replica set, drained at HealRate; none
 // for a node without bricks), and batches go one after another. It prints
-// both ratios (target for each: at most 1.2). Run with `make bench`.
+// both ratios (targets: zone by zone at most 1.15, node by node at most 1.2). Run with `make bench`.
 func BenchmarkUpgradeZoneBatched(b *testing.B) {
 	// One operator over every namespace, with production timers, as users run it.
 	watchEveryNamespace(b)
@@ -78,7 +78,7 @@ func BenchmarkUpgradeZoneBatched(b *testing.B) {
 		b.ReportMetric(serial.elapsed.Seconds(), "node-by-node-s")
 		b.ReportMetric(serialLower.Seconds(), "node-by-node-lower-bound-s")
 		b.ReportMetric(serialRatio, "node-by-node-ratio")
-		fmt.Printf("bench: zone-batched upgrade of %d nodes (%d zones, maxParallel %d, perZone) took %s; lower bound (slowest restart incl. %s GD2 start-up + heal at %.0f/%.0f entries/s, per batch, one batch at a time) %s; ratio %.2f (target <= 1.2)\n",
+		fmt.Printf("bench: zone-batched upgrade of %d nodes (%d zones, maxParallel %d, perZone) took %s; lower bound (slowest restart incl. %s GD2 start-up + heal at %.0f/%.0f entries/s, per batch, one batch at a time) %s; ratio %.2f (target <= 1.15)\n",
 			perZone*zones, zones, perZone, batched.elapsed.Round(time.Millisecond), startup, writeRate, healRate, batchedLower.Round(time.Millisecond), batchedRatio)
 		fmt.Printf("bench: node-by-node upgrade of the same %d nodes (maxParallel 1) took %s; lower bound (restart + heal per node, one at a time) %s; ratio %.2f (target <= 1.2); zone batches were %.1fx faster\n",
 			perZone*zones, serial.elapsed.Round(time.Millisecond), serialLower.Round(time.Millisecond), serialRatio, serial.elapsed.Seconds()/batched.elapsed.Seconds())

@@ -68,11 +68,11 @@ const (
 	pollBeside = time.Second
 	// pollHeal is for a node in HealWait: the one wait of an upgrade that
 	// no watch event ends (GD2 reports no heal's end), and in a batch the
-	// node that sees its heal end last holds the next batch, so what each
-	// node loses to its polling phase adds up per batch as the largest
-	// of the batch's, about a whole interval with ten nodes. A reading is
-	// one heal-info per volume with a brick on the node.
-	pollHeal = 250 * time.Millisecond
+	// node that sees its heal end last holds the next batch. A reading is
+	// one heal-info per volume with a brick on the node, which real GD2
+	// serves by running glfsheal against every brick of the volume: once
+	// a second per waiting node is as often as that is worth asking.
+	pollHeal = pollUpgrade
 	// pollRest is how often a node whose liveness the peer watch follows
 	// looks again with nothing changed (see livenessPoll): the informers'
 	// default resync period, a net under the watch, not a sampling rate.

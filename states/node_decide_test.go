@@ -488,8 +488,7 @@ func TestDrainMessagesShowTheMovesInFlight(t *testing.T) {
 }
 
 // An upgrading node's waits and steps look again soon enough that a batch
-// is not held by its polling: a heal's end is noticed within a quarter
-// second.
+// is not held by its polling: a heal's end is noticed within a second.
 func TestUpgradingNodeRequeues(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -497,10 +496,10 @@ func TestUpgradingNodeRequeues(t *testing.T) {
 		mutate func(*NodeSnapshot)
 		most   time.Duration
 	}{
-		{name: "a node waiting for entries to heal looks again within a quarter second", state: NodeHealWait,
-			mutate: func(s *NodeSnapshot) { s.PendingHealEntries = 40 }, most: 250 * time.Millisecond},
-		{name: "a node waiting for a sibling brick to be reachable looks again within a quarter second", state: NodeHealWait,
-			mutate: func(s *NodeSnapshot) { s.BricksUnreachable = 1 }, most: 250 * time.Millisecond},
+		{name: "a node waiting for entries to heal looks again within a second", state: NodeHealWait,
+			mutate: func(s *NodeSnapshot) { s.PendingHealEntries = 40 }, most: time.Second},
+		{name: "a node waiting for a sibling brick to be reachable looks again within a second", state: NodeHealWait,
+			mutate: func(s *NodeSnapshot) { s.BricksUnreachable = 1 }, most: time.Second},
 		{name: "a rejoining node looks again within a second", state: NodeRejoining,
 			mutate: func(s *NodeSnapshot) { s.BricksOffline, s.StateSince = 1, t0.Add(-time.Minute) }, most: time.Second},
 	} {
