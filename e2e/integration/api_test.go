@@ -207,6 +207,7 @@ func TestAPIGlusterClusterRoundTrip(t *testing.T) {
 	want.Spec.UpgradePolicy = &operatorv1alpha1.UpgradePolicy{MaxParallel: 2, PerZone: true, HealTimeout: &metav1.Duration{Duration: 90 * time.Minute}}
 	want.Spec.FailurePolicy = &operatorv1alpha1.FailurePolicy{PermissibleDowntime: &metav1.Duration{Duration: 45 * time.Minute},
 		OfflineGrace: &metav1.Duration{Duration: 45 * time.Second}, RecoveryWindow: &metav1.Duration{Duration: 5 * time.Minute}}
+	want.Spec.DrainPolicy = &operatorv1alpha1.DrainPolicy{MaxParallelMoves: 3}
 	want.Spec.Paused = true
 	want.Spec.Management = &operatorv1alpha1.ManagementSpec{
 		Endpoint:      "https://gd2.gluster.svc:24007",
