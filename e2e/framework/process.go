@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -96,8 +97,14 @@ func (p *process) stop(grace time.Duration) {
 	}
 }
 
-// freePorts returns n distinct loopback ports that were free a moment ago.
-// All listeners stay open until every port is chosen, so the ports differ.
+// freePorts returns n ports no one listens on, for the control plane's
+// processes to bind. They are taken below the kernel's ephemeral range
+// (ip_local_port_range): a port the kernel handed out for a moment, as
+// 127.0.0.1:0 does, is free again once its listener closes, and the next
+// outgoing connection of any test may take it before the process that
+// was to listen there starts (kwok, the last, once found its port taken).
+// Below the range, only another caller of freePorts could pick the same
+// port, and each checks that it can listen there first.
 func freePorts(n int) ([]int, error) {
 	ls := make([]net.Listener, 0, n)
 	defer func() {
@@ -105,16 +112,39 @@ func freePorts(n int) ([]int, error) {
 			l.Close()
 		}
 	}()
+	low := ephemeralLow()
+	const first = 10000
 	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+	for tries := 0; len(ports) < n && tries < 1000; tries++ {
+		addr := "127.0.0.1:0"
+		if low > first+n {
+			addr = "127.0.0.1:" + strconv.Itoa(first+rand.IntN(low-first))
+		}
+		l, err := net.Listen("tcp", addr)
 		if err != nil {
-			return nil, err
+			continue
 		}
 		ls = append(ls, l)
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
+	if len(ports) < n {
+		return nil, fmt.Errorf("found only %d of %d free ports", len(ports), n)
+	}
 	return ports, nil
+}
+
+// ephemeralLow is the lowest port of the kernel's ephemeral range, 0 when
+// it cannot be read.
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0
+	}
+	var low, high int
+	if _, err := fmt.Sscan(string(b), &low, &high); err != nil {
+		return 0
+	}
+	return low
 }
 
 // poll calls fn every interval until it returns true, returns an error, or
