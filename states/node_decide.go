@@ -460,7 +460,7 @@ func decideNodeHealWait(s NodeSnapshot) Decision {
 			return wait(ReasonBrickDown, fmt.Sprintf("%d brick(s) of the node's replica sets are offline or not reachable by heal-info (a restarted brick until its clients reconnect); "+
 				"what they lack is not counted, so heal is not complete (%d entries pending).", s.BricksUnreachable, s.PendingHealEntries), pollHeal)
 		}
-		return wait(ReasonHealPending, fmt.Sprintf("%d entries are pending heal.", s.PendingHealEntries), pollHeal)
+		return wait(ReasonHealPending, fmt.Sprintf("%d entries are pending heal.", s.PendingHealEntries), healLookAgain(s))
 	}
 	// The devices restart disabled are enabled from Online (its
 	// enableDevices step, after the admin's requests): not here, where

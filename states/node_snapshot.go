@@ -136,6 +136,11 @@ type NodeSnapshot struct {
 	// replica sets that include a brick of this node.
 	PendingHealEntries int64
 	SplitBrainEntries  int64
+	// LastHealReading: in HealWait, the reading of PendingHealEntries
+	// before this one whose count differed, kept in the operator's
+	// memory (zero after it restarts). It only tells when to look again
+	// (healLookAgain), never what to decide.
+	LastHealReading HealReading
 	// BricksUnreachable: bricks of those replica sets (started volumes)
 	// that are offline or that heal-info could not reach, this node's own
 	// included. While any is, the sets are not healed, however clean the

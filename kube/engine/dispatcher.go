@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"k8s.io/apimachinery/pkg/api/meta"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
@@ -34,6 +33,15 @@ type Result struct {
 	// Requeue syncs again at once with rate limiting (one transition was
 	// committed and the machine may have more to do).
 	Requeue bool
+	// Echo is the resourceVersion of the status write this sync made,
+	// when the write carried no transition and the sync said when to
+	// look again (Requeue or RequeueAfter): the informer's delivery of
+	// that write brings nothing the key's machine did not just decide on,
+	// so it does not wake the key (Dispatcher.WatchChanges). Without
+	// this, a wait whose message changes at every look (a heal's pending
+	// count) would look again as soon as its own write came back, not
+	// when it said.
+	Echo string
 }
 
 // Syncer advances one machine kind by at most one transition per call.
@@ -63,6 +71,7 @@ type Dispatcher struct {
 	syncers map[string]Syncer
 	synced  []cache.InformerSynced
 	log     *zap.Logger
+	echoes  echoes
 }
 
 // NewDispatcher creates the queue and registers the informers every machine
@@ -86,38 +95,40 @@ func NewDispatcher(cfg DispatcherConfig) (*Dispatcher, error) {
 func (d *Dispatcher) Register(machine string, s Syncer) { d.syncers[machine] = s }
 
 // Watch registers informer handlers that map each object of inf to zero or
-// more keys. Handlers resolve tombstones and never do I/O. Resyncs and our
-// own status-only writes arrive as updates with an unchanged
-// resourceVersion and are dropped.
+// more keys. Handlers resolve tombstones and never do I/O. Resyncs arrive
+// as updates with an unchanged resourceVersion and are dropped.
 func (d *Dispatcher) Watch(inf cache.SharedIndexInformer, keys func(obj any) []Key) error {
-	return d.WatchChanges(inf, func(oldObj, newObj any) bool {
-		if om, err := meta.Accessor(oldObj); err == nil {
-			if nm, err := meta.Accessor(newObj); err == nil && om.GetResourceVersion() == nm.GetResourceVersion() {
-				return false
-			}
-		}
-		return true
-	}, keys)
+	return d.WatchUpdates(inf, func(_, newObj any) []Key { return keys(newObj) })
 }
 
 // WatchChanges is Watch for informers whose updates matter only when
 // changed says so (adds and deletes always do).
 func (d *Dispatcher) WatchChanges(inf cache.SharedIndexInformer, changed func(oldObj, newObj any) bool, keys func(obj any) []Key) error {
+	return d.WatchUpdates(inf, func(oldObj, newObj any) []Key {
+		if oldObj != nil && !changed(oldObj, newObj) {
+			return nil
+		}
+		return keys(newObj)
+	})
+}
+
+// WatchUpdates is Watch for informers whose updates concern different
+// keys depending on what changed: keys gets (nil, obj) for an add or a
+// delete, (old, new) for an update. A resync (an update at an unchanged
+// resourceVersion) wakes no key, and an update that is a key's own
+// status write (Result.Echo) does not wake that key.
+func (d *Dispatcher) WatchUpdates(inf cache.SharedIndexInformer, keys func(oldObj, newObj any) []Key) error {
 	enqueue := func(obj any) {
 		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = t.Obj
 		}
-		for _, k := range keys(obj) {
+		for _, k := range keys(nil, obj) {
 			d.queue.Add(k)
 		}
 	}
 	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: enqueue,
-		UpdateFunc: func(oldObj, newObj any) {
-			if changed(oldObj, newObj) {
-				enqueue(newObj)
-			}
-		},
+		UpdateFunc: func(oldObj, newObj any) { d.updated(keys, oldObj, newObj) },
 		DeleteFunc: enqueue,
 	})
 	if err != nil {
@@ -125,6 +136,20 @@ func (d *Dispatcher) WatchChanges(inf cache.SharedIndexInformer, changed func(ol
 	}
 	d.synced = append(d.synced, inf.HasSynced)
 	return nil
+}
+
+// updated enqueues the keys an update concerns, but for a resync and for
+// the keys whose own write it is.
+func (d *Dispatcher) updated(keys func(oldObj, newObj any) []Key, oldObj, newObj any) {
+	rv := resourceVersion(newObj)
+	if rv != "" && rv == resourceVersion(oldObj) {
+		return
+	}
+	for _, k := range keys(oldObj, newObj) {
+		if !d.echoes.own(k, rv) {
+			d.queue.Add(k)
+		}
+	}
 }
 
 // Enqueue adds a key directly (CLI requests, tests).
@@ -196,6 +221,7 @@ func (d *Dispatcher) processNext(ctx context.Context) bool {
 	start := time.Now()
 	res, err := s.Sync(ctx, key)
 	took := time.Since(start)
+	d.echoes.note(key, res.Echo, err)
 	if d.cfg.Metrics != nil {
 		d.cfg.Metrics.SyncDuration.WithLabelValues(key.Machine).Observe(took.Seconds())
 	}

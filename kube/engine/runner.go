@@ -294,9 +294,26 @@ func (r *Runner[O, F]) Sync(ctx context.Context, key Key) (Result, error) {
 	}
 	res, err := defaultResult(outs)
 	if f, ok := r.Machine.(Finishes[O, F]); ok {
-		return f.Finish(ctx, updated, outs, res, err)
+		res, err = f.Finish(ctx, updated, outs, res, err)
+	}
+	// A write that only says how a wait goes (its new message) is read
+	// back at the time the sync set; its own delivery need not wake the
+	// key sooner. After a commit (the fence waits for its delivery) or a
+	// step (which changed the world the next sync reads) it must.
+	if wrote && err == nil && onlyWaited(outs) && (res.Requeue || res.RequeueAfter > 0) {
+		res.Echo = updated.GetResourceVersion()
 	}
 	return res, err
+}
+
+// onlyWaited reports whether every instance waited.
+func onlyWaited[F any](outs []Outcome[F]) bool {
+	for _, out := range outs {
+		if out.Kind != Waited {
+			return false
+		}
+	}
+	return len(outs) > 0
 }
 
 // newerStatusRetry is how often an object whose status a newer operator

@@ -383,6 +383,10 @@ func TestRunnerRequeuesAWaitAndWritesOnlyWhatChanged(t *testing.T) {
 		if res.RequeueAfter != 5*time.Second {
 			t.Errorf("sync %d: requeue after %v, want the decision's 5s", i, res.RequeueAfter)
 		}
+		// The wait's own write need not wake it before its 5s.
+		if want := map[bool]string{true: w.stored.ResourceVersion}[i == 0]; res.Echo != want {
+			t.Errorf("sync %d: echo %q, want %q (the version of its write, if it wrote)", i, res.Echo, want)
+		}
 		w.catchUp()
 	}
 	if w.writes != 1 {
@@ -434,6 +438,9 @@ func TestRunnerStepsWithoutLeavingTheState(t *testing.T) {
 	}
 	if w.stored.Data["state"] != "Open" || fmt.Sprint(w.acted) != "[:poke]" || res.RequeueAfter != time.Second {
 		t.Errorf("stored %v, acted %v, result %+v", w.stored.Data, w.acted, res)
+	}
+	if w.writes != 1 || res.Echo != "" {
+		t.Errorf("%d writes, echo %q: a step's write must wake its key (the next sync reads what the step changed)", w.writes, res.Echo)
 	}
 	if ev := events(rec); len(ev) != 0 {
 		t.Errorf("events %q for a step that is not recorded", ev)

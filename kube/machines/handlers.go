@@ -13,6 +13,7 @@ import (
 	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/kube/machines/gather"
 	"github.com/gluster/anthill/kube/objects"
+	"github.com/gluster/anthill/states"
 )
 
 // Key constructors for the machines the dispatcher runs.
@@ -43,6 +44,17 @@ func (k keyMapper) forCluster(obj any) []engine.Key {
 	return keys
 }
 
+// forClusterUpdate is forCluster for the cluster informer's deliveries:
+// its nodes are woken only by a change a node decision reads
+// (gather.ClusterChangeConcernsNodes).
+func (k keyMapper) forClusterUpdate(oldObj, newObj any) []engine.Key {
+	keys := k.forCluster(newObj)
+	if oldObj == nil || gather.ClusterChangeConcernsNodes(oldObj, newObj) {
+		return keys
+	}
+	return slices.DeleteFunc(keys, func(key engine.Key) bool { return key.Machine == states.NodeMachine })
+}
+
 // forNode: the node's machine, its cluster's cluster and upgrade machines
 // (which count nodes by state and version), and its cluster's heal
 // machines: a node that stopped, came back or finished healing changes
@@ -55,6 +67,16 @@ func (k keyMapper) forNode(obj any) []engine.Key {
 	}
 	ns, c := n.Namespace, n.Spec.Cluster
 	return []engine.Key{gather.NodeKey(ns, n.Name), gather.ClusterKey(ns, c), gather.UpgradeKey(ns, c), gather.HealKey(ns, c)}
+}
+
+// forNodeUpdate is forNode for the node informer's deliveries: an update
+// that changed only the node's message and conditions
+// (gather.OnlyNodeMessage) concerns the node alone.
+func (k keyMapper) forNodeUpdate(oldObj, newObj any) []engine.Key {
+	if n, ok := newObj.(*operatorv1alpha1.GlusterNode); ok && gather.OnlyNodeMessage(oldObj, newObj) {
+		return []engine.Key{gather.NodeKey(n.Namespace, n.Name)}
+	}
+	return k.forNode(newObj)
 }
 
 // forLabelled maps a namespaced object the operator created (pods,

@@ -104,3 +104,57 @@ func TestStorageClassesMapToTheirClusterAndToClustersWantingTheName(t *testing.T
 		})
 	}
 }
+
+// A node's own message wakes only the node; a cluster's heal progress
+// wakes the cluster's machines but not its nodes; a state change or an
+// upgrade batch wakes them all.
+func TestUpdatesWakeOnlyTheMachinesTheyConcern(t *testing.T) {
+	c := &operatorv1alpha1.GlusterCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gc", ResourceVersion: "1"}}
+	n := &operatorv1alpha1.GlusterNode{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "n1", ResourceVersion: "1"},
+		Spec: operatorv1alpha1.GlusterNodeSpec{Cluster: "gc"}, Status: operatorv1alpha1.GlusterNodeStatus{State: "HealWait", Message: "9 entries are pending heal."}}
+	nodes, clusters := fixtures.NewIndexer(), fixtures.NewIndexer()
+	if err := nodes.Add(n); err != nil {
+		t.Fatal(err)
+	}
+	if err := clusters.Add(c); err != nil {
+		t.Fatal(err)
+	}
+	km := keyMapper{nodes: listers.NewGlusterNodeLister(nodes), clusters: listers.NewGlusterClusterLister(clusters)}
+	nodeKey := gather.NodeKey("ns", "n1")
+	machinesOf := func(keys []engine.Key) []string {
+		var out []string
+		for _, k := range keys {
+			out = append(out, k.Machine)
+		}
+		slices.Sort(out)
+		return out
+	}
+	everyMachine := machinesOf([]engine.Key{nodeKey, gather.ClusterKey("ns", "gc"), gather.UpgradeKey("ns", "gc"), gather.HealKey("ns", "gc")})
+
+	said := n.DeepCopy()
+	said.ResourceVersion, said.Status.Message = "2", "3 entries are pending heal."
+	if got := km.forNodeUpdate(n, said); !slices.Equal(got, []engine.Key{nodeKey}) {
+		t.Errorf("a node's new message woke %v, want only the node", got)
+	}
+	online := said.DeepCopy()
+	online.ResourceVersion, online.Status.State = "3", "Online"
+	if got := machinesOf(km.forNodeUpdate(said, online)); !slices.Equal(got, everyMachine) {
+		t.Errorf("a node's transition woke %v, want %v", got, everyMachine)
+	}
+
+	progress := c.DeepCopy()
+	progress.ResourceVersion = "2"
+	progress.Status.Volumes = []operatorv1alpha1.VolumeStatus{{Name: "v", PendingEntries: 3}}
+	if got := machinesOf(km.forClusterUpdate(c, progress)); slices.Contains(got, "node") || len(got) != 3 {
+		t.Errorf("the heal machine's progress woke %v, want the cluster's machines and no node", got)
+	}
+	batch := progress.DeepCopy()
+	batch.ResourceVersion = "3"
+	batch.Status.Upgrade = &operatorv1alpha1.UpgradeStatus{CurrentNodes: []string{"n1"}}
+	if got := machinesOf(km.forClusterUpdate(progress, batch)); !slices.Equal(got, everyMachine) {
+		t.Errorf("an upgrade batch woke %v, want %v", got, everyMachine)
+	}
+	if got := machinesOf(km.forClusterUpdate(nil, c)); !slices.Equal(got, everyMachine) {
+		t.Errorf("a cluster's add woke %v, want %v", got, everyMachine)
+	}
+}

@@ -242,7 +242,7 @@ func Wire(cfg WireConfig) (*Machines, error) {
 		informers []cache.SharedIndexInformer
 		keys      func(any) []engine.Key
 	}{
-		{clusters.informers, km.forCluster}, {nodes.informers, km.forNode}, {pods.informers, km.forLabelled}, {pvcs.informers, km.forLabelled},
+		{pods.informers, km.forLabelled}, {pvcs.informers, km.forLabelled},
 		{secrets.informers, km.forLabelled}, {services.informers, km.forLabelled}, {sts.informers, km.forLabelled},
 		{daemonSets.informers, km.forLabelled}, {[]cache.SharedIndexInformer{pvs.Informer()}, km.forPV}, {eps.informers, km.forLabelled},
 		{serviceAccounts.informers, km.forLabelled}, {deployments.informers, km.forLabelled},
@@ -257,6 +257,16 @@ func Wire(cfg WireConfig) (*Machines, error) {
 			}
 		}
 	}
+	for _, infs := range []struct {
+		informers []cache.SharedIndexInformer
+		keys      func(oldObj, newObj any) []engine.Key
+	}{{clusters.informers, km.forClusterUpdate}, {nodes.informers, km.forNodeUpdate}} {
+		for _, inf := range infs.informers {
+			if err := d.WatchUpdates(inf, infs.keys); err != nil {
+				return nil, err
+			}
+		}
+	}
 	// The disruption machine: PodDisruptionBudgets anthill labels, and
 	// every Kubernetes Node (cordons and taints ask for a zone to open).
 	pdbs := spreadOver(watched, func(f factories) policyv1informers.PodDisruptionBudgetInformer {
@@ -266,7 +276,7 @@ func Wire(cfg WireConfig) (*Machines, error) {
 	kubeNodes := nf.Core().V1().Nodes()
 	for _, infs := range [][]cache.SharedIndexInformer{clusters.informers, nodes.informers, pods.informers, pdbs.informers} {
 		for _, inf := range infs {
-			if err := d.Watch(inf, disruption.DisruptionKeys); err != nil {
+			if err := d.WatchUpdates(inf, disruption.UpdateKeys); err != nil {
 				return nil, err
 			}
 		}

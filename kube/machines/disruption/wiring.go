@@ -11,6 +11,7 @@ import (
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/engine"
+	"github.com/gluster/anthill/kube/machines/gather"
 	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 )
@@ -38,6 +39,16 @@ func DisruptionKeys(obj any) []engine.Key {
 		return []engine.Key{disruptionKey(m.GetNamespace(), c)}
 	}
 	return nil
+}
+
+// UpdateKeys is DisruptionKeys for informer deliveries: a GlusterNode
+// update that changed only the node's message and conditions
+// (gather.OnlyNodeMessage) does not concern the disruption machine.
+func UpdateKeys(oldObj, newObj any) []engine.Key {
+	if gather.OnlyNodeMessage(oldObj, newObj) {
+		return nil
+	}
+	return DisruptionKeys(newObj)
 }
 
 // NodeDrainKeys maps a Kubernetes Node to the disruption keys of the

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gluster/anthill/fsm"
 	"github.com/gluster/anthill/gd2"
@@ -97,6 +98,11 @@ func (s *Syncer) nodeSnapshot(ctx context.Context, node *operatorv1alpha1.Gluste
 		snap.PeerKnown, snap.PeerAlive, snap.PeerID = false, false, ""
 		clearBrickCounts(&snap)
 		view = nodeGD2Side{gd2Err: err}
+	}
+	if at := (types.NamespacedName{Namespace: node.Namespace, Name: node.Name}); state == states.NodeHealWait && snap.GD2Reachable {
+		snap.LastHealReading = s.heals.observe(at, states.HealReading{Pending: snap.PendingHealEntries, At: now})
+	} else {
+		s.heals.forget(at)
 	}
 	if state == states.NodeOffline && snap.PeerKnown && !snap.PeerAlive {
 		s.lostPodSide(ctx, node, &snap)

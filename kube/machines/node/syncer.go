@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	corev1listers "k8s.io/client-go/listers/core/v1"
 	"k8s.io/utils/clock"
@@ -54,6 +55,7 @@ type Syncer struct {
 
 	once   sync.Once
 	runner *engine.Runner[*operatorv1alpha1.GlusterNode, *nodeFacts]
+	heals  healReadings
 }
 
 var nodeDef = states.NodeDefinition()
@@ -100,6 +102,7 @@ func (s *Syncer) Get(key engine.Key) (*operatorv1alpha1.GlusterNode, error) {
 
 // Forget drops the GD2 client of a node that is gone.
 func (s *Syncer) Forget(key engine.Key) {
+	s.heals.forget(types.NamespacedName{Namespace: key.Namespace, Name: key.Name})
 	if s.GD2 != nil {
 		s.GD2.ForgetNode(key.Namespace, key.Name)
 	}

@@ -1,0 +1,59 @@
+package gather
+
+import (
+	"k8s.io/apimachinery/pkg/api/equality"
+
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+)
+
+// OnlyNodeMessage reports whether an update of a GlusterNode changed only
+// what the node machine says of its own decision: status.message and the
+// conditions, which change at every look of a wait whose count moves (a
+// heal's pending entries). No other machine reads them, so such an update
+// concerns the node alone; every other change (spec, metadata, state,
+// ledger, liveness clocks, ...) concerns every machine that reads nodes.
+func OnlyNodeMessage(oldObj, newObj any) bool {
+	o, ok := oldObj.(*operatorv1alpha1.GlusterNode)
+	if !ok {
+		return false
+	}
+	n, ok := newObj.(*operatorv1alpha1.GlusterNode)
+	if !ok {
+		return false
+	}
+	os, ns := o.Status, n.Status
+	os.Message, ns.Message = "", ""
+	os.Conditions, ns.Conditions = nil, nil
+	om, nm := o.ObjectMeta, n.ObjectMeta
+	om.ResourceVersion, nm.ResourceVersion = "", ""
+	om.ManagedFields, nm.ManagedFields = nil, nil
+	return equality.Semantic.DeepEqual(os, ns) && equality.Semantic.DeepEqual(om, nm) && equality.Semantic.DeepEqual(o.Spec, n.Spec)
+}
+
+// ClusterChangeConcernsNodes reports whether an update of a
+// GlusterCluster may change a node decision. A node reads its cluster's
+// spec and metadata, status.upgrade (whether it is in the batch) and
+// status.ledger (whether its own ledger was copied there); an update
+// that changed only what the other machines say of themselves (the
+// heal machine's volumes, the disruption machine's state, capacity,
+// counts, autoscaling, conditions, history) does not wake every node of
+// the cluster. Anything else, and an add or delete, does.
+func ClusterChangeConcernsNodes(oldObj, newObj any) bool {
+	o, ok := oldObj.(*operatorv1alpha1.GlusterCluster)
+	if !ok {
+		return true
+	}
+	n, ok := newObj.(*operatorv1alpha1.GlusterCluster)
+	if !ok {
+		return true
+	}
+	os, ns := o.Status, n.Status
+	for _, st := range []*operatorv1alpha1.GlusterClusterStatus{&os, &ns} {
+		st.ObservedGeneration, st.Conditions, st.Nodes, st.Volumes = 0, nil, operatorv1alpha1.NodeCounts{}, nil
+		st.Disruption, st.Capacity, st.Autoscaling, st.History = nil, nil, nil, nil
+	}
+	om, nm := o.ObjectMeta, n.ObjectMeta
+	om.ResourceVersion, nm.ResourceVersion = "", ""
+	om.ManagedFields, nm.ManagedFields = nil, nil
+	return !equality.Semantic.DeepEqual(os, ns) || !equality.Semantic.DeepEqual(om, nm) || !equality.Semantic.DeepEqual(o.Spec, n.Spec)
+}

@@ -1,0 +1,48 @@
+package gather
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+)
+
+// Only a change of the node's message and conditions concerns the node
+// alone; any other change, however small, concerns every machine.
+func TestOnlyNodeMessage(t *testing.T) {
+	base := &operatorv1alpha1.GlusterNode{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "n", ResourceVersion: "1"},
+		Spec:       operatorv1alpha1.GlusterNodeSpec{Cluster: "c", Zone: "z1"},
+		Status:     operatorv1alpha1.GlusterNodeStatus{State: "HealWait", Message: "12 entries are pending heal."},
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(n *operatorv1alpha1.GlusterNode)
+		want   bool
+	}{
+		{name: "a new message", change: func(n *operatorv1alpha1.GlusterNode) { n.Status.Message = "3 entries are pending heal." }, want: true},
+		{name: "new conditions", change: func(n *operatorv1alpha1.GlusterNode) {
+			n.Status.Conditions = []metav1.Condition{{Type: "Progressing", Status: metav1.ConditionTrue, Message: "3 entries"}}
+		}, want: true},
+		{name: "a new state", change: func(n *operatorv1alpha1.GlusterNode) { n.Status.State = "Online" }},
+		{name: "a ledger entry", change: func(n *operatorv1alpha1.GlusterNode) {
+			n.Status.Ledger = append(n.Status.Ledger, operatorv1alpha1.LedgerEntry{Action: operatorv1alpha1.LedgerActionRollWorkload})
+		}},
+		{name: "an annotation (an admin's request)", change: func(n *operatorv1alpha1.GlusterNode) { n.Annotations = map[string]string{"a": "b"} }},
+		{name: "a spec change", change: func(n *operatorv1alpha1.GlusterNode) { n.Spec.Zone = "z2" }},
+		{name: "a deletion", change: func(n *operatorv1alpha1.GlusterNode) { n.DeletionTimestamp = &metav1.Time{} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := base.DeepCopy()
+			n.ResourceVersion = "2"
+			tc.change(n)
+			if got := OnlyNodeMessage(base, n); got != tc.want {
+				t.Errorf("OnlyNodeMessage() = %t, want %t", got, tc.want)
+			}
+		})
+	}
+	if OnlyNodeMessage(nil, base) || OnlyNodeMessage(&operatorv1alpha1.GlusterCluster{}, base) {
+		t.Error("an add, or an object that is not a node, was taken for a message change")
+	}
+}
