@@ -127,7 +127,7 @@ func (d *Dispatcher) WatchUpdates(inf cache.SharedIndexInformer, keys func(oldOb
 		}
 	}
 	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: enqueue,
+		AddFunc:    enqueue,
 		UpdateFunc: func(oldObj, newObj any) { d.updated(keys, oldObj, newObj) },
 		DeleteFunc: enqueue,
 	})
