@@ -34,13 +34,12 @@ type Result struct {
 	// committed and the machine may have more to do).
 	Requeue bool
 	// Echo is the resourceVersion of the status write this sync made,
-	// when the write carried no transition and the sync said when to
-	// look again (Requeue or RequeueAfter): the informer's delivery of
-	// that write brings nothing the key's machine did not just decide on,
-	// so it does not wake the key (Dispatcher.WatchChanges). Without
-	// this, a wait whose message changes at every look (a heal's pending
-	// count) would look again as soon as its own write came back, not
-	// when it said.
+	// when every instance waited and the sync said when to look again
+	// (Requeue or RequeueAfter): the informer's delivery of that write
+	// brings nothing the key's machine did not just decide on, so it does
+	// not wake the key (Dispatcher.WatchUpdates). Without this, a wait
+	// whose message changes at every look (a heal's pending count) would
+	// look again as soon as its own write came back, not when it said.
 	Echo string
 }
 
