@@ -45,14 +45,19 @@ func (k keyMapper) forCluster(obj any) []engine.Key {
 }
 
 // forClusterUpdate is forCluster for the cluster informer's deliveries:
-// its nodes are woken only by a change a node decision reads
-// (gather.ClusterChangeConcernsNodes).
+// its nodes and its heal machine are woken only by a change their
+// decisions read (gather.ClusterChangeConcernsNodes,
+// gather.ClusterChangeConcernsHeal); the cluster and upgrade machines,
+// which read most of the status, by every change.
 func (k keyMapper) forClusterUpdate(oldObj, newObj any) []engine.Key {
 	keys := k.forCluster(newObj)
-	if oldObj == nil || gather.ClusterChangeConcernsNodes(oldObj, newObj) {
+	if oldObj == nil {
 		return keys
 	}
-	return slices.DeleteFunc(keys, func(key engine.Key) bool { return key.Machine == states.NodeMachine })
+	nodes, heal := gather.ClusterChangeConcernsNodes(oldObj, newObj), gather.ClusterChangeConcernsHeal(oldObj, newObj)
+	return slices.DeleteFunc(keys, func(key engine.Key) bool {
+		return key.Machine == states.NodeMachine && !nodes || key.Machine == states.HealMachine && !heal
+	})
 }
 
 // forNode: the node's machine, its cluster's cluster and upgrade machines

@@ -105,9 +105,9 @@ func TestStorageClassesMapToTheirClusterAndToClustersWantingTheName(t *testing.T
 	}
 }
 
-// A node's own message wakes only the node; a cluster's heal progress
-// wakes the cluster's machines but not its nodes; a state change or an
-// upgrade batch wakes them all.
+// A node's own message wakes only the node, its transition every machine
+// of its cluster; a cluster's heal progress wakes no node, its upgrade
+// batch no heal machine, its spec every machine.
 func TestUpdatesWakeOnlyTheMachinesTheyConcern(t *testing.T) {
 	c := &operatorv1alpha1.GlusterCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gc", ResourceVersion: "1"}}
 	n := &operatorv1alpha1.GlusterNode{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "n1", ResourceVersion: "1"},
@@ -145,14 +145,19 @@ func TestUpdatesWakeOnlyTheMachinesTheyConcern(t *testing.T) {
 	progress := c.DeepCopy()
 	progress.ResourceVersion = "2"
 	progress.Status.Volumes = []operatorv1alpha1.VolumeStatus{{Name: "v", PendingEntries: 3}}
-	if got := machinesOf(km.forClusterUpdate(c, progress)); slices.Contains(got, "node") || len(got) != 3 {
-		t.Errorf("the heal machine's progress woke %v, want the cluster's machines and no node", got)
+	if got, want := machinesOf(km.forClusterUpdate(c, progress)), []string{"cluster", "heal", "upgrade"}; !slices.Equal(got, want) {
+		t.Errorf("the heal machine's progress woke %v, want %v (no node)", got, want)
 	}
 	batch := progress.DeepCopy()
 	batch.ResourceVersion = "3"
 	batch.Status.Upgrade = &operatorv1alpha1.UpgradeStatus{CurrentNodes: []string{"n1"}}
-	if got := machinesOf(km.forClusterUpdate(progress, batch)); !slices.Equal(got, everyMachine) {
-		t.Errorf("an upgrade batch woke %v, want %v", got, everyMachine)
+	if got, want := machinesOf(km.forClusterUpdate(progress, batch)), []string{"cluster", "node", "upgrade"}; !slices.Equal(got, want) {
+		t.Errorf("an upgrade batch woke %v, want %v (no heal machine: heal-info does not change)", got, want)
+	}
+	spec := batch.DeepCopy()
+	spec.ResourceVersion, spec.Spec.Paused = "4", true
+	if got := machinesOf(km.forClusterUpdate(batch, spec)); !slices.Equal(got, everyMachine) {
+		t.Errorf("a spec change woke %v, want %v", got, everyMachine)
 	}
 	if got := machinesOf(km.forClusterUpdate(nil, c)); !slices.Equal(got, everyMachine) {
 		t.Errorf("a cluster's add woke %v, want %v", got, everyMachine)

@@ -43,8 +43,15 @@ func DisruptionKeys(obj any) []engine.Key {
 
 // UpdateKeys is DisruptionKeys for informer deliveries: a GlusterNode
 // update that changed only the node's message and conditions
-// (gather.OnlyNodeMessage) does not concern the disruption machine.
+// (gather.OnlyNodeMessage), and a GlusterCluster update that changed none
+// of what the machine reads (gather.ClusterChangeConcernsDisruption), do
+// not concern the disruption machine.
 func UpdateKeys(oldObj, newObj any) []engine.Key {
+	if oldObj != nil {
+		if _, ok := newObj.(*operatorv1alpha1.GlusterCluster); ok && !gather.ClusterChangeConcernsDisruption(oldObj, newObj) {
+			return nil
+		}
+	}
 	if gather.OnlyNodeMessage(oldObj, newObj) {
 		return nil
 	}

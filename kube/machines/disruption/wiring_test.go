@@ -10,8 +10,9 @@ import (
 	"github.com/gluster/anthill/kube/engine"
 )
 
-// A node's new message does not wake the disruption machine; its new
-// state, and any cluster update, do.
+// A node's new message does not wake the disruption machine, nor a
+// cluster update that changed nothing it reads; a node's new state and a
+// volume's heal state do.
 func TestUpdateKeysSkipANodesMessage(t *testing.T) {
 	want := []engine.Key{disruptionKey("ns", "gc")}
 	n := &operatorv1alpha1.GlusterNode{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "n1", ResourceVersion: "1"},
@@ -30,9 +31,17 @@ func TestUpdateKeysSkipANodesMessage(t *testing.T) {
 		t.Errorf("a node's add woke %v, want %v", got, want)
 	}
 	c := &operatorv1alpha1.GlusterCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gc", ResourceVersion: "1"}}
-	c2 := c.DeepCopy()
-	c2.ResourceVersion = "2"
-	if got := UpdateKeys(c, c2); !slices.Equal(got, want) {
-		t.Errorf("a cluster's update woke %v, want %v", got, want)
+	batch := c.DeepCopy()
+	batch.ResourceVersion, batch.Status.Upgrade = "2", &operatorv1alpha1.UpgradeStatus{CurrentNodes: []string{"n1"}}
+	if got := UpdateKeys(c, batch); got != nil {
+		t.Errorf("a cluster's new upgrade batch woke %v (the machine reads the nodes' states, not the batch)", got)
+	}
+	healing := batch.DeepCopy()
+	healing.ResourceVersion, healing.Status.Volumes = "3", []operatorv1alpha1.VolumeStatus{{Name: "v", State: "Healing"}}
+	if got := UpdateKeys(batch, healing); !slices.Equal(got, want) {
+		t.Errorf("a volume's new heal state woke %v, want %v", got, want)
+	}
+	if got := UpdateKeys(nil, c); !slices.Equal(got, want) {
+		t.Errorf("a cluster's add woke %v, want %v", got, want)
 	}
 }

@@ -39,6 +39,43 @@ func OnlyNodeMessage(oldObj, newObj any) bool {
 // counts, autoscaling, conditions, history) does not wake every node of
 // the cluster. Anything else, and an add or delete, does.
 func ClusterChangeConcernsNodes(oldObj, newObj any) bool {
+	return clusterChangedBeyond(oldObj, newObj, func(st *operatorv1alpha1.GlusterClusterStatus) {
+		st.ObservedGeneration, st.Conditions, st.Nodes, st.Volumes = 0, nil, operatorv1alpha1.NodeCounts{}, nil
+		st.Disruption, st.Capacity, st.Autoscaling, st.History = nil, nil, nil, nil
+	})
+}
+
+// ClusterChangeConcernsHeal reports whether an update of a GlusterCluster
+// may change a heal decision: the heal machine reads the spec, the
+// metadata, the phase, status.volumes and its history and conditions
+// (its own), and heal-info from GD2, which a change of the other machines'
+// slices (the upgrade, the disruption machine's state, capacity, counts,
+// autoscaling, the ledger) does not change. A node's transition, which
+// may, wakes the heal machine through the node's informer.
+func ClusterChangeConcernsHeal(oldObj, newObj any) bool {
+	return clusterChangedBeyond(oldObj, newObj, func(st *operatorv1alpha1.GlusterClusterStatus) {
+		st.ObservedGeneration, st.Nodes, st.Upgrade, st.Disruption = 0, operatorv1alpha1.NodeCounts{}, nil, nil
+		st.Capacity, st.Autoscaling, st.Ledger = nil, nil, nil
+	})
+}
+
+// ClusterChangeConcernsDisruption reports whether an update of a
+// GlusterCluster may change a disruption decision: the disruption machine
+// reads the spec, the metadata, the phase, status.volumes (which volumes
+// are Healthy) and status.disruption and the history (its own); the
+// nodes' states come from the nodes' informer.
+func ClusterChangeConcernsDisruption(oldObj, newObj any) bool {
+	return clusterChangedBeyond(oldObj, newObj, func(st *operatorv1alpha1.GlusterClusterStatus) {
+		st.ObservedGeneration, st.Conditions, st.Nodes, st.Upgrade = 0, nil, operatorv1alpha1.NodeCounts{}, nil
+		st.Capacity, st.Autoscaling, st.Ledger = nil, nil, nil
+	})
+}
+
+// clusterChangedBeyond reports whether an update of a GlusterCluster
+// changed its spec, its metadata or a part of its status that unread
+// does not clear. An add or a delete (no old object), or an object that
+// is not a cluster, always counts as a change.
+func clusterChangedBeyond(oldObj, newObj any, unread func(*operatorv1alpha1.GlusterClusterStatus)) bool {
 	o, ok := oldObj.(*operatorv1alpha1.GlusterCluster)
 	if !ok {
 		return true
@@ -48,10 +85,8 @@ func ClusterChangeConcernsNodes(oldObj, newObj any) bool {
 		return true
 	}
 	os, ns := o.Status, n.Status
-	for _, st := range []*operatorv1alpha1.GlusterClusterStatus{&os, &ns} {
-		st.ObservedGeneration, st.Conditions, st.Nodes, st.Volumes = 0, nil, operatorv1alpha1.NodeCounts{}, nil
-		st.Disruption, st.Capacity, st.Autoscaling, st.History = nil, nil, nil, nil
-	}
+	unread(&os)
+	unread(&ns)
 	om, nm := o.ObjectMeta, n.ObjectMeta
 	om.ResourceVersion, nm.ResourceVersion = "", ""
 	om.ManagedFields, nm.ManagedFields = nil, nil
