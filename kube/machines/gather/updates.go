@@ -2,6 +2,7 @@ package gather
 
 import (
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 )
@@ -24,10 +25,15 @@ func OnlyNodeMessage(oldObj, newObj any) bool {
 	os, ns := o.Status, n.Status
 	os.Message, ns.Message = "", ""
 	os.Conditions, ns.Conditions = nil, nil
-	om, nm := o.ObjectMeta, n.ObjectMeta
+	return equality.Semantic.DeepEqual(os, ns) && sameMeta(o.ObjectMeta, n.ObjectMeta) && equality.Semantic.DeepEqual(o.Spec, n.Spec)
+}
+
+// sameMeta reports whether two versions of an object's metadata differ in
+// nothing but the version and the field managers every write changes.
+func sameMeta(om, nm metav1.ObjectMeta) bool {
 	om.ResourceVersion, nm.ResourceVersion = "", ""
 	om.ManagedFields, nm.ManagedFields = nil, nil
-	return equality.Semantic.DeepEqual(os, ns) && equality.Semantic.DeepEqual(om, nm) && equality.Semantic.DeepEqual(o.Spec, n.Spec)
+	return equality.Semantic.DeepEqual(om, nm)
 }
 
 // ClusterChangeConcernsNodes reports whether an update of a
@@ -87,8 +93,5 @@ func clusterChangedBeyond(oldObj, newObj any, unread func(*operatorv1alpha1.Glus
 	os, ns := o.Status, n.Status
 	unread(&os)
 	unread(&ns)
-	om, nm := o.ObjectMeta, n.ObjectMeta
-	om.ResourceVersion, nm.ResourceVersion = "", ""
-	om.ManagedFields, nm.ManagedFields = nil, nil
-	return !equality.Semantic.DeepEqual(os, ns) || !equality.Semantic.DeepEqual(om, nm) || !equality.Semantic.DeepEqual(o.Spec, n.Spec)
+	return !equality.Semantic.DeepEqual(os, ns) || !sameMeta(o.ObjectMeta, n.ObjectMeta) || !equality.Semantic.DeepEqual(o.Spec, n.Spec)
 }
