@@ -53,26 +53,27 @@ func ClusterChangeConcernsNodes(oldObj, newObj any) bool {
 
 // ClusterChangeConcernsHeal reports whether an update of a GlusterCluster
 // may change a heal decision: the heal machine reads the spec, the
-// metadata, the phase, status.volumes and its history and conditions
-// (its own), and heal-info from GD2, which a change of the other machines'
+// metadata, the phase, and what it writes itself (status.volumes, the
+// history, the conditions and the ledger, where its brick starts go on
+// record), and heal-info from GD2, which a change of the other machines'
 // slices (the upgrade, the disruption machine's state, capacity, counts,
-// autoscaling, the ledger) does not change. A node's transition, which
-// may, wakes the heal machine through the node's informer.
+// autoscaling) does not change. A node's transition, which may, wakes the
+// heal machine through the node's informer.
 func ClusterChangeConcernsHeal(oldObj, newObj any) bool {
 	return clusterChangedBeyond(oldObj, newObj, func(st *operatorv1alpha1.GlusterClusterStatus) {
 		st.ObservedGeneration, st.Nodes, st.Upgrade, st.Disruption = 0, operatorv1alpha1.NodeCounts{}, nil, nil
-		st.Capacity, st.Autoscaling, st.Ledger = nil, nil, nil
+		st.Capacity, st.Autoscaling = nil, nil
 	})
 }
 
 // ClusterChangeConcernsDisruption reports whether an update of a
 // GlusterCluster may change a disruption decision: the disruption machine
 // reads the spec, the metadata, the phase, status.volumes (which volumes
-// are Healthy) and status.disruption and the history (its own); the
-// nodes' states come from the nodes' informer.
+// are Healthy) and what it writes itself (status.disruption, the history
+// and the conditions); the nodes' states come from the nodes' informer.
 func ClusterChangeConcernsDisruption(oldObj, newObj any) bool {
 	return clusterChangedBeyond(oldObj, newObj, func(st *operatorv1alpha1.GlusterClusterStatus) {
-		st.ObservedGeneration, st.Conditions, st.Nodes, st.Upgrade = 0, nil, operatorv1alpha1.NodeCounts{}, nil
+		st.ObservedGeneration, st.Nodes, st.Upgrade = 0, operatorv1alpha1.NodeCounts{}, nil
 		st.Capacity, st.Autoscaling, st.Ledger = nil, nil, nil
 	})
 }
