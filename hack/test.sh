@@ -21,15 +21,17 @@ dir=$(mktemp -d)
 trap 'rm -rf "${dir}"' EXIT
 # No DWARF in the test binaries and the operator they run: linking 60
 # race-enabled binaries is a large share of the suite's CPU, and stack
-# traces and race reports do not need it.
+# traces and race reports do not need it. No vet before each package's
+# tests either: make lint vets every package in full.
 nodwarf=-ldflags=-w
+novet=-vet=off
 "${GO}" build -o bin/testtimes ./hack/testtimes || exit 1
 "${GO}" build -race "${nodwarf}" -o "${dir}/anthill" ./cmd/anthill || exit 1
 export ANTHILL_E2E_OPERATOR="${dir}/anthill" ANTHILL_E2E_SET_DIR="${dir}"
 alone=()
 for set in alone-nodes alone-releases alone-csi; do
 	(
-		ANTHILL_E2E_SET=${set} "${GO}" test -json -race "${nodwarf}" -tags e2e -timeout 40m ./e2e/ |
+		ANTHILL_E2E_SET=${set} "${GO}" test -json -race "${nodwarf}" "${novet}" -tags e2e -timeout 40m ./e2e/ |
 			tee "${dir}/${set}.json" | bin/testtimes -quiet -top 0
 		exit "${PIPESTATUS[0]}"
 	) &
@@ -42,7 +44,7 @@ done
 if [[ $(id -u) -eq 0 ]] && command -v containerd >/dev/null; then
 	(
 		out=$(hack/build-realnode.sh 2>&1) || { echo "${out}"; exit 1; }
-		ANTHILL_E2E_SET=real-node "${GO}" test -json -race "${nodwarf}" -tags e2e -timeout 20m ./e2e/ |
+		ANTHILL_E2E_SET=real-node "${GO}" test -json -race "${nodwarf}" "${novet}" -tags e2e -timeout 20m ./e2e/ |
 			tee "${dir}/alone-real-node.json" | bin/testtimes -quiet -top 0
 		exit "${PIPESTATUS[0]}"
 	) &
@@ -50,7 +52,7 @@ if [[ $(id -u) -eq 0 ]] && command -v containerd >/dev/null; then
 else
 	echo "test: no real node here (it needs root and containerd): the real-node set does not run"
 fi
-ANTHILL_E2E_SET=side-by-side "${GO}" test -json -race "${nodwarf}" -cover -tags e2e -p "${parallel}" -parallel "${e2e_parallel}" -timeout 40m ./... |
+ANTHILL_E2E_SET=side-by-side "${GO}" test -json -race "${nodwarf}" "${novet}" -cover -tags e2e -p "${parallel}" -parallel "${e2e_parallel}" -timeout 40m ./... |
 	tee "${dir}/rest.json" | bin/testtimes -quiet -top 0 | tee "${dir}/rest.txt"
 status=${PIPESTATUS[0]}
 for pid in "${alone[@]}"; do
