@@ -7,7 +7,6 @@ import (
 	"context"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -32,10 +31,9 @@ func TestInitAndDeleteThroughThePlugin(t *testing.T) {
 	if err := env.CreateSimAuthSecret(ctx, ns, name, simOf(t)); err != nil {
 		t.Fatal(err)
 	}
-	_, file, _, _ := runtime.Caller(0)
 	bin := filepath.Join(t.TempDir(), "kubectl-gluster")
 	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/kubectl-gluster")
-	build.Dir = filepath.Dir(filepath.Dir(file))
+	build.Dir = framework.RepoRoot()
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build kubectl-gluster: %v\n%s", err, out)
 	}

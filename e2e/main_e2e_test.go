@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -67,8 +66,7 @@ func run(m *testing.M) int {
 	if err := cp.CreateLocalStorage(ctx, 40, "100Gi"); err != nil {
 		return fail("local storage: %v", err)
 	}
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Dir(filepath.Dir(file))
+	root := framework.RepoRoot()
 	// make test builds the operator once for both sets (operatorBinEnv).
 	if binPath = os.Getenv(operatorBinEnv); binPath == "" {
 		if binPath, err = framework.BuildAnthill(ctx, root, cp.Dir); err != nil {

@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -318,8 +317,7 @@ func installV1alpha1Only(ctx context.Context, t *testing.T, crds apiextensionscl
 // buildPlugin builds kubectl-gluster from this checkout.
 func buildPlugin(t *testing.T) string {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
+	root := framework.RepoRoot()
 	bin := filepath.Join(t.TempDir(), "kubectl-gluster")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/kubectl-gluster")
 	build.Dir = root

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -272,8 +271,7 @@ func TestShippedOperatorRBACExpandsAndItsExemptionsParse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, file, _, _ := runtime.Caller(0)
-	doc, err := os.ReadFile(filepath.Join(filepath.Dir(file), "..", "..", "docs", "rbac.md"))
+	doc, err := os.ReadFile(filepath.Join(RepoRoot(), "docs", "rbac.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/gluster/anthill/e2e/framework"
 )
 
 // krewVersion pins krew and its manifest validator, built from the Go
@@ -27,8 +29,7 @@ func TestKrewInstallsThePluginOffline(t *testing.T) {
 	if err != nil {
 		t.Skip("no kubectl on PATH")
 	}
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Dir(filepath.Dir(filepath.Dir(file)))
+	root := framework.RepoRoot()
 	run := func(env []string, name string, args ...string) string {
 		t.Helper()
 		cmd := exec.Command(name, args...)
