@@ -117,7 +117,7 @@ var testOps = map[string]bool{"VolumeCreate": true, "VolumeStart": true, "Volume
 // brick move names its volume, source peer and brick, target peers, state,
 // step and reason.
 func TestAuditLogRecordsEveryConfigurationChange(t *testing.T) {
-	sideBySide(t)
+	sideBySideLong(t)
 	ns := newNamespace(t)
 	const name = "audit"
 	createCluster(t, ns, name, 2)

@@ -39,7 +39,7 @@ import (
 // than minNodes counted, two steps are at least the cooldown apart, and
 // the simulator records no violation.
 func TestAutoscaleGrowsWhenThePoolFillsAndShrinksWhenItEmpties(t *testing.T) {
-	sideBySide(t)
+	sideBySideLong(t)
 	ns := newNamespace(t)
 	const name = "autoscale"
 	const cooldown = 20 * time.Second

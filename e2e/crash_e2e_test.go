@@ -326,9 +326,9 @@ func runCrashPoints(t *testing.T, want string, ks []int, points []crashPoint) []
 	rows := make([]crashRow, len(points))
 	outs := make([]crashOutcome, len(points))
 	oks := make([]bool, len(points))
-	// The runs go side by side (up to -parallel at once), each in its own
-	// namespace with its own operator and simulator; "runs" returns when
-	// all have ended.
+	// The runs go side by side (each in a place, before the tests still
+	// waiting for theirs), each in its own namespace with its own operator
+	// and simulator; "runs" returns when all have ended.
 	t.Run("runs", func(t *testing.T) {
 		for i, p := range points {
 			name := fmt.Sprintf("k=%d", ks[i])
@@ -337,7 +337,7 @@ func runCrashPoints(t *testing.T, want string, ks []int, points []crashPoint) []
 			}
 			rows[i] = crashRow{k: ks[i], transition: p.String()}
 			t.Run(name, func(t *testing.T) {
-				t.Parallel()
+				besideSub(t)
 				start := time.Now()
 				defer func() { rows[i].took, oks[i] = time.Since(start), !t.Failed() }()
 				growLocalStorage(t)
@@ -405,7 +405,7 @@ func growLocalStorage(t *testing.T) {
 // run must finish the lifecycle in the same end state as the others, with
 // every brick moved once, every peer deleted once and no violation. `make chaos` runs the whole sweep (TestCrashSweep).
 func TestCrashAtDestructiveTransitions(t *testing.T) {
-	sideBySide(t)
+	sideBySideOfSubtests(t)
 	points := []crashPoint{
 		{Machine: "node", Event: "drain", Occurrence: 1},
 		{Machine: "node", Event: "detach", Occurrence: 1},

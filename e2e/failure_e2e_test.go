@@ -108,7 +108,7 @@ func nodeNames(nodes map[string]operatorv1alpha1.GlusterNode) string {
 // control plane are a budget): a short outage, a flapping peer, and a peer
 // down past the deadline. The operator is SIGKILLed in the middle of each.
 func TestFailure(t *testing.T) {
-	sideBySide(t)
+	sideBySideLong(t)
 	ns := newNamespace(t)
 	const name = "failure"
 	failureCluster(t, ns, name)

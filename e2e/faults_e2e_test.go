@@ -169,7 +169,7 @@ func (l *lifecycle) deleteCluster() time.Duration {
 // every phase converges and nothing unsafe reaches GD2. The fault-free
 // comparison is BenchmarkLifecycleFaults.
 func TestLifecycleUnderGD2Faults(t *testing.T) {
-	sideBySide(t)
+	sideBySideLong(t)
 	// Each hang holds a sync for the GD2 timeout; the test needs hangs,
 	// not long ones (BenchmarkLifecycleFaults measures both).
 	operatorArgs(t, "--gd2-timeout="+shortGD2Timeout.String())

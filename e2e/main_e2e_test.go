@@ -42,6 +42,9 @@ func run(m *testing.M) int {
 		return 1
 	}
 	flag.Parse()
+	if err := takeOverParallel(); err != nil {
+		return fail("%v", err)
+	}
 	set, err := parseSet(os.Getenv(setEnv), os.Getenv(setDirEnv))
 	if err != nil {
 		return fail("%v", err)

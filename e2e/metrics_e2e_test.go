@@ -131,7 +131,7 @@ func getOK(t testing.TB, url string) string {
 // node of its volume is partitioned), then gone, with the replacement
 // Online.
 func TestMetricsFollowTheMachines(t *testing.T) {
-	sideBySide(t)
+	sideBySideLong(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
 	const name = "metrics"

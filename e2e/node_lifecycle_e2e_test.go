@@ -31,7 +31,7 @@ import (
 // maintenance then resume. The simulator's data-safety checker must record
 // nothing.
 func TestNodeLifecycle(t *testing.T) {
-	sideBySide(t)
+	sideBySideLong(t)
 	ns := newNamespace(t)
 	const name = "lifecycle"
 	createCluster(t, ns, name, 1)

@@ -23,7 +23,7 @@ import (
 // healed and nothing else holds the next move; clearing it lets the drain
 // finish.
 func TestPausedHoldsADrain(t *testing.T) {
-	sideBySide(t)
+	sideBySideLong(t)
 	ns := newNamespace(t)
 	const name = "paused"
 	createCluster(t, ns, name, 2)

@@ -5,9 +5,12 @@ package e2e
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
+	"math"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -90,11 +93,72 @@ func parseSet(name, dir string) (runSet, error) {
 var currentSet runSet
 
 // sideBySide marks a test that runs beside others: t.Parallel, or a skip
-// in the processes that run the tests that run alone.
+// in the processes that run the tests that run alone. It runs when one of
+// the places is free and the tests queued before it have theirs.
 func sideBySide(t *testing.T) {
 	t.Helper()
 	inSet(t, setSide, "runs side by side")
+	beside(t, framework.RankShort)
+}
+
+// sideBySideLong is sideBySide for a test that takes minutes: the long
+// tests start before the others (framework.Places).
+func sideBySideLong(t *testing.T) {
+	t.Helper()
+	inSet(t, setSide, "runs side by side")
+	beside(t, framework.RankLong)
+}
+
+// sideBySideOfSubtests is sideBySide for a test whose work is done by
+// subtests that run side by side (besideSub): it takes no place itself,
+// and they go before every test still waiting.
+func sideBySideOfSubtests(t *testing.T) {
+	t.Helper()
+	inSet(t, setSide, "runs side by side")
 	t.Parallel()
+}
+
+// besideSub runs a subtest side by side with the others, before every
+// top-level test still waiting for a place.
+func besideSub(t *testing.T) {
+	t.Helper()
+	beside(t, framework.RankSub)
+}
+
+// places is how many tests run side by side, and which goes first: go
+// test's -parallel (make test's E2E_PARALLEL) sets their number; TestMain
+// lifts go test's own limit so that places alone applies it.
+var places *framework.Places
+
+// beside queues t for a place, lets go test run it in parallel and waits
+// for its place, which it gives back when it ends. A wait of a second or
+// more is logged in a form hack/testtimes takes off the test's time.
+func beside(t *testing.T, rank framework.Rank) {
+	t.Helper()
+	w := places.Queue(rank)
+	t.Parallel()
+	waited := places.Take(w)
+	// The first cleanup registered runs last: the place is given back
+	// once everything else the test set up is gone.
+	t.Cleanup(places.Release)
+	if waited >= time.Second {
+		t.Logf("waited %s for one of the %d places", waited.Round(100*time.Millisecond), places.Size())
+	}
+}
+
+// takeOverParallel makes places apply go test's -parallel: it reads the
+// flag's value and raises go test's own limit above any number of tests.
+func takeOverParallel() error {
+	f := flag.Lookup("test.parallel")
+	if f == nil {
+		return errors.New("no -test.parallel flag")
+	}
+	n, err := strconv.Atoi(f.Value.String())
+	if err != nil {
+		return fmt.Errorf("-test.parallel=%s: %w", f.Value, err)
+	}
+	places = framework.NewPlaces(n)
+	return flag.Set("test.parallel", strconv.Itoa(math.MaxInt32))
 }
 
 // alone marks a test that must not run beside others because it takes a

@@ -34,7 +34,7 @@ var upgradeStates = []string{"Quiescing", "Restarting", "Rejoining", "HealWait"}
 // operator, SIGKILLed while a node is being upgraded, resumes with that
 // same node; and that the simulator saw no unsafe operation.
 func TestUpgradeRollsNodeByNode(t *testing.T) {
-	sideBySide(t)
+	sideBySideLong(t)
 	ns := newNamespace(t)
 	const name = "roll"
 	const from, to = "4.1.0", "5.0.0"

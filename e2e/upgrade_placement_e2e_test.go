@@ -28,7 +28,7 @@ import (
 // ledger shows each node's devices disabled before its restart and enabled
 // after it, and the create that was refused now lands a brick on the node.
 func TestUpgradeKeepsNewBricksOffARestartingNode(t *testing.T) {
-	sideBySide(t)
+	sideBySideLong(t)
 	ns := newNamespace(t)
 	const name = "place"
 	const to = "5.0.0"

@@ -32,7 +32,7 @@ import (
 // SIGKILLed while the second zone is being upgraded, carries on with that
 // batch; and that the simulator saw no unsafe operation.
 func TestUpgradeZoneBatched(t *testing.T) {
-	sideBySide(t)
+	sideBySideLong(t)
 	ns := newNamespace(t)
 	const name = "zones"
 	const to = "4.1.1"
@@ -200,7 +200,7 @@ func TestUpgradeZoneBatched(t *testing.T) {
 // never has two bricks of one replica set offline: the later member
 // waits (BatchMemberFirst) until the earlier one is back and healed.
 func TestUpgradeBatchSharingReplicaSets(t *testing.T) {
-	sideBySide(t)
+	sideBySideLong(t)
 	ns := newNamespace(t)
 	const name = "shared"
 	const to = "4.1.1"

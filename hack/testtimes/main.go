@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -30,6 +31,11 @@ type event struct {
 // own when it took this long or failed, so a long run shows its progress
 // without a line for each of the thousands of quick tests.
 const progressAfter = 5 // seconds
+
+// waitedLine is what a test logs when it waited for a place among those
+// that run side by side (the e2e tests' framework.Places): go test counts
+// the wait in the test's time, which is not the test's own.
+var waitedLine = regexp.MustCompile(`waited (\S+) for one of the \d+ places`)
 
 // result is a finished test, or package.
 type result struct {
@@ -67,6 +73,7 @@ func main() {
 // fails (and every package's summary line).
 func read(in io.Reader, out io.Writer, quiet bool) (tests, pkgs []result, err error) {
 	held := map[string][]string{}
+	waited := map[string]float64{}
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
@@ -78,12 +85,19 @@ func read(in io.Reader, out io.Writer, quiet bool) (tests, pkgs []result, err er
 		key := e.Package + " " + e.Test
 		switch e.Action {
 		case "output":
+			if m := waitedLine.FindStringSubmatch(e.Output); m != nil {
+				if d, err := time.ParseDuration(m[1]); err == nil {
+					waited[key] += d.Seconds()
+				}
+			}
 			if !quiet || e.Test == "" {
 				fmt.Fprint(out, e.Output)
 			} else {
 				held[key] = append(held[key], e.Output)
 			}
 		case "pass", "fail", "skip":
+			e.Elapsed = max(e.Elapsed-waited[key], 0)
+			delete(waited, key)
 			if e.Action == "fail" && quiet {
 				fmt.Fprint(out, strings.Join(held[key], ""))
 			}

@@ -36,3 +36,23 @@ func TestSummaryListsTheSlowestTestsAndKeepsFailingOutput(t *testing.T) {
 		}
 	}
 }
+
+// A test's wait for a place among those that run side by side is not its
+// own time: the summary takes it off.
+func TestSummaryLeavesOutTheWaitForAPlace(t *testing.T) {
+	in := strings.Join([]string{
+		`{"Action":"output","Package":"p","Test":"TestLong","Output":"    sets_e2e_test.go:1: waited 2m0s for one of the 6 places\n"}`,
+		`{"Action":"pass","Package":"p","Test":"TestLong","Elapsed":180}`,
+	}, "\n")
+	var out bytes.Buffer
+	tests, _, err := read(strings.NewReader(in), &out, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tests) != 1 || tests[0].elapsed != time.Minute {
+		t.Errorf("tests %+v, want TestLong taking 1m0s", tests)
+	}
+	if got := out.String(); got != "--- PASS TestLong (60s)\n" {
+		t.Errorf("quiet output %q", got)
+	}
+}
