@@ -73,7 +73,11 @@ func main() {
 // fails (and every package's summary line).
 func read(in io.Reader, out io.Writer, quiet bool) (tests, pkgs []result, err error) {
 	held := map[string][]string{}
+	// waited is each test's own wait for a place; subWaited, for a
+	// top-level test, the shortest wait among its subtests': a test whose
+	// subtests take the places waits until the first of them has one.
 	waited := map[string]float64{}
+	subWaited := map[string]float64{}
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
@@ -88,6 +92,12 @@ func read(in io.Reader, out io.Writer, quiet bool) (tests, pkgs []result, err er
 			if m := waitedLine.FindStringSubmatch(e.Output); m != nil {
 				if d, err := time.ParseDuration(m[1]); err == nil {
 					waited[key] += d.Seconds()
+					if top, _, sub := strings.Cut(e.Test, "/"); sub {
+						topKey := e.Package + " " + top
+						if w, ok := subWaited[topKey]; !ok || d.Seconds() < w {
+							subWaited[topKey] = d.Seconds()
+						}
+					}
 				}
 			}
 			if !quiet || e.Test == "" {
@@ -96,8 +106,13 @@ func read(in io.Reader, out io.Writer, quiet bool) (tests, pkgs []result, err er
 				held[key] = append(held[key], e.Output)
 			}
 		case "pass", "fail", "skip":
-			e.Elapsed = max(e.Elapsed-waited[key], 0)
+			w, own := waited[key]
+			if !own {
+				w = subWaited[key]
+			}
+			e.Elapsed = max(e.Elapsed-w, 0)
 			delete(waited, key)
+			delete(subWaited, key)
 			if e.Action == "fail" && quiet {
 				fmt.Fprint(out, strings.Join(held[key], ""))
 			}

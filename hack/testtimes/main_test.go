@@ -38,21 +38,29 @@ func TestSummaryListsTheSlowestTestsAndKeepsFailingOutput(t *testing.T) {
 }
 
 // A test's wait for a place among those that run side by side is not its
-// own time: the summary takes it off.
+// own time: the summary takes it off, and a test whose subtests take the
+// places loses the wait of the first of them to start.
 func TestSummaryLeavesOutTheWaitForAPlace(t *testing.T) {
 	in := strings.Join([]string{
 		`{"Action":"output","Package":"p","Test":"TestLong","Output":"    sets_e2e_test.go:1: waited 2m0s for one of the 6 places\n"}`,
 		`{"Action":"pass","Package":"p","Test":"TestLong","Elapsed":180}`,
+		`{"Action":"output","Package":"p","Test":"TestSubs/runs/a","Output":"    x.go:1: waited 30s for one of the 6 places\n"}`,
+		`{"Action":"output","Package":"p","Test":"TestSubs/runs/b","Output":"    x.go:1: waited 50s for one of the 6 places\n"}`,
+		`{"Action":"pass","Package":"p","Test":"TestSubs/runs/a","Elapsed":70}`,
+		`{"Action":"pass","Package":"p","Test":"TestSubs/runs/b","Elapsed":70}`,
+		`{"Action":"pass","Package":"p","Test":"TestSubs/runs","Elapsed":120}`,
+		`{"Action":"pass","Package":"p","Test":"TestSubs","Elapsed":120}`,
 	}, "\n")
 	var out bytes.Buffer
 	tests, _, err := read(strings.NewReader(in), &out, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tests) != 1 || tests[0].elapsed != time.Minute {
-		t.Errorf("tests %+v, want TestLong taking 1m0s", tests)
+	// TestSubs holds no place: it waited until its first subtest had one.
+	if len(tests) != 2 || tests[0].elapsed != time.Minute || tests[1].elapsed != 90*time.Second {
+		t.Errorf("tests %+v, want TestLong taking 1m0s and TestSubs 1m30s", tests)
 	}
-	if got := out.String(); got != "--- PASS TestLong (60s)\n" {
+	if got := out.String(); got != "--- PASS TestLong (60s)\n--- PASS TestSubs (90s)\n" {
 		t.Errorf("quiet output %q", got)
 	}
 }
