@@ -120,6 +120,10 @@ type HealSnapshot struct {
 	// LastProgressAt: when PendingEntries last decreased while Healing
 	// (recorded in status); zero means never, and StateSince is used.
 	LastProgressAt time.Time
+	// LastReading: in Healing, the reading of PendingEntries before this
+	// one with a different count (kept in memory by the heal machine; zero
+	// when there is none), from which the heal's end is judged.
+	LastReading HealReading
 	// StallTimeout: how long Healing may go without progress.
 	StallTimeout time.Duration
 	// SelfHealOff: the volume's self-heal daemon option is off (GD2's

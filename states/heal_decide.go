@@ -78,7 +78,7 @@ func DecideHeal(s HealSnapshot) Decision {
 		return fire(HealStalled, ReasonHealStalled, fmt.Sprintf("%s No progress for %s.", pending, s.StallTimeout))
 	}
 	if s.TriggerNotDelivered {
-		return wait(ReasonHealTriggerFailed, pending+" GD2 could not hand the heal trigger to the self-heal daemon; watching the daemon's own crawl.", pollShort)
+		return wait(ReasonHealTriggerFailed, pending+" GD2 could not hand the heal trigger to the self-heal daemon; watching the daemon's own crawl.", healingLookAgain(s))
 	}
-	return wait(ReasonHealProgressing, pending, pollShort)
+	return wait(ReasonHealProgressing, pending, healingLookAgain(s))
 }

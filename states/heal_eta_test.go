@@ -40,3 +40,34 @@ func TestHealLookAgainAimsAtTheHealsEnd(t *testing.T) {
 		})
 	}
 }
+
+// The heal machine looks again at a Healing volume when its heal should
+// end, so that its record of the end (which wakes the nodes waiting on the
+// volume) is not a whole poll late: soon after its first reading, to learn
+// the rate, then within [pollHealingSoonest, pollShort].
+func TestHealingLookAgainAimsAtTheHealsEnd(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		pending int64
+		prev    HealReading
+		want    time.Duration
+	}{
+		{name: "with no earlier reading it looks again soon, to learn the rate", pending: 400, want: pollHealingFirst},
+		{name: "a heal far from its end is looked at after the interval",
+			pending: 400, prev: HealReading{Pending: 410, At: t0.Add(-time.Second)}, want: pollShort},
+		{name: "a heal that should end in 4 s is looked at in 4 s",
+			pending: 40, prev: HealReading{Pending: 60, At: t0.Add(-2 * time.Second)}, want: 4 * time.Second},
+		{name: "a heal about to end is looked at no sooner than the floor",
+			pending: 1, prev: HealReading{Pending: 101, At: t0.Add(-time.Second)}, want: pollHealingSoonest},
+		{name: "a count that did not fall is looked at after the interval",
+			pending: 20, prev: HealReading{Pending: 20, At: t0.Add(-3 * time.Second)}, want: pollShort},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := HealSnapshot{State: HealHealing, StateSince: t0.Add(-time.Minute), Now: t0, Redundant: true, Started: true, HealInfoOK: true,
+				PendingEntries: tc.pending, LastReading: tc.prev, StallTimeout: 10 * time.Minute}
+			if d := DecideHeal(s); d.Reason != ReasonHealProgressing || d.RequeueAfter != tc.want {
+				t.Errorf("DecideHeal() = %s after %s, want %s after %s", d.Reason, d.RequeueAfter, ReasonHealProgressing, tc.want)
+			}
+		})
+	}
+}

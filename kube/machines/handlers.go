@@ -48,16 +48,33 @@ func (k keyMapper) forCluster(obj any) []engine.Key {
 // its nodes and its heal machine are woken only by a change their
 // decisions read (gather.ClusterChangeConcernsNodes,
 // gather.ClusterChangeConcernsHeal); the cluster and upgrade machines,
-// which read most of the status, by every change.
+// which read most of the status, by every change. A change of what the
+// heal machine reports of a volume (gather.VolumeReportsChanged) wakes
+// the nodes whose wait it ends (gather.WokenByVolumes): a drain waiting
+// for its replacements to heal looks as soon as their heal is recorded.
 func (k keyMapper) forClusterUpdate(oldObj, newObj any) []engine.Key {
 	keys := k.forCluster(newObj)
 	if oldObj == nil {
 		return keys
 	}
 	nodes, heal := gather.ClusterChangeConcernsNodes(oldObj, newObj), gather.ClusterChangeConcernsHeal(oldObj, newObj)
+	reported := gather.VolumeReportsChanged(oldObj, newObj)
 	return slices.DeleteFunc(keys, func(key engine.Key) bool {
-		return key.Machine == states.NodeMachine && !nodes || key.Machine == states.HealMachine && !heal
+		switch key.Machine {
+		case states.NodeMachine:
+			return !nodes && !k.nodeWokenBy(key, func(n *operatorv1alpha1.GlusterNode) bool { return gather.WokenByVolumes(n, reported) })
+		case states.HealMachine:
+			return !heal
+		}
+		return false
 	})
+}
+
+// nodeWokenBy reports whether the node of key, as the lister has it, is
+// one wake says a report ends the wait of.
+func (k keyMapper) nodeWokenBy(key engine.Key, wake func(*operatorv1alpha1.GlusterNode) bool) bool {
+	n, err := k.nodes.GlusterNodes(key.Namespace).Get(key.Name)
+	return err == nil && wake(n)
 }
 
 // forNode: the node's machine, its cluster's cluster and upgrade machines
@@ -76,12 +93,27 @@ func (k keyMapper) forNode(obj any) []engine.Key {
 
 // forNodeUpdate is forNode for the node informer's deliveries: an update
 // that changed only the node's message and conditions
-// (gather.OnlyNodeMessage) concerns the node alone.
+// (gather.OnlyNodeMessage) concerns the node alone. A node's change of
+// state, its add or its delete also wakes the other nodes of its cluster
+// whose wait another node's change ends (gather.WokenByPool): a drain
+// blocked for want of a place, a volume's down node come back, a node
+// ahead in an upgrade batch.
 func (k keyMapper) forNodeUpdate(oldObj, newObj any) []engine.Key {
-	if n, ok := newObj.(*operatorv1alpha1.GlusterNode); ok && gather.OnlyNodeMessage(oldObj, newObj) {
+	n, ok := newObj.(*operatorv1alpha1.GlusterNode)
+	if ok && gather.OnlyNodeMessage(oldObj, newObj) {
 		return []engine.Key{gather.NodeKey(n.Namespace, n.Name)}
 	}
-	return k.forNode(newObj)
+	keys := k.forNode(newObj)
+	if !ok || !gather.NodeStateChanged(oldObj, newObj) {
+		return keys
+	}
+	siblings, _ := k.nodes.GlusterNodes(n.Namespace).List(labels.Everything())
+	for _, s := range siblings {
+		if s.Name != n.Name && s.Spec.Cluster == n.Spec.Cluster && gather.WokenByPool(s) {
+			keys = append(keys, gather.NodeKey(s.Namespace, s.Name))
+		}
+	}
+	return keys
 }
 
 // forLabelled maps a namespaced object the operator created (pods,

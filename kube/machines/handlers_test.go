@@ -16,6 +16,7 @@ import (
 	"github.com/gluster/anthill/kube/internal/fixtures"
 	"github.com/gluster/anthill/kube/machines/gather"
 	"github.com/gluster/anthill/kube/objects"
+	"github.com/gluster/anthill/states"
 )
 
 // A PersistentVolume holds a cluster's deletion when it came from one of the
@@ -161,5 +162,122 @@ func TestUpdatesWakeOnlyTheMachinesTheyConcern(t *testing.T) {
 	}
 	if got := machinesOf(km.forClusterUpdate(nil, c)); !slices.Equal(got, everyMachine) {
 		t.Errorf("a cluster's add woke %v, want %v", got, everyMachine)
+	}
+}
+
+// waitingNode is a node of cluster gc whose last decision waits with
+// reason (its conditions say so, as the status writer leaves them).
+func waitingNode(name, state, reason string, moved ...operatorv1alpha1.BrickRef) *operatorv1alpha1.GlusterNode {
+	n := &operatorv1alpha1.GlusterNode{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, ResourceVersion: "1"},
+		Spec: operatorv1alpha1.GlusterNodeSpec{Cluster: "gc"}, Status: operatorv1alpha1.GlusterNodeStatus{State: state, MovedBricks: moved}}
+	for _, typ := range []string{operatorv1alpha1.ConditionReady, operatorv1alpha1.ConditionProgressing, operatorv1alpha1.ConditionDegraded} {
+		n.Status.Conditions = append(n.Status.Conditions, metav1.Condition{Type: typ, Status: metav1.ConditionFalse, Reason: reason})
+	}
+	return n
+}
+
+// The heal machine's record that a volume healed wakes the draining node
+// whose replacements in that volume it waits for, and the node waiting
+// for its own bricks' other copies; not a node whose replacements are in
+// another volume, nor a node at rest. A heal's progress wakes none of
+// them. Without the wake-up a drain looks again only after a minute
+// (issue 54: a drain idled up to a minute after its replacements healed).
+func TestAVolumesHealWakesTheNodesWaitingForIt(t *testing.T) {
+	c := &operatorv1alpha1.GlusterCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gc", ResourceVersion: "1"}}
+	c.Status.Volumes = []operatorv1alpha1.VolumeStatus{{Name: "v1", State: "Healing", PendingEntries: 40, Bricks: 3, BricksOnline: 3}, {Name: "v2", State: "Healthy", Bricks: 3, BricksOnline: 3}}
+	nodes, clusters := fixtures.NewIndexer(), fixtures.NewIndexer()
+	for _, n := range []*operatorv1alpha1.GlusterNode{
+		waitingNode("draining-v1", "Draining", states.ReasonReplacementHealing, operatorv1alpha1.BrickRef{Volume: "v1", Path: "/b/1"}),
+		waitingNode("draining-v2", "Draining", states.ReasonReplacementHealing, operatorv1alpha1.BrickRef{Volume: "v2", Path: "/b/2"}),
+		waitingNode("quiescing", "Quiescing", states.ReasonSoleHealedCopy),
+		waitingNode("online", "Online", states.ReasonSteady),
+	} {
+		if err := nodes.Add(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := clusters.Add(c); err != nil {
+		t.Fatal(err)
+	}
+	km := keyMapper{nodes: listers.NewGlusterNodeLister(nodes), clusters: listers.NewGlusterClusterLister(clusters)}
+	woken := func(keys []engine.Key) []string {
+		var out []string
+		for _, k := range keys {
+			if k.Machine == states.NodeMachine {
+				out = append(out, k.Name)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+
+	progress := c.DeepCopy()
+	progress.ResourceVersion, progress.Status.Volumes[0].PendingEntries, progress.Status.Volumes[0].Message = "2", 12, "12 entries pending heal."
+	if got := woken(km.forClusterUpdate(c, progress)); len(got) != 0 {
+		t.Errorf("a heal's progress woke nodes %v, want none", got)
+	}
+	healed := progress.DeepCopy()
+	healed.ResourceVersion, healed.Status.Volumes[0].State, healed.Status.Volumes[0].PendingEntries = "3", "Healthy", 0
+	if got, want := woken(km.forClusterUpdate(progress, healed)), []string{"draining-v1", "quiescing"}; !slices.Equal(got, want) {
+		t.Errorf("volume v1 healed woke nodes %v, want %v", got, want)
+	}
+	brickDown := healed.DeepCopy()
+	brickDown.ResourceVersion, brickDown.Status.Volumes[1].BricksOnline = "4", 2
+	if got, want := woken(km.forClusterUpdate(healed, brickDown)), []string{"draining-v2", "quiescing"}; !slices.Equal(got, want) {
+		t.Errorf("a brick of v2 going offline woke nodes %v, want %v", got, want)
+	}
+	gone := brickDown.DeepCopy()
+	gone.ResourceVersion, gone.Status.Volumes = "5", gone.Status.Volumes[:1]
+	if got, want := woken(km.forClusterUpdate(brickDown, gone)), []string{"draining-v2", "quiescing"}; !slices.Equal(got, want) {
+		t.Errorf("volume v2 deleted woke nodes %v, want %v", got, want)
+	}
+}
+
+// A node's change of state wakes the other nodes of its cluster whose wait
+// another node ends (a drain with no place for its bricks, a node behind
+// one earlier in its upgrade batch), not those waiting on their own
+// things; its new message alone wakes none of them.
+func TestANodesChangeWakesTheNodesWaitingForThePool(t *testing.T) {
+	nodes := fixtures.NewIndexer()
+	joining := waitingNode("joining", "Joining", states.ReasonWaitingForPeer)
+	for _, n := range []*operatorv1alpha1.GlusterNode{
+		joining,
+		waitingNode("blocked", "Draining", states.ReasonDrainBlocked),
+		waitingNode("behind", "Online", states.ReasonBatchMemberFirst),
+		waitingNode("healing", "Draining", states.ReasonReplacementHealing),
+		waitingNode("maintenance", "Maintenance", states.ReasonInMaintenance),
+	} {
+		if err := nodes.Add(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other := waitingNode("other-cluster", "Draining", states.ReasonDrainBlocked)
+	other.Spec.Cluster = "gc2"
+	if err := nodes.Add(other); err != nil {
+		t.Fatal(err)
+	}
+	km := keyMapper{nodes: listers.NewGlusterNodeLister(nodes)}
+	woken := func(keys []engine.Key) []string {
+		var out []string
+		for _, k := range keys {
+			if k.Machine == states.NodeMachine && k.Name != "joining" {
+				out = append(out, k.Name)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	online := joining.DeepCopy()
+	online.ResourceVersion, online.Status.State = "2", "Online"
+	if got, want := woken(km.forNodeUpdate(joining, online)), []string{"behind", "blocked"}; !slices.Equal(got, want) {
+		t.Errorf("a node's transition to Online woke %v, want %v", got, want)
+	}
+	said := online.DeepCopy()
+	said.ResourceVersion, said.Status.Message = "3", "The node is online."
+	if got := woken(km.forNodeUpdate(online, said)); len(got) != 0 {
+		t.Errorf("a node's new message woke %v, want none of the other nodes", got)
+	}
+	if got, want := woken(km.forNodeUpdate(nil, online)), []string{"behind", "blocked"}; !slices.Equal(got, want) {
+		t.Errorf("a node's add woke %v, want %v", got, want)
 	}
 }

@@ -1,10 +1,14 @@
 package gather
 
 import (
+	"slices"
+
 	"k8s.io/apimachinery/pkg/api/equality"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/states"
 )
 
 // OnlyNodeMessage reports whether an update of a GlusterNode changed only
@@ -95,4 +99,89 @@ func clusterChangedBeyond(oldObj, newObj any, unread func(*operatorv1alpha1.Glus
 	unread(&os)
 	unread(&ns)
 	return !equality.Semantic.DeepEqual(os, ns) || !sameMeta(o.ObjectMeta, n.ObjectMeta) || !equality.Semantic.DeepEqual(o.Spec, n.Spec)
+}
+
+// VolumeReportsChanged returns the volumes whose record in an updated
+// cluster's status.volumes reports something new (states.WakeVolumes):
+// the heal machine's state of the volume, its brick count or bricks
+// online, or the volume's entry appearing or going. A heal's progress
+// (pending entries, message, when it was read) is not a report. An add or
+// a delete (no old object) returns none: it wakes every machine anyway.
+func VolumeReportsChanged(oldObj, newObj any) []string {
+	o, ok := oldObj.(*operatorv1alpha1.GlusterCluster)
+	if !ok {
+		return nil
+	}
+	n, ok := newObj.(*operatorv1alpha1.GlusterCluster)
+	if !ok {
+		return nil
+	}
+	type report struct {
+		state          string
+		bricks, online int32
+	}
+	reports := func(vs []operatorv1alpha1.VolumeStatus) map[string]report {
+		m := make(map[string]report, len(vs))
+		for _, v := range vs {
+			m[v.Name] = report{v.State, v.Bricks, v.BricksOnline}
+		}
+		return m
+	}
+	before, after := reports(o.Status.Volumes), reports(n.Status.Volumes)
+	var changed []string
+	for name, r := range after {
+		if b, ok := before[name]; !ok || b != r {
+			changed = append(changed, name)
+		}
+	}
+	for name := range before {
+		if _, ok := after[name]; !ok {
+			changed = append(changed, name)
+		}
+	}
+	slices.Sort(changed)
+	return changed
+}
+
+// NodeStateChanged reports whether an update of a GlusterNode changed its
+// machine's state, or is an add or a delete (no old object): the change of
+// the pool that states.WakePool stands for.
+func NodeStateChanged(oldObj, newObj any) bool {
+	o, ok := oldObj.(*operatorv1alpha1.GlusterNode)
+	if !ok {
+		return true
+	}
+	n, ok := newObj.(*operatorv1alpha1.GlusterNode)
+	return !ok || o.Status.State != n.Status.State
+}
+
+// NodeWait is what a node's last decision waits for (the reason of its
+// conditions, states.NodeWaitFor); false when it does not wait, or its
+// reason is no wait the table knows.
+func NodeWait(n *operatorv1alpha1.GlusterNode) (states.NodeWait, bool) {
+	c := apimeta.FindStatusCondition(n.Status.Conditions, operatorv1alpha1.ConditionReady)
+	if c == nil {
+		return states.NodeWait{}, false
+	}
+	return states.NodeWaitFor(c.Reason)
+}
+
+// WokenByVolumes reports whether a new report of one of vols ends n's
+// wait: the wait is one on a volume report and, when it names the volumes
+// of the node's moved bricks, one of vols is among them.
+func WokenByVolumes(n *operatorv1alpha1.GlusterNode, vols []string) bool {
+	w, ok := NodeWait(n)
+	if !ok || len(vols) == 0 || !w.WokenBy(states.WakeVolumes) {
+		return false
+	}
+	return !w.OnMovedVolumes || slices.ContainsFunc(n.Status.MovedBricks, func(b operatorv1alpha1.BrickRef) bool {
+		return slices.Contains(vols, b.Volume)
+	})
+}
+
+// WokenByPool reports whether another node's change of state ends n's
+// wait (states.WakePool).
+func WokenByPool(n *operatorv1alpha1.GlusterNode) bool {
+	w, ok := NodeWait(n)
+	return ok && w.WokenBy(states.WakePool)
 }

@@ -1,6 +1,7 @@
 package gather
 
 import (
+	"slices"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -44,5 +45,41 @@ func TestOnlyNodeMessage(t *testing.T) {
 	}
 	if OnlyNodeMessage(nil, base) || OnlyNodeMessage(&operatorv1alpha1.GlusterCluster{}, base) {
 		t.Error("an add, or an object that is not a node, was taken for a message change")
+	}
+}
+
+// A volume's report is its heal state, its brick counts and its being
+// there; its heal's progress is not.
+func TestVolumeReportsChanged(t *testing.T) {
+	base := &operatorv1alpha1.GlusterCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c", ResourceVersion: "1"}}
+	base.Status.Volumes = []operatorv1alpha1.VolumeStatus{
+		{Name: "a", State: "Healing", PendingEntries: 30, Bricks: 3, BricksOnline: 3, Message: "30 entries pending heal."},
+		{Name: "b", State: "Healthy", Bricks: 3, BricksOnline: 3},
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(c *operatorv1alpha1.GlusterCluster)
+		want   []string
+	}{
+		{name: "heal progress", change: func(c *operatorv1alpha1.GlusterCluster) {
+			c.Status.Volumes[0].PendingEntries, c.Status.Volumes[0].Message = 10, "10 entries pending heal."
+		}},
+		{name: "a volume healed", change: func(c *operatorv1alpha1.GlusterCluster) { c.Status.Volumes[0].State = "Healthy" }, want: []string{"a"}},
+		{name: "a brick offline", change: func(c *operatorv1alpha1.GlusterCluster) { c.Status.Volumes[1].BricksOnline = 2 }, want: []string{"b"}},
+		{name: "a volume gone", change: func(c *operatorv1alpha1.GlusterCluster) { c.Status.Volumes = c.Status.Volumes[1:] }, want: []string{"a"}},
+		{name: "a volume new", change: func(c *operatorv1alpha1.GlusterCluster) {
+			c.Status.Volumes = append(c.Status.Volumes, operatorv1alpha1.VolumeStatus{Name: "c", State: "Healthy"})
+		}, want: []string{"c"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := base.DeepCopy()
+			tc.change(n)
+			if got := VolumeReportsChanged(base, n); !slices.Equal(got, tc.want) {
+				t.Errorf("VolumeReportsChanged() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	if got := VolumeReportsChanged(nil, base); got != nil {
+		t.Errorf("an add reported %v, want nothing (it wakes every machine)", got)
 	}
 }

@@ -12,9 +12,13 @@ import (
 	"github.com/gluster/anthill/states"
 )
 
+// healProgress is what the heal machine keeps of a Healing volume between
+// looks: when its pending count last fell (for the stall timeout) and the
+// last reading whose count differed from the one before it (for when the
+// heal should end, states.HealSnapshot.LastReading).
 type healProgress struct {
-	pending int64
-	at      time.Time
+	fellAt time.Time
+	last   states.HealReading
 }
 
 func progressKey(c *operatorv1alpha1.GlusterCluster, volume string) string {
@@ -22,28 +26,32 @@ func progressKey(c *operatorv1alpha1.GlusterCluster, volume string) string {
 }
 
 // trackProgress returns when the pending count of a Healing volume last
-// fell (zero: not seen to fall).
-func (s *Syncer) trackProgress(c *operatorv1alpha1.GlusterCluster, r healReading, state fsm.State, now time.Time) time.Time {
+// fell (zero: not seen to fall) and the reading before this one with
+// another count (zero: none yet).
+func (s *Syncer) trackProgress(c *operatorv1alpha1.GlusterCluster, r healReading, state fsm.State, now time.Time) (fellAt time.Time, last states.HealReading) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k := progressKey(c, r.vol.Name)
 	if state != states.HealHealing {
 		delete(s.progress, k)
-		return time.Time{}
+		return time.Time{}, states.HealReading{}
 	}
 	p, seen := s.progress[k]
 	if !r.ok {
-		return p.at
+		return p.fellAt, states.HealReading{}
 	}
-	if seen && r.pending < p.pending {
-		p.at = now
+	before := p.last
+	if seen && r.pending < p.last.Pending {
+		p.fellAt = now
 	}
-	p.pending = r.pending
+	if !seen || r.pending != p.last.Pending {
+		p.last = states.HealReading{Pending: r.pending, At: now}
+	}
 	if s.progress == nil {
 		s.progress = map[string]healProgress{}
 	}
 	s.progress[k] = p
-	return p.at
+	return p.fellAt, before
 }
 
 // pruneProgress drops the progress of volumes no longer in the cluster.

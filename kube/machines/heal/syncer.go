@@ -265,7 +265,7 @@ func (s *Syncer) Gather(_ context.Context, c *operatorv1alpha1.GlusterCluster, i
 	if prev.LastTransitionTime != nil {
 		snap.StateSince = prev.LastTransitionTime.Time
 	}
-	snap.LastProgressAt = s.trackProgress(c, r, state, now)
+	snap.LastProgressAt, snap.LastReading = s.trackProgress(c, r, state, now)
 	snap.TriggerNotDelivered = state == states.HealHealing && healingFromUndeliveredTrigger(c.Status.History, in.Subject)
 	snap.NotStarted, in.Facts.offline = bricksNotStarted(r, in.Facts.sync)
 	_, snap.NotStarted.Grace, _ = gather.FailureWindows(c)
