@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gluster/anthill/e2e/framework"
 	"github.com/gluster/anthill/gd2"
 	"github.com/gluster/anthill/transitions"
 )
@@ -24,12 +25,10 @@ const (
 	// sandboxBrickSize is the size of every brick, unless the devices are
 	// too small for it (sandboxVolumeSizes).
 	sandboxBrickSize uint64 = 10 << 30
-	// sandboxWriteRate and sandboxHealRate are the simulator's client
-	// write rate per replica set and self-heal rate per brick, in entries
-	// per second: a brick that was down or was just moved has a backlog
-	// that heals in some seconds, slow enough to watch a volume go HealPending -> Healing -> Healthy.
-	sandboxWriteRate = 2
-	sandboxHealRate  = 20
+	// sandboxWriteRate and sandboxHealRate: framework.SandboxWriteRate
+	// and framework.SandboxHealRate, which the benchmarks share.
+	sandboxWriteRate = framework.SandboxWriteRate
+	sandboxHealRate  = framework.SandboxHealRate
 )
 
 // sandboxVolume is one sample volume and how it is laid out.

@@ -37,6 +37,17 @@ type GD2Sim struct {
 	once   sync.Once
 }
 
+// SandboxWriteRate and SandboxHealRate are the simulator's client write
+// rate per replica set and self-heal rate per brick, in entries per second,
+// that the sandbox runs (`make sandbox`): a brick that was down or was just
+// moved has a backlog that heals in some seconds, slow enough to watch a
+// volume go HealPending -> Healing -> Healthy. The benchmarks of what users
+// run (a drain, a zone-batched upgrade) run at these rates too.
+const (
+	SandboxWriteRate = 2
+	SandboxHealRate  = 20
+)
+
 // SimOptions adjust the simulator; zero values take the simulator's
 // defaults.
 type SimOptions struct {
