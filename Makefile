@@ -67,6 +67,13 @@ controlplane:
 realnode:
 	hack/build-realnode.sh
 
+## gd2: build glusterd2 and glustercli (gluster/glusterd2 from ../shared/third_party/glusterd2, or the
+## upstream clone ANTHILL_GD2_SOURCE) once into the per-user cache, for the real-GD2 tests
+## (docs/testing.md#real-glusterd2); glusterfsd and the FUSE client are Debian's packages
+.PHONY: gd2
+gd2:
+	hack/build-glusterd2.sh
+
 ## generate: regenerate deepcopy, clientset, listers, informers, CRD YAML and the state-machine docs,
 ## manifests/monitoring and the chart's rule groups, and refresh the chart's copies of the CRDs and RBAC rules
 ## and the OLM bundle (manifests/olm/bundle)
