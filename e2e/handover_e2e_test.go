@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,17 +22,11 @@ import (
 	"github.com/gluster/anthill/states"
 )
 
-// The releases CHANGELOG.md records, each built once for the tests that
-// run it.
-var (
-	releasesMu  sync.Mutex
-	releaseBins = map[string]string{}
-)
-
-// releaseAt builds the release CHANGELOG.md records at index which of its
-// list, newest first (0 the previous release, -1 the first one), once
-// per test binary, and returns it with its binary. The tests need two
-// releases: the path from the previous one and the jump from the first.
+// releaseAt returns the release CHANGELOG.md records at index which of
+// its list, newest first (0 the previous release, -1 the first one), with
+// its binary, which make test builds before the tests
+// (framework.ReleaseBinary). The tests need two releases: the path from
+// the previous one and the jump from the first.
 func releaseAt(t *testing.T, which int) (framework.Release, string) {
 	t.Helper()
 	root := framework.RepoRoot()
@@ -48,19 +41,7 @@ func releaseAt(t *testing.T, which int) (framework.Release, string) {
 		which += len(rels)
 	}
 	rel := rels[which]
-	releasesMu.Lock()
-	defer releasesMu.Unlock()
-	if bin, ok := releaseBins[rel.Version]; ok {
-		return rel, bin
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	bin, err := framework.BuildRelease(ctx, root, rel, env.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	releaseBins[rel.Version] = bin
-	return rel, bin
+	return rel, framework.ReleaseBinary(rel).For(t)
 }
 
 // runOperator kills the running operator and starts bin in its place:

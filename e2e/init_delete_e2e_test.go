@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -31,12 +30,7 @@ func TestInitAndDeleteThroughThePlugin(t *testing.T) {
 	if err := env.CreateSimAuthSecret(ctx, ns, name, simOf(t)); err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(t.TempDir(), "kubectl-gluster")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/kubectl-gluster")
-	build.Dir = framework.RepoRoot()
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build kubectl-gluster: %v\n%s", err, out)
-	}
+	bin := framework.KubectlGlusterBinary.For(t)
 	plugin := func(args ...string) (string, string, error) {
 		cmd := exec.CommandContext(ctx, bin, append(args, "--kubeconfig", env.Kubeconfig, "-n", ns)...)
 		var out, errOut bytes.Buffer

@@ -70,11 +70,9 @@ func run(m *testing.M) int {
 		return fail("local storage: %v", err)
 	}
 	root := framework.RepoRoot()
-	// make test builds the operator once for both sets (operatorBinEnv).
-	if binPath = os.Getenv(operatorBinEnv); binPath == "" {
-		if binPath, err = framework.BuildAnthill(ctx, root, cp.Dir); err != nil {
-			return fail("%v", err)
-		}
+	// make test builds the operator once for every set.
+	if binPath, err = framework.OperatorBinary.Path(ctx); err != nil {
+		return fail("%v", err)
 	}
 	if anthill, err = versioned.NewForConfig(cp.RestConfig); err != nil {
 		return fail("%v", err)
@@ -93,11 +91,6 @@ func run(m *testing.M) int {
 	}
 	return code
 }
-
-// operatorBinEnv names an operator binary already built (as
-// framework.BuildAnthill builds it) for the tests to run; unset, TestMain
-// builds one.
-const operatorBinEnv = "ANTHILL_E2E_OPERATOR"
 
 // rbacUsageEnv forces the RBAC usage check on a partial run (-run or
 // -skip), where it is otherwise skipped because the tests left out would

@@ -5,12 +5,15 @@
 # namespace, simulator and operator, up to E2E_PARALLEL at once) with every
 # other package under `go test ./...`, and each of the three sets of tests
 # that must run alone, one after another, in a `go test ./e2e` of its own;
-# where the machine can run a real node, a fifth process runs the test on it. The race-enabled
-# operator both run is built once, here. The unit packages' coverage is held
-# to its floors from this run (hack/check-coverage.sh), so CI runs the unit
-# tests once. Prints a line per slow or failed test and the output of failing
-# ones, then the ten slowest tests and the wall time (hack/testtimes). Fails
-# when any test fails or a package's coverage falls below its floor.
+# where the machine can run a real node, a fifth process runs the test on it. Every
+# binary the tests run (the race-enabled operator, cmd/'s programs, the real
+# node's pause, the old releases) is built once, here, before the first
+# package starts (hack/build-test-binaries.sh); no test builds one. The unit
+# packages' coverage is held to its floors from this run
+# (hack/check-coverage.sh), so CI runs the unit tests once. Prints a line
+# per slow or failed test and the output of failing ones, then the ten
+# slowest tests and the wall time (hack/testtimes). Fails when any test
+# fails or a package's coverage falls below its floor.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
@@ -28,11 +31,14 @@ novet=-vet=off
 # Built with -trimpath, a package's compile no longer depends on the
 # checkout's directory, so a fresh clone (CI's) reuses the build cache
 # instead of compiling every package of the project again. Exported, so
-# the builds the tests run (kubectl-gluster, the operator) share it.
+# the binaries built for the tests share it.
 export GOFLAGS="${GOFLAGS:-} -trimpath"
 "${GO}" build -o bin/testtimes ./hack/testtimes || exit 1
-"${GO}" build -race "${nodwarf}" -o "${dir}/anthill" ./cmd/anthill || exit 1
-export ANTHILL_E2E_OPERATOR="${dir}/anthill" ANTHILL_E2E_SET_DIR="${dir}"
+built=$(date +%s)
+binaries=$(GO="${GO}" hack/build-test-binaries.sh "${dir}") || { echo "test: building the binaries the tests run failed"; exit 1; }
+eval "${binaries}"
+echo "test: built the binaries the tests run in $(($(date +%s) - built))s"
+export ANTHILL_E2E_SET_DIR="${dir}"
 alone=()
 for set in alone-nodes alone-releases alone-csi; do
 	(

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -42,7 +41,7 @@ var crdNames = map[schema.GroupResource]string{
 // and trims storedVersions to [v1beta1], with every object reading back as
 // before (spec, status, metadata, generation). A rerun is a no-op.
 func TestStorageMigration(t *testing.T) {
-	plugin := buildPlugin(t)
+	plugin := framework.KubectlGlusterBinary.For(t)
 	cp, typed, dyn := startControlPlane(t, false)
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
@@ -312,19 +311,6 @@ func installV1alpha1Only(ctx context.Context, t *testing.T, crds apiextensionscl
 	if err != nil {
 		t.Fatalf("v1alpha1-only CRDs not established: %v", err)
 	}
-}
-
-// buildPlugin builds kubectl-gluster from this checkout.
-func buildPlugin(t *testing.T) string {
-	t.Helper()
-	root := framework.RepoRoot()
-	bin := filepath.Join(t.TempDir(), "kubectl-gluster")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/kubectl-gluster")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build kubectl-gluster: %v\n%s", err, out)
-	}
-	return bin
 }
 
 func runPlugin(ctx context.Context, t *testing.T, bin string, cp *framework.ControlPlane, args ...string) string {

@@ -20,7 +20,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -47,42 +46,11 @@ func helm(t *testing.T) string {
 	return lines[len(lines)-1]
 }
 
-var (
-	anthillOnce sync.Once
-	anthillPath string
-	anthillErr  error
-)
-
-// TestMain removes the anthill binary the tests built.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if anthillPath != "" {
-		os.RemoveAll(filepath.Dir(anthillPath))
-	}
-	os.Exit(code)
-}
-
-// anthill returns the path of bin/anthill built from this tree once per
-// test process (the helm test's `anthill check`, the rules generator).
+// anthill returns the path of the anthill binary make test built from
+// this tree (the helm test's `anthill check`, the rules generator).
 func anthill(t *testing.T) string {
 	t.Helper()
-	anthillOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "anthill-chart-test-")
-		if err != nil {
-			anthillErr = err
-			return
-		}
-		anthillPath = filepath.Join(dir, "anthill")
-		cmd := exec.Command("go", "build", "-o", anthillPath, "./cmd/anthill")
-		cmd.Dir = framework.RepoRoot()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			anthillErr = fmt.Errorf("go build ./cmd/anthill: %v\n%s", err, out)
-		}
-	})
-	if anthillErr != nil {
-		t.Fatal(anthillErr)
-	}
-	return anthillPath
+	return framework.AnthillBinary.For(t)
 }
 
 func run(t *testing.T, name string, args ...string) []byte {

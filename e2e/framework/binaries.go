@@ -20,15 +20,25 @@ func BinDir() (string, error) {
 	if d := os.Getenv("ANTHILL_CONTROLPLANE_DIR"); d != "" {
 		return filepath.Join(d, "bin"), nil
 	}
+	cache, err := CacheDir()
+	if err != nil {
+		return "", fmt.Errorf("locate control-plane cache: %w", err)
+	}
+	return filepath.Join(cache, "controlplane", KubernetesVersion, "bin"), nil
+}
+
+// CacheDir is anthill's per-user cache, where the hack/ scripts put the
+// tools they build: ${XDG_CACHE_HOME:-~/.cache}/anthill.
+func CacheDir() (string, error) {
 	cache := os.Getenv("XDG_CACHE_HOME")
 	if cache == "" {
 		home, err := os.UserHomeDir()
 		if err != nil {
-			return "", fmt.Errorf("locate control-plane cache: %w", err)
+			return "", err
 		}
 		cache = filepath.Join(home, ".cache")
 	}
-	return filepath.Join(cache, "anthill", "controlplane", KubernetesVersion, "bin"), nil
+	return filepath.Join(cache, "anthill"), nil
 }
 
 // checkBinaries reports, in one error, every binary missing from dir.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,35 +12,6 @@ import (
 	"syscall"
 	"time"
 )
-
-// RaceEnv turns the race detector off in the operator binary the tests
-// build when set to "0". The benchmarks do (make bench, make bench-scale):
-// the detector multiplies the operator's memory and CPU, which they
-// measure. The tests keep it on.
-const RaceEnv = "ANTHILL_E2E_RACE"
-
-// BuildAnthill builds the anthill binary into dir and returns its path, so
-// end-to-end tests run the operator as it ships, with the race detector
-// unless RaceEnv says otherwise.
-func BuildAnthill(ctx context.Context, moduleRoot, dir string) (string, error) {
-	return buildAnthill(ctx, moduleRoot, dir, os.Getenv(RaceEnv) != "0")
-}
-
-// buildAnthill builds ./cmd/anthill of moduleRoot into dir, with the race
-// detector when race is set.
-func buildAnthill(ctx context.Context, moduleRoot, dir string, race bool) (string, error) {
-	out := filepath.Join(dir, "anthill")
-	args := []string{"build", "-race", "-o", out, "./cmd/anthill"}
-	if !race {
-		args = slices.Delete(args, 1, 2)
-	}
-	cmd := exec.CommandContext(ctx, "go", args...)
-	cmd.Dir = moduleRoot
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build anthill: %w\n%s", err, b)
-	}
-	return out, nil
-}
 
 // Operator is the anthill operator running as a child process against a
 // control plane. Tests kill it with SIGKILL mid-flight and start it again.

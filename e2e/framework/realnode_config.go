@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -221,14 +220,12 @@ func (n *RealNode) removeCgroupRoot() {
 	}
 }
 
-// importPause builds the pause program static and imports it as
+// importPause imports the pause program (PauseBinary, static) as
 // containerd's sandbox image.
 func (n *RealNode) importPause(ctx context.Context) error {
-	bin := filepath.Join(n.Dir, "pause")
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "github.com/gluster/anthill/e2e/framework/realnodepause")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("build pause: %w: %s", err, out)
+	bin, err := PauseBinary.Path(ctx)
+	if err != nil {
+		return err
 	}
 	archive := filepath.Join(n.Dir, "pause.tar")
 	if err := writeSingleBinaryImage(bin, "/pause", realNodeSandboxImage, archive); err != nil {

@@ -70,24 +70,6 @@ func (c cliRunner) runInput(ctx context.Context, env []string, input string, arg
 	return cliResult{stdout: out.String(), stderr: errOut.String(), err: err}
 }
 
-// buildCommands builds the binaries of cmd/ named (anthill, anthill-dev)
-// into one temporary directory and returns it; there anthill-dev finds the
-// anthill it runs, as in bin/.
-func buildCommands(ctx context.Context, t *testing.T, names ...string) string {
-	t.Helper()
-	dir := t.TempDir()
-	args := []string{"build", "-o", dir + string(filepath.Separator)}
-	for _, n := range names {
-		args = append(args, "./cmd/"+n)
-	}
-	build := exec.CommandContext(ctx, "go", args...)
-	build.Dir = framework.RepoRoot()
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return dir
-}
-
 // lockedBuffer collects the output of a running process for polling.
 type lockedBuffer struct {
 	mu  sync.Mutex
@@ -151,14 +133,14 @@ func operatorKube(t *testing.T) kubernetes.Interface {
 	return kc
 }
 
-// newCLIFixture builds the plugin binary and creates the sample
-// GlusterCluster and GlusterNode in a fresh namespace: what the command
-// line tests run against, with a context that ends with the test.
+// newCLIFixture takes the plugin binary make test built and creates the
+// sample GlusterCluster and GlusterNode in a fresh namespace: what the
+// command line tests run against, with a context that ends with the test.
 func newCLIFixture(t *testing.T) (context.Context, cliRunner, string, string, operatorv1alpha1client.OperatorV1alpha1Interface, *operatorv1alpha1.GlusterCluster, *operatorv1alpha1.GlusterNode) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
-	cli := cliRunner{bin: filepath.Join(buildCommands(ctx, t, "kubectl-gluster"), "kubectl-gluster")}
+	cli := cliRunner{bin: framework.KubectlGlusterBinary.For(t)}
 	ns := env.Namespace(t)
 	ac := operatorClient(t).OperatorV1alpha1()
 	var cluster operatorv1alpha1.GlusterCluster

@@ -33,9 +33,12 @@ import (
 func TestSandbox(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 14*time.Minute)
 	defer cancel()
-	binDir := buildCommands(ctx, t, "anthill", "anthill-dev", "kubectl-gluster")
-	bin, dev := filepath.Join(binDir, "anthill"), filepath.Join(binDir, "anthill-dev")
-	plugin := filepath.Join(binDir, "kubectl-gluster")
+	// anthill-dev finds anthill and kubectl-gluster next to it, as in
+	// bin/; make test builds the three into one directory.
+	bin, dev, plugin := framework.AnthillBinary.For(t), framework.AnthillDevBinary.For(t), framework.KubectlGlusterBinary.For(t)
+	if filepath.Dir(bin) != filepath.Dir(dev) || filepath.Dir(plugin) != filepath.Dir(dev) {
+		t.Fatalf("anthill (%s), kubectl-gluster (%s) and anthill-dev (%s) are not in one directory, as make build and make test put them", bin, plugin, dev)
+	}
 	dir := t.TempDir()
 	var out, errOut lockedBuffer
 	up := exec.Command(dev, "sandbox", "up", "--dir", dir)

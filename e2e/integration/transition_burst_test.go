@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +26,7 @@ func TestTransitionLogBurst(t *testing.T) {
 	const n = 1000
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	bin := filepath.Join(buildCommands(ctx, t, "anthill"), "anthill")
+	bin := framework.AnthillBinary.For(t)
 	cli := cliRunner{bin: bin}
 	kc := "--kubeconfig=" + env.Kubeconfig
 	ns := env.Namespace(t)
