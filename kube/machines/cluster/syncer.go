@@ -33,6 +33,16 @@ import (
 	"github.com/gluster/anthill/transitions"
 )
 
+// The phases the runner finds on the syncer, said at compile time.
+var (
+	_ engine.MachineSyncer[*operatorv1alpha1.GlusterCluster, *clusterFacts] = (*Syncer)(nil)
+	_ engine.Forgets                                                        = (*Syncer)(nil)
+	_ engine.Prepares[*operatorv1alpha1.GlusterCluster]                     = (*Syncer)(nil)
+	_ engine.ReadsLive[*operatorv1alpha1.GlusterCluster, *clusterFacts]     = (*Syncer)(nil)
+	_ engine.RecordsAhead[*operatorv1alpha1.GlusterCluster, *clusterFacts]  = (*Syncer)(nil)
+	_ engine.Finishes[*operatorv1alpha1.GlusterCluster, *clusterFacts]      = (*Syncer)(nil)
+)
+
 // DefaultProvisionGrace is how long a new cluster may take to bring every
 // node Online before it reports Degraded instead of Provisioning.
 const DefaultProvisionGrace = 10 * time.Minute

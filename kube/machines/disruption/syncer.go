@@ -30,6 +30,14 @@ import (
 	"github.com/gluster/anthill/transitions"
 )
 
+// The phases the runner finds on the syncer, said at compile time.
+var (
+	_ engine.MachineSyncer[*operatorv1alpha1.GlusterCluster, *disruptionFacts] = (*Syncer)(nil)
+	_ engine.Prepares[*operatorv1alpha1.GlusterCluster]                        = (*Syncer)(nil)
+	_ engine.ReadsLive[*operatorv1alpha1.GlusterCluster, *disruptionFacts]     = (*Syncer)(nil)
+	_ engine.Finishes[*operatorv1alpha1.GlusterCluster, *disruptionFacts]      = (*Syncer)(nil)
+)
+
 var disruptionDef = states.DisruptionDefinition()
 
 // Syncer runs the disruption machine of one GlusterCluster per

@@ -28,6 +28,19 @@ import (
 	"github.com/gluster/anthill/transitions"
 )
 
+// The phases the runner finds on the syncer, said at compile time. Not
+// engine.SurfacesUnknown: an unknown heal state is surfaced in the
+// volume's entry (kept as it was) and a Warning Event, not in the
+// cluster's conditions, which the cluster machine owns.
+var (
+	_ engine.MachineSyncer[*operatorv1alpha1.GlusterCluster, *healFacts] = (*Syncer)(nil)
+	_ engine.Forgets                                                     = (*Syncer)(nil)
+	_ engine.Prepares[*operatorv1alpha1.GlusterCluster]                  = (*Syncer)(nil)
+	_ engine.RecordsAhead[*operatorv1alpha1.GlusterCluster, *healFacts]  = (*Syncer)(nil)
+	_ engine.SurfacesUnknown[*operatorv1alpha1.GlusterCluster]           = (*Syncer)(nil)
+	_ engine.Finishes[*operatorv1alpha1.GlusterCluster, *healFacts]      = (*Syncer)(nil)
+)
+
 // Heal refresh defaults.
 const (
 	// DefaultHealInterval is how often a cluster's volumes are re-read.
@@ -295,11 +308,6 @@ func (s *Syncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterCluster, in
 	}
 	return err
 }
-
-// Conditions is nil: an unknown heal state is surfaced in the volume's
-// entry (kept as it was) and a Warning Event, not in the cluster's
-// conditions, which the cluster machine owns.
-func (s *Syncer) Conditions(*operatorv1alpha1.GlusterCluster) *[]metav1.Condition { return nil }
 
 // Message is the message of the volume's entry in status.volumes.
 func (s *Syncer) Message(c *operatorv1alpha1.GlusterCluster, volume string) string {

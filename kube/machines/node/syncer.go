@@ -27,6 +27,17 @@ import (
 	"github.com/gluster/anthill/transitions"
 )
 
+// The phases the runner finds on the syncer, said at compile time.
+var (
+	_ engine.MachineSyncer[*operatorv1alpha1.GlusterNode, *nodeFacts] = (*Syncer)(nil)
+	_ engine.Forgets                                                  = (*Syncer)(nil)
+	_ engine.Prepares[*operatorv1alpha1.GlusterNode]                  = (*Syncer)(nil)
+	_ engine.ReadsLive[*operatorv1alpha1.GlusterNode, *nodeFacts]     = (*Syncer)(nil)
+	_ engine.RecordsAhead[*operatorv1alpha1.GlusterNode, *nodeFacts]  = (*Syncer)(nil)
+	_ engine.SurfacesUnknown[*operatorv1alpha1.GlusterNode]           = (*Syncer)(nil)
+	_ engine.Finishes[*operatorv1alpha1.GlusterNode, *nodeFacts]      = (*Syncer)(nil)
+)
+
 // Syncer is the node machine's syncer (engine.MachineSyncer): one instance per GlusterNode,
 // persisted in its whole status. Its Sync runs the engine's protocol.
 type Syncer struct {

@@ -23,6 +23,15 @@ import (
 	"github.com/gluster/anthill/transitions"
 )
 
+// The phases the runner finds on the syncer, said at compile time.
+var (
+	_ engine.MachineSyncer[*operatorv1alpha1.GlusterCluster, *upgradeFacts] = (*Syncer)(nil)
+	_ engine.Forgets                                                        = (*Syncer)(nil)
+	_ engine.Prepares[*operatorv1alpha1.GlusterCluster]                     = (*Syncer)(nil)
+	_ engine.RecordsAhead[*operatorv1alpha1.GlusterCluster, *upgradeFacts]  = (*Syncer)(nil)
+	_ engine.Finishes[*operatorv1alpha1.GlusterCluster, *upgradeFacts]      = (*Syncer)(nil)
+)
+
 // Upgrade defaults.
 const (
 	// DefaultHealTimeout bounds one upgrade step (a node's restart and
