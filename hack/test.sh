@@ -39,6 +39,14 @@ binaries=$(GO="${GO}" hack/build-test-binaries.sh "${dir}") || { echo "test: bui
 eval "${binaries}"
 echo "test: built the binaries the tests run in $(($(date +%s) - built))s"
 export ANTHILL_E2E_SET_DIR="${dir}"
+# What the real node needs from Debian, installed before the first package
+# starts when make test runs as root, as .ci/run does (hack/debian-tools.sh
+# lists it); without root nothing is installed, and the real-node set says
+# below which command would.
+if [[ $(id -u) -eq 0 ]] && ! hack/debian-tools.sh check real-node; then
+	echo "test: installing what the real node needs: $(hack/debian-tools.sh command real-node)"
+	hack/debian-tools.sh install real-node || echo "test: the install failed"
+fi
 alone=()
 for set in alone-nodes alone-releases alone-csi; do
 	(
@@ -50,9 +58,9 @@ for set in alone-nodes alone-releases alone-csi; do
 done
 # The real-node set (docs/testing.md#a-real-node), alone in its process
 # too, where the machine can run a real node: root and Debian's containerd,
-# runc and CNI plugins (.ci/run installs them); kubelet and kube-proxy are
-# built into the control plane's cache.
-if [[ $(id -u) -eq 0 ]] && command -v containerd >/dev/null; then
+# runc, CNI plugins, iptables and ip (installed above); kubelet and
+# kube-proxy are built into the control plane's cache.
+if [[ $(id -u) -eq 0 ]] && hack/debian-tools.sh check real-node; then
 	(
 		out=$(hack/build-realnode.sh 2>&1) || { echo "${out}"; exit 1; }
 		ANTHILL_E2E_SET=real-node "${GO}" test -json -race "${nodwarf}" "${novet}" -tags e2e -timeout 20m ./e2e/ |
@@ -61,7 +69,8 @@ if [[ $(id -u) -eq 0 ]] && command -v containerd >/dev/null; then
 	) &
 	alone+=($!)
 else
-	echo "test: no real node here (it needs root and containerd): the real-node set does not run"
+	echo "test: no real node here: the real-node set does not run. It needs root and Debian's containerd," \
+		"runc, CNI plugins, iptables and ip; as root, make test installs them with: $(hack/debian-tools.sh command real-node)"
 fi
 # The packages that take minutes are named first: go test starts them in
 # the order it is given them, so they are not the last to start.
