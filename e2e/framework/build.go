@@ -35,8 +35,9 @@ func buildDir() (string, error) {
 	return dir, os.MkdirAll(dir, 0o755)
 }
 
-// goBuild runs `go build -o out args...` in dir with env added, writing
-// a temporary file beside out that it renames to out.
+// goBuild runs `go build -o out args...` in dir (the working directory
+// when empty) with env added, writing a temporary file beside out that it
+// renames to out.
 func goBuild(ctx context.Context, dir, out string, env []string, args ...string) error {
 	tmp := fmt.Sprintf("%s.tmp-%d", out, os.Getpid())
 	cmd := exec.CommandContext(ctx, "go", append([]string{"build", "-o", tmp}, args...)...)
@@ -76,14 +77,16 @@ func buildCommand(name string) func(context.Context) (string, error) {
 	}
 }
 
-// buildPause builds the real node's pause program static.
+// buildPause builds the real node's pause program static, in the working
+// directory: the sandbox's real node (anthill-dev) runs it too, from the
+// checkout.
 func buildPause(ctx context.Context) (string, error) {
 	dir, err := buildDir()
 	if err != nil {
 		return "", err
 	}
 	out := filepath.Join(dir, "realnodepause")
-	return out, goBuild(ctx, RepoRoot(), out, []string{"CGO_ENABLED=0"}, "-trimpath", "-ldflags=-s -w", module+"/e2e/framework/realnodepause")
+	return out, goBuild(ctx, "", out, []string{"CGO_ENABLED=0"}, "-trimpath", "-ldflags=-s -w", module+"/e2e/framework/realnodepause")
 }
 
 // buildRelease builds the anthill binary of r from the repository's
