@@ -47,6 +47,15 @@ if [[ $(id -u) -eq 0 ]] && ! hack/debian-tools.sh check real-node; then
 	echo "test: installing what the real node needs: $(hack/debian-tools.sh command real-node)"
 	hack/debian-tools.sh install real-node || echo "test: the install failed"
 fi
+# Where the real node runs, its kubelet and kube-proxy are built before the
+# first package starts too, into the control plane's cache.
+realnode=0
+if [[ $(id -u) -eq 0 ]] && hack/debian-tools.sh check real-node; then
+	realnode=1
+	built=$(date +%s)
+	out=$(hack/build-realnode.sh 2>&1) || { echo "${out}"; echo "test: building kubelet and kube-proxy failed"; exit 1; }
+	echo "test: built the real node's kubelet and kube-proxy in $(($(date +%s) - built))s"
+fi
 alone=()
 for set in alone-nodes alone-releases alone-csi; do
 	(
@@ -58,11 +67,9 @@ for set in alone-nodes alone-releases alone-csi; do
 done
 # The real-node set (docs/testing.md#a-real-node), alone in its process
 # too, where the machine can run a real node: root and Debian's containerd,
-# runc, CNI plugins, iptables and ip (installed above); kubelet and
-# kube-proxy are built into the control plane's cache.
-if [[ $(id -u) -eq 0 ]] && hack/debian-tools.sh check real-node; then
+# runc, CNI plugins, iptables and ip (installed above).
+if [[ ${realnode} -eq 1 ]]; then
 	(
-		out=$(hack/build-realnode.sh 2>&1) || { echo "${out}"; exit 1; }
 		ANTHILL_E2E_SET=real-node "${GO}" test -json -race "${nodwarf}" "${novet}" -tags e2e -timeout 20m ./e2e/ |
 			tee "${dir}/alone-real-node.json" | bin/testtimes -quiet -top 0
 		exit "${PIPESTATUS[0]}"
