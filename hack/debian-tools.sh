@@ -4,6 +4,10 @@
 #   lint       yamllint (make lint-yaml) and mkdocs (make docs)
 #   real-node  containerd, runc, the CNI plugins, iptables and ip for the
 #              e2e real node (docs/testing.md, "A real node")
+#   gluster    glusterfs-server (glusterfsd, the self-heal daemon, glfsheal),
+#              glusterfs-client (the FUSE client), xfsprogs (the bricks'
+#              mkfs) and util-linux (unshare, losetup, flock) for real
+#              glusterd2 (docs/testing.md, "Real glusterd2")
 # usage: hack/debian-tools.sh check|install|command GROUP...
 #   check    exits 0 when every group's tools are on the machine
 #   install  installs the groups' packages with apt-get unless check
@@ -24,8 +28,12 @@ for group in "$@"; do
 		packages+=(containerd runc containernetworking-plugins iptables iproute2)
 		checks+=("command -v containerd" "command -v runc" "test -x /usr/lib/cni/bridge" "command -v iptables" "command -v ip")
 		;;
+	gluster)
+		packages+=(glusterfs-server glusterfs-client xfsprogs util-linux)
+		checks+=("command -v glusterfsd" "command -v glusterfs" "test -x /usr/lib/*/glusterfs/glfsheal" "command -v mkfs.xfs" "command -v unshare" "command -v losetup" "command -v flock")
+		;;
 	*)
-		echo "debian-tools: unknown group ${group:-(none)}: lint, real-node" >&2
+		echo "debian-tools: unknown group ${group:-(none)}: lint, real-node, gluster" >&2
 		exit 2
 		;;
 	esac
