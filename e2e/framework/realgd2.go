@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -171,7 +172,9 @@ type GD2Pool struct {
 
 // GD2Node is one real GD2 node of a pool.
 type GD2Node struct {
-	// Index counts from 1; the node listens on 127.0.0.(10+Index).
+	// Index counts from 1; the node listens on 127.0.0.(10+Index), or
+	// 127.0.k.(10+Index) for the first k whose ports are all free when
+	// another pool holds those.
 	Index int
 	// Name is n<Index>, the name of its directory.
 	Name string
@@ -230,9 +233,13 @@ func StartGD2Pool(ctx context.Context, opts GD2PoolOptions) (_ *GD2Pool, err err
 	if err := p.startEtcd(ctx); err != nil {
 		return nil, err
 	}
+	net3, err := freeLoopbackNet(opts.Nodes)
+	if err != nil {
+		return nil, err
+	}
 	for i := 1; i <= opts.Nodes; i++ {
 		n := &GD2Node{
-			Index: i, Name: fmt.Sprintf("n%d", i), Addr: fmt.Sprintf("127.0.0.%d", 10+i),
+			Index: i, Name: fmt.Sprintf("n%d", i), Addr: fmt.Sprintf("127.0.%d.%d", net3, 10+i),
 			PeerID: newUUID(), Dir: filepath.Join(p.Dir, fmt.Sprintf("n%d", i)), pool: p,
 		}
 		for _, d := range []string{"state", "run", "log", "devices"} {
@@ -287,6 +294,30 @@ func (p *GD2Pool) startEtcd(ctx context.Context) error {
 		}
 		return httpOK(ctx, p.EtcdURL+"/health")
 	})
+}
+
+// freeLoopbackNet returns the first k from 0 such that 127.0.k.11 to
+// 127.0.k.(10+nodes) have ports 24007 and 24008 free: GD2's ports are
+// fixed, so another pool on this machine (another test process) takes
+// the next k.
+func freeLoopbackNet(nodes int) (int, error) {
+	for k := 0; k < 64; k++ {
+		free := true
+		for i := 1; i <= nodes && free; i++ {
+			for _, port := range []string{"24007", "24008"} {
+				l, err := net.Listen("tcp", fmt.Sprintf("127.0.%d.%d:%s", k, 10+i, port))
+				if err != nil {
+					free = false
+					break
+				}
+				l.Close()
+			}
+		}
+		if free {
+			return k, nil
+		}
+	}
+	return 0, errors.New("no 127.0.k.0/24 with GD2's ports free for a pool (k < 64)")
 }
 
 // The glusterfsd shim: for a brick (an invocation with --brick-name) it
