@@ -56,6 +56,27 @@ if [[ $(id -u) -eq 0 ]] && hack/debian-tools.sh check real-node; then
 	out=$(hack/build-realnode.sh 2>&1) || { echo "${out}"; echo "test: building kubelet and kube-proxy failed"; exit 1; }
 	echo "test: built the real node's kubelet and kube-proxy in $(($(date +%s) - built))s"
 fi
+# Real glusterd2 for ./e2e/realgd2 (docs/testing.md#real-glusterd2), which
+# runs with the other packages below: as root, Debian's glusterfs packages
+# (hack/debian-tools.sh gluster); glusterd2 built once into the tool cache
+# from ../shared/third_party/glusterd2 (hack/build-glusterd2.sh exits 2
+# where that source is absent). Where either is missing, its tests skip
+# and say why.
+if [[ $(id -u) -eq 0 ]] && ! hack/debian-tools.sh check gluster; then
+	echo "test: installing what real glusterd2 needs: $(hack/debian-tools.sh command gluster)"
+	hack/debian-tools.sh install gluster || echo "test: the install failed"
+fi
+built=$(date +%s)
+if gd2bin=$(GO="${GO}" hack/build-glusterd2.sh 2>"${dir}/glusterd2.log"); then
+	export ANTHILL_GD2_BIN="${gd2bin}"
+	echo "test: glusterd2 ready in $(($(date +%s) - built))s"
+elif [[ $? -eq 2 ]]; then
+	echo "test: no real glusterd2, e2e/realgd2 skips: $(tail -1 "${dir}/glusterd2.log")"
+else
+	cat "${dir}/glusterd2.log"
+	echo "test: building glusterd2 failed"
+	exit 1
+fi
 alone=()
 for set in alone-nodes alone-releases alone-csi; do
 	(
