@@ -299,6 +299,40 @@ func TestReplaceBrickHealsOnlyAfterARealHeal(t *testing.T) {
 	}
 	verify(t, m4, want)
 	step("all %d files (%d bytes) read back identical through a fresh mount from %s", len(want), written, pool.Nodes[3].Name)
+	m4.Unmount()
+
+	// A clean restart (SIGTERM, as a pod's deletion) of the node that
+	// holds the replacement brick: it comes back with its brick and data.
+	if err := n4.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	step("%s restarted (SIGTERM, then started)", n4.Name)
+	waitBrickOnline(ctx, t, c1, ids[n4], dst.Path)
+	waitHealed(ctx, t, c1)
+	waitBrickHolds(ctx, t, n4, dst.Path, want, 30*time.Second, nil)
+	m5, err := pool.Mount(ctx, pool.Nodes[0], volume)
+	if err != nil {
+		t.Fatal(err)
+	}
+	verify(t, m5, want)
+	step("%s's brick online, heal-info 0, all %d files on it and read back through a fresh mount", n4.Name, len(want))
+}
+
+// waitHealed waits until heal-info reads 0 entries on every brick, all
+// connected.
+func waitHealed(ctx context.Context, t *testing.T, c *gd2.Client) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		hi, err := c.HealInfo(ctx, volume, gd2.HealInfoEntries)
+		if err == nil && healed(hi) {
+			return
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			t.Fatalf("heal-info never read 0 on every connected brick: %s (%v)", healSummary(hi), err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 }
 
 func client(t *testing.T, n *framework.GD2Node) *gd2.Client {
