@@ -673,7 +673,11 @@ func (p *GD2Pool) Mount(ctx context.Context, server *GD2Node, volume string) (*G
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	proc, err := startProcess(p.Dir, "/usr/bin/unshare", name,
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		return nil, err
+	}
+	proc, err := startProcess(p.Dir, unshare, name,
 		"--mount", "--propagation", "private", "--", "glusterfs", "-N",
 		"--volfile-server="+server.Addr, "--volfile-id="+volume,
 		"--log-file="+filepath.Join(p.Dir, name+".client.log"), dir)
