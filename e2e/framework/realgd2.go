@@ -383,13 +383,15 @@ func freePortRange(n int) (int, error) {
 }
 
 // The launcher is PID 1 of a node's PID namespace: it starts glusterd2,
-// passes it SIGTERM, reaps every process GD2's daemons leave to it, and
+// passes it SIGTERM (PID 1 of a namespace gets from outside only the
+// signals it handles, so the trap comes first), reaps every process GD2's daemons leave to it, and
 // exits when glusterd2 does, which ends the namespace.
 const gd2Launcher = `#!/bin/bash
 # PID 1 of one real GD2 node (e2e/framework/realgd2.go).
+trap 'stop=1; [[ -n ${gd2:-} ]] && kill -TERM "${gd2}" 2>/dev/null' TERM INT
 "$@" &
 gd2=$!
-trap 'kill -TERM "${gd2}" 2>/dev/null' TERM INT
+[[ -z ${stop:-} ]] || kill -TERM "${gd2}"
 while kill -0 "${gd2}" 2>/dev/null; do
 	wait "${gd2}"
 done
