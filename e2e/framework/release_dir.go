@@ -89,7 +89,7 @@ func (r *ReleaseDir) CheckSums() error {
 		}
 		name = filepath.Clean(name)
 		listed[name] = true
-		got, err := fileSHA256(filepath.Join(r.Path, name))
+		got, err := FileSHA256(filepath.Join(r.Path, name))
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -120,7 +120,8 @@ func (r *ReleaseDir) CheckSums() error {
 	return errors.Join(errs...)
 }
 
-func fileSHA256(path string) (string, error) {
+// FileSHA256 is the hex SHA-256 of the file at path.
+func FileSHA256(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err

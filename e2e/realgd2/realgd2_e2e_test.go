@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -426,7 +425,7 @@ func verify(t *testing.T, m *framework.GlusterMount, want map[string]string) {
 	t.Helper()
 	bad := 0
 	for rel, sum := range want {
-		got, err := fileSum(m.Path(rel))
+		got, err := framework.FileSHA256(m.Path(rel))
 		if err != nil {
 			t.Errorf("read %s: %v", rel, err)
 			bad++
@@ -438,19 +437,6 @@ func verify(t *testing.T, m *framework.GlusterMount, want map[string]string) {
 	if bad > 0 {
 		t.Fatalf("%d of %d files do not read back", bad, len(want))
 	}
-}
-
-func fileSum(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // brickSums reads a brick's directory directly (not through Gluster):
@@ -476,7 +462,7 @@ func brickSums(t *testing.T, root string) map[string]string {
 		if !d.Type().IsRegular() {
 			return nil
 		}
-		sum, err := fileSum(path)
+		sum, err := framework.FileSHA256(path)
 		if err != nil {
 			return err
 		}

@@ -18,11 +18,7 @@ import (
 // concerns the node alone; every other change (spec, metadata, state,
 // ledger, liveness clocks, ...) concerns every machine that reads nodes.
 func OnlyNodeMessage(oldObj, newObj any) bool {
-	o, ok := oldObj.(*operatorv1alpha1.GlusterNode)
-	if !ok {
-		return false
-	}
-	n, ok := newObj.(*operatorv1alpha1.GlusterNode)
+	o, n, ok := both[*operatorv1alpha1.GlusterNode](oldObj, newObj)
 	if !ok {
 		return false
 	}
@@ -87,11 +83,7 @@ func ClusterChangeConcernsDisruption(oldObj, newObj any) bool {
 // does not clear. An add or a delete (no old object), or an object that
 // is not a cluster, always counts as a change.
 func clusterChangedBeyond(oldObj, newObj any, unread func(*operatorv1alpha1.GlusterClusterStatus)) bool {
-	o, ok := oldObj.(*operatorv1alpha1.GlusterCluster)
-	if !ok {
-		return true
-	}
-	n, ok := newObj.(*operatorv1alpha1.GlusterCluster)
+	o, n, ok := both[*operatorv1alpha1.GlusterCluster](oldObj, newObj)
 	if !ok {
 		return true
 	}
@@ -108,11 +100,7 @@ func clusterChangedBeyond(oldObj, newObj any, unread func(*operatorv1alpha1.Glus
 // (pending entries, message, when it was read) is not a report. An add or
 // a delete (no old object) returns none: it wakes every machine anyway.
 func VolumeReportsChanged(oldObj, newObj any) []string {
-	o, ok := oldObj.(*operatorv1alpha1.GlusterCluster)
-	if !ok {
-		return nil
-	}
-	n, ok := newObj.(*operatorv1alpha1.GlusterCluster)
+	o, n, ok := both[*operatorv1alpha1.GlusterCluster](oldObj, newObj)
 	if !ok {
 		return nil
 	}
@@ -147,12 +135,18 @@ func VolumeReportsChanged(oldObj, newObj any) []string {
 // machine's state, or is an add or a delete (no old object): the change of
 // the pool that states.WakePool stands for.
 func NodeStateChanged(oldObj, newObj any) bool {
-	o, ok := oldObj.(*operatorv1alpha1.GlusterNode)
-	if !ok {
-		return true
-	}
-	n, ok := newObj.(*operatorv1alpha1.GlusterNode)
+	o, n, ok := both[*operatorv1alpha1.GlusterNode](oldObj, newObj)
 	return !ok || o.Status.State != n.Status.State
+}
+
+// both is an update's old and new object as T; false for an add or a
+// delete (no old object) or an object of another type.
+func both[T any](oldObj, newObj any) (o, n T, ok bool) {
+	if o, ok = oldObj.(T); !ok {
+		return o, n, false
+	}
+	n, ok = newObj.(T)
+	return o, n, ok
 }
 
 // NodeWait is what a node's last decision waits for (the reason of its
