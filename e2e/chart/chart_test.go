@@ -354,6 +354,11 @@ func TestChartInstallUpgradeUninstall(t *testing.T) {
 			if err == nil && d.Status.ObservedGeneration == d.Generation && d.Status.AvailableReplicas == replicas && d.Status.Replicas == replicas {
 				return
 			}
+			// A Deployment gets its status from the controller manager:
+			// if a component of the control plane is gone, say which.
+			if herr := cp.Healthy(); herr != nil {
+				t.Fatalf("the operator Deployment has %+v, and the control plane is not whole: %v", d.Status, herr)
+			}
 			if time.Now().After(deadline) {
 				t.Fatalf("the operator Deployment never had %d available replicas: %+v, %v", replicas, d.Status, err)
 			}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -66,11 +67,18 @@ type ControlPlane struct {
 	// is set; nil otherwise.
 	Audit *AuditRecorder
 
-	opts     Options
-	pki      *pki
+	opts Options
+	pki  *pki
+	// mu guards procs and stopping: superviseStartup replaces a program
+	// it starts again.
+	mu       sync.Mutex
 	procs    []*process
-	stopOnce sync.Once
-	ownDir   bool
+	stopping bool
+	// restarted counts, per program, the runs superviseStartup started
+	// again.
+	restarted map[string]int
+	stopOnce  sync.Once
+	ownDir    bool
 }
 
 func (cp *ControlPlane) logf(format string, args ...any) {
@@ -224,7 +232,15 @@ func (cp *ControlPlane) start(bin, name string, args ...string) error {
 	if err != nil {
 		return err
 	}
+	cp.mu.Lock()
 	cp.procs = append(cp.procs, p)
+	if cp.restarted == nil {
+		cp.restarted = map[string]int{}
+	}
+	cp.mu.Unlock()
+	if restartsOnStartupGiveUp[name] {
+		go cp.superviseStartup(filepath.Join(bin, name), name, p, args)
+	}
 	return nil
 }
 
@@ -232,8 +248,10 @@ func (cp *ControlPlane) start(bin, name string, args ...string) error {
 // tail of its log.
 func (cp *ControlPlane) Healthy() error {
 	var errs []error
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
 	for _, p := range cp.procs {
-		if done, werr := p.exited(); done {
+		if done, werr := p.exited(); done && !cp.beingRestarted(p) {
 			errs = append(errs, fmt.Errorf("%s %w (%v); log %s:\n%s", p.name, errExited, werr, p.logPath, tail(p.logPath, 20)))
 		}
 	}
@@ -370,8 +388,12 @@ func namespacePrefix(testName string) string {
 // and removes its temporary directory. It is safe to call more than once.
 func (cp *ControlPlane) Stop() {
 	cp.stopOnce.Do(func() {
-		for i := len(cp.procs) - 1; i >= 0; i-- {
-			cp.procs[i].stop(10 * time.Second)
+		cp.mu.Lock()
+		cp.stopping = true
+		procs := slices.Clone(cp.procs)
+		cp.mu.Unlock()
+		for i := len(procs) - 1; i >= 0; i-- {
+			procs[i].stop(10 * time.Second)
 		}
 		if cp.Audit != nil {
 			cp.Audit.close()
