@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
@@ -9,43 +10,77 @@ import (
 // commit looks again (the informer's update also enqueues the key).
 const fenceRetry = 50 * time.Millisecond
 
+// maxFence is how long a fence that tells versions apart by content (a
+// rebased write's) holds at most: long past any informer's delivery, and
+// it lifts even if somebody else rewrote the machine's part meanwhile.
+const maxFence = 30 * time.Second
+
 // writeFence keeps a syncer from acting twice on one state. After a sync
 // commits a transition, the informer may deliver another event for the
 // key before the commit's own update; the sync that event triggers would
 // read the object as it was before the commit, repeat the action, and
 // lose the status write to a conflict. The fence remembers the
-// resourceVersion each commit replaced; while the cache still shows that
-// version, the sync waits for the cache instead of acting. The zero value
-// is ready to use.
+// resourceVersions each commit replaced; while the cache still shows one
+// of them, the sync waits for the cache instead of acting. A write made
+// again on a newer live object (StatusWriter.Rebase) may have versions
+// between the cached one and its own that the sync never saw: until the
+// cache shows the write's own version, the write's content decides. The
+// zero value is ready to use.
 type writeFence struct {
-	mu       sync.Mutex
-	replaced map[Key]string
+	mu      sync.Mutex
+	commits map[Key]fencedCommit
 }
 
-// committed records that a commit for key replaced resourceVersion rv.
-func (f *writeFence) committed(key Key, rv string) {
-	if rv == "" {
+// fencedCommit is what the fence knows of one key's last commit.
+type fencedCommit struct {
+	replaced []string
+	written  string
+	// holds, for a rebased write, reports whether a cached object holds
+	// it; nil otherwise.
+	holds func(Object) bool
+	at    time.Time
+}
+
+// committed records that a commit for key replaced the resourceVersions
+// replaced and wrote written; holds is set for a rebased write.
+func committed[O Object](f *writeFence, key Key, replaced []string, written string, holds func(O) bool) {
+	replaced = slices.DeleteFunc(slices.Clone(replaced), func(rv string) bool { return rv == "" })
+	if len(replaced) == 0 {
 		// Only fake clients leave resourceVersion empty; there is
 		// nothing to tell versions apart by.
 		return
 	}
+	c := fencedCommit{replaced: replaced, written: written, at: time.Now()}
+	if holds != nil {
+		c.holds = func(o Object) bool {
+			typed, ok := o.(O)
+			return ok && holds(typed)
+		}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.replaced == nil {
-		f.replaced = map[Key]string{}
+	if f.commits == nil {
+		f.commits = map[Key]fencedCommit{}
 	}
-	f.replaced[key] = rv
+	f.commits[key] = c
 }
 
-// behind reports whether the cached object (at resourceVersion rv) is the
-// version key's last commit replaced. Any other version lifts the fence.
-func (f *writeFence) behind(key Key, rv string) bool {
+// behind reports whether the cached object is a version before key's last
+// commit. Any version that holds the commit lifts the fence for good.
+func (f *writeFence) behind(key Key, cached Object) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	old, ok := f.replaced[key]
-	if ok && old == rv {
+	c, ok := f.commits[key]
+	if !ok {
+		return false
+	}
+	rv := cached.GetResourceVersion()
+	switch {
+	case slices.Contains(c.replaced, rv):
+		return true
+	case c.holds != nil && rv != c.written && !c.holds(cached) && time.Since(c.at) < maxFence:
 		return true
 	}
-	delete(f.replaced, key)
+	delete(f.commits, key)
 	return false
 }

@@ -235,7 +235,7 @@ func (r *Runner[O, F]) Sync(ctx context.Context, key Key) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if r.Writer.behind(key, cached.GetResourceVersion()) {
+	if r.Writer.behind(key, cached) {
 		return Result{RequeueAfter: fenceRetry}, nil
 	}
 	if refused, ok := newerStatus(cached); ok {

@@ -2,8 +2,10 @@ package engine
 
 import (
 	"context"
+	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
 // StatusWriter is the one place a machine's status slice is written. A
@@ -19,8 +21,27 @@ type StatusWriter[O Object] struct {
 	// part is left as the cache had it.
 	Slice func(o O) any
 
+	// Get, Rebase and Holds, when set, let a write that lost a race to
+	// another writer of the same object be made on the object as it is
+	// now, without a second sync: several machines keep their slices in
+	// one object (a GlusterCluster's status), and each one's write would
+	// otherwise conflict with every other's. Get reads the object live
+	// (not from the cache). Rebase applies to live what the sync changed
+	// from before to after, and reports false when it cannot: live
+	// changed the machine's own part (then the conflict stands, and the
+	// key is synced again from a fresh cache). Holds reports whether a
+	// cached object already holds that write, for the fence (see
+	// writeFence).
+	Get    func(ctx context.Context, o O) (O, error)
+	Rebase func(live, before, after O) bool
+	Holds  func(cached, before, after O) bool
+
 	fence writeFence
 }
+
+// maxRebases bounds how often one write is made again on a newer live
+// object before it is given up as a conflict.
+const maxRebases = 3
 
 // Write persists after's status if the machine's slice differs from
 // before's, and reports whether it wrote. When commit is set (the write
@@ -29,17 +50,36 @@ func (w *StatusWriter[O]) Write(ctx context.Context, key Key, before, after O, c
 	if equality.Semantic.DeepEqual(w.Slice(before), w.Slice(after)) {
 		return after, false, nil
 	}
-	replaced := after.GetResourceVersion()
+	replaced := []string{after.GetResourceVersion()}
 	updated, err := w.Update(ctx, after)
+	rebased := false
+	for i := 0; apierrors.IsConflict(err) && w.Get != nil && w.Rebase != nil && w.Holds != nil && i < maxRebases; i++ {
+		live, gerr := w.Get(ctx, after)
+		if gerr != nil {
+			return after, false, fmt.Errorf("%w (reading it live to write again: %v)", err, gerr)
+		}
+		if !w.Rebase(live, before, after) {
+			// The machine's own part changed under the sync: the
+			// conflict stands.
+			break
+		}
+		replaced = append(replaced, live.GetResourceVersion())
+		updated, err = w.Update(ctx, live)
+		rebased = true
+	}
 	if err != nil {
 		return after, false, err
 	}
 	if commit {
-		w.fence.committed(key, replaced)
+		var holds func(O) bool
+		if rebased {
+			holds = func(cached O) bool { return w.Holds(cached, before, after) }
+		}
+		committed(&w.fence, key, replaced, updated.GetResourceVersion(), holds)
 	}
 	return updated, true, nil
 }
 
-// behind reports whether the cached version rv of key is the one the
-// key's last committed write replaced.
-func (w *StatusWriter[O]) behind(key Key, rv string) bool { return w.fence.behind(key, rv) }
+// behind reports whether the cached object of key does not yet hold the
+// key's last committed write.
+func (w *StatusWriter[O]) behind(key Key, cached O) bool { return w.fence.behind(key, cached) }

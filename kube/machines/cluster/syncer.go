@@ -77,14 +77,14 @@ var clusterDef = states.ClusterDefinition()
 
 // Sync runs one decision for the cluster named by key.
 func (s *Syncer) Sync(ctx context.Context, key engine.Key) (engine.Result, error) {
-	return s.SyncWith(ctx, key, s, s.Anthill, s.Log, s.Clock, clusterSlice)
+	return s.SyncWith(ctx, key, s, s.Anthill, s.Log, s.Clock, clusterFields)
 }
 
-// clusterSlice is the part of the status owned by the cluster machine: its
-// phase, conditions, node counts, capacity, autoscaler decision and
-// history.
-func clusterSlice(st *operatorv1alpha1.GlusterClusterStatus) any {
-	return []any{st.Phase, st.Conditions, st.Nodes, st.Capacity, st.Autoscaling, st.ObservedGeneration, st.History}
+// clusterFields are the status fields the cluster machine alone writes:
+// its phase, node counts, capacity, autoscaler decision and observed
+// generation (beside its conditions and history records).
+func clusterFields(st *operatorv1alpha1.GlusterClusterStatus) []any {
+	return []any{&st.Phase, &st.Nodes, &st.Capacity, &st.Autoscaling, &st.ObservedGeneration}
 }
 
 // clusterFacts is what one cluster sync gathered: the snapshot, the

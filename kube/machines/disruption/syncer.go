@@ -83,12 +83,13 @@ func (v disruptionView) target(c *operatorv1alpha1.GlusterCluster, state fsm.Sta
 
 // Sync runs one decision of the disruption machine of the cluster in key.
 func (s *Syncer) Sync(ctx context.Context, key engine.Key) (engine.Result, error) {
-	return s.SyncWith(ctx, key, s, s.Anthill, s.Log, s.Clock, disruptionSlice)
+	return s.SyncWith(ctx, key, s, s.Anthill, s.Log, s.Clock, disruptionFields)
 }
 
-// disruptionSlice is the part of the status owned by the disruption machine: status.disruption, the history and the conditions.
-func disruptionSlice(st *operatorv1alpha1.GlusterClusterStatus) any {
-	return []any{st.Disruption, st.History, st.Conditions}
+// disruptionFields are the status fields the disruption machine alone
+// writes: status.disruption (beside its conditions and history records).
+func disruptionFields(st *operatorv1alpha1.GlusterClusterStatus) []any {
+	return []any{&st.Disruption}
 }
 
 // disruptionFacts is what one disruption sync gathered.

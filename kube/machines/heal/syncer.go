@@ -135,12 +135,13 @@ func (s *Syncer) log(key engine.Key) *zap.Logger {
 
 // Sync refreshes the heal machines of the cluster named by key.
 func (s *Syncer) Sync(ctx context.Context, key engine.Key) (engine.Result, error) {
-	return s.SyncWith(ctx, key, s, s.Anthill, s.Log, s.Clock, healSlice)
+	return s.SyncWith(ctx, key, s, s.Anthill, s.Log, s.Clock, healFields)
 }
 
-// healSlice is the part of the status owned by the heal machines: status.volumes, the history and the conditions.
-func healSlice(st *operatorv1alpha1.GlusterClusterStatus) any {
-	return []any{st.Volumes, st.History, st.Conditions}
+// healFields are the status fields the heal machines alone write:
+// status.volumes (beside their conditions and history records).
+func healFields(st *operatorv1alpha1.GlusterClusterStatus) []any {
+	return []any{&st.Volumes}
 }
 
 // healFacts is what one sync learned about one volume.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 
@@ -21,10 +22,11 @@ type OnCluster[F any] struct {
 	runner *engine.Runner[*operatorv1alpha1.GlusterCluster, F]
 }
 
-// SyncWith runs m's sync of key, on a runner whose writer writes the slice
-// of the status that slice returns.
-func (o *OnCluster[F]) SyncWith(ctx context.Context, key engine.Key, m engine.MachineSyncer[*operatorv1alpha1.GlusterCluster, F], a versioned.Interface, log *engine.TransitionLog, clk clock.Clock, slice func(*operatorv1alpha1.GlusterClusterStatus) any) (engine.Result, error) {
-	o.once.Do(func() { o.runner = clusterRunner(m, a, log, clk, slice) })
+// SyncWith runs m's sync of key, on a runner whose writer writes the
+// machine's own fields of the status and its share of what the machines
+// share.
+func (o *OnCluster[F]) SyncWith(ctx context.Context, key engine.Key, m engine.MachineSyncer[*operatorv1alpha1.GlusterCluster, F], a versioned.Interface, log *engine.TransitionLog, clk clock.Clock, own OwnFields) (engine.Result, error) {
+	o.once.Do(func() { o.runner = clusterRunner(m, a, log, clk, own) })
 	return o.runner.Sync(ctx, key)
 }
 
@@ -36,10 +38,10 @@ func (o *OnCluster[F]) Conditions(c *operatorv1alpha1.GlusterCluster) *[]metav1.
 // clusterRunner is the runner of a machine persisted in a GlusterCluster's
 // status (cluster, upgrade, disruption, heal): its writer writes the
 // status when the machine's slice of it changed.
-func clusterRunner[F any](m engine.MachineSyncer[*operatorv1alpha1.GlusterCluster, F], a versioned.Interface, log *engine.TransitionLog, clk clock.Clock, slice func(*operatorv1alpha1.GlusterClusterStatus) any) *engine.Runner[*operatorv1alpha1.GlusterCluster, F] {
+func clusterRunner[F any](m engine.MachineSyncer[*operatorv1alpha1.GlusterCluster, F], a versioned.Interface, log *engine.TransitionLog, clk clock.Clock, own OwnFields) *engine.Runner[*operatorv1alpha1.GlusterCluster, F] {
 	return &engine.Runner[*operatorv1alpha1.GlusterCluster, F]{
 		Machine: m, Log: log, Clock: clk, Refusal: effects.RefusalReason,
-		Writer: clusterStatusWriter(a, slice),
+		Writer: clusterStatusWriter(a, own),
 	}
 }
 
@@ -48,7 +50,8 @@ func clusterRunner[F any](m engine.MachineSyncer[*operatorv1alpha1.GlusterCluste
 // engine.StatusWriter).
 
 // NodeStatusWriter writes a GlusterNode's status, which is the node
-// machine's alone.
+// machine's alone. A write that lost only to a change of the node's spec
+// or metadata is made again on the live object.
 func NodeStatusWriter(a versioned.Interface) *engine.StatusWriter[*operatorv1alpha1.GlusterNode] {
 	return &engine.StatusWriter[*operatorv1alpha1.GlusterNode]{
 		Update: func(ctx context.Context, n *operatorv1alpha1.GlusterNode) (*operatorv1alpha1.GlusterNode, error) {
@@ -56,19 +59,39 @@ func NodeStatusWriter(a versioned.Interface) *engine.StatusWriter[*operatorv1alp
 			return a.OperatorV1alpha1().GlusterNodes(n.Namespace).UpdateStatus(ctx, n, metav1.UpdateOptions{})
 		},
 		Slice: func(n *operatorv1alpha1.GlusterNode) any { return &n.Status },
+		Get: func(ctx context.Context, n *operatorv1alpha1.GlusterNode) (*operatorv1alpha1.GlusterNode, error) {
+			return a.OperatorV1alpha1().GlusterNodes(n.Namespace).Get(ctx, n.Name, metav1.GetOptions{})
+		},
+		Rebase: func(live, before, after *operatorv1alpha1.GlusterNode) bool {
+			if !threeWay(live.Status, before.Status, after.Status) {
+				return false
+			}
+			live.Status = after.Status
+			return true
+		},
+		Holds: func(cached, _, after *operatorv1alpha1.GlusterNode) bool {
+			return equality.Semantic.DeepEqual(cached.Status, after.Status)
+		},
 	}
 }
 
-// clusterStatusWriter writes a GlusterCluster's status when the slice of
-// it one machine owns changed, or the ledger, where every machine
-// persisted in the cluster's status puts its lasting changes on record
-// before it makes them (engine.RecordsAhead).
-func clusterStatusWriter(a versioned.Interface, slice func(*operatorv1alpha1.GlusterClusterStatus) any) *engine.StatusWriter[*operatorv1alpha1.GlusterCluster] {
+// clusterStatusWriter writes a GlusterCluster's status when one machine's
+// part of it changed: its own fields, or its share of the conditions, the
+// history and the ledger, where every machine persisted in the cluster's
+// status puts its lasting changes on record before it makes them
+// (engine.RecordsAhead). A write that lost to another machine's is made
+// again on the live object (rebaseCluster).
+func clusterStatusWriter(a versioned.Interface, own OwnFields) *engine.StatusWriter[*operatorv1alpha1.GlusterCluster] {
 	return &engine.StatusWriter[*operatorv1alpha1.GlusterCluster]{
 		Update: func(ctx context.Context, c *operatorv1alpha1.GlusterCluster) (*operatorv1alpha1.GlusterCluster, error) {
 			c.Status.StatusSchema = operatorv1alpha1.StatusSchemaLevel
 			return a.OperatorV1alpha1().GlusterClusters(c.Namespace).UpdateStatus(ctx, c, metav1.UpdateOptions{})
 		},
-		Slice: func(c *operatorv1alpha1.GlusterCluster) any { return []any{slice(&c.Status), c.Status.Ledger} },
+		Slice: clusterSlice(own),
+		Get: func(ctx context.Context, c *operatorv1alpha1.GlusterCluster) (*operatorv1alpha1.GlusterCluster, error) {
+			return a.OperatorV1alpha1().GlusterClusters(c.Namespace).Get(ctx, c.Name, metav1.GetOptions{})
+		},
+		Rebase: rebaseCluster(own),
+		Holds:  holdsCluster(own),
 	}
 }

@@ -76,12 +76,13 @@ type Syncer struct {
 
 // Sync runs one decision of the upgrade machine of the cluster named by key.
 func (s *Syncer) Sync(ctx context.Context, key engine.Key) (engine.Result, error) {
-	return s.SyncWith(ctx, key, s, s.Anthill, s.Log, s.Clock, upgradeSlice)
+	return s.SyncWith(ctx, key, s, s.Anthill, s.Log, s.Clock, upgradeFields)
 }
 
-// upgradeSlice is the part of the status owned by the upgrade machine: status.upgrade and the conditions.
-func upgradeSlice(st *operatorv1alpha1.GlusterClusterStatus) any {
-	return []any{st.Upgrade, st.Conditions}
+// upgradeFields are the status fields the upgrade machine alone writes:
+// status.upgrade (beside its condition).
+func upgradeFields(st *operatorv1alpha1.GlusterClusterStatus) []any {
+	return []any{&st.Upgrade}
 }
 
 // upgradeFacts is what one upgrade sync gathered.
