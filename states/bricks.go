@@ -43,6 +43,17 @@ type BrickFacts struct {
 	SplitBrain int64
 	// Size is the brick's capacity in bytes.
 	Size uint64
+	// Used is the bytes its file system uses (bricks-status: statfs
+	// capacity less free), what shows whether a replacement holds the
+	// set's data (ReplacementHoldsData).
+	Used uint64
+	// Replacement: a drain moved a brick here (a node's
+	// status.movedBricks names it) and the brick is judged by
+	// SubvolFacts.Filling until its data is shown to be there.
+	Replacement bool
+	// HealDelivered: GD2 accepted anthill's heal of this replacement
+	// (the healReplacement step) after the move.
+	HealDelivered bool
 }
 
 // SubvolFacts is one replica set (or distribute leg) of a volume.
@@ -84,7 +95,10 @@ func (s SubvolFacts) healedCopies(exclude string) []BrickFacts {
 	}
 	var out []BrickFacts
 	for _, b := range s.Bricks {
-		if b.PeerID == exclude || !b.Online || b.Arbiter || b.Pending < 0 {
+		if b.PeerID == exclude || !b.Online || b.Arbiter || b.Pending < 0 || s.Filling(b) {
+			// A replacement still filling reports as little pending as
+			// its siblings (GD2 never marks it a heal sink) and holds
+			// nothing it was not written since the move.
 			continue
 		}
 		if b.Pending == maxPending {
@@ -134,9 +148,11 @@ func (s SubvolFacts) unreachable() int {
 }
 
 // Healthy reports whether the set is healed (Healed): every brick online
-// and reachable with nothing pending and nothing in split-brain.
+// and reachable with nothing pending and nothing in split-brain, and no
+// replacement still filling (Filling): heal-info reads zero while one is
+// empty.
 func (s SubvolFacts) Healthy() bool {
-	return Healed(s.pending(), s.splitBrain(), s.unreachable())
+	return Healed(s.pending(), s.splitBrain(), s.unreachable()) && s.filling() == 0
 }
 
 // quorumWithout reports whether s keeps client quorum when the bricks on
@@ -177,6 +193,9 @@ type PeerBricks struct {
 	// Unhealed counts the refs (moved bricks) whose replica set is not yet
 	// healthy again.
 	Unhealed int
+	// Filling counts the refs whose replacement is still filling
+	// (SubvolFacts.Filling): part of Unhealed, whatever heal-info says.
+	Filling int
 }
 
 // AnalyzePeer computes PeerBricks for peer over vols; moved are bricks this
@@ -200,6 +219,9 @@ func AnalyzePeer(peer string, vols []VolumeFacts, moved []BrickRef) PeerBricks {
 			for _, b := range s.Bricks {
 				if movedSet[BrickRef{v.Name, b.Path}] && b.PeerID != peer && !s.Healthy() {
 					out.Unhealed++
+					if s.Filling(b) {
+						out.Filling++
+					}
 				}
 				if b.PeerID != peer {
 					continue

@@ -63,6 +63,9 @@ const (
 
 	// Steps (in-state work, no state change).
 	NodeMoveBrick      fsm.Step = "moveBrick"
+	// NodeHealReplacement makes GD2 heal a replacement brick
+	// (transitions' healReplacement): GD2 does not by itself.
+	NodeHealReplacement fsm.Step = "healReplacement"
 	NodeDeletePeer     fsm.Step = "deletePeer"
 	NodeDeleteWorkload fsm.Step = "deleteWorkload"
 	NodeDisableDevices fsm.Step = "disableDevices"
@@ -149,7 +152,10 @@ func NodeDefinition() *fsm.Definition {
 				"with a device enabled. The `moveBrick` step replaces one brick at a time onto another node, sent " +
 				"to the node's own GD2 (which sizes the new brick) and limited to peers that keep the brick's " +
 				"replica set in distinct zones and cannot hold a brick of the replacement's name; " +
-				"the next move waits until the previous replacement has healed, and a move is refused while the " +
+				"the next move waits until the previous replacement has healed. GD2 heals no " +
+				"replacement by itself and reads it as healed while it is empty, so the `healReplacement` step makes " +
+				"it (again every 10 s while the replacement is short of data and nothing is pending), and a " +
+				"replacement counts as healed only once it uses as many bytes as the fullest other copy of its set; until then the wait is `ReplacementHealing`. A move is also refused while the " +
 				"brick holds its replica set's only healed copy or stopping it would break quorum. While any node " +
 				"holding a brick of the volume is down (this one included) GD2 refuses the move, and the drain " +
 				"waits with reason `VolumeNodeDown` naming it. Left by " +
@@ -157,7 +163,7 @@ func NodeDefinition() *fsm.Definition {
 				"peer is dead, or `resume` if the admin cancels a decommission. While paused the drain holds " +
 				"between two moves with reason `Paused`: no `moveBrick`, `detach` or `abandon` (a brick move is " +
 				"one replace-brick, so none is ever half done, and replacements already made keep healing); " +
-				"`disableDevices` and `resume` still run, and the drain carries on where it stopped once the " +
+				"`disableDevices`, `healReplacement` and `resume` still run, and the drain carries on where it stopped once the " +
 				"pause is cleared."},
 			{Name: NodeAbandoned, Doc: "Entered by `abandon`: every brick has moved off the node but the peer is dead, " +
 				"and GD2 cannot delete a peer that is not alive. Re-reads GD2's volumes, then leaves by `remove` at " +
@@ -266,6 +272,14 @@ func NodeDefinition() *fsm.Definition {
 				"node (GD2 replace-brick), only when no earlier replacement is still healing and the brick is " +
 				"safe to move. Idempotent: the dispatcher re-reads the node's bricks before each step, so a move " +
 				"that already happened is not repeated."},
+			{Name: NodeHealReplacement, In: []fsm.State{NodeDraining}, Doc: "Make GD2 heal the replacement of a " +
+				"brick the drain moved, which GD2 does not do by itself (it reports nothing to heal while the new brick " +
+				"is empty): set the volume's `cluster/replicate.self-heal-daemon` on again, so that the self-heal " +
+				"daemons are given a volfile naming the new brick, set data, metadata and entry self-heal on, and " +
+				"trigger a full heal. Put on record in the node's ledger before it runs; setting options to the values " +
+				"they have and a full heal while one runs change nothing, so it is repeated, every " +
+				"10 s, while the replacement is still short of its siblings' data and nothing is pending. A move counts " +
+				"healed only after GD2 accepted it and the replacement uses as many bytes as the fullest other copy."},
 			{Name: NodeDeletePeer, In: []fsm.State{NodeDetaching}, Doc: "Delete the node's GD2 peer while it is " +
 				"still listed and holds no bricks. A peer that is already gone counts as deleted."},
 			{Name: NodeEnableDevices, In: []fsm.State{NodeOnline}, Doc: "Enable every device of an Online node " +

@@ -289,6 +289,14 @@ func decideNodeDraining(s NodeSnapshot) Decision {
 	if s.PeerKnown && s.PeerAlive && s.DevicesEnabled > 0 {
 		return step(NodeDisableDevices, ReasonDecommissionRequested, fmt.Sprintf("Disabling %d device(s) so that no new bricks land on a draining node.", s.DevicesEnabled), pollShort)
 	}
+	if s.HealReplacementVolume != "" {
+		// GD2 heals no replacement by itself: make it, even while
+		// paused (it changes no placement), since every later step waits
+		// for that heal.
+		return step(NodeHealReplacement, ReasonHealingReplacement, fmt.Sprintf("Making GD2 heal the replacement of brick %s of volume %s: "+
+			"self-heal daemon set on again, data, metadata and entry self-heal on, a full heal (%d replacement(s) short of their siblings' data).",
+			s.HealReplacementBrick, s.HealReplacementVolume, s.ReplacementsFilling), pollBeside)
+	}
 	if s.Paused {
 		// Held between moves: a moveBrick step is one GD2 replace-brick,
 		// done or not, so no brick is ever half moved here, and a
@@ -297,7 +305,7 @@ func decideNodeDraining(s NodeSnapshot) Decision {
 	}
 	bound := max(s.MaxParallelMoves, 1)
 	if s.ReplacementsHealing >= bound || (s.BricksOnNode == 0 && s.ReplacementsHealing > 0) {
-		return wait(ReasonReplacementHealing, fmt.Sprintf("Waiting for %d replacement brick(s) to heal before moving the next one (drainPolicy.maxParallelMoves %d; %d brick(s) left on the node).", s.ReplacementsHealing, bound, s.BricksOnNode), pollLong)
+		return wait(ReasonReplacementHealing, fmt.Sprintf("Waiting for %d replacement brick(s) to heal before moving the next one (drainPolicy.maxParallelMoves %d; %d brick(s) left on the node%s).", s.ReplacementsHealing, bound, s.BricksOnNode, fillingNote(s)), replacementPoll(s))
 	}
 	if s.BricksOnNode == 0 {
 		if !s.PeerKnown || s.PeerAlive {
@@ -308,7 +316,7 @@ func decideNodeDraining(s NodeSnapshot) Decision {
 	if s.NextBrickPath == "" && s.ReplacementsHealing > 0 {
 		// Every brick left waits for a heal: a replica set takes no second
 		// move, and a move beside others goes only to a healed set.
-		return wait(ReasonReplacementHealing, fmt.Sprintf("Waiting for %d replacement brick(s) to heal: no other brick of the node may move beside them yet (%d left on the node).", s.ReplacementsHealing, s.BricksOnNode), pollLong)
+		return wait(ReasonReplacementHealing, fmt.Sprintf("Waiting for %d replacement brick(s) to heal: no other brick of the node may move beside them yet (%d left on the node%s).", s.ReplacementsHealing, s.BricksOnNode, fillingNote(s)), replacementPoll(s))
 	}
 	if d, blocked := drainBlocked(s); blocked {
 		return d
@@ -327,6 +335,26 @@ func decideNodeDraining(s NodeSnapshot) Decision {
 		after = pollBeside
 	}
 	return step(NodeMoveBrick, ReasonMovingBrick, msg, after)
+}
+
+// fillingNote says how many of the replacements healing are still short of
+// their siblings' data.
+func fillingNote(s NodeSnapshot) string {
+	if s.ReplacementsFilling == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d of them still short of their siblings' data, whatever heal-info says", s.ReplacementsFilling)
+}
+
+// replacementPoll is how soon a drain waiting for its replacements looks
+// again: a replacement filling shows its progress only in bricks-status,
+// which no volume report follows, and may need its heal sent again
+// (ReplacementHealRetry).
+func replacementPoll(s NodeSnapshot) time.Duration {
+	if s.ReplacementsFilling > 0 {
+		return ReplacementHealRetry
+	}
+	return pollLong
 }
 
 // decideNodeAbandoned finishes a drained node whose peer is dead. GD2

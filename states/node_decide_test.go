@@ -200,6 +200,15 @@ func nodeCases() []nodeCase {
 		}, wantReason: ReasonVolumeNodeDown},
 		{name: "a drained node with a live peer detaches", state: NodeDraining, mutate: func(s *NodeSnapshot) { s.BricksOnNode = 0 }, wantEvent: NodeDetach},
 		{name: "a drained node whose last replacement is still healing waits", state: NodeDraining, mutate: func(s *NodeSnapshot) { s.BricksOnNode = 0; s.ReplacementsHealing = 1 }, wantReason: ReasonReplacementHealing},
+		{name: "a draining node makes GD2 heal a replacement it moved before anything else", state: NodeDraining, mutate: func(s *NodeSnapshot) {
+			s.NextBrickVolume, s.NextBrickPath = "vol1", "/bricks/vol1/b2"
+			s.ReplacementsHealing, s.ReplacementsFilling = 1, 1
+			s.HealReplacementVolume, s.HealReplacementBrick = "vol1", "/bricks/vol1/b1"
+		}, wantStep: NodeHealReplacement},
+		{name: "a drained node whose replacement reads 0 pending but is still filling does not detach", state: NodeDraining, mutate: func(s *NodeSnapshot) {
+			s.BricksOnNode = 0
+			s.ReplacementsHealing, s.ReplacementsFilling = 1, 1
+		}, wantReason: ReasonReplacementHealing},
 		{name: "a drained node with a dead peer is abandoned", state: NodeDraining, mutate: func(s *NodeSnapshot) { s.BricksOnNode = 0; s.PeerAlive = false }, wantEvent: NodeAbandon},
 		{name: "a decommission is cancelled by a resume request", state: NodeDraining, mutate: func(s *NodeSnapshot) { s.Request = RequestResume }, wantEvent: NodeResume},
 		{name: "a deleted node's drain cannot be cancelled", state: NodeDraining, mutate: func(s *NodeSnapshot) {
@@ -353,6 +362,11 @@ func nodeCases() []nodeCase {
 		{name: "paused: a drained node does not detach", state: NodeDraining, mutate: func(s *NodeSnapshot) {
 			s.Paused, s.BricksOnNode = true, 0
 		}, wantReason: ReasonPaused},
+		{name: "paused: a draining node still makes GD2 heal its replacement", state: NodeDraining, mutate: func(s *NodeSnapshot) {
+			s.Paused = true
+			s.ReplacementsHealing, s.ReplacementsFilling = 1, 1
+			s.HealReplacementVolume, s.HealReplacementBrick = "vol1", "/bricks/vol1/b1"
+		}, wantStep: NodeHealReplacement},
 		{name: "paused: a draining node still disables a re-enabled device", state: NodeDraining, mutate: func(s *NodeSnapshot) {
 			s.Paused, s.DevicesEnabled = true, 1
 		}, wantStep: NodeDisableDevices},

@@ -129,6 +129,14 @@ type NodeSnapshot struct {
 	// replica set is not healed yet (the dispatcher tracks moves in
 	// status): the drain's moves in flight.
 	ReplacementsHealing int
+	// ReplacementsFilling: of those, the replacements not yet shown to
+	// hold their set's data (SubvolFacts.Filling), whatever heal-info
+	// says: GD2 reports nothing pending while a replacement is empty.
+	ReplacementsFilling int
+	// HealReplacementVolume / HealReplacementBrick: the moved brick whose
+	// replacement anthill should make GD2 heal now
+	// (ReplacementHealDue); empty when none.
+	HealReplacementVolume, HealReplacementBrick string
 	// MaxParallelMoves: the cluster's drainPolicy.maxParallelMoves, the
 	// most moves a drain has in flight at once (0 counts as 1).
 	MaxParallelMoves int

@@ -46,6 +46,7 @@ const (
 	ReasonQuorumAtRisk          = "QuorumAtRisk"
 	ReasonReplacementHealing    = "ReplacementHealing"
 	ReasonMovingBrick           = "MovingBrick"
+	ReasonHealingReplacement    = "HealingReplacement"
 	ReasonDrained               = "Drained"
 	ReasonDrainedPeerDead       = "DrainedPeerDead"
 	ReasonAbandoned             = "Abandoned"
