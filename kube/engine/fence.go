@@ -15,23 +15,24 @@ const fenceRetry = 50 * time.Millisecond
 // it lifts even if somebody else rewrote the machine's part meanwhile.
 const maxFence = 30 * time.Second
 
-// writeFence keeps a syncer from acting twice on one state. After a sync
-// commits a transition, the informer may deliver another event for the
-// key before the commit's own update; the sync that event triggers would
-// read the object as it was before the commit, repeat the action, and
-// lose the status write to a conflict. The fence remembers the
-// resourceVersions each commit replaced; while the cache still shows one
-// of them, the sync waits for the cache instead of acting. A write made
-// again on a newer live object (StatusWriter.Rebase) may have versions
-// between the cached one and its own that the sync never saw: until the
-// cache shows the write's own version, the write's content decides. The
-// zero value is ready to use.
+// writeFence keeps a syncer from deciding on a cache without its own last
+// write. After a sync writes (a transition, a record an action waits for,
+// or only a wait's new message), the informer may deliver another event
+// for the key before the write's own update; the sync that event
+// triggers would read the object as it was before the write, repeat an
+// action, and lose its status write to a conflict. The fence remembers
+// the resourceVersions each write replaced; while the cache still shows
+// one of them, the sync waits for the cache instead of acting. A write
+// made again on a newer live object (StatusWriter.Rebase) may have
+// versions between the cached one and its own that the sync never saw:
+// until the cache shows the write's own version, the write's content
+// decides. The zero value is ready to use.
 type writeFence struct {
 	mu      sync.Mutex
 	commits map[Key]fencedCommit
 }
 
-// fencedCommit is what the fence knows of one key's last commit.
+// fencedCommit is what the fence knows of one key's last write.
 type fencedCommit struct {
 	replaced []string
 	written  string
@@ -41,7 +42,7 @@ type fencedCommit struct {
 	at    time.Time
 }
 
-// committed records that a commit for key replaced the resourceVersions
+// committed records that a write for key replaced the resourceVersions
 // replaced and wrote written; holds is set for a rebased write.
 func committed[O Object](f *writeFence, key Key, replaced []string, written string, holds func(O) bool) {
 	replaced = slices.DeleteFunc(slices.Clone(replaced), func(rv string) bool { return rv == "" })
@@ -66,7 +67,7 @@ func committed[O Object](f *writeFence, key Key, replaced []string, written stri
 }
 
 // behind reports whether the cached object is a version before key's last
-// commit. Any version that holds the commit lifts the fence for good.
+// write. Any version that holds the write lifts the fence for good.
 func (f *writeFence) behind(key Key, cached Object) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -190,7 +190,7 @@ type ReadsLive[O Object, F any] interface {
 }
 
 // Runner is the one sync protocol every machine runs through: load from
-// the lister, fence a cache behind the last commit, work on a deep copy,
+// the lister, fence a cache behind the last write, work on a deep copy,
 // build the machine at the persisted state (an unknown state is surfaced,
 // never reset), gather, decide (again from a live read when the decision
 // acts, see ReadsLive), check the decision against the definition, put on
@@ -255,9 +255,6 @@ func (r *Runner[O, F]) Sync(ctx context.Context, key Key) (Result, error) {
 	now := r.Clock.Now()
 	outs := make([]Outcome[F], len(ins))
 	said := make([]string, len(ins))
-	// commit: the write carries a transition or a record an action waits
-	// for, so the next sync must read it back (see writeFence).
-	commit := false
 	for i, in := range ins {
 		said[i] = r.Machine.Message(o, in.Subject)
 		if outs[i], err = r.advance(ctx, o, in, now); err != nil {
@@ -265,7 +262,6 @@ func (r *Runner[O, F]) Sync(ctx context.Context, key Key) (Result, error) {
 			// written, and the sync is retried.
 			return Result{}, err
 		}
-		commit = commit || outs[i].Kind == Fired || outs[i].Kind == Noted
 	}
 	r.Machine.Record(o, outs, now)
 	surfaces, _ := r.Machine.(SurfacesUnknown[O])
@@ -279,7 +275,7 @@ func (r *Runner[O, F]) Sync(ctx context.Context, key Key) (Result, error) {
 		}
 		r.warn(o, outs[i], said[i])
 	}
-	updated, wrote, err := r.Writer.Write(ctx, key, cached, o, commit)
+	updated, wrote, err := r.Writer.Write(ctx, key, cached, o)
 	if err != nil {
 		// Nothing was persisted, so nothing is announced; the next sync
 		// decides again from live state (every action is idempotent).

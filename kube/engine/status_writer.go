@@ -11,9 +11,10 @@ import (
 // StatusWriter is the one place a machine's status slice is written. A
 // sync works on a deep copy of the cached object and hands both to Write,
 // which compares the machine's slice of the two statuses and writes only
-// when it changed: a steady machine causes no writes. A write that carries
-// a transition fences the key against the version it replaced (see
-// writeFence), so the next sync waits for the informer to deliver it.
+// when it changed: a steady machine causes no writes. A write fences the
+// key against the versions it replaced (see writeFence), so the next sync
+// waits for the informer to deliver it instead of deciding on a cache
+// without it (and losing its own write to a conflict).
 type StatusWriter[O Object] struct {
 	// Update writes o's status (the clientset's UpdateStatus).
 	Update func(ctx context.Context, o O) (O, error)
@@ -44,9 +45,8 @@ type StatusWriter[O Object] struct {
 const maxRebases = 3
 
 // Write persists after's status if the machine's slice differs from
-// before's, and reports whether it wrote. When commit is set (the write
-// carries a transition) the key is fenced.
-func (w *StatusWriter[O]) Write(ctx context.Context, key Key, before, after O, commit bool) (O, bool, error) {
+// before's, fences the key, and reports whether it wrote.
+func (w *StatusWriter[O]) Write(ctx context.Context, key Key, before, after O) (O, bool, error) {
 	if equality.Semantic.DeepEqual(w.Slice(before), w.Slice(after)) {
 		return after, false, nil
 	}
@@ -70,13 +70,11 @@ func (w *StatusWriter[O]) Write(ctx context.Context, key Key, before, after O, c
 	if err != nil {
 		return after, false, err
 	}
-	if commit {
-		var holds func(O) bool
-		if rebased {
-			holds = func(cached O) bool { return w.Holds(cached, before, after) }
-		}
-		committed(&w.fence, key, replaced, updated.GetResourceVersion(), holds)
+	var holds func(O) bool
+	if rebased {
+		holds = func(cached O) bool { return w.Holds(cached, before, after) }
 	}
+	committed(&w.fence, key, replaced, updated.GetResourceVersion(), holds)
 	return updated, true, nil
 }
 

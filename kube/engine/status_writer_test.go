@@ -62,7 +62,7 @@ func TestAWriteThatLostToAnotherMachinesSliceIsMadeAgainOnTheLiveObject(t *testi
 	}
 	after := before.DeepCopy()
 	after.Data["a"] = "2"
-	updated, wrote, err := w.Write(ctx, key, before, after, true)
+	updated, wrote, err := w.Write(ctx, key, before, after)
 	if err != nil || !wrote {
 		t.Fatalf("write: wrote %t, %v", wrote, err)
 	}
@@ -91,7 +91,7 @@ func TestAWriteThatLostToAnotherMachinesSliceIsMadeAgainOnTheLiveObject(t *testi
 	after = before.DeepCopy()
 	after.Data["a"] = "4"
 	n := api.updates
-	if _, _, err := w.Write(ctx, key, before, after, true); !apierrors.IsConflict(err) {
+	if _, _, err := w.Write(ctx, key, before, after); !apierrors.IsConflict(err) {
 		t.Fatalf("a write over a change to the machine's own part: %v, want the conflict", err)
 	}
 	if api.updates != n+1 || api.live.Data["a"] != "3" {
