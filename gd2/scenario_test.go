@@ -126,10 +126,22 @@ func TestScenarioPeerOutageHealThenReplaceAndRemoveThePeer(t *testing.T) {
 	if nb, moved := brickOn(after, p4.ID); !moved || nb.Path != src.Path {
 		t.Fatalf("brick not on the replacement peer: %+v", after.Bricks())
 	}
+	// As real GD2: nothing pending while the new brick is empty, until
+	// the heal options are set again and a full heal is triggered.
 	hi, err = e.c.HealInfo(bg, "pv1", gd2.HealInfoSummary)
 	e.must(err, "heal info after replace")
+	if pending(hi) != 0 {
+		t.Fatalf("heal-info counts %d entries right after a replace; real GD2 counts none", pending(hi))
+	}
+	_, err = e.c.SetVolumeOptions(bg, "pv1", gd2.VolumeOptionRequest{Options: map[string]string{
+		gd2.OptionSelfHealDaemon: "on", gd2.OptionDataSelfHeal: "on", gd2.OptionMetadataSelfHeal: "on", gd2.OptionEntrySelfHeal: "on",
+	}, AllowAdvanced: true})
+	e.must(err, "heal options")
+	e.must(e.c.Heal(bg, "pv1", gd2.HealFull), "full heal")
+	hi, err = e.c.HealInfo(bg, "pv1", gd2.HealInfoSummary)
+	e.must(err, "heal info after the full heal")
 	if pending(hi) == 0 {
-		t.Fatal("a new, empty brick must start with a heal backlog")
+		t.Fatal("after the heal options and a full heal the new, empty brick must have a heal backlog")
 	}
 	e.noViolations("replace brick")
 	e.waitHealed("pv1")

@@ -249,3 +249,13 @@ type ReplaceBrickRequest struct {
 // otherwise). Its default profile sets it off on replicate volumes and on
 // on disperse volumes.
 const OptionSelfHealDaemon = "cluster/replicate.self-heal-daemon"
+
+// The replicate options that switch AFR's data, metadata and entry
+// self-heal. GD2 writes the self-heal daemons' volfile without them, so
+// the daemons heal nothing until they are set on (legacy glusterd forces
+// them on for the daemon); on a volume they also switch client-side heal.
+const (
+	OptionDataSelfHeal     = "cluster/replicate.data-self-heal"
+	OptionMetadataSelfHeal = "cluster/replicate.metadata-self-heal"
+	OptionEntrySelfHeal    = "cluster/replicate.entry-self-heal"
+)

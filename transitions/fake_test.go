@@ -12,27 +12,29 @@ import (
 // ones where idempotency matters: it refuses what GD2 refuses, and it lets
 // tests fail any method on demand.
 type world struct {
-	workloads  map[string]string            // node key → version running
-	peers      map[string]map[string]string // peer id → metadata
-	devices    map[string]map[string]bool   // peer id → device → enabled
-	bricks     map[string]string            // "volume:path" → peer id
-	heals      map[string]int               // volume → heals triggered
-	volumeMeta map[string]map[string]string // volume → metadata
-	infra      map[string]bool              // cluster key → infra exists
-	nodes      map[string]int               // cluster key → node count
-	csi        map[string]string            // cluster key → CSI version
-	lostPods   map[string]string            // node key → UID of its pod stuck on a lost node
-	drivers    map[string]bool              // cluster key → CSI drivers exist
-	nextID     int
-	fail       map[string]error // method → error to return
-	calls      []string
+	workloads map[string]string            // node key → version running
+	peers     map[string]map[string]string // peer id → metadata
+	devices   map[string]map[string]bool   // peer id → device → enabled
+	bricks    map[string]string            // "volume:path" → peer id
+	heals     map[string]int               // volume → heals triggered
+	// replacementHeals: volume → healReplacement calls.
+	replacementHeals map[string]int
+	volumeMeta       map[string]map[string]string // volume → metadata
+	infra            map[string]bool              // cluster key → infra exists
+	nodes            map[string]int               // cluster key → node count
+	csi              map[string]string            // cluster key → CSI version
+	lostPods         map[string]string            // node key → UID of its pod stuck on a lost node
+	drivers          map[string]bool              // cluster key → CSI drivers exist
+	nextID           int
+	fail             map[string]error // method → error to return
+	calls            []string
 }
 
 func newWorld() *world {
 	return &world{
 		workloads: map[string]string{}, peers: map[string]map[string]string{},
 		devices: map[string]map[string]bool{}, bricks: map[string]string{},
-		heals: map[string]int{}, infra: map[string]bool{}, nodes: map[string]int{},
+		heals: map[string]int{}, replacementHeals: map[string]int{}, infra: map[string]bool{}, nodes: map[string]int{},
 		csi: map[string]string{}, drivers: map[string]bool{}, fail: map[string]error{},
 		lostPods: map[string]string{},
 	}
@@ -193,6 +195,14 @@ func (w *world) SetClusterOptions(_ context.Context, options map[string]string) 
 	for k, v := range options {
 		w.infra["option/"+k+"="+v] = true
 	}
+	return nil
+}
+
+func (w *world) HealReplacement(_ context.Context, volume string) error {
+	if err := w.call("HealReplacement"); err != nil {
+		return err
+	}
+	w.replacementHeals[volume]++
 	return nil
 }
 

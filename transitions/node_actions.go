@@ -31,13 +31,14 @@ var NodeActions = register(Actions[NodeAction]{
 		states.NodeRestart:          disableNodeDevices,
 	},
 	Steps: map[fsm.Step]NodeAction{
-		states.NodeDisableDevices: disableNodeDevices,
-		states.NodeEnableDevices:  enableNodeDevices,
-		states.NodeRollWorkload:   rollWorkload,
-		states.NodeMoveBrick:      moveBrick,
-		states.NodeDeletePeer:     deletePeer,
-		states.NodeDeleteWorkload: deleteNodeWorkload,
-		states.NodeEvictLostPod:   evictLostPod,
+		states.NodeDisableDevices:  disableNodeDevices,
+		states.NodeEnableDevices:   enableNodeDevices,
+		states.NodeRollWorkload:    rollWorkload,
+		states.NodeMoveBrick:       moveBrick,
+		states.NodeHealReplacement: healReplacement,
+		states.NodeDeletePeer:      deletePeer,
+		states.NodeDeleteWorkload:  deleteNodeWorkload,
+		states.NodeEvictLostPod:    evictLostPod,
 	},
 })
 
@@ -146,6 +147,21 @@ func moveBrick(ctx context.Context, ops Ops, n NodeTarget) (NodeResult, error) {
 	}
 	if err := ops.GD2.ReplaceBrick(ctx, n.MoveVolume, n.PeerID, n.MovePath, n.MoveTo); err != nil {
 		return NodeResult{}, fmt.Errorf("replace brick %s:%s on peer %s: %w", n.MoveVolume, n.MovePath, n.PeerID, err)
+	}
+	return NodeResult{}, nil
+}
+
+// healReplacement makes GD2 heal the replacement of a brick the drain
+// moved (HealGD2.HealReplacement): right after a replace-brick GD2 reports
+// nothing to heal while the new brick is empty, and heals it only when
+// made to. Every part of it may be repeated, so a retry, or a step run
+// again after a crash, changes nothing but sending the heal once more.
+func healReplacement(ctx context.Context, ops Ops, n NodeTarget) (NodeResult, error) {
+	if n.HealVolume == "" {
+		return NodeResult{}, fmt.Errorf("heal a replacement of node %s: no volume named", n.NodeKey())
+	}
+	if err := ops.GD2.HealReplacement(ctx, n.HealVolume); err != nil {
+		return NodeResult{}, fmt.Errorf("heal the replacement of brick %s:%s: %w", n.HealVolume, n.HealBrick, err)
 	}
 	return NodeResult{}, nil
 }

@@ -33,6 +33,7 @@ func joined(t *testing.T) (*world, NodeTarget) {
 	w.bricks["vol1:/bricks/vol1/b1"] = n.PeerID
 	n.MoveVolume, n.MovePath = "vol1", "/bricks/vol1/b1"
 	n.MoveTo = MoveTo{Peers: []string{"peer-b"}}
+	n.HealVolume, n.HealBrick = "vol1", "/bricks/vol1/b0"
 	n.LostPodUID = "pod-uid-1"
 	w.lostPods[n.NodeKey()] = n.LostPodUID
 	return w, n
@@ -88,6 +89,33 @@ func TestMoveBrickNeverReplacesABrickThatAlreadyMoved(t *testing.T) {
 		if c == "ReplaceBrick" {
 			t.Fatal("replace-brick was called for a brick no longer on the node; GD2 would have moved another brick")
 		}
+	}
+}
+
+// TestHealReplacementIsSafeToRepeat: the step runs again until the
+// replacement shows its data (and after a crash between its record and
+// its status write); each run makes GD2 heal the volume once more and
+// changes nothing else.
+func TestHealReplacementIsSafeToRepeat(t *testing.T) {
+	w, n := joined(t)
+	n.HealVolume, n.HealBrick = "vol1", "/bricks/vol1/b1"
+	w.calls = nil
+	for range 2 {
+		if _, err := healReplacement(context.Background(), w.ops(), n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if w.replacementHeals["vol1"] != 2 || len(w.calls) != 2 {
+		t.Fatalf("calls %v, heals %v; want two heals of vol1 and nothing else", w.calls, w.replacementHeals)
+	}
+	n.HealVolume = ""
+	if _, err := healReplacement(context.Background(), w.ops(), n); err == nil {
+		t.Fatal("a heal naming no volume succeeded")
+	}
+	w.fail["HealReplacement"] = ErrHealNotDelivered
+	n.HealVolume = "vol1"
+	if _, err := healReplacement(context.Background(), w.ops(), n); !errors.Is(err, ErrHealNotDelivered) {
+		t.Fatalf("a full heal GD2 could not deliver returned %v; the step must fail and be retried", err)
 	}
 }
 

@@ -74,6 +74,17 @@ type HealGD2 interface {
 	// left running, so repeating it changes nothing; a volume that is not
 	// started is refused, never started.
 	ForceStartBricks(ctx context.Context, volume string) error
+	// HealReplacement makes GD2 heal the replacement bricks of volume,
+	// which it does not do by itself after a replace-brick: it sets the
+	// volume option cluster/replicate.self-heal-daemon on again (GD2 then
+	// writes the self-heal daemons a volfile naming the new bricks), sets
+	// data, metadata and entry self-heal on (GD2's daemon volfile leaves
+	// them off), and triggers a full heal. Options set to the values they
+	// have and a full heal while one runs change nothing, so repeating it
+	// is safe. A full heal GD2 could not hand to a self-heal daemon
+	// returns an error matching ErrHealNotDelivered: unlike an index
+	// heal's, nothing else would heal the replacement.
+	HealReplacement(ctx context.Context, volume string) error
 	// SetVolumeMetadata merges md into the volume's metadata (GD2 volume
 	// edit). Writing values the volume already has changes nothing.
 	SetVolumeMetadata(ctx context.Context, volume string, md map[string]string) error

@@ -42,6 +42,10 @@ type NodeTarget struct {
 	MoveVolume string
 	MovePath   string
 	MoveTo     MoveTo
+	// HealVolume and HealBrick name the moved brick whose replacement
+	// healReplacement makes GD2 heal.
+	HealVolume string
+	HealBrick  string
 	// LostPodUID is the terminating pod evictLostPod force-deletes.
 	LostPodUID string
 }

@@ -231,7 +231,22 @@ func healTrigger(c *call) (int, any, error) {
 		// daemons themselves keep crawling: nothing else changes.
 		return 0, nil, txnErrOn(volumeNodes(v), stepSelfHeal, msgShdRPC)
 	}
-	// The daemon is already draining at HealRate; a trigger only confirms it.
+	if typ == "full" && daemonsHeal(v) {
+		// A full crawl compares every entry with every brick the daemons
+		// know: what a replacement lacks is now pending, and heals at
+		// HealRate. With a stale volfile or self-heal off it queues
+		// nothing, and GD2 answers 200 all the same.
+		for _, sv := range v.Subvols {
+			for _, b := range sv.Bricks {
+				if b.AwaitsFullHeal && c.s.brickUp(b) {
+					b.Missing += b.Hidden
+					b.Hidden, b.AwaitsFullHeal = 0, false
+				}
+			}
+		}
+	}
+	// An index heal finds only what the index lists, which the daemons
+	// are already draining at HealRate: it only confirms.
 	return http.StatusOK, nil, nil
 }
 

@@ -148,9 +148,16 @@ func TestReplaceBrickBacklogAndPreStateBody(t *testing.T) {
 	if nb.PeerID == src.PeerID || nb.Path != src.Path || nb.ID == src.ID {
 		t.Errorf("new brick %+v (old %+v)", nb, src)
 	}
+	// Real GD2 marks the empty new brick a heal sink nowhere: heal-info
+	// reads 0 on every brick until its heal is made to happen.
 	hi := h.healSummary()
+	if *hi[1].EntriesInHealPending != 0 || *hi[0].EntriesInHealPending != 0 {
+		t.Errorf("backlog right after the replace: %+v %+v, want 0 as real GD2 reads", *hi[0].EntriesInHealPending, *hi[1].EntriesInHealPending)
+	}
+	healReplacement(h, "v")
+	hi = h.healSummary()
 	if *hi[1].EntriesInHealPending != 40 || *hi[0].EntriesInHealPending != 0 {
-		t.Errorf("backlog: %+v %+v", *hi[0].EntriesInHealPending, *hi[1].EntriesInHealPending)
+		t.Errorf("backlog after the heal options and a full heal: %+v %+v", *hi[0].EntriesInHealPending, *hi[1].EntriesInHealPending)
 	}
 	if vs := h.sim.Violations(); len(vs) != 0 {
 		t.Errorf("safe replace recorded: %+v", vs)
@@ -227,4 +234,15 @@ func TestOverwriteMarksExistingFilesOnly(t *testing.T) {
 	if err := h.sim.Overwrite("nope", 1); err == nil {
 		t.Error("a rewrite of an unknown volume was accepted")
 	}
+}
+
+// healReplacement does what makes real GD2 heal a replacement: the
+// self-heal daemon set on again, data, metadata and entry self-heal on, a
+// full heal.
+func healReplacement(h *harness, vol string) {
+	h.t.Helper()
+	h.must(200, "POST", "/v1/volumes/"+vol+"/options", wireVolOptionReq{Options: map[string]string{
+		optSelfHeal: "on", optDataHeal: "on", optMetadataHeal: "on", optEntryHeal: "on",
+	}, AllowAdvancedOptions: true})
+	h.must(200, "POST", "/v1/volumes/"+vol+"/heal?type=full", nil)
 }

@@ -77,7 +77,7 @@ func (s *Simulator) ResetViolations() {
 
 // goodCopy is a brick that holds the replica set's data in full.
 func (s *Simulator) goodCopy(sv *subvol, b *brick) bool {
-	return s.brickUp(b) && b.Missing < 0.5 && len(sv.SplitBrain) == 0
+	return s.brickUp(b) && b.Missing+b.Hidden < 0.5 && !b.AwaitsFullHeal && len(sv.SplitBrain) == 0
 }
 
 // unsafeToRemove says why removing b from sv would endanger data, or "".

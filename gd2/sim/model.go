@@ -111,8 +111,12 @@ type volume struct {
 	Factor      float64
 	Subvols     []*subvol
 	Used        uint64
-	Rebalance   *rebalance
-	Created     time.Time
+	// ShdStale: a replace-brick happened since GD2 last wrote the
+	// self-heal daemons' volfile, so they do not know the new brick and a
+	// full heal queues nothing for it.
+	ShdStale  bool `json:",omitempty"`
+	Rebalance *rebalance
+	Created   time.Time
 }
 
 type subvol struct {
@@ -132,6 +136,11 @@ type subvol struct {
 	SplitBrain []string
 }
 
+// A replicate volume's self-heal daemons run a volfile GD2 wrote at the
+// volume's start or when cluster/replicate.self-heal-daemon was last set
+// on; a replace-brick does not rewrite it (ShdStale), so the daemons do
+// not know the new brick.
+
 type brick struct {
 	ID     string
 	PeerID string
@@ -150,6 +159,17 @@ type brick struct {
 	// Missing is how many entries this brick lacks and must receive by
 	// self-heal. Heal-info reports them on the brick's healthy siblings.
 	Missing float64
+	// Hidden is how many entries a replacement brick of a replica set
+	// lacks that no index records: GD2 never marks a replacement as a
+	// heal sink, so heal-info does not count them and no daemon heals
+	// them, until a full heal reaches daemons that know the brick and run
+	// with data, metadata and entry self-heal on; that moves them to
+	// Missing.
+	Hidden float64 `json:",omitempty"`
+	// AwaitsFullHeal: a replacement that no full heal has reached yet
+	// (it may lack data even when Hidden is 0: bytes written with no
+	// entries counted).
+	AwaitsFullHeal bool `json:",omitempty"`
 	// ReconnectAt, while set, is when clients and self-heal reconnect to
 	// the brick after its node restarted: until then it is unreachable.
 	ReconnectAt time.Time `json:",omitempty"`

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -23,7 +24,9 @@ var volumeOptionDefs = []optionDef{
 	{Key: "cluster/replicate.quorum-type", Default: "auto", Level: "Basic", Values: []string{"none", "auto", "fixed"}},
 	{Key: "cluster/replicate.quorum-count", Default: "0", Level: "Basic"},
 	{Key: "cluster/replicate.favorite-child-policy", Default: "none", Level: "Basic", Values: []string{"none", "size", "ctime", "mtime", "majority"}},
-	{Key: "cluster/replicate.data-self-heal", Default: "on", Level: "Basic", Values: []string{"on", "off"}},
+	{Key: optDataHeal, Default: "off", Level: "Advanced", Values: afrHealValues},
+	{Key: optMetadataHeal, Default: "off", Level: "Advanced", Values: afrHealValues},
+	{Key: optEntryHeal, Default: "off", Level: "Advanced", Values: afrHealValues},
 	{Key: "cluster/distribute.min-free-disk", Default: "10%", Level: "Basic"},
 	{Key: "cluster/disperse.self-heal-daemon", Default: "on", Level: "Advanced", Values: []string{"on", "off"}},
 	{Key: optQuickRead, Default: "on", Level: "Basic", Values: []string{"on", "off"}},
@@ -39,6 +42,35 @@ var volumeOptionDefs = []optionDef{
 	{Key: "protocol/server.auth.addr.*.allow", Default: "*", Level: "Basic"},
 	{Key: "features/shard.shard", Default: "off", Level: "Experimental", Values: []string{"on", "off"}},
 	{Key: "debug/io-stats.count-fop-hits", Default: "off", Level: "Deprecated", Values: []string{"on", "off"}},
+}
+
+// AFR's data, metadata and entry self-heal switches. GD2 writes the
+// self-heal daemons' volfile with them as the volume has them, AFR's
+// default off, so the daemons heal nothing a full heal queues until they
+// are on (legacy glusterd forces them on for the daemon).
+const (
+	optDataHeal     = "cluster/replicate.data-self-heal"
+	optMetadataHeal = "cluster/replicate.metadata-self-heal"
+	optEntryHeal    = "cluster/replicate.entry-self-heal"
+)
+
+// afrHealValues are the values AFR takes for its self-heal switches; the
+// first five switch healing on.
+var afrHealValues = []string{"1", "on", "yes", "true", "enable", "0", "off", "no", "false", "disable", "open"}
+
+// daemonsHeal reports whether the self-heal daemons of v heal what a full
+// heal queues: its volfile is not stale and data, metadata and entry
+// self-heal are on.
+func daemonsHeal(v *volume) bool {
+	if v.ShdStale {
+		return false
+	}
+	for _, k := range []string{optDataHeal, optMetadataHeal, optEntryHeal} {
+		if !slices.Contains(afrHealValues[:5], v.Options[k]) {
+			return false
+		}
+	}
+	return true
 }
 
 // The performance translators' on/off switches: GD2 names them after the
@@ -159,6 +191,11 @@ func volumeOptionsSet(c *call) (int, any, error) {
 	}
 	for k, val := range opts {
 		v.Options[k] = val
+	}
+	if val, ok := opts[optSelfHeal]; ok && val == "on" && v.State == volStarted && isHealable(v) {
+		// GD2's self-heal actor writes the daemons a new volfile, naming
+		// the volume's bricks as they are now.
+		v.ShdStale = false
 	}
 	return http.StatusOK, wireVolumeOf(v), nil
 }

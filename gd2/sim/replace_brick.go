@@ -172,8 +172,18 @@ find:
 	nb := &brick{
 		ID: c.s.newUUID(), PeerID: chosen.PeerID, Host: chosen.Host, Path: target.Path, Type: target.Type,
 		Device: chosen.Device, VG: vg, LV: lv, Pool: pool, Size: usable, TotalSize: total,
-		// The new brick is empty: it must receive the whole replica set.
-		Missing: sv.Files,
+	}
+	if sv.Type == typeReplicate {
+		// The new brick is empty, but GD2 marks it a heal sink nowhere
+		// and leaves the self-heal daemons' volfile as it was: heal-info
+		// reads nothing pending and nothing heals it until a full heal
+		// reaches daemons that know it (healTrigger).
+		nb.Hidden, nb.AwaitsFullHeal = sv.Files, true
+		v.ShdStale = true
+	} else {
+		// A disperse set's new brick must receive its fragment of every
+		// entry (not measured on real GD2).
+		nb.Missing = sv.Files
 	}
 	if v.State == volStarted {
 		c.s.startBrickLocked(nb)

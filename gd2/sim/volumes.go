@@ -178,6 +178,11 @@ func volumeStart(c *call) (int, any, error) {
 		b.Unmounted, b.ReconnectAt = false, time.Time{}
 	}
 	v.State = volStarted
+	if v.Options[optSelfHeal] != "off" {
+		// Every start (a force start too) writes the self-heal daemons'
+		// volfile again.
+		v.ShdStale = false
+	}
 	c.s.recordEventLocked("volume.started", map[string]string{"volume.name": v.Name})
 	return http.StatusOK, wireVolumeOf(v), nil
 }
@@ -353,7 +358,8 @@ func (s *Simulator) volumeUsage(v *volume) (capacity, used uint64, brickUsed map
 			case b.Type == brickTypeArbiter:
 				// Arbiters hold metadata only.
 			case sv.Type == typeReplicate:
-				w = share
+				// A copy lacking entries lacks their bytes too.
+				w = uint64(float64(share) * held(sv, b))
 			case sv.Type == typeDisperse:
 				d := uint64(max(sv.DisperseData, 1))
 				w = (share + d - 1) / d
@@ -364,6 +370,20 @@ func (s *Simulator) volumeUsage(v *volume) (capacity, used uint64, brickUsed map
 		}
 	}
 	return capacity, used, brickUsed
+}
+
+// held is the fraction of its replica set's data brick b holds: all of
+// it less the entries it lacks, none for a replacement no full heal has
+// reached while the set counts no entries (bytes set with no writes).
+func held(sv *subvol, b *brick) float64 {
+	lack := b.Missing + b.Hidden
+	switch {
+	case sv.Files >= 1:
+		return max(0, 1-lack/sv.Files)
+	case b.AwaitsFullHeal:
+		return 0
+	}
+	return 1
 }
 
 // brickStatfs is the capacity statfs reports for a brick's file system:

@@ -37,6 +37,7 @@ const (
 	ActionDeletePeer             = "deletePeer"
 	ActionTriggerHeal            = "triggerHeal"
 	ActionForceStartBricks       = "forceStartBricks"
+	ActionHealReplacement        = "healReplacement"
 	ActionSetVolumeMetadata      = "setVolumeMetadata"
 	ActionSetClusterOptions      = "setClusterOptions"
 )
@@ -238,6 +239,10 @@ func (g auditGD2) TriggerHeal(ctx context.Context, volume string) error {
 
 func (g auditGD2) ForceStartBricks(ctx context.Context, volume string) error {
 	return g.a.call(ctx, ActionForceStartBricks, func() error { return g.next.ForceStartBricks(ctx, volume) }, zap.String(engine.LogVolume, volume))
+}
+
+func (g auditGD2) HealReplacement(ctx context.Context, volume string) error {
+	return g.a.call(ctx, ActionHealReplacement, func() error { return g.next.HealReplacement(ctx, volume) }, zap.String(engine.LogVolume, volume))
 }
 
 func (g auditGD2) SetVolumeMetadata(ctx context.Context, volume string, md map[string]string) error {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/gluster/anthill/gd2"
@@ -289,6 +290,55 @@ func (g *GD2) TriggerHeal(ctx context.Context, volume string) error {
 		return nil
 	}
 	return fmt.Errorf("trigger heal of volume %s: %w", volume, err)
+}
+
+// replacementHealOptions are the volume options HealReplacement sets: the
+// self-heal daemon's switch, set on again so that GD2 regenerates the
+// daemons' volfile with the new brick (GD2 does not on replace-brick, and
+// does only when this key is set on), and the three self-heal switches
+// GD2's daemon volfile leaves off.
+var replacementHealOptions = map[string]string{
+	gd2.OptionSelfHealDaemon:   "on",
+	gd2.OptionDataSelfHeal:     "on",
+	gd2.OptionMetadataSelfHeal: "on",
+	gd2.OptionEntrySelfHeal:    "on",
+}
+
+// ReplacementHealOptions are the volume options HealReplacement sets, as
+// "key=value", sorted: what its ledger entry records.
+func ReplacementHealOptions() []string {
+	out := make([]string, 0, len(replacementHealOptions))
+	for k, v := range replacementHealOptions {
+		out = append(out, k+"="+v)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// HealReplacement makes GD2 heal the replacement bricks of volume: it sets
+// replacementHealOptions (the self-heal daemon's is an advanced option)
+// and triggers a full heal, which queues every entry of the volume for
+// the daemons to compare and copy; an index heal would find nothing, as
+// GD2 marked nothing for the new brick. A full heal GD2 could not hand to
+// a daemon (gd2.ErrHealNotDelivered) is marked
+// transitions.ErrHealNotDelivered and fails: nothing else heals a
+// replacement. One already running counts as sent.
+func (g *GD2) HealReplacement(ctx context.Context, volume string) error {
+	req := gd2.VolumeOptionRequest{Options: replacementHealOptions, AllowAdvanced: true}
+	if _, err := g.Client.SetVolumeOptions(ctx, volume, req); err != nil {
+		return fmt.Errorf("heal replacements of volume %s: set the self-heal options: %w", volume, err)
+	}
+	err := g.Client.Heal(ctx, volume, gd2.HealFull)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, gd2.ErrHealNotDelivered):
+		return fmt.Errorf("heal replacements of volume %s: full heal: %w: %w", volume, transitions.ErrHealNotDelivered, err)
+	}
+	if msg := strings.ToLower(err.Error()); strings.Contains(msg, "already in progress") || strings.Contains(msg, "already running") {
+		return nil
+	}
+	return fmt.Errorf("heal replacements of volume %s: full heal: %w", volume, err)
 }
 
 // ForceStartBricks starts the bricks of a started volume that are not

@@ -37,6 +37,7 @@ func (NoGD2) RestorePeerZone(context.Context, string) error  { return errNoGD2 }
 func (NoGD2) DeletePeer(context.Context, string) error       { return errNoGD2 }
 func (NoGD2) TriggerHeal(context.Context, string) error      { return errNoGD2 }
 func (NoGD2) ForceStartBricks(context.Context, string) error { return errNoGD2 }
+func (NoGD2) HealReplacement(context.Context, string) error  { return errNoGD2 }
 func (NoGD2) SetVolumeMetadata(context.Context, string, map[string]string) error {
 	return errNoGD2
 }

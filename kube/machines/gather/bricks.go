@@ -50,7 +50,7 @@ func VolumeFacts(v gd2.Volume, status []gd2.BrickStatus, heal []gd2.BrickHealInf
 			bf := states.BrickFacts{
 				Path: b.Path, PeerID: b.PeerID,
 				Arbiter: b.Type == gd2.BrickTypeArbiter, Online: vf.Started && st.Online,
-				Pending: -1, Size: st.Size.Capacity,
+				Pending: -1, Size: st.Size.Capacity, Used: st.Size.Used,
 			}
 			if h, ok := pending[k]; ok && !h.BrickDown() {
 				bf.Pending = counter(h.EntriesInHealPending, h.TotalEntries, h.Entries)

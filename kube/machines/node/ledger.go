@@ -7,6 +7,7 @@ import (
 
 	"github.com/gluster/anthill/fsm"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/kube/machines/record"
 	"github.com/gluster/anthill/states"
@@ -27,17 +28,18 @@ func drainCause(node *operatorv1alpha1.GlusterNode) string {
 // nodeLedgerActions are the node's events and steps whose action makes a
 // lasting change, by the ledger action that records it.
 var nodeLedgerActions = map[fsm.Event]string{
-	fsm.Event(states.NodeMoveBrick):      operatorv1alpha1.LedgerActionReplaceBrick,
-	fsm.Event(states.NodeDeletePeer):     operatorv1alpha1.LedgerActionDeletePeer,
-	fsm.Event(states.NodeDeleteWorkload): operatorv1alpha1.LedgerActionDeleteWorkload,
-	fsm.Event(states.NodeRollWorkload):   operatorv1alpha1.LedgerActionRollWorkload,
-	fsm.Event(states.NodeDisableDevices): operatorv1alpha1.LedgerActionDisableDevices,
-	states.NodeDrain:                     operatorv1alpha1.LedgerActionDisableDevices,
-	states.NodeEnterMaintenance:          operatorv1alpha1.LedgerActionDisableDevices,
-	states.NodeRestart:                   operatorv1alpha1.LedgerActionDisableDevices,
-	fsm.Event(states.NodeEnableDevices):  operatorv1alpha1.LedgerActionEnableDevices,
-	states.NodeResume:                    operatorv1alpha1.LedgerActionEnableDevices,
-	fsm.Event(states.NodeEvictLostPod):   operatorv1alpha1.LedgerActionEvictLostPod,
+	fsm.Event(states.NodeMoveBrick):       operatorv1alpha1.LedgerActionReplaceBrick,
+	fsm.Event(states.NodeHealReplacement): operatorv1alpha1.LedgerActionHealReplacement,
+	fsm.Event(states.NodeDeletePeer):      operatorv1alpha1.LedgerActionDeletePeer,
+	fsm.Event(states.NodeDeleteWorkload):  operatorv1alpha1.LedgerActionDeleteWorkload,
+	fsm.Event(states.NodeRollWorkload):    operatorv1alpha1.LedgerActionRollWorkload,
+	fsm.Event(states.NodeDisableDevices):  operatorv1alpha1.LedgerActionDisableDevices,
+	states.NodeDrain:                      operatorv1alpha1.LedgerActionDisableDevices,
+	states.NodeEnterMaintenance:           operatorv1alpha1.LedgerActionDisableDevices,
+	states.NodeRestart:                    operatorv1alpha1.LedgerActionDisableDevices,
+	fsm.Event(states.NodeEnableDevices):   operatorv1alpha1.LedgerActionEnableDevices,
+	states.NodeResume:                     operatorv1alpha1.LedgerActionEnableDevices,
+	fsm.Event(states.NodeEvictLostPod):    operatorv1alpha1.LedgerActionEvictLostPod,
 }
 
 // nodeLedgerEntry is the ledger entry of decision d, if its action makes
@@ -68,6 +70,8 @@ func nodeLedgerEntry(node *operatorv1alpha1.GlusterNode, d states.Decision, stat
 		e.Cause = d.Reason
 	case action == operatorv1alpha1.LedgerActionReplaceBrick:
 		e.Volume, e.Brick, e.TargetPeers, e.Cause = snap.NextBrickVolume, snap.NextBrickPath, f.view.move.Targets, drainCause(node)
+	case action == operatorv1alpha1.LedgerActionHealReplacement:
+		e.Volume, e.Brick, e.Options, e.Cause = snap.HealReplacementVolume, snap.HealReplacementBrick, effects.ReplacementHealOptions(), drainCause(node)
 	case action == operatorv1alpha1.LedgerActionDeletePeer || action == operatorv1alpha1.LedgerActionDeleteWorkload:
 		e.Cause = drainCause(node)
 	case action == operatorv1alpha1.LedgerActionRollWorkload:

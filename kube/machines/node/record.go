@@ -49,6 +49,12 @@ func (s *Syncer) Record(node *operatorv1alpha1.GlusterNode, outs []engine.Outcom
 			if !slices.Contains(st.LeftBricks, ref) {
 				st.LeftBricks = append(st.LeftBricks, ref)
 			}
+		case states.NodeHealReplacement:
+			// GD2 accepted the heal: the moves it serves may count as
+			// healed once their replacements show the data.
+			for _, r := range f.view.healDue {
+				st.ReplacementHeals = withReplacementHeal(st.ReplacementHeals, r, now)
+			}
 		case states.NodeEvictLostPod:
 			// A forced pod deletion must be found later: it is recorded
 			// like a transition from the state to itself.
@@ -106,7 +112,7 @@ func resetCursor(st *operatorv1alpha1.GlusterNodeStatus, c states.NodeCursor) {
 	case states.CursorAliveSince:
 		st.AliveSince = nil
 	case states.CursorMovedBricks:
-		st.MovedBricks = nil
+		st.MovedBricks, st.ReplacementHeals = nil, nil
 	case states.CursorRefusedPeers:
 		st.RefusedPeers = nil
 	}
@@ -126,6 +132,18 @@ func stampCursor(st *operatorv1alpha1.GlusterNodeStatus, c states.NodeCursor, no
 	if *t == nil {
 		*t = &metav1.Time{Time: now}
 	}
+}
+
+// withReplacementHeal is heals with r's entry set to now.
+func withReplacementHeal(heals []operatorv1alpha1.ReplacementHeal, r states.BrickRef, now time.Time) []operatorv1alpha1.ReplacementHeal {
+	out := slices.Clone(heals)
+	for i := range out {
+		if out[i].Volume == r.Volume && out[i].Path == r.Path {
+			out[i].Time = metav1.Time{Time: now}
+			return out
+		}
+	}
+	return append(out, operatorv1alpha1.ReplacementHeal{Volume: r.Volume, Path: r.Path, Time: metav1.Time{Time: now}})
 }
 
 func optTime(t time.Time) *metav1.Time {

@@ -43,6 +43,10 @@ type nodeGD2Side struct {
 	// gd2Err is why the GD2 side could not be read (the snapshot then
 	// has GD2Reachable false).
 	gd2Err error
+	// healDue are the moved bricks whose replacement healReplacement
+	// heals now (states.ReplacementHealDue), of the snapshot's
+	// HealReplacementVolume: one heal of the volume serves them all.
+	healDue []states.BrickRef
 }
 
 // nodeSnapshot gathers a NodeSnapshot from listers and live GD2 reads. A GD2
@@ -180,6 +184,7 @@ func clearBrickCounts(s *states.NodeSnapshot) {
 	s.DevicesEnabled, s.DevicesDisabled = 0, 0
 	s.BricksOnNode, s.BricksOffline, s.SoleHealedCopies, s.QuorumAtRisk = 0, 0, 0, 0
 	s.ReplacementsHealing, s.PendingHealEntries, s.SplitBrainEntries, s.BricksUnreachable = 0, 0, 0, 0
+	s.ReplacementsFilling, s.HealReplacementVolume, s.HealReplacementBrick = 0, "", ""
 	s.NextBrickVolume, s.NextBrickPath, s.DrainBlockedReason, s.VolumeNodeDown = "", "", "", ""
 }
 
@@ -258,12 +263,28 @@ func (s *Syncer) gd2Side(ctx context.Context, node *operatorv1alpha1.GlusterNode
 	if err != nil {
 		return err
 	}
+	// GD2 reads heal-info 0 while a replacement is empty: every brick a
+	// drain moved is judged by its size until its data shows
+	// (states.MarkReplacements).
+	movedBy, heals := s.replacements(node, p.ID, moved)
+	views = states.MarkReplacements(views, movedBy, heals)
 	a := states.AnalyzePeer(p.ID, views, moved)
 	view.analysis = a
 	view.sharing = states.PeersSharingSets(p.ID, views)
 	snap.BricksOnNode, snap.BricksOffline = a.OnPeer, a.Offline
 	snap.SoleHealedCopies, snap.QuorumAtRisk = a.SoleHealedCopies, a.QuorumAtRisk
-	snap.ReplacementsHealing = a.Unhealed
+	snap.ReplacementsHealing, snap.ReplacementsFilling = a.Unhealed, a.Filling
+	if snap.State == states.NodeDraining {
+		due := states.ReplacementHealDue(views, moved, heals, snap.Now)
+		if len(due) > 0 {
+			snap.HealReplacementVolume, snap.HealReplacementBrick = due[0].Volume, due[0].Path
+			for _, r := range due {
+				if r.Volume == due[0].Volume {
+					view.healDue = append(view.healDue, r)
+				}
+			}
+		}
+	}
 	snap.PendingHealEntries, snap.SplitBrainEntries = a.PendingHealEntries, a.SplitBrainEntries
 	snap.BricksUnreachable = a.Unreachable
 	facts := states.DrainFacts{
@@ -357,6 +378,42 @@ func formerHoldersAmong(cluster string, nodes []*operatorv1alpha1.GlusterNode) m
 				}
 			}
 		}
+	}
+	return out
+}
+
+// replacements are the bricks drains moved, each with the peer it moved
+// off, and when anthill last made GD2 heal each replacement: node's own
+// moves (moved, off peer) and those of the other nodes of its cluster that
+// are Draining now. A replacement of either kind is no healed copy until
+// its data shows, so no drain moves the last good copy of a set beside
+// an empty replacement. Moves of a drain that ended (resumed, or its node
+// gone) are no longer followed.
+func (s *Syncer) replacements(node *operatorv1alpha1.GlusterNode, peer string, moved []states.BrickRef) (map[states.BrickRef]string, []states.ReplacementHeal) {
+	movedBy := map[states.BrickRef]string{}
+	heals := replacementHeals(node)
+	if nodes, err := s.Nodes.GlusterNodes(node.Namespace).List(labels.Everything()); err == nil {
+		for _, n := range nodes {
+			if n.Name == node.Name || n.Spec.Cluster != node.Spec.Cluster || n.Status.PeerID == "" || n.Status.State != string(states.NodeDraining) {
+				continue
+			}
+			for _, r := range n.Status.MovedBricks {
+				movedBy[states.BrickRef{Volume: r.Volume, Path: r.Path}] = n.Status.PeerID
+			}
+			heals = append(heals, replacementHeals(n)...)
+		}
+	}
+	for _, r := range moved {
+		movedBy[r] = peer
+	}
+	return movedBy, heals
+}
+
+// replacementHeals is the node's status.replacementHeals.
+func replacementHeals(n *operatorv1alpha1.GlusterNode) []states.ReplacementHeal {
+	out := make([]states.ReplacementHeal, 0, len(n.Status.ReplacementHeals))
+	for _, h := range n.Status.ReplacementHeals {
+		out = append(out, states.ReplacementHeal{Brick: states.BrickRef{Volume: h.Volume, Path: h.Path}, At: h.Time.Time})
 	}
 	return out
 }

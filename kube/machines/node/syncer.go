@@ -266,6 +266,7 @@ func (s *Syncer) target(node *operatorv1alpha1.GlusterNode, f *nodeFacts) transi
 		Address: objects.NodeAddress(node), Zone: node.Spec.Zone, Devices: objects.NodeDevicePaths(node),
 		PeerID: snap.PeerID, PeerAlive: snap.PeerAlive, TargetVersion: snap.TargetVersion,
 		MoveVolume: snap.NextBrickVolume, MovePath: snap.NextBrickPath,
+		HealVolume: snap.HealReplacementVolume, HealBrick: snap.HealReplacementBrick,
 		MoveTo:     transitions.MoveTo{Peers: view.move.Targets, SameZone: view.move.SameZone},
 		LostPodUID: snap.LostPod.UID, RegisteredDevices: view.registered,
 	}

@@ -767,6 +767,11 @@ const (
 	// offline on the node's live peer started by a volume start with
 	// force-start-bricks (the heal machine's forceStartBricks step).
 	LedgerActionForceStartBricks = "forceStartBricks"
+	// LedgerActionHealReplacement is the replacement of a brick the
+	// node's drain moved healed on anthill's say: the volume's self-heal
+	// options set on (options) and a full heal triggered (the node
+	// machine's healReplacement step; GD2 heals no replacement by itself).
+	LedgerActionHealReplacement = "healReplacement"
 )
 
 // LedgerEntry is one configuration change in status.ledger.
@@ -777,7 +782,8 @@ type LedgerEntry struct {
 
 	// action is what changed: for a node replaceBrick, deletePeer,
 	// deleteWorkload, rollWorkload, disableDevices, enableDevices,
-	// evictLostPod, decommissionNode or forceStartBricks; for the whole
+	// evictLostPod, decommissionNode, forceStartBricks or
+	// healReplacement; for the whole
 	// cluster createNodes, ensureCSIDrivers, rollCSIDrivers or
 	// setClusterOptions.
 	// +kubebuilder:validation:MaxLength=64
@@ -794,12 +800,14 @@ type LedgerEntry struct {
 	// +optional
 	Peer string `json:"peer,omitempty"`
 
-	// volume is the GD2 volume of the moved brick (replaceBrick), or whose
-	// offline bricks were started (forceStartBricks).
+	// volume is the GD2 volume of the moved brick (replaceBrick,
+	// healReplacement), or whose offline bricks were started
+	// (forceStartBricks).
 	// +kubebuilder:validation:MaxLength=256
 	// +optional
 	Volume string `json:"volume,omitempty"`
-	// brick is the moved brick's path on the node (replaceBrick only).
+	// brick is the moved brick's path on the node (replaceBrick,
+	// healReplacement).
 	// +kubebuilder:validation:MaxLength=4096
 	// +optional
 	Brick string `json:"brick,omitempty"`
@@ -829,8 +837,8 @@ type LedgerEntry struct {
 	// +optional
 	Objects []string `json:"objects,omitempty"`
 
-	// options are the GD2 cluster options set, as "key=value", sorted
-	// (setClusterOptions only).
+	// options are the GD2 cluster options set (setClusterOptions), or
+	// the volume options (healReplacement), as "key=value", sorted.
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=64
 	// +kubebuilder:validation:items:MaxLength=1024

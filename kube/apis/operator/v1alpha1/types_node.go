@@ -264,6 +264,18 @@ type GlusterNodeStatus struct {
 	// +optional
 	MovedBricks []BrickRef `json:"movedBricks,omitempty"`
 
+	// replacementHeals lists, for bricks of movedBricks, when anthill last
+	// made GD2 heal the brick's replacement and GD2 accepted it (volume
+	// self-heal options set on, a full heal): GD2 heals no replacement by
+	// itself and reports nothing pending while it is empty. A move counts
+	// as healed only once listed here and once the replacement uses as
+	// many bytes as the fullest other copy of its replica set. Cleared
+	// with movedBricks when a drain begins.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=4096
+	// +optional
+	ReplacementHeals []ReplacementHeal `json:"replacementHeals,omitempty"`
+
 	// leftBricks lists every brick ever moved off this node. GD2 leaves a
 	// replaced brick's logical volume on its old node, and names a
 	// replacement brick so that it can clash with such a volume (which
@@ -301,6 +313,19 @@ type GlusterNodeStatus struct {
 // MaxNodeLedger is the number of entries kept in a GlusterNode's
 // status.ledger.
 const MaxNodeLedger = 32
+
+// ReplacementHeal is when anthill last made GD2 heal the replacement of a
+// moved brick.
+type ReplacementHeal struct {
+	// volume is the GD2 volume name.
+	// +kubebuilder:validation:MaxLength=256
+	Volume string `json:"volume"`
+	// path is the brick's path (the replacement keeps it).
+	// +kubebuilder:validation:MaxLength=4096
+	Path string `json:"path"`
+	// time is when GD2 accepted the heal.
+	Time metav1.Time `json:"time"`
+}
 
 // BrickRef names one brick of a volume by its path, which replace-brick
 // keeps when it moves the brick to another node.
