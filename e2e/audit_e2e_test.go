@@ -58,7 +58,8 @@ var simOpAudit = map[string][]string{
 	"DeviceAdd":        {effects.ActionRegisterDevice},
 	"DeviceEdit":       {effects.ActionSetDeviceEnabled},
 	"ReplaceBrick":     {effects.ActionReplaceBrick},
-	"SelfHeal":         {effects.ActionTriggerHeal},
+	"SelfHeal":         {effects.ActionTriggerHeal, effects.ActionHealReplacement},
+	"VolumeOptions":    {effects.ActionHealReplacement},
 	"VolumeEdit":       {effects.ActionSetVolumeMetadata},
 	"ClusterOptionSet": {effects.ActionSetClusterOptions},
 }

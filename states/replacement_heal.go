@@ -17,31 +17,53 @@ import (
 // healed one, and the rules here do not ask it alone.
 //
 // What GD2 does show is each brick's file system usage (bricks-status,
-// statfs of the brick: capacity less free blocks). A replacement holds the
-// set's data when it uses as much as the fullest copy it replaces data
-// from, less a small slack for what two XFS file systems of nearly the
-// same size use of their own. A replacement of a replica set counts as
+// statfs of the brick: capacity less free blocks). Of it, an empty XFS
+// already uses its reserved block pool, 5 % of its blocks up to 8192
+// (XFSReserve), which differs between a replacement and its siblings: GD2
+// makes the replacement as large as the source's statfs capacity, which
+// lacks the log, and a smart volume's first bricks are larger still. On
+// real GD2 an empty 508 MiB replacement used 25.6 MiB beside siblings that
+// used 4.6 MiB more for the same files. The data a brick holds is
+// therefore its used bytes less XFSReserve of its capacity (DataUsed), and
+// a replacement holds its set's data when it holds as much as the fullest
+// copy it is compared with, less a slack (ReplacementSlack) for what two
+// copies of the same files take apart (XFS allocates past the end of a
+// file being written and gives it back later: real siblings used up to
+// 1.1 MiB more for a while). A replacement of a replica set counts as
 // healed only when all of these hold:
 //
 //   - anthill's heal of it (the healReplacement step: the self-heal
 //     daemon option set on again, data, metadata and entry self-heal on, a
 //     full heal) was accepted by GD2 after the move (HealDelivered);
-//   - it uses at least the fullest other online copy's bytes less
+//   - it holds at least the fullest other online copy's data less
 //     ReplacementSlack (ReplacementHoldsData);
 //   - the set is healed by heal-info's rule (Healed): nothing pending,
 //     nothing in split-brain, every brick reachable.
 //
 // Until then the replacement is a brick that is filling: it is no healed
-// copy, and its set is not healthy.
+// copy, and its set is not healthy. The size rule cannot see data missing
+// in less than the slack; what stands behind it there is the full heal
+// GD2 accepted and heal-info's rule.
 
-// ReplacementSlack is how many bytes a healed replacement may use less
-// than the fullest copy of its set. GD2 makes a replacement from the
-// source's statfs capacity, which lacks the XFS log, so the new file
-// system is a log smaller and reserves a little less (5 % of its blocks
-// up to 8192): an empty one uses some hundred KiB less than an empty
-// source did. Measured on real GD2 (e2e/realgd2), healed replacements
-// differed from their siblings by at most a few hundred KiB either way.
-const ReplacementSlack = 1 << 20
+// XFSReserve is what an empty XFS whose statfs capacity is capacity
+// already uses of it: the reserved block pool, 5 % of its blocks up to
+// 8192 blocks of 4 KiB (what GD2 makes every brick with). The pool is 5 %
+// of the blocks with the log, so this errs by 5 % of the log (at most
+// half a MiB below the cap), well inside ReplacementSlack.
+func XFSReserve(capacity uint64) uint64 {
+	return min(capacity/20, 8192*4096)
+}
+
+// DataUsed is the bytes of data b holds: what it uses less XFSReserve.
+func (b BrickFacts) DataUsed() uint64 {
+	return b.Used - min(b.Used, XFSReserve(b.Size))
+}
+
+// ReplacementSlack is how much less data than the fullest copy of its set
+// a healed replacement may hold: 1 MiB and 1/32 of that copy's data.
+func ReplacementSlack(fullest uint64) uint64 {
+	return 1<<20 + fullest/32
+}
 
 // ReplacementHealRetry is how long after anthill last made GD2 heal a
 // replacement it does so again while the replacement is still short of
@@ -50,16 +72,18 @@ const ReplacementSlack = 1 << 20
 // again a few seconds later does.
 const ReplacementHealRetry = 10 * time.Second
 
-// ReplacementHoldsData reports whether a replacement using used bytes
-// holds what its set's other copies hold: it uses at least the fullest of
-// them (siblings, the online data bricks of the set that are no
-// replacement themselves) less ReplacementSlack. With no such copy there
-// is nothing to compare with, and nothing proves the data is there.
-func ReplacementHoldsData(used uint64, siblings []uint64) bool {
+// ReplacementHoldsData reports whether a replacement holding data bytes
+// (DataUsed) holds what its set's other copies hold: at least the fullest
+// of them (siblings, the DataUsed of the online data bricks of the set
+// that are no replacement themselves) less ReplacementSlack. With no such
+// copy there is nothing to compare with, and nothing proves the data is
+// there.
+func ReplacementHoldsData(data uint64, siblings []uint64) bool {
 	if len(siblings) == 0 {
 		return false
 	}
-	return used+ReplacementSlack >= slices.Max(siblings)
+	fullest := slices.Max(siblings)
+	return data+ReplacementSlack(fullest) >= fullest
 }
 
 // Filling reports whether b, a brick of s, is a replacement whose data is
@@ -78,19 +102,19 @@ func (s SubvolFacts) Filling(b BrickFacts) bool {
 		// fragment: no copy to compare sizes with.
 		return false
 	}
-	return !ReplacementHoldsData(b.Used, s.copiesUsed(b))
+	return !ReplacementHoldsData(b.DataUsed(), s.copiesData(b))
 }
 
-// copiesUsed are the bytes used by the online data bricks of s other than
-// b that are no replacement still to be proven.
-func (s SubvolFacts) copiesUsed(b BrickFacts) []uint64 {
+// copiesData are the DataUsed of the online data bricks of s other than b
+// that are no replacement themselves.
+func (s SubvolFacts) copiesData(b BrickFacts) []uint64 {
 	var out []uint64
 	for _, o := range s.Bricks {
 		if o.Path == b.Path && o.PeerID == b.PeerID {
 			continue
 		}
 		if o.Online && !o.Arbiter && !o.Replacement {
-			out = append(out, o.Used)
+			out = append(out, o.DataUsed())
 		}
 	}
 	return out

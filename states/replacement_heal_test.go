@@ -100,20 +100,43 @@ func TestMarkReplacementsLeavesABrickNotYetMoved(t *testing.T) {
 func TestReplacementHoldsData(t *testing.T) {
 	cases := []struct {
 		name     string
-		used     uint64
+		data     uint64
 		siblings []uint64
 		want     bool
 	}{
 		{"no other copy to compare with proves nothing", 50 * mib, nil, false},
 		{"as full as the fullest copy", 50 * mib, []uint64{40 * mib, 50 * mib}, true},
-		{"within the slack below the fullest copy", 50*mib - ReplacementSlack, []uint64{50 * mib}, true},
-		{"a byte beyond the slack below it", 50*mib - ReplacementSlack - 1, []uint64{50 * mib}, false},
+		{"within the slack below the fullest copy", 64*mib - ReplacementSlack(64*mib), []uint64{64 * mib}, true},
+		{"a byte beyond the slack below it", 64*mib - ReplacementSlack(64*mib) - 1, []uint64{64 * mib}, false},
+		{"an empty replacement beside copies holding a little", 0, []uint64{2 * mib}, false},
 		{"fuller than every copy (written since)", 60 * mib, []uint64{50 * mib}, true},
 	}
 	for _, tc := range cases {
-		if got := ReplacementHoldsData(tc.used, tc.siblings); got != tc.want {
+		if got := ReplacementHoldsData(tc.data, tc.siblings); got != tc.want {
 			t.Errorf("%s: got %t, want %t", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestDataUsedDiscountsWhatAnEmptyXFSUses: the readings of a real run
+// (e2e/realgd2): an empty replacement of 508 MiB used 25.6 MiB, and once
+// healed, every file on it byte-identical, 4.6 MiB less than its larger
+// siblings. Its data is what it holds beyond an empty XFS of its size.
+func TestDataUsedDiscountsWhatAnEmptyXFSUses(t *testing.T) {
+	empty := BrickFacts{Size: 508 * mib, Used: 25*mib + 600<<10}
+	if d := empty.DataUsed(); d > ReplacementSlack(0) {
+		t.Fatalf("an empty 508 MiB XFS holds %d bytes of data", d)
+	}
+	healed := BrickFacts{Size: 508 * mib, Used: 48*mib + 340<<10}
+	sibling := BrickFacts{Size: 582 * mib, Used: 52*mib + 920<<10}
+	if !ReplacementHoldsData(healed.DataUsed(), []uint64{sibling.DataUsed()}) {
+		t.Fatalf("the healed replacement (data %d) does not hold its sibling's (%d)", healed.DataUsed(), sibling.DataUsed())
+	}
+	if ReplacementHoldsData(empty.DataUsed()+6*mib, []uint64{sibling.DataUsed()}) {
+		t.Fatal("a replacement holding only the files written since the move holds its sibling's data")
+	}
+	if XFSReserve(10<<30) != 32*mib {
+		t.Fatalf("the reserve of a 10 GiB XFS is %d, not the 8192-block cap", XFSReserve(10<<30))
 	}
 }
 
