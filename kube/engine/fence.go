@@ -13,7 +13,7 @@ const fenceRetry = 50 * time.Millisecond
 // maxFence is how long a fence that tells versions apart by content (a
 // rebased write's) holds at most: long past any informer's delivery, and
 // it lifts even if somebody else rewrote the machine's part meanwhile.
-const maxFence = 30 * time.Second
+const maxFence = 10 * time.Second
 
 // writeFence keeps a syncer from deciding on a cache without its own last
 // write. After a sync writes (a transition, a record an action waits for,

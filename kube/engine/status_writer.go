@@ -31,11 +31,12 @@ type StatusWriter[O Object] struct {
 	// from before to after, and reports false when it cannot: live
 	// changed the machine's own part (then the conflict stands, and the
 	// key is synced again from a fresh cache). Holds reports whether a
-	// cached object already holds that write, for the fence (see
+	// cached object already holds that write, which the API server stored
+	// as written (times in it rounded to the second), for the fence (see
 	// writeFence).
 	Get    func(ctx context.Context, o O) (O, error)
 	Rebase func(live, before, after O) bool
-	Holds  func(cached, before, after O) bool
+	Holds  func(cached, before, after, written O) bool
 
 	fence writeFence
 }
@@ -72,7 +73,7 @@ func (w *StatusWriter[O]) Write(ctx context.Context, key Key, before, after O) (
 	}
 	var holds func(O) bool
 	if rebased {
-		holds = func(cached O) bool { return w.Holds(cached, before, after) }
+		holds = func(cached O) bool { return w.Holds(cached, before, after, updated) }
 	}
 	committed(&w.fence, key, replaced, updated.GetResourceVersion(), holds)
 	return updated, true, nil

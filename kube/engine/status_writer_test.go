@@ -50,7 +50,7 @@ func ownKey(key string) func(live, before, after *corev1.ConfigMap) bool {
 func TestAWriteThatLostToAnotherMachinesSliceIsMadeAgainOnTheLiveObject(t *testing.T) {
 	ctx := context.Background()
 	api := &sharedObject{live: &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c", ResourceVersion: "1"}, Data: map[string]string{"a": "1", "b": "1"}}, rv: 1}
-	w := &StatusWriter[*corev1.ConfigMap]{Update: api.update, Get: api.get, Rebase: ownKey("a"), Holds: func(c, _, after *corev1.ConfigMap) bool { return c.Data["a"] == after.Data["a"] }, Slice: func(o *corev1.ConfigMap) any { return o.Data["a"] }}
+	w := &StatusWriter[*corev1.ConfigMap]{Update: api.update, Get: api.get, Rebase: ownKey("a"), Holds: func(c, _, _, written *corev1.ConfigMap) bool { return c.Data["a"] == written.Data["a"] }, Slice: func(o *corev1.ConfigMap) any { return o.Data["a"] }}
 	key := Key{Machine: "a", Name: "c"}
 
 	before := api.live.DeepCopy()

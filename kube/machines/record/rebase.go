@@ -70,24 +70,27 @@ func rebaseCluster(own OwnFields) func(live, before, after *operatorv1alpha1.Glu
 }
 
 // holdsCluster reports whether cached holds one machine's write of a
-// cluster's status (before to after): its own fields and conditions as
-// written, and the ledger entries it appended. The history is left out:
-// other machines' records may have pushed the write's out of its short
-// window before the cache is looked at.
-func holdsCluster(own OwnFields) func(cached, before, after *operatorv1alpha1.GlusterCluster) bool {
-	return func(cached, before, after *operatorv1alpha1.GlusterCluster) bool {
-		c, b, a := own(&cached.Status), own(&before.Status), own(&after.Status)
+// cluster's status (before to after), which the API server stored as
+// written: the machine's own fields and the condition types it changed
+// as written, and the ledger entries written beyond before. Written, not
+// after, is the reference: the server keeps times to the second. The
+// history is left out: other machines' records may have pushed the
+// write's out of its short window before the cache is looked at.
+func holdsCluster(own OwnFields) func(cached, before, after, written *operatorv1alpha1.GlusterCluster) bool {
+	return func(cached, before, after, written *operatorv1alpha1.GlusterCluster) bool {
+		eq := equality.Semantic.DeepEqual
+		c, b, a, w := own(&cached.Status), own(&before.Status), own(&after.Status), own(&written.Status)
 		for i := range c {
-			if !equality.Semantic.DeepEqual(deref(b[i]), deref(a[i])) && !equality.Semantic.DeepEqual(deref(c[i]), deref(a[i])) {
+			if !eq(deref(b[i]), deref(a[i])) && !eq(deref(c[i]), deref(w[i])) {
 				return false
 			}
 		}
 		for _, t := range changedConditionTypes(before.Status.Conditions, after.Status.Conditions) {
-			if !equality.Semantic.DeepEqual(apimeta.FindStatusCondition(cached.Status.Conditions, t), apimeta.FindStatusCondition(after.Status.Conditions, t)) {
+			if !eq(apimeta.FindStatusCondition(cached.Status.Conditions, t), apimeta.FindStatusCondition(written.Status.Conditions, t)) {
 				return false
 			}
 		}
-		for _, e := range appended(before.Status.Ledger, after.Status.Ledger) {
+		for _, e := range appended(before.Status.Ledger, written.Status.Ledger) {
 			if !slices.ContainsFunc(cached.Status.Ledger, same(e)) {
 				return false
 			}

@@ -69,8 +69,8 @@ func NodeStatusWriter(a versioned.Interface) *engine.StatusWriter[*operatorv1alp
 			live.Status = after.Status
 			return true
 		},
-		Holds: func(cached, _, after *operatorv1alpha1.GlusterNode) bool {
-			return equality.Semantic.DeepEqual(cached.Status, after.Status)
+		Holds: func(cached, _, _, written *operatorv1alpha1.GlusterNode) bool {
+			return equality.Semantic.DeepEqual(cached.Status, written.Status)
 		},
 	}
 }
