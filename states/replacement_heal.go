@@ -18,19 +18,20 @@ import (
 //
 // What GD2 does show is each brick's file system usage (bricks-status,
 // statfs of the brick: capacity less free blocks). Of it, an empty XFS
-// already uses its reserved block pool, 5 % of its blocks up to 8192
-// (XFSReserve), which differs between a replacement and its siblings: GD2
-// makes the replacement as large as the source's statfs capacity, which
-// lacks the log, and a smart volume's first bricks are larger still. On
-// real GD2 an empty 508 MiB replacement used 25.6 MiB beside siblings that
-// used 4.6 MiB more for the same files. The data a brick holds is
-// therefore its used bytes less XFSReserve of its capacity (DataUsed), and
-// a replacement holds its set's data when it holds as much as the fullest
-// copy it is compared with, less a slack (ReplacementSlack) for what two
-// copies of the same files take apart (XFS allocates past the end of a
-// file being written and gives it back later: real siblings used up to
-// 1.1 MiB more for a while). A replacement of a replica set counts as
-// healed only when all of these hold:
+// already uses a share that grows with its size (XFSFreshUsed), and a
+// replacement's file system is smaller than its siblings': GD2 makes it
+// as large as the source's statfs capacity, which lacks the log (64 MiB
+// with the xfsprogs 6.1 here). On real GD2 an empty replacement of 384 MiB
+// used 25.6 MiB beside siblings of 448 MiB, and once it held every file
+// byte for byte it used 4.6 MiB less than they did. The data a brick holds
+// is therefore its used bytes less XFSFreshUsed of its capacity
+// (DataUsed), and a replacement holds its set's data when it holds as
+// much as the fullest copy it is compared with, less a slack
+// (ReplacementSlack) for what two copies of the same files take apart (XFS
+// keeps blocks past the end of a file written a moment ago and gives them
+// back later: real siblings used up to 1.1 MiB more for a while). A
+// replacement of a replica set counts as healed only when all of these
+// hold:
 //
 //   - anthill's heal of it (the healReplacement step: the self-heal
 //     daemon option set on again, data, metadata and entry self-heal on, a
@@ -45,18 +46,20 @@ import (
 // in less than the slack; what stands behind it there is the full heal
 // GD2 accepted and heal-info's rule.
 
-// XFSReserve is what an empty XFS whose statfs capacity is capacity
+// XFSFreshUsed is what an empty XFS whose statfs capacity is capacity
 // already uses of it: the reserved block pool, 5 % of its blocks up to
-// 8192 blocks of 4 KiB (what GD2 makes every brick with). The pool is 5 %
-// of the blocks with the log, so this errs by 5 % of the log (at most
-// half a MiB below the cap), well inside ReplacementSlack.
-func XFSReserve(capacity uint64) uint64 {
-	return min(capacity/20, 8192*4096)
+// 8192 blocks of 4 KiB, and the per-allocation-group reservations of its
+// btrees, about 1/60 of it (mkfs.xfs of xfsprogs 6.1 with GD2's options:
+// an empty 384 MiB brick used 25.56 MiB). The estimate errs by a share of
+// the difference between two bricks' capacities, not of their size: a
+// replacement and its siblings differ by about a log.
+func XFSFreshUsed(capacity uint64) uint64 {
+	return min(capacity/20, 8192*4096) + capacity/60
 }
 
-// DataUsed is the bytes of data b holds: what it uses less XFSReserve.
+// DataUsed is the bytes of data b holds: what it uses less XFSFreshUsed.
 func (b BrickFacts) DataUsed() uint64 {
-	return b.Used - min(b.Used, XFSReserve(b.Size))
+	return b.Used - min(b.Used, XFSFreshUsed(b.Size))
 }
 
 // ReplacementSlack is how much less data than the fullest copy of its set

@@ -119,24 +119,29 @@ func TestReplacementHoldsData(t *testing.T) {
 }
 
 // TestDataUsedDiscountsWhatAnEmptyXFSUses: the readings of a real run
-// (e2e/realgd2): an empty replacement of 508 MiB used 25.6 MiB, and once
-// healed, every file on it byte-identical, 4.6 MiB less than its larger
-// siblings. Its data is what it holds beyond an empty XFS of its size.
+// (e2e/realgd2): an empty replacement of 384 MiB used 25.56 MiB; once
+// healed, every file on it byte-identical, it used 48.33 MiB and its
+// 448 MiB siblings 52.91 MiB; before the heal, holding only the files
+// written since the move, 31.54 MiB.
 func TestDataUsedDiscountsWhatAnEmptyXFSUses(t *testing.T) {
-	empty := BrickFacts{Size: 508 * mib, Used: 25*mib + 600<<10}
-	if d := empty.DataUsed(); d > ReplacementSlack(0) {
-		t.Fatalf("an empty 508 MiB XFS holds %d bytes of data", d)
+	empty := BrickFacts{Size: 384 * mib, Used: 25*mib + 573<<10}
+	if d := empty.DataUsed(); d > 256<<10 {
+		t.Fatalf("an empty 384 MiB XFS holds %d bytes of data", d)
 	}
-	healed := BrickFacts{Size: 508 * mib, Used: 48*mib + 340<<10}
-	sibling := BrickFacts{Size: 582 * mib, Used: 52*mib + 920<<10}
+	sibling := BrickFacts{Size: 448 * mib, Used: 52*mib + 932<<10}
+	healed := BrickFacts{Size: 384 * mib, Used: 48*mib + 338<<10}
 	if !ReplacementHoldsData(healed.DataUsed(), []uint64{sibling.DataUsed()}) {
 		t.Fatalf("the healed replacement (data %d) does not hold its sibling's (%d)", healed.DataUsed(), sibling.DataUsed())
 	}
-	if ReplacementHoldsData(empty.DataUsed()+6*mib, []uint64{sibling.DataUsed()}) {
+	if d, s := healed.DataUsed(), sibling.DataUsed(); s-d > 512<<10 {
+		t.Fatalf("the healed replacement holds %d bytes of data, its sibling %d: more apart than the real files were", d, s)
+	}
+	since := BrickFacts{Size: 384 * mib, Used: 31*mib + 553<<10}
+	if ReplacementHoldsData(since.DataUsed(), []uint64{sibling.DataUsed()}) {
 		t.Fatal("a replacement holding only the files written since the move holds its sibling's data")
 	}
-	if XFSReserve(10<<30) != 32*mib {
-		t.Fatalf("the reserve of a 10 GiB XFS is %d, not the 8192-block cap", XFSReserve(10<<30))
+	if XFSFreshUsed(60<<30) != 32*mib+(60<<30)/60 {
+		t.Fatalf("the reserve of a 60 GiB XFS is not the 8192-block cap")
 	}
 }
 
