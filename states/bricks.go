@@ -155,6 +155,21 @@ func (s SubvolFacts) Healthy() bool {
 	return Healed(s.pending(), s.splitBrain(), s.unreachable()) && s.filling() == 0
 }
 
+// Healthy reports whether the volume is started and every one of its
+// subvolumes is healed (SubvolFacts.Healthy): what a live read must show
+// before it may stand in for a heal machine's Healthy record.
+func (v VolumeFacts) Healthy() bool {
+	if !v.Started || len(v.Subvols) == 0 {
+		return false
+	}
+	for _, sv := range v.Subvols {
+		if !sv.Healthy() {
+			return false
+		}
+	}
+	return true
+}
+
 // quorumWithout reports whether s keeps client quorum when the bricks on
 // peer stop: more than half up (or exactly half including the first brick)
 // for replicate, the data count for disperse, every brick for distribute.

@@ -62,16 +62,16 @@ const (
 	NodeUpgraded         fsm.Event = "upgraded"
 
 	// Steps (in-state work, no state change).
-	NodeMoveBrick      fsm.Step = "moveBrick"
+	NodeMoveBrick fsm.Step = "moveBrick"
 	// NodeHealReplacement makes GD2 heal a replacement brick
 	// (transitions' healReplacement): GD2 does not by itself.
 	NodeHealReplacement fsm.Step = "healReplacement"
-	NodeDeletePeer     fsm.Step = "deletePeer"
-	NodeDeleteWorkload fsm.Step = "deleteWorkload"
-	NodeDisableDevices fsm.Step = "disableDevices"
-	NodeEnableDevices  fsm.Step = "enableDevices"
-	NodeEvictLostPod   fsm.Step = "evictLostPod"
-	NodeRollWorkload   fsm.Step = "rollWorkload"
+	NodeDeletePeer      fsm.Step = "deletePeer"
+	NodeDeleteWorkload  fsm.Step = "deleteWorkload"
+	NodeDisableDevices  fsm.Step = "disableDevices"
+	NodeEnableDevices   fsm.Step = "enableDevices"
+	NodeEvictLostPod    fsm.Step = "evictLostPod"
+	NodeRollWorkload    fsm.Step = "rollWorkload"
 )
 
 // NodeMachine is the machine name used in logs, metrics and docs.

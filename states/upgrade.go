@@ -69,7 +69,8 @@ func UpgradeDefinition() *fsm.Definition {
 			{Name: UpgradeRollingServers, Doc: "Entered by `validated`. The `selectNextNode` step picks the next " +
 				"batch of nodes not at the target (zone by zone; one node unless `upgradePolicy.maxParallel` says " +
 				"more); each node's own machine upgrades it, and the next batch is picked only when the whole batch " +
-				"is back Online and every volume is healthy. Left by `serversDone` when all nodes run the " +
+				"is back Online and every volume is healthy: recorded Healthy by its heal machine, or found healed by a " +
+				"live read of bricks status and heal-info made then. Left by `serversDone` when all nodes run the " +
 				"target, `block` on split-brain, a node that is not Online, a changed target or a step that " +
 				"outlasts the step timeout, or `pause`."},
 			{Name: UpgradeRollingClients, Doc: "Entered by `serversDone`. The `rollClients` step sets the CSI node " +
@@ -194,6 +195,12 @@ type UpgradeSnapshot struct {
 	// in anything but Healthy.
 	VolumesSplitBrain int
 	VolumesUnhealthy  int
+	// VolumesHealedLive: of VolumesUnhealthy, volumes a live read of
+	// bricks status and heal-info found healed (every replica set
+	// Healthy) before the heal machine recorded it: read only when a
+	// batch is back and nothing else holds the next one, so that the
+	// next batch does not wait for the heal machine's next look.
+	VolumesHealedLive int
 
 	// BlockReason / BlockMessage: while Blocked, the reason and message of
 	// the transition that blocked the run, so that waiting for a node in

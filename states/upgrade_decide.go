@@ -123,8 +123,8 @@ func decideRollingServers(s UpgradeSnapshot) Decision {
 	if s.NodesOnline < s.NodesTotal {
 		return fire(UpgradeBlock, ReasonNodesNotOnline, fmt.Sprintf("%d of %d nodes are not Online.", s.NodesTotal-s.NodesOnline, s.NodesTotal))
 	}
-	if s.VolumesUnhealthy > 0 {
-		return wait(ReasonVolumesNotHealthy, fmt.Sprintf("Waiting for %d volume(s) to be healthy before stopping the next node.", s.VolumesUnhealthy), pollShort)
+	if n := s.VolumesUnhealthy - s.VolumesHealedLive; n > 0 {
+		return wait(ReasonVolumesNotHealthy, fmt.Sprintf("Waiting for %d volume(s) to be healthy before stopping the next node.", n), pollShort)
 	}
 	if len(s.NextNodes) == 0 {
 		return wait(ReasonSelectingNode, "No node is ready to be upgraded yet.", pollShort)

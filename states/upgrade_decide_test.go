@@ -83,6 +83,8 @@ func TestDecideUpgrade(t *testing.T) {
 			s.StepStartedAt = t0.Add(-time.Hour)
 		}, wantEvent: UpgradeBlock, wantReason: ReasonStepTimedOut},
 		{name: "rolling servers waits for unhealthy volumes before the next node", state: UpgradeRollingServers, mutate: func(s *UpgradeSnapshot) { s.VolumesUnhealthy = 1 }, wantReason: ReasonVolumesNotHealthy},
+		{name: "rolling servers picks the next batch when a live read finds the volumes the heal machine has not yet recorded healed", state: UpgradeRollingServers, mutate: func(s *UpgradeSnapshot) { s.VolumesUnhealthy, s.VolumesHealedLive = 2, 2 }, wantStep: UpgradeSelectNextNode},
+		{name: "rolling servers waits for a volume the live read did not find healed", state: UpgradeRollingServers, mutate: func(s *UpgradeSnapshot) { s.VolumesUnhealthy, s.VolumesHealedLive = 2, 1 }, wantReason: ReasonVolumesNotHealthy},
 		{name: "rolling servers blocks on a node that is not online", state: UpgradeRollingServers, mutate: func(s *UpgradeSnapshot) { s.NodesOnline = 2 }, wantEvent: UpgradeBlock, wantReason: ReasonNodesNotOnline},
 		{name: "rolling servers blocks on split-brain", state: UpgradeRollingServers, mutate: func(s *UpgradeSnapshot) { s.VolumesSplitBrain = 1 }, wantEvent: UpgradeBlock, wantReason: ReasonSplitBrain},
 		{name: "rolling servers blocks when the target changes", state: UpgradeRollingServers, mutate: func(s *UpgradeSnapshot) { s.TargetVersion = "11.2" }, wantEvent: UpgradeBlock, wantReason: ReasonTargetChanged},

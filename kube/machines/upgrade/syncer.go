@@ -284,6 +284,12 @@ func (s *Syncer) snapshot(ctx context.Context, c *operatorv1alpha1.GlusterCluste
 			snap.VolumesUnhealthy++
 		}
 	}
+	if state == states.UpgradeRollingServers && snap.NodesUpgrading == 0 && snap.NodesOnline == snap.NodesTotal &&
+		snap.VolumesSplitBrain == 0 && snap.VolumesUnhealthy > 0 && len(snap.NextNodes) > 0 {
+		// Only the heal machine's records hold the next batch: read
+		// those volumes live rather than wait for its next look.
+		snap.VolumesHealedLive = s.healedLive(ctx, c)
+	}
 	csiTarget := cmp.Or(snap.ActiveTarget, snap.TargetVersion)
 	csi := s.CSI
 	if state != states.UpgradeRollingClients {
