@@ -201,9 +201,18 @@ func TestAuditLogRecordsEveryConfigurationChange(t *testing.T) {
 	}
 	var ledgered []operatorv1alpha1.LedgerEntry
 	var others []string
-	seen := map[string]bool{}
+	seen, healed := map[string]bool{}, map[string]bool{}
 	for _, e := range c.Status.Ledger {
 		if e.Node != victim {
+			continue
+		}
+		if e.Action == operatorv1alpha1.LedgerActionHealReplacement {
+			// Each replacement's heal, made again while it fills: on
+			// record at least once per move (checked below).
+			healed[e.Volume+":"+e.Brick] = true
+			if e.Peer != peer || len(e.Options) == 0 || e.Cause != states.ReasonDecommissionRequested {
+				t.Errorf("heal ledger entry lacks its peer, options or cause: %+v", e)
+			}
 			continue
 		}
 		if e.Action != operatorv1alpha1.LedgerActionReplaceBrick {
@@ -226,6 +235,11 @@ func TestAuditLogRecordsEveryConfigurationChange(t *testing.T) {
 		}
 		if len(e.TargetPeers) == 0 || e.Reason == "" || e.State == "" {
 			t.Errorf("ledger entry lacks its targets or reason: %+v", e)
+		}
+	}
+	for brick := range seen {
+		if !healed[brick] {
+			t.Errorf("the ledger records the move of %s but not the heal anthill made GD2 run for its replacement", brick)
 		}
 	}
 	if len(ledgered) != moves {
