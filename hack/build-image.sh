@@ -19,7 +19,7 @@ cache="${ANTHILL_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/anthill/tools}/image
 tool="${cache}/anthill-image"
 mkdir -p "${cache}" "${out}"
 
-want="$(cat "${root}/tools/image/go.sum" "${root}/tools/image/main.go" | sha256sum | cut -d' ' -f1)"
+want="$(cat "${root}/tools/image/go.sum" "${root}"/tools/image/*.go | sha256sum | cut -d' ' -f1)"
 if [[ ! -x "${tool}" || "$(cat "${tool}.stamp" 2>/dev/null)" != "${want}" ]]; then
 	echo "image: building the image builder (once; about 15 s cold)" >&2
 	start=$SECONDS

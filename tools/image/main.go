@@ -86,7 +86,19 @@ func main() {
 	flag.StringVar(&o.source, "source", "https://github.com/gluster/anthill", "the source repository URL")
 	flag.StringVar(&o.arch, "arch", "amd64", "the GOARCH of a --binary given as a bare PATH")
 	flag.Int64Var(&o.epoch, "epoch", 0, "seconds since 1970 for every file time and the image's creation time (the commit time)")
+	var r rootfsOptions
+	flag.StringVar(&r.dir, "rootfs", "", "pack this root file system instead of the anthill binary (with --ref and --config): a test image")
+	flag.StringVar(&r.ref, "ref", "", "with --rootfs: the image reference (a tag)")
+	flag.StringVar(&r.config, "config", "{}", "with --rootfs: the image configuration as JSON (Entrypoint, Cmd, Env, ...)")
 	flag.Parse()
+	if r.dir != "" {
+		r.out, r.arch, r.epoch = o.out, o.arch, o.epoch
+		if err := packRootfs(r); err != nil {
+			fmt.Fprintln(os.Stderr, "anthill-image:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "anthill-image:", err)
 		os.Exit(1)
