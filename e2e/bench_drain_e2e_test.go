@@ -86,7 +86,7 @@ func drainOnce(b *testing.B, name string, parallel int32) (elapsed, slowest time
 	setTemplateNodes(b, ns, name, map[string]int32{"zone-1": 2})
 	waitNodes(b, ns, name, 4, 5*time.Minute)
 
-	timeline := startDrainTimeline(g, peer, vols...)
+	timeline := startDrainTimeline(g, simOf(b).WholeSets, peer, vols...)
 	defer timeline.finish()
 	start := time.Now()
 	requestOnNode(b, ns, victim, "decommission")

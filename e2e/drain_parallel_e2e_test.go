@@ -61,7 +61,7 @@ func TestDrainMovesBricksOfDifferentReplicaSetsTogether(t *testing.T) {
 	peer := nodes[victim].Status.PeerID
 	t.Logf("draining %s (peer %s), holding %v", victim, peer, bricks)
 
-	timeline := startDrainTimeline(g, peer, vols...)
+	timeline := startDrainTimeline(g, simOf(t).WholeSets, peer, vols...)
 	defer timeline.finish()
 	requestOnNode(t, ns, victim, "decommission")
 	waitLedgerMoves(t, ns, victim, 2, 3*time.Minute)

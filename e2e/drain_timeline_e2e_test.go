@@ -19,7 +19,12 @@ import (
 // one zone. The moves' own start times come from the ledger or from the
 // simulator's record of destructive calls; the timeline gives their ends.
 type drainTimeline struct {
-	g      *gd2.Client
+	g *gd2.Client
+	// whole, when set, says per replica set of a volume whether every
+	// brick holds its data (the simulator's own account): heal-info reads
+	// 0 right after a replace-brick while the new brick is empty, so a
+	// set counts healed only when both say so.
+	whole  func(volume string) ([]bool, error)
 	source string
 	vols   []string
 
@@ -37,10 +42,12 @@ type drainTimeline struct {
 	samples    int
 }
 
-// startDrainTimeline starts sampling vols for the bricks of source.
-func startDrainTimeline(g *gd2.Client, source string, vols ...string) *drainTimeline {
+// startDrainTimeline starts sampling vols for the bricks of source; whole
+// is the simulator's account of which replica sets hold their data
+// (sim.Simulator.WholeSets).
+func startDrainTimeline(g *gd2.Client, whole func(string) ([]bool, error), source string, vols ...string) *drainTimeline {
 	d := &drainTimeline{
-		g: g, source: source, vols: vols,
+		g: g, whole: whole, source: source, vols: vols,
 		stop: make(chan struct{}), done: make(chan struct{}),
 		left: map[string]time.Time{}, healed: map[string]time.Time{},
 	}
@@ -84,6 +91,10 @@ func (d *drainTimeline) sample(mine map[string]bool) {
 		if err != nil {
 			continue
 		}
+		whole, err := d.whole(name)
+		if err != nil || len(whole) != len(v.Subvols) {
+			continue
+		}
 		pending := map[string]int64{}
 		for _, b := range hi {
 			n := int64(-1)
@@ -97,8 +108,8 @@ func (d *drainTimeline) sample(mine map[string]bool) {
 		}
 		d.mu.Lock()
 		d.samples++
-		for _, sv := range v.Subvols {
-			healed := true
+		for i, sv := range v.Subvols {
+			healed := whole[i]
 			seen := map[string]string{}
 			for _, b := range sv.Bricks {
 				if n, ok := pending[b.Host+":"+b.Path]; !ok || n != 0 {

@@ -292,7 +292,11 @@ func decideNodeDraining(s NodeSnapshot) Decision {
 	if s.HealReplacementVolume != "" {
 		// GD2 heals no replacement by itself: make it, even while
 		// paused (it changes no placement), since every later step waits
-		// for that heal.
+		// for that heal. GD2 refuses it while a node of the volume is
+		// down: that node is what the drain waits for.
+		if s.HealReplacementNodeDown != "" {
+			return warn(ReasonVolumeNodeDown, "Waiting for a node to come back: "+s.HealReplacementNodeDown+".", pollLong)
+		}
 		return step(NodeHealReplacement, ReasonHealingReplacement, fmt.Sprintf("Making GD2 heal the replacement of brick %s of volume %s: "+
 			"self-heal daemon set on again, data, metadata and entry self-heal on, a full heal (%d replacement(s) short of their siblings' data).",
 			s.HealReplacementBrick, s.HealReplacementVolume, s.ReplacementsFilling), pollBeside)

@@ -205,6 +205,11 @@ func nodeCases() []nodeCase {
 			s.ReplacementsHealing, s.ReplacementsFilling = 1, 1
 			s.HealReplacementVolume, s.HealReplacementBrick = "vol1", "/bricks/vol1/b1"
 		}, wantStep: NodeHealReplacement},
+		{name: "a replacement's heal waits for the down node of its volume (GD2 refuses it)", state: NodeDraining, mutate: func(s *NodeSnapshot) {
+			s.ReplacementsHealing, s.ReplacementsFilling = 1, 1
+			s.HealReplacementVolume, s.HealReplacementBrick = "vol1", "/bricks/vol1/b1"
+			s.HealReplacementNodeDown = "node-c (zone-3)"
+		}, wantReason: ReasonVolumeNodeDown},
 		{name: "a drained node whose replacement reads 0 pending but is still filling does not detach", state: NodeDraining, mutate: func(s *NodeSnapshot) {
 			s.BricksOnNode = 0
 			s.ReplacementsHealing, s.ReplacementsFilling = 1, 1

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"net/http"
 	"time"
 )
 
@@ -130,4 +131,29 @@ func (s *Simulator) checkQuorumLoss(c *call, before map[quorumKey]bool) {
 			}
 		}
 	}
+}
+
+// WholeSets reports, per replica set of volume volName in order, whether
+// every brick of it holds the set's data in full: up, lacking nothing,
+// healed by a full heal if it is a replacement, and no split-brain. It is
+// what a test measures a heal's end by, which heal-info alone does not
+// show after a replace-brick (it reads 0 while the new brick is empty).
+func (s *Simulator) WholeSets(volName string) ([]bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.advanceLocked()
+	v := s.m.Volumes[volName]
+	if v == nil {
+		return nil, errf(http.StatusNotFound, msgVolumeNotFound)
+	}
+	out := make([]bool, len(v.Subvols))
+	for i, sv := range v.Subvols {
+		out[i] = true
+		for _, b := range sv.Bricks {
+			if b.Type != brickTypeArbiter && !s.goodCopy(sv, b) {
+				out[i] = false
+			}
+		}
+	}
+	return out, nil
 }

@@ -184,7 +184,7 @@ func clearBrickCounts(s *states.NodeSnapshot) {
 	s.DevicesEnabled, s.DevicesDisabled = 0, 0
 	s.BricksOnNode, s.BricksOffline, s.SoleHealedCopies, s.QuorumAtRisk = 0, 0, 0, 0
 	s.ReplacementsHealing, s.PendingHealEntries, s.SplitBrainEntries, s.BricksUnreachable = 0, 0, 0, 0
-	s.ReplacementsFilling, s.HealReplacementVolume, s.HealReplacementBrick = 0, "", ""
+	s.ReplacementsFilling, s.HealReplacementVolume, s.HealReplacementBrick, s.HealReplacementNodeDown = 0, "", "", ""
 	s.NextBrickVolume, s.NextBrickPath, s.DrainBlockedReason, s.VolumeNodeDown = "", "", "", ""
 }
 
@@ -281,6 +281,15 @@ func (s *Syncer) gd2Side(ctx context.Context, node *operatorv1alpha1.GlusterNode
 			for _, r := range due {
 				if r.Volume == due[0].Volume {
 					view.healDue = append(view.healDue, r)
+				}
+			}
+			byID := map[string]states.PeerFacts{}
+			for _, pf := range gather.PeerFacts(peers) {
+				byID[pf.ID] = pf
+			}
+			for _, v := range views {
+				if v.Name == due[0].Volume {
+					snap.HealReplacementNodeDown = states.VolumeNodesDown(v, byID)
 				}
 			}
 		}
