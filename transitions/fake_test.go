@@ -109,7 +109,7 @@ func (w *world) AddPeer(_ context.Context, address, zone string, md map[string]s
 	return id, nil
 }
 
-func (w *world) RegisterDevice(_ context.Context, peerID, device string) error {
+func (w *world) RegisterDevice(_ context.Context, peerID, device, _ string) error {
 	if err := w.call("RegisterDevice"); err != nil {
 		return err
 	}

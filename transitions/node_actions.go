@@ -67,7 +67,7 @@ func activateNode(ctx context.Context, ops Ops, n NodeTarget) (NodeResult, error
 		return NodeResult{}, ErrNoPeerID
 	}
 	for _, dev := range n.Devices {
-		if err := ops.GD2.RegisterDevice(ctx, n.PeerID, dev); err != nil {
+		if err := ops.GD2.RegisterDevice(ctx, n.PeerID, dev, n.DeviceProvisioner); err != nil {
 			return NodeResult{}, fmt.Errorf("register device %q on peer %s: %w", dev, n.PeerID, err)
 		}
 	}

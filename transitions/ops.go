@@ -35,9 +35,9 @@ type NodeGD2 interface {
 	// metadata[MetaNode] with the same value, it returns that peer's id and
 	// adds nothing: a join repeated after a crash must not fail or add twice.
 	AddPeer(ctx context.Context, address, zone string, metadata map[string]string) (peerID string, err error)
-	// RegisterDevice registers device on the peer. "device already exists"
-	// is success.
-	RegisterDevice(ctx context.Context, peerID, device string) error
+	// RegisterDevice registers device on the peer for provisioner ("" is
+	// GD2's default, lvm). "device already exists" is success.
+	RegisterDevice(ctx context.Context, peerID, device, provisioner string) error
 	// SetDeviceEnabled sets the device's state to enabled or disabled.
 	// Setting the state it already has is success.
 	SetDeviceEnabled(ctx context.Context, peerID, device string, enabled bool) error

@@ -27,6 +27,9 @@ type NodeTarget struct {
 	// Devices are the block devices the node contributes: the paths its
 	// pod has them at, registered in GD2 under these names.
 	Devices []string
+	// DeviceProvisioner is the GD2 provisioner the devices are registered
+	// with: "" or "lvm" (block devices), "loop" (directories).
+	DeviceProvisioner string
 	// RegisteredDevices are the names GD2 has the node's devices under
 	// (as read in the sync), which enabling and disabling use: a node an
 	// older release joined keeps the names it registered (/dev/sdb, ...)

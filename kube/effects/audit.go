@@ -202,8 +202,8 @@ func (g auditGD2) AddPeer(ctx context.Context, address, zone string, metadata ma
 	return id, err
 }
 
-func (g auditGD2) RegisterDevice(ctx context.Context, peerID, device string) error {
-	return g.a.call(ctx, ActionRegisterDevice, func() error { return g.next.RegisterDevice(ctx, peerID, device) }, zap.String(engine.LogPeer, peerID), zap.String(engine.LogDevice, device))
+func (g auditGD2) RegisterDevice(ctx context.Context, peerID, device, provisioner string) error {
+	return g.a.call(ctx, ActionRegisterDevice, func() error { return g.next.RegisterDevice(ctx, peerID, device, provisioner) }, zap.String(engine.LogPeer, peerID), zap.String(engine.LogDevice, device))
 }
 
 func (g auditGD2) SetDeviceEnabled(ctx context.Context, peerID, device string, enabled bool) error {

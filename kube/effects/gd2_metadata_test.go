@@ -84,7 +84,7 @@ func TestGD2AcceptsTheWorstCaseMetadata(t *testing.T) {
 	fixtures.Must(t, err, "list peers")
 	fixtures.Must(t, f.ops.SetPeerMetadata(fixtures.Ctx, peers[0].ID, worstPeerMetadata()), "peer edit")
 	for _, p := range peers {
-		fixtures.Must(t, f.ops.RegisterDevice(fixtures.Ctx, p.ID, "/dev/sdb"), "register device")
+		fixtures.Must(t, f.ops.RegisterDevice(fixtures.Ctx, p.ID, "/dev/sdb", ""), "register device")
 	}
 	_, err = f.c.CreateVolume(fixtures.Ctx, gd2.VolumeCreateRequest{Name: "v", Size: 1 << 30, Replica: 3})
 	fixtures.Must(t, err, "create volume")

@@ -123,10 +123,10 @@ func peerHasHost(p gd2.Peer, host string) bool {
 	return strings.EqualFold(p.Name, host) || strings.EqualFold(p.Name, strings.SplitN(host, ".", 2)[0])
 }
 
-// RegisterDevice registers device on the peer; a device GD2 already has is
-// success.
-func (g *GD2) RegisterDevice(ctx context.Context, peerID, device string) error {
-	_, err := g.Client.AddDevice(ctx, peerID, gd2.DeviceAddRequest{Device: device})
+// RegisterDevice registers device on the peer for provisioner (GD2's
+// default, lvm, when ""); a device GD2 already has is success.
+func (g *GD2) RegisterDevice(ctx context.Context, peerID, device, provisioner string) error {
+	_, err := g.Client.AddDevice(ctx, peerID, gd2.DeviceAddRequest{Device: device, Provisioner: provisioner})
 	if err != nil && !errors.Is(err, gd2.ErrAlreadyExists) {
 		return fmt.Errorf("register device %q on peer %s: %w", device, peerID, err)
 	}

@@ -125,7 +125,7 @@ func TestGD2OpsDevicesAreIdempotent(t *testing.T) {
 	id, err := f.ops.AddPeer(fixtures.Ctx, "n1-0.gc-nodes.storage.svc:24008", "zone-1", fxNodeMeta("storage/n1"))
 	fixtures.Must(t, err, "add peer")
 	for range 2 {
-		fixtures.Must(t, f.ops.RegisterDevice(fixtures.Ctx, id, "/dev/sdb"), "register")
+		fixtures.Must(t, f.ops.RegisterDevice(fixtures.Ctx, id, "/dev/sdb", ""), "register")
 	}
 	for _, enabled := range []bool{false, false, true, true} {
 		fixtures.Must(t, f.ops.SetDeviceEnabled(fixtures.Ctx, id, "/dev/sdb", enabled), "set enabled")
@@ -140,7 +140,7 @@ func TestGD2OpsDevicesAreIdempotent(t *testing.T) {
 	if len(devs) != 1 {
 		t.Errorf("%d devices, want 1", len(devs))
 	}
-	if err := f.ops.RegisterDevice(fixtures.Ctx, id, "/dev/sdz"); err == nil {
+	if err := f.ops.RegisterDevice(fixtures.Ctx, id, "/dev/sdz", ""); err == nil {
 		t.Error("registering a disk the host does not have succeeded")
 	}
 }
@@ -179,7 +179,7 @@ func fxReplicaSetup(t *testing.T) (f *fxGD2, victim gd2.Peer, spare string, bric
 	peers, err := f.c.ListPeers(fixtures.Ctx, gd2.Filter{})
 	fixtures.Must(t, err, "list peers")
 	for _, p := range peers {
-		fixtures.Must(t, f.ops.RegisterDevice(fixtures.Ctx, p.ID, "/dev/sdb"), "register")
+		fixtures.Must(t, f.ops.RegisterDevice(fixtures.Ctx, p.ID, "/dev/sdb", ""), "register")
 	}
 	_, err = f.c.CreateVolume(fixtures.Ctx, gd2.VolumeCreateRequest{Name: "pv1", Size: fxGiB, Replica: 3})
 	fixtures.Must(t, err, "create volume")
@@ -201,7 +201,7 @@ func fxReplicaSetup(t *testing.T) (f *fxGD2, victim gd2.Peer, spare string, bric
 	}
 	spare, err = f.ops.AddPeer(fixtures.Ctx, "gd2-4:24008", "zone-1", fxNodeMeta("storage/spare"))
 	fixtures.Must(t, err, "add spare")
-	fixtures.Must(t, f.ops.RegisterDevice(fixtures.Ctx, spare, "/dev/sdb"), "register spare")
+	fixtures.Must(t, f.ops.RegisterDevice(fixtures.Ctx, spare, "/dev/sdb", ""), "register spare")
 	// The leaving node takes no new bricks, as the drain action ensures.
 	fixtures.Must(t, f.ops.SetDeviceEnabled(fixtures.Ctx, victim.ID, "/dev/sdb", false), "disable victim")
 	return f, victim, spare, brick
@@ -253,7 +253,7 @@ func TestGD2OpsReplaceBrickWithNowhereToGoIsErrNoPlacement(t *testing.T) {
 	peers, err := f.c.ListPeers(fixtures.Ctx, gd2.Filter{})
 	fixtures.Must(t, err, "list peers")
 	for _, p := range peers {
-		fixtures.Must(t, f.ops.RegisterDevice(fixtures.Ctx, p.ID, "/dev/sdb"), "register")
+		fixtures.Must(t, f.ops.RegisterDevice(fixtures.Ctx, p.ID, "/dev/sdb", ""), "register")
 	}
 	_, err = f.c.CreateVolume(fixtures.Ctx, gd2.VolumeCreateRequest{Name: "pv1", Size: fxGiB, Replica: 3})
 	fixtures.Must(t, err, "create volume")
@@ -308,7 +308,7 @@ func TestGD2OpsForceStartBricksStartsWhatARestartLeftUnmountedAndNeverAStoppedVo
 	peers, err := f.c.ListPeers(fixtures.Ctx, gd2.Filter{})
 	fixtures.Must(t, err, "list peers")
 	for _, p := range peers {
-		fixtures.Must(t, f.ops.RegisterDevice(fixtures.Ctx, p.ID, "/dev/sdb"), "register")
+		fixtures.Must(t, f.ops.RegisterDevice(fixtures.Ctx, p.ID, "/dev/sdb", ""), "register")
 	}
 	_, err = f.c.CreateVolume(fixtures.Ctx, gd2.VolumeCreateRequest{Name: "pv1", Size: fxGiB, Replica: 3})
 	fixtures.Must(t, err, "create volume")

@@ -22,7 +22,7 @@ var _ transitions.GD2Ops = NoGD2{}
 func (NoGD2) AddPeer(context.Context, string, string, map[string]string) (string, error) {
 	return "", errNoGD2
 }
-func (NoGD2) RegisterDevice(context.Context, string, string) error { return errNoGD2 }
+func (NoGD2) RegisterDevice(context.Context, string, string, string) error { return errNoGD2 }
 func (NoGD2) SetDeviceEnabled(context.Context, string, string, bool) error {
 	return errNoGD2
 }

@@ -164,6 +164,10 @@ func NodeTemplateRevision(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha
 	}
 	t := nodeStatefulSet(c, n, "").Spec.Template
 	delete(t.Annotations, AnnotationVersion)
+	// The shared process namespace (the reaping of GD2's daemons) came in
+	// after pods were running without it: it reaches each pod when it is
+	// next made, and is no reason to restart every server of a cluster.
+	t.Spec.ShareProcessNamespace = nil
 	return templateHash(&t)
 }
 
@@ -254,10 +258,24 @@ func nodeStatefulSet(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.Glu
 		// or a reschedule replaces the pod, and a GD2 without its state
 		// would come back as a new, empty peer.
 		claims = append(claims, stateClaim(n.Namespace, labels, s.StorageClassName))
+		loop := NodeProvisioner(n) == ProvisionerLoop
 		for i, path := range NodeDevicePaths(n) {
 			name := BrickClaimTemplateName(i)
+			if loop {
+				// A loop device is a directory: a Filesystem claim.
+				claims = append(claims, claim(name, n.Namespace, labels, ptr.To(corev1.PersistentVolumeFilesystem), s.StorageClassName, s.Capacity.DeepCopy()))
+				ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: name, MountPath: path})
+				continue
+			}
 			claims = append(claims, brickClaim(name, n.Namespace, labels, s))
 			ctr.VolumeDevices = append(ctr.VolumeDevices, corev1.VolumeDevice{Name: name, DevicePath: path})
+		}
+		if loop {
+			// GD2 mounts each brick image through a loop device that
+			// losetup finds free only after the container started: the
+			// container's own /dev is a copy of the host's made at start.
+			volumes = append(volumes, hostPathVolume(volumeHostDev, "/dev", corev1.HostPathDirectory))
+			ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: volumeHostDev, MountPath: "/dev"})
 		}
 	}
 
@@ -297,7 +315,15 @@ func nodeStatefulSet(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.Glu
 		},
 		selector: nodeSelectorLabels(c.Name, n.Name),
 		pod: podTemplate(withZone(podLabels(labels), n.Spec.Zone), annotations, corev1.PodSpec{
-			Containers:  []corev1.Container{ctr},
+			// glusterd2 reaps none of the processes it starts: its bricks,
+			// self-heal daemon and the FUSE client of every volume status
+			// daemonize and end up children of the container's PID 1. As
+			// PID 1 itself it would leave them zombies, and GD2 takes a
+			// SIGKILLed brick's zombie for a running brick (kill(pid, 0)
+			// succeeds) and never starts it again. With the pod's process
+			// namespace shared, the pause process is PID 1 and reaps them.
+			ShareProcessNamespace: ptr.To(true),
+			Containers:            []corev1.Container{ctr},
 			Volumes:     volumes,
 			Affinity:    affinity,
 			Tolerations: tolerations,
@@ -520,6 +546,7 @@ func NodeFromTemplate(c *operatorv1alpha1.GlusterCluster, t *operatorv1alpha1.No
 				Capacity:    ptr.To(t.Storage.Capacity.DeepCopy()),
 				DeviceCount: ptr.To(count),
 				VDO:         t.VDO,
+				Provisioner: t.Storage.Provisioner,
 			},
 		},
 	}

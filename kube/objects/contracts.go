@@ -59,6 +59,10 @@ const (
 // with, a host disk the privileged container also sees (sheet §6).
 const claimDeviceDir = "/dev/anthill"
 
+// loopDeviceDir is where a node's loop-provisioner claims are mounted: a
+// directory of the image's that nothing else uses.
+const loopDeviceDir = "/var/lib/anthill/devices"
+
 // gd2ConfigKeys are GD2's configuration keys; GD2 reads each as a flag
 // --<key> and as the variable GD2_<KEY> ("-" as "_").
 var gd2ConfigKeys = []string{
@@ -113,8 +117,10 @@ var GD2Contract = Contract{
 	// the host's kernel modules (dm_thin_pool for thin LVs).
 	Mounts: []string{GD2StateDir, "/run/lvm", "/usr/lib/modules"},
 	// The shared REST secret at GD2's auth file, the node's certificate
-	// (cert-file, key-file, etcd-client-*), the host's /dev for host devices.
-	OptionalMounts: []string{GD2StateDir + "/" + authFileName, gd2TLSDir, "/dev"},
+	// (cert-file, key-file, etcd-client-*), the host's /dev for host devices
+	// and loop devices, and the loop provisioner's claims (GD2's loop
+	// devices are directories it keeps brick images in).
+	OptionalMounts: append([]string{GD2StateDir + "/" + authFileName, gd2TLSDir, "/dev"}, LoopDevicePaths(16)...),
 	Privileged:     true,
 	Ports:          []int32{GD2ClientPort, GD2PeerPort},
 	LivenessPath:   "/ping",
@@ -126,6 +132,10 @@ var GD2Contract = Contract{
 		"no hostNetwork, as GCS; the state directory is a claim (or a host directory per node), not /var/lib/glusterd2 of the host",
 		"brick claims appear at /dev/anthill/brick-<n>, a path no host has (sheet §6), instead of GCS's host /dev",
 		"GD2_RESTAUTH=true with a shared secret, where GCS ran without REST auth",
+		"the pod shares its process namespace: glusterd2 reaps none of the daemons it starts, so the pause " +
+			"process is PID 1 and reaps them, where GCS had systemd as PID 1",
+		"storage.provisioner loop: Filesystem claims at /var/lib/anthill/devices/brick-<n> registered as GD2 loop " +
+			"devices, and the host's /dev for the loop devices GD2 mounts brick images through (GCS used LVM only)",
 	},
 }
 

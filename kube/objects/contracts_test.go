@@ -45,7 +45,9 @@ func contractCases() []contractCase {
 	}
 	claims := fixtures.Node("gc", "gc-z1-abcde", fixtures.PVCStorage(3))
 	hostDevices := fixtures.Node("gc", "gc-host-a", &operatorv1alpha1.NodeStorage{Host: "kube-a", Devices: []string{"/dev/vdb", "/dev/vdc"}})
-	servers := []*operatorv1alpha1.GlusterNode{claims, hostDevices}
+	loop := fixtures.Node("gc", "gc-z1-loopy", fixtures.PVCStorage(2))
+	loop.Spec.Storage.Provisioner = ProvisionerLoop
+	servers := []*operatorv1alpha1.GlusterNode{claims, hostDevices, loop}
 	var out []contractCase
 	for _, drivers := range [][]operatorv1alpha1.GlusterDriver{
 		nil, {fixtures.FileDriver}, {fixtures.BlockDriver}, {fixtures.FileDriver, fixtures.BlockDriver},

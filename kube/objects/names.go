@@ -195,7 +195,36 @@ func NodeDevicePaths(n *operatorv1alpha1.GlusterNode) []string {
 	if s := n.Spec.Storage; s != nil && s.DeviceCount != nil && *s.DeviceCount > 0 {
 		count = int(*s.DeviceCount)
 	}
+	if NodeProvisioner(n) == ProvisionerLoop {
+		return LoopDevicePaths(count)
+	}
 	return ClaimDevicePaths(count)
+}
+
+// GD2's provisioners (the device API's "provisioner").
+const (
+	ProvisionerLVM  = "lvm"
+	ProvisionerLoop = "loop"
+)
+
+// NodeProvisioner is the GD2 provisioner node's devices are registered
+// with: spec.storage.provisioner, lvm when unset.
+func NodeProvisioner(n *operatorv1alpha1.GlusterNode) string {
+	if s := n.Spec.Storage; s != nil && s.Provisioner != "" {
+		return s.Provisioner
+	}
+	return ProvisionerLVM
+}
+
+// LoopDevicePaths are the directories count loop-provisioner claims are
+// mounted at in a node's container, one per claim: GD2 keeps each brick
+// of such a device as an image file in it.
+func LoopDevicePaths(count int) []string {
+	out := make([]string, 0, count)
+	for i := range count {
+		out = append(out, loopDeviceDir+"/"+BrickClaimTemplateName(i))
+	}
+	return out
 }
 
 // ClaimDevicePaths are the paths of count brick claims in a node's

@@ -92,7 +92,7 @@ func newDisruptionFixture(t *testing.T) *disruptionFixture {
 	}
 	ops := &effects.GD2{Client: g}
 	for _, p := range peers {
-		if err := ops.RegisterDevice(ctx, p.ID, "/dev/sdb"); err != nil {
+		if err := ops.RegisterDevice(ctx, p.ID, "/dev/sdb", ""); err != nil {
 			t.Fatal(err)
 		}
 		zone := p.Zone()

@@ -41,7 +41,7 @@ func TestPreviewDrainPlansEveryBrickWithThePlacementPolicy(t *testing.T) {
 	nodeOf := map[string]string{}
 	var nodes []*operatorv1alpha1.GlusterNode
 	for i, p := range peers {
-		if err := ops.RegisterDevice(ctx, p.ID, "/dev/sdb"); err != nil {
+		if err := ops.RegisterDevice(ctx, p.ID, "/dev/sdb", ""); err != nil {
 			t.Fatal(err)
 		}
 		name := "n" + string(rune('1'+i))

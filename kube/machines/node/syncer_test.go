@@ -628,7 +628,7 @@ func TestNodeSyncerQuiescingWaitsForAnEarlierBatchMember(t *testing.T) {
 	}
 	for _, p := range all {
 		if !slices.ContainsFunc(devices, func(d gd2.Device) bool { return d.PeerID == p.ID }) {
-			if err := (&effects.GD2{Client: f.gd2}).RegisterDevice(ctx, p.ID, "/dev/sdb"); err != nil {
+			if err := (&effects.GD2{Client: f.gd2}).RegisterDevice(ctx, p.ID, "/dev/sdb", ""); err != nil {
 				t.Fatal(err)
 			}
 		}

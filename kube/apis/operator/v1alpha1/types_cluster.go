@@ -329,6 +329,16 @@ type TemplateStorage struct {
 	// +kubebuilder:validation:Maximum=16
 	// +optional
 	DeviceCount int32 `json:"deviceCount,omitempty"`
+
+	// provisioner is how GD2 makes bricks on the claims of each server: lvm (the
+	// default) registers each Block-mode claim as an LVM device, on which
+	// GD2 makes thin pools (the kernel needs device-mapper); loop makes
+	// each claim a Filesystem-mode volume, registered as a GD2 loop
+	// device: each brick is an XFS image file on it, loop-mounted by GD2,
+	// which needs the host's loop devices and no device-mapper.
+	// +kubebuilder:validation:Enum=lvm;loop
+	// +optional
+	Provisioner string `json:"provisioner,omitempty"`
 }
 
 // AutoscalingSpec tunes automatic mode: each template grows by one server

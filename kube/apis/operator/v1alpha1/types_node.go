@@ -167,6 +167,16 @@ type NodeStorage struct {
 	// +optional
 	DeviceCount *int32 `json:"deviceCount,omitempty"`
 
+	// provisioner is how GD2 makes bricks on the claims: lvm (the
+	// default) registers each Block-mode claim as an LVM device, on which
+	// GD2 makes thin pools (the kernel needs device-mapper); loop makes
+	// each claim a Filesystem-mode volume, registered as a GD2 loop
+	// device: each brick is an XFS image file on it, loop-mounted by GD2,
+	// which needs the host's loop devices and no device-mapper.
+	// +kubebuilder:validation:Enum=lvm;loop
+	// +optional
+	Provisioner string `json:"provisioner,omitempty"`
+
 	// vdo would put a VDO (deduplication and compression) layer under each
 	// brick; GD2 cannot (see NodeTemplate.VDO), so true is rejected at
 	// admission.
