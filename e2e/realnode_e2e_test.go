@@ -295,7 +295,7 @@ func readJSON(t *testing.T, path string, v any) {
 
 // kustomizeInstall writes the overlay a user of a dedicated node would
 // write over manifests/default and runs kubectl verb -k on it.
-func kustomizeInstall(t *testing.T, root string, image operatorImage, verb string) {
+func kustomizeInstall(t *testing.T, root string, image operatorImage, verb string, args ...string) {
 	t.Helper()
 	dir := t.TempDir()
 	// kustomize takes a base by a relative path only.
@@ -330,16 +330,21 @@ patches:
           %s: "true"
 `, base, name, tag,
 		framework.RealNodeTaint.Key, framework.RealNodeTaint.Value, framework.RealNodeTaint.Effect, framework.RealNodeLabel)
+	// Further operator arguments, after the shipped ones (the last of a
+	// repeated flag wins).
+	for _, a := range args {
+		overlay += fmt.Sprintf("      - op: add\n        path: /spec/template/spec/containers/0/args/-\n        value: %q\n", a)
+	}
 	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(overlay), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"--kubeconfig", env.Kubeconfig, verb, "-k", dir}
+	kargs := []string{"--kubeconfig", env.Kubeconfig, verb, "-k", dir}
 	if verb == "delete" {
-		args = append(args, "--ignore-not-found", "--wait", "--timeout=3m")
+		kargs = append(kargs, "--ignore-not-found", "--wait", "--timeout=3m")
 	}
-	cmd := exec.Command("kubectl", args...)
+	cmd := exec.Command("kubectl", kargs...)
 	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args[2:], " "), err, b)
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(kargs[2:], " "), err, b)
 	}
 }
 

@@ -156,12 +156,22 @@ type RealNode struct {
 	// tunables are the host's kubeletKernelTunables before the node
 	// started, which it must leave as they were.
 	tunables map[string]string
+	opts     RealNodeOptions
+	dns      *clusterDNS
 }
 
 // RealNodeOptions shape a real node.
 type RealNodeOptions struct {
 	// Name is the Node's name; empty means "real-node".
 	Name string
+	// Untainted registers the node without RealNodeTaint (it keeps its
+	// label), for pods the test cannot give a toleration: those the
+	// operator makes (a GlusterCluster's etcd takes no placement).
+	Untainted bool
+	// ClusterDNS serves the cluster's names to the node's pods
+	// (<service>.<ns>.svc, <pod>.<subdomain>.<ns>.svc) from the host's end
+	// of the veth pair, and the kubelet gives pods that nameserver.
+	ClusterDNS bool
 }
 
 // StartRealNode starts a real node registered with cp, waits until it is
@@ -175,7 +185,7 @@ func (cp *ControlPlane) StartRealNode(ctx context.Context, opts RealNodeOptions)
 	if err != nil {
 		return nil, err
 	}
-	n := &RealNode{Name: opts.Name, cp: cp}
+	n := &RealNode{Name: opts.Name, cp: cp, opts: opts}
 	if n.Name == "" {
 		n.Name = "real-node"
 	}
@@ -210,6 +220,11 @@ func (cp *ControlPlane) StartRealNode(ctx context.Context, opts RealNodeOptions)
 	}
 	if err := n.publishAPIServer(ctx); err != nil {
 		return nil, fmt.Errorf("kubernetes service endpoints: %w", err)
+	}
+	if opts.ClusterDNS {
+		if n.dns, err = startClusterDNS(n.HostIP, cp.Client); err != nil {
+			return nil, fmt.Errorf("cluster DNS: %w", err)
+		}
 	}
 	if err := n.makeCgroupRoot(); err != nil {
 		return nil, fmt.Errorf("cgroup root: %w", err)
@@ -516,17 +531,27 @@ func (n *RealNode) ContainerSpec(ctx context.Context, id string) ([]byte, error)
 // id), through its main process's root (/proc/PID/root): what the
 // container sees at that path, mounts included.
 func (n *RealNode) ContainerFile(ctx context.Context, id, path string) ([]byte, error) {
+	pid, err := n.ContainerPID(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "root", path))
+}
+
+// ContainerPID is the host pid of a running container's main process (by
+// its CRI id).
+func (n *RealNode) ContainerPID(ctx context.Context, id string) (int, error) {
 	out, err := exec.CommandContext(ctx, "ctr", "--address", n.Socket, "--namespace", "k8s.io", "tasks", "ls").Output()
 	if err != nil {
-		return nil, fmt.Errorf("ctr tasks ls: %w", err)
+		return 0, fmt.Errorf("ctr tasks ls: %w", err)
 	}
 	// TASK PID STATUS
 	for _, l := range strings.Split(string(out), "\n") {
-		if f := strings.Fields(l); len(f) == 3 && f[0] == id {
-			return os.ReadFile(filepath.Join("/proc", f[1], "root", path))
+		if f := strings.Fields(l); len(f) == 3 && f[0] == id && f[2] == "RUNNING" {
+			return strconv.Atoi(f[1])
 		}
 	}
-	return nil, fmt.Errorf("no running task for container %s", id)
+	return 0, fmt.Errorf("no running task for container %s", id)
 }
 
 // ContainerLog returns what a container of a pod on the node wrote, from
@@ -598,6 +623,9 @@ func (n *RealNode) Stop() {
 		if n.relay != nil {
 			n.relay.Close()
 			n.relayWG.Wait()
+		}
+		if n.dns != nil {
+			n.dns.stop()
 		}
 		n.removeCgroupRoot()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

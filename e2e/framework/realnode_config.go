@@ -90,6 +90,16 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 	// machine's disk is shared and its fill is none of the test's
 	// business. Anonymous, always-allowed access to the kubelet's API is
 	// safe here: it listens on the node's own address only.
+	taints := fmt.Sprintf("registerWithTaints:\n  - key: %s\n    value: %q\n    effect: %s\n", RealNodeTaint.Key, RealNodeTaint.Value, RealNodeTaint.Effect)
+	if n.opts.Untainted {
+		taints = ""
+	}
+	// Pods get the node's cluster DNS (realnode_dns.go) as their
+	// nameserver, as on any cluster, when the node serves one.
+	dns := ""
+	if n.dns != nil {
+		dns = fmt.Sprintf("clusterDomain: %s\nclusterDNS:\n  - %s\n", clusterDomain, n.HostIP)
+	}
 	kubelet := fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 failCgroupV1: false
@@ -103,11 +113,7 @@ healthzBindAddress: 127.0.0.1
 readOnlyPort: 0
 maxPods: 30
 serializeImagePulls: false
-registerWithTaints:
-  - key: %[5]s
-    value: %[6]q
-    effect: %[7]s
-authentication:
+%[8]sauthentication:
   anonymous:
     enabled: true
   webhook:
@@ -121,7 +127,7 @@ evictionHard:
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 resolvConf: /etc/resolv.conf
-`, n.cgroupRoot, n.Socket, filepath.Join(n.Dir, "pods"), n.NodeIP, RealNodeTaint.Key, RealNodeTaint.Value, RealNodeTaint.Effect)
+%[9]s`, n.cgroupRoot, n.Socket, filepath.Join(n.Dir, "pods"), n.NodeIP, RealNodeTaint.Key, RealNodeTaint.Value, RealNodeTaint.Effect, taints, dns)
 	if err := os.WriteFile(filepath.Join(n.Dir, "kubelet.yaml"), []byte(kubelet), 0o644); err != nil {
 		return err
 	}

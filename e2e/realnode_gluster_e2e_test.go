@@ -1,0 +1,456 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/gluster/anthill/e2e/framework"
+	"github.com/gluster/anthill/gd2"
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/objects"
+)
+
+// A GlusterCluster's own pods on a real node: the operator's image runs
+// in a pod there and makes a cluster whose three GD2 pods and etcd pod run
+// for real (the test images hack/build-test-images.sh builds: glusterd2
+// over Debian's glusterfs 10.3, the control plane's etcd), on local
+// PersistentVolumes of the node; its servers use GD2's loop provisioner
+// (storage.provisioner: loop), since this kernel has no device-mapper for
+// LVM. Through the operator the peers join and their devices are added;
+// the test then creates and starts a replica-3 smart volume through GD2's
+// REST API, as the CSI driver would, writes files through a FUSE mount in
+// a client pod on the node and reads every byte back; then it kills one
+// GD2 container (SIGKILL, as a liveness restart does it) and its brick
+// must come back online with no help.
+func TestGlusterPodsOnARealNode(t *testing.T) {
+	onRealNode(t, "installs anthill cluster-wide and runs a kubelet; the GlusterCluster's GD2 and etcd pods run on it")
+	ctx := context.Background()
+	root := framework.RepoRoot()
+	begin := time.Now()
+	step := func(format string, args ...any) {
+		t.Logf("%6.1fs  %s", time.Since(begin).Seconds(), fmt.Sprintf(format, args...))
+	}
+
+	images := buildTestImages(t, root)
+	operator := buildOperatorImage(t, root)
+	step("images built: %s, %s", images["glusterd2"].ref, images["etcd"].ref)
+
+	// The local volumes' directories outlive the node's pods: made before
+	// the node, removed after it stopped.
+	volumes := t.TempDir()
+	node, err := env.StartRealNode(ctx, framework.RealNodeOptions{Name: "real-gluster", Untainted: true, ClusterDNS: true})
+	if err != nil {
+		t.Fatalf("start the real node: %v", err)
+	}
+	t.Cleanup(func() {
+		node.Stop()
+		if err := node.Leftovers(); err != nil {
+			t.Errorf("the stopped real node left behind: %v", err)
+		}
+	})
+	step("real node %s Ready", node.Name)
+	for _, archive := range []string{operator.archive, images["glusterd2"].archive, images["etcd"].archive} {
+		if err := node.ImportImage(ctx, archive); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step("images imported")
+	const zone = "real"
+	patchNodeLabel(t, node.Name, objects.ZoneLabel, zone)
+	// The etcd pod takes no placement from the spec: with the kwok nodes
+	// cordoned the real node is the scheduler's only choice.
+	cordonKwokNodes(t)
+
+	kustomizeInstall(t, root, operator, "apply", "--etcd-image="+images["etcd"].ref, "--max-wait=5s", "--heal-interval=3s", "--gd2-timeout=10s")
+	t.Cleanup(func() { kustomizeInstall(t, root, operator, "delete") })
+
+	ns := env.Namespace(t)
+	class := localVolumes(t, node, volumes, 7, "2Gi")
+	const name = "real"
+	c := &operatorv1alpha1.GlusterCluster{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: operatorv1alpha1.GlusterClusterSpec{
+			Mode:    operatorv1alpha1.ClusterModeManual,
+			Gluster: &operatorv1alpha1.GlusterServerSpec{Version: "4.1.0", Image: images["glusterd2"].ref},
+			NodeTemplates: []operatorv1alpha1.NodeTemplate{{
+				Name: "real", Zone: zone, Nodes: ptr.To[int32](3),
+				Storage: operatorv1alpha1.TemplateStorage{
+					StorageClassName: ptr.To(class), Capacity: resource.MustParse("1Gi"), DeviceCount: 1,
+					Provisioner: objects.ProvisionerLoop,
+				},
+			}},
+		},
+	}
+	err = framework.WaitFor(ctx, time.Minute, func(ctx context.Context) (bool, error) {
+		_, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Create(ctx, c, metav1.CreateOptions{})
+		return err == nil, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := waitNodes(t, ns, name, 3, 4*time.Minute)
+	step("3 GD2 pods and etcd running, peers joined and devices added: the cluster is Ready")
+
+	pods, err := env.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gd2Pods []corev1.Pod
+	for _, p := range pods.Items {
+		if p.Spec.NodeName != node.Name {
+			t.Errorf("pod %s runs on %q, not the real node", p.Name, p.Spec.NodeName)
+		}
+		if p.Labels[objects.LabelComponent] == objects.ComponentGlusterNode {
+			gd2Pods = append(gd2Pods, p)
+		}
+	}
+	if len(gd2Pods) != 3 {
+		t.Fatalf("%d GD2 pods, want 3", len(gd2Pods))
+	}
+	secret, err := env.Client.CoreV1().Secrets(ns).Get(ctx, objects.AuthSecretName(name), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := gd2.New(gd2.Options{Endpoint: "http://" + gd2Pods[0].Status.PodIP + ":24007", User: "glustercli", Secret: string(secret.Data[objects.AuthSecretKey]), Timeout: 60 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	peers, err := g.ListPeers(ctx, gd2.Filter{})
+	if err != nil || len(peers) != 3 {
+		t.Fatalf("GD2 peers %d (%v), want 3", len(peers), err)
+	}
+	for _, n := range nodes {
+		devs, err := g.ListDevices(ctx, n.Status.PeerID)
+		if err != nil || len(devs) != 1 || devs[0].Provisioner != objects.ProvisionerLoop {
+			t.Errorf("node %s's devices %+v (%v): want its one loop device", n.Name, devs, err)
+		}
+	}
+
+	const vol = "data"
+	if _, err := g.CreateVolume(ctx, gd2.VolumeCreateRequest{Name: vol, Size: 512 << 20, Replica: 3, SubvolZonesOverlap: true, Provisioner: objects.ProvisionerLoop}); err != nil {
+		t.Fatalf("create a replica-3 smart volume: %v", err)
+	}
+	if _, err := g.StartVolume(ctx, vol, false); err != nil {
+		t.Fatalf("start it: %v", err)
+	}
+	bricks := waitBricksOnline(t, g, vol, 3, time.Minute)
+	step("replica-3 smart volume %s created and started: 3 bricks online (%s)", vol, brickPIDs(bricks))
+
+	client := startMountPod(t, ns, images["glusterd2"].ref, objects.NodePodHost(ns, name, nodes[firstKey(nodes)].Name)+":/"+vol)
+	pid := waitMountPID(t, node, ns, client)
+	mnt := fmt.Sprintf("/proc/%d/root/mnt/%s", pid, vol)
+	written := writeFiles(t, mnt, 24, 256<<10)
+	step("FUSE mount in pod %s: wrote %d files, %d bytes", client, len(written), totalBytes(written))
+	readBack(t, mnt, written)
+	step("read every byte back: checksums equal")
+
+	// A GD2 container killed: the kubelet starts it again and GD2 mounts
+	// and starts its brick itself.
+	victim := gd2Pods[1]
+	gpid := containerPID(t, node, victim, objects.ContainerGD2)
+	if err := syscall.Kill(gpid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	step("SIGKILLed glusterd2 (pid %d) of %s", gpid, victim.Name)
+	err = framework.WaitFor(ctx, 3*time.Minute, func(ctx context.Context) (bool, error) {
+		p, err := env.Client.CoreV1().Pods(ns).Get(ctx, victim.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, s := range p.Status.ContainerStatuses {
+			if s.RestartCount > 0 && s.Ready {
+				return true, nil
+			}
+		}
+		return false, fmt.Errorf("pod %s: %s", p.Name, podState(*p))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := waitBricksOnline(t, g, vol, 3, 2*time.Minute)
+	step("GD2 container restarted, every brick online again with no help (%s)", brickPIDs(after))
+	readBack(t, mnt, written)
+	step("read every byte back again")
+}
+
+type testImage struct{ ref, archive string }
+
+// buildTestImages runs hack/build-test-images.sh; the test skips with its
+// reason when the machine lacks an input.
+func buildTestImages(t *testing.T, root string) map[string]testImage {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(root, "hack", "build-test-images.sh"))
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() == 2 {
+		t.Skipf("test images: %s", strings.TrimSpace(stderr.String()))
+	}
+	if err != nil {
+		t.Fatalf("hack/build-test-images.sh: %v\n%s", err, stderr.String())
+	}
+	images := map[string]testImage{}
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(l)
+		if len(f) == 3 {
+			images[f[0]] = testImage{ref: f[1], archive: f[2]}
+		}
+	}
+	if images["glusterd2"].ref == "" || images["etcd"].ref == "" {
+		t.Fatalf("hack/build-test-images.sh printed %q", out)
+	}
+	return images
+}
+
+func patchNodeLabel(t *testing.T, node, key, value string) {
+	t.Helper()
+	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, key, value)
+	if _, err := env.Client.CoreV1().Nodes().Patch(context.Background(), node, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// cordonKwokNodes marks every kwok node unschedulable until the test ends.
+func cordonKwokNodes(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	list, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := func(name string, v bool) error {
+		patch := fmt.Sprintf(`{"spec":{"unschedulable":%t}}`, v)
+		_, err := env.Client.CoreV1().Nodes().Patch(context.Background(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+		return err
+	}
+	for _, n := range list.Items {
+		if _, real := n.Labels[framework.RealNodeLabel]; real || n.Spec.Unschedulable {
+			continue
+		}
+		if err := set(n.Name, true); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if err := set(n.Name, false); err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("uncordon %s: %v", n.Name, err)
+			}
+		})
+	}
+}
+
+// localVolumes makes a StorageClass of local volumes on the node, the
+// default one for the test (etcd's claim names no class), and count
+// Filesystem PersistentVolumes of size in directories under dir.
+func localVolumes(t *testing.T, node *framework.RealNode, dir string, count int, size string) string {
+	t.Helper()
+	ctx := context.Background()
+	name := "real-node-local"
+	sc := &storagev1.StorageClass{
+		ObjectMeta:        metav1.ObjectMeta{Name: name, Annotations: map[string]string{"storageclass.kubernetes.io/is-default-class": "true"}},
+		Provisioner:       "kubernetes.io/no-provisioner",
+		VolumeBindingMode: ptr.To(storagev1.VolumeBindingWaitForFirstConsumer),
+		ReclaimPolicy:     ptr.To(corev1.PersistentVolumeReclaimRetain),
+	}
+	if _, err := env.Client.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Client.StorageV1().StorageClasses().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	for i := range count {
+		path := filepath.Join(dir, fmt.Sprintf("pv-%d", i))
+		if err := os.MkdirAll(path, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		pv := &corev1.PersistentVolume{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", node.Name, i)},
+			Spec: corev1.PersistentVolumeSpec{
+				Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(size)},
+				AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+				StorageClassName:              name,
+				VolumeMode:                    ptr.To(corev1.PersistentVolumeFilesystem),
+				PersistentVolumeSource:        corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: path}},
+				NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+					MatchExpressions: []corev1.NodeSelectorRequirement{{Key: objects.HostnameLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{node.Name}}},
+				}}}},
+			},
+		}
+		if _, err := env.Client.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = env.Client.CoreV1().PersistentVolumes().Delete(context.Background(), pv.Name, metav1.DeleteOptions{})
+		})
+	}
+	return name
+}
+
+func waitBricksOnline(t *testing.T, g *gd2.Client, vol string, want int, timeout time.Duration) []gd2.BrickStatus {
+	t.Helper()
+	var bricks []gd2.BrickStatus
+	err := framework.WaitFor(context.Background(), timeout, func(ctx context.Context) (bool, error) {
+		var err error
+		if bricks, err = g.BricksStatus(ctx, vol); err != nil {
+			return false, err
+		}
+		online := 0
+		for _, b := range bricks {
+			if b.Online {
+				online++
+			}
+		}
+		return online == want && len(bricks) == want, fmt.Errorf("%d of %d bricks online", online, len(bricks))
+	})
+	if err != nil {
+		t.Fatalf("bricks of %s: %v", vol, err)
+	}
+	return bricks
+}
+
+func brickPIDs(bricks []gd2.BrickStatus) string {
+	var out []string
+	for _, b := range bricks {
+		out = append(out, fmt.Sprintf("%s pid %d port %d", b.Info.Path, b.PID, b.Port))
+	}
+	return strings.Join(out, "; ")
+}
+
+func firstKey[V any](m map[string]V) string {
+	for k := range m {
+		return k
+	}
+	return ""
+}
+
+// startMountPod runs a pod of the GD2 image on the real node that mounts
+// the volume with Debian's FUSE client and keeps it mounted; the FUSE
+// process lives in the pod.
+func startMountPod(t *testing.T, ns, image, source string) string {
+	t.Helper()
+	vol := source[strings.LastIndex(source, "/")+1:]
+	script := fmt.Sprintf("set -e; mkdir -p /mnt/%[1]s; mount -t glusterfs %[2]s /mnt/%[1]s; touch /tmp/mounted; exec sleep infinity", vol, source)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fuse-client"},
+		Spec: corev1.PodSpec{
+			NodeSelector:                  map[string]string{framework.RealNodeLabel: "true"},
+			TerminationGracePeriodSeconds: ptr.To[int64](5),
+			Containers: []corev1.Container{{
+				Name: "client", Image: image, ImagePullPolicy: corev1.PullNever,
+				Command:         []string{"/bin/bash", "-c", script},
+				SecurityContext: &corev1.SecurityContext{Privileged: ptr.To(true)},
+				ReadinessProbe:  &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"test", "-f", "/tmp/mounted"}}}, PeriodSeconds: 1},
+			}},
+		},
+	}
+	if _, err := env.Client.CoreV1().Pods(ns).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = env.Client.CoreV1().Pods(ns).Delete(context.Background(), pod.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+	})
+	return pod.Name
+}
+
+// waitMountPID waits for the client pod's mount and returns the pid of a
+// process in its mount namespace (its sleep).
+func waitMountPID(t *testing.T, node *framework.RealNode, ns, name string) int {
+	t.Helper()
+	var pid int
+	err := framework.WaitFor(context.Background(), 2*time.Minute, func(ctx context.Context) (bool, error) {
+		p, err := env.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if !podReady(*p) {
+			return false, fmt.Errorf("pod %s: %s", name, podState(*p))
+		}
+		pid = containerPID(t, node, *p, "client")
+		return pid > 0, nil
+	})
+	if err != nil {
+		t.Fatalf("the FUSE client pod: %v", err)
+	}
+	return pid
+}
+
+// containerPID is the host pid of a running container's first process.
+func containerPID(t *testing.T, node *framework.RealNode, p corev1.Pod, container string) int {
+	t.Helper()
+	for _, s := range p.Status.ContainerStatuses {
+		if s.Name == container && s.ContainerID != "" {
+			id := s.ContainerID[strings.Index(s.ContainerID, "://")+3:]
+			pid, err := node.ContainerPID(context.Background(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return pid
+		}
+	}
+	t.Fatalf("pod %s has no running container %s", p.Name, container)
+	return 0
+}
+
+type writtenFile struct {
+	name string
+	size int
+	sum  [32]byte
+}
+
+func writeFiles(t *testing.T, dir string, n, size int) []writtenFile {
+	t.Helper()
+	var out []writtenFile
+	for i := range n {
+		b := make([]byte, size+i*4096)
+		_, _ = rand.Read(b)
+		name := "f-" + strconv.Itoa(i)
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, writtenFile{name: name, size: len(b), sum: sha256.Sum256(b)})
+	}
+	return out
+}
+
+func totalBytes(files []writtenFile) int {
+	n := 0
+	for _, f := range files {
+		n += f.size
+	}
+	return n
+}
+
+func readBack(t *testing.T, dir string, files []writtenFile) {
+	t.Helper()
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(dir, f.name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sha256.Sum256(b) != f.sum {
+			t.Fatalf("%s: %d bytes read back differ from the %d written", f.name, len(b), f.size)
+		}
+	}
+}
