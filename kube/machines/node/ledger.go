@@ -25,37 +25,17 @@ func drainCause(node *operatorv1alpha1.GlusterNode) string {
 	return ""
 }
 
-// nodeLedgerActions are the node's events and steps whose action makes a
-// lasting change, by the ledger action that records it.
-var nodeLedgerActions = map[fsm.Event]string{
-	fsm.Event(states.NodeMoveBrick):       operatorv1alpha1.LedgerActionReplaceBrick,
-	fsm.Event(states.NodeHealReplacement): operatorv1alpha1.LedgerActionHealReplacement,
-	fsm.Event(states.NodeDeletePeer):      operatorv1alpha1.LedgerActionDeletePeer,
-	fsm.Event(states.NodeDeleteWorkload):  operatorv1alpha1.LedgerActionDeleteWorkload,
-	fsm.Event(states.NodeRollWorkload):    operatorv1alpha1.LedgerActionRollWorkload,
-	fsm.Event(states.NodeDisableDevices):  operatorv1alpha1.LedgerActionDisableDevices,
-	states.NodeDrain:                      operatorv1alpha1.LedgerActionDisableDevices,
-	states.NodeEnterMaintenance:           operatorv1alpha1.LedgerActionDisableDevices,
-	states.NodeRestart:                    operatorv1alpha1.LedgerActionDisableDevices,
-	fsm.Event(states.NodeEnableDevices):   operatorv1alpha1.LedgerActionEnableDevices,
-	states.NodeResume:                     operatorv1alpha1.LedgerActionEnableDevices,
-	fsm.Event(states.NodeEvictLostPod):    operatorv1alpha1.LedgerActionEvictLostPod,
-}
-
 // nodeLedgerEntry is the ledger entry of decision d, if its action makes
-// a lasting change: a step or an event with one of nodeLedgerActions.
+// a lasting change: a step or an event states records as one
+// (states.LedgerActionOf).
 // state is where the node is after the action (the event's target, or the
 // state a step runs in). Device changes on a dead peer change nothing (the
 // action skips them) and are not recorded. A brick move names the brick
 // and the peers GD2 may place its replacement on.
 func nodeLedgerEntry(node *operatorv1alpha1.GlusterNode, d states.Decision, state string, f *nodeFacts, now time.Time) (operatorv1alpha1.LedgerEntry, bool) {
 	snap := f.snap
-	what := d.Event
-	if d.Step != "" {
-		what = fsm.Event(d.Step)
-	}
-	action, ok := nodeLedgerActions[what]
-	if !ok {
+	action := states.LedgerActionOf(states.NodeMachine, d)
+	if action == "" {
 		return operatorv1alpha1.LedgerEntry{}, false
 	}
 	if (action == operatorv1alpha1.LedgerActionDisableDevices || action == operatorv1alpha1.LedgerActionEnableDevices) && !(snap.PeerKnown && snap.PeerAlive) {
@@ -66,7 +46,7 @@ func nodeLedgerEntry(node *operatorv1alpha1.GlusterNode, d states.Decision, stat
 		State: state, Reason: d.Reason,
 	}
 	switch {
-	case what == states.NodeDrain:
+	case d.Event == states.NodeDrain:
 		e.Cause = d.Reason
 	case action == operatorv1alpha1.LedgerActionReplaceBrick:
 		e.Volume, e.Brick, e.TargetPeers, e.Cause = snap.NextBrickVolume, snap.NextBrickPath, f.view.move.Targets, drainCause(node)
