@@ -2,6 +2,8 @@ package framework
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -22,16 +24,19 @@ import (
 // measure. The tests keep it on.
 const RaceEnv = "ANTHILL_E2E_RACE"
 
-// buildDir is where the binaries built here go: one place per user, so a
-// developer's runs leave nothing behind in the temporary directory. Each
-// build replaces its file by a rename, so a test process running the old
-// one is not disturbed.
+// buildDir is where the binaries built here go: one place per user and
+// checkout, so a developer's runs leave nothing behind in the temporary
+// directory, and tests run at once from two checkouts (a clone for CI
+// beside the working tree) never start each other's operator. Each build
+// replaces its file by a rename, so a test process running the old one is
+// not disturbed.
 func buildDir() (string, error) {
 	cache, err := CacheDir()
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(cache, "e2e", "bin")
+	sum := sha256.Sum256([]byte(RepoRoot()))
+	dir := filepath.Join(cache, "e2e", "bin", hex.EncodeToString(sum[:6]))
 	return dir, os.MkdirAll(dir, 0o755)
 }
 
