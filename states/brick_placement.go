@@ -122,6 +122,24 @@ func VolumeNodesDown(vol VolumeFacts, peers map[string]PeerFacts) string {
 	return fmt.Sprintf("GD2 moves no brick of volume %s while a node holding one of its bricks is down: %s", vol.Name, strings.Join(down, ", "))
 }
 
+// PoolNodesDown is GD2's v1 liveness gate for a volume option: it names
+// the peers of the pool that are down, "" when every one is up. While it
+// names one, GD2 sets no option of any volume (the transaction runs on
+// every peer), so anthill cannot make GD2 heal a replacement.
+func PoolNodesDown(peers []PeerFacts) string {
+	var down []string
+	for _, p := range peers {
+		if !p.Online {
+			down = append(down, p.label())
+		}
+	}
+	if len(down) == 0 {
+		return ""
+	}
+	sort.Strings(down)
+	return "GD2 sets no volume option while a peer of the pool is down: " + strings.Join(down, ", ")
+}
+
 // PlanMove plans the move of brick b of vol off peer src. clash are peers
 // that may hold an LV with the replacement's name (ClashPeers), refused are
 // peers a brick move off this node already failed on (DrainFacts.Refused);

@@ -381,3 +381,13 @@ func TestPhysicalZone(t *testing.T) {
 		t.Fatalf("a peer moved to its draining zone still sits in its home zone: %q", z)
 	}
 }
+
+func TestPoolNodesDownNamesEveryDownPeer(t *testing.T) {
+	if got := PoolNodesDown([]PeerFacts{{ID: "a", Online: true}, {ID: "b", Online: true}}); got != "" {
+		t.Errorf("every peer up: %q, want none", got)
+	}
+	got := PoolNodesDown([]PeerFacts{{ID: "a", Online: true}, {ID: "c", Label: "node-c (zone-3)"}, {ID: "b"}})
+	if want := "GD2 sets no volume option while a peer of the pool is down: node-c (zone-3), peer b"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

@@ -137,9 +137,9 @@ type NodeSnapshot struct {
 	// replacement anthill should make GD2 heal now
 	// (ReplacementHealDue); empty when none.
 	HealReplacementVolume, HealReplacementBrick string
-	// HealReplacementNodeDown names the down nodes of HealReplacementVolume
-	// (VolumeNodesDown): GD2 sets no option of a volume and sends no heal
-	// while a node holding one of its bricks is down. "" when all are up.
+	// HealReplacementNodeDown names the down peers of the pool
+	// (PoolNodesDown): GD2 sets no volume option while any peer is down,
+	// and the heal sets options first. "" when all are up.
 	HealReplacementNodeDown string
 	// MaxParallelMoves: the cluster's drainPolicy.maxParallelMoves, the
 	// most moves a drain has in flight at once (0 counts as 1).

@@ -283,15 +283,9 @@ func (s *Syncer) gd2Side(ctx context.Context, node *operatorv1alpha1.GlusterNode
 					view.healDue = append(view.healDue, r)
 				}
 			}
-			byID := map[string]states.PeerFacts{}
-			for _, pf := range gather.PeerFacts(peers) {
-				byID[pf.ID] = pf
-			}
-			for _, v := range views {
-				if v.Name == due[0].Volume {
-					snap.HealReplacementNodeDown = states.VolumeNodesDown(v, byID)
-				}
-			}
+			// The heal sets volume options: GD2 runs that on every
+			// peer of the pool.
+			snap.HealReplacementNodeDown = states.PoolNodesDown(gather.PeerFacts(peers))
 		}
 	}
 	snap.PendingHealEntries, snap.SplitBrainEntries = a.PendingHealEntries, a.SplitBrainEntries
