@@ -222,10 +222,6 @@ func nodeStatefulSet(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.Glu
 			// The shared secret, at the path GD2 reads it from, so that GD2
 			// does not generate a different one on each node.
 			{Name: volumeAuth, MountPath: GD2StateDir + "/" + authFileName, SubPath: authFileName, ReadOnly: true},
-			// LVM's locks, shared with the host's LVM, which sees the same
-			// devices; and the host's kernel modules, for dm_thin_pool.
-			{Name: volumeLVMRun, MountPath: "/run/lvm"},
-			{Name: volumeModules, MountPath: "/usr/lib/modules", ReadOnly: true},
 		},
 		// LVM on the brick devices needs a privileged container.
 		SecurityContext: &corev1.SecurityContext{Privileged: ptr.To(true)},
@@ -243,8 +239,18 @@ func nodeStatefulSet(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.Glu
 			Items:       []corev1.KeyToPath{{Key: secretKey, Path: authFileName}},
 			DefaultMode: ptr.To[int32](0o400),
 		}}},
-		hostPathVolume(volumeLVMRun, "/run/lvm", corev1.HostPathDirectoryOrCreate),
-		hostPathVolume(volumeModules, "/usr/lib/modules", corev1.HostPathDirectory),
+	}
+	if NodeProvisioner(n) == ProvisionerLVM {
+		// LVM's locks, shared with the host's LVM, which sees the same
+		// devices; and the host's kernel modules, for dm_thin_pool. The
+		// loop provisioner uses neither (and a host without modules,
+		// such as a container host, has no /usr/lib/modules to mount).
+		ctr.VolumeMounts = append(ctr.VolumeMounts,
+			corev1.VolumeMount{Name: volumeLVMRun, MountPath: "/run/lvm"},
+			corev1.VolumeMount{Name: volumeModules, MountPath: "/usr/lib/modules", ReadOnly: true})
+		volumes = append(volumes,
+			hostPathVolume(volumeLVMRun, "/run/lvm", corev1.HostPathDirectoryOrCreate),
+			hostPathVolume(volumeModules, "/usr/lib/modules", corev1.HostPathDirectory))
 	}
 
 	var claims []corev1.PersistentVolumeClaim

@@ -113,14 +113,15 @@ var GD2Contract = Contract{
 	Flags:    gd2Flags(),
 	Required: []string{"--config", "--logfile"},
 	Env:      gd2ContractEnv(),
-	// The state directory (peer id, auth file), LVM's lock directory and
-	// the host's kernel modules (dm_thin_pool for thin LVs).
-	Mounts: []string{GD2StateDir, "/run/lvm", "/usr/lib/modules"},
+	// The state directory (peer id, auth file); with LVM (not with loop
+	// devices) LVM's lock directory and the host's kernel modules
+	// (dm_thin_pool for thin LVs), which are optional mounts below.
+	Mounts: []string{GD2StateDir},
 	// The shared REST secret at GD2's auth file, the node's certificate
 	// (cert-file, key-file, etcd-client-*), the host's /dev for host devices
 	// and loop devices, and the loop provisioner's claims (GD2's loop
 	// devices are directories it keeps brick images in).
-	OptionalMounts: append([]string{GD2StateDir + "/" + authFileName, gd2TLSDir, "/dev"}, LoopDevicePaths(16)...),
+	OptionalMounts: append([]string{GD2StateDir + "/" + authFileName, gd2TLSDir, "/dev", "/run/lvm", "/usr/lib/modules"}, LoopDevicePaths(16)...),
 	Privileged:     true,
 	Ports:          []int32{GD2ClientPort, GD2PeerPort},
 	LivenessPath:   "/ping",
