@@ -154,7 +154,8 @@ func NodeDefinition() *fsm.Definition {
 				"replica set in distinct zones and cannot hold a brick of the replacement's name; " +
 				"the next move waits until the previous replacement has healed. GD2 heals no " +
 				"replacement by itself and reads it as healed while it is empty, so the `healReplacement` step makes " +
-				"it (again every 10 s while the replacement is short of data and nothing is pending), and a " +
+				"it (again every 10 s while the replacement is short of data and nothing is pending; while any peer of the pool is down " +
+				"it waits with reason `VolumeNodeDown`, since GD2 sets volume options on every peer), and a " +
 				"replacement counts as healed only once it uses as many bytes as the fullest other copy of its set; until then the wait is `ReplacementHealing`. A move is also refused while the " +
 				"brick holds its replica set's only healed copy or stopping it would break quorum. While any node " +
 				"holding a brick of the volume is down (this one included) GD2 refuses the move, and the drain " +
