@@ -115,6 +115,19 @@ func TestGlusterPodsOnARealNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The cluster goes while the operator still runs (its finalizer is
+	// the operator's), before the operator is uninstalled.
+	t.Cleanup(func() {
+		ctx := context.Background()
+		_ = anthill.OperatorV1alpha1().GlusterClusters(ns).Delete(ctx, name, metav1.DeleteOptions{})
+		err := framework.WaitFor(ctx, 2*time.Minute, func(ctx context.Context) (bool, error) {
+			_, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, name, metav1.GetOptions{})
+			return apierrors.IsNotFound(err), fmt.Errorf("cluster %s still there (%v)", name, err)
+		})
+		if err != nil {
+			t.Errorf("delete the cluster: %v", err)
+		}
+	})
 	// Online: the pod runs, the peer joined and its devices are added.
 	// The cluster's phase is not awaited: its CSI pods have no image on
 	// this node (the driver on the real node is issue 50's item 4).
