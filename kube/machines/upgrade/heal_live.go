@@ -2,6 +2,8 @@ package upgrade
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 
 	"github.com/gluster/anthill/gd2"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
@@ -36,14 +38,26 @@ func (s *Syncer) healedLive(ctx context.Context, c *operatorv1alpha1.GlusterClus
 	if err != nil {
 		return 0
 	}
-	healed := 0
+	// Each volume is two GD2 reads; read them side by side, as the heal
+	// machine does, since the next batch waits for the slowest.
+	var healed atomic.Int32
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, liveReadWorkers)
 	for _, v := range vols {
 		if !unhealthy[v.Name] {
 			continue
 		}
-		if facts, err := gather.ReadVolume(ctx, gc, v); err == nil && facts.Healthy() {
-			healed++
-		}
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if facts, err := gather.ReadVolume(ctx, gc, v); err == nil && facts.Healthy() {
+				healed.Add(1)
+			}
+		})
 	}
-	return healed
+	wg.Wait()
+	return int(healed.Load())
 }
+
+// liveReadWorkers bounds the volumes healedLive reads at once.
+const liveReadWorkers = 4
