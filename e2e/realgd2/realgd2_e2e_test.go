@@ -64,77 +64,12 @@ func TestReplaceBrickHealsOnlyAfterARealHeal(t *testing.T) {
 		t.Logf("%6.1fs "+format, append([]any{time.Since(start).Seconds()}, args...)...)
 	}
 
-	pool, err := framework.StartGD2Pool(ctx, framework.GD2PoolOptions{Nodes: 4, Log: logWriter{t}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			pool.KeepDir = true
-			t.Logf("kept the pool's directory %s", pool.Dir)
-		}
-		pool.Stop()
-	})
-	step("4 glusterd2 nodes up, etcd %s", pool.EtcdURL)
+	pool, ids, vol := replica3Pool(ctx, t, map[string]string{optSelfHealDaemon: "on", optHealTimeout: "5"}, step)
 	n1 := pool.Nodes[0]
 	c1 := client(t, n1)
-
-	ids, err := pool.Join(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	byPeer := map[string]*framework.GD2Node{}
 	for _, n := range pool.Nodes {
-		if ids[n] != n.PeerID {
-			t.Errorf("%s joined as %s, not its GD2_PEER_ID %s", n.Name, ids[n], n.PeerID)
-		}
 		byPeer[ids[n]] = n
-	}
-	step("peers joined")
-	for _, n := range pool.Nodes {
-		dev, err := n.LoopDevice("d0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c1.AddDevice(ctx, ids[n], gd2.DeviceAddRequest{Device: dev, Provisioner: gd2.ProvisionerLoop}); err != nil {
-			t.Fatalf("device add on %s: %v", n.Name, err)
-		}
-	}
-	step("loop devices added")
-
-	first3 := []string{ids[pool.Nodes[0]], ids[pool.Nodes[1]], ids[pool.Nodes[2]]}
-	var vol *gd2.Volume
-	for try := 0; ; try++ {
-		// GD2 sometimes answers a smart create 500 "volume not found" and
-		// creates nothing (a race in its transaction code): retry.
-		vol, err = c1.CreateVolume(ctx, gd2.VolumeCreateRequest{
-			Name: volume, Size: brickSize, Replica: 3, Provisioner: gd2.ProvisionerLoop, LimitPeers: first3,
-		})
-		if err == nil || try == 2 || !strings.Contains(err.Error(), "volume not found") {
-			break
-		}
-		t.Logf("smart create: %v; again", err)
-	}
-	if err != nil {
-		t.Fatalf("smart create: %v", err)
-	}
-	if _, err := c1.StartVolume(ctx, volume, false); err != nil {
-		t.Fatalf("volume start: %v", err)
-	}
-	// GD2 once answered a volume start 200 ("transaction succeeded on all
-	// nodes") without any node starting its brick; a start with
-	// force-start-bricks then started them.
-	if on := bricksOnline(ctx, t, c1, 3, 15*time.Second); on < 3 {
-		t.Logf("volume start answered 200, but %d of 3 bricks are online 15s later: started again with force-start-bricks", on)
-		if _, err := c1.StartVolume(ctx, volume, true); err != nil {
-			t.Fatalf("volume start (force-start-bricks): %v", err)
-		}
-		waitBricksOnline(ctx, t, c1, 3)
-	}
-	if _, err := c1.SetVolumeOptions(ctx, volume, gd2.VolumeOptionRequest{
-		Options: map[string]string{optSelfHealDaemon: "on", optHealTimeout: "5"}, AllowAdvanced: true,
-	}); err != nil {
-		t.Fatalf("options: %v", err)
 	}
 	step("replica-3 smart volume %s created and started on %s, its bricks online, self-heal daemon on", volume, nodeNames(byPeer, vol.Bricks()))
 

@@ -36,8 +36,8 @@ func TestDrainCountsAReplacementHealedOnlyWhenItsDataIsThere(t *testing.T) {
 	step := func(format string, args ...any) {
 		t.Logf("%6.1fs "+format, append([]any{time.Since(start).Seconds()}, args...)...)
 	}
-	pool, ids, vol := replica3Pool(ctx, t)
-	step("4 glusterd2 nodes, a replica-3 smart volume on the first three, self-heal daemon on")
+	pool, ids, vol := replica3Pool(ctx, t, map[string]string{gd2.OptionSelfHealDaemon: "on"}, step)
+	step("a replica-3 smart volume on the first three, self-heal daemon on")
 	n1, n2, n4 := pool.Nodes[0], pool.Nodes[1], pool.Nodes[3]
 	c1 := client(t, n1)
 
@@ -203,10 +203,11 @@ func TestDrainCountsAReplacementHealedOnlyWhenItsDataIsThere(t *testing.T) {
 	step("all %d files (%d bytes) read back identical through a fresh mount", len(want), written)
 }
 
-// replica3Pool starts 4 real GD2 nodes, joins them, gives each a loop
-// device, and creates and starts a replica-3 smart volume on the first
-// three with the self-heal daemon on.
-func replica3Pool(ctx context.Context, t *testing.T) (*framework.GD2Pool, map[*framework.GD2Node]string, *gd2.Volume) {
+// replica3Pool starts 4 real GD2 nodes, joins them (each as its
+// GD2_PEER_ID), gives each a loop device, and creates and starts a
+// replica-3 smart volume on the first three with options set on it; step
+// logs each stage.
+func replica3Pool(ctx context.Context, t *testing.T, options map[string]string, step func(string, ...any)) (*framework.GD2Pool, map[*framework.GD2Node]string, *gd2.Volume) {
 	t.Helper()
 	pool, err := framework.StartGD2Pool(ctx, framework.GD2PoolOptions{Nodes: 4, Log: logWriter{t}})
 	if err != nil {
@@ -219,11 +220,18 @@ func replica3Pool(ctx context.Context, t *testing.T) (*framework.GD2Pool, map[*f
 		}
 		pool.Stop()
 	})
+	step("4 glusterd2 nodes up, etcd %s", pool.EtcdURL)
 	c1 := client(t, pool.Nodes[0])
 	ids, err := pool.Join(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, n := range pool.Nodes {
+		if ids[n] != n.PeerID {
+			t.Errorf("%s joined as %s, not its GD2_PEER_ID %s", n.Name, ids[n], n.PeerID)
+		}
+	}
+	step("peers joined")
 	for _, n := range pool.Nodes {
 		dev, err := n.LoopDevice("d0")
 		if err != nil {
@@ -233,17 +241,19 @@ func replica3Pool(ctx context.Context, t *testing.T) (*framework.GD2Pool, map[*f
 			t.Fatalf("device add on %s: %v", n.Name, err)
 		}
 	}
+	step("loop devices added")
 	first3 := []string{ids[pool.Nodes[0]], ids[pool.Nodes[1]], ids[pool.Nodes[2]]}
 	var vol *gd2.Volume
 	for try := 0; ; try++ {
 		// GD2 sometimes answers a smart create 500 "volume not found" and
-		// creates nothing: retry.
+		// creates nothing (a race in its transaction code): retry.
 		vol, err = c1.CreateVolume(ctx, gd2.VolumeCreateRequest{
 			Name: volume, Size: brickSize, Replica: 3, Provisioner: gd2.ProvisionerLoop, LimitPeers: first3,
 		})
 		if err == nil || try == 2 || !strings.Contains(err.Error(), "volume not found") {
 			break
 		}
+		t.Logf("smart create: %v; again", err)
 	}
 	if err != nil {
 		t.Fatalf("smart create: %v", err)
@@ -251,15 +261,17 @@ func replica3Pool(ctx context.Context, t *testing.T) (*framework.GD2Pool, map[*f
 	if _, err := c1.StartVolume(ctx, volume, false); err != nil {
 		t.Fatalf("volume start: %v", err)
 	}
+	// GD2 once answered a volume start 200 ("transaction succeeded on all
+	// nodes") without any node starting its brick; a start with
+	// force-start-bricks then started them.
 	if on := bricksOnline(ctx, t, c1, 3, 15*time.Second); on < 3 {
+		t.Logf("volume start answered 200, but %d of 3 bricks are online 15s later: started again with force-start-bricks", on)
 		if _, err := c1.StartVolume(ctx, volume, true); err != nil {
 			t.Fatalf("volume start (force-start-bricks): %v", err)
 		}
 		waitBricksOnline(ctx, t, c1, 3)
 	}
-	if _, err := c1.SetVolumeOptions(ctx, volume, gd2.VolumeOptionRequest{
-		Options: map[string]string{gd2.OptionSelfHealDaemon: "on"}, AllowAdvanced: true,
-	}); err != nil {
+	if _, err := c1.SetVolumeOptions(ctx, volume, gd2.VolumeOptionRequest{Options: options, AllowAdvanced: true}); err != nil {
 		t.Fatalf("options: %v", err)
 	}
 	return pool, ids, vol
