@@ -32,9 +32,10 @@ import (
 	"github.com/gluster/anthill/kube/objects"
 )
 
-// A GlusterCluster's own pods on a real node: the operator's image runs
-// in a pod there and makes a cluster whose three GD2 pods and etcd pod run
-// for real (the test images hack/build-test-images.sh builds: glusterd2
+// A GlusterCluster's own pods on real nodes: three kubelets on this one
+// machine (GD2 keeps a replica set's bricks in distinct zones, and a
+// Kubernetes node has one zone), the operator's image in a pod there
+// making a cluster whose three GD2 pods and etcd pod run for real (the test images hack/build-test-images.sh builds: glusterd2
 // over Debian's glusterfs 10.3, the control plane's etcd), on local
 // PersistentVolumes of the node; its servers use GD2's loop provisioner
 // (storage.provisioner: loop), since this kernel has no device-mapper for
@@ -65,25 +66,35 @@ func TestGlusterPodsOnARealNode(t *testing.T) {
 	// The local volumes' directories outlive the node's pods: made before
 	// the node, removed after it stopped.
 	volumes := t.TempDir()
-	node, err := env.StartRealNode(ctx, framework.RealNodeOptions{Name: "real-gluster", Untainted: true, ClusterDNS: true})
-	if err != nil {
-		t.Fatalf("start the real node: %v", err)
-	}
-	t.Cleanup(func() {
-		node.Stop()
-		if err := node.Leftovers(); err != nil {
-			t.Errorf("the stopped real node left behind: %v", err)
+	// GD2's planner puts a replica set's bricks in distinct zones (the
+	// peer's _zone, which the operator sets from the server's zone at
+	// join and GD2 lets nobody change), and a Kubernetes node has one
+	// zone: three real nodes on this one machine, a zone each, one GD2
+	// pod on each.
+	zones := []string{"real-a", "real-b", "real-c"}
+	realNodes := map[string]*framework.RealNode{}
+	var nodeList []*framework.RealNode
+	for _, z := range zones {
+		node, err := env.StartRealNode(ctx, framework.RealNodeOptions{Name: z, Untainted: true, ClusterDNS: true})
+		if err != nil {
+			t.Fatalf("start the real node %s: %v", z, err)
 		}
-	})
-	step("real node %s Ready", node.Name)
-	for _, archive := range []string{operator.archive, images["glusterd2"].archive, images["etcd"].archive} {
-		if err := node.ImportImage(ctx, archive); err != nil {
-			t.Fatal(err)
+		t.Cleanup(func() {
+			node.Stop()
+			if err := node.Leftovers(); err != nil {
+				t.Errorf("the stopped real node %s left behind: %v", node.Name, err)
+			}
+		})
+		realNodes[node.Name] = node
+		nodeList = append(nodeList, node)
+		patchNodeLabel(t, node.Name, objects.ZoneLabel, z)
+		for _, archive := range []string{operator.archive, images["glusterd2"].archive, images["etcd"].archive} {
+			if err := node.ImportImage(ctx, archive); err != nil {
+				t.Fatal(err)
+			}
 		}
+		step("real node %s Ready, images imported", node.Name)
 	}
-	step("images imported")
-	const zone = "real"
-	patchNodeLabel(t, node.Name, objects.ZoneLabel, zone)
 	// The etcd pod takes no placement from the spec: with the kwok nodes
 	// cordoned the real node is the scheduler's only choice.
 	cordonKwokNodes(t)
@@ -92,23 +103,17 @@ func TestGlusterPodsOnARealNode(t *testing.T) {
 	t.Cleanup(func() { kustomizeInstall(t, root, operator, "delete") })
 
 	ns := env.Namespace(t)
-	class := localVolumes(t, node, volumes, 7, "2Gi")
+	class := localVolumes(t, nodeList, volumes, 3, "2Gi")
 	const name = "real"
 	c := &operatorv1alpha1.GlusterCluster{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: operatorv1alpha1.GlusterClusterSpec{
 			Mode:    operatorv1alpha1.ClusterModeManual,
 			Gluster: &operatorv1alpha1.GlusterServerSpec{Version: "4.1.0", Image: images["glusterd2"].ref},
-			NodeTemplates: []operatorv1alpha1.NodeTemplate{{
-				Name: "real", Zone: zone, Nodes: ptr.To[int32](3),
-				Storage: operatorv1alpha1.TemplateStorage{
-					StorageClassName: ptr.To(class), Capacity: resource.MustParse("1Gi"), DeviceCount: 1,
-					Provisioner: objects.ProvisionerLoop,
-				},
-			}},
+			NodeTemplates: templatesPerZone(zones, class),
 		},
 	}
-	err = framework.WaitFor(ctx, time.Minute, func(ctx context.Context) (bool, error) {
+	err := framework.WaitFor(ctx, time.Minute, func(ctx context.Context) (bool, error) {
 		_, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Create(ctx, c, metav1.CreateOptions{})
 		return err == nil, err
 	})
@@ -144,8 +149,8 @@ func TestGlusterPodsOnARealNode(t *testing.T) {
 		if comp != objects.ComponentGlusterNode && comp != objects.ComponentEtcd {
 			continue
 		}
-		if p.Spec.NodeName != node.Name {
-			t.Errorf("pod %s runs on %q, not the real node", p.Name, p.Spec.NodeName)
+		if realNodes[p.Spec.NodeName] == nil {
+			t.Errorf("pod %s runs on %q, not a real node", p.Name, p.Spec.NodeName)
 		}
 		if comp == objects.ComponentGlusterNode {
 			gd2Pods = append(gd2Pods, p)
@@ -173,15 +178,6 @@ func TestGlusterPodsOnARealNode(t *testing.T) {
 		}
 	}
 
-	// One host is one Kubernetes zone, and the operator gives each peer
-	// its server's zone; GD2's planner puts a replica set's bricks in
-	// distinct zones, so, as an admin with one host would, the test gives
-	// each peer a GD2 zone of its own (its peer id).
-	for _, p := range peers {
-		if _, err := g.EditPeer(ctx, p.ID, gd2.PeerEditRequest{Metadata: map[string]string{gd2.ZoneKey: p.ID}}); err != nil {
-			t.Fatalf("peer %s's zone: %v", p.ID, err)
-		}
-	}
 	const vol = "data"
 	if _, err := g.CreateVolume(ctx, gd2.VolumeCreateRequest{Name: vol, Size: 512 << 20, Replica: 3, Provisioner: objects.ProvisionerLoop}); err != nil {
 		t.Fatalf("create a replica-3 smart volume: %v", err)
@@ -193,7 +189,7 @@ func TestGlusterPodsOnARealNode(t *testing.T) {
 	step("replica-3 smart volume %s created and started: 3 bricks online (%s)", vol, brickPIDs(bricks))
 
 	client := startMountPod(t, ns, images["glusterd2"].ref, objects.NodePodHost(ns, name, nodes[firstKey(nodes)].Name)+":/"+vol)
-	pid := waitMountPID(t, node, ns, client)
+	pid := waitMountPID(t, realNodes, ns, client)
 	mnt := fmt.Sprintf("/proc/%d/root/mnt/%s", pid, vol)
 	written := writeFiles(t, mnt, 24, 256<<10)
 	step("FUSE mount in pod %s: wrote %d files, %d bytes", client, len(written), totalBytes(written))
@@ -203,7 +199,7 @@ func TestGlusterPodsOnARealNode(t *testing.T) {
 	// A GD2 container killed: the kubelet starts it again and GD2 mounts
 	// and starts its brick itself.
 	victim := gd2Pods[1]
-	gpid := containerPID(t, node, victim, objects.ContainerGD2)
+	gpid := containerPID(t, realNodes[victim.Spec.NodeName], victim, objects.ContainerGD2)
 	if err := syscall.Kill(gpid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -251,6 +247,21 @@ func waitOnline(t *testing.T, ns, cluster string, want int, timeout time.Duratio
 		t.Fatalf("waiting for %d Online nodes: %v", want, err)
 	}
 	return nodes
+}
+
+// templatesPerZone is one loop-provisioner server per zone.
+func templatesPerZone(zones []string, class string) []operatorv1alpha1.NodeTemplate {
+	var out []operatorv1alpha1.NodeTemplate
+	for _, z := range zones {
+		out = append(out, operatorv1alpha1.NodeTemplate{
+			Name: z, Zone: z, Nodes: ptr.To[int32](1),
+			Storage: operatorv1alpha1.TemplateStorage{
+				StorageClassName: ptr.To(class), Capacity: resource.MustParse("1Gi"), DeviceCount: 1,
+				Provisioner: objects.ProvisionerLoop,
+			},
+		})
+	}
+	return out
 }
 
 type testImage struct{ ref, archive string }
@@ -323,7 +334,7 @@ func cordonKwokNodes(t *testing.T) {
 // localVolumes makes a StorageClass of local volumes on the node, the
 // default one for the test (etcd's claim names no class), and count
 // Filesystem PersistentVolumes of size in directories under dir.
-func localVolumes(t *testing.T, node *framework.RealNode, dir string, count int, size string) string {
+func localVolumes(t *testing.T, nodes []*framework.RealNode, dir string, count int, size string) string {
 	t.Helper()
 	ctx := context.Background()
 	name := "real-node-local"
@@ -337,8 +348,9 @@ func localVolumes(t *testing.T, node *framework.RealNode, dir string, count int,
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = env.Client.StorageV1().StorageClasses().Delete(context.Background(), name, metav1.DeleteOptions{}) })
-	for i := range count {
-		path := filepath.Join(dir, fmt.Sprintf("pv-%d", i))
+	for k := range count * len(nodes) {
+		node, i := nodes[k/count], k%count
+		path := filepath.Join(dir, fmt.Sprintf("%s-pv-%d", node.Name, i))
 		if err := os.MkdirAll(path, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -434,7 +446,7 @@ func startMountPod(t *testing.T, ns, image, source string) string {
 
 // waitMountPID waits for the client pod's mount and returns the pid of a
 // process in its mount namespace (its sleep).
-func waitMountPID(t *testing.T, node *framework.RealNode, ns, name string) int {
+func waitMountPID(t *testing.T, nodes map[string]*framework.RealNode, ns, name string) int {
 	t.Helper()
 	var pid int
 	err := framework.WaitFor(context.Background(), 2*time.Minute, func(ctx context.Context) (bool, error) {
@@ -445,7 +457,7 @@ func waitMountPID(t *testing.T, node *framework.RealNode, ns, name string) int {
 		if !podReady(*p) {
 			return false, fmt.Errorf("pod %s: %s", name, podState(*p))
 		}
-		pid = containerPID(t, node, *p, "client")
+		pid = containerPID(t, nodes[p.Spec.NodeName], *p, "client")
 		return pid > 0, nil
 	})
 	if err != nil {
