@@ -355,6 +355,11 @@ func (n *RealNode) network(ctx context.Context) error {
 			// The host reaches the pods (their metrics, the API server's
 			// proxy) through the node, as a cluster's routes would.
 			{"ip", "route", "add", n.PodCIDR, "via", n.NodeIP, "dev", veth},
+			// Pods of two real nodes reach each other through the host:
+			// it forwards what arrives on this veth (IPv4 forwarding is
+			// decided by the incoming interface), and nothing else of the
+			// machine's, which may have forwarding off.
+			{"sysctl", "-qw", "net.ipv4.conf." + veth + ".forwarding=1"},
 		}
 		for _, s := range steps {
 			if err := run(ctx, s[0], s[1:]...); err != nil {
