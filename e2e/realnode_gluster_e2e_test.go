@@ -108,8 +108,8 @@ func TestGlusterPodsOnARealNode(t *testing.T) {
 	c := &operatorv1alpha1.GlusterCluster{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: operatorv1alpha1.GlusterClusterSpec{
-			Mode:    operatorv1alpha1.ClusterModeManual,
-			Gluster: &operatorv1alpha1.GlusterServerSpec{Version: "4.1.0", Image: images["glusterd2"].ref},
+			Mode:          operatorv1alpha1.ClusterModeManual,
+			Gluster:       &operatorv1alpha1.GlusterServerSpec{Version: "4.1.0", Image: images["glusterd2"].ref},
 			NodeTemplates: templatesPerZone(zones, class),
 		},
 	}
@@ -347,7 +347,9 @@ func localVolumes(t *testing.T, nodes []*framework.RealNode, dir string, count i
 	if _, err := env.Client.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = env.Client.StorageV1().StorageClasses().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = env.Client.StorageV1().StorageClasses().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
 	for k := range count * len(nodes) {
 		node, i := nodes[k/count], k%count
 		path := filepath.Join(dir, fmt.Sprintf("%s-pv-%d", node.Name, i))

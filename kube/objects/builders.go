@@ -330,9 +330,9 @@ func nodeStatefulSet(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.Glu
 			// namespace shared, the pause process is PID 1 and reaps them.
 			ShareProcessNamespace: ptr.To(true),
 			Containers:            []corev1.Container{ctr},
-			Volumes:     volumes,
-			Affinity:    affinity,
-			Tolerations: tolerations,
+			Volumes:               volumes,
+			Affinity:              affinity,
+			Tolerations:           tolerations,
 		}),
 	}.statefulSet(HeadlessServiceName(c.Name), claims)
 	sts.Spec.PodManagementPolicy = appsv1.ParallelPodManagement

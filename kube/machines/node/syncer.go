@@ -265,7 +265,7 @@ func (s *Syncer) target(node *operatorv1alpha1.GlusterNode, f *nodeFacts) transi
 		Namespace: node.Namespace, Name: node.Name, Cluster: node.Spec.Cluster,
 		Address: objects.NodeAddress(node), Zone: node.Spec.Zone, Devices: objects.NodeDevicePaths(node),
 		DeviceProvisioner: objects.NodeProvisioner(node),
-		PeerID: snap.PeerID, PeerAlive: snap.PeerAlive, TargetVersion: snap.TargetVersion,
+		PeerID:            snap.PeerID, PeerAlive: snap.PeerAlive, TargetVersion: snap.TargetVersion,
 		MoveVolume: snap.NextBrickVolume, MovePath: snap.NextBrickPath,
 		HealVolume: snap.HealReplacementVolume, HealBrick: snap.HealReplacementBrick,
 		MoveTo:     transitions.MoveTo{Peers: view.move.Targets, SameZone: view.move.SameZone},
