@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -73,6 +74,9 @@ type Options struct {
 
 // Client talks to one GD2 endpoint. It is safe for concurrent use.
 type Client struct {
+	// peerAdds makes AddPeer one at a time: GD2 (2019) breaks when two
+	// peers are added to a pool at the same moment.
+	peerAdds sync.Mutex
 	base     *url.URL
 	dialAddr string
 	user     string

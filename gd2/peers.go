@@ -80,7 +80,13 @@ func (c *Client) GetPeer(ctx context.Context, id string) (*Peer, error) {
 
 // AddPeer joins a node. The answer carries the peer's new UUID: a joining
 // node is re-identified, so record this ID, not the one the node had before.
+// Adds through one client (one per cluster) go one at a time: real GD2,
+// given two at once, answered the second 500 "new peer was added, but could
+// not find peer in store", and that peer stayed half joined ("peer is part
+// of another cluster" on every retry).
 func (c *Client) AddPeer(ctx context.Context, req PeerAddRequest) (*Peer, error) {
+	c.peerAdds.Lock()
+	defer c.peerAdds.Unlock()
 	var out Peer
 	if err := c.do(ctx, request{op: OpPeersAdd, method: http.MethodPost, path: "/v1/peers", body: req, out: &out}); err != nil {
 		return nil, err
