@@ -72,6 +72,7 @@ func fullClusters() []operatorv1alpha1.GlusterCluster {
 		for i := range s.NodeTemplates {
 			nt := &s.NodeTemplates[i]
 			nt.VDO = false
+			nt.Storage.Provisioner = "loop"
 			for j := range nt.Env {
 				nt.Env[j].Name = "LOG_LEVEL"
 			}
@@ -126,6 +127,7 @@ func fullNodes() []operatorv1alpha1.GlusterNode {
 		s := &n.Spec
 		s.DesiredState = operatorv1alpha1.NodeDisabled
 		s.Storage.VDO = false
+		s.Storage.Provisioner = "loop"
 		switch kind {
 		case "devices":
 			s.Storage.Devices = []string{"/dev/sdb"}
