@@ -423,7 +423,8 @@ func firstKey[V any](m map[string]V) string {
 func startMountPod(t *testing.T, ns, image, source string) string {
 	t.Helper()
 	vol := source[strings.LastIndex(source, "/")+1:]
-	script := fmt.Sprintf("set -e; mkdir -p /mnt/%[1]s; mount -t glusterfs %[2]s /mnt/%[1]s; touch /tmp/mounted; exec sleep infinity", vol, source)
+	// A failed mount prints the FUSE client's log, which says why.
+	script := fmt.Sprintf("set -e; mkdir -p /mnt/%[1]s; mount -t glusterfs %[2]s /mnt/%[1]s || { cat /var/log/glusterfs/*.log; exit 1; }; touch /tmp/mounted; exec sleep infinity", vol, source)
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fuse-client"},
 		Spec: corev1.PodSpec{
@@ -463,7 +464,8 @@ func waitMountPID(t *testing.T, nodes map[string]*framework.RealNode, ns, name s
 		return pid > 0, nil
 	})
 	if err != nil {
-		t.Fatalf("the FUSE client pod: %v", err)
+		logs, lerr := env.Client.CoreV1().Pods(ns).GetLogs(name, &corev1.PodLogOptions{Container: "client", Previous: true}).DoRaw(context.Background())
+		t.Fatalf("the FUSE client pod: %v; its last run's log (%v):\n%s", err, lerr, logs)
 	}
 	return pid
 }
