@@ -104,7 +104,9 @@ func (p *process) stop(grace time.Duration) {
 // outgoing connection of any test may take it before the process that
 // was to listen there starts (kwok, the last, once found its port taken).
 // Below the range, only another caller of freePorts could pick the same
-// port, and each checks that it can listen there first.
+// port, and each checks that it can listen there first. The top of that
+// span (brickBand) is left to real GD2's bricks, which take their ports
+// later, one by one, without asking here (freePortRange).
 func freePorts(n int) ([]int, error) {
 	ls := make([]net.Listener, 0, n)
 	defer func() {
@@ -112,7 +114,7 @@ func freePorts(n int) ([]int, error) {
 			l.Close()
 		}
 	}()
-	low := ephemeralLow()
+	low := ephemeralLow() - brickBand
 	const first = 10000
 	ports := make([]int, 0, n)
 	for tries := 0; len(ports) < n && tries < 1000; tries++ {
@@ -132,6 +134,13 @@ func freePorts(n int) ([]int, error) {
 	}
 	return ports, nil
 }
+
+// brickBand is how many ports just below the kernel's ephemeral range
+// real GD2 pools' bricks take their ports from (freePortRange), and
+// freePorts never hands out: a brick binds its port seconds after the
+// pool chose the band, and a control plane started meanwhile once found
+// the port its scheduler was given taken.
+const brickBand = 5000
 
 // ephemeralLow is the lowest port of the kernel's ephemeral range, 0 when
 // it cannot be read.

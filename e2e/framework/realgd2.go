@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -363,23 +365,28 @@ func (p *GD2Pool) writeShim() error {
 	return os.WriteFile(filepath.Join(bin, "glusterfsd"), []byte(script), 0o755)
 }
 
-// freePortRange returns the first of n consecutive ports below the
-// kernel's ephemeral range of which the first is free now; the shim skips
+// freePortRange returns the first of n consecutive ports in the band
+// below the kernel's ephemeral range that freePorts leaves to bricks
+// (brickBand), picked at random with the first free now; the shim skips
 // any that is taken when a brick starts.
 func freePortRange(n int) (int, error) {
 	low := ephemeralLow()
 	if low == 0 {
 		low = 32768
 	}
-	ports, err := freePorts(1)
-	if err != nil {
-		return 0, err
+	if n > brickBand {
+		return 0, fmt.Errorf("%d brick ports do not fit the band of %d", n, brickBand)
 	}
-	base := ports[0]
-	if base+n > low {
-		base = low - n
+	for tries := 0; tries < 100; tries++ {
+		base := low - brickBand + mrand.IntN(brickBand-n+1)
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(base))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		return base, nil
 	}
-	return base, nil
+	return 0, fmt.Errorf("no free port in the bricks' band below %d", low)
 }
 
 // The launcher is PID 1 of a node's PID namespace: it starts glusterd2,
