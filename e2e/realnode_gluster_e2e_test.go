@@ -190,7 +190,7 @@ func TestGlusterPodsOnARealNode(t *testing.T) {
 
 	client := startMountPod(t, ns, images["glusterd2"].ref, objects.NodePodHost(ns, name, nodes[firstKey(nodes)].Name)+":/"+vol)
 	pid := waitMountPID(t, realNodes, ns, client)
-	mnt := fmt.Sprintf("/proc/%d/root/mnt/%s", pid, vol)
+	mnt := framework.ProcessPath(pid, filepath.Join("mnt", vol))
 	written := writeFiles(t, mnt, 24, 256<<10)
 	step("FUSE mount in pod %s: wrote %d files, %d bytes", client, len(written), totalBytes(written))
 	readBack(t, mnt, written)

@@ -566,7 +566,13 @@ func (n *GD2Node) Path(path string) string {
 	if done, _ := n.proc.exited(); done {
 		return ""
 	}
-	return filepath.Join(fmt.Sprintf("/proc/%d/root", n.init), path)
+	return ProcessPath(n.init, path)
+}
+
+// ProcessPath is path as process pid sees it in its own mount namespace
+// (a container's, a node's), read from outside through procfs.
+func ProcessPath(pid int, path string) string {
+	return filepath.Join("/proc", strconv.Itoa(pid), "root", path)
 }
 
 // Mounted reports whether a file system is mounted at path, or above it
