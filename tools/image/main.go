@@ -126,37 +126,17 @@ func run(o options) error {
 		return err
 	}
 	when := time.Unix(o.epoch, 0).UTC()
-	dir := filepath.Join(o.out, "oci")
-	if err := os.RemoveAll(dir); err != nil {
-		return err
-	}
-	p, err := layout.Write(dir, empty.Index)
+	p, names, err := newLayout(o.out, ref)
 	if err != nil {
 		return err
 	}
-	names := layout.WithAnnotations(map[string]string{refNameAnnotation: ref.String(), containerdNameAnnotation: ref.String()})
 
 	if len(bins) == 1 {
 		img, err := image(o, bins[0], when)
 		if err != nil {
 			return err
 		}
-		if err := p.AppendImage(img, names); err != nil {
-			return err
-		}
-		if err := tarball.WriteToFile(filepath.Join(o.out, "anthill.tar"), ref, img); err != nil {
-			return err
-		}
-		digest, err := img.Digest()
-		if err != nil {
-			return err
-		}
-		size, err := imageSize(img)
-		if err != nil {
-			return err
-		}
-		fmt.Printf("%s@%s (%d bytes compressed)\n", ref, digest, size)
-		return nil
+		return writeImage(p, names, img, ref, filepath.Join(o.out, "anthill.tar"))
 	}
 
 	// Platforms in a fixed order, so the index (and its digest) does not
@@ -190,6 +170,41 @@ func run(o options) error {
 		return err
 	}
 	fmt.Printf("%s@%s (%d bytes compressed, %d platforms)\n", ref, digest, size, len(bins))
+	return nil
+}
+
+// newLayout makes out/oci an empty OCI layout, and the annotations that
+// name ref in it.
+func newLayout(out string, ref name.Tag) (layout.Path, layout.Option, error) {
+	dir := filepath.Join(out, "oci")
+	if err := os.RemoveAll(dir); err != nil {
+		return "", nil, err
+	}
+	p, err := layout.Write(dir, empty.Index)
+	if err != nil {
+		return "", nil, err
+	}
+	return p, layout.WithAnnotations(map[string]string{refNameAnnotation: ref.String(), containerdNameAnnotation: ref.String()}), nil
+}
+
+// writeImage puts img, named ref, into the layout p and into the tarball
+// tarPath, and prints its digest and compressed size.
+func writeImage(p layout.Path, names layout.Option, img v1.Image, ref name.Tag, tarPath string) error {
+	if err := p.AppendImage(img, names); err != nil {
+		return err
+	}
+	if err := tarball.WriteToFile(tarPath, ref, img); err != nil {
+		return err
+	}
+	digest, err := img.Digest()
+	if err != nil {
+		return err
+	}
+	size, err := imageSize(img)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%s@%s (%d bytes compressed)\n", ref, digest, size)
 	return nil
 }
 

@@ -16,7 +16,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
@@ -72,31 +71,11 @@ func packRootfs(o rootfsOptions) error {
 	if img, err = mutate.ConfigFile(img, cf); err != nil {
 		return err
 	}
-	dir := filepath.Join(o.out, "oci")
-	if err := os.RemoveAll(dir); err != nil {
-		return err
-	}
-	p, err := layout.Write(dir, empty.Index)
+	p, names, err := newLayout(o.out, tag)
 	if err != nil {
 		return err
 	}
-	names := layout.WithAnnotations(map[string]string{refNameAnnotation: tag.String(), containerdNameAnnotation: tag.String()})
-	if err := p.AppendImage(img, names); err != nil {
-		return err
-	}
-	if err := tarball.WriteToFile(filepath.Join(o.out, "image.tar"), tag, img); err != nil {
-		return err
-	}
-	digest, err := img.Digest()
-	if err != nil {
-		return err
-	}
-	size, err := imageSize(img)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("%s@%s (%d bytes compressed)\n", tag, digest, size)
-	return nil
+	return writeImage(p, names, img, tag, filepath.Join(o.out, "image.tar"))
 }
 
 // dirLayer is the layer of every entry under root, in lexical order.
