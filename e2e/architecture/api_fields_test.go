@@ -1,16 +1,11 @@
 package architecture
 
 import (
-	"encoding/json"
 	"fmt"
 	"go/ast"
-	"go/importer"
-	"go/parser"
 	"go/token"
 	"go/types"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -243,54 +238,13 @@ func skipPackage(path string) bool {
 	return path == apisPath || strings.HasPrefix(path, module+"/kube/client/")
 }
 
-type exportedPackage struct {
-	ImportPath string
-	Dir        string
-	GoFiles    []string
-	CgoFiles   []string
-	Export     string
-	Module     *struct{ Path string }
-}
-
 // operatorFieldUses type-checks, from source, the module's packages that go
 // into bin/anthill (everything else imported from the compiler's export
 // data, so the walk costs a build of the binary), and records every
 // selection of an API field and every composite-literal key naming one.
 func operatorFieldUses(t *testing.T) fieldUses {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-export", "-deps", "-json", "./cmd/anthill")
-	cmd.Dir = repoRoot()
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list -export: %v", err)
-	}
-	exports := map[string]string{}
-	var own []exportedPackage
-	dec := json.NewDecoder(strings.NewReader(string(out)))
-	for {
-		var p exportedPackage
-		if err := dec.Decode(&p); err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		exports[p.ImportPath] = p.Export
-		if p.Module != nil && p.Module.Path == module && !skipPackage(p.ImportPath) {
-			own = append(own, p)
-		}
-	}
-
-	fset := token.NewFileSet()
-	// One importer for every package, so that all of them see the same
-	// *types.Var for each API field.
-	imp := importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
-		f, ok := exports[path]
-		if !ok || f == "" {
-			return nil, fmt.Errorf("no export data for %s", path)
-		}
-		return os.Open(f)
-	})
+	imp, own := typeCheckModule(t, "./cmd/anthill", func(path string) bool { return !skipPackage(path) })
 	apis, err := imp.Import(apisPath)
 	if err != nil {
 		t.Fatalf("import %s: %v", apisPath, err)
@@ -311,38 +265,13 @@ func operatorFieldUses(t *testing.T) fieldUses {
 	}
 
 	uses := fieldUses{read: map[fieldID]bool{}, written: map[fieldID]bool{}}
-	checked := 0
 	for _, p := range own {
-		if len(p.CgoFiles) > 0 {
-			t.Fatalf("%s has cgo files, which this walk cannot type-check", p.ImportPath)
+		for _, f := range p.files {
+			recordFieldUses(f, p.info, fields, uses)
 		}
-		var files []*ast.File
-		for _, name := range p.GoFiles {
-			if strings.HasPrefix(name, "zz_generated") {
-				continue
-			}
-			f, err := parser.ParseFile(fset, filepath.Join(p.Dir, name), nil, parser.SkipObjectResolution)
-			if err != nil {
-				t.Fatal(err)
-			}
-			files = append(files, f)
-		}
-		info := &types.Info{
-			Types:      map[ast.Expr]types.TypeAndValue{},
-			Uses:       map[*ast.Ident]types.Object{},
-			Selections: map[*ast.SelectorExpr]*types.Selection{},
-		}
-		conf := types.Config{Importer: imp, Error: func(err error) { t.Errorf("type-check %s: %v", p.ImportPath, err) }}
-		if _, err := conf.Check(p.ImportPath, fset, files, info); err != nil {
-			t.Fatalf("type-check %s: %v", p.ImportPath, err)
-		}
-		for _, f := range files {
-			recordFieldUses(f, info, fields, uses)
-		}
-		checked++
 	}
-	if checked < 5 {
-		t.Fatalf("walked only %d packages of bin/anthill", checked)
+	if len(own) < 5 {
+		t.Fatalf("walked only %d packages of bin/anthill", len(own))
 	}
 	return uses
 }

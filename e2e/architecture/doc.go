@@ -1,5 +1,6 @@
 // Package architecture holds the tests that keep the project's shape: the
-// dependency rule between packages, the one status writer, shipped
+// dependency rule between packages, the one status writer, each machine
+// syncer saying at compile time which runner phases it has, shipped
 // binaries free of test code, no test building a binary of its own, every
 // API field used and named in docs/api.md, and every Markdown link
 // resolving. They read the source

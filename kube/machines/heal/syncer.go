@@ -28,10 +28,9 @@ import (
 	"github.com/gluster/anthill/transitions"
 )
 
-// The phases the runner finds on the syncer, said at compile time. Not
-// engine.SurfacesUnknown: an unknown heal state is surfaced in the
-// volume's entry (kept as it was) and a Warning Event, not in the
-// cluster's conditions, which the cluster machine owns.
+// The phases the runner finds on the syncer, said at compile time
+// (SurfacesUnknown through record.OnCluster: an unknown heal state sets the
+// cluster's Degraded condition, and the volume's entry is kept as it was).
 var (
 	_ engine.MachineSyncer[*operatorv1alpha1.GlusterCluster, *healFacts] = (*Syncer)(nil)
 	_ engine.Forgets                                                     = (*Syncer)(nil)

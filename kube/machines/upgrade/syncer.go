@@ -23,12 +23,15 @@ import (
 	"github.com/gluster/anthill/transitions"
 )
 
-// The phases the runner finds on the syncer, said at compile time.
+// The phases the runner finds on the syncer, said at compile time
+// (SurfacesUnknown through record.OnCluster: an unknown state sets the
+// cluster's Degraded condition).
 var (
 	_ engine.MachineSyncer[*operatorv1alpha1.GlusterCluster, *upgradeFacts] = (*Syncer)(nil)
 	_ engine.Forgets                                                        = (*Syncer)(nil)
 	_ engine.Prepares[*operatorv1alpha1.GlusterCluster]                     = (*Syncer)(nil)
 	_ engine.RecordsAhead[*operatorv1alpha1.GlusterCluster, *upgradeFacts]  = (*Syncer)(nil)
+	_ engine.SurfacesUnknown[*operatorv1alpha1.GlusterCluster]              = (*Syncer)(nil)
 	_ engine.Finishes[*operatorv1alpha1.GlusterCluster, *upgradeFacts]      = (*Syncer)(nil)
 )
 
