@@ -1,6 +1,12 @@
 package objects
 
-import "fmt"
+import (
+	"cmp"
+	"fmt"
+	"strings"
+
+	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+)
 
 // Images: every image anthill runs but its own, in one place. Each is a
 // reference upstream published, pinned (a digest where upstream only ever
@@ -92,4 +98,31 @@ func (i *Images) Field(name string) (*string, bool) {
 		return &i.CSINodeRegistrar, true
 	}
 	return nil, false
+}
+
+// GlusterImage is the image a node runs for version: image itself when it
+// already names a tag or digest (the admin pinned it), else image:version.
+// An empty version leaves the image as it is.
+func GlusterImage(image, version string) string {
+	if version == "" || strings.Contains(image, "@") {
+		return image
+	}
+	last := image[strings.LastIndex(image, "/")+1:]
+	if strings.Contains(last, ":") {
+		return image
+	}
+	return image + ":" + version
+}
+
+// GD2Image is the image c's servers run at version: spec.gluster.image
+// (GlusterImage: tagged with version unless pinned), else the pinned GD2
+// image (Images.GD2). Upstream built GD2 only as a nightly image, with no
+// tag per Gluster version, so the pinned image is the same at every
+// version: a version change restarts the servers on it and records the
+// new version, and changes the software only with an image of the admin's.
+func GD2Image(c *operatorv1alpha1.GlusterCluster, version string) string {
+	if g := c.Spec.Gluster; g != nil && g.Image != "" {
+		return GlusterImage(g.Image, version)
+	}
+	return cmp.Or(images.GD2, DefaultImages.GD2)
 }

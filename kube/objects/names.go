@@ -289,3 +289,50 @@ func NewAuthSecretValue() (string, error) {
 	}
 	return hex.EncodeToString(b), nil
 }
+
+// ClusterLabels are the labels of every object of cluster with component.
+func ClusterLabels(cluster, component string) map[string]string {
+	return map[string]string{
+		LabelCluster:   cluster,
+		LabelComponent: component,
+		LabelManagedBy: ManagedByAnthill,
+	}
+}
+
+// NodeLabels are the labels of node's StatefulSet, pod and PVCs.
+func NodeLabels(cluster, node string) map[string]string {
+	l := ClusterLabels(cluster, ComponentGlusterNode)
+	l[LabelNode] = node
+	return l
+}
+
+// nodeSelectorLabels select node's pod. They leave out managed-by so that
+// the selector, which is immutable, never depends on a cosmetic label.
+func nodeSelectorLabels(cluster, node string) map[string]string {
+	return map[string]string{LabelCluster: cluster, LabelNode: node, LabelComponent: ComponentGlusterNode}
+}
+
+// podLabels are a node pod's labels: the node's, plus membership of the
+// management Service (only on the pod, never in a selector, so the operator
+// can take one pod out without touching the StatefulSet).
+func podLabels(node map[string]string) map[string]string {
+	l := make(map[string]string, len(node)+1)
+	for k, v := range node {
+		l[k] = v
+	}
+	l[LabelManagement] = ManagementMember
+	return l
+}
+
+// managementSelector selects the cluster's Gluster pods that have not been
+// taken out of the management Service (see LabelManagement).
+func managementSelector(cluster string) map[string]string {
+	l := ClusterSelectorLabels(cluster, ComponentGlusterNode)
+	l[LabelManagement] = ManagementMember
+	return l
+}
+
+// ClusterSelectorLabels select the objects of cluster with component.
+func ClusterSelectorLabels(cluster, component string) map[string]string {
+	return map[string]string{LabelCluster: cluster, LabelComponent: component}
+}

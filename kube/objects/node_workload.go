@@ -1,26 +1,19 @@
 package objects
 
 import (
-	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 )
-
-// EtcdStorageSize is the size of etcd's data claim: GD2's store is small
-// (peers, volumes, devices, options).
-const EtcdStorageSize = "1Gi"
 
 // ZoneLabel is the well-known Kubernetes node label a node's zone is matched
 // against.
@@ -50,93 +43,6 @@ var (
 	glusterClusterKind = operatorv1alpha1.SchemeGroupVersion.WithKind("GlusterCluster")
 	glusterNodeKind    = operatorv1alpha1.SchemeGroupVersion.WithKind("GlusterNode")
 )
-
-// ClusterLabels are the labels of every object of cluster with component.
-func ClusterLabels(cluster, component string) map[string]string {
-	return map[string]string{
-		LabelCluster:   cluster,
-		LabelComponent: component,
-		LabelManagedBy: ManagedByAnthill,
-	}
-}
-
-// NodeLabels are the labels of node's StatefulSet, pod and PVCs.
-func NodeLabels(cluster, node string) map[string]string {
-	l := ClusterLabels(cluster, ComponentGlusterNode)
-	l[LabelNode] = node
-	return l
-}
-
-// nodeSelectorLabels select node's pod. They leave out managed-by so that
-// the selector, which is immutable, never depends on a cosmetic label.
-func nodeSelectorLabels(cluster, node string) map[string]string {
-	return map[string]string{LabelCluster: cluster, LabelNode: node, LabelComponent: ComponentGlusterNode}
-}
-
-// podLabels are a node pod's labels: the node's, plus membership of the
-// management Service (only on the pod, never in a selector, so the operator
-// can take one pod out without touching the StatefulSet).
-func podLabels(node map[string]string) map[string]string {
-	l := make(map[string]string, len(node)+1)
-	for k, v := range node {
-		l[k] = v
-	}
-	l[LabelManagement] = ManagementMember
-	return l
-}
-
-// managementSelector selects the cluster's Gluster pods that have not been
-// taken out of the management Service (see LabelManagement).
-func managementSelector(cluster string) map[string]string {
-	l := ClusterSelectorLabels(cluster, ComponentGlusterNode)
-	l[LabelManagement] = ManagementMember
-	return l
-}
-
-// ClusterSelectorLabels select the objects of cluster with component.
-func ClusterSelectorLabels(cluster, component string) map[string]string {
-	return map[string]string{LabelCluster: cluster, LabelComponent: component}
-}
-
-// GlusterImage is the image a node runs for version: image itself when it
-// already names a tag or digest (the admin pinned it), else image:version.
-// An empty version leaves the image as it is.
-func GlusterImage(image, version string) string {
-	if version == "" || strings.Contains(image, "@") {
-		return image
-	}
-	last := image[strings.LastIndex(image, "/")+1:]
-	if strings.Contains(last, ":") {
-		return image
-	}
-	return image + ":" + version
-}
-
-// GD2Image is the image c's servers run at version: spec.gluster.image
-// (GlusterImage: tagged with version unless pinned), else the pinned GD2
-// image (Images.GD2). Upstream built GD2 only as a nightly image, with no
-// tag per Gluster version, so the pinned image is the same at every
-// version: a version change restarts the servers on it and records the
-// new version, and changes the software only with an image of the admin's.
-func GD2Image(c *operatorv1alpha1.GlusterCluster, version string) string {
-	if g := c.Spec.Gluster; g != nil && g.Image != "" {
-		return GlusterImage(g.Image, version)
-	}
-	return cmp.Or(images.GD2, DefaultImages.GD2)
-}
-
-// NodeTemplateOf returns the cluster's template named name, or nil.
-func NodeTemplateOf(c *operatorv1alpha1.GlusterCluster, name string) *operatorv1alpha1.NodeTemplate {
-	if name == "" {
-		return nil
-	}
-	for i := range c.Spec.NodeTemplates {
-		if c.Spec.NodeTemplates[i].Name == name {
-			return &c.Spec.NodeTemplates[i]
-		}
-	}
-	return nil
-}
 
 // NodeStatefulSet is the one-replica StatefulSet that runs node n of
 // cluster c at version. Its brick claims come from the node's storage: one
@@ -413,157 +319,4 @@ func nodePlacement(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.Glust
 // is evicted all the same; see the node machine's lost-pod step).
 func HostInterfaceVolume(name string) bool {
 	return name == volumeLVMRun || name == volumeModules
-}
-
-func clusterObjectMeta(c *operatorv1alpha1.GlusterCluster, name, component string) metav1.ObjectMeta {
-	return metav1.ObjectMeta{
-		Name:            name,
-		Namespace:       c.Namespace,
-		Labels:          ClusterLabels(c.Name, component),
-		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(c, glusterClusterKind)},
-	}
-}
-
-func gd2ServicePorts() []corev1.ServicePort {
-	return []corev1.ServicePort{servicePort(portNameGD2, GD2ClientPort, GD2ClientPort), servicePort(portNamePeer, GD2PeerPort, GD2PeerPort)}
-}
-
-// HeadlessService gives every node pod of c a stable name
-// (<pod>.<cluster>-nodes.<ns>.svc). It publishes pods before they are
-// ready: peers must reach a node that is starting or rejoining.
-func HeadlessService(c *operatorv1alpha1.GlusterCluster) *corev1.Service {
-	return headlessService(c, HeadlessServiceName(c.Name), ComponentGlusterNode, gd2ServicePorts())
-}
-
-// ManagementService is the ClusterIP Service the operator reaches GD2's REST
-// API through: any ready gluster-node pod of c answers for the cluster.
-func ManagementService(c *operatorv1alpha1.GlusterCluster) *corev1.Service {
-	return &corev1.Service{
-		ObjectMeta: clusterObjectMeta(c, ManagementServiceName(c.Name), ComponentManagement),
-		Spec: corev1.ServiceSpec{
-			Type:     corev1.ServiceTypeClusterIP,
-			Selector: managementSelector(c.Name),
-			Ports:    []corev1.ServicePort{servicePort(portNameGD2, GD2ClientPort, GD2ClientPort)},
-		},
-	}
-}
-
-// AuthSecret is the Secret holding c's shared GD2 auth secret value (see
-// NewAuthSecretValue). The value is a parameter so that the builder stays
-// pure; EnsureClusterInfra generates it once and never again.
-func AuthSecret(c *operatorv1alpha1.GlusterCluster, value string) *corev1.Secret {
-	return &corev1.Secret{
-		ObjectMeta: clusterObjectMeta(c, AuthSecretName(c.Name), ComponentGlusterNode),
-		Type:       corev1.SecretTypeOpaque,
-		Data:       map[string][]byte{AuthSecretKey: []byte(value)},
-	}
-}
-
-// EtcdService is the headless Service of c's etcd, its StatefulSet's
-// governing Service and GD2's etcd endpoint. It publishes the pod before it
-// is ready because etcd resolves its own advertised name at start.
-func EtcdService(c *operatorv1alpha1.GlusterCluster) *corev1.Service {
-	return headlessService(c, EtcdName(c.Name), ComponentEtcd,
-		[]corev1.ServicePort{servicePort(portNameClient, EtcdClientPort, EtcdClientPort), servicePort(portNameEtcdPr, EtcdPeerPort, EtcdPeerPort)})
-}
-
-// EtcdStatefulSet is c's one-member etcd. Its data claim is retained when
-// the StatefulSet goes; DeleteClusterInfra removes it explicitly.
-func EtcdStatefulSet(c *operatorv1alpha1.GlusterCluster) *appsv1.StatefulSet {
-	name := EtcdName(c.Name)
-	labels := ClusterLabels(c.Name, ComponentEtcd)
-	pod := NodePodName(name)
-	tls := TLSEnabled(c)
-	podHost := fmt.Sprintf("%s.%s.%s.svc", pod, name, c.Namespace)
-	advertise := fmt.Sprintf("%s://%s:%d", scheme(tls), podHost, EtcdClientPort)
-	ctr := corev1.Container{
-		Name:  containerEtcd,
-		Image: images.Etcd,
-		Command: []string{
-			"/usr/local/bin/etcd",
-			"--name=" + pod,
-			"--data-dir=" + etcdDataDir,
-			fmt.Sprintf("--listen-client-urls=%s://0.0.0.0:%d", scheme(tls), EtcdClientPort),
-			"--advertise-client-urls=" + advertise,
-		},
-		Ports:          []corev1.ContainerPort{tcpPort(portNameClient, EtcdClientPort), tcpPort(portNameEtcdPr, EtcdPeerPort)},
-		ReadinessProbe: httpProbe("/health", EtcdClientPort, 10),
-		VolumeMounts:   []corev1.VolumeMount{{Name: EtcdDataClaimTemplate, MountPath: etcdDataDir}},
-	}
-	var volumes []corev1.Volume
-	if tls {
-		// Client and peer ports require a certificate of the cluster's CA,
-		// which the kubelet does not have: its probe reads /health from the
-		// plain metrics listener, which serves nothing else.
-		ctr.Command = append(ctr.Command,
-			fmt.Sprintf("--listen-peer-urls=https://0.0.0.0:%d", EtcdPeerPort),
-			fmt.Sprintf("--initial-advertise-peer-urls=https://%s:%d", podHost, EtcdPeerPort),
-			fmt.Sprintf("--listen-metrics-urls=http://0.0.0.0:%d", etcdMetricsPort))
-		ctr.Command = append(ctr.Command, etcdTLSArgs()...)
-		ctr.ReadinessProbe.HTTPGet.Port = intstr.FromInt32(etcdMetricsPort)
-		v, m := tlsVolume(EtcdTLSSecretName(c.Name), etcdTLSDir)
-		volumes = append(volumes, v)
-		ctr.VolumeMounts = append(ctr.VolumeMounts, m)
-	}
-	return workload{
-		meta:     clusterObjectMeta(c, name, ComponentEtcd),
-		selector: ClusterSelectorLabels(c.Name, ComponentEtcd),
-		pod:      podTemplate(labels, nil, corev1.PodSpec{Containers: []corev1.Container{ctr}, Volumes: volumes}),
-	}.statefulSet(name, []corev1.PersistentVolumeClaim{
-		claim(EtcdDataClaimTemplate, c.Namespace, labels, nil, nil, resource.MustParse(EtcdStorageSize)),
-	})
-}
-
-// ClusterVersion is the Gluster version c's spec asks for ("" when it names
-// none).
-func ClusterVersion(c *operatorv1alpha1.GlusterCluster) string {
-	if c.Spec.Gluster == nil {
-		return ""
-	}
-	return c.Spec.Gluster.Version
-}
-
-// NodeFromTemplate is a new GlusterNode of c made from template t, named
-// <cluster>-<template>-<suffix>. It carries the node finalizer from birth,
-// so a node deleted before its first sync is still drained and detached.
-func NodeFromTemplate(c *operatorv1alpha1.GlusterCluster, t *operatorv1alpha1.NodeTemplate, suffix string) *operatorv1alpha1.GlusterNode {
-	count := t.Storage.DeviceCount
-	if count <= 0 {
-		count = defaultDeviceCount
-	}
-	n := &operatorv1alpha1.GlusterNode{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:      c.Name + "-" + t.Name + "-" + suffix,
-			Namespace: c.Namespace,
-			Labels: map[string]string{
-				LabelCluster:   c.Name,
-				LabelComponent: ComponentGlusterNode,
-				LabelManagedBy: ManagedByAnthill,
-			},
-			Finalizers:      []string{FinalizerNode},
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(c, glusterClusterKind)},
-		},
-		Spec: operatorv1alpha1.GlusterNodeSpec{
-			Cluster:      c.Name,
-			Zone:         t.Zone,
-			Template:     t.Name,
-			DesiredState: operatorv1alpha1.NodeEnabled,
-			Storage: &operatorv1alpha1.NodeStorage{
-				Capacity:    ptr.To(t.Storage.Capacity.DeepCopy()),
-				DeviceCount: ptr.To(count),
-				VDO:         t.VDO,
-				Provisioner: t.Storage.Provisioner,
-			},
-		},
-	}
-	if t.Storage.StorageClassName != nil {
-		n.Spec.Storage.StorageClassName = ptr.To(*t.Storage.StorageClassName)
-	}
-	if t.NodeAffinity != nil {
-		n.Spec.NodeAffinity = t.NodeAffinity.DeepCopy()
-	}
-	for _, tol := range t.Tolerations {
-		n.Spec.Tolerations = append(n.Spec.Tolerations, *tol.DeepCopy())
-	}
-	return n
 }
