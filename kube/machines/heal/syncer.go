@@ -437,48 +437,6 @@ func (s *Syncer) Finish(ctx context.Context, c *operatorv1alpha1.GlusterCluster,
 	return engine.Result{RequeueAfter: s.jitter(next)}, nil
 }
 
-// mirror writes each volume's heal state, as now persisted in
-// status.volumes, into the volume's GD2 metadata (MetaHealState,
-// MetaHealSince) where the volume read this sync does not already carry
-// it. It runs after the status write, so GD2 never shows a state that
-// status does not hold; only volumes in status.volumes (the cluster's own,
-// seen in GD2 this sync) are written. A failure is logged and repaired by
-// the next sync, which compares again; it never fails the sync.
-func (s *Syncer) mirror(ctx context.Context, key engine.Key, ops transitions.GD2Ops, readings []healReading, entries []operatorv1alpha1.VolumeStatus) {
-	seen := make(map[string]gd2.Volume, len(readings))
-	for _, r := range readings {
-		seen[r.vol.Name] = r.vol
-	}
-	var errs []error
-	for _, e := range entries {
-		v, ok := seen[e.Name]
-		if !ok || !healDef.HasState(fsm.State(e.State)) {
-			continue
-		}
-		var since time.Time
-		if e.LastTransitionTime != nil {
-			since = e.LastTransitionTime.Time
-		}
-		md := transitions.HealMetadata(fsm.State(e.State), since)
-		if transitions.HealMetadataCurrent(v.Metadata, md) {
-			continue
-		}
-		if !transitions.MetadataFits(v.Metadata, md) {
-			errs = append(errs, fmt.Errorf("volume %s: its metadata leaves no room for %v within GD2's %d bytes", e.Name, md, transitions.MetadataLimit))
-			continue
-		}
-		actx := engine.WithAction(ctx, engine.ActionContext{
-			Machine: states.HealMachine, Namespace: key.Namespace, Name: key.Name, Subject: e.Name, State: e.State, Action: record.ActionMirror, Reason: record.ReasonMirror,
-		})
-		if err := transitions.MirrorHealState(actx, s.Audit.Ops(transitions.Ops{GD2: ops}).GD2, e.Name, md); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if len(errs) > 0 {
-		s.log(key).Info("mirroring heal state into GD2 failed; retrying next sync", zap.Error(errors.Join(errs...)))
-	}
-}
-
 // Forget drops what the syncer remembers of a deleted cluster.
 func (s *Syncer) Forget(key engine.Key) {
 	s.mu.Lock()
@@ -486,24 +444,4 @@ func (s *Syncer) Forget(key engine.Key) {
 	s.mu.Unlock()
 	s.pruneProgress(key, nil)
 	s.Volumes.forget(key)
-}
-
-// volumeSamples turns one sync's readings into the cluster's volume
-// metrics. A started volume whose bricks status failed keeps the bricks
-// it had at the last reading, so one failed call does not make its bricks
-// vanish from the metrics (and their alerts restart).
-func (s *Syncer) volumeSamples(key engine.Key, readings []healReading) []volumeSample {
-	prev := map[string][]brickSample{}
-	for _, v := range s.Volumes.get(key) {
-		prev[v.name] = v.bricks
-	}
-	out := make([]volumeSample, 0, len(readings))
-	for _, r := range readings {
-		vs := volumeSampleOf(r.vol, r.status, r.bricksStatus)
-		if r.started && !r.bricksRead {
-			vs.bricks = prev[r.vol.Name]
-		}
-		out = append(out, vs)
-	}
-	return out
 }

@@ -163,3 +163,23 @@ func volumeSampleOf(v gd2.Volume, st *gd2.VolumeStatus, bricks []gd2.BrickStatus
 	sort.Slice(out.bricks, func(i, j int) bool { return out.bricks[i].brick < out.bricks[j].brick })
 	return out
 }
+
+// volumeSamples turns one sync's readings into the cluster's volume
+// metrics. A started volume whose bricks status failed keeps the bricks
+// it had at the last reading, so one failed call does not make its bricks
+// vanish from the metrics (and their alerts restart).
+func (s *Syncer) volumeSamples(key engine.Key, readings []healReading) []volumeSample {
+	prev := map[string][]brickSample{}
+	for _, v := range s.Volumes.get(key) {
+		prev[v.name] = v.bricks
+	}
+	out := make([]volumeSample, 0, len(readings))
+	for _, r := range readings {
+		vs := volumeSampleOf(r.vol, r.status, r.bricksStatus)
+		if r.started && !r.bricksRead {
+			vs.bricks = prev[r.vol.Name]
+		}
+		out = append(out, vs)
+	}
+	return out
+}
