@@ -51,6 +51,14 @@ func warn(reason, msg string, after time.Duration) Decision {
 	return d
 }
 
+// paused is the wait while spec.paused holds what the node or cluster
+// machine would do next; doing names it. Clearing spec.paused enqueues every
+// node of the cluster, so after only matters for facts no watch event brings
+// (liveness).
+func paused(doing string, after time.Duration) Decision {
+	return wait(ReasonPaused, "The cluster is paused (spec.paused): not "+doing+" until it is cleared.", after)
+}
+
 // Requeue intervals for waits that no watch event is guaranteed to end.
 const (
 	// pollShort is for waits on things expected to change within seconds

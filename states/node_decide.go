@@ -55,13 +55,6 @@ func DecideNode(s NodeSnapshot) Decision {
 	return unknownState(NodeMachine, s.State)
 }
 
-// paused is the wait while spec.paused holds what the node machine would
-// do next; doing names it. Clearing spec.paused enqueues every node of the
-// cluster, so after only matters for facts no watch event brings (liveness).
-func paused(doing string, after time.Duration) Decision {
-	return wait(ReasonPaused, "The cluster is paused (spec.paused): not "+doing+" until it is cleared.", after)
-}
-
 func gd2Unreachable() Decision {
 	return wait(ReasonGD2Unreachable, "GD2 did not answer; not acting on stale peer information.", pollShort)
 }
