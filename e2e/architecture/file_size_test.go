@@ -3,7 +3,6 @@ package architecture
 import (
 	"bytes"
 	"fmt"
-	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -75,19 +74,12 @@ func TestOverLongFilesFindsAPlantedFile(t *testing.T) {
 // maxFileLines, with its length. It also says how many Go files it read.
 func overLongFiles(t *testing.T, root string) (long []string, walked int) {
 	t.Helper()
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if _, ok := longFilesAllowed[rel]; ok || (rel != "." && strings.HasPrefix(d.Name(), ".")) || d.Name() == "testdata" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
+	skip := func(rel string) bool {
+		_, allowed := longFilesAllowed[rel]
+		return allowed || filepath.Base(rel) == "testdata"
+	}
+	err := walkGoFiles(root, skip, func(path, rel string) error {
+		if strings.HasSuffix(rel, "_test.go") {
 			return nil
 		}
 		src, err := os.ReadFile(path)

@@ -1,7 +1,9 @@
 package architecture
 
 import (
+	"io/fs"
 	"path/filepath"
+	"strings"
 )
 
 // module is the project's module path.
@@ -16,4 +18,27 @@ func repoRoot() string {
 		panic(err)
 	}
 	return root
+}
+
+// walkGoFiles calls visit with each Go file below root, by its path and by
+// its slash-separated path relative to root, leaving out dot directories
+// and the directories skipDir names (by that relative path).
+func walkGoFiles(root string, skipDir func(rel string) bool, visit func(path, rel string) error) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if path != root && (strings.HasPrefix(d.Name(), ".") || skipDir(rel)) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(rel, ".go") {
+			return nil
+		}
+		return visit(path, rel)
+	})
 }

@@ -4,7 +4,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -26,19 +25,12 @@ func TestNoTestBuildsABinary(t *testing.T) {
 	root := repoRoot()
 	fset := token.NewFileSet()
 	helperBuilds := 0
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules" || rel == "bin" || rel == "dist") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		inFramework := strings.HasPrefix(rel, "e2e/framework/") && strings.HasSuffix(rel, ".go")
+	skip := func(rel string) bool {
+		name := filepath.Base(rel)
+		return name == "testdata" || name == "node_modules" || rel == "bin" || rel == "dist"
+	}
+	err := walkGoFiles(root, skip, func(path, rel string) error {
+		inFramework := strings.HasPrefix(rel, "e2e/framework/")
 		if !strings.HasSuffix(rel, "_test.go") && !inFramework {
 			return nil
 		}
