@@ -21,7 +21,7 @@ const (
 	// WakeVolumes: the heal machine's record of a volume in the
 	// cluster's status.volumes changed what it reports: the volume's heal
 	// state, its brick count or bricks online, or the volume appeared or
-	// went (gather.VolumeReportsChanged). Its progress (pending entries,
+	// went (wake.VolumeReportsChanged). Its progress (pending entries,
 	// message) is not a report: a heal's progress wakes no node.
 	WakeVolumes Wake = "VolumeReport"
 	// WakePool: another node of the cluster changed state, or came or

@@ -75,7 +75,7 @@ func randomWaitingNode(r *rand.Rand) NodeSnapshot {
 // names the report that delivers it, unless it looks again within a
 // second on its own. So no wait of a drain, an upgrade, a recovery or a
 // deletion sits out pollLong while the heal or the node it waits for has
-// already happened; gather.VolumeReportsChanged and the dispatcher's key
+// already happened; wake.VolumeReportsChanged and the dispatcher's key
 // mapping wake whoever names the report (kube/machines).
 func TestEveryNodeWaitSaysWhatWakesIt(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))

@@ -46,12 +46,14 @@ var layering = []struct {
 		module + "/kube/client", module + "/kube/engine", module + "/kube/objects",
 		"go.uber.org/zap", "k8s.io/api", "k8s.io/apimachinery", "k8s.io/client-go", "k8s.io/utils"}},
 	// The machine rooms: gather (what every machine reads: GD2's bricks and
-	// volumes, ownership, failure policy, keys) and record (what every
+	// volumes, ownership, failure policy, keys), machinestatus (what every
 	// machine writes into its status: ledger, conditions, history, the
-	// status writers) are shared; each machine has its own room over them
-	// and imports no other machine's; kube/machines wires them all.
+	// status writers) and wake (which informer updates wake which machine)
+	// are shared; each machine has its own room over them and imports no
+	// other machine's; kube/machines wires them all.
 	{"kube/machines/gather", machineRoom()},
-	{"kube/machines/record", machineRoom()},
+	{"kube/machines/machinestatus", machineRoom()},
+	{"kube/machines/wake", machineRoom()},
 	{"kube/machines/node", machineRoom(machinesShared...)},
 	{"kube/machines/heal", machineRoom(machinesShared...)},
 	{"kube/machines/cluster", machineRoom(machinesShared...)},
@@ -64,7 +66,7 @@ var layering = []struct {
 }
 
 // machinesShared are the shared machine rooms every machine room may import.
-var machinesShared = []string{module + "/kube/machines/gather", module + "/kube/machines/record"}
+var machinesShared = []string{module + "/kube/machines/gather", module + "/kube/machines/machinestatus", module + "/kube/machines/wake"}
 
 // machineRoom is what a machine room may import: the rooms below kube/machines,
 // the given machine rooms, and the client libraries.

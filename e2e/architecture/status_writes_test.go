@@ -12,7 +12,7 @@ import (
 // machines' status writers (see engine.StatusWriter). Actions, gatherers
 // and the commands change the world; only a machine's runner, through its
 // writer, changes its status.
-const statusWriters = "kube/machines/record/status_writers.go"
+const statusWriters = "kube/machines/machinestatus/status_writers.go"
 
 // otherStatusWriters write the status of objects that are not anthill's
 // own custom resources, each with the reason.

@@ -25,9 +25,9 @@ var writeFreeRooms = []string{"kube/engine", "kube/machines", "kube/objects", "k
 
 // allowedWrites are the files of those rooms that write, with the reason.
 var allowedWrites = map[string]string{
-	"kube/machines/record/status_writers.go": "the machines' status writers (see TestOnlyTheStatusWritersWriteStatus)",
-	"kube/engine/status_writer.go":           "the runner's one status write, through the writer status_writers.go supplies",
-	"kube/engine/transition_events.go":       "the transition log records its Events",
+	"kube/machines/machinestatus/status_writers.go": "the machines' status writers (see TestOnlyTheStatusWritersWriteStatus)",
+	"kube/engine/status_writer.go":                  "the runner's one status write, through the writer status_writers.go supplies",
+	"kube/engine/transition_events.go":              "the transition log records its Events",
 }
 
 // apiWrites are the client-go verbs that write.

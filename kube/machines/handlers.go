@@ -12,6 +12,7 @@ import (
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/kube/machines/gather"
+	"github.com/gluster/anthill/kube/machines/wake"
 	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 )
@@ -46,23 +47,23 @@ func (k keyMapper) forCluster(obj any) []engine.Key {
 
 // forClusterUpdate is forCluster for the cluster informer's deliveries:
 // its nodes and its heal machine are woken only by a change their
-// decisions read (gather.ClusterChangeConcernsNodes,
-// gather.ClusterChangeConcernsHeal); the cluster and upgrade machines,
+// decisions read (wake.ClusterChangeConcernsNodes,
+// wake.ClusterChangeConcernsHeal); the cluster and upgrade machines,
 // which read most of the status, by every change. A change of what the
-// heal machine reports of a volume (gather.VolumeReportsChanged) wakes
-// the nodes whose wait it ends (gather.WokenByVolumes): a drain waiting
+// heal machine reports of a volume (wake.VolumeReportsChanged) wakes
+// the nodes whose wait it ends (wake.WokenByVolumes): a drain waiting
 // for its replacements to heal looks as soon as their heal is recorded.
 func (k keyMapper) forClusterUpdate(oldObj, newObj any) []engine.Key {
 	keys := k.forCluster(newObj)
 	if oldObj == nil {
 		return keys
 	}
-	nodes, heal := gather.ClusterChangeConcernsNodes(oldObj, newObj), gather.ClusterChangeConcernsHeal(oldObj, newObj)
-	reported := gather.VolumeReportsChanged(oldObj, newObj)
+	nodes, heal := wake.ClusterChangeConcernsNodes(oldObj, newObj), wake.ClusterChangeConcernsHeal(oldObj, newObj)
+	reported := wake.VolumeReportsChanged(oldObj, newObj)
 	return slices.DeleteFunc(keys, func(key engine.Key) bool {
 		switch key.Machine {
 		case states.NodeMachine:
-			return !nodes && !k.nodeWokenBy(key, func(n *operatorv1alpha1.GlusterNode) bool { return gather.WokenByVolumes(n, reported) })
+			return !nodes && !k.nodeWokenBy(key, func(n *operatorv1alpha1.GlusterNode) bool { return wake.WokenByVolumes(n, reported) })
 		case states.HealMachine:
 			return !heal
 		}
@@ -93,23 +94,23 @@ func (k keyMapper) forNode(obj any) []engine.Key {
 
 // forNodeUpdate is forNode for the node informer's deliveries: an update
 // that changed only the node's message and conditions
-// (gather.OnlyNodeMessage) concerns the node alone. A node's change of
+// (wake.OnlyNodeMessage) concerns the node alone. A node's change of
 // state, its add or its delete also wakes the other nodes of its cluster
-// whose wait another node's change ends (gather.WokenByPool): a drain
+// whose wait another node's change ends (wake.WokenByPool): a drain
 // blocked for want of a place, a volume's down node come back, a node
 // ahead in an upgrade batch.
 func (k keyMapper) forNodeUpdate(oldObj, newObj any) []engine.Key {
 	n, ok := newObj.(*operatorv1alpha1.GlusterNode)
-	if ok && gather.OnlyNodeMessage(oldObj, newObj) {
+	if ok && wake.OnlyNodeMessage(oldObj, newObj) {
 		return []engine.Key{gather.NodeKey(n.Namespace, n.Name)}
 	}
 	keys := k.forNode(newObj)
-	if !ok || !gather.NodeStateChanged(oldObj, newObj) {
+	if !ok || !wake.NodeStateChanged(oldObj, newObj) {
 		return keys
 	}
 	siblings, _ := k.nodes.GlusterNodes(n.Namespace).List(labels.Everything())
 	for _, s := range siblings {
-		if s.Name != n.Name && s.Spec.Cluster == n.Spec.Cluster && gather.WokenByPool(s) {
+		if s.Name != n.Name && s.Spec.Cluster == n.Spec.Cluster && wake.WokenByPool(s) {
 			keys = append(keys, gather.NodeKey(s.Namespace, s.Name))
 		}
 	}

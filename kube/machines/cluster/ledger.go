@@ -8,7 +8,7 @@ import (
 
 	"github.com/gluster/anthill/fsm"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
-	"github.com/gluster/anthill/kube/machines/record"
+	"github.com/gluster/anthill/kube/machines/machinestatus"
 	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 )
@@ -43,8 +43,8 @@ func scaleLedgerEntries(plan objects.ScalePlan, d states.Decision, phase fsm.Sta
 // the snapshot found missing or out of date, which the action creates.
 func driversLedgerEntry(missing []string, d states.Decision, phase fsm.State, now time.Time) operatorv1alpha1.LedgerEntry {
 	objs := slices.Clone(missing)
-	if len(objs) > record.MaxLedgerItems {
-		objs = objs[:record.MaxLedgerItems]
+	if len(objs) > machinestatus.MaxLedgerItems {
+		objs = objs[:machinestatus.MaxLedgerItems]
 	}
 	return operatorv1alpha1.LedgerEntry{
 		Time: metav1.Time{Time: now}, Action: operatorv1alpha1.LedgerActionEnsureCSIDrivers, Objects: objs, State: string(phase), Reason: d.Reason,
@@ -59,8 +59,8 @@ func optionsLedgerEntry(options map[string]string, d states.Decision, phase fsm.
 		kv = append(kv, k+"="+v)
 	}
 	slices.Sort(kv)
-	if len(kv) > record.MaxLedgerItems {
-		kv = kv[:record.MaxLedgerItems]
+	if len(kv) > machinestatus.MaxLedgerItems {
+		kv = kv[:machinestatus.MaxLedgerItems]
 	}
 	return operatorv1alpha1.LedgerEntry{
 		Time: metav1.Time{Time: now}, Action: operatorv1alpha1.LedgerActionSetClusterOptions, Options: kv, State: string(phase), Reason: d.Reason,
@@ -76,7 +76,7 @@ func copyNodeLedgers(ledger []operatorv1alpha1.LedgerEntry, cluster string, node
 		if n.Spec.Cluster != cluster {
 			continue
 		}
-		out = append(out, record.LedgerToCopy(ledger, n.Name, n.Status.Ledger)...)
+		out = append(out, machinestatus.LedgerToCopy(ledger, n.Name, n.Status.Ledger)...)
 	}
 	slices.SortStableFunc(out, func(a, b operatorv1alpha1.LedgerEntry) int { return a.Time.Compare(b.Time.Time) })
 	return out

@@ -27,14 +27,14 @@ import (
 	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/kube/machines/gather"
-	"github.com/gluster/anthill/kube/machines/record"
+	"github.com/gluster/anthill/kube/machines/machinestatus"
 	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
 )
 
 // The phases the runner finds on the syncer, said at compile time
-// (SurfacesUnknown through record.OnCluster: an unknown state sets the
+// (SurfacesUnknown through machinestatus.OnCluster: an unknown state sets the
 // cluster's Degraded condition).
 var (
 	_ engine.MachineSyncer[*operatorv1alpha1.GlusterCluster, *clusterFacts] = (*Syncer)(nil)
@@ -73,7 +73,7 @@ type Syncer struct {
 	Log   *engine.TransitionLog
 	Clock clock.Clock
 
-	record.OnCluster[*clusterFacts]
+	machinestatus.OnCluster[*clusterFacts]
 }
 
 var clusterDef = states.ClusterDefinition()
@@ -207,7 +207,7 @@ func (s *Syncer) RecordAhead(c *operatorv1alpha1.GlusterCluster, in engine.Insta
 	case states.ClusterEnsureDrivers:
 		entries = append(entries, driversLedgerEntry(in.Facts.snap.DriversMissing, d, in.State, now))
 	}
-	return record.RecordClusterAhead(c, entries)
+	return machinestatus.RecordClusterAhead(c, entries)
 }
 
 // optionsToSet are the GD2 cluster options of spec.clusterOptions whose
@@ -280,7 +280,7 @@ func (s *Syncer) Message(c *operatorv1alpha1.GlusterCluster, _ string) string {
 func (s *Syncer) Record(c *operatorv1alpha1.GlusterCluster, outs []engine.Outcome[*clusterFacts], now time.Time) {
 	out := &outs[0]
 	for _, e := range out.Facts.nodeLedger {
-		c.Status.Ledger = record.AppendBounded(c.Status.Ledger, e, operatorv1alpha1.MaxLedger)
+		c.Status.Ledger = machinestatus.AppendBounded(c.Status.Ledger, e, operatorv1alpha1.MaxLedger)
 	}
 	switch out.Kind {
 	case engine.Unknown, engine.Refused, engine.Failed:
@@ -310,7 +310,7 @@ func (s *Syncer) Finish(ctx context.Context, c *operatorv1alpha1.GlusterCluster,
 		}
 	case engine.Waited, engine.Stepped:
 		if res.RequeueAfter == 0 {
-			res.RequeueAfter = record.PollWait
+			res.RequeueAfter = machinestatus.PollWait
 		}
 	}
 	// A step held by the cooldown is looked at again when it ends.
@@ -456,7 +456,7 @@ func lastTransition(h []operatorv1alpha1.TransitionRecord) *metav1.Time {
 func (s *Syncer) fillStatus(c *operatorv1alpha1.GlusterCluster, st fsm.State, d states.Decision, snap states.ClusterSnapshot, now time.Time) {
 	c.Status.ObservedGeneration = c.Generation
 	c.Status.Nodes = operatorv1alpha1.NodeCounts{Desired: int32(snap.DesiredNodes), Total: int32(snap.NodesTotal), Online: int32(snap.NodesOnline)}
-	record.PhaseConditionsOf(states.ClusterMeaning(st).Condition).Set(&c.Status.Conditions, d, c.Generation, now)
+	machinestatus.PhaseConditionsOf(states.ClusterMeaning(st).Condition).Set(&c.Status.Conditions, d, c.Generation, now)
 }
 
 // LiveGD2 is what the facts of a live decision (`kubectl gluster explain`)

@@ -15,13 +15,13 @@ import (
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/engine"
-	"github.com/gluster/anthill/kube/machines/record"
+	"github.com/gluster/anthill/kube/machines/machinestatus"
 	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
 )
 
 // The phases the runner finds on the syncer, said at compile time
-// (SurfacesUnknown through record.OnCluster: an unknown state sets the
+// (SurfacesUnknown through machinestatus.OnCluster: an unknown state sets the
 // cluster's Degraded condition).
 var (
 	_ engine.MachineSyncer[*operatorv1alpha1.GlusterCluster, *disruptionFacts] = (*Syncer)(nil)
@@ -54,7 +54,7 @@ type Syncer struct {
 	Log   *engine.TransitionLog
 	Clock clock.Clock
 
-	record.OnCluster[*disruptionFacts]
+	machinestatus.OnCluster[*disruptionFacts]
 }
 
 // disruptionView is what one sync gathered: the snapshot, and the pod
@@ -200,7 +200,7 @@ func (s *Syncer) Record(c *operatorv1alpha1.GlusterCluster, outs []engine.Outcom
 		c.Status.Disruption = &operatorv1alpha1.DisruptionStatus{
 			State: string(out.To), Zone: out.Facts.decidedZone(), LastTransitionTime: &metav1.Time{Time: now}, Message: engine.Truncate(out.Decision.Message, engine.MaxConditionMessage),
 		}
-		c.Status.History = record.AppendHealHistory(c.Status.History, out.Committed.Record())
+		c.Status.History = machinestatus.AppendHealHistory(c.Status.History, out.Committed.Record())
 	case engine.Waited, engine.Stepped:
 		next := operatorv1alpha1.DisruptionStatus{State: string(out.To), Zone: out.Facts.zone, Message: engine.Truncate(out.Decision.Message, engine.MaxConditionMessage)}
 		if old := c.Status.Disruption; old != nil {
@@ -216,7 +216,7 @@ func (s *Syncer) Record(c *operatorv1alpha1.GlusterCluster, outs []engine.Outcom
 // wanted, and the next sync decides again and repairs them if needed.
 func (s *Syncer) Finish(_ context.Context, _ *operatorv1alpha1.GlusterCluster, outs []engine.Outcome[*disruptionFacts], res engine.Result, err error) (engine.Result, error) {
 	if k := outs[0].Kind; (k == engine.Waited || k == engine.Stepped) && res.RequeueAfter == 0 {
-		res.RequeueAfter = record.PollWait
+		res.RequeueAfter = machinestatus.PollWait
 	}
 	return res, err
 }

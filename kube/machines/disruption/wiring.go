@@ -11,7 +11,7 @@ import (
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/engine"
-	"github.com/gluster/anthill/kube/machines/gather"
+	"github.com/gluster/anthill/kube/machines/wake"
 	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 )
@@ -43,16 +43,16 @@ func DisruptionKeys(obj any) []engine.Key {
 
 // UpdateKeys is DisruptionKeys for informer deliveries: a GlusterNode
 // update that changed only the node's message and conditions
-// (gather.OnlyNodeMessage), and a GlusterCluster update that changed none
-// of what the machine reads (gather.ClusterChangeConcernsDisruption), do
+// (wake.OnlyNodeMessage), and a GlusterCluster update that changed none
+// of what the machine reads (wake.ClusterChangeConcernsDisruption), do
 // not concern the disruption machine.
 func UpdateKeys(oldObj, newObj any) []engine.Key {
 	if oldObj != nil {
-		if _, ok := newObj.(*operatorv1alpha1.GlusterCluster); ok && !gather.ClusterChangeConcernsDisruption(oldObj, newObj) {
+		if _, ok := newObj.(*operatorv1alpha1.GlusterCluster); ok && !wake.ClusterChangeConcernsDisruption(oldObj, newObj) {
 			return nil
 		}
 	}
-	if gather.OnlyNodeMessage(oldObj, newObj) {
+	if wake.OnlyNodeMessage(oldObj, newObj) {
 		return nil
 	}
 	return DisruptionKeys(newObj)

@@ -10,7 +10,7 @@ import (
 	"github.com/gluster/anthill/fsm"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/engine"
-	"github.com/gluster/anthill/kube/machines/record"
+	"github.com/gluster/anthill/kube/machines/machinestatus"
 	"github.com/gluster/anthill/states"
 )
 
@@ -113,7 +113,7 @@ func (s *Syncer) RecordAhead(c *operatorv1alpha1.GlusterCluster, in engine.Insta
 	if d.Step != states.HealForceStartBricks {
 		return false
 	}
-	return record.RecordClusterAhead(c, forceStartLedgerEntries(in, d, now))
+	return machinestatus.RecordClusterAhead(c, forceStartLedgerEntries(in, d, now))
 }
 
 // forceStartLedgerEntries are the ledger entries of a forceStartBricks

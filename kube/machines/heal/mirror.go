@@ -12,7 +12,7 @@ import (
 	"github.com/gluster/anthill/gd2"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/engine"
-	"github.com/gluster/anthill/kube/machines/record"
+	"github.com/gluster/anthill/kube/machines/machinestatus"
 	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
 )
@@ -48,7 +48,7 @@ func (s *Syncer) mirror(ctx context.Context, key engine.Key, ops transitions.GD2
 			continue
 		}
 		actx := engine.WithAction(ctx, engine.ActionContext{
-			Machine: states.HealMachine, Namespace: key.Namespace, Name: key.Name, Subject: e.Name, State: e.State, Action: record.ActionMirror, Reason: record.ReasonMirror,
+			Machine: states.HealMachine, Namespace: key.Namespace, Name: key.Name, Subject: e.Name, State: e.State, Action: machinestatus.ActionMirror, Reason: machinestatus.ReasonMirror,
 		})
 		if err := transitions.MirrorHealState(actx, s.Audit.Ops(transitions.Ops{GD2: ops}).GD2, e.Name, md); err != nil {
 			errs = append(errs, err)

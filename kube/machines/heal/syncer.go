@@ -23,13 +23,13 @@ import (
 	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/kube/machines/gather"
-	"github.com/gluster/anthill/kube/machines/record"
+	"github.com/gluster/anthill/kube/machines/machinestatus"
 	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
 )
 
 // The phases the runner finds on the syncer, said at compile time
-// (SurfacesUnknown through record.OnCluster: an unknown heal state sets the
+// (SurfacesUnknown through machinestatus.OnCluster: an unknown heal state sets the
 // cluster's Degraded condition, and the volume's entry is kept as it was).
 var (
 	_ engine.MachineSyncer[*operatorv1alpha1.GlusterCluster, *healFacts] = (*Syncer)(nil)
@@ -107,7 +107,7 @@ type Syncer struct {
 	// two workers at once).
 	listed map[engine.Key]*healSync
 
-	record.OnCluster[*healFacts]
+	machinestatus.OnCluster[*healFacts]
 }
 
 // The settings fall back to their defaults when left zero.
@@ -360,11 +360,11 @@ func (s *Syncer) Record(c *operatorv1alpha1.GlusterCluster, outs []engine.Outcom
 			// transition from HealPending to itself.
 			entry.Message = out.Decision.Message
 			rec := out.RecordStep(states.HealMachine, c, now)
-			c.Status.History = record.AppendHealHistory(c.Status.History, rec.Record())
+			c.Status.History = machinestatus.AppendHealHistory(c.Status.History, rec.Record())
 		case engine.Fired:
 			entry.LastTransitionTime = &metav1.Time{Time: now}
 			entry.Message = out.Decision.Message
-			c.Status.History = record.AppendHealHistory(c.Status.History, out.Committed.Record())
+			c.Status.History = machinestatus.AppendHealHistory(c.Status.History, out.Committed.Record())
 		default:
 			entry.Message = out.Decision.Message
 		}

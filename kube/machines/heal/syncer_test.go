@@ -16,7 +16,7 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
-	kuberecord "k8s.io/client-go/tools/record"
+	record "k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/gluster/anthill/fsm"
@@ -29,7 +29,7 @@ import (
 	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/kube/internal/fixtures"
 	"github.com/gluster/anthill/kube/machines/gather"
-	"github.com/gluster/anthill/kube/machines/record"
+	"github.com/gluster/anthill/kube/machines/machinestatus"
 	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
@@ -48,7 +48,7 @@ type healFixture struct {
 	gd2      *gd2.Client
 	peers    []gd2.Peer
 	clock    *clocktesting.FakeClock
-	events   *kuberecord.FakeRecorder
+	events   *record.FakeRecorder
 	syncer   *Syncer
 	// volumeEdits counts the volume edit requests GD2 received.
 	volumeEdits atomic.Int32
@@ -77,7 +77,7 @@ func newHealFixtureWith(t *testing.T, cfg sim.Config) *healFixture {
 	cluster := pool.Cluster()
 	cluster.Finalizers = []string{objects.FinalizerCluster}
 	f.t, f.kube, f.anthill = t, kubefake.NewClientset(pool.AuthSecret()), anthillfake.NewSimpleClientset(cluster)
-	f.clusters, f.sim, f.gd2, f.peers, f.clock, f.events = fixtures.NewIndexer(), pool.Sim, pool.Client, pool.Peers, clk, kuberecord.NewFakeRecorder(100)
+	f.clusters, f.sim, f.gd2, f.peers, f.clock, f.events = fixtures.NewIndexer(), pool.Sim, pool.Client, pool.Peers, clk, record.NewFakeRecorder(100)
 	if err := f.clusters.Add(cluster); err != nil {
 		t.Fatal(err)
 	}
@@ -563,7 +563,7 @@ func TestHealSyncerFailedStatusWriteAnnouncesNothing(t *testing.T) {
 func TestHealSyncerHistoryKeepsTheClusterMachinesLatestRecord(t *testing.T) {
 	h := []operatorv1alpha1.TransitionRecord{{Machine: states.ClusterMachine, From: "Provisioning", To: "Ready", Event: "converged"}}
 	for range 3 * operatorv1alpha1.MaxHistory {
-		h = record.AppendHealHistory(h, operatorv1alpha1.TransitionRecord{Machine: states.HealMachine, Subject: "v", From: "Healthy", To: "HealPending"})
+		h = machinestatus.AppendHealHistory(h, operatorv1alpha1.TransitionRecord{Machine: states.HealMachine, Subject: "v", From: "Healthy", To: "HealPending"})
 	}
 	if len(h) != operatorv1alpha1.MaxHistory {
 		t.Fatalf("history length %d; want %d", len(h), operatorv1alpha1.MaxHistory)

@@ -12,7 +12,7 @@ import (
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/engine"
-	"github.com/gluster/anthill/kube/machines/record"
+	"github.com/gluster/anthill/kube/machines/machinestatus"
 	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
@@ -47,7 +47,7 @@ func (s *Syncer) mirror(ctx context.Context, node *operatorv1alpha1.GlusterNode,
 		return
 	}
 	ctx = engine.WithAction(ctx, engine.ActionContext{
-		Machine: states.NodeMachine, Namespace: node.Namespace, Name: node.Name, State: string(st), Action: record.ActionMirror, Reason: record.ReasonMirror,
+		Machine: states.NodeMachine, Namespace: node.Namespace, Name: node.Name, State: string(st), Action: machinestatus.ActionMirror, Reason: machinestatus.ReasonMirror,
 	})
 	if err := transitions.MirrorNodeState(ctx, s.Audit.Ops(transitions.Ops{GD2: ops}).GD2, peer.ID, st); err != nil {
 		s.log(node).Info("mirroring state into GD2 failed; retrying next sync", zap.Error(err))
@@ -75,8 +75,8 @@ func mirrorDue(peer *gd2.Peer, st fsm.State) bool {
 func (s *Syncer) finishDeleted(ctx context.Context, node *operatorv1alpha1.GlusterNode) (engine.Result, error) {
 	cl, err := s.Clusters.GlusterClusters(node.Namespace).Get(node.Spec.Cluster)
 	switch {
-	case err == nil && len(record.LedgerToCopy(cl.Status.Ledger, node.Name, node.Status.Ledger)) > 0:
-		return engine.Result{RequeueAfter: record.PollWait}, nil
+	case err == nil && len(machinestatus.LedgerToCopy(cl.Status.Ledger, node.Name, node.Status.Ledger)) > 0:
+		return engine.Result{RequeueAfter: machinestatus.PollWait}, nil
 	case err != nil && !apierrors.IsNotFound(err):
 		return engine.Result{}, err
 	}

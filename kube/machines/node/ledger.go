@@ -9,7 +9,7 @@ import (
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/engine"
-	"github.com/gluster/anthill/kube/machines/record"
+	"github.com/gluster/anthill/kube/machines/machinestatus"
 	"github.com/gluster/anthill/states"
 )
 
@@ -68,10 +68,10 @@ func nodeLedgerEntry(node *operatorv1alpha1.GlusterNode, d states.Decision, stat
 func recordRollAhead(node *operatorv1alpha1.GlusterNode, f *nodeFacts, now time.Time) {
 	d := states.Decision{Step: states.NodeRollWorkload, Reason: states.ReasonRestarting}
 	e, ok := nodeLedgerEntry(node, d, string(states.NodeRestarting), f, now)
-	if !ok || record.LedgerHas(node.Status.Ledger, e) {
+	if !ok || machinestatus.LedgerHas(node.Status.Ledger, e) {
 		return
 	}
-	node.Status.Ledger = record.AppendBounded(node.Status.Ledger, e, operatorv1alpha1.MaxNodeLedger)
+	node.Status.Ledger = machinestatus.AppendBounded(node.Status.Ledger, e, operatorv1alpha1.MaxNodeLedger)
 }
 
 // RecordAhead puts the lasting change d's action makes on record in the
@@ -82,9 +82,9 @@ func recordRollAhead(node *operatorv1alpha1.GlusterNode, f *nodeFacts, now time.
 // it failed), or, for a brick move, when the brick's move is on record.
 func (s *Syncer) RecordAhead(node *operatorv1alpha1.GlusterNode, in engine.Instance[*nodeFacts], d states.Decision, to fsm.State, now time.Time) bool {
 	e, ok := nodeLedgerEntry(node, d, string(to), in.Facts, now)
-	if !ok || record.LedgerHas(node.Status.Ledger, e) {
+	if !ok || machinestatus.LedgerHas(node.Status.Ledger, e) {
 		return false
 	}
-	node.Status.Ledger = record.AppendBounded(node.Status.Ledger, e, operatorv1alpha1.MaxNodeLedger)
+	node.Status.Ledger = machinestatus.AppendBounded(node.Status.Ledger, e, operatorv1alpha1.MaxNodeLedger)
 	return true
 }

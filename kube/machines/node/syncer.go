@@ -21,7 +21,7 @@ import (
 	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/kube/machines/gather"
-	"github.com/gluster/anthill/kube/machines/record"
+	"github.com/gluster/anthill/kube/machines/machinestatus"
 	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
@@ -97,7 +97,7 @@ type nodeFacts struct {
 func (s *Syncer) Sync(ctx context.Context, key engine.Key) (engine.Result, error) {
 	s.once.Do(func() {
 		s.runner = &engine.Runner[*operatorv1alpha1.GlusterNode, *nodeFacts]{
-			Machine: s, Log: s.Log, Clock: s.Clock, Refusal: effects.RefusalReason, Writer: record.NodeStatusWriter(s.Anthill),
+			Machine: s, Log: s.Log, Clock: s.Clock, Refusal: effects.RefusalReason, Writer: machinestatus.NodeStatusWriter(s.Anthill),
 		}
 	})
 	return s.runner.Sync(ctx, key)
@@ -225,7 +225,7 @@ func (s *Syncer) Decide(in engine.Instance[*nodeFacts]) states.Decision {
 	f := in.Facts
 	switch {
 	case f.cluster == nil:
-		return states.Decision{Reason: states.ReasonClusterNotFound, Message: fmt.Sprintf("GlusterCluster %q does not exist.", f.clusterName), RequeueAfter: record.PollWait}
+		return states.Decision{Reason: states.ReasonClusterNotFound, Message: fmt.Sprintf("GlusterCluster %q does not exist.", f.clusterName), RequeueAfter: machinestatus.PollWait}
 	case objects.IsExternal(f.cluster):
 		return states.Decision{Reason: states.ReasonExternalCluster, Message: fmt.Sprintf("GlusterCluster %q is external: anthill runs and changes none of its servers, so this node is left alone.", f.cluster.Name)}
 	}

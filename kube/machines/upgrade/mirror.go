@@ -16,7 +16,7 @@ import (
 	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/kube/machines/gather"
-	"github.com/gluster/anthill/kube/machines/record"
+	"github.com/gluster/anthill/kube/machines/machinestatus"
 	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
@@ -113,7 +113,7 @@ func (s *Syncer) writeUpgradeValue(ctx context.Context, c *operatorv1alpha1.Glus
 		state = c.Status.Upgrade.State
 	}
 	ctx = engine.WithAction(ctx, engine.ActionContext{
-		Machine: states.UpgradeMachine, Namespace: c.Namespace, Name: c.Name, State: state, Action: record.ActionMirror, Reason: record.ReasonMirror,
+		Machine: states.UpgradeMachine, Namespace: c.Namespace, Name: c.Name, State: state, Action: machinestatus.ActionMirror, Reason: machinestatus.ReasonMirror,
 	})
 	s.upMirror.mu.Lock()
 	if s.upMirror.known == nil {

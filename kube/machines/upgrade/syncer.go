@@ -17,14 +17,14 @@ import (
 	listers "github.com/gluster/anthill/kube/client/listers/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/engine"
-	"github.com/gluster/anthill/kube/machines/record"
+	"github.com/gluster/anthill/kube/machines/machinestatus"
 	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
 )
 
 // The phases the runner finds on the syncer, said at compile time
-// (SurfacesUnknown through record.OnCluster: an unknown state sets the
+// (SurfacesUnknown through machinestatus.OnCluster: an unknown state sets the
 // cluster's Degraded condition).
 var (
 	_ engine.MachineSyncer[*operatorv1alpha1.GlusterCluster, *upgradeFacts] = (*Syncer)(nil)
@@ -74,7 +74,7 @@ type Syncer struct {
 	Log   *engine.TransitionLog
 	Clock clock.Clock
 
-	record.OnCluster[*upgradeFacts]
+	machinestatus.OnCluster[*upgradeFacts]
 }
 
 // Sync runs one decision of the upgrade machine of the cluster named by key.
@@ -157,7 +157,7 @@ func (s *Syncer) RecordAhead(c *operatorv1alpha1.GlusterCluster, in engine.Insta
 	if d.Step != states.UpgradeRollClients || version == "" {
 		return false
 	}
-	return record.RecordClusterAhead(c, []operatorv1alpha1.LedgerEntry{{
+	return machinestatus.RecordClusterAhead(c, []operatorv1alpha1.LedgerEntry{{
 		Time: metav1.Time{Time: now}, Action: operatorv1alpha1.LedgerActionRollCSIDrivers,
 		Version: version, State: string(in.State), Reason: d.Reason,
 	}})

@@ -1,4 +1,4 @@
-package record
+package machinestatus
 
 // ActionMirror and ReasonMirror name, in the audit log, the writes that
 // mirror a persisted state into GD2 metadata after a status write.
