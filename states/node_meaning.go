@@ -101,6 +101,13 @@ type NodeStateMeaning struct {
 	// StampOnEntry are the cursors set to the transition's time on entry
 	// when they are unset (a set one keeps its older time).
 	StampOnEntry []NodeCursor
+	// Prompt: a sync that commits a transition into the state, or puts an
+	// action on record in it, decides again at once from the object its
+	// write returned (engine.Runner.Rounds), instead of waiting for the
+	// informer to deliver the write. The states an upgrade batch stops
+	// and brings back its nodes through: every delay there stretches the
+	// whole batch, and the batch after it waits.
+	Prompt bool
 	// RecordsVersion: entering the state records the version the node's
 	// pod runs (when known) as the node's version.
 	RecordsVersion bool
@@ -156,13 +163,13 @@ var nodeMeanings = map[fsm.State]NodeStateMeaning{
 	// Deleted decides nothing: the syncer only releases the finalizer.
 	NodeDeleted: {Class: NodeClassGone, Condition: PhaseNone, GD2: GD2Never, ResetOnEntry: clearOutage},
 	NodeQuiescing: {Class: NodeClassUpgrading, MayReceiveBricks: true, Condition: PhaseProgressing, GD2: GD2Always,
-		ReadsBricks: true, ResetOnEntry: clearAlive},
+		ReadsBricks: true, Prompt: true, ResetOnEntry: clearAlive},
 	NodeRestarting: {Class: NodeClassUpgrading, MayReceiveBricks: true, Condition: PhaseProgressing, GD2: GD2Always,
-		ReadsBricks: true, ResetOnEntry: clearAlive},
+		ReadsBricks: true, Prompt: true, ResetOnEntry: clearAlive},
 	NodeRejoining: {Class: NodeClassUpgrading, MayReceiveBricks: true, Condition: PhaseProgressing, GD2: GD2Always,
 		ReadsBricks: true, ResetOnEntry: clearAlive},
 	NodeHealWait: {Class: NodeClassUpgrading, MayReceiveBricks: true, Condition: PhaseProgressing, GD2: GD2Always,
-		ReadsBricks: true, ResetOnEntry: clearAlive},
+		ReadsBricks: true, Prompt: true, ResetOnEntry: clearAlive},
 }
 
 // unknownNodeMeaning is the meaning of a state NodeDefinition does not

@@ -17,6 +17,7 @@ func TestNodeMeaningCoversEveryState(t *testing.T) {
 		receives, barred            = true, false
 		bricks, noBricks            = true, false
 		version                     = true
+		prompt                      = true
 	)
 	rows := []struct {
 		state    fsm.State
@@ -28,28 +29,29 @@ func TestNodeMeaningCoversEveryState(t *testing.T) {
 		reset    []NodeCursor
 		stamp    []NodeCursor
 		recorded bool
+		prompt   bool
 	}{
-		{NodePending, NodeClassJoining, receives, PhaseProgressing, GD2Never, noBricks, []NodeCursor{alive}, nil, false},
-		{NodeProvisioning, NodeClassJoining, receives, PhaseProgressing, GD2WhenWorkloadReady, noBricks, []NodeCursor{alive}, nil, false},
-		{NodeJoining, NodeClassJoining, receives, PhaseProgressing, GD2Always, noBricks, []NodeCursor{alive}, nil, false},
-		{NodeOnline, NodeClassOnline, receives, PhaseReady, GD2Always, noBricks, []NodeCursor{down, alive, moved, refused}, nil, version},
-		{NodeOffline, NodeClassUnhealthy, barred, PhaseDegraded, GD2Always, noBricks, nil, []NodeCursor{down}, false},
-		{NodeMaintenance, NodeClassMaintenance, barred, PhaseNone, GD2Always, noBricks, []NodeCursor{alive}, nil, false},
-		{NodeFailed, NodeClassUnhealthy, barred, PhaseDegraded, GD2Always, noBricks, nil, nil, false},
-		{NodeDraining, NodeClassLeaving, barred, PhaseProgressing, GD2Always, bricks, []NodeCursor{alive}, nil, false},
-		{NodeAbandoned, NodeClassLeaving, barred, PhaseDegraded, GD2Always, bricks, []NodeCursor{alive}, nil, false},
-		{NodeDetaching, NodeClassLeaving, barred, PhaseProgressing, GD2Always, bricks, []NodeCursor{down, alive}, nil, false},
-		{NodeDeleting, NodeClassLeaving, barred, PhaseProgressing, GD2Always, bricks, []NodeCursor{down, alive}, nil, false},
-		{NodeDeleted, NodeClassGone, barred, PhaseNone, GD2Never, noBricks, []NodeCursor{down, alive}, nil, false},
-		{NodeQuiescing, NodeClassUpgrading, receives, PhaseProgressing, GD2Always, bricks, []NodeCursor{alive}, nil, false},
-		{NodeRestarting, NodeClassUpgrading, receives, PhaseProgressing, GD2Always, bricks, []NodeCursor{alive}, nil, false},
-		{NodeRejoining, NodeClassUpgrading, receives, PhaseProgressing, GD2Always, bricks, []NodeCursor{alive}, nil, false},
-		{NodeHealWait, NodeClassUpgrading, receives, PhaseProgressing, GD2Always, bricks, []NodeCursor{alive}, nil, false},
+		{NodePending, NodeClassJoining, receives, PhaseProgressing, GD2Never, noBricks, []NodeCursor{alive}, nil, false, false},
+		{NodeProvisioning, NodeClassJoining, receives, PhaseProgressing, GD2WhenWorkloadReady, noBricks, []NodeCursor{alive}, nil, false, false},
+		{NodeJoining, NodeClassJoining, receives, PhaseProgressing, GD2Always, noBricks, []NodeCursor{alive}, nil, false, false},
+		{NodeOnline, NodeClassOnline, receives, PhaseReady, GD2Always, noBricks, []NodeCursor{down, alive, moved, refused}, nil, version, false},
+		{NodeOffline, NodeClassUnhealthy, barred, PhaseDegraded, GD2Always, noBricks, nil, []NodeCursor{down}, false, false},
+		{NodeMaintenance, NodeClassMaintenance, barred, PhaseNone, GD2Always, noBricks, []NodeCursor{alive}, nil, false, false},
+		{NodeFailed, NodeClassUnhealthy, barred, PhaseDegraded, GD2Always, noBricks, nil, nil, false, false},
+		{NodeDraining, NodeClassLeaving, barred, PhaseProgressing, GD2Always, bricks, []NodeCursor{alive}, nil, false, false},
+		{NodeAbandoned, NodeClassLeaving, barred, PhaseDegraded, GD2Always, bricks, []NodeCursor{alive}, nil, false, false},
+		{NodeDetaching, NodeClassLeaving, barred, PhaseProgressing, GD2Always, bricks, []NodeCursor{down, alive}, nil, false, false},
+		{NodeDeleting, NodeClassLeaving, barred, PhaseProgressing, GD2Always, bricks, []NodeCursor{down, alive}, nil, false, false},
+		{NodeDeleted, NodeClassGone, barred, PhaseNone, GD2Never, noBricks, []NodeCursor{down, alive}, nil, false, false},
+		{NodeQuiescing, NodeClassUpgrading, receives, PhaseProgressing, GD2Always, bricks, []NodeCursor{alive}, nil, false, prompt},
+		{NodeRestarting, NodeClassUpgrading, receives, PhaseProgressing, GD2Always, bricks, []NodeCursor{alive}, nil, false, prompt},
+		{NodeRejoining, NodeClassUpgrading, receives, PhaseProgressing, GD2Always, bricks, []NodeCursor{alive}, nil, false, false},
+		{NodeHealWait, NodeClassUpgrading, receives, PhaseProgressing, GD2Always, bricks, []NodeCursor{alive}, nil, false, prompt},
 	}
 	want := map[fsm.State]NodeStateMeaning{}
 	for _, r := range rows {
 		want[r.state] = NodeStateMeaning{Class: r.class, MayReceiveBricks: r.receive, Condition: r.cond, GD2: r.gd2,
-			ReadsBricks: r.bricks, ResetOnEntry: r.reset, StampOnEntry: r.stamp, RecordsVersion: r.recorded}
+			ReadsBricks: r.bricks, ResetOnEntry: r.reset, StampOnEntry: r.stamp, RecordsVersion: r.recorded, Prompt: r.prompt}
 	}
 	checkMeaningTable(t, NodeDefinition(), nodeMeanings, want, NodeMeaning)
 }

@@ -43,8 +43,14 @@ type fencedCommit struct {
 }
 
 // committed records that a write for key replaced the resourceVersions
-// replaced and wrote written; holds is set for a rebased write.
-func committed[O Object](f *writeFence, key Key, replaced []string, written string, holds func(O) bool) {
+// replaced and wrote written; holds, when set, reports whether a cached
+// object holds the write, and rebased says the write was made again on a
+// newer live object (whose versions between the cache's and its own the
+// sync never saw). A write made on the object the key's last write
+// returned (a sync's next round, Runner.Rounds) replaced what that one
+// replaced too: the cache may still show any of them, and the versions
+// that write's content fenced.
+func committed[O Object](f *writeFence, key Key, replaced []string, written string, holds func(O) bool, rebased bool) {
 	replaced = slices.DeleteFunc(slices.Clone(replaced), func(rv string) bool { return rv == "" })
 	if len(replaced) == 0 {
 		// Only fake clients leave resourceVersion empty; there is
@@ -52,14 +58,19 @@ func committed[O Object](f *writeFence, key Key, replaced []string, written stri
 		return
 	}
 	c := fencedCommit{replaced: replaced, written: written, at: time.Now()}
-	if holds != nil {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	prev, chained := f.commits[key]
+	chained = chained && slices.Contains(replaced, prev.written)
+	if chained {
+		c.replaced = append(c.replaced, prev.replaced...)
+	}
+	if holds != nil && (rebased || (chained && prev.holds != nil)) {
 		c.holds = func(o Object) bool {
 			typed, ok := o.(O)
 			return ok && holds(typed)
 		}
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	if f.commits == nil {
 		f.commits = map[Key]fencedCommit{}
 	}

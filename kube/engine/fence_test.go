@@ -18,7 +18,7 @@ func TestWriteFence(t *testing.T) {
 	if f.behind(k, at("7", "")) {
 		t.Fatal("a fresh fence holds a key back")
 	}
-	committed[*corev1.ConfigMap](&f, k, []string{"7"}, "8", nil)
+	committed[*corev1.ConfigMap](&f, k, []string{"7"}, "8", nil, false)
 	if !f.behind(k, at("7", "")) {
 		t.Error("the version a commit replaced is not seen as behind")
 	}
@@ -28,7 +28,7 @@ func TestWriteFence(t *testing.T) {
 	if f.behind(k, at("8", "")) || f.behind(k, at("7", "")) {
 		t.Error("a newer version did not lift the fence for good")
 	}
-	committed[*corev1.ConfigMap](&f, k, []string{""}, "", nil)
+	committed[*corev1.ConfigMap](&f, k, []string{""}, "", nil, false)
 	if f.behind(k, at("", "")) {
 		t.Error("an empty resourceVersion (fake clients) must never hold a key back")
 	}
@@ -52,7 +52,7 @@ func TestWriteFenceOfARebasedWrite(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var f writeFence
 			k := Key{Machine: "cluster", Namespace: "ns", Name: "a"}
-			committed(&f, k, []string{"5", "7"}, "8", holds)
+			committed(&f, k, []string{"5", "7"}, "8", holds, true)
 			for i, c := range tc.cached {
 				if got := f.behind(k, c); got != tc.want[i] {
 					t.Errorf("cache at %s (%q): behind %t, want %t", c.ResourceVersion, c.Data["d"], got, tc.want[i])
@@ -60,4 +60,47 @@ func TestWriteFenceOfARebasedWrite(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A sync's next round writes on the object its last write returned (7 →
+// 8, then 8 → 9): until the cache shows 9, both 7 and 8 are behind, and a
+// version between them that a rebased first write never saw is told by
+// content.
+func TestWriteFenceOfChainedWrites(t *testing.T) {
+	k := Key{Machine: "node", Namespace: "ns", Name: "a"}
+	t.Run("plain writes", func(t *testing.T) {
+		var f writeFence
+		committed[*corev1.ConfigMap](&f, k, []string{"7"}, "8", nil, false)
+		committed[*corev1.ConfigMap](&f, k, []string{"8"}, "9", nil, false)
+		for _, rv := range []string{"7", "8"} {
+			if !f.behind(k, at(rv, "")) {
+				t.Errorf("cache at %s: not behind the second round's write", rv)
+			}
+		}
+		if f.behind(k, at("9", "")) {
+			t.Error("the last round's version is held back")
+		}
+	})
+	t.Run("a rebased write, then a plain one on what it returned", func(t *testing.T) {
+		var f writeFence
+		holds := func(o *corev1.ConfigMap) bool { return o.Data["d"] == "mine" }
+		committed(&f, k, []string{"5", "7"}, "8", holds, true)
+		committed(&f, k, []string{"8"}, "9", holds, false)
+		for _, c := range []*corev1.ConfigMap{at("5", ""), at("6", ""), at("8", "mine")} {
+			if !f.behind(k, c) {
+				t.Errorf("cache at %s: not behind the second round's write", c.ResourceVersion)
+			}
+		}
+		if f.behind(k, at("9", "mine")) {
+			t.Error("the last round's version is held back")
+		}
+	})
+	t.Run("a write that does not build on the last one", func(t *testing.T) {
+		var f writeFence
+		committed[*corev1.ConfigMap](&f, k, []string{"7"}, "8", nil, false)
+		committed[*corev1.ConfigMap](&f, k, []string{"10"}, "11", nil, false)
+		if f.behind(k, at("7", "")) {
+			t.Error("a version only an older, unrelated commit replaced is held back")
+		}
+	})
 }

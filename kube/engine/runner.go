@@ -206,6 +206,19 @@ type Runner[O Object, F any] struct {
 	// Refusal names a failed action's error as a bounded reason (what GD2
 	// or Kubernetes refused); nil gives ReasonActionFailed.
 	Refusal func(error) string
+	// Rounds is how many decisions one sync may take in a row (0 and 1:
+	// one). A round that committed a transition or put an action on
+	// record, and did nothing else, is followed at once by another from
+	// the object its write returned, gathered afresh: the write is
+	// durable when it returns, so waiting for the informer to deliver it
+	// (and for a worker to pick the key again) would only add time. A
+	// node picked for an upgrade goes Quiescing, records its restart,
+	// restarts and deletes its pod in one sync instead of four. Only a
+	// round whose instances all end in a state Prompt names continues.
+	Rounds int
+	// Prompt reports whether a round that ends in state may be followed
+	// by the next at once (see Rounds); nil: none may.
+	Prompt func(state fsm.State) bool
 }
 
 // ReasonActionFailed is the reason of a failed action that Refusal does
@@ -223,7 +236,10 @@ func Truncate(s string, n int) string {
 	return s[:n-3] + "..."
 }
 
-// Sync runs one decision for every instance of the object named by key.
+// Sync runs one decision for every instance of the object named by key,
+// and then, up to Rounds in all, one more from the object its write
+// returned as long as the last one committed a transition or put an
+// action on record and did nothing else (see Rounds).
 func (r *Runner[O, F]) Sync(ctx context.Context, key Key) (Result, error) {
 	cached, err := r.Machine.Get(key)
 	if apierrors.IsNotFound(err) {
@@ -242,15 +258,30 @@ func (r *Runner[O, F]) Sync(ctx context.Context, key Key) (Result, error) {
 		r.Log.Warn(cached, states.ReasonNewerStatus, refused)
 		return Result{RequeueAfter: newerStatusRetry}, nil
 	}
+	for round := 1; ; round++ {
+		res, next, more, err := r.round(ctx, key, cached)
+		if !more || round >= r.Rounds {
+			return res, err
+		}
+		cached = next
+	}
+}
+
+// round is one decision for every instance of cached (a version from the
+// cache, or the one the previous round's write returned). next is the
+// object this round wrote when the round may be followed by another at
+// once (continues, more).
+func (r *Runner[O, F]) round(ctx context.Context, key Key, cached O) (res Result, next O, more bool, err error) {
+	var none O
 	o := cached.DeepCopyObject().(O)
 	if p, ok := r.Machine.(Prepares[O]); ok {
 		if done, res, err := p.Prepare(ctx, o); done || err != nil {
-			return res, err
+			return res, none, false, err
 		}
 	}
 	ins, err := r.Machine.Instances(ctx, o)
 	if err != nil {
-		return Result{}, err
+		return Result{}, none, false, err
 	}
 	now := r.Clock.Now()
 	outs := make([]Outcome[F], len(ins))
@@ -260,7 +291,7 @@ func (r *Runner[O, F]) Sync(ctx context.Context, key Key) (Result, error) {
 		if outs[i], err = r.advance(ctx, o, in, now); err != nil {
 			// The facts could not be gathered: nothing is decided or
 			// written, and the sync is retried.
-			return Result{}, err
+			return Result{}, none, false, err
 		}
 	}
 	r.Machine.Record(o, outs, now)
@@ -279,7 +310,7 @@ func (r *Runner[O, F]) Sync(ctx context.Context, key Key) (Result, error) {
 	if err != nil {
 		// Nothing was persisted, so nothing is announced; the next sync
 		// decides again from live state (every action is idempotent).
-		return Result{}, fmt.Errorf("persist %s status: %w", r.Machine.Definition().Machine, err)
+		return Result{}, none, false, fmt.Errorf("persist %s status: %w", r.Machine.Definition().Machine, err)
 	}
 	if wrote {
 		for _, out := range outs {
@@ -288,7 +319,7 @@ func (r *Runner[O, F]) Sync(ctx context.Context, key Key) (Result, error) {
 			}
 		}
 	}
-	res, err := defaultResult(outs)
+	res, err = defaultResult(outs)
 	if f, ok := r.Machine.(Finishes[O, F]); ok {
 		res, err = f.Finish(ctx, updated, outs, res, err)
 	}
@@ -299,7 +330,32 @@ func (r *Runner[O, F]) Sync(ctx context.Context, key Key) (Result, error) {
 	if wrote && err == nil && onlyWaited(outs) && (res.Requeue || res.RequeueAfter > 0) {
 		res.Echo = updated.GetResourceVersion()
 	}
-	return res, err
+	if wrote && err == nil && r.Prompt != nil && continues(outs, r.Prompt) {
+		return res, updated, true, nil
+	}
+	return res, none, false, err
+}
+
+// continues reports whether a round's outcomes let the next round follow
+// at once, from the object the round's write returned: some instance
+// fired or put its action on record, every instance is in a prompt
+// state, and none stepped (a step changed the world the next round reads
+// through informers, which have not seen it yet) or failed.
+func continues[F any](outs []Outcome[F], prompt func(fsm.State) bool) bool {
+	progressed := false
+	for _, out := range outs {
+		switch out.Kind {
+		case Fired, Noted:
+			progressed = true
+		case Waited:
+		default:
+			return false
+		}
+		if !prompt(out.To) {
+			return false
+		}
+	}
+	return progressed
 }
 
 // onlyWaited reports whether every instance waited.

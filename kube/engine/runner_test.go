@@ -608,3 +608,52 @@ func TestRunnerDecidesAnActionAgainOnALiveRead(t *testing.T) {
 type liveChecked struct{ *aheadWorld }
 
 func (l *liveChecked) Decide(in Instance[string]) states.Decision { return l.decide(in) }
+
+// TestRunnerTakesPromptRoundsInOneSync: a round that fires into a prompt
+// state is followed at once by the next, decided from the object the
+// write returned (the cache never caught up), up to Rounds; a round that
+// ends in a state Prompt does not name, or that only waited, ends the
+// sync; without Rounds one decision is all a sync takes.
+func TestRunnerTakesPromptRoundsInOneSync(t *testing.T) {
+	script := func(in Instance[string]) states.Decision {
+		switch in.State {
+		case "", "Open":
+			return states.Decision{Event: "start", Reason: "Go", Message: "go start"}
+		case "Working":
+			return states.Decision{Event: "close", Reason: "Go", Message: "go close"}
+		}
+		return states.Decision{Reason: "Done", Message: "closed"}
+	}
+	for _, tc := range []struct {
+		name   string
+		rounds int
+		prompt func(fsm.State) bool
+		state  string
+		acted  string
+		writes int
+	}{
+		{"no rounds: one decision", 0, func(fsm.State) bool { return true }, "Working", "[:start]", 1},
+		{"two rounds into prompt states", 2, func(fsm.State) bool { return true }, "Closed", "[:start :close]", 2},
+		{"a third round waits and writes its message", 3, func(fsm.State) bool { return true }, "Closed", "[:start :close]", 3},
+		{"a state that is not prompt ends the sync", 3, func(s fsm.State) bool { return s != "Working" }, "Working", "[:start]", 1},
+		{"no Prompt: one decision", 3, nil, "Working", "[:start]", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, nil)
+			w.decide = script
+			r, _ := w.runner()
+			r.Rounds, r.Prompt = tc.rounds, tc.prompt
+			if _, err := r.Sync(context.Background(), key); err != nil {
+				t.Fatal(err)
+			}
+			if got := w.stored.Data["state"]; got != tc.state || fmt.Sprint(w.acted) != tc.acted || w.writes != tc.writes {
+				t.Fatalf("state %s, acted %v, %d writes; want %s, %s, %d", got, w.acted, w.writes, tc.state, tc.acted, tc.writes)
+			}
+			// The cache never caught up: the fence holds back every
+			// version the rounds replaced.
+			if !r.Writer.behind(key, w.cached) {
+				t.Error("the cache from before the sync is not behind its last write")
+			}
+		})
+	}
+}

@@ -72,10 +72,10 @@ func (w *StatusWriter[O]) Write(ctx context.Context, key Key, before, after O) (
 		return after, false, err
 	}
 	var holds func(O) bool
-	if rebased {
+	if w.Holds != nil {
 		holds = func(cached O) bool { return w.Holds(cached, before, after, updated) }
 	}
-	committed(&w.fence, key, replaced, updated.GetResourceVersion(), holds)
+	committed(&w.fence, key, replaced, updated.GetResourceVersion(), holds, rebased)
 	return updated, true, nil
 }
 

@@ -60,7 +60,11 @@ func (f *nodeFixture) addNode(name string) {
 // to the indexer, as the informer would.
 func (f *nodeFixture) syncNode(name string) {
 	f.t.Helper()
-	defer f.checkOneStatusWrite(name, len(f.anthill.Actions()))
+	before, err := f.anthill.OperatorV1alpha1().GlusterNodes("ns").Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer f.checkStatusWrites(name, len(f.anthill.Actions()), before)
 	if _, err := f.syncer.Sync(context.Background(), gather.NodeKey("ns", name)); err != nil {
 		f.t.Fatalf("sync %s: %v", name, err)
 	}

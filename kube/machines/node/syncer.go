@@ -71,6 +71,13 @@ type Syncer struct {
 
 var nodeDef = states.NodeDefinition()
 
+// syncRounds is how many decisions one node sync may take in a row
+// (engine.Runner.Rounds, in the states NodeStateMeaning.Prompt names):
+// enough for a node the upgrade machine picked to go Quiescing, put its
+// restart on record, restart and delete its pod without waiting for the
+// informer between them.
+const syncRounds = 4
+
 // nodeFacts is what one node sync gathered.
 type nodeFacts struct {
 	// clusterName names the node's GlusterCluster; cluster is it, nil
@@ -98,6 +105,7 @@ func (s *Syncer) Sync(ctx context.Context, key engine.Key) (engine.Result, error
 	s.once.Do(func() {
 		s.runner = &engine.Runner[*operatorv1alpha1.GlusterNode, *nodeFacts]{
 			Machine: s, Log: s.Log, Clock: s.Clock, Refusal: effects.RefusalReason, Writer: machinestatus.NodeStatusWriter(s.Anthill),
+			Rounds: syncRounds, Prompt: func(st fsm.State) bool { return states.NodeMeaning(st).Prompt },
 		}
 	})
 	return s.runner.Sync(ctx, key)

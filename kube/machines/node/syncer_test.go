@@ -11,6 +11,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -74,7 +75,7 @@ func newNodeFixture(t *testing.T) *nodeFixture {
 // informer would deliver it, and checks the invariants every sync keeps.
 func (f *nodeFixture) sync() (engine.Result, error) {
 	f.t.Helper()
-	defer f.checkOneStatusWrite("gc-z1-a", len(f.anthill.Actions()))
+	defer f.checkStatusWrites("gc-z1-a", len(f.anthill.Actions()), f.node())
 	res, err := f.syncer.Sync(context.Background(), gather.NodeKey("ns", "gc-z1-a"))
 	n, gerr := f.anthill.OperatorV1alpha1().GlusterNodes("ns").Get(context.Background(), "gc-z1-a", metav1.GetOptions{})
 	if gerr != nil {
@@ -87,25 +88,39 @@ func (f *nodeFixture) sync() (engine.Result, error) {
 	return res, err
 }
 
-// checkOneStatusWrite checks that a sync of node name, whose writes are
-// the anthill clientset's actions from the from'th on, wrote at most one
-// status, and only its own: the ledger is part of that write, never a
-// write of the cluster's.
-func (f *nodeFixture) checkOneStatusWrite(name string, from int) {
+// checkStatusWrites checks that a sync of node name, whose writes are the
+// anthill clientset's actions from the from'th on, wrote its status at
+// most once per round (syncRounds), and only its own: the ledger is part
+// of that write, never a write of the cluster's. Every write but the last
+// commits a transition or a record over the one before it (before, for
+// the first): the runner's next round follows only those, so a wait's
+// message is the last thing a sync writes.
+func (f *nodeFixture) checkStatusWrites(name string, from int, before *operatorv1alpha1.GlusterNode) {
 	f.t.Helper()
-	writes := 0
+	var written []*operatorv1alpha1.GlusterNode
 	for _, a := range f.anthill.Actions()[from:] {
 		u, ok := a.(k8stesting.UpdateAction)
 		if !ok || a.GetSubresource() != "status" {
 			continue
 		}
-		writes++
-		if m, _ := apimeta.Accessor(u.GetObject()); a.GetResource().Resource != "glusternodes" || m.GetName() != name {
+		n, ok := u.GetObject().(*operatorv1alpha1.GlusterNode)
+		if !ok || a.GetResource().Resource != "glusternodes" || n.Name != name {
+			m, _ := apimeta.Accessor(u.GetObject())
 			f.t.Fatalf("a sync of node %s wrote the status of %s %s", name, a.GetResource().Resource, m.GetName())
 		}
+		written = append(written, n)
 	}
-	if writes > 1 {
-		f.t.Fatalf("a sync of node %s wrote its status %d times, want at most once", name, writes)
+	if len(written) > syncRounds {
+		f.t.Fatalf("a sync of node %s wrote its status %d times, want at most %d (one per round)", name, len(written), syncRounds)
+	}
+	for i := 0; i+1 < len(written); i++ {
+		prev, cur := before.Status, written[i].Status
+		if i > 0 {
+			prev = written[i-1].Status
+		}
+		if cur.State == prev.State && equality.Semantic.DeepEqual(cur.Ledger, prev.Ledger) && equality.Semantic.DeepEqual(cur.History, prev.History) {
+			f.t.Fatalf("a sync of node %s went on after write %d, which committed no transition and recorded nothing", name, i+1)
+		}
 	}
 }
 
@@ -131,16 +146,27 @@ func (f *nodeFixture) checkInvariants(n *operatorv1alpha1.GlusterNode) {
 // lost etcd write or an operator killed before it would.
 func (f *nodeFixture) syncWithFailedStatusWrite() {
 	f.t.Helper()
-	failed := false
+	f.syncFailingStatusWrite(1)
+}
+
+// syncFailingStatusWrite runs one sync whose k'th status write (counted
+// from 1, one per round) fails, as a lost etcd write or an operator killed
+// before it would. The writes before it land.
+func (f *nodeFixture) syncFailingStatusWrite(k int) {
+	f.t.Helper()
+	writes, done := 0, false
 	f.anthill.PrependReactor("update", "glusternodes", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		if a.GetSubresource() == "status" && !failed {
-			failed = true
+		if a.GetSubresource() != "status" || done {
+			return false, nil, nil
+		}
+		if writes++; writes == k {
+			done = true
 			return true, nil, errors.New("injected: etcd timeout")
 		}
 		return false, nil, nil
 	})
 	if _, err := f.sync(); err == nil {
-		f.t.Fatal("a failed status write must fail the sync")
+		f.t.Fatalf("a sync whose status write %d failed did not fail", k)
 	}
 }
 
@@ -403,10 +429,13 @@ func TestOnlyLivePoolMemberIgnoresTombstonesOnly(t *testing.T) {
 }
 
 // TestNodeSyncerPersistsRestartingBeforeStoppingThePod: an upgrade stops a
-// node's pod only once Restarting is in status. A status write that fails
-// on the way there (the operator could as well have been killed) leaves the
-// pod running, so the node is never seen in Quiescing with a pod already at
-// the target, which it would take for "nothing was stopped".
+// node's pod only once Restarting is in status. One sync takes a picked
+// node through Quiescing, the restart's record, the restart and the pod's
+// deletion (a round each, syncRounds); a status write that fails at any
+// of them (the operator could as well have been killed) stops the sync
+// there, with nothing done that is not on record before it, so the node
+// is never seen in Quiescing with a pod already at the target, which it
+// would take for "nothing was stopped".
 func TestNodeSyncerPersistsRestartingBeforeStoppingThePod(t *testing.T) {
 	f := newNodeFixture(t)
 	for range 2 {
@@ -434,13 +463,6 @@ func TestNodeSyncerPersistsRestartingBeforeStoppingThePod(t *testing.T) {
 	if err := f.clusters.Update(cluster); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.sync(); err != nil {
-		t.Fatal(err)
-	}
-	if s := f.node().Status.State; s != string(states.NodeQuiescing) {
-		t.Fatalf("state %s, want Quiescing", s)
-	}
-
 	podDeletes := func() int {
 		n := 0
 		for _, a := range f.kube.Actions() {
@@ -463,53 +485,66 @@ func TestNodeSyncerPersistsRestartingBeforeStoppingThePod(t *testing.T) {
 		}
 		return n
 	}
+	stsVersion := func() string {
+		live, err := f.kube.AppsV1().StatefulSets("ns").Get(context.Background(), sts.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return live.Spec.Template.Annotations[objects.AnnotationVersion]
+	}
 	if devicesEnabled() == 0 {
 		t.Fatal("the fixture's node has no enabled device to disable")
 	}
-	// Safe to stop: restart's device change goes on record first.
-	if _, err := f.sync(); err != nil {
-		t.Fatal(err)
+	untouched := func(when string) {
+		t.Helper()
+		if n := podDeletes(); n != 0 {
+			t.Fatalf("%s: the pod was deleted %d time(s) before Restarting was persisted", when, n)
+		}
+		if v := stsVersion(); v != "4.1.0" {
+			t.Fatalf("%s: the StatefulSet moved to %s before Restarting was persisted", when, v)
+		}
 	}
+
+	// The first write (upgrade, into Quiescing) fails: nothing happened.
+	f.syncFailingStatusWrite(1)
+	if s := f.node().Status.State; s != string(states.NodeOnline) || devicesEnabled() == 0 {
+		t.Fatalf("state %s, %d device(s) enabled; want Online with nothing changed", s, devicesEnabled())
+	}
+	untouched("upgrade's write failed")
+
+	// Quiescing is written; the record of restart's device change fails:
+	// the devices stay enabled.
+	f.syncFailingStatusWrite(2)
+	if n := f.node(); n.Status.State != string(states.NodeQuiescing) || len(n.Status.Ledger) != 0 || devicesEnabled() == 0 {
+		t.Fatalf("state %s, ledger %+v, %d device(s) enabled; want Quiescing with nothing on record or done", n.Status.State, n.Status.Ledger, devicesEnabled())
+	}
+	untouched("the restart's record failed")
+
+	// The record lands and restart's action runs; the write committing
+	// Restarting fails: the devices are disabled (on record first), the
+	// pod still runs.
+	f.syncFailingStatusWrite(2)
 	if l := f.node().Status.Ledger; len(l) != 1 || l[0].Action != operatorv1alpha1.LedgerActionDisableDevices || l[0].State != string(states.NodeRestarting) ||
-		devicesEnabled() == 0 || f.node().Status.State != string(states.NodeQuiescing) {
-		t.Fatalf("ledger %+v, %d device(s) enabled, state %s; want restart's disableDevices on record before it runs, in Quiescing", l, devicesEnabled(), f.node().Status.State)
-	}
-	f.syncWithFailedStatusWrite()
-	if n := podDeletes(); n != 0 {
-		t.Fatalf("the pod was deleted %d time(s) before Restarting was persisted", n)
+		f.node().Status.State != string(states.NodeQuiescing) {
+		t.Fatalf("ledger %+v, state %s; want restart's disableDevices on record, in Quiescing", l, f.node().Status.State)
 	}
 	if n := devicesEnabled(); n != 0 {
 		t.Fatalf("restart's action left %d device(s) enabled", n)
 	}
-	live, err := f.kube.AppsV1().StatefulSets("ns").Get(context.Background(), sts.Name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v := live.Spec.Template.Annotations[objects.AnnotationVersion]; v != "4.1.0" {
-		t.Fatalf("the StatefulSet moved to %s before Restarting was persisted", v)
-	}
+	untouched("the write committing Restarting failed")
 
+	// Then one sync restarts: Restarting with the roll on record in the
+	// same write, and the roll in the next round.
 	if _, err := f.sync(); err != nil {
 		t.Fatal(err)
 	}
 	if s := f.node().Status.State; s != string(states.NodeRestarting) {
 		t.Fatalf("state %s, want Restarting", s)
 	}
-	if n := podDeletes(); n != 0 {
-		t.Fatalf("the transition to Restarting deleted the pod itself (%d deletes)", n)
+	if l := f.node().Status.Ledger; len(l) != 2 || l[1].Action != operatorv1alpha1.LedgerActionRollWorkload || l[1].Version != "4.1.1" {
+		t.Fatalf("ledger %+v; want the restart's roll on record", l)
 	}
-	// The write that persisted Restarting put the roll on record too, so
-	// the next sync rolls the workload.
-	if l := f.node().Status.Ledger; len(l) != 2 || l[1].Action != operatorv1alpha1.LedgerActionRollWorkload || l[1].Version != "4.1.1" || podDeletes() != 0 {
-		t.Fatalf("ledger %+v, %d pod deletes; want the restart on record before it runs", l, podDeletes())
-	}
-	if _, err := f.sync(); err != nil {
-		t.Fatal(err)
-	}
-	if l := f.node().Status.Ledger; len(l) != 2 {
-		t.Fatalf("ledger %+v: rolling the workload recorded it again", l)
-	}
-	live, err = f.kube.AppsV1().StatefulSets("ns").Get(context.Background(), sts.Name, metav1.GetOptions{})
+	live, err := f.kube.AppsV1().StatefulSets("ns").Get(context.Background(), sts.Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -523,8 +558,66 @@ func TestNodeSyncerPersistsRestartingBeforeStoppingThePod(t *testing.T) {
 	if _, err := f.sync(); err != nil {
 		t.Fatal(err)
 	}
+	if l := f.node().Status.Ledger; len(l) != 2 {
+		t.Fatalf("ledger %+v: rolling the workload recorded it again", l)
+	}
 	if n := podDeletes(); n != 1 {
 		t.Fatalf("a repeated rollWorkload deleted the pod again (%d deletes)", n)
+	}
+}
+
+// TestNodeSyncerStopsAPickedNodeInOneSync: with nothing failing, the sync
+// that finds a node picked for an upgrade takes it from Online to its pod
+// deleted, a round per decision, each write before the next round's
+// action: Quiescing, the restart's record, Restarting with the roll's
+// record, then the roll.
+func TestNodeSyncerStopsAPickedNodeInOneSync(t *testing.T) {
+	f := newNodeFixture(t)
+	for range 2 {
+		if _, err := f.sync(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sts := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: objects.NodeStatefulSetName("gc-z1-a")},
+		Spec: appsv1.StatefulSetSpec{Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{objects.AnnotationVersion: "4.1.0"}},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: objects.ContainerGD2, Image: "gluster/gd2:4.1.0"}}},
+		}},
+	}
+	if _, err := f.kube.AppsV1().StatefulSets("ns").Create(context.Background(), sts, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	obj, _, _ := f.clusters.GetByKey("ns/gc")
+	cluster := obj.(*operatorv1alpha1.GlusterCluster).DeepCopy()
+	cluster.Status.Upgrade = &operatorv1alpha1.UpgradeStatus{State: string(states.UpgradeRollingServers),
+		FromVersion: "4.1.0", ToVersion: "4.1.1", CurrentNodes: []string{"gc-z1-a"}}
+	if err := f.clusters.Update(cluster); err != nil {
+		t.Fatal(err)
+	}
+	from := len(f.anthill.Actions())
+	if _, err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	var written []string
+	for _, a := range f.anthill.Actions()[from:] {
+		if u, ok := a.(k8stesting.UpdateAction); ok && a.GetSubresource() == "status" {
+			n := u.GetObject().(*operatorv1alpha1.GlusterNode)
+			written = append(written, fmt.Sprintf("%s/%d", n.Status.State, len(n.Status.Ledger)))
+		}
+	}
+	// The last write is the roll's message, in its round.
+	if want := []string{"Quiescing/0", "Quiescing/1", "Restarting/2", "Restarting/2"}; !slices.Equal(written, want) {
+		t.Fatalf("status writes (state/ledger entries) %v, want %v", written, want)
+	}
+	deleted := 0
+	for _, a := range f.kube.Actions() {
+		if a.GetVerb() == "delete" && a.GetResource().Resource == "pods" {
+			deleted++
+		}
+	}
+	if deleted != 1 {
+		t.Fatalf("the sync deleted the pod %d times, want once", deleted)
 	}
 }
 
@@ -708,11 +801,11 @@ func TestNodeSyncerQuiescingWaitsForAnEarlierBatchMember(t *testing.T) {
 		}
 	}
 	setOther(states.NodeOnline, "4.1.1", false)
-	// One sync puts restart's device change on record, the next restarts.
-	for range 2 {
-		if _, err := f.sync(); err != nil {
-			t.Fatal(err)
-		}
+	// One sync puts restart's device change on record and restarts, a
+	// round each; the roll of the workload, the round after, fails here
+	// (the fixture has no StatefulSet), which the sync reports.
+	if _, err := f.sync(); err == nil || !strings.Contains(err.Error(), "roll node") {
+		t.Fatalf("earlier member done: sync error %v, want the roll's", err)
 	}
 	if s := f.node().Status.State; s != string(states.NodeRestarting) {
 		t.Fatalf("earlier member done: state %s, want Restarting", s)
