@@ -28,6 +28,7 @@ type exportedPackage struct {
 // checkedPackage is one module package type-checked from source.
 type checkedPackage struct {
 	path  string
+	fset  *token.FileSet
 	files []*ast.File
 	info  *types.Info
 	pkg   *types.Package
@@ -97,7 +98,7 @@ func typeCheckModule(t *testing.T, pattern string, keep func(path string) bool) 
 		if err != nil {
 			t.Fatalf("type-check %s: %v", p.ImportPath, err)
 		}
-		checked = append(checked, checkedPackage{path: p.ImportPath, files: files, info: info, pkg: pkg})
+		checked = append(checked, checkedPackage{path: p.ImportPath, fset: fset, files: files, info: info, pkg: pkg})
 	}
 	return imp, checked
 }

@@ -74,8 +74,8 @@ func (s *ringSpec) Gather(context.Context, *corev1.ConfigMap, *Instance[struct{}
 func (s *ringSpec) Decide(in Instance[struct{}]) states.Decision {
 	return states.Decision{Event: ringNext[in.State], Reason: "Next", Message: "On to the next state."}
 }
-func (s *ringSpec) Act(context.Context, *corev1.ConfigMap, Instance[struct{}], states.Decision) error {
-	return nil
+func (s *ringSpec) Act(context.Context, *corev1.ConfigMap, Instance[struct{}], states.Decision) (any, error) {
+	return nil, nil
 }
 func (s *ringSpec) Message(o *corev1.ConfigMap, _ string) string     { return o.Data["message"] }
 func (s *ringSpec) Conditions(*corev1.ConfigMap) *[]metav1.Condition { return nil }

@@ -32,7 +32,8 @@ type Instance[F any] struct {
 	// State is the persisted cursor; "" stands for the initial state.
 	State fsm.State
 	// Facts is everything the decision and the action read. Gathering
-	// only reads; the runner never writes facts back.
+	// only reads; the runner never writes facts back, and an action
+	// returns what it learned (Outcome.Learned) instead of writing it here.
 	Facts F
 }
 
@@ -76,6 +77,10 @@ type Outcome[F any] struct {
 	// Reason and Message say, for Failed and Unknown, what went wrong, in
 	// the words of the Warning Event the runner records.
 	Reason, Message string
+	// Learned is what the action found out that the machine's Record
+	// keeps (the peer a join added, a heal trigger GD2 could not deliver),
+	// as Act returned it; nil when nothing ran or it learned nothing.
+	Learned any
 	// Committed is the transition to announce once the status write
 	// succeeded. The runner sets it when Fired; a syncer's Record sets one
 	// for a step it records in history like a transition (RecordStep).
@@ -117,9 +122,10 @@ type MachineSyncer[O Object, F any] interface {
 	Gather(ctx context.Context, o O, in *Instance[F]) error
 	// Decide is the instance's pure decision.
 	Decide(in Instance[F]) states.Decision
-	// Act runs the action of d's event or step for in. It writes no
-	// status.
-	Act(ctx context.Context, o O, in Instance[F], d states.Decision) error
+	// Act runs the action of d's event or step for in, and returns what
+	// it learned that Record keeps (Outcome.Learned). It writes no
+	// status, and no facts.
+	Act(ctx context.Context, o O, in Instance[F], d states.Decision) (learned any, err error)
 	// Message is the instance's persisted message, to tell whether a
 	// warning wait says something new.
 	Message(o O, subject string) string
@@ -437,7 +443,9 @@ func (r *Runner[O, F]) advance(ctx context.Context, o O, in Instance[F], now tim
 		out.Kind = Noted
 		return out, nil
 	}
-	if err := r.Machine.Act(WithAction(ctx, ac), o, in, d); err != nil {
+	learned, err := r.Machine.Act(WithAction(ctx, ac), o, in, d)
+	out.Learned = learned
+	if err != nil {
 		out.Kind, out.Err = Failed, err
 		out.Reason, out.Message = ReasonActionFailed, fmt.Sprintf("%s: %s failed: %v", what, name, err)
 		if r.Refusal != nil {

@@ -84,6 +84,7 @@ type world struct {
 	subjects []string
 	decide   func(in Instance[string]) states.Decision
 	actErr   error
+	learned  any
 	writeErr error
 	acted    []string
 	writes   int
@@ -141,9 +142,9 @@ func (w *world) Decide(in Instance[string]) states.Decision {
 	}
 	return w.decide(in)
 }
-func (w *world) Act(_ context.Context, _ *ticketObject, in Instance[string], d states.Decision) error {
+func (w *world) Act(_ context.Context, _ *ticketObject, in Instance[string], d states.Decision) (any, error) {
 	w.acted = append(w.acted, in.Subject+":"+string(d.Event)+string(d.Step))
-	return w.actErr
+	return w.learned, w.actErr
 }
 func (w *world) Conditions(o *ticketObject) *[]metav1.Condition { return &o.Conditions }
 func (w *world) Message(o *ticketObject, subject string) string {
@@ -154,6 +155,9 @@ func (w *world) Record(o *ticketObject, outs []Outcome[string], _ time.Time) {
 		o.Data = map[string]string{}
 	}
 	for _, out := range outs {
+		if out.Learned != nil {
+			o.Data["learned/"+out.Subject] = fmt.Sprint(out.Learned)
+		}
 		switch out.Kind {
 		case Fired, Waited, Stepped:
 			o.Data[cursor(out.Subject)] = string(out.To)
@@ -240,6 +244,24 @@ func TestRunnerActsBeforeItFiresAndAnnouncesAfterTheWrite(t *testing.T) {
 	}
 	if ev := events(rec); len(ev) != 1 || !strings.Contains(ev[0], "Normal Go ticket: Open -> Working (start)") {
 		t.Errorf("events %q, want one Normal event announcing the transition", ev)
+	}
+}
+
+func TestWhatAnActionLearnedReachesRecordNotTheFacts(t *testing.T) {
+	w := newWorld(t, nil)
+	w.decide = func(in Instance[string]) states.Decision {
+		if in.Facts != "facts of " {
+			t.Errorf("decided on facts %q, want them as Gather read them", in.Facts)
+		}
+		return states.Decision{Event: "start", Reason: "Go", Message: "go start"}
+	}
+	w.learned = "ticket 42"
+	r, _ := w.runner()
+	if _, err := r.Sync(context.Background(), key); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.stored.Data["learned/"]; got != "ticket 42" {
+		t.Errorf("Record kept %q of what the action learned, want %q", got, "ticket 42")
 	}
 }
 

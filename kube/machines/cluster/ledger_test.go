@@ -145,7 +145,8 @@ func clusterStep(t *testing.T, cs *Syncer, a *anthillfake.Clientset, state fsm.S
 		_, err := a.OperatorV1alpha1().GlusterClusters("ns").UpdateStatus(ctx, c, metav1.UpdateOptions{})
 		return true, err
 	}
-	return false, cs.Act(ctx, c, in, d)
+	_, err = cs.Act(ctx, c, in, d)
+	return false, err
 }
 
 // TestClusterSyncerLedgersScalingBeforeItActs: a scaleNodes step puts on

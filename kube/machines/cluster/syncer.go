@@ -249,22 +249,22 @@ func (s *Syncer) Decide(in engine.Instance[*clusterFacts]) states.Decision {
 }
 
 // Act runs the cluster action of d.
-func (s *Syncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterCluster, in engine.Instance[*clusterFacts], d states.Decision) error {
+func (s *Syncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterCluster, in engine.Instance[*clusterFacts], d states.Decision) (any, error) {
 	a, ok := transitions.ClusterActions.For(d)
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	target := transitions.ClusterTarget{Namespace: c.Namespace, Name: c.Name, DesiredNodes: in.Facts.snap.DesiredNodes, Bricks: in.Facts.bricks}
 	ops := transitions.Ops{Kube: s.Kube, GD2: effects.NoGD2{}}
 	if d.Step == states.ClusterApplyOptions {
 		gc, err := s.GD2.For(ctx, c)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		ops.GD2 = &effects.GD2{Client: gc}
 		target.Options = optionsToSet(c, in.Facts.snap.OptionsDiffer)
 	}
-	return a(ctx, s.Audit.Ops(ops), target)
+	return nil, a(ctx, s.Audit.Ops(ops), target)
 }
 
 // Message is the message of the cluster's Ready condition.

@@ -168,10 +168,10 @@ func (s *Syncer) Decide(in engine.Instance[*disruptionFacts]) states.Decision {
 
 // Act applies the budgets: an event's action those of the state it
 // enters, a step's those of the current state.
-func (s *Syncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterCluster, in engine.Instance[*disruptionFacts], d states.Decision) error {
+func (s *Syncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterCluster, in engine.Instance[*disruptionFacts], d states.Decision) (any, error) {
 	a, ok := transitions.DisruptionActions.For(d)
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	f := in.Facts
 	t := f.view.target(c, in.State, f.zone)
@@ -179,7 +179,7 @@ func (s *Syncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterCluster, in
 		to, _ := disruptionDef.Target(d.Event, in.State)
 		t = f.view.target(c, to, f.decidedZone())
 	}
-	return a(ctx, s.Audit.Disruption(s.Kube), t)
+	return nil, a(ctx, s.Audit.Disruption(s.Kube), t)
 }
 
 // Message is status.disruption's message.

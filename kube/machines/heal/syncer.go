@@ -151,10 +151,6 @@ type healFacts struct {
 	snap states.HealSnapshot
 	// sync is shared by every volume of the sync.
 	sync *healSync
-	// notDelivered is set by Act when GD2 ran the heal trigger but could
-	// not hand it to a self-heal daemon (transitions.ErrHealNotDelivered):
-	// startHeal fires all the same and Record says why.
-	notDelivered error
 	// offline are the peers whose bricks GD2 left offline, with their
 	// GlusterNodes, for the ledger entries of forceStartBricks.
 	offline []offlinePeer
@@ -292,21 +288,26 @@ func (s *Syncer) Decide(in engine.Instance[*healFacts]) states.Decision {
 	return states.DecideHeal(in.Facts.snap)
 }
 
+// notDelivered is what Act learns when GD2 ran the heal trigger but could
+// not hand it to a self-heal daemon (transitions.ErrHealNotDelivered):
+// startHeal fires all the same and Record says why.
+type notDelivered struct{ err error }
+
 // Act runs the heal action of d on the volume. A heal trigger GD2 could
 // not hand to a self-heal daemon is not a failed action: the daemons crawl
 // on their own, so startHeal fires and the machine watches the crawl in
-// Healing; Record says why (reason HealTriggerFailed).
-func (s *Syncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterCluster, in engine.Instance[*healFacts], d states.Decision) error {
+// Healing; Act returns it as notDelivered and Record says why (reason
+// HealTriggerFailed).
+func (s *Syncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterCluster, in engine.Instance[*healFacts], d states.Decision) (any, error) {
 	a, ok := transitions.HealActions.For(d)
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	err := a(ctx, s.Audit.Ops(transitions.Ops{GD2: in.Facts.sync.ops}), transitions.VolumeTarget{Cluster: c.Name, Volume: in.Subject})
 	if d.Event == states.HealStartHeal && errors.Is(err, transitions.ErrHealNotDelivered) {
-		in.Facts.notDelivered = err
-		return nil
+		return notDelivered{err}, nil
 	}
-	return err
+	return nil, err
 }
 
 // Message is the message of the volume's entry in status.volumes.
@@ -335,8 +336,8 @@ func (s *Syncer) Record(c *operatorv1alpha1.GlusterCluster, outs []engine.Outcom
 			entries = append(entries, entry)
 			continue
 		}
-		if out.Kind == engine.Fired && out.Facts.notDelivered != nil {
-			note := undeliveredNote(out.Facts.notDelivered)
+		if nd, ok := out.Learned.(notDelivered); ok && out.Kind == engine.Fired {
+			note := undeliveredNote(nd.err)
 			out.Decision.Reason, out.Decision.Message = states.ReasonHealTriggerFailed, out.Decision.Message+" "+note
 			out.Committed.Reason, out.Committed.Message = out.Decision.Reason, out.Decision.Message
 			s.Log.Warn(c, states.ReasonHealTriggerFailed, out.Subject+": "+note)

@@ -12,6 +12,7 @@ import (
 	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
+	"github.com/gluster/anthill/transitions"
 )
 
 // Record lands one outcome in the node's status.
@@ -77,8 +78,8 @@ func (s *Syncer) enter(node *operatorv1alpha1.GlusterNode, out *engine.Outcome[*
 	st.LastTransitionTime = &metav1.Time{Time: now}
 	st.Message = d.Message
 	st.ObservedGeneration = node.Generation
-	if out.Facts.peerID != "" {
-		st.PeerID = out.Facts.peerID
+	if res, ok := out.Learned.(transitions.NodeResult); ok && res.PeerID != "" {
+		st.PeerID = res.PeerID
 	}
 	st.Address = objects.NodeAddress(node)
 	meaning := states.NodeMeaning(out.To)

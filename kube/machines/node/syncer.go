@@ -88,8 +88,6 @@ type nodeFacts struct {
 	view        nodeGD2Side
 	// ops acts on the cluster's GD2; nil when there is no client yet.
 	ops *effects.GD2
-	// peerID is the peer a join action added (Act fills it in).
-	peerID string
 	// live reads the cluster's GD2 live; nil when there is no client yet.
 	// liveRead: the GD2 side was read live, not from the cluster's shared
 	// view (the node is on its way somewhere, or the decision acts).
@@ -240,14 +238,16 @@ func (s *Syncer) Decide(in engine.Instance[*nodeFacts]) states.Decision {
 	return states.DecideNode(f.snap)
 }
 
-// Act runs the node action of d. Only a brick move needs the node's own
-// GD2 (GD2 sizes the new brick on the node serving the request); actions
-// that need GD2 fail cleanly while the cluster has no client yet.
-func (s *Syncer) Act(ctx context.Context, node *operatorv1alpha1.GlusterNode, in engine.Instance[*nodeFacts], d states.Decision) error {
+// Act runs the node action of d and returns its transitions.NodeResult
+// (the peer a join added), which Record keeps. Only a brick move needs the
+// node's own GD2 (GD2 sizes the new brick on the node serving the
+// request); actions that need GD2 fail cleanly while the cluster has no
+// client yet.
+func (s *Syncer) Act(ctx context.Context, node *operatorv1alpha1.GlusterNode, in engine.Instance[*nodeFacts], d states.Decision) (any, error) {
 	f := in.Facts
 	a, ok := transitions.NodeActions.For(d)
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	ops := transitions.Ops{Kube: s.Kube, GD2: effects.NoGD2{}}
 	if f.ops != nil {
@@ -255,15 +255,13 @@ func (s *Syncer) Act(ctx context.Context, node *operatorv1alpha1.GlusterNode, in
 		if d.Step == states.NodeMoveBrick {
 			local, err := s.GD2.ForNode(ctx, f.cluster, node)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			g2.Local = local
 		}
 		ops.GD2 = &g2
 	}
-	res, err := a(ctx, s.Audit.Ops(ops), s.target(node, f))
-	f.peerID = res.PeerID
-	return err
+	return a(ctx, s.Audit.Ops(ops), s.target(node, f))
 }
 
 // target builds the action target from the node and its facts.

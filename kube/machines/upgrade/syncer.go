@@ -141,13 +141,13 @@ func (s *Syncer) Decide(in engine.Instance[*upgradeFacts]) states.Decision {
 
 // Act runs the upgrade action of d (selectNextNode has none: Record
 // writes the batch).
-func (s *Syncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterCluster, in engine.Instance[*upgradeFacts], d states.Decision) error {
+func (s *Syncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterCluster, in engine.Instance[*upgradeFacts], d states.Decision) (any, error) {
 	a, ok := transitions.UpgradeActions.For(d)
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	target := transitions.ClusterTarget{Namespace: c.Namespace, Name: c.Name, TargetVersion: in.Facts.snap.ActiveTarget}
-	return a(ctx, s.Audit.Ops(transitions.Ops{Kube: s.Kube, GD2: effects.NoGD2{}}), target)
+	return nil, a(ctx, s.Audit.Ops(transitions.Ops{Kube: s.Kube, GD2: effects.NoGD2{}}), target)
 }
 
 // RecordAhead puts a rollClients step's CSI client roll on record in the
