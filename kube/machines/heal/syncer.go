@@ -102,10 +102,6 @@ type Syncer struct {
 	// bricks GD2 left offline on a live peer without a break (see
 	// states.BricksNotStarted.Since); forgotten like progress.
 	notStarted map[string]time.Time
-	// listed is what the running sync of a key learned of the cluster as
-	// a whole, from its Gather to its Finish (one key is never synced by
-	// two workers at once).
-	listed map[engine.Key]*healSync
 
 	machinestatus.OnCluster[*healFacts]
 }
@@ -132,9 +128,25 @@ func (s *Syncer) log(key engine.Key) *zap.Logger {
 	return s.Log.Log.With(zap.String(engine.LogMachine, states.HealMachine), zap.String(engine.LogNamespace, key.Namespace), zap.String(engine.LogName, key.Name))
 }
 
-// Sync refreshes the heal machines of the cluster named by key.
+// Sync refreshes the heal machines of the cluster named by key. What the
+// sync learns of the cluster as a whole goes from Instances to Finish in
+// its context (syncScope), not on the syncer.
 func (s *Syncer) Sync(ctx context.Context, key engine.Key) (engine.Result, error) {
-	return s.SyncWith(ctx, key, s, s.Anthill, s.Log, s.Clock, healFields)
+	return s.SyncWith(context.WithValue(ctx, syncScopeKey{}, &syncScope{}), key, s, s.Anthill, s.Log, s.Clock, healFields)
+}
+
+// syncScope is what one heal sync learned of the cluster as a whole
+// (healSync), kept in the sync's context from Instances, which lists the
+// volumes, to Finish, which backs off when the list failed: a sync with no
+// volume has no instance to carry it.
+type syncScope struct{ listed *healSync }
+
+type syncScopeKey struct{}
+
+// scopeOf is ctx's syncScope; nil outside Sync.
+func scopeOf(ctx context.Context) *syncScope {
+	sc, _ := ctx.Value(syncScopeKey{}).(*syncScope)
+	return sc
 }
 
 // healFields are the status fields the heal machines alone write:
@@ -229,12 +241,9 @@ func (s *Syncer) Instances(ctx context.Context, c *operatorv1alpha1.GlusterClust
 	}
 	hs.listErr = err
 	hs.nodes = s.clusterNodes(c)
-	s.mu.Lock()
-	if s.listed == nil {
-		s.listed = map[engine.Key]*healSync{}
+	if sc := scopeOf(ctx); sc != nil {
+		sc.listed = hs
 	}
-	s.listed[hs.key] = hs
-	s.mu.Unlock()
 	var readings []healReading
 	if err == nil {
 		// A volume the list (shared, so a little old) still
@@ -386,10 +395,10 @@ func (s *Syncer) Record(c *operatorv1alpha1.GlusterCluster, outs []engine.Outcom
 func (s *Syncer) Finish(ctx context.Context, c *operatorv1alpha1.GlusterCluster, outs []engine.Outcome[*healFacts], _ engine.Result, _ error) (engine.Result, error) {
 	key := gather.HealKey(c.Namespace, c.Name)
 	s.pruneProgress(key, c.Status.Volumes)
-	s.mu.Lock()
-	hs := s.listed[key]
-	delete(s.listed, key)
-	s.mu.Unlock()
+	hs := &healSync{key: key, ops: effects.NoGD2{}}
+	if sc := scopeOf(ctx); sc != nil && sc.listed != nil {
+		hs = sc.listed
+	}
 	var (
 		listErr, ops = hs.listErr, hs.ops
 		readErrs     []error // GD2 reads and actions that failed

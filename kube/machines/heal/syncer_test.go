@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -522,6 +523,27 @@ func TestHealSyncerBacksOffWhileGD2FailsAndResetsOnSuccess(t *testing.T) {
 	wantTransition(t, added, "data", states.HealUnknown, states.HealHealthy)
 	if res.RequeueAfter != DefaultHealInterval {
 		t.Fatalf("after recovery RequeueAfter %s; want the base interval %s", res.RequeueAfter, DefaultHealInterval)
+	}
+}
+
+// A sync that cannot list the volumes of a cluster whose status names none
+// has no instance to carry the failure: Finish still learns it (through the
+// sync's scope) and backs off.
+func TestHealSyncerWithNoVolumeBacksOffWhileGD2Fails(t *testing.T) {
+	f := newHealFixture(t)
+	if err := f.kube.CoreV1().Secrets("ns").Delete(context.Background(), "auth", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var got []time.Duration
+	for range 2 {
+		res, added := f.mustSync()
+		if len(added) != 0 || len(f.cluster().Status.Volumes) != 0 {
+			t.Fatalf("transitions %+v, volumes %+v; want none while no volume was ever listed", added, f.cluster().Status.Volumes)
+		}
+		got = append(got, res.RequeueAfter)
+	}
+	if want := []time.Duration{time.Minute, 2 * time.Minute}; !slices.Equal(got, want) {
+		t.Fatalf("back-off %v; want %v", got, want)
 	}
 }
 
