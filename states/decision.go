@@ -27,6 +27,11 @@ type Decision struct {
 	// Warning marks a wait an admin must know about (a Warning Event is
 	// recorded once each time the reason or message changes).
 	Warning bool
+	// Subject names what the decision concerns when the machine's state
+	// does not say it (the zone the disruption machine opens, locks or
+	// keeps), so that acting and recording it need not decide again; ""
+	// otherwise.
+	Subject string
 }
 
 // Waiting reports whether the decision is to stay without acting.
@@ -42,6 +47,12 @@ func step(s fsm.Step, reason, msg string, after time.Duration) Decision {
 
 func wait(reason, msg string, after time.Duration) Decision {
 	return Decision{Reason: reason, Message: msg, RequeueAfter: after}
+}
+
+// about is d concerning subject (Decision.Subject).
+func about(d Decision, subject string) Decision {
+	d.Subject = subject
+	return d
 }
 
 // warn returns a wait an admin must know about.

@@ -5,13 +5,6 @@ import (
 	"strings"
 )
 
-// DisruptionDecision is a Decision plus the zone it concerns: the zone to
-// open for open and recovered, the zone kept otherwise.
-type DisruptionDecision struct {
-	Decision
-	Zone string
-}
-
 // DisruptionCandidate returns the zone the machine would open or keep:
 // the persisted zone in Open and Recovering; in Locked, the first zone
 // (by name) that holds bricks and is being drained, else the zone last
@@ -39,8 +32,9 @@ func DisruptionCandidate(s DisruptionSnapshot) string {
 }
 
 // DecideDisruption returns the one thing the disruption machine of a
-// cluster should do next.
-func DecideDisruption(s DisruptionSnapshot) DisruptionDecision {
+// cluster should do next, about the zone it concerns (Decision.Subject):
+// the zone to open for openZone, the zone kept otherwise.
+func DecideDisruption(s DisruptionSnapshot) Decision {
 	switch s.State {
 	case DisruptionLocked:
 		return decideDisruptionLocked(s)
@@ -49,10 +43,10 @@ func DecideDisruption(s DisruptionSnapshot) DisruptionDecision {
 	case DisruptionRecovering:
 		return decideDisruptionRecovering(s)
 	}
-	return DisruptionDecision{Decision: unknownState(DisruptionMachine, s.State), Zone: s.Zone}
+	return about(unknownState(DisruptionMachine, s.State), s.Zone)
 }
 
-func decideDisruptionLocked(s DisruptionSnapshot) DisruptionDecision {
+func decideDisruptionLocked(s DisruptionSnapshot) Decision {
 	if !s.GD2Reachable {
 		return settleBudgets(s, s.Zone, wait(ReasonGD2Unreachable, "GD2 did not answer, so which pods hold bricks is unknown; every zone stays locked.", pollShort))
 	}
@@ -67,12 +61,12 @@ func decideDisruptionLocked(s DisruptionSnapshot) DisruptionDecision {
 	if z, _ := s.zone(cand); z.DrainRequested {
 		reason, msg = ReasonDrainRequested, fmt.Sprintf("A node of zone %s is being drained; the zone may lose one Gluster pod: every node holding bricks is Online and every volume with a brick in the zone is healed.", cand)
 	}
-	return DisruptionDecision{Decision: fire(DisruptionOpenZone, reason, msg), Zone: cand}
+	return about(fire(DisruptionOpenZone, reason, msg), cand)
 }
 
-func decideDisruptionOpen(s DisruptionSnapshot) DisruptionDecision {
-	lock := func(reason, msg string) DisruptionDecision {
-		return DisruptionDecision{Decision: fire(DisruptionLock, reason, msg), Zone: s.Zone}
+func decideDisruptionOpen(s DisruptionSnapshot) Decision {
+	lock := func(reason, msg string) Decision {
+		return about(fire(DisruptionLock, reason, msg), s.Zone)
 	}
 	if !s.GD2Reachable {
 		return lock(ReasonGD2Unreachable, fmt.Sprintf("GD2 did not answer; locking zone %s, since which pods hold bricks is unknown.", s.Zone))
@@ -82,8 +76,8 @@ func decideDisruptionOpen(s DisruptionSnapshot) DisruptionDecision {
 		return lock(ReasonZoneGone, fmt.Sprintf("Zone %s no longer holds bricks; locking it.", s.Zone))
 	}
 	if z.disrupted() {
-		return DisruptionDecision{Decision: fire(DisruptionDisrupted, ReasonZoneDisrupted,
-			fmt.Sprintf("Zone %s is disrupted (%s); locking every zone until it is back and healed.", z.Name, zoneTrouble(z))), Zone: s.Zone}
+		return about(fire(DisruptionDisrupted, ReasonZoneDisrupted,
+			fmt.Sprintf("Zone %s is disrupted (%s); locking every zone until it is back and healed.", z.Name, zoneTrouble(z))), s.Zone)
 	}
 	for _, o := range s.Zones {
 		if o.Name != z.Name && o.disrupted() {
@@ -100,28 +94,28 @@ func decideDisruptionOpen(s DisruptionSnapshot) DisruptionDecision {
 	return settleBudgets(s, s.Zone, wait(ReasonZoneOpen, fmt.Sprintf("Zone %s may lose one Gluster pod; every other zone is locked.", z.Name), pollLong))
 }
 
-func decideDisruptionRecovering(s DisruptionSnapshot) DisruptionDecision {
+func decideDisruptionRecovering(s DisruptionSnapshot) Decision {
 	if s.GD2Reachable {
 		if z, ok := s.zone(s.Zone); !ok || z.BrickNodes == 0 {
-			return DisruptionDecision{Decision: fire(DisruptionLock, ReasonZoneGone, fmt.Sprintf("Zone %s no longer holds bricks; nothing left to recover.", s.Zone)), Zone: s.Zone}
+			return about(fire(DisruptionLock, ReasonZoneGone, fmt.Sprintf("Zone %s no longer holds bricks; nothing left to recover.", s.Zone)), s.Zone)
 		}
 	}
 	if why := unsafeToOpen(s, s.Zone); why != "" {
 		return settleBudgets(s, s.Zone, wait(ReasonDisruptionBlocked, fmt.Sprintf("Zone %s is recovering: %s", s.Zone, why), pollShort))
 	}
-	return DisruptionDecision{Decision: fire(DisruptionRecovered, ReasonZoneSafe,
-		fmt.Sprintf("Zone %s is back and healed; it may lose one more Gluster pod.", s.Zone)), Zone: s.Zone}
+	return about(fire(DisruptionRecovered, ReasonZoneSafe,
+		fmt.Sprintf("Zone %s is back and healed; it may lose one more Gluster pod.", s.Zone)), s.Zone)
 }
 
 // settleBudgets turns a wait into the applyBudgets step when the budgets drifted
 // from the state.
-func settleBudgets(s DisruptionSnapshot, zone string, d Decision) DisruptionDecision {
+func settleBudgets(s DisruptionSnapshot, zone string, d Decision) Decision {
 	if !s.BudgetsInSync {
 		d.Step = DisruptionApplyBudgets
 		d.Reason = ReasonBudgetsDrifted
 		d.Message = "Updating the disruption budgets and pod labels to match the state. " + d.Message
 	}
-	return DisruptionDecision{Decision: d, Zone: zone}
+	return about(d, zone)
 }
 
 // unsafeToOpen says why zone may not lose a pod now, or "" if it may:

@@ -144,16 +144,16 @@ func TestDecideDisruption(t *testing.T) {
 				tt.mutate(&s)
 			}
 			got := DecideDisruption(s)
-			cases = append(cases, decisionCase{name: tt.name, state: tt.state, got: got.Decision})
-			checkDecisionIsAllowed(t, def, tt.state, got.Decision)
+			cases = append(cases, decisionCase{name: tt.name, state: tt.state, got: got})
+			checkDecisionIsAllowed(t, def, tt.state, got)
 			if got.Event != tt.wantEvent || got.Step != tt.wantStep {
 				t.Fatalf("event %q step %q, want %q %q (%s: %s)", got.Event, got.Step, tt.wantEvent, tt.wantStep, got.Reason, got.Message)
 			}
 			if tt.wantReason != "" && got.Reason != tt.wantReason {
 				t.Errorf("reason %q, want %q (%s)", got.Reason, tt.wantReason, got.Message)
 			}
-			if tt.wantZone != "" && got.Zone != tt.wantZone {
-				t.Errorf("zone %q, want %q", got.Zone, tt.wantZone)
+			if tt.wantZone != "" && got.Subject != tt.wantZone {
+				t.Errorf("zone %q, want %q", got.Subject, tt.wantZone)
 			}
 		})
 	}
@@ -182,7 +182,7 @@ func TestDisruptionNeverOpensAnUnsafeZone(t *testing.T) {
 				m(&s)
 				got := DecideDisruption(s)
 				if got.Event == DisruptionOpenZone || got.Event == DisruptionRecovered {
-					t.Errorf("%s, unsafe case %d: decided %s of %s (%s)", st, i, got.Event, got.Zone, got.Message)
+					t.Errorf("%s, unsafe case %d: decided %s of %s (%s)", st, i, got.Event, got.Subject, got.Message)
 				}
 			}
 		}

@@ -96,9 +96,6 @@ type disruptionFacts struct {
 	liveRead bool
 }
 
-// decidedZone is the zone the decision over f names.
-func (f *disruptionFacts) decidedZone() string { return states.DecideDisruption(f.view.snap).Zone }
-
 // Definition is the disruption machine.
 func (s *Syncer) Definition() *fsm.Definition { return disruptionDef }
 
@@ -160,10 +157,10 @@ func (s *Syncer) GatherLive(ctx context.Context, c *operatorv1alpha1.GlusterClus
 	return nil
 }
 
-// Decide is the disruption machine's pure decision (the zone it names is
-// the facts' decidedZone).
+// Decide is the disruption machine's pure decision, about the zone it
+// names (Decision.Subject), which Act and Record take from it.
 func (s *Syncer) Decide(in engine.Instance[*disruptionFacts]) states.Decision {
-	return states.DecideDisruption(in.Facts.view.snap).Decision
+	return states.DecideDisruption(in.Facts.view.snap)
 }
 
 // Act applies the budgets: an event's action those of the state it
@@ -177,7 +174,7 @@ func (s *Syncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterCluster, in
 	t := f.view.target(c, in.State, f.zone)
 	if d.Event != "" {
 		to, _ := disruptionDef.Target(d.Event, in.State)
-		t = f.view.target(c, to, f.decidedZone())
+		t = f.view.target(c, to, d.Subject)
 	}
 	return nil, a(ctx, s.Audit.Disruption(s.Kube), t)
 }
@@ -196,9 +193,9 @@ func (s *Syncer) Record(c *operatorv1alpha1.GlusterCluster, outs []engine.Outcom
 	out := &outs[0]
 	switch out.Kind {
 	case engine.Fired:
-		out.Committed.Subject = out.Facts.decidedZone()
+		out.Committed.Subject = out.Decision.Subject
 		c.Status.Disruption = &operatorv1alpha1.DisruptionStatus{
-			State: string(out.To), Zone: out.Facts.decidedZone(), LastTransitionTime: &metav1.Time{Time: now}, Message: engine.Truncate(out.Decision.Message, engine.MaxConditionMessage),
+			State: string(out.To), Zone: out.Decision.Subject, LastTransitionTime: &metav1.Time{Time: now}, Message: engine.Truncate(out.Decision.Message, engine.MaxConditionMessage),
 		}
 		c.Status.History = machinestatus.AppendHealHistory(c.Status.History, out.Committed.Record())
 	case engine.Waited, engine.Stepped:
