@@ -48,7 +48,9 @@ func (k keyMapper) forCluster(obj any) []engine.Key {
 // forClusterUpdate is forCluster for the cluster informer's deliveries:
 // its nodes and its heal machine are woken only by a change their
 // decisions read (wake.ClusterChangeConcernsNodes,
-// wake.ClusterChangeConcernsHeal); the cluster and upgrade machines,
+// wake.ClusterChangeConcernsHeal), and a node by the upgrade's batch only
+// when it joins or leaves it, or its batch or target changes
+// (wake.UpgradeConcernsNode); the cluster and upgrade machines,
 // which read most of the status, by every change. A change of what the
 // heal machine reports of a volume (wake.VolumeReportsChanged) wakes
 // the nodes whose wait it ends (wake.WokenByVolumes): a drain waiting
@@ -63,7 +65,8 @@ func (k keyMapper) forClusterUpdate(oldObj, newObj any) []engine.Key {
 	return slices.DeleteFunc(keys, func(key engine.Key) bool {
 		switch key.Machine {
 		case states.NodeMachine:
-			return !nodes && !k.nodeWokenBy(key, func(n *operatorv1alpha1.GlusterNode) bool { return wake.WokenByVolumes(n, reported) })
+			return !nodes && !wake.UpgradeConcernsNode(oldObj, newObj, key.Name) &&
+				!k.nodeWokenBy(key, func(n *operatorv1alpha1.GlusterNode) bool { return wake.WokenByVolumes(n, reported) })
 		case states.HealMachine:
 			return !heal
 		}
@@ -94,7 +97,8 @@ func (k keyMapper) forNode(obj any) []engine.Key {
 
 // forNodeUpdate is forNode for the node informer's deliveries: an update
 // that changed only the node's message and conditions
-// (wake.OnlyNodeMessage) concerns the node alone. A node's change of
+// (wake.OnlyNodeMessage) concerns the node alone, and the heal machine
+// hears only of a change it reads (wake.NodeChangeConcernsHeal). A node's change of
 // state, its add or its delete also wakes the other nodes of its cluster
 // whose wait another node's change ends (wake.WokenByPool): a drain
 // blocked for want of a place, a volume's down node come back, a node
@@ -105,6 +109,9 @@ func (k keyMapper) forNodeUpdate(oldObj, newObj any) []engine.Key {
 		return []engine.Key{gather.NodeKey(n.Namespace, n.Name)}
 	}
 	keys := k.forNode(newObj)
+	if !wake.NodeChangeConcernsHeal(oldObj, newObj) {
+		keys = slices.DeleteFunc(keys, func(key engine.Key) bool { return key.Machine == states.HealMachine })
+	}
 	if !ok || !wake.NodeStateChanged(oldObj, newObj) {
 		return keys
 	}

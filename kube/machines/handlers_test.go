@@ -107,8 +107,9 @@ func TestStorageClassesMapToTheirClusterAndToClustersWantingTheName(t *testing.T
 }
 
 // A node's own message wakes only the node, its transition every machine
-// of its cluster; a cluster's heal progress wakes no node, its upgrade
-// batch no heal machine, its spec every machine.
+// of its cluster (the heal machine only across classes of states); a
+// cluster's heal progress wakes no node, its upgrade batch no heal machine
+// and only the nodes it concerns, its spec every machine.
 func TestUpdatesWakeOnlyTheMachinesTheyConcern(t *testing.T) {
 	c := &operatorv1alpha1.GlusterCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gc", ResourceVersion: "1"}}
 	n := &operatorv1alpha1.GlusterNode{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "n1", ResourceVersion: "1"},
@@ -142,6 +143,13 @@ func TestUpdatesWakeOnlyTheMachinesTheyConcern(t *testing.T) {
 	if got := machinesOf(km.forNodeUpdate(said, online)); !slices.Equal(got, everyMachine) {
 		t.Errorf("a node's transition woke %v, want %v", got, everyMachine)
 	}
+	// A step inside the upgrade's states changes nothing the heal
+	// machine reads.
+	rejoining, healWait := said.DeepCopy(), said.DeepCopy()
+	rejoining.Status.State, healWait.ResourceVersion = "Rejoining", "3"
+	if got, want := machinesOf(km.forNodeUpdate(rejoining, healWait)), []string{"cluster", "node", "upgrade"}; !slices.Equal(got, want) {
+		t.Errorf("Rejoining to HealWait woke %v, want %v (no heal machine)", got, want)
+	}
 
 	progress := c.DeepCopy()
 	progress.ResourceVersion = "2"
@@ -151,9 +159,23 @@ func TestUpdatesWakeOnlyTheMachinesTheyConcern(t *testing.T) {
 	}
 	batch := progress.DeepCopy()
 	batch.ResourceVersion = "3"
-	batch.Status.Upgrade = &operatorv1alpha1.UpgradeStatus{CurrentNodes: []string{"n1"}}
+	batch.Status.Upgrade = &operatorv1alpha1.UpgradeStatus{State: "RollingServers", CurrentNodes: []string{"n1"}}
 	if got, want := machinesOf(km.forClusterUpdate(progress, batch)), []string{"cluster", "node", "upgrade"}; !slices.Equal(got, want) {
 		t.Errorf("an upgrade batch woke %v, want %v (no heal machine: heal-info does not change)", got, want)
+	}
+	// A batch that neither had nor has the node leaves it asleep; one it
+	// leaves wakes it.
+	other := batch.DeepCopy()
+	other.ResourceVersion = "3a"
+	other.Status.Upgrade = &operatorv1alpha1.UpgradeStatus{State: "RollingServers", CurrentNodes: []string{"n2"}}
+	if got, want := machinesOf(km.forClusterUpdate(batch, other)), []string{"cluster", "node", "upgrade"}; !slices.Equal(got, want) {
+		t.Errorf("a batch the node left woke %v, want %v", got, want)
+	}
+	next := other.DeepCopy()
+	next.ResourceVersion = "3b"
+	next.Status.Upgrade.CurrentNodes = []string{"n3"}
+	if got, want := machinesOf(km.forClusterUpdate(other, next)), []string{"cluster", "upgrade"}; !slices.Equal(got, want) {
+		t.Errorf("a batch of other nodes woke %v, want %v (not the node)", got, want)
 	}
 	spec := batch.DeepCopy()
 	spec.ResourceVersion, spec.Spec.Paused = "4", true

@@ -7,6 +7,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/gluster/anthill/fsm"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/states"
 )
@@ -37,18 +38,54 @@ func sameMeta(om, nm metav1.ObjectMeta) bool {
 }
 
 // ClusterChangeConcernsNodes reports whether an update of a
-// GlusterCluster may change a node decision. A node reads its cluster's
-// spec and metadata, status.upgrade (whether it is in the batch) and
-// status.ledger (whether its own ledger was copied there); an update
-// that changed only what the other machines say of themselves (the
-// heal machine's volumes, the disruption machine's state, capacity,
-// counts, autoscaling, conditions, history) does not wake every node of
-// the cluster. Anything else, and an add or delete, does.
+// GlusterCluster may change the decision of every node of the cluster. A
+// node reads its cluster's spec and metadata, status.upgrade (whether it
+// is in the batch, see UpgradeConcernsNode) and status.ledger (whether its
+// own ledger was copied there); an update that changed only what the
+// other machines say of themselves (the heal machine's volumes, the
+// disruption machine's state, capacity, counts, autoscaling, conditions,
+// history) or only status.upgrade does not wake every node of the
+// cluster. Anything else, and an add or delete, does.
 func ClusterChangeConcernsNodes(oldObj, newObj any) bool {
 	return clusterChangedBeyond(oldObj, newObj, func(st *operatorv1alpha1.GlusterClusterStatus) {
 		st.ObservedGeneration, st.Conditions, st.Nodes, st.Volumes = 0, nil, operatorv1alpha1.NodeCounts{}, nil
 		st.Disruption, st.Capacity, st.Autoscaling, st.History = nil, nil, nil, nil
+		st.Upgrade = nil
 	})
+}
+
+// UpgradeConcernsNode reports whether an update of a GlusterCluster
+// changed what node reads of status.upgrade: whether the upgrade machine
+// has it in the batch it rolls (states.UpgradeRollingServers and
+// currentNodes), the batch's members when it is in it (the members ahead
+// of it go first), and the version the run rolls to. A new batch wakes
+// the nodes that join it and those that leave it, not the rest of the
+// cluster. An add or a delete (no old object) concerns every node.
+func UpgradeConcernsNode(oldObj, newObj any, node string) bool {
+	o, n, ok := both[*operatorv1alpha1.GlusterCluster](oldObj, newObj)
+	if !ok {
+		return true
+	}
+	before, after := upgradeSeenBy(o.Status.Upgrade, node), upgradeSeenBy(n.Status.Upgrade, node)
+	return before.selected != after.selected || before.toVersion != after.toVersion || !slices.Equal(before.batch, after.batch)
+}
+
+// upgradeView is what one node reads of status.upgrade.
+type upgradeView struct {
+	selected  bool
+	batch     []string
+	toVersion string
+}
+
+func upgradeSeenBy(up *operatorv1alpha1.UpgradeStatus, node string) upgradeView {
+	if up == nil {
+		return upgradeView{}
+	}
+	v := upgradeView{toVersion: up.ToVersion}
+	if up.State == string(states.UpgradeRollingServers) && slices.Contains(up.CurrentNodes, node) {
+		v.selected, v.batch = true, up.CurrentNodes
+	}
+	return v
 }
 
 // ClusterChangeConcernsHeal reports whether an update of a GlusterCluster
@@ -137,6 +174,26 @@ func VolumeReportsChanged(oldObj, newObj any) []string {
 func NodeStateChanged(oldObj, newObj any) bool {
 	o, n, ok := both[*operatorv1alpha1.GlusterNode](oldObj, newObj)
 	return !ok || o.Status.State != n.Status.State
+}
+
+// NodeChangeConcernsHeal reports whether an update of a GlusterNode may
+// change a heal decision of its cluster. The heal machine reads a node's
+// peer, whether its state changes bricks (states.ChangesBricks: a brick
+// GD2 left offline there is the node's to bring back, not the heal
+// machine's) and, through GD2, whether the node's bricks serve: a node
+// stopped, lost or back changes its state's class. A step inside one class
+// (an upgrade's Restarting, Rejoining and HealWait) changes none of those,
+// and the volumes' heal-info is the heal machine's own periodic look; the
+// self-heal daemons heal without it. An add or a delete (no old object)
+// concerns it.
+func NodeChangeConcernsHeal(oldObj, newObj any) bool {
+	o, n, ok := both[*operatorv1alpha1.GlusterNode](oldObj, newObj)
+	if !ok {
+		return true
+	}
+	os, ns := fsm.State(o.Status.State), fsm.State(n.Status.State)
+	return o.Status.PeerID != n.Status.PeerID || o.Spec.Cluster != n.Spec.Cluster ||
+		states.ChangesBricks(os) != states.ChangesBricks(ns) || states.NodeMeaning(os).Class != states.NodeMeaning(ns).Class
 }
 
 // both is an update's old and new object as T; false for an add or a

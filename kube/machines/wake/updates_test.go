@@ -83,3 +83,69 @@ func TestVolumeReportsChanged(t *testing.T) {
 		t.Errorf("an add reported %v, want nothing (it wakes every machine)", got)
 	}
 }
+
+// The heal machine hears of a node's change only when it changes the
+// node's peer, its class of state or whether its state changes bricks.
+func TestNodeChangeConcernsHeal(t *testing.T) {
+	base := &operatorv1alpha1.GlusterNode{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "n", ResourceVersion: "1"},
+		Spec:       operatorv1alpha1.GlusterNodeSpec{Cluster: "c"},
+		Status:     operatorv1alpha1.GlusterNodeStatus{State: "Rejoining", PeerID: "p"},
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(n *operatorv1alpha1.GlusterNode)
+		want   bool
+	}{
+		{name: "a step inside the upgrade's states", change: func(n *operatorv1alpha1.GlusterNode) { n.Status.State = "HealWait" }},
+		{name: "a ledger entry", change: func(n *operatorv1alpha1.GlusterNode) {
+			n.Status.Ledger = []operatorv1alpha1.LedgerEntry{{Action: operatorv1alpha1.LedgerActionRollWorkload}}
+		}},
+		{name: "back Online", change: func(n *operatorv1alpha1.GlusterNode) { n.Status.State = "Online" }, want: true},
+		{name: "into a state that changes bricks", change: func(n *operatorv1alpha1.GlusterNode) { n.Status.State = "Restarting" }, want: true},
+		{name: "a new peer", change: func(n *operatorv1alpha1.GlusterNode) { n.Status.PeerID = "q" }, want: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			changed := base.DeepCopy()
+			changed.ResourceVersion = "2"
+			tc.change(changed)
+			if got := NodeChangeConcernsHeal(base, changed); got != tc.want {
+				t.Fatalf("NodeChangeConcernsHeal = %t, want %t", got, tc.want)
+			}
+		})
+	}
+	if !NodeChangeConcernsHeal(nil, base) {
+		t.Error("an added node does not concern the heal machine")
+	}
+}
+
+// A node hears of the upgrade's batch when it joins or leaves it, when the
+// batch it is in changes, or when the target does.
+func TestUpgradeConcernsNode(t *testing.T) {
+	at := func(state string, batch ...string) *operatorv1alpha1.GlusterCluster {
+		return &operatorv1alpha1.GlusterCluster{Status: operatorv1alpha1.GlusterClusterStatus{
+			Upgrade: &operatorv1alpha1.UpgradeStatus{State: state, ToVersion: "4.1.1", CurrentNodes: batch}}}
+	}
+	for _, tc := range []struct {
+		name     string
+		old, new *operatorv1alpha1.GlusterCluster
+		want     bool
+	}{
+		{"joins the batch", at("RollingServers", "b"), at("RollingServers", "a", "b"), true},
+		{"its batch grows", at("RollingServers", "a"), at("RollingServers", "a", "b"), true},
+		{"another batch", at("RollingServers", "b"), at("RollingServers", "c"), false},
+		{"its batch is paused", at("RollingServers", "a"), at("Paused", "a"), true},
+		{"a paused batch of others moves on", at("Paused", "a", "b"), at("Paused", "b"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := UpgradeConcernsNode(tc.old, tc.new, "a"); got != tc.want {
+				t.Fatalf("UpgradeConcernsNode = %t, want %t", got, tc.want)
+			}
+		})
+	}
+	retarget := at("RollingServers", "b")
+	retarget.Status.Upgrade.ToVersion = "4.1.2"
+	if !UpgradeConcernsNode(at("RollingServers", "b"), retarget, "a") {
+		t.Error("a new target does not concern a node outside the batch")
+	}
+}
