@@ -265,8 +265,8 @@ func (r *Runner[O, F]) Sync(ctx context.Context, key Key) (Result, error) {
 		return Result{RequeueAfter: newerStatusRetry}, nil
 	}
 	for round := 1; ; round++ {
-		res, next, more, err := r.round(ctx, key, cached)
-		if !more || round >= r.Rounds {
+		res, next, more, err := r.round(ctx, key, cached, round >= r.Rounds)
+		if !more {
 			return res, err
 		}
 		cached = next
@@ -274,10 +274,11 @@ func (r *Runner[O, F]) Sync(ctx context.Context, key Key) (Result, error) {
 }
 
 // round is one decision for every instance of cached (a version from the
-// cache, or the one the previous round's write returned). next is the
-// object this round wrote when the round may be followed by another at
-// once (continues, more).
-func (r *Runner[O, F]) round(ctx context.Context, key Key, cached O) (res Result, next O, more bool, err error) {
+// cache, or the one the previous round's write returned). Unless it is
+// the last the sync may take, next is the object this round wrote when
+// another round follows at once (continues, more); Finish runs only after
+// the round that ends the sync.
+func (r *Runner[O, F]) round(ctx context.Context, key Key, cached O, last bool) (res Result, next O, more bool, err error) {
 	var none O
 	o := cached.DeepCopyObject().(O)
 	if p, ok := r.Machine.(Prepares[O]); ok {
@@ -325,6 +326,11 @@ func (r *Runner[O, F]) round(ctx context.Context, key Key, cached O) (res Result
 			}
 		}
 	}
+	if !last && wrote && r.Prompt != nil && continues(outs, r.Prompt) {
+		// Finish (mirrors, clean-up) is the sync's, after its last
+		// round: the next round's facts are the ones it mirrors.
+		return Result{}, updated, true, nil
+	}
 	res, err = defaultResult(outs)
 	if f, ok := r.Machine.(Finishes[O, F]); ok {
 		res, err = f.Finish(ctx, updated, outs, res, err)
@@ -335,9 +341,6 @@ func (r *Runner[O, F]) round(ctx context.Context, key Key, cached O) (res Result
 	// step (which changed the world the next sync reads) it must.
 	if wrote && err == nil && onlyWaited(outs) && (res.Requeue || res.RequeueAfter > 0) {
 		res.Echo = updated.GetResourceVersion()
-	}
-	if wrote && err == nil && r.Prompt != nil && continues(outs, r.Prompt) {
-		return res, updated, true, nil
 	}
 	return res, none, false, err
 }

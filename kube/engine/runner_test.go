@@ -89,6 +89,7 @@ type world struct {
 	acted    []string
 	writes   int
 	prepared int
+	finished int
 }
 
 func newWorld(t *testing.T, data map[string]string) *world {
@@ -168,6 +169,7 @@ func (w *world) Record(o *ticketObject, outs []Outcome[string], _ time.Time) {
 	}
 }
 func (w *world) Finish(_ context.Context, _ *ticketObject, _ []Outcome[string], res Result, err error) (Result, error) {
+	w.finished++
 	return res, err
 }
 
@@ -635,7 +637,8 @@ func (l *liveChecked) Decide(in Instance[string]) states.Decision { return l.dec
 // state is followed at once by the next, decided from the object the
 // write returned (the cache never caught up), up to Rounds; a round that
 // ends in a state Prompt does not name, or that only waited, ends the
-// sync; without Rounds one decision is all a sync takes.
+// sync; without Rounds one decision is all a sync takes. Finish runs
+// once, after the last round.
 func TestRunnerTakesPromptRoundsInOneSync(t *testing.T) {
 	script := func(in Instance[string]) states.Decision {
 		switch in.State {
@@ -670,6 +673,9 @@ func TestRunnerTakesPromptRoundsInOneSync(t *testing.T) {
 			}
 			if got := w.stored.Data["state"]; got != tc.state || fmt.Sprint(w.acted) != tc.acted || w.writes != tc.writes {
 				t.Fatalf("state %s, acted %v, %d writes; want %s, %s, %d", got, w.acted, w.writes, tc.state, tc.acted, tc.writes)
+			}
+			if w.finished != 1 {
+				t.Errorf("Finish ran %d times, want once, after the last round", w.finished)
 			}
 			// The cache never caught up: the fence holds back every
 			// version the rounds replaced.
