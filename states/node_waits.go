@@ -3,6 +3,7 @@ package states
 import (
 	"slices"
 	"sort"
+	"time"
 )
 
 // Wake is a report of another machine, or of another node, that ends a
@@ -29,10 +30,22 @@ const (
 	// lets GD2 replace bricks again; a node ahead in an upgrade batch is
 	// back).
 	WakePool Wake = "PoolChange"
+	// WakePeerBack: the peer watch saw the node's own peer alive, or its
+	// bricks' devices change. While a node of the cluster waits for this,
+	// the watch reads the cluster's peer list every PeerWatchFast instead
+	// of its usual interval, so a restarted peer is seen back within that,
+	// not at the node's next poll.
+	WakePeerBack Wake = "PeerBack"
 )
 
+// PeerWatchFast is how often the peer watch reads a cluster's peer list
+// while one of its nodes waits for its own peer to come back
+// (WakePeerBack): one list read for the whole cluster, where each waiting
+// node polling GD2 itself would read peers, devices, volumes and bricks.
+const PeerWatchFast = 200 * time.Millisecond
+
 // Wakes lists every Wake, in the order the generated table shows them.
-var Wakes = []Wake{WakeVolumes, WakePool}
+var Wakes = []Wake{WakeVolumes, WakePool, WakePeerBack}
 
 // NodeWait is what one wait of the node machine waits for, and which
 // reports end it (the dispatcher reads this table to decide whom a
@@ -62,7 +75,7 @@ var nodeWaits = map[string]NodeWait{
 	ReasonNodeDisabled:        {For: "an admin's resume of a disabled node"},
 	ReasonGD2Unreachable:      {For: "GD2 to answer (a short poll: no report says GD2 is back before a read does)"},
 	ReasonWaitingForPod:       {For: "the node's claims to bind and its pod to be ready"},
-	ReasonWaitingForPeer:      {For: "GD2 to list the node's peer as alive"},
+	ReasonWaitingForPeer:      {For: "GD2 to list the node's peer as alive", Wakes: []Wake{WakePeerBack}},
 	ReasonPeerMissing:         {For: "an admin: the peer is missing from GD2's list"},
 	ReasonPeerUnresponsive:    {For: "the offline grace to pass, or the peer to answer"},
 	ReasonWithinDowntime:      {For: "the permissible downtime to pass, or the peer to come back"},
@@ -84,7 +97,7 @@ var nodeWaits = map[string]NodeWait{
 	ReasonBatchMemberFirst: {For: "the nodes ahead in the upgrade batch that share a replica set to be Online and healed",
 		Wakes: []Wake{WakePool, WakeVolumes}},
 	ReasonBricksOffline: {For: "the restarted peer and its bricks to be online (a one-second poll: the node being upgraded holds the roll)",
-		Wakes: []Wake{WakeVolumes}},
+		Wakes: []Wake{WakeVolumes, WakePeerBack}},
 	ReasonSplitBrain: {For: "an admin to resolve the split-brain entries", Wakes: []Wake{WakeVolumes}},
 	ReasonBrickDown: {For: "every brick of the node's replica sets to be reachable by heal-info (a one-second poll)",
 		Wakes: []Wake{WakeVolumes}},

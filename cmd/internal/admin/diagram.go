@@ -129,7 +129,8 @@ func nodeWaitsPage() string {
 		"names, so no wait on a heal or on another node sits out its timer once that has happened.\n\n")
 	b.WriteString("| Report | What it is |\n|---|---|\n")
 	b.WriteString("| `VolumeReport` | the heal machine's record of a volume in `status.volumes` changed its state, its brick count or bricks online, or the volume appeared or went; a heal's progress (pending entries) is no report |\n")
-	b.WriteString("| `PoolChange` | another node of the cluster changed state, or was added or removed |\n\n")
+	b.WriteString("| `PoolChange` | another node of the cluster changed state, or was added or removed |\n")
+	fmt.Fprintf(&b, "| `PeerBack` | the peer watch saw the node's own peer alive again; while a node waits for this, the watch reads its cluster's peer list every %s |\n\n", states.PeerWatchFast)
 	b.WriteString("| Reason | Waits for | Woken by |\n|---|---|---|\n")
 	for _, reason := range states.NodeWaitReasons() {
 		w, _ := states.NodeWaitFor(reason)

@@ -16,6 +16,7 @@ import (
 	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/kube/machines/gather"
+	"github.com/gluster/anthill/kube/machines/wake"
 	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 )
@@ -59,8 +60,8 @@ type PeerWatch struct {
 
 // watchedCluster is what the watch keeps of one cluster between rounds.
 type watchedCluster struct {
-	// next is when its lists are next read; busy while a read runs.
-	next time.Time
+	// last is when its lists were last read; busy while a read runs.
+	last time.Time
 	busy bool
 	// readings is the last reading of each of its nodes, by name.
 	readings map[string]peerReading
@@ -92,10 +93,11 @@ func readingOf(node *operatorv1alpha1.GlusterNode, peers []gd2.Peer, devices []g
 	return r
 }
 
-// Run reads every due cluster about once a second until ctx ends, then
-// waits for the reads in flight.
+// Run reads every due cluster until ctx ends (looking every
+// states.PeerWatchFast for the clusters due), then waits for the reads in
+// flight.
 func (w *PeerWatch) Run(ctx context.Context) {
-	tick := min(time.Second, w.Interval)
+	tick := min(states.PeerWatchFast, w.Interval)
 	if tick <= 0 {
 		tick = time.Second
 	}
@@ -148,11 +150,14 @@ func (w *PeerWatch) Round(ctx context.Context) []func() {
 			wc = &watchedCluster{}
 			w.clusters[id] = wc
 		}
-		if wc.busy || now.Before(wc.next) {
+		if wc.busy || now.Sub(wc.last) < states.PeerWatchFast {
 			continue
 		}
 		_, grace, recovery := gather.FailureWindows(c)
-		wc.busy, wc.next = true, now.Add(states.PeerWatchInterval(grace, recovery, w.Interval))
+		if now.Sub(wc.last) < states.PeerWatchInterval(grace, recovery, w.Interval) && !w.awaitsPeer(c) {
+			continue
+		}
+		wc.busy, wc.last = true, now
 		reads = append(reads, func() { w.read(ctx, c, wc) })
 	}
 	for id := range w.clusters {
@@ -161,6 +166,22 @@ func (w *PeerWatch) Round(ctx context.Context) []func() {
 		}
 	}
 	return reads
+}
+
+// awaitsPeer reports whether a node of c waits for its own peer to come
+// back (states.WakePeerBack): the watch then reads c every
+// states.PeerWatchFast.
+func (w *PeerWatch) awaitsPeer(c *operatorv1alpha1.GlusterCluster) bool {
+	nodes, err := w.Nodes.GlusterNodes(c.Namespace).List(labels.Everything())
+	if err != nil {
+		return false
+	}
+	for _, n := range nodes {
+		if wait, ok := wake.NodeWait(n); ok && n.Spec.Cluster == c.Name && wait.WokenBy(states.WakePeerBack) {
+			return true
+		}
+	}
+	return false
 }
 
 // read reads c's lists and enqueues each of its nodes whose reading

@@ -202,3 +202,43 @@ func TestThePeerWatchRounds(t *testing.T) {
 		t.Errorf("the watch keeps %d clusters, want none (the only one is external)", len(w.watch.clusters))
 	}
 }
+
+// While a node waits for its restarted peer (states.WakePeerBack), the
+// watch reads its cluster every states.PeerWatchFast, not at its usual
+// interval; once no node waits so, it goes back to that interval.
+func TestThePeerWatchReadsFastWhileANodeAwaitsItsPeer(t *testing.T) {
+	w := newWatchFixture(t)
+	w.round()
+	peers := func() int { return w.calls.Count(fixtures.PeersList) }
+	w.clock.Step(states.PeerWatchFast)
+	before := peers()
+	w.round()
+	if peers() != before {
+		t.Fatalf("a cluster at rest was read again after %s", states.PeerWatchFast)
+	}
+	obj, _, _ := w.nodes.GetByKey("ns/" + w.names[0])
+	n := obj.(*operatorv1alpha1.GlusterNode).DeepCopy()
+	n.Status.State = string(states.NodeRejoining)
+	n.Status.Conditions = []metav1.Condition{{Type: operatorv1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: states.ReasonBricksOffline}}
+	if err := w.nodes.Update(n); err != nil {
+		t.Fatal(err)
+	}
+	w.round()
+	if peers() != before+1 {
+		t.Fatalf("a cluster with a node awaiting its peer was not read after %s", states.PeerWatchFast)
+	}
+	w.clock.Step(states.PeerWatchFast / 2)
+	w.round()
+	if peers() != before+1 {
+		t.Fatalf("the cluster was read again sooner than %s", states.PeerWatchFast)
+	}
+	n.Status.State, n.Status.Conditions = string(states.NodeOnline), nil
+	if err := w.nodes.Update(n); err != nil {
+		t.Fatal(err)
+	}
+	w.clock.Step(states.PeerWatchFast)
+	w.round()
+	if peers() != before+1 {
+		t.Fatalf("the cluster was read fast with no node awaiting its peer")
+	}
+}
