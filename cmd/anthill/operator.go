@@ -22,6 +22,13 @@ func init() {
 	commands.Register("operator", cli.Command{Summary: "run the anthill operator", Run: runOperator})
 }
 
+// defaultWorkers is --workers' default. A sync waits on the API server and
+// GD2 far more than it computes (the operator used a quarter of one core
+// in a zone-batched upgrade), and every node of an upgrade batch holds a
+// worker for the rounds that stop it (engine.Runner.Rounds): with eight,
+// a batch of ten waited for workers the cluster's other machines held.
+const defaultWorkers = 16
+
 // operatorOptions are what anthill operator's flags set.
 type operatorOptions struct {
 	cfg      operator.Config
@@ -42,7 +49,7 @@ func operatorFlags(o *operatorOptions) *flag.FlagSet {
 	fs.StringVar(&cfg.Kubeconfig, "kubeconfig", "", "kubeconfig file; empty means in-cluster configuration")
 	fs.StringVar(&cfg.MetricsAddress, "metrics-address", ":8080", "address serving /healthz, /readyz and /metrics")
 	fs.BoolVar(&cfg.Profiling, "profiling", false, "also serve Go's runtime profiles (heap, goroutines, CPU) under /debug/pprof/ on --metrics-address")
-	fs.IntVar(&cfg.Workers, "workers", 8, "dispatcher workers (machines advanced in parallel)")
+	fs.IntVar(&cfg.Workers, "workers", defaultWorkers, "dispatcher workers (machines advanced in parallel); keep it above an upgrade's maxParallel, whose nodes each hold one while they stop")
 	fs.Float64Var(&o.qps, "kube-api-qps", 50, "Kubernetes API requests per second the operator may send")
 	fs.IntVar(&cfg.KubeBurst, "kube-api-burst", 100, "burst of Kubernetes API requests above --kube-api-qps")
 	fs.DurationVar(&cfg.ResyncPeriod, "resync", 10*time.Minute, "informer resync period")
