@@ -3,9 +3,13 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,7 +21,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
 
 	"github.com/gluster/anthill/e2e/framework"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
@@ -39,6 +45,7 @@ type wantClass struct {
 	binding     storagev1.VolumeBindingMode
 	zones       []string // allowedTopologies on the zone key; nil: none
 	isDefault   bool
+	params      map[string]string // the class's parameters; nil: none
 }
 
 // checkClass reads the StorageClass name and compares it with w and with
@@ -55,8 +62,8 @@ func checkClass(ctx context.Context, ns, cluster, name string, w wantClass) (*st
 	if sc.Provisioner != w.provisioner {
 		return sc, fmt.Errorf("StorageClass %s provisioner %q, want %q", name, sc.Provisioner, w.provisioner)
 	}
-	if len(sc.Parameters) != 0 {
-		return sc, fmt.Errorf("StorageClass %s parameters %v, want none", name, sc.Parameters)
+	if !maps.Equal(sc.Parameters, w.params) {
+		return sc, fmt.Errorf("StorageClass %s parameters %v, want %v", name, sc.Parameters, w.params)
 	}
 	if got := ptr.Deref(sc.ReclaimPolicy, ""); got != w.reclaim {
 		return sc, fmt.Errorf("StorageClass %s reclaimPolicy %q, want %q", name, got, w.reclaim)
@@ -381,4 +388,124 @@ func TestStorageClasses(t *testing.T) {
 			}
 		}
 	})
+}
+
+// docExample is the first yaml block of section heading in docs/csi.md,
+// as an admin copies it from the page.
+func docExample(t *testing.T, heading string) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "docs", "csi.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(raw), "\n"+heading+"\n")
+	if !ok {
+		t.Fatalf("docs/csi.md has no section %q", heading)
+	}
+	_, block, ok := strings.Cut(section, "```yaml\n")
+	if !ok {
+		t.Fatalf("docs/csi.md, %s: no yaml block", heading)
+	}
+	block, _, _ = strings.Cut(block, "```")
+	return []byte(block)
+}
+
+// TestStorageClassesPerVolumeType: the example of docs/csi.md, "Classes
+// per volume type", applied to a running cluster as the page says (a
+// merge patch), gives a replica-3 class, the default, and a replica-2
+// class with a thin arbiter, each with exactly those parameters, beside
+// the file class, which keeps none; kubectl gluster status lists the three.
+// A class asking for four copies is refused, naming the field, and leaves
+// the classes as they were; removing the list removes the two classes.
+// No driver runs here (kwok runs no containers), so no claim is
+// provisioned: what the driver does with the parameters is its source's
+// word (docs/csi.md).
+func TestStorageClassesPerVolumeType(t *testing.T) {
+	aloneWithCSI(t, "the CSI driver's name is fixed, so one cluster at a time runs it (docs/csi.md)")
+	ns := newNamespace(t)
+	const name = "classes"
+	ctx := context.Background()
+	createClusterWith(t, ns, name, 1, withCSI(operatorv1alpha1.GlusterDriverFile))
+	provisioner := objects.CSIDriverName(operatorv1alpha1.GlusterDriverFile)
+	deleteNow := wantClass{provisioner: provisioner, reclaim: corev1.PersistentVolumeReclaimDelete, binding: storagev1.VolumeBindingImmediate}
+	file, replica3, thin := deleteNow, deleteNow, deleteNow
+	replica3.isDefault, replica3.params = true, map[string]string{"replicas": "3"}
+	thin.params = map[string]string{"replicas": "2", "arbiterType": "thin", "arbiterPath": "arbiter.example.com:/bricks/thin-arbiter:24007"}
+	classes := func(want map[string]wantClass, gone ...string) func(ctx context.Context) error {
+		return func(ctx context.Context) error {
+			for n, w := range want {
+				if _, err := checkClass(ctx, ns, name, n, w); err != nil {
+					return err
+				}
+			}
+			for _, n := range gone {
+				if _, err := env.Client.StorageV1().StorageClasses().Get(ctx, n, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+					return fmt.Errorf("StorageClass %s: %v, want it deleted", n, err)
+				}
+			}
+			return nil
+		}
+	}
+	waitChecked(ctx, t, ns, "the file class", 3*time.Minute, classes(map[string]wantClass{name + "-file": file}))
+
+	patch, err := yaml.YAMLToJSON(docExample(t, "### Classes per volume type"))
+	if err != nil {
+		t.Fatalf("the example of docs/csi.md is not YAML: %v", err)
+	}
+	if _, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatalf("the example of docs/csi.md was refused: %v", err)
+	}
+	all := map[string]wantClass{name + "-file": file, "gluster-replica3": replica3, "gluster-thin-arbiter": thin}
+	waitChecked(ctx, t, ns, "a class per volume type, with its parameters", 2*time.Minute, classes(all))
+
+	out, errOut, err := runPlugin(ctx, t, ns, "status", name)
+	if err != nil {
+		t.Fatalf("kubectl gluster status: %v\n%s%s", err, out, errOut)
+	}
+	for _, want := range []string{
+		"StorageClasses:",
+		name + "-file  ",
+		"gluster-replica3  ",
+		"replicas=3  ",
+		"gluster-thin-arbiter  ",
+		"replicas=2 arbiterType=thin arbiterPath=arbiter.example.com:/bricks/thin-arbiter:24007  ",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("kubectl gluster status does not show %q:\n%s", want, out)
+		}
+	}
+
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		c.Spec.CSI.StorageClasses.Additional[1].ArbiterType, c.Spec.CSI.StorageClasses.Additional[1].ArbiterPath = "", ""
+		c.Spec.CSI.StorageClasses.Additional[1].Replicas = ptr.To[int32](4)
+		_, err = anthill.OperatorV1alpha1().GlusterClusters(ns).Update(ctx, c, metav1.UpdateOptions{})
+		return err
+	})
+	const field = "spec.csi.storageClasses.additional[1].replicas"
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), field) {
+		t.Fatalf("a class of four copies: %v, want it refused naming %s", err, field)
+	}
+	t.Logf("a class of four copies is refused: %v", err)
+	if err := classes(all)(ctx); err != nil {
+		t.Fatalf("after the refused change: %v", err)
+	}
+
+	editCluster(t, ns, name, func(c *operatorv1alpha1.GlusterCluster) { c.Spec.CSI.StorageClasses.Additional = nil })
+	waitChecked(ctx, t, ns, "the additional classes removed", 2*time.Minute,
+		classes(map[string]wantClass{name + "-file": file}, "gluster-replica3", "gluster-thin-arbiter"))
+}
+
+// runPlugin runs kubectl gluster args against the test's control plane
+// in namespace ns.
+func runPlugin(ctx context.Context, t *testing.T, ns string, args ...string) (string, string, error) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, framework.KubectlGlusterBinary.For(t), append(args, "--kubeconfig", env.Kubeconfig, "-n", ns)...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	return out.String(), errOut.String(), err
 }

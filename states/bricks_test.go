@@ -198,3 +198,22 @@ func TestAnalyzePeerCountsUnreachableBricksOfItsSets(t *testing.T) {
 		t.Fatalf("a stopped volume's bricks count %d unreachable, want 0: nothing heals there", got)
 	}
 }
+
+// A replica-2 set, which is also how a thin-arbiter volume looks to anthill
+// (GD2 lists its two data bricks; the thin arbiter is only in the client
+// graph): client quorum needs the first brick, so the peer holding it may
+// not stop it, while the peer of the second may (docs/csi.md, "Classes per
+// volume type").
+func TestAnalyzePeerOfAReplica2SetHoldsTheFirstBrick(t *testing.T) {
+	s := SubvolFacts{Name: "vol-replicate-0", Replica: true, Bricks: []BrickFacts{
+		{Path: "/b/a", PeerID: "a", Online: true, Size: 100},
+		{Path: "/b/b", PeerID: "b", Online: true, Size: 100},
+	}}
+	vols := []VolumeFacts{{Name: "vol", Started: true, Subvols: []SubvolFacts{s}}}
+	if got := AnalyzePeer("a", vols, nil); got.QuorumAtRisk != 1 || len(got.Movable) != 0 {
+		t.Errorf("peer of the first brick: quorum at risk %d, movable %d; want 1, 0", got.QuorumAtRisk, len(got.Movable))
+	}
+	if got := AnalyzePeer("b", vols, nil); got.QuorumAtRisk != 0 || len(got.Movable) != 1 {
+		t.Errorf("peer of the second brick: quorum at risk %d, movable %d; want 0, 1", got.QuorumAtRisk, len(got.Movable))
+	}
+}

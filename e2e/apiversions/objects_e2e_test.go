@@ -60,6 +60,19 @@ func fullClusters() []operatorv1alpha1.GlusterCluster {
 		s.Gluster.Version = "4.1.0"
 		s.CSI.Version = "4.0.0"
 		s.CSI.StorageClasses.File.ReclaimPolicy = corev1.PersistentVolumeReclaimRetain
+		s.CSI.StorageClasses.Additional[0].ReclaimPolicy = corev1.PersistentVolumeReclaimDelete
+		s.CSI.StorageClasses.Additional[0].IsDefault = false
+		for _, sc := range []*operatorv1alpha1.StorageClassSpec{s.CSI.StorageClasses.File, &s.CSI.StorageClasses.Additional[0]} {
+			sc.BrickType = "loop"
+			// A thin arbiter, two copies: the zones of the templates of
+			// one zone hold no second copy, so only the external pool,
+			// whose zones anthill does not check, has them.
+			if mode == operatorv1alpha1.ClusterModeExternal {
+				sc.Replicas, sc.ArbiterType, sc.ArbiterPath = ptr.To[int32](2), "thin", "ta.example.com:/bricks/ta:24007"
+			} else {
+				sc.Replicas, sc.ArbiterType, sc.ArbiterPath = nil, "", ""
+			}
+		}
 		s.Drivers = []operatorv1alpha1.GlusterDriver{operatorv1alpha1.GlusterDriverFile}
 		// Refused at admission: block is not available.
 		s.CSI.BlockImage = ""

@@ -847,6 +847,54 @@ func TestAPIRejectsInvalidObjects(t *testing.T) {
 		{name: "a block StorageClass is configured, though no block driver runs", resource: clusters,
 			ops:   []op{set("spec.csi.storageClasses", map[string]any{"file": map[string]any{"isDefault": true}, "block": map[string]any{"name": "gluster"}})},
 			field: "spec.csi.storageClasses.block"},
+		{name: "a class asks for one copy, which anthill could never drain or restart", resource: clusters,
+			ops: []op{set("spec.csi.storageClasses", map[string]any{"file": map[string]any{"replicas": 1}})}, field: "spec.csi.storageClasses.file.replicas"},
+		{name: "a class asks for four copies, which GD2 refuses", resource: clusters,
+			ops: []op{set("spec.csi.storageClasses", map[string]any{"file": map[string]any{"replicas": 4}})}, field: "spec.csi.storageClasses.file.replicas"},
+		{name: "a class asks for an arbiter type the driver does not know", resource: clusters,
+			ops:   []op{set("spec.csi.storageClasses", map[string]any{"file": map[string]any{"arbiterType": "full", "arbiterPath": "ta.example.com:/ta"}})},
+			field: "spec.csi.storageClasses.file.arbiterType"},
+		{name: "a thin-arbiter class says not where the arbiter runs", resource: clusters,
+			ops: []op{set("spec.csi.storageClasses", map[string]any{"file": map[string]any{"arbiterType": "thin"}})}, field: "spec.csi.storageClasses.file.arbiterPath"},
+		{name: "a class names an arbiter path without a thin arbiter, which the driver ignores", resource: clusters,
+			ops: []op{set("spec.csi.storageClasses", map[string]any{"file": map[string]any{"arbiterPath": "ta.example.com:/ta"}})}, field: "spec.csi.storageClasses.file.arbiterPath"},
+		{name: "a thin-arbiter class asks for three copies", resource: clusters,
+			ops:   []op{set("spec.csi.storageClasses", map[string]any{"file": map[string]any{"replicas": 3, "arbiterType": "thin", "arbiterPath": "ta.example.com:/ta"}})},
+			field: "spec.csi.storageClasses.file.replicas"},
+		{name: "an arbiter path has no brick path", resource: clusters,
+			ops:   []op{set("spec.csi.storageClasses", map[string]any{"file": map[string]any{"arbiterType": "thin", "arbiterPath": "ta.example.com"}})},
+			field: "spec.csi.storageClasses.file.arbiterPath"},
+		{name: "an arbiter path's port is above 65535", resource: clusters,
+			ops:   []op{set("spec.csi.storageClasses", map[string]any{"file": map[string]any{"arbiterType": "thin", "arbiterPath": "ta.example.com:/ta:70000"}})},
+			field: "spec.csi.storageClasses.file.arbiterPath"},
+		{name: "a class asks for a brick type the driver does not know", resource: clusters,
+			ops: []op{set("spec.csi.storageClasses", map[string]any{"file": map[string]any{"brickType": "zfs"}})}, field: "spec.csi.storageClasses.file.brickType"},
+		{name: "a class asks for loop bricks, which no template's servers have", resource: clusters,
+			ops: []op{set("spec.csi.storageClasses", map[string]any{"file": map[string]any{"brickType": "loop"}})}, field: "spec.csi.storageClasses.file.brickType"},
+		{name: "a class asks for more copies than the templates have zones", resource: clusters,
+			ops:   []op{set("spec.nodeTemplates[2].zone", "zone-2"), set("spec.csi.storageClasses", map[string]any{"file": map[string]any{"replicas": 3}})},
+			field: "spec.csi.storageClasses.file.replicas"},
+		{name: "an additional class has no name", resource: clusters,
+			ops: []op{set("spec.csi.storageClasses", map[string]any{"additional": []any{map[string]any{"replicas": 3}}})}, field: "spec.csi.storageClasses.additional"},
+		{name: "two additional classes share a name", resource: clusters,
+			ops:   []op{set("spec.csi.storageClasses", map[string]any{"additional": []any{map[string]any{"name": "r3", "replicas": 3}, map[string]any{"name": "r3", "replicas": 2}}})},
+			field: "spec.csi.storageClasses.additional"},
+		{name: "an additional class takes the file class's name", resource: clusters,
+			ops:   []op{set("spec.csi.storageClasses", map[string]any{"file": map[string]any{"name": "gluster"}, "additional": []any{map[string]any{"name": "gluster", "replicas": 3}}})},
+			field: "spec.csi.storageClasses.additional"},
+		{name: "two classes are the default", resource: clusters,
+			ops:   []op{set("spec.csi.storageClasses", map[string]any{"file": map[string]any{"isDefault": true}, "additional": []any{map[string]any{"name": "r3", "isDefault": true}}})},
+			field: "spec.csi.storageClasses.additional"},
+		{name: "an additional class asks for five copies", resource: clusters,
+			ops:   []op{set("spec.csi.storageClasses", map[string]any{"additional": []any{map[string]any{"name": "r5", "replicas": 5}}})},
+			field: "spec.csi.storageClasses.additional[0].replicas"},
+		{name: "an additional class asks for loop bricks, which no template's servers have", resource: clusters,
+			ops:   []op{set("spec.csi.storageClasses", map[string]any{"additional": []any{map[string]any{"name": "lite", "brickType": "loop"}}})},
+			field: "spec.csi.storageClasses.additional"},
+		{name: "an additional thin-arbiter class on templates of one zone", resource: clusters,
+			ops: []op{set("spec.nodeTemplates[1].zone", "zone-1"), set("spec.nodeTemplates[2].zone", "zone-1"),
+				set("spec.csi.storageClasses", map[string]any{"additional": []any{map[string]any{"name": "ta", "arbiterType": "thin", "arbiterPath": "ta.example.com:/ta"}}})},
+			field: "spec.csi.storageClasses.additional"},
 		{name: "a node plugin selector key is not a label key", resource: clusters,
 			ops: []op{set("spec.csi.nodeSelector", map[string]any{"storage client": "yes"})}, field: "spec.csi.nodeSelector"},
 		{name: "a node plugin selector value is longer than a label value", resource: clusters,
@@ -928,6 +976,43 @@ func TestAPIRejectsInvalidObjects(t *testing.T) {
 			err := c.run(ctx, client, ns, name)
 			expectInvalid(t, c.name, err, c.field)
 		})
+	}
+}
+
+// TestAPIStorageClassesPerVolumeType: the API server accepts a class per
+// kind of volume beside the file class, with the parameters the driver
+// reads, and refuses an additional class named like the file class's
+// default (<cluster>-file), which only the cluster's name can tell, and
+// accepts that name once the file class is not created.
+func TestAPIStorageClassesPerVolumeType(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
+	defer cancel()
+	ns := env.Namespace(t)
+	client := operatorClient(t).OperatorV1alpha1().GlusterClusters(ns)
+
+	c := validCluster(ns, "classes")
+	c.Spec.NodeTemplates[2].Storage.Provisioner = "loop"
+	c.Spec.CSI.StorageClasses = &operatorv1alpha1.CSIStorageClasses{
+		File: &operatorv1alpha1.StorageClassSpec{IsDefault: true},
+		Additional: []operatorv1alpha1.StorageClassSpec{
+			{Name: "gluster-replica3", Replicas: ptr.To[int32](3), BrickType: "lvm"},
+			{Name: "gluster-thin-arbiter", Replicas: ptr.To[int32](2), ArbiterType: "thin", ArbiterPath: "ta.example.com:/bricks/ta:24007"},
+			{Name: "gluster-thin-arbiter-ip", ArbiterType: "thin", ArbiterPath: "192.0.2.9:/bricks/ta"},
+			{Name: "gluster-loop", BrickType: "loop", ReclaimPolicy: corev1.PersistentVolumeReclaimRetain, AllowedZones: []string{"zone-3"}},
+		},
+	}
+	if _, err := client.Create(ctx, c, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("a cluster with a class per volume type was refused: %v", err)
+	}
+
+	c = validCluster(ns, "dflt")
+	c.Spec.CSI.StorageClasses = &operatorv1alpha1.CSIStorageClasses{Additional: []operatorv1alpha1.StorageClassSpec{{Name: "dflt-file", Replicas: ptr.To[int32](2)}}}
+	_, err := client.Create(ctx, c, metav1.CreateOptions{})
+	expectInvalid(t, "an additional class takes the file class's default name", err, "spec.csi.storageClasses.additional")
+
+	c.Spec.CSI.StorageClasses.File = &operatorv1alpha1.StorageClassSpec{Create: ptr.To(false)}
+	if _, err := client.Create(ctx, c, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("an additional class named <cluster>-file, with the file class not created, was refused: %v", err)
 	}
 }
 

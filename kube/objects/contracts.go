@@ -267,4 +267,4 @@ func ContractOf(container string, nodePlugin bool) *Contract {
 // CSIFileParameters are the StorageClass parameters the file driver reads
 // (csi@168a40e: pkg/glusterfs/controllerserver.go); it logs and ignores
 // any other.
-var CSIFileParameters = []string{"replicas", "arbiterType", "arbiterPath", "brickType"}
+var CSIFileParameters = []string{ParameterReplicas, ParameterArbiterType, ParameterArbiterPath, ParameterBrickType}

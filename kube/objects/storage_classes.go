@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"maps"
 	"slices"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -59,22 +60,29 @@ func WantsStorageClass(c *operatorv1alpha1.GlusterCluster, kind operatorv1alpha1
 	return s == nil || s.Create == nil || *s.Create
 }
 
-// StorageClassObject is kind's StorageClass: provisioned by the driver
-// (the name it registers), no parameters (the driver's defaults: replica
-// 3 on thin LVM, CSIFileParameters), reclaimPolicy Delete unless Retain is
-// asked for, and no expansion, since the drivers run no resizer. With
-// allowedZones, allowedTopologies on CSIZoneTopologyKey and binding
-// WaitForFirstConsumer, so the scheduler picks the first pod's node in an
-// allowed zone before the volume is made; without, Immediate. Cluster-scoped, so no owner reference: the cluster
-// labels find it.
+// StorageClassObject is kind's StorageClass (see storageClassObject).
 func StorageClassObject(c *operatorv1alpha1.GlusterCluster, kind operatorv1alpha1.GlusterDriver) *storagev1.StorageClass {
 	s := storageClassSpecOf(c, kind)
 	if s == nil {
 		s = &operatorv1alpha1.StorageClassSpec{}
 	}
+	return storageClassObject(c, kind, StorageClassName(c, kind), s)
+}
+
+// storageClassObject is the StorageClass name of c that s asks for:
+// provisioned by kind's driver (the name it registers), with the
+// parameters s sets (StorageClassParameters; none means the driver's
+// defaults, replica 3 on thin LVM), reclaimPolicy Delete unless Retain is
+// asked for, and no expansion, since the drivers run no resizer. With
+// allowedZones, allowedTopologies on CSIZoneTopologyKey and binding
+// WaitForFirstConsumer, so the scheduler picks the first pod's node in an
+// allowed zone before the volume is made; without, Immediate.
+// Cluster-scoped, so no owner reference: the cluster labels find it.
+func storageClassObject(c *operatorv1alpha1.GlusterCluster, kind operatorv1alpha1.GlusterDriver, name string, s *operatorv1alpha1.StorageClassSpec) *storagev1.StorageClass {
 	sc := &storagev1.StorageClass{
-		ObjectMeta:           csiClusterMeta(c, StorageClassName(c, kind), kind),
+		ObjectMeta:           csiClusterMeta(c, name, kind),
 		Provisioner:          CSIDriverName(kind),
+		Parameters:           StorageClassParameters(s),
 		ReclaimPolicy:        ptr.To(cmp.Or(s.ReclaimPolicy, corev1.PersistentVolumeReclaimDelete)),
 		AllowVolumeExpansion: ptr.To(false),
 		VolumeBindingMode:    ptr.To(storagev1.VolumeBindingImmediate),
@@ -93,13 +101,60 @@ func StorageClassObject(c *operatorv1alpha1.GlusterCluster, kind operatorv1alpha
 	return sc
 }
 
-// DesiredStorageClasses are the StorageClasses c asks for, file first.
+// The StorageClass parameters the file driver reads (CSIFileParameters),
+// as StorageClassParameters writes them.
+const (
+	ParameterReplicas    = "replicas"
+	ParameterArbiterType = "arbiterType"
+	ParameterArbiterPath = "arbiterPath"
+	ParameterBrickType   = "brickType"
+)
+
+// StorageClassParameters are the parameters of the class s asks for, each
+// one the file driver reads (csi@168a40e: ParseCreateVolRequest): only the
+// fields s sets, so a class without any has none, and the driver's
+// defaults (replicas 3, brickType lvm) hold. nil when none is set.
+func StorageClassParameters(s *operatorv1alpha1.StorageClassSpec) map[string]string {
+	p := map[string]string{}
+	if s.Replicas != nil {
+		p[ParameterReplicas] = strconv.Itoa(int(*s.Replicas))
+	}
+	if s.ArbiterType != "" {
+		p[ParameterArbiterType] = s.ArbiterType
+	}
+	if s.ArbiterPath != "" {
+		p[ParameterArbiterPath] = s.ArbiterPath
+	}
+	if s.BrickType != "" {
+		p[ParameterBrickType] = s.BrickType
+	}
+	if len(p) == 0 {
+		return nil
+	}
+	return p
+}
+
+// DesiredStorageClasses are the StorageClasses c asks for: the file
+// driver's (unless create is false), then each of
+// spec.csi.storageClasses.additional in spec order (unless its create is
+// false), all of the file driver, the only one that runs (CSIDriverKinds).
 func DesiredStorageClasses(c *operatorv1alpha1.GlusterCluster) []*storagev1.StorageClass {
 	var out []*storagev1.StorageClass
 	for _, k := range CSIDriverKinds(c) {
 		if WantsStorageClass(c, k) {
 			out = append(out, StorageClassObject(c, k))
 		}
+	}
+	if c.Spec.CSI == nil || c.Spec.CSI.StorageClasses == nil {
+		return out
+	}
+	for i := range c.Spec.CSI.StorageClasses.Additional {
+		s := &c.Spec.CSI.StorageClasses.Additional[i]
+		// The API requires a name; one without cannot become a class.
+		if s.Name == "" || (s.Create != nil && !*s.Create) {
+			continue
+		}
+		out = append(out, storageClassObject(c, operatorv1alpha1.GlusterDriverFile, s.Name, s))
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package objects
 
 import (
+	"maps"
 	"slices"
 	"testing"
 
@@ -165,5 +166,64 @@ func TestDiffStorageClass(t *testing.T) {
 	}
 	if _, ok := up.Annotations[AnnotationDefaultStorageClass]; ok {
 		t.Errorf("the default-class annotation stays though isDefault is false: %v", up.Annotations)
+	}
+}
+
+func TestAdditionalStorageClasses(t *testing.T) {
+	c := withClasses(fixtures.CSICluster("gc"), &operatorv1alpha1.StorageClassSpec{IsDefault: true}, nil)
+	c.Spec.CSI.StorageClasses.Additional = []operatorv1alpha1.StorageClassSpec{
+		{Name: "replica3", Replicas: ptr.To[int32](3)},
+		{Name: "thin", Replicas: ptr.To[int32](2), ArbiterType: "thin", ArbiterPath: "ta.example.com:/bricks/ta:24007", ReclaimPolicy: corev1.PersistentVolumeReclaimRetain},
+		{Name: "gone", Create: ptr.To(false), BrickType: "loop"},
+		{Name: "lite", BrickType: "loop", AllowedZones: []string{"zone-2"}},
+	}
+	got := DesiredStorageClasses(c)
+	if names := classNames(got); !slices.Equal(names, []string{"gc-file", "replica3", "thin", "lite"}) {
+		t.Fatalf("classes %v, want the file class, then each additional one not create: false, in spec order", names)
+	}
+	for _, tc := range []struct {
+		sc      *storagev1.StorageClass
+		params  map[string]string
+		reclaim corev1.PersistentVolumeReclaimPolicy
+		binding storagev1.VolumeBindingMode
+		dflt    bool
+	}{
+		{got[0], nil, corev1.PersistentVolumeReclaimDelete, storagev1.VolumeBindingImmediate, true},
+		{got[1], map[string]string{"replicas": "3"}, corev1.PersistentVolumeReclaimDelete, storagev1.VolumeBindingImmediate, false},
+		{got[2], map[string]string{"replicas": "2", "arbiterType": "thin", "arbiterPath": "ta.example.com:/bricks/ta:24007"}, corev1.PersistentVolumeReclaimRetain, storagev1.VolumeBindingImmediate, false},
+		{got[3], map[string]string{"brickType": "loop"}, corev1.PersistentVolumeReclaimDelete, storagev1.VolumeBindingWaitForFirstConsumer, false},
+	} {
+		sc := tc.sc
+		if !maps.Equal(sc.Parameters, tc.params) {
+			t.Errorf("%s: parameters %v, want %v", sc.Name, sc.Parameters, tc.params)
+		}
+		for k := range sc.Parameters {
+			if !slices.Contains(CSIFileParameters, k) {
+				t.Errorf("%s: parameter %q, which the driver does not read", sc.Name, k)
+			}
+		}
+		if sc.Provisioner != CSIFileDriverName || !StorageClassOf(sc, fixtures.Namespace, "gc") || sc.Labels[LabelCSIDriver] != "file" {
+			t.Errorf("%s: provisioner %s, labels %v: want the file driver's, and the cluster's labels", sc.Name, sc.Provisioner, sc.Labels)
+		}
+		if *sc.ReclaimPolicy != tc.reclaim || *sc.VolumeBindingMode != tc.binding {
+			t.Errorf("%s: reclaim %s, binding %s, want %s, %s", sc.Name, *sc.ReclaimPolicy, *sc.VolumeBindingMode, tc.reclaim, tc.binding)
+		}
+		if got := sc.Annotations[AnnotationDefaultStorageClass] == "true"; got != tc.dflt {
+			t.Errorf("%s: default %t, want %t", sc.Name, got, tc.dflt)
+		}
+	}
+
+	// A parameter changed in the spec recreates the class (Kubernetes keeps
+	// parameters immutable).
+	before := got[1]
+	c.Spec.CSI.StorageClasses.Additional[0].Replicas = ptr.To[int32](2)
+	if d := DiffStorageClass(DesiredStorageClasses(c)[1], before); d != StorageClassRecreate {
+		t.Errorf("replicas 3 -> 2: drift %d, want StorageClassRecreate", d)
+	}
+
+	// An entry without a name (the API refuses one) makes no class.
+	c.Spec.CSI.StorageClasses.Additional = append(c.Spec.CSI.StorageClasses.Additional, operatorv1alpha1.StorageClassSpec{Replicas: ptr.To[int32](3)})
+	if n := len(DesiredStorageClasses(c)); n != 4 {
+		t.Errorf("%d classes with a nameless entry, want 4", n)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/gluster/anthill/cmd/internal/cli"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
@@ -181,6 +182,8 @@ func writeStatus(w io.Writer, c *operatorv1alpha1.GlusterCluster, nodes []operat
 			}
 		})
 	}
+
+	writeStorageClasses(&b, c)
 
 	if u := c.Status.Upgrade; u != nil && u.State != "" {
 		fmt.Fprintf(&b, "\nUpgrade:  %s", u.State)
@@ -352,4 +355,36 @@ func formatLedgerEntry(e operatorv1alpha1.LedgerEntry) string {
 		b.WriteString(" (drain: " + e.Cause + ")")
 	}
 	return b.String()
+}
+
+// writeStorageClasses lists the StorageClasses the cluster keeps, as its
+// spec asks for them (objects.DesiredStorageClasses): name, the parameters
+// the driver gets (none: the driver's defaults, replicas 3 on lvm bricks),
+// reclaim policy, binding mode and whether it is the default class.
+func writeStorageClasses(b *strings.Builder, c *operatorv1alpha1.GlusterCluster) {
+	classes := objects.DesiredStorageClasses(c)
+	b.WriteString("\nStorageClasses:\n")
+	if len(classes) == 0 {
+		b.WriteString("  (none)\n")
+		return
+	}
+	table(b, []string{"NAME", "PARAMETERS", "RECLAIM", "BINDING", "DEFAULT"}, func(row func(...string)) {
+		for _, sc := range classes {
+			params := "(driver defaults: replicas=3 brickType=lvm)"
+			if len(sc.Parameters) > 0 {
+				var kv []string
+				for _, k := range objects.CSIFileParameters {
+					if v, ok := sc.Parameters[k]; ok {
+						kv = append(kv, k+"="+v)
+					}
+				}
+				params = strings.Join(kv, " ")
+			}
+			dflt := "-"
+			if sc.Annotations[objects.AnnotationDefaultStorageClass] == "true" {
+				dflt = "yes"
+			}
+			row(sc.Name, params, string(ptr.Deref(sc.ReclaimPolicy, "")), string(ptr.Deref(sc.VolumeBindingMode, "")), dflt)
+		}
+	})
 }

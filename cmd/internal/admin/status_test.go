@@ -7,8 +7,10 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	anthillfake "github.com/gluster/anthill/kube/client/clientset/versioned/fake"
@@ -91,6 +93,10 @@ Volumes:
   vol1  Healing  12       0            healing 12 entries
   vol2  Healthy  0        0
 
+StorageClasses:
+  NAME          PARAMETERS                                   RECLAIM  BINDING    DEFAULT
+  gluster-file  (driver defaults: replicas=3 brickType=lvm)  Delete   Immediate  -
+
 Upgrade:  RollingServers 4.1.0 -> 4.2.0, upgrading gluster-zone-2-0: waiting for heal
 
 Recent transitions:
@@ -150,11 +156,40 @@ Nodes: 0 online, 0 total, 0 desired
 Volumes:
   (none)
 
+StorageClasses:
+  NAME      PARAMETERS                                   RECLAIM  BINDING    DEFAULT
+  new-file  (driver defaults: replicas=3 brickType=lvm)  Delete   Immediate  -
+
 Recent transitions:
   (none)
 `
 	if out.String() != want {
 		t.Errorf("output\n%s\nwant\n%s", out.String(), want)
+	}
+}
+
+func TestWriteStatusListsTheClassPerVolumeType(t *testing.T) {
+	c := glusterCluster("ns", "gluster", "zone-1", "zone-2", "zone-3")
+	c.Spec.CSI = &operatorv1alpha1.CSISpec{StorageClasses: &operatorv1alpha1.CSIStorageClasses{
+		File: &operatorv1alpha1.StorageClassSpec{Create: ptr.To(false)},
+		Additional: []operatorv1alpha1.StorageClassSpec{
+			{Name: "gluster-replica3", Replicas: ptr.To[int32](3), IsDefault: true},
+			{Name: "gluster-thin-arbiter", Replicas: ptr.To[int32](2), ArbiterType: "thin", ArbiterPath: "ta.example.com:/bricks/ta", ReclaimPolicy: corev1.PersistentVolumeReclaimRetain},
+			{Name: "gluster-loop", BrickType: "loop", AllowedZones: []string{"zone-3"}},
+		},
+	}}
+	var out bytes.Buffer
+	if err := writeStatus(&out, c, nil, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	want := `StorageClasses:
+  NAME                  PARAMETERS                                                         RECLAIM  BINDING               DEFAULT
+  gluster-replica3      replicas=3                                                         Delete   Immediate             yes
+  gluster-thin-arbiter  replicas=2 arbiterType=thin arbiterPath=ta.example.com:/bricks/ta  Retain   Immediate             -
+  gluster-loop          brickType=loop                                                     Delete   WaitForFirstConsumer  -
+`
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("output\n%s\nwant it to contain\n%s", out.String(), want)
 	}
 }
 

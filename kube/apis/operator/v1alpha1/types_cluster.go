@@ -24,6 +24,7 @@ import (
 // +kubebuilder:printcolumn:name="Upgrade",type=string,JSONPath=`.status.upgrade.state`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.spec.gluster) || !has(oldSelf.spec.gluster.version) || !has(self.spec.gluster) || !has(self.spec.gluster.version) || !isSemver(oldSelf.spec.gluster.version, true) || !isSemver(self.spec.gluster.version, true) || semver(self.spec.gluster.version, true).compareTo(semver(oldSelf.spec.gluster.version, true)) >= 0 || (has(oldSelf.status) && has(oldSelf.status.upgrade) && has(oldSelf.status.upgrade.state) && oldSelf.status.upgrade.state in ['Validating', 'Blocked', 'Paused'] && (!has(oldSelf.status.upgrade.toVersion) || (isSemver(oldSelf.status.upgrade.toVersion, true) && (semver(oldSelf.status.upgrade.toVersion, true).compareTo(semver(oldSelf.spec.gluster.version, true)) == 0 ? has(oldSelf.status.upgrade.fromVersion) && isSemver(oldSelf.status.upgrade.fromVersion, true) && semver(self.spec.gluster.version, true).compareTo(semver(oldSelf.status.upgrade.fromVersion, true)) >= 0 : semver(self.spec.gluster.version, true).compareTo(semver(oldSelf.status.upgrade.toVersion, true)) >= 0))))",message="spec.gluster.version cannot be lowered below the version the servers run: Gluster has no rolling downgrade and anthill never moves a server back (docs/upgrades.md). While an upgrade is Validating, Blocked or Paused it may be set back as far as the version the run started from, which cancels the run",fieldPath=".spec.gluster.version"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.csi) || !has(self.spec.csi.storageClasses) || !has(self.spec.csi.storageClasses.additional) || (has(self.spec.csi.storageClasses.file) && (has(self.spec.csi.storageClasses.file.name) || (has(self.spec.csi.storageClasses.file.create) && !self.spec.csi.storageClasses.file.create))) || self.spec.csi.storageClasses.additional.all(c, !has(c.name) || c.name != self.metadata.name + '-file')",message="spec.csi.storageClasses.additional[].name must differ from the file class's name, <cluster>-file unless csi.storageClasses.file.name is set: two classes cannot share a StorageClass name",fieldPath=".spec.csi.storageClasses.additional"
 type GlusterCluster struct {
 	metav1.TypeMeta `json:",inline"`
 	// metadata is the standard object metadata.
@@ -97,6 +98,10 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.csi) || !has(self.csi.version) || !has(self.gluster) || !has(self.gluster.version) || !isSemver(self.csi.version, true) || !isSemver(self.gluster.version, true) || semver(self.csi.version, true).compareTo(semver(self.gluster.version, true)) <= 0",message="spec.csi.version must not be newer than spec.gluster.version: CSI clients may not run ahead of the servers",fieldPath=".csi.version"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.csi) || !has(oldSelf.csi.version) || !has(self.csi) || !has(self.csi.version) || !isSemver(oldSelf.csi.version, true) || !isSemver(self.csi.version, true) || semver(self.csi.version, true).compareTo(semver(oldSelf.csi.version, true)) >= 0 || (has(self.gluster) && has(self.gluster.version) && isSemver(self.gluster.version, true) && semver(self.csi.version, true).compareTo(semver(self.gluster.version, true)) >= 0)",message="spec.csi.version cannot be lowered: anthill never moves a CSI client back (docs/upgrades.md). Only an upgrade cancelled by setting spec.gluster.version back may take it back with it, as far as the new spec.gluster.version",fieldPath=".csi.version"
 // +kubebuilder:validation:XValidation:rule="(has(self.csi) && has(self.csi.nodeSelector)) == (has(oldSelf.csi) && has(oldSelf.csi.nodeSelector)) && (!has(self.csi) || !has(self.csi.nodeSelector) || self.csi.nodeSelector == oldSelf.csi.nodeSelector)",message="spec.csi.nodeSelector is fixed at creation: moving the node plugins would unmount the volumes of running pods",fieldPath=".csi.nodeSelector"
+// +kubebuilder:validation:XValidation:rule="self.mode == 'external' || !has(self.nodeTemplates) || !has(self.csi) || !has(self.csi.storageClasses) || !has(self.csi.storageClasses.file) || (!has(self.csi.storageClasses.file.brickType) || self.nodeTemplates.exists(t, (has(t.storage.provisioner) ? t.storage.provisioner : 'lvm') == self.csi.storageClasses.file.brickType))",message="csi.storageClasses.file.brickType must be the storage.provisioner (lvm unless set) of a node template: GD2 makes a class's bricks only on devices of its brickType",fieldPath=".csi.storageClasses.file.brickType"
+// +kubebuilder:validation:XValidation:rule="self.mode == 'external' || !has(self.nodeTemplates) || !has(self.csi) || !has(self.csi.storageClasses) || !has(self.csi.storageClasses.additional) || self.csi.storageClasses.additional.all(s, (!has(s.brickType) || self.nodeTemplates.exists(t, (has(t.storage.provisioner) ? t.storage.provisioner : 'lvm') == s.brickType)))",message="csi.storageClasses.additional[].brickType must be the storage.provisioner (lvm unless set) of a node template: GD2 makes a class's bricks only on devices of its brickType",fieldPath=".csi.storageClasses.additional"
+// +kubebuilder:validation:XValidation:rule="self.mode == 'external' || !has(self.nodeTemplates) || !has(self.csi) || !has(self.csi.storageClasses) || !has(self.csi.storageClasses.file) || ((has(self.csi.storageClasses.file.replicas) ? self.csi.storageClasses.file.replicas : (has(self.csi.storageClasses.file.arbiterType) ? 2 : 0)) <= 1 || self.nodeTemplates.exists(a, self.nodeTemplates.exists(b, a.zone != b.zone && ((has(self.csi.storageClasses.file.replicas) ? self.csi.storageClasses.file.replicas : (has(self.csi.storageClasses.file.arbiterType) ? 2 : 0)) <= 2 || self.nodeTemplates.exists(c, c.zone != a.zone && c.zone != b.zone)))))",message="csi.storageClasses.file.replicas is more than the zones of spec.nodeTemplates: GD2 puts each copy of a volume in a zone of its own (a thin-arbiter class needs 2)",fieldPath=".csi.storageClasses.file.replicas"
+// +kubebuilder:validation:XValidation:rule="self.mode == 'external' || !has(self.nodeTemplates) || !has(self.csi) || !has(self.csi.storageClasses) || !has(self.csi.storageClasses.additional) || self.csi.storageClasses.additional.all(s, ((has(s.replicas) ? s.replicas : (has(s.arbiterType) ? 2 : 0)) <= 1 || self.nodeTemplates.exists(a, self.nodeTemplates.exists(b, a.zone != b.zone && ((has(s.replicas) ? s.replicas : (has(s.arbiterType) ? 2 : 0)) <= 2 || self.nodeTemplates.exists(c, c.zone != a.zone && c.zone != b.zone))))))",message="csi.storageClasses.additional[].replicas is more than the zones of spec.nodeTemplates: GD2 puts each copy of a volume in a zone of its own (a thin-arbiter class needs 2)",fieldPath=".csi.storageClasses.additional"
 type GlusterClusterSpec struct {
 	// mode says who creates and scales the Gluster servers: manual (a fixed
 	// count per node template), automatic (scaled on free capacity between
@@ -443,6 +448,9 @@ type CSISpec struct {
 }
 
 // CSIStorageClasses configure the StorageClass of each driver.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.additional) || !has(self.file) || !has(self.file.name) || (has(self.file.create) && !self.file.create) || self.additional.all(c, !has(c.name) || c.name != self.file.name)",message="csi.storageClasses.additional[].name must differ from csi.storageClasses.file.name: two classes cannot share a StorageClass name",fieldPath=".additional"
+// +kubebuilder:validation:XValidation:rule="(has(self.file) && has(self.file.isDefault) && self.file.isDefault && (!has(self.file.create) || self.file.create) ? 1 : 0) + (has(self.additional) ? size(self.additional.filter(c, has(c.isDefault) && c.isDefault && (!has(c.create) || c.create))) : 0) <= 1",message="csi.storageClasses: at most one class may set isDefault: Kubernetes gives a claim that names no class only one default",fieldPath=".additional"
 type CSIStorageClasses struct {
 	// file is the StorageClass of the file driver (ReadWriteMany Gluster
 	// volumes).
@@ -457,6 +465,19 @@ type CSIStorageClasses struct {
 	// +kubebuilder:validation:XValidation:rule="false",message="spec.csi.storageClasses.block: block is not available: no GD2-era block CSI driver exists that anthill can run (docs/csi.md); remove it and use spec.csi.storageClasses.file"
 	// +optional
 	Block *StorageClassSpec `json:"block,omitempty"`
+
+	// additional are more StorageClasses of the file driver beside file,
+	// one per kind of volume to offer (replica 3, two copies and a thin
+	// arbiter, loop bricks, ...), each with its own name and parameters.
+	// Each needs a name, unique among the cluster's classes; at most one
+	// class of the cluster may be the default. Unset means file's class
+	// alone.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:XValidation:rule="self.all(c, has(c.name))",message="csi.storageClasses.additional[].name is required: an additional class has no default name"
+	// +kubebuilder:validation:XValidation:rule="self.all(c, !has(c.name) || self.exists_one(d, has(d.name) && d.name == c.name))",message="csi.storageClasses.additional[].name must be unique: two classes cannot share a StorageClass name"
+	// +optional
+	Additional []StorageClassSpec `json:"additional,omitempty"`
 }
 
 // StorageClassSpec is the StorageClass anthill keeps for one driver. Its
@@ -465,6 +486,9 @@ type CSIStorageClasses struct {
 // on a StorageClass (reclaimPolicy, or allowedZones becoming set or unset,
 // which changes the binding mode) deletes and recreates it, which leaves
 // existing volumes as they are.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.arbiterType) == has(self.arbiterPath)",message="csi.storageClasses.*.arbiterPath is required with arbiterType thin and forbidden without it: the driver reads arbiterPath only for a thin arbiter",fieldPath=".arbiterPath"
+// +kubebuilder:validation:XValidation:rule="!has(self.arbiterType) || !has(self.replicas) || self.replicas == 2",message="csi.storageClasses.*.replicas must be 2 or unset with arbiterType thin: the driver makes a thin-arbiter volume of two data bricks and refuses any other count",fieldPath=".replicas"
 type StorageClassSpec struct {
 	// create says whether anthill keeps a StorageClass for the driver.
 	// false removes the one it created. Unset means true.
@@ -508,6 +532,45 @@ type StorageClassSpec struct {
 	// +kubebuilder:validation:items:XValidation:rule="self.matches('^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$')",message="csi.storageClasses.*.allowedZones[] must be a label value such as zone-1 or us-east-1a"
 	// +optional
 	AllowedZones []string `json:"allowedZones,omitempty"`
+
+	// replicas is the number of copies of each file of the class's
+	// volumes (the StorageClass parameter replicas): 2 or 3. GD2 puts
+	// each copy in a zone of its own, so the node templates must span at
+	// least this many zones. Unset means the driver's default, 3, and no
+	// parameter. 1 is refused: such a volume has no second copy, so
+	// anthill could never drain, fail over or restart for an upgrade a
+	// node holding one of its bricks (docs/csi.md).
+	// +kubebuilder:validation:XValidation:rule="self >= 2 && self <= 3",message="csi.storageClasses.*.replicas must be 2 or 3: GD2 refuses more than 3 (invalid Replica Count), and a volume of 1 has no second copy, so anthill could never drain or restart the node holding it (docs/csi.md)"
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// arbiterType thin makes each replica set of the class's volumes two
+	// data bricks and a thin arbiter, a tie-breaker process reached at
+	// arbiterPath that holds no data (the StorageClass parameter
+	// arbiterType): the only arbiter the file driver can ask GD2 for. It
+	// needs replicas unset or 2. anthill does not run the thin arbiter:
+	// it must be running at arbiterPath (docs/csi.md).
+	// +kubebuilder:validation:Enum=thin
+	// +optional
+	ArbiterType string `json:"arbiterType,omitempty"`
+
+	// arbiterPath is where the thin arbiter runs, as host:path or
+	// host:path:port (port 24007 unless given; the StorageClass parameter
+	// arbiterPath). Required with arbiterType, forbidden without.
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?:/[^:]*(:[0-9]{1,5})?$') && (size(self.split(':')) < 3 || (int(self.split(':')[2]) >= 1 && int(self.split(':')[2]) <= 65535))",message="csi.storageClasses.*.arbiterPath must be host:path or host:path:port, such as arbiter.example.com:/bricks/arbiter:24007: a host name or IPv4 address, an absolute path without ':', and a port between 1 and 65535"
+	// +optional
+	ArbiterPath string `json:"arbiterPath,omitempty"`
+
+	// brickType is the kind of GD2 device the class's bricks are made on
+	// (the StorageClass parameter brickType): lvm (thin LVM, the driver's
+	// default) or loop (XFS image files). It must be the
+	// storage.provisioner of at least one node template, since GD2 makes
+	// bricks only on devices of the kind asked for. Unset means the
+	// driver's default, lvm, and no parameter.
+	// +kubebuilder:validation:Enum=lvm;loop
+	// +optional
+	BrickType string `json:"brickType,omitempty"`
 }
 
 // UpgradePolicy controls rolling upgrades.

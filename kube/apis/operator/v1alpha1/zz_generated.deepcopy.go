@@ -128,6 +128,13 @@ func (in *CSIStorageClasses) DeepCopyInto(out *CSIStorageClasses) {
 		*out = new(StorageClassSpec)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.Additional != nil {
+		in, out := &in.Additional, &out.Additional
+		*out = make([]StorageClassSpec, len(*in))
+		for i := range *in {
+			(*in)[i].DeepCopyInto(&(*out)[i])
+		}
+	}
 	return
 }
 
@@ -886,6 +893,11 @@ func (in *StorageClassSpec) DeepCopyInto(out *StorageClassSpec) {
 		in, out := &in.AllowedZones, &out.AllowedZones
 		*out = make([]string, len(*in))
 		copy(*out, *in)
+	}
+	if in.Replicas != nil {
+		in, out := &in.Replicas, &out.Replicas
+		*out = new(int32)
+		**out = **in
 	}
 	return
 }
