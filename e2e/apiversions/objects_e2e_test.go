@@ -26,6 +26,10 @@ var (
 		"spec.csi.storageClasses.block.reclaimPolicy":  "the API rejects a block StorageClass (no block driver)",
 		"spec.csi.storageClasses.block.isDefault":      "the API rejects a block StorageClass (no block driver)",
 		"spec.csi.storageClasses.block.allowedZones[]": "the API rejects a block StorageClass (no block driver)",
+		"spec.csi.storageClasses.block.replicas":       "the API rejects a block StorageClass (no block driver)",
+		"spec.csi.storageClasses.block.arbiterType":    "the API rejects a block StorageClass (no block driver)",
+		"spec.csi.storageClasses.block.arbiterPath":    "the API rejects a block StorageClass (no block driver)",
+		"spec.csi.storageClasses.block.brickType":      "the API rejects a block StorageClass (no block driver)",
 	}
 	nodeUnsettable = map[string]string{"spec.storage.vdo": "the API rejects true (no VDO in GD2)"}
 )
@@ -101,7 +105,9 @@ func fullClusters() []operatorv1alpha1.GlusterCluster {
 			}
 			s.Autoscaling, s.External = nil, nil
 		case operatorv1alpha1.ClusterModeAutomatic:
+			// One default class: here an additional one.
 			s.CSI.StorageClasses.File.IsDefault = false
+			s.CSI.StorageClasses.Additional[0].IsDefault = true
 			for i := range s.NodeTemplates {
 				nt := &s.NodeTemplates[i]
 				nt.Nodes = nil
