@@ -63,7 +63,9 @@ func TestUpgradeMeaningCoversEveryState(t *testing.T) {
 		// No run: the condition is removed.
 		UpgradeIdle: {Upgrading: ConditionAbsent},
 		// A run rolls.
-		UpgradeValidating: {Upgrading: ConditionTrue}, UpgradeRollingServers: {Upgrading: ConditionTrue},
+		// A run requested is validated, and one validated picks its
+		// first batch, in the same sync.
+		UpgradeValidating: {Upgrading: ConditionTrue, Prompt: true}, UpgradeRollingServers: {Upgrading: ConditionTrue, Prompt: true},
 		UpgradeRollingClients: {Upgrading: ConditionTrue},
 		// Held or just finished: False, and the reason says which.
 		UpgradeBlocked: {Upgrading: ConditionFalse}, UpgradePaused: {Upgrading: ConditionFalse},

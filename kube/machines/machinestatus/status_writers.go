@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 
+	"github.com/gluster/anthill/fsm"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/client/clientset/versioned"
 	"github.com/gluster/anthill/kube/effects"
@@ -39,11 +40,26 @@ func (o *OnCluster[F]) Conditions(c *operatorv1alpha1.GlusterCluster) *[]metav1.
 // status (cluster, upgrade, disruption, heal): its writer writes the
 // status when the machine's slice of it changed.
 func clusterRunner[F any](m engine.MachineSyncer[*operatorv1alpha1.GlusterCluster, F], a versioned.Interface, log *engine.TransitionLog, clk clock.Clock, own OwnFields) *engine.Runner[*operatorv1alpha1.GlusterCluster, F] {
-	return &engine.Runner[*operatorv1alpha1.GlusterCluster, F]{
+	r := &engine.Runner[*operatorv1alpha1.GlusterCluster, F]{
 		Machine: m, Log: log, Clock: clk, Refusal: effects.RefusalReason,
 		Writer: clusterStatusWriter(a, own),
 	}
+	if p, ok := m.(Prompts); ok {
+		r.Rounds, r.Prompt = clusterRounds, p.Prompt
+	}
+	return r
 }
+
+// Prompts is implemented by a machine persisted in a GlusterCluster some
+// of whose states decide again at once after a transition into them
+// (engine.Runner.Prompt).
+type Prompts interface {
+	Prompt(state fsm.State) bool
+}
+
+// clusterRounds bounds the decisions one sync of such a machine takes in
+// a row: the upgrade machine's request, validation and first pick.
+const clusterRounds = 3
 
 // The status writers below are the only code that writes a status. Every
 // machine's runner owns one, for its slice of the status (see

@@ -91,6 +91,10 @@ func upgradeFields(st *operatorv1alpha1.GlusterClusterStatus) []any {
 // upgradeFacts is what one upgrade sync gathered.
 type upgradeFacts struct{ snap states.UpgradeSnapshot }
 
+// Prompt reports whether the upgrade machine decides again at once after a
+// transition into state (states.UpgradeStateMeaning.Prompt).
+func (s *Syncer) Prompt(state fsm.State) bool { return states.UpgradeMeaning(state).Prompt }
+
 // Definition is the upgrade machine.
 func (s *Syncer) Definition() *fsm.Definition { return upgradeDef }
 

@@ -100,7 +100,10 @@ func (f *upgradeFixture) sync() *operatorv1alpha1.GlusterCluster {
 func TestUpgradeSyncerStartsAndRecordsTheRun(t *testing.T) {
 	f := newUpgradeFixture(t, nil)
 	c := f.sync()
-	if up := c.Status.Upgrade; up == nil || up.State != string(states.UpgradeValidating) || len(up.History) != 1 || up.History[0].Event != string(states.UpgradeRequest) {
+	// Validating and RollingServers are prompt: the sync that requests
+	// the run validates it and picks its first batch, a write each.
+	if up := c.Status.Upgrade; up == nil || up.State != string(states.UpgradeRollingServers) || len(up.History) != 2 ||
+		up.History[0].Event != string(states.UpgradeRequest) || up.History[1].Event != string(states.UpgradeValidated) || !slices.Equal(up.CurrentNodes, []string{"n-a"}) {
 		t.Fatalf("after a version change: %+v", c.Status.Upgrade)
 	}
 	if ev := <-f.events.Events; !strings.Contains(ev, "upgrade: Idle -> Validating (requestUpgrade)") {
@@ -253,8 +256,9 @@ func TestUpgradeSyncerRollsOutAStaleTemplateAtTheSameVersion(t *testing.T) {
 			}
 			c := f.sync()
 			up := c.Status.Upgrade
-			if up == nil || up.State != string(states.UpgradeValidating) || !strings.Contains(up.Message, "1 server(s) to roll") {
-				t.Fatalf("upgrade status %+v, want Validating for a rollout of 1 server", up)
+			if up == nil || len(up.History) == 0 || !strings.Contains(up.History[0].Message, "1 server(s) to roll") ||
+				up.State != string(states.UpgradeRollingServers) || !slices.Equal(up.CurrentNodes, []string{"n-b"}) {
+				t.Fatalf("upgrade status %+v, want a rollout of 1 server requested, validated and rolling n-b", up)
 			}
 		})
 	}
