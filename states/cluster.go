@@ -287,6 +287,12 @@ type ClusterSnapshot struct {
 	// OptionsDiffer: the keys of spec.clusterOptions whose value GD2's
 	// cluster options do not have (sorted; empty when GD2 was not read).
 	OptionsDiffer []string
+	// ClusterOptions: spec.clusterOptions, key to value (what an
+	// applyOptions step sets and puts on record).
+	ClusterOptions map[string]string
+	// Scale: the plan of a scaleNodes step about to run, read live (see
+	// ScaleOrder); nil until then.
+	Scale *ScaleOrder
 	// DriversMissing: the CSI driver objects the spec asks for that do not
 	// exist, as "Kind name", and the StorageClasses that differ from the
 	// spec, as "StorageClass name (what differs)", sorted; ensureDrivers

@@ -8,8 +8,16 @@ import (
 // maxNamedPVs bounds how many PersistentVolumes a message names.
 const maxNamedPVs = 10
 
-// DecideCluster returns the one thing the cluster machine should do next.
+// DecideCluster returns the one thing the cluster machine should do next,
+// with the lasting changes its action makes (ClusterChanges).
 func DecideCluster(s ClusterSnapshot) Decision {
+	d := decideCluster(s)
+	d.Changes = ClusterChanges(s, d)
+	return d
+}
+
+// decideCluster is DecideCluster's decision, before the changes it makes.
+func decideCluster(s ClusterSnapshot) Decision {
 	if s.External {
 		return decideExternal(s)
 	}

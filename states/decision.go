@@ -32,6 +32,14 @@ type Decision struct {
 	// keeps), so that acting and recording it need not decide again; ""
 	// otherwise.
 	Subject string
+	// Changes are the lasting changes the action of the event or step
+	// makes, each put on record in the ledger before it runs (the
+	// machine's change table, see Change); nil when it makes none.
+	Changes []Change
+	// Ahead are the changes of the step the event's target state runs
+	// first, which the transition's own write puts on record
+	// (NodeStateMeaning.RecordsAhead); nil for most.
+	Ahead []Change
 }
 
 // Waiting reports whether the decision is to stay without acting.

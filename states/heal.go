@@ -102,6 +102,8 @@ type HealSnapshot struct {
 	State      fsm.State
 	StateSince time.Time
 	Now        time.Time
+	// Volume is the volume's name.
+	Volume string
 
 	// Redundant: the volume is replicated or dispersed, so heal applies.
 	Redundant bool

@@ -20,8 +20,11 @@ type BricksNotStarted struct {
 	// online while GD2 lists their peer alive and anthill is changing
 	// nothing of the volume (see Changing).
 	Count int
-	// Peers: the GD2 ids of those bricks' peers, for the message.
+	// Peers: the GD2 ids of those bricks' peers, sorted, for the message
+	// and the ledger; Nodes: the GlusterNode of each ("" for a peer
+	// anthill did not add).
 	Peers []string
+	Nodes []string
 	// Since: when anthill first saw such a brick, counting only the time
 	// every condition held without a break (a peer seen not alive, the
 	// brick seen online, or a change of the volume starts it over). It is

@@ -2,8 +2,16 @@ package states
 
 import "fmt"
 
-// DecideHeal returns the one thing the heal machine of a volume should do next.
+// DecideHeal returns the one thing the heal machine of a volume should do next,
+// with the lasting changes its action makes (HealChanges).
 func DecideHeal(s HealSnapshot) Decision {
+	d := decideHeal(s)
+	d.Changes = HealChanges(s, d)
+	return d
+}
+
+// decideHeal is DecideHeal's decision, before the changes it makes.
+func decideHeal(s HealSnapshot) Decision {
 	switch s.State {
 	case HealUnknown, HealHealthy, HealHealPending, HealHealing, HealSplitBrain:
 	default:

@@ -1,6 +1,7 @@
 package states
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -431,7 +432,7 @@ func TestDecideNodeIsPure(t *testing.T) {
 		if tc.mutate != nil {
 			tc.mutate(&s)
 		}
-		if a, b := DecideNode(s), DecideNode(s); a != b {
+		if a, b := DecideNode(s), DecideNode(s); !reflect.DeepEqual(a, b) {
 			t.Errorf("%s: two calls disagree: %+v vs %+v", tc.name, a, b)
 		}
 	}

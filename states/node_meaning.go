@@ -111,6 +111,12 @@ type NodeStateMeaning struct {
 	// RecordsVersion: entering the state records the version the node's
 	// pod runs (when known) as the node's version.
 	RecordsVersion bool
+	// RecordsAhead is the step the state runs first whose change the
+	// transition into it puts on record in its own write: that write
+	// already comes before anything is stopped, so the step acts in the
+	// next round instead of writing its own record first (a zone batch's
+	// pods stop one write sooner). Zero for none.
+	RecordsAhead AheadStep
 }
 
 // Counts reports whether a node in the state counts toward its cluster's
@@ -165,7 +171,8 @@ var nodeMeanings = map[fsm.State]NodeStateMeaning{
 	NodeQuiescing: {Class: NodeClassUpgrading, MayReceiveBricks: true, Condition: PhaseProgressing, GD2: GD2Always,
 		ReadsBricks: true, Prompt: true, ResetOnEntry: clearAlive},
 	NodeRestarting: {Class: NodeClassUpgrading, MayReceiveBricks: true, Condition: PhaseProgressing, GD2: GD2Always,
-		ReadsBricks: true, Prompt: true, ResetOnEntry: clearAlive},
+		ReadsBricks: true, Prompt: true, ResetOnEntry: clearAlive,
+		RecordsAhead: AheadStep{Step: NodeRollWorkload, Reason: ReasonRestarting}},
 	NodeRejoining: {Class: NodeClassUpgrading, MayReceiveBricks: true, Condition: PhaseProgressing, GD2: GD2Always,
 		ReadsBricks: true, ResetOnEntry: clearAlive},
 	NodeHealWait: {Class: NodeClassUpgrading, MayReceiveBricks: true, Condition: PhaseProgressing, GD2: GD2Always,

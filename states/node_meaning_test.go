@@ -53,6 +53,11 @@ func TestNodeMeaningCoversEveryState(t *testing.T) {
 		want[r.state] = NodeStateMeaning{Class: r.class, MayReceiveBricks: r.receive, Condition: r.cond, GD2: r.gd2,
 			ReadsBricks: r.bricks, ResetOnEntry: r.reset, StampOnEntry: r.stamp, RecordsVersion: r.recorded, Prompt: r.prompt}
 	}
+	// Restarting's entry puts its roll on record: its write comes before
+	// anything is stopped.
+	restarting := want[NodeRestarting]
+	restarting.RecordsAhead = AheadStep{Step: NodeRollWorkload, Reason: ReasonRestarting}
+	want[NodeRestarting] = restarting
 	checkMeaningTable(t, NodeDefinition(), nodeMeanings, want, NodeMeaning)
 }
 

@@ -32,6 +32,13 @@ type NodeSnapshot struct {
 	StateSince time.Time
 	// Now is the only clock Decide functions read.
 	Now time.Time
+	// Name is the GlusterNode's name, and RecordedPeerID the GD2 peer id
+	// its status records (status.peerID): what its ledger entries name.
+	Name, RecordedPeerID string
+	// DrainCause is the reason of the node's latest transition into
+	// Draining, from its history ("" when the window no longer holds it):
+	// the cause the ledger entries of its drain name.
+	DrainCause string
 
 	// Kubernetes side.
 
@@ -137,6 +144,13 @@ type NodeSnapshot struct {
 	// replacement anthill should make GD2 heal now
 	// (ReplacementHealDue); empty when none.
 	HealReplacementVolume, HealReplacementBrick string
+	// HealReplacementDue are the moved bricks of HealReplacementVolume
+	// whose replacement the heal serves: one heal of the volume serves
+	// them all.
+	HealReplacementDue []BrickRef
+	// HealReplacementOptions are the volume options the heal sets, as
+	// "key=value", sorted (what its ledger entry names).
+	HealReplacementOptions []string
 	// HealReplacementNodeDown names the down peers of the pool
 	// (PoolNodesDown): GD2 sets no volume option while any peer is down,
 	// and the heal sets options first. "" when all are up.
@@ -163,6 +177,8 @@ type NodeSnapshot struct {
 	// that may move beside the moves in flight (states.NextMoves).
 	NextBrickVolume string
 	NextBrickPath   string
+	// NextBrickPlan is where that brick's replacement may go.
+	NextBrickPlan MovePlan
 	// DrainBlockedReason: why bricks cannot be moved off this node at all
 	// right now (no device with room in an unused zone, ...), "" if none.
 	DrainBlockedReason string

@@ -7,8 +7,16 @@ import (
 	"strings"
 )
 
-// DecideUpgrade returns the one thing the upgrade machine should do next.
+// DecideUpgrade returns the one thing the upgrade machine should do next,
+// with the lasting changes its action makes (UpgradeChanges).
 func DecideUpgrade(s UpgradeSnapshot) Decision {
+	d := decideUpgrade(s)
+	d.Changes = UpgradeChanges(s, d)
+	return d
+}
+
+// decideUpgrade is DecideUpgrade's decision, before the changes it makes.
+func decideUpgrade(s UpgradeSnapshot) Decision {
 	switch s.State {
 	case UpgradeIdle:
 		if s.Paused {

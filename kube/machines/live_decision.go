@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"time"
 
@@ -165,7 +166,7 @@ func LiveClusterDecision(ctx context.Context, r LiveReads, ns, name string) (Liv
 // unGathered: the runner refuses the object before gathering (an unknown
 // state, a status a newer operator wrote); the refusal is the answer.
 func unGathered(refused string, d states.Decision) bool {
-	return refused != "" && d == (states.Decision{})
+	return refused != "" && reflect.DeepEqual(d, states.Decision{})
 }
 
 // decideLive previews o's one instance of machine (engine.Decide) and
