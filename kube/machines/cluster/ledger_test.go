@@ -22,6 +22,7 @@ import (
 	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/kube/internal/fixtures"
+	"github.com/gluster/anthill/kube/machines/machinestatus"
 	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 )
@@ -131,8 +132,9 @@ func ledgerLines(l []operatorv1alpha1.LedgerEntry) []string {
 }
 
 // clusterStep runs the part of a cluster sync of the live cluster between
-// its decision d and the status write: the live re-read, then a record
-// written ahead, which ends it (noted), or else the action.
+// its decision d and the status write: the live re-read, then the changes
+// states' table says the action makes (states.ClusterChanges) put on
+// record ahead, which ends it (noted), or else the action.
 func clusterStep(t *testing.T, cs *Syncer, a *anthillfake.Clientset, state fsm.State, facts *clusterFacts, d states.Decision) (noted bool, err error) {
 	t.Helper()
 	ctx := context.Background()
@@ -141,7 +143,8 @@ func clusterStep(t *testing.T, cs *Syncer, a *anthillfake.Clientset, state fsm.S
 	if err := cs.GatherLive(ctx, c, &in, d); err != nil {
 		return false, err
 	}
-	if cs.RecordAhead(c, in, d, state, cs.Clock.Now()) {
+	in.Facts.snap.State = state
+	if (machinestatus.ClusterLedger{}).Note(c, states.ClusterChanges(in.Facts.snap, d), cs.Clock.Now()) {
 		_, err := a.OperatorV1alpha1().GlusterClusters("ns").UpdateStatus(ctx, c, metav1.UpdateOptions{})
 		return true, err
 	}
@@ -247,11 +250,12 @@ func TestClusterSyncerLedgersDriversAndOptions(t *testing.T) {
 	missing := []string{"CSIDriver org.gluster.glusterfs", "Deployment gc-csi-file-provisioner"}
 	options := states.Decision{Step: states.ClusterApplyOptions, Reason: states.ReasonApplyingOptions}
 	differ := []string{"cluster.brick-multiplex", "cluster.max-bricks-per-process"}
+	ledger := machinestatus.ClusterLedger{}
 	for range 2 {
-		cs.RecordAhead(c, engine.Instance[*clusterFacts]{State: states.ClusterProvisioning, Facts: &clusterFacts{snap: states.ClusterSnapshot{DriversMissing: missing}}}, drivers, states.ClusterProvisioning, now)
+		ledger.Note(c, states.ClusterChanges(states.ClusterSnapshot{State: states.ClusterProvisioning, DriversMissing: missing}, drivers), now)
 	}
 	for range 2 {
-		cs.RecordAhead(c, engine.Instance[*clusterFacts]{State: states.ClusterReady, Facts: &clusterFacts{snap: states.ClusterSnapshot{OptionsDiffer: differ}}}, options, states.ClusterReady, now)
+		ledger.Note(c, states.ClusterChanges(states.ClusterSnapshot{State: states.ClusterReady, OptionsDiffer: differ, ClusterOptions: c.Spec.ClusterOptions}, options), now)
 	}
 	want := []string{
 		"ensureCSIDrivers  /0 CSIDriver org.gluster.glusterfs,Deployment gc-csi-file-provisioner@Provisioning CreatingCSIDrivers",

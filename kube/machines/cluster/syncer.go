@@ -108,9 +108,6 @@ type clusterFacts struct {
 	// nodeLedger is what the cluster's GlusterNodes put on record in
 	// their own ledgers that the cluster's ledger lacks: Record copies it.
 	nodeLedger []operatorv1alpha1.LedgerEntry
-	// scale is the plan of a scaleNodes step, over the live cluster and
-	// GlusterNodes (GatherLive); nil until read.
-	scale *objects.ScalePlan
 }
 
 // Definition is the cluster machine.
@@ -184,30 +181,28 @@ func (s *Syncer) GatherLive(ctx context.Context, c *operatorv1alpha1.GlusterClus
 			nodes = append(nodes, &list.Items[i])
 		}
 	}
-	plan := objects.ScalePlanOf(live, nodes, in.Facts.bricks)
-	in.Facts.scale = &plan
+	in.Facts.snap.Scale = scaleOrder(objects.ScalePlanOf(live, nodes, in.Facts.bricks))
 	return nil
 }
 
-// RecordAhead puts on record in the cluster's ledger what the step of d
-// is about to change (engine.RecordsAhead): the GD2 options it sets, the
-// GlusterNodes scaling creates or decommissions, the CSI driver objects it
-// creates.
-func (s *Syncer) RecordAhead(c *operatorv1alpha1.GlusterCluster, in engine.Instance[*clusterFacts], d states.Decision, _ fsm.State, now time.Time) bool {
-	var entries []operatorv1alpha1.LedgerEntry
-	switch d.Step {
-	case states.ClusterApplyOptions:
-		if opts := optionsToSet(c, in.Facts.snap.OptionsDiffer); len(opts) > 0 {
-			entries = append(entries, optionsLedgerEntry(opts, d, in.State, now))
-		}
-	case states.ClusterScaleNodes:
-		if in.Facts.scale != nil {
-			entries = scaleLedgerEntries(*in.Facts.scale, d, in.State, now)
-		}
-	case states.ClusterEnsureDrivers:
-		entries = append(entries, driversLedgerEntry(in.Facts.snap.DriversMissing, d, in.State, now))
+// scaleOrder is plan as its ledger entries name it.
+func scaleOrder(plan objects.ScalePlan) *states.ScaleOrder {
+	out := &states.ScaleOrder{}
+	for _, t := range plan.Create {
+		out.Create = append(out.Create, t.Name)
 	}
-	return machinestatus.RecordClusterAhead(c, entries)
+	for _, n := range plan.Decommission {
+		out.Decommission = append(out.Decommission, states.LeavingNode{Name: n.Name, Peer: n.Status.PeerID, Template: n.Spec.Template, State: n.Status.State})
+	}
+	return out
+}
+
+// RecordAhead puts on record in the cluster's ledger what the step of d
+// is about to change (d.Changes, from states' change table: the GD2
+// options it sets, the GlusterNodes scaling creates or decommissions, the
+// CSI driver objects it creates; engine.RecordsAhead).
+func (s *Syncer) RecordAhead(c *operatorv1alpha1.GlusterCluster, _ engine.Instance[*clusterFacts], d states.Decision, _ fsm.State, now time.Time) bool {
+	return machinestatus.ClusterLedger{}.Note(c, d.Changes, now)
 }
 
 // optionsToSet are the GD2 cluster options of spec.clusterOptions whose
@@ -329,6 +324,7 @@ func (s *Syncer) snapshot(ctx context.Context, c *operatorv1alpha1.GlusterCluste
 	f.snap = states.ClusterSnapshot{
 		State: state, Now: s.Clock.Now(), Deleting: c.DeletionTimestamp != nil, Paused: c.Spec.Paused,
 		DesiredNodes: states.DesiredNodes(objects.TemplateFacts(c)), ProvisionGrace: DefaultProvisionGrace,
+		ClusterOptions: c.Spec.ClusterOptions,
 	}
 	snap := &f.snap
 	if t := lastTransition(c.Status.History); t != nil {

@@ -4,7 +4,6 @@ import (
 	"slices"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/gluster/anthill/fsm"
@@ -39,10 +38,10 @@ func (s *Syncer) clusterNodes(c *operatorv1alpha1.GlusterCluster) map[string]*op
 // online whose peer GD2 lists alive. It also counts the volume's peers
 // that are not alive and names a node of the volume that anthill is
 // changing. A volume not read this sync has none.
-func bricksNotStarted(r healReading, hs *healSync) (states.BricksNotStarted, []offlinePeer) {
+func bricksNotStarted(r healReading, hs *healSync) states.BricksNotStarted {
 	var out states.BricksNotStarted
 	if !r.ok || !r.bricksRead || hs == nil {
-		return out, nil
+		return out
 	}
 	var offline []offlinePeer
 	down := map[string]bool{}
@@ -80,9 +79,9 @@ func bricksNotStarted(r healReading, hs *healSync) (states.BricksNotStarted, []o
 		return 0
 	})
 	for _, o := range offline {
-		out.Peers = append(out.Peers, o.peer)
+		out.Peers, out.Nodes = append(out.Peers, o.peer), append(out.Nodes, o.node)
 	}
-	return out, offline
+	return out
 }
 
 // trackNotStarted returns since when bricks of volume have been left
@@ -107,25 +106,9 @@ func (s *Syncer) trackNotStarted(c *operatorv1alpha1.GlusterCluster, volume stri
 	return now
 }
 
-// RecordAhead puts a forceStartBricks step on record in the cluster's
-// ledger before it runs (engine.RecordsAhead).
-func (s *Syncer) RecordAhead(c *operatorv1alpha1.GlusterCluster, in engine.Instance[*healFacts], d states.Decision, _ fsm.State, now time.Time) bool {
-	if d.Step != states.HealForceStartBricks {
-		return false
-	}
-	return machinestatus.RecordClusterAhead(c, forceStartLedgerEntries(in, d, now))
-}
-
-// forceStartLedgerEntries are the ledger entries of a forceStartBricks
-// step: one per peer whose bricks of the volume it starts, naming its
-// GlusterNode.
-func forceStartLedgerEntries(in engine.Instance[*healFacts], d states.Decision, now time.Time) []operatorv1alpha1.LedgerEntry {
-	out := make([]operatorv1alpha1.LedgerEntry, 0, len(in.Facts.offline))
-	for _, o := range in.Facts.offline {
-		out = append(out, operatorv1alpha1.LedgerEntry{
-			Time: metav1.Time{Time: now}, Action: operatorv1alpha1.LedgerActionForceStartBricks,
-			Node: o.node, Peer: o.peer, Volume: in.Subject, State: string(in.State), Reason: d.Reason,
-		})
-	}
-	return out
+// RecordAhead puts a forceStartBricks step (d.Changes, from states'
+// change table: one entry per peer whose bricks of the volume it starts)
+// on record in the cluster's ledger before it runs (engine.RecordsAhead).
+func (s *Syncer) RecordAhead(c *operatorv1alpha1.GlusterCluster, _ engine.Instance[*healFacts], d states.Decision, _ fsm.State, now time.Time) bool {
+	return machinestatus.ClusterLedger{}.Note(c, d.Changes, now)
 }

@@ -163,9 +163,6 @@ type healFacts struct {
 	snap states.HealSnapshot
 	// sync is shared by every volume of the sync.
 	sync *healSync
-	// offline are the peers whose bricks GD2 left offline, with their
-	// GlusterNodes, for the ledger entries of forceStartBricks.
-	offline []offlinePeer
 }
 
 // offlinePeer is a live peer with bricks of a volume GD2 left offline.
@@ -272,7 +269,7 @@ func (s *Syncer) Instances(ctx context.Context, c *operatorv1alpha1.GlusterClust
 func (s *Syncer) Gather(_ context.Context, c *operatorv1alpha1.GlusterCluster, in *engine.Instance[*healFacts]) error {
 	r, prev, state, now := in.Facts.reading, in.Facts.prev, in.State, s.Clock.Now()
 	snap := states.HealSnapshot{
-		State: state, Now: now,
+		State: state, Now: now, Volume: in.Subject,
 		Redundant: r.redundant, Started: r.started, HealInfoOK: r.ok,
 		PendingEntries: r.pending, SplitBrainEntries: r.split, BricksUnreachable: r.down,
 		StallTimeout: s.stallTimeout(),
@@ -285,7 +282,7 @@ func (s *Syncer) Gather(_ context.Context, c *operatorv1alpha1.GlusterCluster, i
 	}
 	snap.LastProgressAt, snap.LastReading = s.trackProgress(c, r, state, now)
 	snap.TriggerNotDelivered = state == states.HealHealing && healingFromUndeliveredTrigger(c.Status.History, in.Subject)
-	snap.NotStarted, in.Facts.offline = bricksNotStarted(r, in.Facts.sync)
+	snap.NotStarted = bricksNotStarted(r, in.Facts.sync)
 	_, snap.NotStarted.Grace, _ = gather.FailureWindows(c)
 	snap.NotStarted.Since = s.trackNotStarted(c, r.vol.Name, snap.NotStarted, now)
 	in.Facts.snap = snap

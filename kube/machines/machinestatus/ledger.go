@@ -2,38 +2,88 @@ package machinestatus
 
 import (
 	"slices"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/states"
 )
 
 // MaxLedgerItems bounds the objects and options of one ledger entry (the
 // API's MaxItems).
 const MaxLedgerItems = 64
 
-// RecordClusterAhead puts entries, the lasting changes an action of a
-// machine persisted in c's status is about to make, in c's ledger, unless
-// it already records them (a step repeated, an action retried after it
-// failed). It reports whether c changed: the runner then writes the
-// record, and the action waits for a later sync (engine.RecordsAhead).
-func RecordClusterAhead(c *operatorv1alpha1.GlusterCluster, entries []operatorv1alpha1.LedgerEntry) bool {
-	if len(entries) == 0 {
+// NodeLedger is a GlusterNode's status.ledger: the lasting changes of the
+// node machine's actions, put on record before they run.
+type NodeLedger struct{}
+
+// Note puts changes on record in node's ledger, each unless the ledger
+// already records it (a step repeated, an action retried after it
+// failed), keeping the newest MaxNodeLedger entries. It reports whether
+// node changed: the runner then writes the record, and the action waits
+// for a later sync.
+func (NodeLedger) Note(node *operatorv1alpha1.GlusterNode, changes []states.Change, now time.Time) bool {
+	return note(&node.Status.Ledger, changes, now, operatorv1alpha1.MaxNodeLedger)
+}
+
+// ClusterLedger is a GlusterCluster's status.ledger: the lasting changes
+// of the actions of the machines persisted in the cluster's status (and
+// the copies of its nodes' ledgers).
+type ClusterLedger struct{}
+
+// Note puts changes on record in c's ledger unless it already records
+// them (withLedgerEntries), keeping the newest MaxLedger entries. It
+// reports whether c changed.
+func (ClusterLedger) Note(c *operatorv1alpha1.GlusterCluster, changes []states.Change, now time.Time) bool {
+	return note(&c.Status.Ledger, changes, now, operatorv1alpha1.MaxLedger)
+}
+
+// note sets *ledger to it with the entries of changes it lacks appended,
+// bounded to max, and reports whether that changed it.
+func note(ledger *[]operatorv1alpha1.LedgerEntry, changes []states.Change, now time.Time, max int) bool {
+	if len(changes) == 0 {
 		return false
 	}
-	next, changed := withLedgerEntries(c.Status.Ledger, entries)
+	next, changed := withLedgerEntries(*ledger, LedgerEntries(changes, now), max)
 	if changed {
-		c.Status.Ledger = next
+		*ledger = next
 	}
 	return changed
 }
 
-// withLedgerEntries is ledger with the entries it lacks appended, bounded.
+// LedgerEntries are the ledger entries of changes put on record at now:
+// the objects and options each names are bounded to MaxLedgerItems, as
+// the API bounds them.
+func LedgerEntries(changes []states.Change, now time.Time) []operatorv1alpha1.LedgerEntry {
+	out := make([]operatorv1alpha1.LedgerEntry, 0, len(changes))
+	for _, c := range changes {
+		out = append(out, operatorv1alpha1.LedgerEntry{
+			Time: metav1.Time{Time: now}, Action: c.Action, Node: c.Node, Peer: c.Peer,
+			Volume: c.Volume, Brick: c.Brick, TargetPeers: c.TargetPeers, Version: c.Version,
+			Template: c.Template, Count: c.Count, Objects: bounded(c.Objects), Options: bounded(c.Options),
+			State: c.State, Reason: c.Reason, Cause: c.Cause,
+		})
+	}
+	return out
+}
+
+// bounded is items, at most MaxLedgerItems of them.
+func bounded(items []string) []string {
+	if len(items) > MaxLedgerItems {
+		return items[:MaxLedgerItems]
+	}
+	return items
+}
+
+// withLedgerEntries is ledger with the entries it lacks appended, its
+// oldest entries dropped beyond max.
 // Entries of a node are each checked on their own (ledgerHas); the
 // cluster-wide ones (no node) of one write are one change, recorded when
 // the ledger's latest cluster-wide entries are already they
 // (ledgerHasClusterChange).
-func withLedgerEntries(ledger, entries []operatorv1alpha1.LedgerEntry) ([]operatorv1alpha1.LedgerEntry, bool) {
+func withLedgerEntries(ledger, entries []operatorv1alpha1.LedgerEntry, max int) ([]operatorv1alpha1.LedgerEntry, bool) {
 	out, changed := ledger, false
 	var clusterWide []operatorv1alpha1.LedgerEntry
 	for _, e := range entries {
@@ -53,7 +103,7 @@ func withLedgerEntries(ledger, entries []operatorv1alpha1.LedgerEntry) ([]operat
 		}
 		out, changed = append(append([]operatorv1alpha1.LedgerEntry(nil), out...), e), true
 	}
-	if over := len(out) - operatorv1alpha1.MaxLedger; over > 0 {
+	if over := len(out) - max; over > 0 {
 		out = append([]operatorv1alpha1.LedgerEntry(nil), out[over:]...)
 	}
 	return out, changed

@@ -12,7 +12,7 @@ func TestLedgerKeepsEachMoveOnceAndTheNewestHundred(t *testing.T) {
 	var ledger []operatorv1alpha1.LedgerEntry
 	for i := range operatorv1alpha1.MaxLedger + 5 {
 		var changed bool
-		ledger, changed = withLedgerEntries(ledger, []operatorv1alpha1.LedgerEntry{fixtures.LedgerMove("n", fmt.Sprint(i))})
+		ledger, changed = withLedgerEntries(ledger, []operatorv1alpha1.LedgerEntry{fixtures.LedgerMove("n", fmt.Sprint(i))}, operatorv1alpha1.MaxLedger)
 		if !changed {
 			t.Fatalf("entry %d was not added", i)
 		}
@@ -22,10 +22,10 @@ func TestLedgerKeepsEachMoveOnceAndTheNewestHundred(t *testing.T) {
 	}
 	again := fixtures.LedgerMove("n", "104")
 	again.TargetPeers = []string{"peer-x"}
-	if _, changed := withLedgerEntries(ledger, []operatorv1alpha1.LedgerEntry{again}); changed {
+	if _, changed := withLedgerEntries(ledger, []operatorv1alpha1.LedgerEntry{again}, operatorv1alpha1.MaxLedger); changed {
 		t.Error("a move already recorded was recorded again")
 	}
-	if _, changed := withLedgerEntries(ledger, []operatorv1alpha1.LedgerEntry{fixtures.LedgerMove("other", "104")}); !changed {
+	if _, changed := withLedgerEntries(ledger, []operatorv1alpha1.LedgerEntry{fixtures.LedgerMove("other", "104")}, operatorv1alpha1.MaxLedger); !changed {
 		t.Error("the same brick path moved off another node is another move")
 	}
 }
@@ -37,18 +37,18 @@ func TestLedgerKeepsEachMoveOnceAndTheNewestHundred(t *testing.T) {
 func TestLedgerKeepsAClusterWideChangeOnce(t *testing.T) {
 	a := operatorv1alpha1.LedgerEntry{Action: operatorv1alpha1.LedgerActionCreateNodes, Template: "z1", Count: 1}
 	b := operatorv1alpha1.LedgerEntry{Action: operatorv1alpha1.LedgerActionCreateNodes, Template: "z2", Count: 1}
-	ledger, changed := withLedgerEntries(nil, []operatorv1alpha1.LedgerEntry{a, b})
+	ledger, changed := withLedgerEntries(nil, []operatorv1alpha1.LedgerEntry{a, b}, operatorv1alpha1.MaxLedger)
 	if !changed || len(ledger) != 2 {
 		t.Fatalf("first write: %+v", ledger)
 	}
-	ledger, _ = withLedgerEntries(ledger, []operatorv1alpha1.LedgerEntry{{Action: operatorv1alpha1.LedgerActionDisableDevices, Node: "n"}})
-	if _, changed := withLedgerEntries(ledger, []operatorv1alpha1.LedgerEntry{a, b}); changed {
+	ledger, _ = withLedgerEntries(ledger, []operatorv1alpha1.LedgerEntry{{Action: operatorv1alpha1.LedgerActionDisableDevices, Node: "n"}}, operatorv1alpha1.MaxLedger)
+	if _, changed := withLedgerEntries(ledger, []operatorv1alpha1.LedgerEntry{a, b}, operatorv1alpha1.MaxLedger); changed {
 		t.Error("the same change written again was recorded twice")
 	}
-	if _, changed := withLedgerEntries(ledger, []operatorv1alpha1.LedgerEntry{b}); changed {
+	if _, changed := withLedgerEntries(ledger, []operatorv1alpha1.LedgerEntry{b}, operatorv1alpha1.MaxLedger); changed {
 		t.Error("the last part of the same change written again was recorded twice")
 	}
-	if _, changed := withLedgerEntries(ledger, []operatorv1alpha1.LedgerEntry{a}); !changed {
+	if _, changed := withLedgerEntries(ledger, []operatorv1alpha1.LedgerEntry{a}, operatorv1alpha1.MaxLedger); !changed {
 		t.Error("scaling z1 again after z2 is a new change")
 	}
 }

@@ -4,34 +4,42 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gluster/anthill/fsm"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
-	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/kube/internal/fixtures"
 	"github.com/gluster/anthill/kube/machines/gather"
+	"github.com/gluster/anthill/kube/machines/machinestatus"
 	"github.com/gluster/anthill/states"
 )
+
+// recordAhead is the runner's record-ahead phase for a decision of the
+// node's from snap: the changes states' table says its action makes
+// (states.NodeChanges), noted in the node's ledger. snap names the node,
+// its recorded peer and its drain's cause as the node's gatherer does.
+func recordAhead(node *operatorv1alpha1.GlusterNode, snap states.NodeSnapshot, d states.Decision, now time.Time) bool {
+	snap.Name, snap.RecordedPeerID, snap.DrainCause = node.Name, node.Status.PeerID, drainCause(node)
+	return machinestatus.NodeLedger{}.Note(node, states.NodeChanges(snap, d), now)
+}
 
 // TestNodeSyncerRecordsAMoveBeforeItRuns: a brick move goes on record in
 // the node's own ledger, with its targets, reason and the drain's cause,
 // before it runs (the runner writes the record, and the move waits for a
-// later sync: engine.RecordsAhead). Its retry, even to other targets,
-// records nothing more; the next brick's move is a new entry.
+// later sync). Its retry, even to other targets, records nothing more;
+// the next brick's move is a new entry.
 func TestNodeSyncerRecordsAMoveBeforeItRuns(t *testing.T) {
 	f := newNodeFixture(t)
 	node := f.node()
 	node.Status.State = string(states.NodeDraining)
 	node.Status.PeerID = "peer-a"
 	node.Status.History = []operatorv1alpha1.TransitionRecord{{From: "Online", To: "Draining", Event: "decommission", Reason: "DecommissionRequested"}}
-	in := engine.Instance[*nodeFacts]{State: states.NodeDraining, Facts: &nodeFacts{
-		snap: states.NodeSnapshot{NextBrickVolume: "v", NextBrickPath: "/b/1"},
-		view: nodeGD2Side{move: states.MovePlan{Targets: []string{"peer-b", "peer-c"}}},
-	}}
+	snap := states.NodeSnapshot{State: states.NodeDraining, NextBrickVolume: "v", NextBrickPath: "/b/1",
+		NextBrickPlan: states.MovePlan{Targets: []string{"peer-b", "peer-c"}}}
 	d := states.Decision{Step: states.NodeMoveBrick, Reason: states.ReasonMovingBrick}
-	if !f.syncer.RecordAhead(node, in, d, states.NodeDraining, f.clock.Now()) {
+	if !recordAhead(node, snap, d, f.clock.Now()) {
 		t.Fatal("a move not on record must be recorded before it runs")
 	}
 	l := node.Status.Ledger
@@ -39,12 +47,12 @@ func TestNodeSyncerRecordsAMoveBeforeItRuns(t *testing.T) {
 		fmt.Sprint(l[0].TargetPeers) != "[peer-b peer-c]" || l[0].Reason != states.ReasonMovingBrick || l[0].Cause != "DecommissionRequested" {
 		t.Fatalf("ledger before a move: %+v", l)
 	}
-	in.Facts.view.move.Targets = []string{"peer-c"}
-	if f.syncer.RecordAhead(node, in, d, states.NodeDraining, f.clock.Now()) {
+	snap.NextBrickPlan.Targets = []string{"peer-c"}
+	if recordAhead(node, snap, d, f.clock.Now()) {
 		t.Error("the move's retry, to other targets, was recorded again")
 	}
-	in.Facts.snap.NextBrickPath = "/b/2"
-	if !f.syncer.RecordAhead(node, in, d, states.NodeDraining, f.clock.Now()) || len(node.Status.Ledger) != 2 {
+	snap.NextBrickPath = "/b/2"
+	if !recordAhead(node, snap, d, f.clock.Now()) || len(node.Status.Ledger) != 2 {
 		t.Errorf("the next brick's move was not recorded: %+v", node.Status.Ledger)
 	}
 }
@@ -60,22 +68,20 @@ func TestNodeSyncerLedgersLastingChanges(t *testing.T) {
 	node := f.node()
 	node.Status.PeerID = "peer-a"
 	node.Status.History = []operatorv1alpha1.TransitionRecord{{From: "Online", To: "Draining", Event: "decommission", Reason: "DecommissionRequested"}}
-	record := func(in, to fsm.State, d states.Decision, snap states.NodeSnapshot) {
+	record := func(in fsm.State, d states.Decision, snap states.NodeSnapshot) {
 		t.Helper()
-		if to == "" {
-			to = in
-		}
-		f.syncer.RecordAhead(node, engine.Instance[*nodeFacts]{State: in, Facts: &nodeFacts{snap: snap}}, d, to, f.clock.Now())
+		snap.State = in
+		recordAhead(node, snap, d, f.clock.Now())
 	}
 	alive := states.NodeSnapshot{PeerKnown: true, PeerAlive: true}
 	for range 2 {
-		record(states.NodeDetaching, "", states.Decision{Step: states.NodeDeletePeer, Reason: "BricksMoved"}, alive)
+		record(states.NodeDetaching, states.Decision{Step: states.NodeDeletePeer, Reason: "BricksMoved"}, alive)
 	}
 	for _, v := range []string{"v2", "v2", "v3"} {
-		record(states.NodeRestarting, "", states.Decision{Step: states.NodeRollWorkload, Reason: "Upgrade"}, states.NodeSnapshot{TargetVersion: v})
+		record(states.NodeRestarting, states.Decision{Step: states.NodeRollWorkload, Reason: "Upgrade"}, states.NodeSnapshot{TargetVersion: v})
 	}
-	record(states.NodeOnline, states.NodeDraining, states.Decision{Event: states.NodeDrain, Reason: "DecommissionRequested"}, states.NodeSnapshot{PeerKnown: true})
-	record(states.NodeOnline, states.NodeMaintenance, states.Decision{Event: states.NodeEnterMaintenance, Reason: "MaintenanceRequested"}, alive)
+	record(states.NodeOnline, states.Decision{Event: states.NodeDrain, Reason: "DecommissionRequested"}, states.NodeSnapshot{PeerKnown: true})
+	record(states.NodeOnline, states.Decision{Event: states.NodeEnterMaintenance, Reason: "MaintenanceRequested"}, alive)
 
 	var got []string
 	for _, e := range node.Status.Ledger {
@@ -92,7 +98,7 @@ func TestNodeSyncerLedgersLastingChanges(t *testing.T) {
 		t.Errorf("an event's entry is in %s, want its target %s", l[len(l)-1].State, states.NodeMaintenance)
 	}
 	for i := range operatorv1alpha1.MaxNodeLedger {
-		record(states.NodeDraining, "", states.Decision{Step: states.NodeMoveBrick}, states.NodeSnapshot{NextBrickVolume: "v", NextBrickPath: fmt.Sprint(i)})
+		record(states.NodeDraining, states.Decision{Step: states.NodeMoveBrick}, states.NodeSnapshot{NextBrickVolume: "v", NextBrickPath: fmt.Sprint(i)})
 	}
 	if l := node.Status.Ledger; len(l) != operatorv1alpha1.MaxNodeLedger || l[0].Brick != "0" {
 		t.Errorf("the node's ledger holds %d entries from %+v, want the newest %d", len(l), l[0], operatorv1alpha1.MaxNodeLedger)

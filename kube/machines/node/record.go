@@ -10,6 +10,7 @@ import (
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/engine"
+	"github.com/gluster/anthill/kube/machines/machinestatus"
 	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
@@ -41,24 +42,21 @@ func (s *Syncer) Record(node *operatorv1alpha1.GlusterNode, outs []engine.Outcom
 		s.enter(node, out, now)
 		return
 	case engine.Stepped:
-		switch d.Step {
-		case states.NodeMoveBrick:
-			ref := operatorv1alpha1.BrickRef{Volume: f.snap.NextBrickVolume, Path: f.snap.NextBrickPath}
+		// What the step changes in status is states' (NodeStepEffects).
+		eff := states.NodeStepEffects(f.snap, d.Step)
+		if m := eff.Moved; m != nil {
+			ref := operatorv1alpha1.BrickRef{Volume: m.Volume, Path: m.Path}
 			if !slices.Contains(st.MovedBricks, ref) {
 				st.MovedBricks = append(st.MovedBricks, ref)
 			}
 			if !slices.Contains(st.LeftBricks, ref) {
 				st.LeftBricks = append(st.LeftBricks, ref)
 			}
-		case states.NodeHealReplacement:
-			// GD2 accepted the heal: the moves it serves may count as
-			// healed once their replacements show the data.
-			for _, r := range f.view.healDue {
-				st.ReplacementHeals = withReplacementHeal(st.ReplacementHeals, r, now)
-			}
-		case states.NodeEvictLostPod:
-			// A forced pod deletion must be found later: it is recorded
-			// like a transition from the state to itself.
+		}
+		for _, r := range eff.HealsStarted {
+			st.ReplacementHeals = withReplacementHeal(st.ReplacementHeals, r, now)
+		}
+		if eff.History {
 			st.History = engine.AppendHistory(st.History, out.RecordStep(states.NodeMachine, node, now).Record())
 		}
 	}
@@ -99,9 +97,9 @@ func (s *Syncer) enter(node *operatorv1alpha1.GlusterNode, out *engine.Outcome[*
 		}
 	}
 	st.History = engine.AppendHistory(st.History, out.Committed.Record())
-	if out.To == states.NodeRestarting {
-		recordRollAhead(node, out.Facts, now)
-	}
+	// A step the new state runs first may go on record in this write
+	// (states.NodeStateMeaning.RecordsAhead).
+	machinestatus.NodeLedger{}.Note(node, d.Ahead, now)
 	setNodeConditions(node, out.To, d, now)
 }
 

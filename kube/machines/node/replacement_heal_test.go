@@ -10,7 +10,6 @@ import (
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/effects"
-	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/states"
 )
 
@@ -23,11 +22,10 @@ func TestNodeSyncerRecordsAReplacementsHealBeforeItRuns(t *testing.T) {
 	node.Status.State = string(states.NodeDraining)
 	node.Status.PeerID = "peer-a"
 	node.Status.History = []operatorv1alpha1.TransitionRecord{{From: "Online", To: "Draining", Event: "drain", Reason: "DecommissionRequested"}}
-	in := engine.Instance[*nodeFacts]{State: states.NodeDraining, Facts: &nodeFacts{
-		snap: states.NodeSnapshot{HealReplacementVolume: "v", HealReplacementBrick: "/b/1"},
-	}}
+	snap := states.NodeSnapshot{State: states.NodeDraining, HealReplacementVolume: "v", HealReplacementBrick: "/b/1",
+		HealReplacementOptions: effects.ReplacementHealOptions()}
 	d := states.Decision{Step: states.NodeHealReplacement, Reason: states.ReasonHealingReplacement}
-	if !f.syncer.RecordAhead(node, in, d, states.NodeDraining, f.clock.Now()) {
+	if !recordAhead(node, snap, d, f.clock.Now()) {
 		t.Fatal("a replacement's heal not on record must be recorded before it runs")
 	}
 	l := node.Status.Ledger
@@ -35,16 +33,16 @@ func TestNodeSyncerRecordsAReplacementsHealBeforeItRuns(t *testing.T) {
 		fmt.Sprint(l[0].Options) != fmt.Sprint(effects.ReplacementHealOptions()) || l[0].Cause != "DecommissionRequested" || l[0].Peer != "peer-a" {
 		t.Fatalf("ledger before a replacement's heal: %+v", l)
 	}
-	if f.syncer.RecordAhead(node, in, d, states.NodeDraining, f.clock.Now()) {
+	if recordAhead(node, snap, d, f.clock.Now()) {
 		t.Error("the heal sent again was recorded again")
 	}
 	// The heal is the volume's (its options, a full heal): the next
 	// brick's, after that brick's move, is a change of its own.
 	move := states.Decision{Step: states.NodeMoveBrick, Reason: states.ReasonMovingBrick}
-	in.Facts.snap.NextBrickVolume, in.Facts.snap.NextBrickPath = "v", "/b/2"
-	f.syncer.RecordAhead(node, in, move, states.NodeDraining, f.clock.Now())
-	in.Facts.snap.HealReplacementBrick = "/b/2"
-	if !f.syncer.RecordAhead(node, in, d, states.NodeDraining, f.clock.Now()) || len(node.Status.Ledger) != 3 {
+	snap.NextBrickVolume, snap.NextBrickPath = "v", "/b/2"
+	recordAhead(node, snap, move, f.clock.Now())
+	snap.HealReplacementBrick = "/b/2"
+	if !recordAhead(node, snap, d, f.clock.Now()) || len(node.Status.Ledger) != 3 {
 		t.Errorf("the next brick's heal, after its move, was not recorded: %+v", node.Status.Ledger)
 	}
 }

@@ -33,8 +33,6 @@ type nodeGD2Side struct {
 	analysis states.PeerBricks
 	// sharing are the peers that share a replica set with the node's.
 	sharing map[string]bool
-	// move is where the next brick may go.
-	move states.MovePlan
 	// registered are the names of the devices GD2 has on the node's
 	// peer, sorted: the names a device is enabled and disabled by, which
 	// stay what they were registered as (a node an older release joined
@@ -43,10 +41,6 @@ type nodeGD2Side struct {
 	// gd2Err is why the GD2 side could not be read (the snapshot then
 	// has GD2Reachable false).
 	gd2Err error
-	// healDue are the moved bricks whose replacement healReplacement
-	// heals now (states.ReplacementHealDue), of the snapshot's
-	// HealReplacementVolume: one heal of the volume serves them all.
-	healDue []states.BrickRef
 }
 
 // nodeSnapshot gathers a NodeSnapshot from listers and live GD2 reads. A GD2
@@ -57,6 +51,9 @@ func (s *Syncer) nodeSnapshot(ctx context.Context, node *operatorv1alpha1.Gluste
 	snap := states.NodeSnapshot{
 		State:              state,
 		Now:                now,
+		Name:               node.Name,
+		RecordedPeerID:     node.Status.PeerID,
+		DrainCause:         drainCause(node),
 		Deleting:           node.DeletionTimestamp != nil,
 		ClusterDeleting:    cluster.DeletionTimestamp != nil,
 		Paused:             cluster.Spec.Paused,
@@ -186,6 +183,19 @@ func clearBrickCounts(s *states.NodeSnapshot) {
 	s.ReplacementsHealing, s.PendingHealEntries, s.SplitBrainEntries, s.BricksUnreachable = 0, 0, 0, 0
 	s.ReplacementsFilling, s.HealReplacementVolume, s.HealReplacementBrick, s.HealReplacementNodeDown = 0, "", "", ""
 	s.NextBrickVolume, s.NextBrickPath, s.DrainBlockedReason, s.VolumeNodeDown = "", "", "", ""
+	s.NextBrickPlan, s.HealReplacementDue, s.HealReplacementOptions = states.MovePlan{}, nil, nil
+}
+
+// drainCause is the reason of the node's latest transition into Draining,
+// from its history; "" when the window no longer holds it.
+func drainCause(node *operatorv1alpha1.GlusterNode) string {
+	h := node.Status.History
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].To == string(states.NodeDraining) && h[i].From != string(states.NodeDraining) {
+			return h[i].Reason
+		}
+	}
+	return ""
 }
 
 // kubeSide fills the pod and PVC facts from the listers.
@@ -278,9 +288,10 @@ func (s *Syncer) gd2Side(ctx context.Context, node *operatorv1alpha1.GlusterNode
 		due := states.ReplacementHealDue(views, moved, heals, snap.Now)
 		if len(due) > 0 {
 			snap.HealReplacementVolume, snap.HealReplacementBrick = due[0].Volume, due[0].Path
+			snap.HealReplacementOptions = effects.ReplacementHealOptions()
 			for _, r := range due {
 				if r.Volume == due[0].Volume {
-					view.healDue = append(view.healDue, r)
+					snap.HealReplacementDue = append(snap.HealReplacementDue, r)
 				}
 			}
 			// The heal sets volume options: GD2 runs that on every
@@ -305,7 +316,7 @@ func (s *Syncer) gd2Side(ctx context.Context, node *operatorv1alpha1.GlusterNode
 	// reached): the decision then waits for the heal, not for a block.
 	if moves := states.NextMoves(facts, snap.MaxParallelMoves); len(moves) > 0 {
 		snap.NextBrickVolume, snap.NextBrickPath = moves[0].Brick.Volume, moves[0].Brick.Path
-		view.move = moves[0].Plan
+		snap.NextBrickPlan = moves[0].Plan
 	} else if !next.Found {
 		snap.DrainBlockedReason = next.Blocked
 	}

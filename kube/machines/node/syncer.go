@@ -274,7 +274,7 @@ func (s *Syncer) target(node *operatorv1alpha1.GlusterNode, f *nodeFacts) transi
 		PeerID:            snap.PeerID, PeerAlive: snap.PeerAlive, TargetVersion: snap.TargetVersion,
 		MoveVolume: snap.NextBrickVolume, MovePath: snap.NextBrickPath,
 		HealVolume: snap.HealReplacementVolume, HealBrick: snap.HealReplacementBrick,
-		MoveTo:     transitions.MoveTo{Peers: view.move.Targets, SameZone: view.move.SameZone},
+		MoveTo:     transitions.MoveTo{Peers: snap.NextBrickPlan.Targets, SameZone: snap.NextBrickPlan.SameZone},
 		LostPodUID: snap.LostPod.UID, RegisteredDevices: view.registered,
 	}
 	if t.PeerID == "" {

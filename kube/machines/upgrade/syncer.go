@@ -3,7 +3,6 @@ package upgrade
 import (
 	"cmp"
 	"context"
-	"slices"
 	"time"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -154,17 +153,11 @@ func (s *Syncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterCluster, in
 	return nil, a(ctx, s.Audit.Ops(transitions.Ops{Kube: s.Kube, GD2: effects.NoGD2{}}), target)
 }
 
-// RecordAhead puts a rollClients step's CSI client roll on record in the
-// cluster's ledger before it runs (engine.RecordsAhead).
-func (s *Syncer) RecordAhead(c *operatorv1alpha1.GlusterCluster, in engine.Instance[*upgradeFacts], d states.Decision, _ fsm.State, now time.Time) bool {
-	version := in.Facts.snap.ActiveTarget
-	if d.Step != states.UpgradeRollClients || version == "" {
-		return false
-	}
-	return machinestatus.RecordClusterAhead(c, []operatorv1alpha1.LedgerEntry{{
-		Time: metav1.Time{Time: now}, Action: operatorv1alpha1.LedgerActionRollCSIDrivers,
-		Version: version, State: string(in.State), Reason: d.Reason,
-	}})
+// RecordAhead puts a rollClients step's CSI client roll (d.Changes, from
+// states' change table) on record in the cluster's ledger before it runs
+// (engine.RecordsAhead).
+func (s *Syncer) RecordAhead(c *operatorv1alpha1.GlusterCluster, _ engine.Instance[*upgradeFacts], d states.Decision, _ fsm.State, now time.Time) bool {
+	return machinestatus.ClusterLedger{}.Note(c, d.Changes, now)
 }
 
 // Message is status.upgrade's message.
@@ -191,41 +184,13 @@ func (s *Syncer) Record(c *operatorv1alpha1.GlusterCluster, outs []engine.Outcom
 		c.Status.Upgrade = &operatorv1alpha1.UpgradeStatus{}
 	}
 	up := c.Status.Upgrade
-	snap := out.Facts.snap
-	stamp := metav1.NewTime(now)
 	up.State = string(out.To)
-	switch {
-	case out.Kind == engine.Fired:
+	if out.Kind == engine.Fired {
 		up.History = engine.AppendHistory(up.History, out.Committed.Record())
-		switch out.Committed.Event {
-		case states.UpgradeRequest:
-			// A new run: validated records its start, even when it rolls
-			// to the version the last run did (a changed template).
-			up.StartTime = nil
-		case states.UpgradeValidated:
-			// The run's target is fixed here; a resumed run gets a fresh
-			// step timeout.
-			if up.ToVersion != snap.TargetVersion || up.StartTime == nil {
-				// A new run, not a resumed one.
-				up.StartTime = &stamp
-				up.FromVersion = oldestVersion(snap.ServerVersions, up.ToVersion)
-			}
-			up.ToVersion = snap.TargetVersion
-			up.StepStartTime = &stamp
-		case states.UpgradeServersDone:
-			up.CurrentNodes = nil
-			up.StepStartTime = &stamp
-		case states.UpgradeSettle, states.UpgradeCancel:
-			up.CurrentNodes = nil
-			up.StepStartTime = nil
-		}
-	case out.Decision.Step == states.UpgradeSelectNextNode:
-		// The batch and when its step started; re-selecting the selected
-		// batch at the same version keeps the start time.
-		if !slices.Equal(up.CurrentNodes, snap.NextNodes) || up.ToVersion != snap.ActiveTarget {
-			up.CurrentNodes, up.ToVersion = slices.Clone(snap.NextNodes), snap.ActiveTarget
-			up.StepStartTime = &stamp
-		}
+	}
+	// How the event or step moves the run's cursor is states'.
+	if cur, moved := states.MoveUpgradeCursor(cursorOf(up), out.Facts.snap, out.Decision, now); moved {
+		setCursor(up, cur)
 	}
 	s.fillStatus(c, out.To, out.Decision)
 }
@@ -334,19 +299,28 @@ func (s *Syncer) fillStatus(c *operatorv1alpha1.GlusterCluster, st fsm.State, d 
 	})
 }
 
-// oldestVersion is the lowest of versions by version order, or fallback
-// when there is none.
-func oldestVersion(versions []string, fallback string) string {
-	oldest := ""
-	var ov states.Version
-	for _, v := range versions {
-		pv, err := states.ParseVersion(v)
-		if err != nil {
-			continue
-		}
-		if oldest == "" || pv.Compare(ov) < 0 {
-			oldest, ov = v, pv
-		}
+// cursorOf is up's cursor (states.UpgradeCursor).
+func cursorOf(up *operatorv1alpha1.UpgradeStatus) states.UpgradeCursor {
+	c := states.UpgradeCursor{CurrentNodes: up.CurrentNodes, FromVersion: up.FromVersion, ToVersion: up.ToVersion}
+	if up.StartTime != nil {
+		c.StartTime = up.StartTime.Time
 	}
-	return cmp.Or(oldest, fallback)
+	if up.StepStartTime != nil {
+		c.StepStartTime = up.StepStartTime.Time
+	}
+	return c
+}
+
+// setCursor writes cursor c into up.
+func setCursor(up *operatorv1alpha1.UpgradeStatus, c states.UpgradeCursor) {
+	up.CurrentNodes, up.FromVersion, up.ToVersion = c.CurrentNodes, c.FromVersion, c.ToVersion
+	up.StartTime, up.StepStartTime = optTime(c.StartTime), optTime(c.StepStartTime)
+}
+
+// optTime is t as a status time, nil when zero.
+func optTime(t time.Time) *metav1.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &metav1.Time{Time: t}
 }
