@@ -73,6 +73,19 @@ func drainChange(action string) func(NodeSnapshot, Decision, fsm.State) []Change
 	}
 }
 
+// DecideNode returns the one thing the node machine should do next, with
+// the lasting changes its action makes (NodeChanges) and those a
+// transition puts on record ahead (NodeStateMeaning.RecordsAhead). It is
+// pure: same snapshot, same decision.
+func DecideNode(s NodeSnapshot) Decision {
+	d := decideNode(s)
+	d.Changes = NodeChanges(s, d)
+	if to, ok := nodeDefinition().Target(d.Event, s.State); ok && d.Event != "" {
+		d.Ahead = nodeAhead(s, to)
+	}
+	return d
+}
+
 // NodeChanges are the lasting changes decision d's action makes from
 // snapshot s (Decision.Changes).
 func NodeChanges(s NodeSnapshot, d Decision) []Change {

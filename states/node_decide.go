@@ -6,19 +6,6 @@ import (
 	"time"
 )
 
-// DecideNode returns the one thing the node machine should do next, with
-// the lasting changes its action makes (NodeChanges) and those a
-// transition puts on record ahead (NodeStateMeaning.RecordsAhead). It is
-// pure: same snapshot, same decision.
-func DecideNode(s NodeSnapshot) Decision {
-	d := decideNode(s)
-	d.Changes = NodeChanges(s, d)
-	if to, ok := nodeDefinition().Target(d.Event, s.State); ok && d.Event != "" {
-		d.Ahead = nodeAhead(s, to)
-	}
-	return d
-}
-
 // decideNode is DecideNode's decision, before the changes it makes.
 func decideNode(s NodeSnapshot) Decision {
 	switch s.State {
