@@ -195,7 +195,7 @@ func saidImplemented(room checkedPackage) []types.Type {
 // afterGather are the syncer methods that run once the facts are
 // gathered: they read the facts and never write them. What an action
 // learns is returned on the outcome (engine.Outcome.Learned).
-var afterGather = []string{"Decide", "Act", "RecordAhead", "Message", "Record", "Finish"}
+var afterGather = []string{"Decide", "Act", "Message", "Record", "Finish"}
 
 // TestFactsAreReadOnlyAfterGather fails for an assignment, in a syncer's
 // phase after gathering, to anything reached through its facts: a later

@@ -57,7 +57,7 @@ const (
 	// and the Decide function disagree); nothing ran.
 	Refused
 	// Noted: the decision's action must be on record before it runs
-	// (RecordsAhead), and was not: the record went into the status this
+	// (Runner.Ledger), and was not: the record went into the status this
 	// sync writes, and the action runs in a later sync, once the write
 	// made the record durable. The state is unchanged.
 	Noted
@@ -105,8 +105,10 @@ func (o *Outcome[F]) RecordStep(machine string, obj metav1.Object, now time.Time
 // the live re-read, checking, recording ahead and firing, the one status
 // write and the announcements — is the Runner's, once for all machines.
 // What only some machines need is an optional interface the runner looks
-// for: Forgets, Prepares, SurfacesUnknown, Finishes, RecordsAhead,
-// ReadsLive; without one, the runner's default is nothing.
+// for: Forgets, Prepares, SurfacesUnknown, Finishes, ReadsLive; without
+// one, the runner's default is nothing. What goes on record before an
+// action runs is the decision's (Decision.Changes), which the runner puts
+// in the Runner.Ledger.
 type MachineSyncer[O Object, F any] interface {
 	// Definition is the machine the runner builds at each persisted state.
 	Definition() *fsm.Definition
@@ -168,21 +170,6 @@ type Finishes[O Object, F any] interface {
 	Finish(ctx context.Context, updated O, outs []Outcome[F], res Result, err error) (Result, error)
 }
 
-// RecordsAhead is implemented by a syncer some of whose actions must be on
-// record in the object's status before they run (the ledger of lasting
-// changes): no crash between a change and its record can then lose the
-// record, and the record is part of the runner's one status write, not a
-// write of its own.
-type RecordsAhead[O Object, F any] interface {
-	// RecordAhead puts on record in o's status, a copy the sync writes,
-	// what the action of d for in is about to change, unless o already
-	// records it (a step repeated, an action retried after it failed).
-	// to is where the node or phase is after the action (the event's
-	// target, or the state a step runs in). It reports whether it changed
-	// o; if so, the action waits for a later sync.
-	RecordAhead(o O, in Instance[F], d states.Decision, to fsm.State, now time.Time) bool
-}
-
 // ReadsLive is implemented by a syncer whose Gather may read from caches
 // or views shared between syncs: good enough to wait on, never to act on.
 // A decision that acts is taken again from facts GatherLive read live, and
@@ -200,15 +187,21 @@ type ReadsLive[O Object, F any] interface {
 // build the machine at the persisted state (an unknown state is surfaced,
 // never reset), gather, decide (again from a live read when the decision
 // acts, see ReadsLive), check the decision against the definition, put on
-// record what the action is about to change (RecordsAhead), act before
+// record what the action is about to change (Decision.Changes, in the
+// Ledger), act before
 // firing (a failed action leaves the state), record every outcome in the
 // status slice, write it once (nothing if unchanged), announce what the
 // write made durable, and requeue as the decisions ask.
 type Runner[O Object, F any] struct {
 	Machine MachineSyncer[O, F]
 	Writer  *StatusWriter[O]
-	Log     *TransitionLog
-	Clock   clock.Clock
+	// Ledger keeps, in the object's status, the lasting changes a
+	// decision's action makes before it runs (Decision.Changes), and those
+	// a transition puts on record ahead (Decision.Ahead); nil: the
+	// machine's actions make none.
+	Ledger Ledger[O]
+	Log    *TransitionLog
+	Clock  clock.Clock
 	// Refusal names a failed action's error as a bounded reason (what GD2
 	// or Kubernetes refused); nil gives ReasonActionFailed.
 	Refusal func(error) string
@@ -419,7 +412,7 @@ func (r *Runner[O, F]) advance(ctx context.Context, o O, in Instance[F], now tim
 		return out, nil
 	}
 	name := ac.Action
-	if ahead, ok := r.Machine.(RecordsAhead[O, F]); ok && ahead.RecordAhead(o, in, d, to, now) {
+	if r.Ledger != nil && r.Ledger.Note(o, d.Changes, now) {
 		out.Kind = Noted
 		return out, nil
 	}
@@ -443,6 +436,10 @@ func (r *Runner[O, F]) advance(ctx context.Context, o O, in Instance[F], now tim
 		return out, nil
 	}
 	out.Kind, out.To = Fired, tr.To
+	if r.Ledger != nil {
+		// The step the new state runs first goes on record in this write.
+		r.Ledger.Note(o, d.Ahead, now)
+	}
 	out.Committed = &Committed{
 		Machine: def.Machine, Namespace: o.GetNamespace(), Name: o.GetName(), Subject: in.Subject,
 		From: tr.From[0], To: tr.To, Event: tr.Event, Reason: d.Reason, Message: d.Message, Time: now,

@@ -510,8 +510,8 @@ func TestRunnerForgetsAnObjectThatIsGone(t *testing.T) {
 }
 
 // aheadWorld is the fake machine with a record that must be written
-// before its start action runs ("record" in its data), and facts that a
-// live read may change.
+// before its start action runs ("record" in its data, which ticketLedger
+// keeps), and facts that a live read may change.
 type aheadWorld struct {
 	*world
 	// liveFacts, when set, is what a live read finds; liveReads counts
@@ -520,15 +520,41 @@ type aheadWorld struct {
 	liveReads int
 }
 
-func (w *aheadWorld) RecordAhead(o *ticketObject, in Instance[string], d states.Decision, to fsm.State, _ time.Time) bool {
-	if d.Event != "start" || o.Data["record"] != "" {
-		return false
+// ticketLedger keeps a ticket's one record: the change of a start ("start
+// to <state> on <facts>"), and the change a transition puts on record
+// ahead ("ahead").
+type ticketLedger struct{}
+
+func (ticketLedger) Note(o *ticketObject, changes []states.Change, _ time.Time) bool {
+	changed := false
+	for _, c := range changes {
+		key, line := "record", c.Action+" to "+c.State+" on "+c.Reason
+		if c.Action == "ahead" {
+			key = "ahead"
+		}
+		if o.Data[key] == line {
+			continue
+		}
+		if o.Data == nil {
+			o.Data = map[string]string{}
+		}
+		o.Data[key], changed = line, true
 	}
-	if o.Data == nil {
-		o.Data = map[string]string{}
+	return changed
+}
+
+// recordedStart is a start whose change goes on record first, naming the
+// facts it was decided on; ahead, a change the transition puts on record
+// ahead.
+func recordedStart(ahead bool) func(Instance[string]) states.Decision {
+	return func(in Instance[string]) states.Decision {
+		d := states.Decision{Event: "start", Reason: "Go", Message: "go start",
+			Changes: []states.Change{{Action: "start", State: "Working", Reason: in.Facts}}}
+		if ahead {
+			d.Ahead = []states.Change{{Action: "ahead", State: "Working", Reason: in.Facts}}
+		}
+		return d
 	}
-	o.Data["record"] = "start to " + string(to) + " on " + in.Facts
-	return true
 }
 
 func (w *aheadWorld) GatherLive(_ context.Context, _ *ticketObject, in *Instance[string], _ states.Decision) error {
@@ -541,7 +567,7 @@ func (w *aheadWorld) GatherLive(_ context.Context, _ *ticketObject, in *Instance
 
 func (w *aheadWorld) runner() *Runner[*ticketObject, string] {
 	r, _ := w.world.runner()
-	r.Machine = w
+	r.Machine, r.Ledger = w, ticketLedger{}
 	return r
 }
 
@@ -551,7 +577,7 @@ func (w *aheadWorld) runner() *Runner[*ticketObject, string] {
 // the next sync finds the record and acts, once.
 func TestRunnerPutsAnActionOnRecordBeforeItRuns(t *testing.T) {
 	w := &aheadWorld{world: newWorld(t, map[string]string{"state": "Open"})}
-	w.decide = fire("start")
+	w.decide = recordedStart(false)
 	r := w.runner()
 	res, err := r.Sync(context.Background(), key)
 	if err != nil || res != (Result{}) {
@@ -576,7 +602,7 @@ func TestRunnerPutsAnActionOnRecordBeforeItRuns(t *testing.T) {
 // fails, nothing acts, and the next sync records again before acting.
 func TestRunnerActsOnNothingWhenItsRecordIsLost(t *testing.T) {
 	w := &aheadWorld{world: newWorld(t, map[string]string{"state": "Open"})}
-	w.decide = fire("start")
+	w.decide = recordedStart(false)
 	w.writeErr = errors.New("injected: etcd timeout")
 	r := w.runner()
 	if _, err := r.Sync(context.Background(), key); err == nil {
@@ -597,11 +623,32 @@ func TestRunnerActsOnNothingWhenItsRecordIsLost(t *testing.T) {
 	}
 }
 
+// TestRunnerPutsTheStepAheadOnRecordWithItsTransition: the changes a
+// transition puts on record ahead (Decision.Ahead) go into the write that
+// commits it, after its action ran, and a record already there is kept.
+func TestRunnerPutsTheStepAheadOnRecordWithItsTransition(t *testing.T) {
+	w := &aheadWorld{world: newWorld(t, map[string]string{"state": "Open", "record": "start to Working on facts of "})}
+	w.decide = recordedStart(true)
+	r := w.runner()
+	if _, err := r.Sync(context.Background(), key); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(w.acted) != "[:start]" || w.stored.Data["state"] != "Working" || w.stored.Data["ahead"] != "ahead to Working on facts of " || w.writes != 1 {
+		t.Fatalf("acted %v, stored %v after %d writes; want the start and its ahead record in one write", w.acted, w.stored.Data, w.writes)
+	}
+	// A failed action fires nothing and puts nothing ahead.
+	w2 := &aheadWorld{world: newWorld(t, map[string]string{"state": "Open", "record": "start to Working on facts of "})}
+	w2.decide, w2.actErr = recordedStart(true), errors.New("injected: refused")
+	if _, err := w2.runner().Sync(context.Background(), key); err == nil || w2.stored.Data["ahead"] != "" {
+		t.Fatalf("a failed start: %v, stored %v", err, w2.stored.Data)
+	}
+}
+
 // TestRunnerDecidesAnActionAgainOnALiveRead: a decision that acts is
 // taken again from facts read live, and the runner records and acts on
 // that decision; a wait reads nothing live.
 func TestRunnerDecidesAnActionAgainOnALiveRead(t *testing.T) {
-	w := &aheadWorld{world: newWorld(t, map[string]string{"state": "Open", "record": "done"}), liveFacts: "live facts"}
+	w := &aheadWorld{world: newWorld(t, map[string]string{"state": "Open", "record": "start to Working on facts of "}), liveFacts: "live facts"}
 	waitOnCache := false
 	w.decide = func(in Instance[string]) states.Decision {
 		if in.Facts == "live facts" || waitOnCache {

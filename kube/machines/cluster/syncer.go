@@ -41,7 +41,6 @@ var (
 	_ engine.Forgets                                                        = (*Syncer)(nil)
 	_ engine.Prepares[*operatorv1alpha1.GlusterCluster]                     = (*Syncer)(nil)
 	_ engine.ReadsLive[*operatorv1alpha1.GlusterCluster, *clusterFacts]     = (*Syncer)(nil)
-	_ engine.RecordsAhead[*operatorv1alpha1.GlusterCluster, *clusterFacts]  = (*Syncer)(nil)
 	_ engine.SurfacesUnknown[*operatorv1alpha1.GlusterCluster]              = (*Syncer)(nil)
 	_ engine.Finishes[*operatorv1alpha1.GlusterCluster, *clusterFacts]      = (*Syncer)(nil)
 )
@@ -195,14 +194,6 @@ func scaleOrder(plan objects.ScalePlan) *states.ScaleOrder {
 		out.Decommission = append(out.Decommission, states.LeavingNode{Name: n.Name, Peer: n.Status.PeerID, Template: n.Spec.Template, State: n.Status.State})
 	}
 	return out
-}
-
-// RecordAhead puts on record in the cluster's ledger what the step of d
-// is about to change (d.Changes, from states' change table: the GD2
-// options it sets, the GlusterNodes scaling creates or decommissions, the
-// CSI driver objects it creates; engine.RecordsAhead).
-func (s *Syncer) RecordAhead(c *operatorv1alpha1.GlusterCluster, _ engine.Instance[*clusterFacts], d states.Decision, _ fsm.State, now time.Time) bool {
-	return machinestatus.ClusterLedger{}.Note(c, d.Changes, now)
 }
 
 // optionsToSet are the GD2 cluster options of spec.clusterOptions whose

@@ -8,8 +8,6 @@ import (
 
 	"github.com/gluster/anthill/fsm"
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
-	"github.com/gluster/anthill/kube/engine"
-	"github.com/gluster/anthill/kube/machines/machinestatus"
 	"github.com/gluster/anthill/states"
 )
 
@@ -104,11 +102,4 @@ func (s *Syncer) trackNotStarted(c *operatorv1alpha1.GlusterCluster, volume stri
 	}
 	s.notStarted[k] = now
 	return now
-}
-
-// RecordAhead puts a forceStartBricks step (d.Changes, from states'
-// change table: one entry per peer whose bricks of the volume it starts)
-// on record in the cluster's ledger before it runs (engine.RecordsAhead).
-func (s *Syncer) RecordAhead(c *operatorv1alpha1.GlusterCluster, _ engine.Instance[*healFacts], d states.Decision, _ fsm.State, now time.Time) bool {
-	return machinestatus.ClusterLedger{}.Note(c, d.Changes, now)
 }

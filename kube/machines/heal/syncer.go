@@ -35,7 +35,6 @@ var (
 	_ engine.MachineSyncer[*operatorv1alpha1.GlusterCluster, *healFacts] = (*Syncer)(nil)
 	_ engine.Forgets                                                     = (*Syncer)(nil)
 	_ engine.Prepares[*operatorv1alpha1.GlusterCluster]                  = (*Syncer)(nil)
-	_ engine.RecordsAhead[*operatorv1alpha1.GlusterCluster, *healFacts]  = (*Syncer)(nil)
 	_ engine.SurfacesUnknown[*operatorv1alpha1.GlusterCluster]           = (*Syncer)(nil)
 	_ engine.Finishes[*operatorv1alpha1.GlusterCluster, *healFacts]      = (*Syncer)(nil)
 )

@@ -42,7 +42,7 @@ func (o *OnCluster[F]) Conditions(c *operatorv1alpha1.GlusterCluster) *[]metav1.
 func clusterRunner[F any](m engine.MachineSyncer[*operatorv1alpha1.GlusterCluster, F], a versioned.Interface, log *engine.TransitionLog, clk clock.Clock, own OwnFields) *engine.Runner[*operatorv1alpha1.GlusterCluster, F] {
 	r := &engine.Runner[*operatorv1alpha1.GlusterCluster, F]{
 		Machine: m, Log: log, Clock: clk, Refusal: effects.RefusalReason,
-		Writer: clusterStatusWriter(a, own),
+		Writer: clusterStatusWriter(a, own), Ledger: ClusterLedger{},
 	}
 	if p, ok := m.(Prompts); ok {
 		r.Rounds, r.Prompt = clusterRounds, p.Prompt
@@ -95,7 +95,7 @@ func NodeStatusWriter(a versioned.Interface) *engine.StatusWriter[*operatorv1alp
 // part of it changed: its own fields, or its share of the conditions, the
 // history and the ledger, where every machine persisted in the cluster's
 // status puts its lasting changes on record before it makes them
-// (engine.RecordsAhead). A write that lost to another machine's is made
+// (engine.Ledger). A write that lost to another machine's is made
 // again on the live object (rebaseCluster).
 func clusterStatusWriter(a versioned.Interface, own OwnFields) *engine.StatusWriter[*operatorv1alpha1.GlusterCluster] {
 	return &engine.StatusWriter[*operatorv1alpha1.GlusterCluster]{

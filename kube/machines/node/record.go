@@ -10,7 +10,6 @@ import (
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/engine"
-	"github.com/gluster/anthill/kube/machines/machinestatus"
 	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
@@ -97,9 +96,6 @@ func (s *Syncer) enter(node *operatorv1alpha1.GlusterNode, out *engine.Outcome[*
 		}
 	}
 	st.History = engine.AppendHistory(st.History, out.Committed.Record())
-	// A step the new state runs first may go on record in this write
-	// (states.NodeStateMeaning.RecordsAhead).
-	machinestatus.NodeLedger{}.Note(node, d.Ahead, now)
 	setNodeConditions(node, out.To, d, now)
 }
 

@@ -437,7 +437,7 @@ func replacementHeals(n *operatorv1alpha1.GlusterNode) []states.ReplacementHeal 
 // in flight).
 //
 // A move is on record in the node's ledger before its replace-brick is
-// sent (RecordAhead), and in movedBricks only once the status write after
+// sent (the runner's engine.Ledger), and in movedBricks only once the status write after
 // it succeeds: an operator killed in between would lose track of a
 // replacement that heals, and could start a move beyond
 // drainPolicy.maxParallelMoves, or detach the node, before it healed. So

@@ -33,7 +33,6 @@ var (
 	_ engine.Forgets                                                  = (*Syncer)(nil)
 	_ engine.Prepares[*operatorv1alpha1.GlusterNode]                  = (*Syncer)(nil)
 	_ engine.ReadsLive[*operatorv1alpha1.GlusterNode, *nodeFacts]     = (*Syncer)(nil)
-	_ engine.RecordsAhead[*operatorv1alpha1.GlusterNode, *nodeFacts]  = (*Syncer)(nil)
 	_ engine.SurfacesUnknown[*operatorv1alpha1.GlusterNode]           = (*Syncer)(nil)
 	_ engine.Finishes[*operatorv1alpha1.GlusterNode, *nodeFacts]      = (*Syncer)(nil)
 )
@@ -103,6 +102,7 @@ func (s *Syncer) Sync(ctx context.Context, key engine.Key) (engine.Result, error
 	s.once.Do(func() {
 		s.runner = &engine.Runner[*operatorv1alpha1.GlusterNode, *nodeFacts]{
 			Machine: s, Log: s.Log, Clock: s.Clock, Refusal: effects.RefusalReason, Writer: machinestatus.NodeStatusWriter(s.Anthill),
+			Ledger: machinestatus.NodeLedger{},
 			Rounds: syncRounds, Prompt: func(st fsm.State) bool { return states.NodeMeaning(st).Prompt },
 		}
 	})

@@ -29,7 +29,6 @@ var (
 	_ engine.MachineSyncer[*operatorv1alpha1.GlusterCluster, *upgradeFacts] = (*Syncer)(nil)
 	_ engine.Forgets                                                        = (*Syncer)(nil)
 	_ engine.Prepares[*operatorv1alpha1.GlusterCluster]                     = (*Syncer)(nil)
-	_ engine.RecordsAhead[*operatorv1alpha1.GlusterCluster, *upgradeFacts]  = (*Syncer)(nil)
 	_ engine.SurfacesUnknown[*operatorv1alpha1.GlusterCluster]              = (*Syncer)(nil)
 	_ engine.Finishes[*operatorv1alpha1.GlusterCluster, *upgradeFacts]      = (*Syncer)(nil)
 )
@@ -151,13 +150,6 @@ func (s *Syncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterCluster, in
 	}
 	target := transitions.ClusterTarget{Namespace: c.Namespace, Name: c.Name, TargetVersion: in.Facts.snap.ActiveTarget}
 	return nil, a(ctx, s.Audit.Ops(transitions.Ops{Kube: s.Kube, GD2: effects.NoGD2{}}), target)
-}
-
-// RecordAhead puts a rollClients step's CSI client roll (d.Changes, from
-// states' change table) on record in the cluster's ledger before it runs
-// (engine.RecordsAhead).
-func (s *Syncer) RecordAhead(c *operatorv1alpha1.GlusterCluster, _ engine.Instance[*upgradeFacts], d states.Decision, _ fsm.State, now time.Time) bool {
-	return machinestatus.ClusterLedger{}.Note(c, d.Changes, now)
 }
 
 // Message is status.upgrade's message.
