@@ -104,20 +104,6 @@ func RecordOf(machine, name string) (Record, bool) {
 	return r, ok
 }
 
-// LedgerActionOf is the one ledger action decision d's action is recorded
-// as, for a machine whose events and steps each record at most one; ""
-// when it goes on no record.
-func LedgerActionOf(machine string, d Decision) string {
-	name := string(d.Event)
-	if d.Step != "" {
-		name = string(d.Step)
-	}
-	if r, ok := records[machine][name]; ok && len(r.Ledger) == 1 {
-		return r.Ledger[0]
-	}
-	return ""
-}
-
 // Classified lists, per machine, the events and steps records classifies.
 func Classified() map[string][]string {
 	out := map[string][]string{}

@@ -25,23 +25,3 @@ func TestRecordsNameTheMachinesEventsAndSteps(t *testing.T) {
 		}
 	}
 }
-
-func TestLedgerActionOfADecision(t *testing.T) {
-	for _, tc := range []struct {
-		machine string
-		d       Decision
-		want    string
-	}{
-		{NodeMachine, Decision{Step: NodeMoveBrick}, LedgerReplaceBrick},
-		{NodeMachine, Decision{Event: NodeRestart}, LedgerDisableDevices},
-		{NodeMachine, Decision{Event: NodeJoin}, ""},
-		{NodeMachine, Decision{Event: NodeRejoin}, ""},
-		// Two ledger actions: the machine builds its entries itself.
-		{ClusterMachine, Decision{Step: ClusterScaleNodes}, ""},
-		{HealMachine, Decision{Step: HealForceStartBricks}, LedgerForceStartBricks},
-	} {
-		if got := LedgerActionOf(tc.machine, tc.d); got != tc.want {
-			t.Errorf("%s %+v: ledger action %q, want %q", tc.machine, tc.d, got, tc.want)
-		}
-	}
-}
