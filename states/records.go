@@ -51,7 +51,9 @@ const (
 
 // records is, per machine, how every event and step with an action is
 // classified. TestEveryActionIsClassified (transitions) holds it to the
-// actions registered there, both ways.
+// actions registered there, both ways; TestEveryActingEventAndStepIsClassified
+// to the events and steps whose doc says they act, and each lasting change
+// to its row in its machine's change table (nodeChanges and its kin).
 var records = map[string]map[string]Record{
 	NodeMachine: {
 		string(NodeProvision):        unrecorded(whyOwnObjects),
