@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/gluster/anthill/fsm"
 )
 
 // The cluster, upgrade and heal change tables: what each acting step puts
@@ -92,5 +94,15 @@ func TestMoveUpgradeCursor(t *testing.T) {
 	}
 	if got := OldestVersion([]string{"x"}, "fallback"); got != "fallback" {
 		t.Errorf("no version parses: %q", got)
+	}
+}
+
+// The upgrade counts a volume unhealthy unless its heal machine is
+// Healthy, and in split-brain when it is SplitBrain.
+func TestUpgradeCountsVolumes(t *testing.T) {
+	var s UpgradeSnapshot
+	s.CountVolumes([]fsm.State{HealHealthy, HealSplitBrain, HealHealing, ""})
+	if s.VolumesUnhealthy != 3 || s.VolumesSplitBrain != 1 {
+		t.Errorf("unhealthy %d, split-brain %d; want 3, 1", s.VolumesUnhealthy, s.VolumesSplitBrain)
 	}
 }

@@ -150,3 +150,25 @@ func (s DisruptionSnapshot) zone(name string) (DisruptionZone, bool) {
 	}
 	return DisruptionZone{}, false
 }
+
+// DisruptionStateMeaning is what one disruption state means outside its
+// machine.
+type DisruptionStateMeaning struct {
+	// ZoneOpen: the zone in status.disruption.zone may lose a pod to an
+	// eviction (its budget allows one); in every other state all budgets
+	// are locked.
+	ZoneOpen bool
+}
+
+// disruptionMeanings holds one entry per state of DisruptionDefinition.
+var disruptionMeanings = map[fsm.State]DisruptionStateMeaning{
+	DisruptionLocked:     {},
+	DisruptionOpen:       {ZoneOpen: true},
+	DisruptionRecovering: {},
+}
+
+// DisruptionMeaning returns what disruption state s means. The empty state
+// is Locked; a state the definition does not know opens nothing.
+func DisruptionMeaning(s fsm.State) DisruptionStateMeaning {
+	return meaningOf(disruptionMeanings, DisruptionLocked, s, DisruptionStateMeaning{})
+}

@@ -44,17 +44,19 @@ func checkMeaningTable[M any](t *testing.T, d *fsm.Definition, table, want map[f
 }
 
 func TestClusterMeaningCoversEveryPhase(t *testing.T) {
-	progressing := ClusterStateMeaning{Condition: PhaseProgressing}
+	// Before it is provisioned and once it is being deleted, a cluster
+	// has no servers to guard.
+	progressing, serving := ClusterStateMeaning{Condition: PhaseProgressing}, ClusterStateMeaning{Condition: PhaseProgressing, HasServers: true}
 	checkMeaningTable(t, ClusterDefinition(), clusterMeanings, map[fsm.State]ClusterStateMeaning{
-		ClusterReady:    {Condition: PhaseReady},
-		ClusterDegraded: {Condition: PhaseDegraded},
+		ClusterReady:    {Condition: PhaseReady, HasServers: true},
+		ClusterDegraded: {Condition: PhaseDegraded, HasServers: true},
 		ClusterDeleted:  {Condition: PhaseNone},
 		// Every activity phase is on its way somewhere.
-		ClusterPending: progressing, ClusterProvisioning: progressing, ClusterScaling: progressing,
-		ClusterUpgrading: progressing, ClusterReconfiguring: progressing, ClusterDeleting: progressing,
+		ClusterPending: progressing, ClusterProvisioning: serving, ClusterScaling: serving,
+		ClusterUpgrading: serving, ClusterReconfiguring: serving, ClusterDeleting: progressing,
 	}, ClusterMeaning)
-	if got := ClusterMeaning("Bogus"); got != progressing {
-		t.Errorf("an unknown phase means %+v, want %+v", got, progressing)
+	if got := ClusterMeaning("Bogus"); got != serving {
+		t.Errorf("an unknown phase means %+v, want %+v", got, serving)
 	}
 }
 
@@ -65,13 +67,24 @@ func TestUpgradeMeaningCoversEveryState(t *testing.T) {
 		// A run rolls.
 		// A run requested is validated, and one validated picks its
 		// first batch, in the same sync.
-		UpgradeValidating: {Upgrading: ConditionTrue, Prompt: true}, UpgradeRollingServers: {Upgrading: ConditionTrue, Prompt: true},
-		UpgradeRollingClients: {Upgrading: ConditionTrue},
+		// Validation fixes the run's target: the spec's until then.
+		UpgradeValidating:     {Upgrading: ConditionTrue, Prompt: true, Target: SpecTarget},
+		UpgradeRollingServers: {Upgrading: ConditionTrue, Prompt: true, Target: ValidatedTarget},
+		UpgradeRollingClients: {Upgrading: ConditionTrue, Target: ValidatedTarget},
 		// Held or just finished: False, and the reason says which.
-		UpgradeBlocked: {Upgrading: ConditionFalse}, UpgradePaused: {Upgrading: ConditionFalse},
-		UpgradeComplete: {Upgrading: ConditionFalse},
+		UpgradeBlocked: {Upgrading: ConditionFalse, Target: ValidatedTarget}, UpgradePaused: {Upgrading: ConditionFalse, Target: ValidatedTarget},
+		UpgradeComplete: {Upgrading: ConditionFalse, Target: ValidatedTarget},
 	}, UpgradeMeaning)
 	if got := UpgradeMeaning("Bogus"); got.Upgrading != ConditionTrue {
 		t.Errorf("an unknown upgrade state means %+v, want Upgrading True", got)
+	}
+}
+
+func TestDisruptionMeaningCoversEveryState(t *testing.T) {
+	checkMeaningTable(t, DisruptionDefinition(), disruptionMeanings, map[fsm.State]DisruptionStateMeaning{
+		DisruptionLocked: {}, DisruptionOpen: {ZoneOpen: true}, DisruptionRecovering: {},
+	}, DisruptionMeaning)
+	if DisruptionMeaning("Bogus").ZoneOpen {
+		t.Error("an unknown disruption state opens a zone")
 	}
 }

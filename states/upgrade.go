@@ -213,3 +213,20 @@ type UpgradeSnapshot struct {
 	// CompleteHold is how long Complete is shown before settling to Idle.
 	CompleteHold time.Duration
 }
+
+// CountVolumes counts into VolumesUnhealthy and VolumesSplitBrain the
+// volumes of heal, the heal machine's state of each (status.volumes):
+// every one not Healthy is unhealthy, and SplitBrain ones are also in
+// split-brain.
+func (s *UpgradeSnapshot) CountVolumes(heal []fsm.State) {
+	for _, st := range heal {
+		switch st {
+		case HealHealthy:
+		case HealSplitBrain:
+			s.VolumesSplitBrain++
+			s.VolumesUnhealthy++
+		default:
+			s.VolumesUnhealthy++
+		}
+	}
+}
