@@ -125,14 +125,14 @@ func (s *Syncer) gather(ctx context.Context, c *operatorv1alpha1.GlusterCluster,
 	}
 	// The live heal-info read, only for the zone the machine might open
 	// and only when nothing else already blocks it.
-	if gerr == nil && state != states.DisruptionOpen {
+	if gerr == nil && !states.DisruptionMeaning(state).ZoneOpen {
 		if cand := states.DisruptionCandidate(view.snap); cand != "" && s.worthReading(view.snap, cand) {
 			i := slices.IndexFunc(view.snap.Zones, func(z states.DisruptionZone) bool { return z.Name == cand })
 			view.snap.Zones[i].HealNotClean, view.snap.Zones[i].HealChecked = s.readHeal(ctx, g, cand)
 		}
 	}
 	current := view.target(c, state, zone)
-	if state == states.DisruptionOpen && !slices.Contains(view.zones, zone) {
+	if states.DisruptionMeaning(state).ZoneOpen && !slices.Contains(view.zones, zone) {
 		current.OpenZone = "" // the decision locks; never "repair" towards a vanished zone
 	}
 	view.snap.BudgetsInSync = objects.BudgetsInSync(current, pdbs, pods)
@@ -168,7 +168,7 @@ func (s *Syncer) nodeTrouble(n *operatorv1alpha1.GlusterNode, pod *corev1.Pod, g
 		out = append(out, fmt.Sprintf("pod %s is being deleted", pod.Name))
 	case !objects.PodReady(pod):
 		out = append(out, fmt.Sprintf("pod %s is not ready", pod.Name))
-	case state == states.DisruptionOpen && !since.IsZero() && pod.CreationTimestamp.After(since):
+	case states.DisruptionMeaning(state).ZoneOpen && !since.IsZero() && pod.CreationTimestamp.After(since):
 		// Evicted and already back: the eviction happened while the zone
 		// was open, however fast the pod returned.
 		out = append(out, fmt.Sprintf("pod %s was recreated after the zone opened", pod.Name))

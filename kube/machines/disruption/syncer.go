@@ -68,7 +68,7 @@ type disruptionView struct {
 // target is the budget set for a machine in state with zone.
 func (v disruptionView) target(c *operatorv1alpha1.GlusterCluster, state fsm.State, zone string) transitions.DisruptionTarget {
 	t := transitions.DisruptionTarget{Namespace: c.Namespace, Cluster: c.Name, Zones: v.zones, Pods: v.pods}
-	if state == states.DisruptionOpen {
+	if states.DisruptionMeaning(state).ZoneOpen {
 		t.OpenZone = zone
 	}
 	return t
@@ -107,16 +107,12 @@ func (s *Syncer) Get(key engine.Key) (*operatorv1alpha1.GlusterCluster, error) {
 // Prepare stops the machine where there is nothing to protect: an
 // external pool has no pods, a cluster being deleted has its budgets
 // removed by the cluster machine, and a cluster not provisioned yet (or
-// any more) has no servers.
+// any more) has no servers (states.ClusterStateMeaning.HasServers).
 func (s *Syncer) Prepare(_ context.Context, c *operatorv1alpha1.GlusterCluster) (bool, engine.Result, error) {
 	if c.Spec.Mode == operatorv1alpha1.ClusterModeExternal || c.DeletionTimestamp != nil {
 		return true, engine.Result{}, nil
 	}
-	switch fsm.State(c.Status.Phase) {
-	case "", states.ClusterPending, states.ClusterDeleting, states.ClusterDeleted:
-		return true, engine.Result{}, nil
-	}
-	return false, engine.Result{}, nil
+	return !states.ClusterMeaning(fsm.State(c.Status.Phase)).HasServers, engine.Result{}, nil
 }
 
 // Instances is the disruption machine's one instance, at the state and

@@ -51,10 +51,10 @@ func (s *Syncer) mirror(ctx context.Context, c *operatorv1alpha1.GlusterCluster)
 	// The run's target; while a run is validated it is the version being
 	// validated (status.upgrade.toVersion is fixed when validation passes).
 	target := up.ToVersion
-	switch state {
-	case states.UpgradeIdle:
+	switch states.UpgradeMeaning(state).Target {
+	case states.NoRunTarget:
 		target = ""
-	case states.UpgradeValidating:
+	case states.SpecTarget:
 		target = objects.ClusterVersion(c)
 	}
 	want := transitions.UpgradeValue(state, target)

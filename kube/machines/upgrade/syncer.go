@@ -222,8 +222,7 @@ func (s *Syncer) snapshot(ctx context.Context, c *operatorv1alpha1.GlusterCluste
 	}
 	// The run's target is the one validated fired with; before that, and
 	// once the run is over, there is none.
-	switch state {
-	case states.UpgradeRollingServers, states.UpgradeRollingClients, states.UpgradeComplete, states.UpgradeBlocked, states.UpgradePaused:
+	if states.UpgradeMeaning(state).Target == states.ValidatedTarget {
 		snap.ActiveTarget = up.ToVersion
 	}
 	nodes, err := s.Nodes.GlusterNodes(c.Namespace).List(labels.Everything())
@@ -238,16 +237,11 @@ func (s *Syncer) snapshot(ctx context.Context, c *operatorv1alpha1.GlusterCluste
 		maxParallel, perZone = int(p.MaxParallel), p.PerZone
 	}
 	snap.NextNodes = states.UpgradeBatch(tally.Candidates, up.CurrentNodes, maxParallel, perZone)
+	heal := make([]fsm.State, 0, len(c.Status.Volumes))
 	for _, v := range c.Status.Volumes {
-		switch fsm.State(v.State) {
-		case states.HealHealthy:
-		case states.HealSplitBrain:
-			snap.VolumesSplitBrain++
-			snap.VolumesUnhealthy++
-		default:
-			snap.VolumesUnhealthy++
-		}
+		heal = append(heal, fsm.State(v.State))
 	}
+	snap.CountVolumes(heal)
 	if state == states.UpgradeRollingServers && snap.NodesUpgrading == 0 && snap.NodesOnline == snap.NodesTotal &&
 		snap.VolumesSplitBrain == 0 && snap.VolumesUnhealthy > 0 && len(snap.NextNodes) > 0 {
 		// Only the heal machine's records hold the next batch: read
