@@ -39,7 +39,7 @@ type CSIListers struct {
 func (l CSIListers) missing(c *operatorv1alpha1.GlusterCluster) ([]string, error) {
 	if owner, err := l.driverTakenBy(c); err != nil || owner != "" {
 		// Another cluster runs the driver: nothing of c's is missing,
-		// and warnCSIClashes says why c gets none.
+		// and Record says why c gets none (warnCSIClash).
 		return nil, err
 	}
 	want := objects.DesiredCSIObjects(c, "")
@@ -152,30 +152,42 @@ func (l CSIListers) driverTakenBy(c *operatorv1alpha1.GlusterCluster) (string, e
 // names a StorageClass a cluster wants whose name is taken.
 const ReasonStorageClassNameTaken = "StorageClassNameTaken"
 
-// warnStorageClassClashes records a Warning Event on c naming the
-// StorageClasses it wants that exist without being anthill's for c. The
-// Event recorder folds the repeats of each sync into one Event.
-func (s *Syncer) warnStorageClassClashes(c *operatorv1alpha1.GlusterCluster) error {
+// csiClash is what of c's CSI objects another owner holds: the cluster
+// whose CSIDriver has the driver's fixed name (driverOwner, as
+// namespace/name), or else the StorageClasses c wants whose names are
+// taken. Gather reads it; Record surfaces it (warnCSIClash).
+type csiClash struct {
+	driverOwner    string
+	storageClasses []string
+}
+
+// readCSIClash reads what of c's CSI objects another owner holds.
+func (l CSIListers) readCSIClash(c *operatorv1alpha1.GlusterCluster) (csiClash, error) {
 	if c.DeletionTimestamp == nil {
-		owner, err := s.CSI.driverTakenBy(c)
-		if err != nil {
-			return err
-		}
-		if owner != "" {
-			s.Log.Warn(c, ReasonCSIDriverTaken, fmt.Sprintf(
-				"the CSI driver %s is deployed for cluster %s: its name is fixed, so one Gluster cluster per Kubernetes cluster can serve volumes through it, and this cluster gets no CSI objects (docs/csi.md).",
-				objects.CSIFileDriverName, owner))
-			return nil
+		owner, err := l.driverTakenBy(c)
+		if err != nil || owner != "" {
+			return csiClash{driverOwner: owner}, err
 		}
 	}
-	clash, err := s.CSI.storageClassClashes(c)
-	if err != nil || len(clash) == 0 {
-		return err
+	clash, err := l.storageClassClashes(c)
+	return csiClash{storageClasses: clash}, err
+}
+
+// warnCSIClash records a Warning Event on c naming the other cluster that
+// runs the CSI driver, or else the StorageClasses it wants that exist
+// without being anthill's for c. The Event recorder folds the repeats of
+// each sync into one Event.
+func (s *Syncer) warnCSIClash(c *operatorv1alpha1.GlusterCluster, clash csiClash) {
+	switch {
+	case clash.driverOwner != "":
+		s.Log.Warn(c, ReasonCSIDriverTaken, fmt.Sprintf(
+			"the CSI driver %s is deployed for cluster %s: its name is fixed, so one Gluster cluster per Kubernetes cluster can serve volumes through it, and this cluster gets no CSI objects (docs/csi.md).",
+			objects.CSIFileDriverName, clash.driverOwner))
+	case len(clash.storageClasses) > 0:
+		s.Log.Warn(c, ReasonStorageClassNameTaken, fmt.Sprintf(
+			"StorageClass(es) %s exist but were not created by anthill for this cluster: they are left as they are and the driver has no StorageClass of anthill's; set spec.csi.storageClasses.<driver>.name to another name, or create: false.",
+			strings.Join(clash.storageClasses, ", ")))
 	}
-	s.Log.Warn(c, ReasonStorageClassNameTaken, fmt.Sprintf(
-		"StorageClass(es) %s exist but were not created by anthill for this cluster: they are left as they are and the driver has no StorageClass of anthill's; set spec.csi.storageClasses.<driver>.name to another name, or create: false.",
-		strings.Join(clash, ", ")))
-	return nil
 }
 
 // storageClassClashes names the StorageClasses c wants whose name is taken

@@ -107,6 +107,9 @@ type clusterFacts struct {
 	// nodeLedger is what the cluster's GlusterNodes put on record in
 	// their own ledgers that the cluster's ledger lacks: Record copies it.
 	nodeLedger []operatorv1alpha1.LedgerEntry
+	// csiClash is what of the cluster's CSI objects another owner holds:
+	// Record warns of it.
+	csiClash csiClash
 }
 
 // Definition is the cluster machine.
@@ -143,7 +146,8 @@ func (s *Syncer) Gather(ctx context.Context, c *operatorv1alpha1.GlusterCluster,
 	if err := s.snapshot(ctx, c, in.State, in.Facts); err != nil {
 		return err
 	}
-	if err := s.warnStorageClassClashes(c); err != nil {
+	var err error
+	if in.Facts.csiClash, err = s.CSI.readCSIClash(c); err != nil {
 		return err
 	}
 	var reading *capacityReading
@@ -262,9 +266,11 @@ func (s *Syncer) Message(c *operatorv1alpha1.GlusterCluster, _ string) string {
 }
 
 // Record copies the GlusterNodes' new ledger entries into the cluster's,
-// and lands the outcome in the phase, the conditions and the history.
+// warns of a CSI clash Gather read, and lands the outcome in the phase,
+// the conditions and the history.
 func (s *Syncer) Record(c *operatorv1alpha1.GlusterCluster, outs []engine.Outcome[*clusterFacts], now time.Time) {
 	out := &outs[0]
+	s.warnCSIClash(c, out.Facts.csiClash)
 	for _, e := range out.Facts.nodeLedger {
 		c.Status.Ledger = machinestatus.AppendBounded(c.Status.Ledger, e, operatorv1alpha1.MaxLedger)
 	}
