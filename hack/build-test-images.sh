@@ -69,8 +69,11 @@ pack() {
 # --- glusterd2 ---------------------------------------------------------
 # What glusterd2, its bricks, the FUSE client and its mount helper run:
 # GD2's exec'd tools (mount, umount, mkfs.xfs, losetup via mount, the LVM
-# tools), the helper's shell tools, and a shell for the shim.
-wanted=(glusterfs-server glusterfs-client xfsprogs util-linux mount lvm2 bash coreutils procps sed mawk grep findutils)
+# tools), the helper's shell tools, and a shell for the shim. dash is
+# /bin/sh, the mount helper's interpreter: without it mount -t glusterfs
+# fails at once and says nothing (mount(8) gets the helper's exec error
+# as exit status 1).
+wanted=(glusterfs-server glusterfs-client xfsprogs util-linux mount lvm2 bash dash coreutils procps sed mawk grep findutils)
 mapfile -t pkgs < <(apt-cache depends --recurse --installed --no-recommends --no-suggests --no-conflicts \
 	--no-breaks --no-replaces --no-enhances "${wanted[@]}" 2>/dev/null | grep -v '^[ <]' | sort -u)
 installed=()
@@ -92,8 +95,8 @@ if [[ ! -f ${gd2out}/image.tar ]]; then
 	list=$(mktemp)
 	for p in "${installed[@]}"; do
 		dpkg-query -L "${p%%=*}"
-	done | grep -Ev '^/(bin|sbin|lib|lib64)$|^/usr/share/(doc|man|info|locale|lintian|bug)(/|$)|^/\.$|^$' | sort -u |
-		while read -r f; do [[ -e ${f} || -L ${f} ]] && printf '%s\n' "${f#/}"; done >"${list}"
+	done | grep '^/' | grep -Ev '^/(bin|sbin|lib|lib64)$|^/usr/share/(doc|man|info|locale|lintian|bug)(/|$)|^/\.$' | sort -u |
+		while read -r f; do if [[ -e ${f} || -L ${f} ]]; then printf '%s\n' "${f#/}"; fi; done >"${list}"
 	tar -C / --no-recursion -cf - -T "${list}" | tar -C "${fs}" --keep-directory-symlink -xf -
 	rm -f "${list}"
 
