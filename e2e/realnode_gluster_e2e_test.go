@@ -124,14 +124,22 @@ func TestGlusterPodsOnARealNode(t *testing.T) {
 	// the operator's), before the operator is uninstalled.
 	t.Cleanup(func() {
 		ctx := context.Background()
+		start := time.Now()
 		_ = anthill.OperatorV1alpha1().GlusterClusters(ns).Delete(ctx, name, metav1.DeleteOptions{})
 		err := framework.WaitFor(ctx, 2*time.Minute, func(ctx context.Context) (bool, error) {
 			_, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, name, metav1.GetOptions{})
-			return apierrors.IsNotFound(err), fmt.Errorf("cluster %s still there (%v)", name, err)
+			if apierrors.IsNotFound(err) {
+				return true, nil
+			}
+			_, desc, _ := nodeStates(ctx, ns, name)
+			return false, fmt.Errorf("cluster %s still there (%v), nodes %s", name, err, desc)
 		})
 		if err != nil {
+			dumpNamespace(t, ns)
 			t.Errorf("delete the cluster: %v", err)
+			return
 		}
+		step("cluster deleted in %.1fs", time.Since(start).Seconds())
 	})
 	// Online: the pod runs, the peer joined and its devices are added.
 	// The cluster's phase is not awaited: its CSI pods have no image on
@@ -182,14 +190,38 @@ func TestGlusterPodsOnARealNode(t *testing.T) {
 	if _, err := g.CreateVolume(ctx, gd2.VolumeCreateRequest{Name: vol, Size: 512 << 20, Replica: 3, Provisioner: objects.ProvisionerLoop}); err != nil {
 		t.Fatalf("create a replica-3 smart volume: %v", err)
 	}
+	// The volume goes before the cluster, as a CSI volume goes with its
+	// PersistentVolume: deleting the cluster drains its nodes one at a
+	// time, and a brick of a volume still there has nowhere to move.
+	t.Cleanup(func() {
+		ctx := context.Background()
+		if _, err := g.StopVolume(ctx, vol); err != nil {
+			t.Errorf("stop volume %s: %v", vol, err)
+		}
+		if err := g.DeleteVolume(ctx, vol); err != nil {
+			t.Errorf("delete volume %s: %v", vol, err)
+		}
+	})
 	if _, err := g.StartVolume(ctx, vol, false); err != nil {
 		t.Fatalf("start it: %v", err)
 	}
 	bricks := waitBricksOnline(t, g, vol, 3, time.Minute)
 	step("replica-3 smart volume %s created and started: 3 bricks online (%s)", vol, brickPIDs(bricks))
 
-	client := startMountPod(t, ns, images["glusterd2"].ref, objects.NodePodHost(ns, name, nodes[firstKey(nodes)].Name)+":/"+vol)
+	// The client mounts through the management Service's name, as an
+	// admin would: any GD2 serves the volume file, and the mount outlives
+	// the server that first served it. A GD2 pod's own name is often too
+	// long for Gluster's mount helper, which drops every server name of
+	// 64 characters or more (its HOST_NAME_MAX check): shown below.
+	client := startMountPod(t, ns, images["glusterd2"].ref, objects.ManagementHost(c)+":/"+vol)
 	pid := waitMountPID(t, realNodes, ns, client)
+	if host := objects.NodePodHost(ns, name, nodes[firstKey(nodes)].Name); len(host) >= 64 {
+		out, err := inPod(pid, "mount", "-t", "glusterfs", host+":/"+vol, "/mnt")
+		if err == nil || !strings.Contains(out, "No valid servers") {
+			t.Errorf("mount.glusterfs given the %d-character server name %s: %v\n%s; want it refused", len(host), host, err, out)
+		}
+		step("mount.glusterfs refuses the GD2 pod's own %d-character name: %s", len(host), strings.TrimSpace(strings.SplitN(out, "\n", 2)[0]))
+	}
 	mnt := framework.ProcessPath(pid, filepath.Join("mnt", vol))
 	written := writeFiles(t, mnt, 24, 256<<10)
 	step("FUSE mount in pod %s: wrote %d files, %d bytes", client, len(written), totalBytes(written))
@@ -464,10 +496,22 @@ func waitMountPID(t *testing.T, nodes map[string]*framework.RealNode, ns, name s
 		return pid > 0, nil
 	})
 	if err != nil {
-		logs, lerr := env.Client.CoreV1().Pods(ns).GetLogs(name, &corev1.PodLogOptions{Container: "client", Previous: true}).DoRaw(context.Background())
-		t.Fatalf("the FUSE client pod: %v; its last run's log (%v):\n%s", err, lerr, logs)
+		var logs []byte
+		p, lerr := env.Client.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if lerr == nil && nodes[p.Spec.NodeName] != nil {
+			logs, lerr = nodes[p.Spec.NodeName].ContainerLog(p, "client")
+		}
+		t.Fatalf("the FUSE client pod: %v; its log (%v):\n%s", err, lerr, logs)
 	}
 	return pid
+}
+
+// inPod runs a command in the namespaces of the process pid (a pod's), as
+// kubectl exec would, and returns its combined output.
+func inPod(pid int, args ...string) (string, error) {
+	cmd := exec.Command("nsenter", append([]string{"-t", strconv.Itoa(pid), "-m", "-n", "-u", "-i", "-p", "-r", "-w", "--"}, args...)...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
 }
 
 // containerPID is the host pid of a running container's first process.
