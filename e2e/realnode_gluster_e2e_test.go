@@ -111,6 +111,9 @@ func TestGlusterPodsOnARealNode(t *testing.T) {
 			Mode:          operatorv1alpha1.ClusterModeManual,
 			Gluster:       &operatorv1alpha1.GlusterServerSpec{Version: "4.1.0", Image: images["glusterd2"].ref},
 			NodeTemplates: templatesPerZone(zones, class),
+			// A brick offline on a live peer is force-started by the
+			// heal machine after the offline grace (30 s by default).
+			FailurePolicy: &operatorv1alpha1.FailurePolicy{OfflineGrace: &metav1.Duration{Duration: 5 * time.Second}},
 		},
 	}
 	err := framework.WaitFor(ctx, time.Minute, func(ctx context.Context) (bool, error) {
@@ -227,6 +230,8 @@ func TestGlusterPodsOnARealNode(t *testing.T) {
 	step("FUSE mount in pod %s: wrote %d files, %d bytes", client, len(written), totalBytes(written))
 	readBack(t, mnt, written)
 	step("read every byte back: checksums equal")
+	bricksHold(t, realNodes, ns, name, bricks, written)
+	step("each of the 3 bricks holds every file, bytes equal (read in its GD2 pod's mount namespace)")
 
 	// A GD2 container killed: the kubelet starts it again and GD2 mounts
 	// and starts its brick itself.
@@ -255,6 +260,173 @@ func TestGlusterPodsOnARealNode(t *testing.T) {
 	step("GD2 container restarted, every brick online again with no help (%s)", brickPIDs(after))
 	readBack(t, mnt, written)
 	step("read every byte back again")
+
+	// A brick process SIGKILLed: GD2 reports it offline, the operator's
+	// heal machine force-starts the volume's bricks after the offline
+	// grace (forceStartBricks, on the ledger), and GD2 starts a new brick
+	// process. The killed one is reaped (the pod's pause process is PID 1:
+	// shareProcessNamespace), so no zombie passes GD2's kill(pid, 0) check
+	// for a running brick.
+	bvictim := gd2Pods[2]
+	bnode := bvictim.Labels[objects.LabelNode]
+	var brick gd2.BrickStatus
+	for _, b := range after {
+		if b.Info.PeerID == nodes[bnode].Status.PeerID {
+			brick = b
+		}
+	}
+	if brick.PID == 0 {
+		t.Fatalf("no running brick of %s on %s: %s", vol, bnode, brickPIDs(after))
+	}
+	bpod, err := env.Client.CoreV1().Pods(ns).Get(ctx, bvictim.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	podPID := containerPID(t, realNodes[bpod.Spec.NodeName], *bpod, objects.ContainerGD2)
+	bpid, err := hostPID(podPID, brick.PID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	if err := syscall.Kill(bpid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	step("SIGKILLed brick %s of %s (glusterfsd, pid %d in the pod, %d on the host)", brick.Info.Path, bvictim.Name, brick.PID, bpid)
+	var restarted gd2.BrickStatus
+	err = framework.WaitFor(ctx, 3*time.Minute, func(ctx context.Context) (bool, error) {
+		bs, err := g.BricksStatus(ctx, vol)
+		if err != nil {
+			return false, err
+		}
+		for _, b := range bs {
+			if b.Info.ID == brick.Info.ID {
+				restarted = b
+				return b.Online && b.PID != brick.PID, fmt.Errorf("brick online %t pid %d", b.Online, b.PID)
+			}
+		}
+		return false, fmt.Errorf("no brick %s", brick.Info.ID)
+	})
+	if err != nil {
+		dumpNamespace(t, ns)
+		t.Fatalf("the killed brick %s: %v", brick.Info.Path, err)
+	}
+	back := time.Since(killed)
+	if z, err := zombies(podPID); err != nil || len(z) > 0 {
+		t.Errorf("zombies in pod %s: %v (%v)", bvictim.Name, z, err)
+	}
+	cl, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := false
+	for _, e := range cl.Status.Ledger {
+		if e.Action == operatorv1alpha1.LedgerActionForceStartBricks && e.Node == bnode && e.Volume == vol && e.Time.After(killed.Add(-time.Second)) {
+			started = true
+		}
+	}
+	if !started {
+		t.Errorf("the ledger records no force start of %s's bricks on %s after the kill: %v", vol, bnode, cl.Status.Ledger)
+	}
+	step("the heal machine force-started %s (ledger: forceStartBricks on %s): the brick online again as pid %d port %d, %.1fs after the kill; no zombie in the pod", vol, bnode, restarted.PID, restarted.Port, back.Seconds())
+	readBack(t, mnt, written)
+	step("read every byte back again")
+}
+
+// bricksHold checks that every brick of bricks holds each file with the
+// bytes written, read from the brick's directory in its GD2 pod's mount
+// namespace (where GD2 loop-mounted it).
+func bricksHold(t *testing.T, realNodes map[string]*framework.RealNode, ns, cluster string, bricks []gd2.BrickStatus, files []writtenFile) {
+	t.Helper()
+	ctx := context.Background()
+	nodes, _, err := nodeStates(ctx, ns, cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range bricks {
+		var pod *corev1.Pod
+		for _, n := range nodes {
+			if n.Status.PeerID == b.Info.PeerID {
+				if pod, err = env.Client.CoreV1().Pods(ns).Get(ctx, objects.NodePodName(n.Name), metav1.GetOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if pod == nil {
+			t.Fatalf("brick %s: no node has peer %s", b.Info.Path, b.Info.PeerID)
+		}
+		pid := containerPID(t, realNodes[pod.Spec.NodeName], *pod, objects.ContainerGD2)
+		for _, f := range files {
+			got, err := os.ReadFile(framework.ProcessPath(pid, filepath.Join(b.Info.Path, f.name)))
+			if err != nil {
+				t.Fatalf("brick %s of %s: %v", b.Info.Path, pod.Name, err)
+			}
+			if sha256.Sum256(got) != f.sum {
+				t.Fatalf("brick %s of %s: %s holds %d bytes that differ from the %d written", b.Info.Path, pod.Name, f.name, len(got), f.size)
+			}
+		}
+	}
+}
+
+// hostPID is the host pid of the process numbered pid in the PID namespace
+// of the host process ref (a pod's).
+func hostPID(ref, pid int) (int, error) {
+	var found int
+	err := inPIDNamespace(ref, func(host int, status map[string]string) {
+		f := strings.Fields(status["NSpid"])
+		if len(f) > 0 && f[len(f)-1] == strconv.Itoa(pid) {
+			found = host
+		}
+	})
+	if err == nil && found == 0 {
+		err = fmt.Errorf("no process %d in the PID namespace of %d", pid, ref)
+	}
+	return found, err
+}
+
+// zombies lists the zombie processes in the PID namespace of the host
+// process ref, as "pid name".
+func zombies(ref int) ([]string, error) {
+	var out []string
+	err := inPIDNamespace(ref, func(host int, status map[string]string) {
+		if strings.HasPrefix(status["State"], "Z") {
+			out = append(out, fmt.Sprintf("%d %s", host, status["Name"]))
+		}
+	})
+	return out, err
+}
+
+// inPIDNamespace calls fn with the host pid and /proc status fields of
+// every process in the PID namespace of the host process ref.
+func inPIDNamespace(ref int, fn func(host int, status map[string]string)) error {
+	want, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", ref))
+	if err != nil {
+		return err
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		host, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", host)); err != nil || ns != want {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", host))
+		if err != nil {
+			continue
+		}
+		status := map[string]string{}
+		for _, l := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok {
+				status[k] = strings.TrimSpace(v)
+			}
+		}
+		fn(host, status)
+	}
+	return nil
 }
 
 func waitOnline(t *testing.T, ns, cluster string, want int, timeout time.Duration) map[string]operatorv1alpha1.GlusterNode {
