@@ -212,8 +212,10 @@ func NodeDefinition() *fsm.Definition {
 		},
 		Events: []fsm.EventDoc{
 			{Name: NodeProvision, Doc: "Fires on a new GlusterNode. Action: create the node's PVC and StatefulSet if absent."},
-			{Name: NodeJoin, Doc: "Fires when the PVC is bound, the pod ready and GD2 reachable. Action: add the peer " +
-				"(or find the one already added for this GlusterNode) with its zone and anthill metadata."},
+			{Name: NodeJoin, Doc: "Fires when the PVC is bound, the pod ready and GD2 reachable, and, while no node of the cluster " +
+				"has joined, only for the cluster's first node by name (the others wait for it: `WaitingForPoolSeed`). Action: add the peer " +
+				"(or find the one already added for this GlusterNode) with its zone and anthill metadata, through the GD2 of a node " +
+				"that joined (the first node's own add goes through the management Service)."},
 			{Name: NodeActivate, Doc: "Fires when the new peer is alive. Action: register the node's devices " +
 				"(already registered counts as done)."},
 			{Name: NodePeerLost, Doc: "Fires when GD2 has reported an Online node's peer not alive for `offlineGrace`, " +

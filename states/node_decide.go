@@ -74,6 +74,9 @@ func decideNodeProvisioning(s NodeSnapshot) Decision {
 	if !s.GD2Reachable {
 		return gd2Unreachable()
 	}
+	if s.JoinAfter != "" {
+		return wait(ReasonWaitingForPoolSeed, fmt.Sprintf("Waiting for node %s, the cluster's first, to join GD2: every node joins the pool its GD2 starts.", s.JoinAfter), pollShort)
+	}
 	return fire(NodeJoin, ReasonPodReady, "The pod is ready; adding it as a GD2 peer.")
 }
 

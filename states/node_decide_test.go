@@ -45,6 +45,7 @@ func nodeCases() []nodeCase {
 		{name: "a provisioning node waits for its pod to be ready", state: NodeProvisioning, mutate: func(s *NodeSnapshot) { s.PodReady = false }, wantReason: ReasonWaitingForPod},
 		{name: "a provisioning node waits while GD2 is unreachable", state: NodeProvisioning, mutate: func(s *NodeSnapshot) { s.GD2Reachable = false }, wantReason: ReasonGD2Unreachable},
 		{name: "a provisioning node joins when its pod is ready", state: NodeProvisioning, wantEvent: NodeJoin},
+		{name: "a provisioning node waits for the cluster's first node to join before it", state: NodeProvisioning, mutate: func(s *NodeSnapshot) { s.JoinAfter = "gc-a-1" }, wantReason: ReasonWaitingForPoolSeed},
 		{name: "a provisioning node that is decommissioned detaches any half-added peer", state: NodeProvisioning, mutate: func(s *NodeSnapshot) { s.Request = RequestDecommission }, wantEvent: NodeDetach},
 
 		// Joining.

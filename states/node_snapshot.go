@@ -68,6 +68,13 @@ type NodeSnapshot struct {
 	// UpgradeSelected: the upgrade machine is RollingServers and names this
 	// node as the one to upgrade now.
 	UpgradeSelected bool
+	// JoinAfter names the node of the cluster that joins GD2 before this
+	// one: while no node of the cluster has a peer, every node but the
+	// first by name, whose GD2 becomes the pool, waits for it. Then each
+	// joins through a node of the pool, never through the management
+	// Service, whose endpoints include pods that have not joined, each a
+	// pool of its own. "" when this node may join.
+	JoinAfter string
 	// PermissibleDowntime: how long the peer may be down outside
 	// maintenance before the node is Failed.
 	PermissibleDowntime time.Duration

@@ -75,6 +75,7 @@ var nodeWaits = map[string]NodeWait{
 	ReasonNodeDisabled:        {For: "an admin's resume of a disabled node"},
 	ReasonGD2Unreachable:      {For: "GD2 to answer (a short poll: no report says GD2 is back before a read does)"},
 	ReasonWaitingForPod:       {For: "the node's claims to bind and its pod to be ready"},
+	ReasonWaitingForPoolSeed:  {For: "the cluster's first node to join GD2, so that every node joins the pool it starts", Wakes: []Wake{WakePool}},
 	ReasonWaitingForPeer:      {For: "GD2 to list the node's peer as alive", Wakes: []Wake{WakePeerBack}},
 	ReasonPeerMissing:         {For: "an admin: the peer is missing from GD2's list"},
 	ReasonPeerUnresponsive:    {For: "the offline grace to pass, or the peer to answer"},

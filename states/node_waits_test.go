@@ -42,6 +42,12 @@ var crossMachineFacts = []waitFacts{
 			s.VolumeNodeDown = "node y is down"
 		}
 	}},
+	{"the cluster's first node joining GD2", []Wake{WakePool}, func(r *rand.Rand, s *NodeSnapshot) {
+		s.JoinAfter = ""
+		if r.IntN(2) == 0 {
+			s.JoinAfter = "n0"
+		}
+	}},
 	{"the nodes ahead in the upgrade batch", []Wake{WakePool}, func(r *rand.Rand, s *NodeSnapshot) {
 		s.UpgradeAhead = nil
 		if r.IntN(2) == 0 {
@@ -51,13 +57,17 @@ var crossMachineFacts = []waitFacts{
 }
 
 // randomWaitingNode is randomNode with the facts it leaves out: the upgrade
-// batch ahead, unreachable bricks, the peer watch and a lost pod.
+// batch ahead, unreachable bricks, the peer watch, the node to join after
+// and a lost pod.
 func randomWaitingNode(r *rand.Rand) NodeSnapshot {
 	s := randomNode(r)
 	s.BricksUnreachable = r.IntN(3)
 	s.PeerWatched = r.IntN(2) == 0
 	if r.IntN(3) == 0 {
 		s.UpgradeAhead = []string{"n2"}
+	}
+	if r.IntN(3) == 0 {
+		s.JoinAfter = "n0"
 	}
 	if r.IntN(3) == 0 {
 		s.LostPod = LostPod{

@@ -25,6 +25,7 @@ const (
 	// Node.
 	ReasonProvisioning          = "Provisioning"
 	ReasonWaitingForPod         = "WaitingForPod"
+	ReasonWaitingForPoolSeed    = "WaitingForPoolSeed"
 	ReasonPodReady              = "PodReady"
 	ReasonWaitingForPeer        = "WaitingForPeer"
 	ReasonPeerOnline            = "PeerOnline"

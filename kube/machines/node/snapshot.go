@@ -84,6 +84,9 @@ func (s *Syncer) nodeSnapshot(ctx context.Context, node *operatorv1alpha1.Gluste
 	if err := s.kubeSide(node, &snap); err != nil {
 		return snap, nodeGD2Side{}, err
 	}
+	if err := s.joinAfter(node, &snap); err != nil {
+		return snap, nodeGD2Side{}, err
+	}
 	var view nodeGD2Side
 	if gc == nil || !decisionReadsGD2(snap) {
 		return snap, view, nil

@@ -239,10 +239,10 @@ func (s *Syncer) Decide(in engine.Instance[*nodeFacts]) states.Decision {
 }
 
 // Act runs the node action of d and returns its transitions.NodeResult
-// (the peer a join added), which Record keeps. Only a brick move needs the
+// (the peer a join added), which Record keeps. A brick move needs the
 // node's own GD2 (GD2 sizes the new brick on the node serving the
-// request); actions that need GD2 fail cleanly while the cluster has no
-// client yet.
+// request), and a join a GD2 of the pool (joinVia); actions that need GD2
+// fail cleanly while the cluster has no client yet.
 func (s *Syncer) Act(ctx context.Context, node *operatorv1alpha1.GlusterNode, in engine.Instance[*nodeFacts], d states.Decision) (any, error) {
 	f := in.Facts
 	a, ok := transitions.NodeActions.For(d)
@@ -252,6 +252,13 @@ func (s *Syncer) Act(ctx context.Context, node *operatorv1alpha1.GlusterNode, in
 	ops := transitions.Ops{Kube: s.Kube, GD2: effects.NoGD2{}}
 	if f.ops != nil {
 		g2 := *f.ops
+		if d.Event == states.NodeJoin {
+			via, err := s.joinVia(ctx, f.cluster, node)
+			if err != nil {
+				return nil, err
+			}
+			g2.Client = via
+		}
 		if d.Step == states.NodeMoveBrick {
 			local, err := s.GD2.ForNode(ctx, f.cluster, node)
 			if err != nil {
