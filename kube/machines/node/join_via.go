@@ -88,6 +88,15 @@ func poolEntry(nodes []*operatorv1alpha1.GlusterNode, cluster, self string) (via
 		}
 		return "", first
 	}
+	return poolMember(mine, self), ""
+}
+
+// poolMember names a node of nodes other than self that joined and is in
+// the pool, by its state (a node of a cluster being deleted still is until
+// its own turn): Online first, then in maintenance or upgrading, then joining
+// with its peer added, each by name; "" when there is none (every node
+// that joined may have left the pool: offline, failed, leaving).
+func poolMember(nodes []*operatorv1alpha1.GlusterNode, self string) string {
 	rank := func(n *operatorv1alpha1.GlusterNode) int {
 		switch states.NodeMeaning(fsm.State(n.Status.State)).Class {
 		case states.NodeClassOnline:
@@ -100,13 +109,13 @@ func poolEntry(nodes []*operatorv1alpha1.GlusterNode, cluster, self string) (via
 		return -1
 	}
 	var members []*operatorv1alpha1.GlusterNode
-	for _, n := range mine {
+	for _, n := range nodes {
 		if n.Name != self && n.Status.PeerID != "" && rank(n) >= 0 {
 			members = append(members, n)
 		}
 	}
 	if len(members) == 0 {
-		return "", ""
+		return ""
 	}
 	slices.SortFunc(members, func(a, b *operatorv1alpha1.GlusterNode) int {
 		if d := rank(a) - rank(b); d != 0 {
@@ -114,5 +123,34 @@ func poolEntry(nodes []*operatorv1alpha1.GlusterNode, cluster, self string) (via
 		}
 		return strings.Compare(a.Name, b.Name)
 	})
-	return members[0].Name, ""
+	return members[0].Name
+}
+
+// deleteVia is the client a leaving node's peer delete goes through: the
+// GD2 of another node of the pool (poolMember), else the cluster's. GD2
+// refuses to delete the peer that serves the request, and taking the
+// node's pod out of the management Service does not move a connection
+// already open to it: the operator's kept-alive connection through the
+// Service's address stays with the pod it reached, so on the real node a
+// cluster's deletion retried "removing self is disallowed" on the same pod
+// for minutes.
+func (s *Syncer) deleteVia(ctx context.Context, cluster *operatorv1alpha1.GlusterCluster, node *operatorv1alpha1.GlusterNode) (*gd2.Client, error) {
+	list, err := s.Nodes.GlusterNodes(node.Namespace).List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	var mine []*operatorv1alpha1.GlusterNode
+	for _, n := range list {
+		if n.Spec.Cluster == cluster.Name {
+			mine = append(mine, n)
+		}
+	}
+	if name := poolMember(mine, node.Name); name != "" {
+		for _, n := range mine {
+			if n.Name == name {
+				return s.GD2.ForNode(ctx, cluster, n)
+			}
+		}
+	}
+	return s.GD2.For(ctx, cluster)
 }

@@ -88,3 +88,37 @@ func TestNodeSyncerJoinsAfterTheClustersFirstNode(t *testing.T) {
 		t.Fatalf("after the first node joined: %s, peer %q; want Online", n.Status.State, n.Status.PeerID)
 	}
 }
+
+// A leaving node's peer is deleted through the GD2 of another node of the
+// pool (GD2 refuses to delete the peer serving the request), Online first,
+// nodes of a cluster being deleted included until their own turn; none
+// left, the cluster's client.
+func TestPoolMemberDeletesThroughAnotherNode(t *testing.T) {
+	node := func(name string, st fsm.State, peer string, deleting bool) *operatorv1alpha1.GlusterNode {
+		n := &operatorv1alpha1.GlusterNode{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: operatorv1alpha1.GlusterNodeStatus{State: string(st), PeerID: peer}}
+		if deleting {
+			n.DeletionTimestamp = &metav1.Time{}
+		}
+		return n
+	}
+	for _, c := range []struct {
+		name  string
+		nodes []*operatorv1alpha1.GlusterNode
+		self  string
+		want  string
+	}{
+		{"a decommissioned node: an Online one", []*operatorv1alpha1.GlusterNode{
+			node("a", states.NodeDraining, "pa", false), node("b", states.NodeOffline, "pb", false), node("c", states.NodeOnline, "pc", false),
+		}, "a", "c"},
+		{"a cluster being deleted: the next node, deleted too", []*operatorv1alpha1.GlusterNode{
+			node("a", states.NodeOnline, "pa", true), node("b", states.NodeOnline, "pb", true), node("c", states.NodeDetaching, "pc", true),
+		}, "c", "a"},
+		{"the last node: none", []*operatorv1alpha1.GlusterNode{
+			node("a", states.NodeDeleted, "pa", true), node("c", states.NodeDetaching, "pc", true),
+		}, "c", ""},
+	} {
+		if got := poolMember(c.nodes, c.self); got != c.want {
+			t.Errorf("%s: poolMember = %q, want %q", c.name, got, c.want)
+		}
+	}
+}

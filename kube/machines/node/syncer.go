@@ -241,8 +241,9 @@ func (s *Syncer) Decide(in engine.Instance[*nodeFacts]) states.Decision {
 // Act runs the node action of d and returns its transitions.NodeResult
 // (the peer a join added), which Record keeps. A brick move needs the
 // node's own GD2 (GD2 sizes the new brick on the node serving the
-// request), and a join a GD2 of the pool (joinVia); actions that need GD2
-// fail cleanly while the cluster has no client yet.
+// request), a join and a peer delete a GD2 of the pool (joinVia,
+// deleteVia); actions that need GD2 fail cleanly while the cluster has no
+// client yet.
 func (s *Syncer) Act(ctx context.Context, node *operatorv1alpha1.GlusterNode, in engine.Instance[*nodeFacts], d states.Decision) (any, error) {
 	f := in.Facts
 	a, ok := transitions.NodeActions.For(d)
@@ -254,6 +255,13 @@ func (s *Syncer) Act(ctx context.Context, node *operatorv1alpha1.GlusterNode, in
 		g2 := *f.ops
 		if d.Event == states.NodeJoin {
 			via, err := s.joinVia(ctx, f.cluster, node)
+			if err != nil {
+				return nil, err
+			}
+			g2.Client = via
+		}
+		if d.Step == states.NodeDeletePeer {
+			via, err := s.deleteVia(ctx, f.cluster, node)
 			if err != nil {
 				return nil, err
 			}
