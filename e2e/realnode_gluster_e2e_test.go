@@ -301,7 +301,7 @@ func TestGlusterPodsOnARealNode(t *testing.T) {
 		for _, b := range bs {
 			if b.Info.ID == brick.Info.ID {
 				restarted = b
-				return b.Online && b.PID != brick.PID, fmt.Errorf("brick online %t pid %d", b.Online, b.PID)
+				return b.Online && b.PID != brick.PID && b.Port > 0, fmt.Errorf("brick online %t pid %d port %d", b.Online, b.PID, b.Port)
 			}
 		}
 		return false, fmt.Errorf("no brick %s", brick.Info.ID)
