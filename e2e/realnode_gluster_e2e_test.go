@@ -35,16 +35,21 @@ import (
 // A GlusterCluster's own pods on real nodes: three kubelets on this one
 // machine (GD2 keeps a replica set's bricks in distinct zones, and a
 // Kubernetes node has one zone), the operator's image in a pod there
-// making a cluster whose three GD2 pods and etcd pod run for real (the test images hack/build-test-images.sh builds: glusterd2
-// over Debian's glusterfs 10.3, the control plane's etcd), on local
-// PersistentVolumes of the node; its servers use GD2's loop provisioner
-// (storage.provisioner: loop), since this kernel has no device-mapper for
-// LVM. Through the operator the peers join and their devices are added;
-// the test then creates and starts a replica-3 smart volume through GD2's
-// REST API, as the CSI driver would, writes files through a FUSE mount in
-// a client pod on the node and reads every byte back; then it kills one
-// GD2 container (SIGKILL, as a liveness restart does it) and its brick
-// must come back online with no help.
+// making a cluster whose three GD2 pods and etcd pod run for real (the
+// test images hack/build-test-images.sh builds: glusterd2 over Debian's
+// glusterfs 10.3, the control plane's etcd), on local PersistentVolumes
+// of the nodes; its servers use GD2's loop provisioner (storage.provisioner:
+// loop), since this kernel has no device-mapper for LVM. Through the
+// operator the peers join and their devices are added; the test then
+// creates and starts a replica-3 smart volume through GD2's REST API, as
+// the CSI driver would, writes files through a FUSE mount in a client pod
+// and reads every byte back, from the mount and from each brick. Then:
+// one GD2 container SIGKILLed (as a liveness restart does it), its brick
+// back online with no help; one brick process SIGKILLed, reaped, and
+// started again by the operator's force start; and the GD2 pod with the
+// most bricks decommissioned through the request annotation, its bricks
+// moved by replace-brick to a new pod of its zone and healed there, the
+// data read back.
 func TestGlusterPodsOnARealNode(t *testing.T) {
 	onRealNode(t, "installs anthill cluster-wide and runs a kubelet; the GlusterCluster's GD2 and etcd pods run on it")
 	if os.Getenv("ANTHILL_E2E_REAL_GLUSTER") == "" {
@@ -103,7 +108,9 @@ func TestGlusterPodsOnARealNode(t *testing.T) {
 	t.Cleanup(func() { kustomizeInstall(t, root, operator, "delete") })
 
 	ns := env.Namespace(t)
-	class := localVolumes(t, nodeList, volumes, 3, "2Gi")
+	// Per node: etcd's claim, a GD2 pod's state and brick claims, and
+	// those of the GD2 pod that replaces a decommissioned one in its zone.
+	class := localVolumes(t, nodeList, volumes, 5, "2Gi")
 	const name = "real"
 	c := &operatorv1alpha1.GlusterCluster{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
@@ -174,10 +181,7 @@ func TestGlusterPodsOnARealNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := gd2.New(gd2.Options{Endpoint: "http://" + gd2Pods[0].Status.PodIP + ":24007", User: "glustercli", Secret: string(secret.Data[objects.AuthSecretKey]), Timeout: 60 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := realGD2(t, ns, name, secret.Data[objects.AuthSecretKey], "")
 	peers, err := g.ListPeers(ctx, gd2.Filter{})
 	if err != nil || len(peers) != 3 {
 		t.Fatalf("GD2 peers %d (%v), want 3", len(peers), err)
@@ -198,6 +202,7 @@ func TestGlusterPodsOnARealNode(t *testing.T) {
 	// time, and a brick of a volume still there has nowhere to move.
 	t.Cleanup(func() {
 		ctx := context.Background()
+		g := realGD2(t, ns, name, secret.Data[objects.AuthSecretKey], "")
 		if _, err := g.StopVolume(ctx, vol); err != nil {
 			t.Errorf("stop volume %s: %v", vol, err)
 		}
@@ -330,6 +335,117 @@ func TestGlusterPodsOnARealNode(t *testing.T) {
 	step("the heal machine force-started %s (ledger: forceStartBricks on %s): the brick online again as pid %d port %d, %.1fs after the kill; no zombie in the pod", vol, bnode, restarted.PID, restarted.Port, back.Seconds())
 	readBack(t, mnt, written)
 	step("read every byte back again")
+
+	// The GD2 pod with the most bricks decommissioned as an admin does it
+	// (the request annotation): its zone's template makes a new node on
+	// the same host, the drain moves each brick there by GD2
+	// replace-brick and heals it (healReplacement: self-heal on, a full
+	// heal), then deletes the peer, the pod and its claims.
+	decommissionMostBricks(t, g, realNodes, ns, name, vol, secret.Data[objects.AuthSecretKey], mnt, written, step)
+}
+
+// decommissionMostBricks decommissions the node of cluster with the most
+// bricks of vol and checks that its bricks moved to a new node of its zone
+// and healed: every brick holds the bytes written, which read back through
+// the mount.
+func decommissionMostBricks(t *testing.T, g *gd2.Client, realNodes map[string]*framework.RealNode, ns, cluster, vol string, secret []byte, mnt string, written []writtenFile, step func(string, ...any)) {
+	t.Helper()
+	ctx := context.Background()
+	nodes, _, err := nodeStates(ctx, ns, cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs, err := g.BricksStatus(ctx, vol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	for _, b := range bs {
+		count[b.Info.PeerID]++
+	}
+	var victim string
+	for n, gn := range nodes {
+		if victim == "" || count[gn.Status.PeerID] > count[nodes[victim].Status.PeerID] || (count[gn.Status.PeerID] == count[nodes[victim].Status.PeerID] && n < victim) {
+			victim = n
+		}
+	}
+	peer, zone := nodes[victim].Status.PeerID, nodes[victim].Spec.Zone
+	// GD2 is asked through a pod that stays.
+	g = realGD2(t, ns, cluster, secret, objects.NodePodName(victim))
+	start := time.Now()
+	requestOnNode(t, ns, victim, objects.RequestDecommission)
+	step("decommission requested on %s (zone %s, %d brick(s) of %s)", victim, zone, count[peer], vol)
+	waitNodeState(t, ns, victim, "", 6*time.Minute)
+	step("%s drained and removed in %.1fs", victim, time.Since(start).Seconds())
+
+	now, _, err := nodeStates(ctx, ns, cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var added string
+	for n, gn := range now {
+		if _, old := nodes[n]; !old && gn.Spec.Zone == zone {
+			added = n
+		}
+	}
+	if added == "" {
+		t.Fatalf("no new node in zone %s after the decommission: %v", zone, now)
+	}
+	after := waitBricksOnline(t, g, vol, 3, 2*time.Minute)
+	moved := 0
+	for _, b := range after {
+		if b.Info.PeerID == peer {
+			t.Errorf("brick %s is still on the decommissioned peer", b.Info.Path)
+		}
+		if b.Info.PeerID == now[added].Status.PeerID {
+			moved++
+		}
+	}
+	if moved != count[peer] {
+		t.Errorf("%d brick(s) on the new node %s, want the %d moved", moved, added, count[peer])
+	}
+	c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, cluster, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acts := map[string]int{}
+	for _, e := range c.Status.Ledger {
+		if e.Node == victim && e.Time.After(start.Add(-time.Second)) {
+			acts[e.Action]++
+		}
+	}
+	for _, a := range []string{operatorv1alpha1.LedgerActionReplaceBrick, operatorv1alpha1.LedgerActionHealReplacement, operatorv1alpha1.LedgerActionDeletePeer, operatorv1alpha1.LedgerActionDeleteWorkload} {
+		if acts[a] == 0 {
+			t.Errorf("the ledger records no %s for %s: %v", a, victim, acts)
+		}
+	}
+	step("bricks moved by replace-brick to the new node %s of zone %s and healed (ledger: %v); 3 bricks online (%s)", added, zone, acts, brickPIDs(after))
+	bricksHold(t, realNodes, ns, cluster, after, written)
+	step("each brick, the replacement included, holds every file, bytes equal")
+	readBack(t, mnt, written)
+	step("read every byte back through the mount")
+}
+
+// realGD2 is a client of the GD2 REST API of cluster's first running GD2
+// pod other than except (the test process reaches pod addresses, not
+// Service ones).
+func realGD2(t *testing.T, ns, cluster string, secret []byte, except string) *gd2.Client {
+	t.Helper()
+	pods, err := env.Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: objects.LabelCluster + "=" + cluster + "," + objects.LabelComponent + "=" + objects.ComponentGlusterNode})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if p.Name != except && p.Status.Phase == corev1.PodRunning && p.Status.PodIP != "" && p.DeletionTimestamp == nil {
+			g, err := gd2.New(gd2.Options{Endpoint: "http://" + p.Status.PodIP + ":24007", User: "glustercli", Secret: string(secret), Timeout: 60 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return g
+		}
+	}
+	t.Fatalf("no running GD2 pod of %s but %q", cluster, except)
+	return nil
 }
 
 // bricksHold checks that every brick of bricks holds each file with the
