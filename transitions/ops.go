@@ -98,9 +98,11 @@ type ClusterKube interface {
 	// sharing the one it started with.
 	EnsureClusterInfra(ctx context.Context, c ClusterTarget) error
 	// ScaleNodes makes the number of GlusterNodes that count toward the
-	// cluster equal desired: it creates missing ones, or sets a decommission
-	// request on surplus ones. It works from the difference it observes, so
-	// repeating it changes nothing once the count matches.
+	// cluster equal desired by carrying out c.Scale, the plan the cluster
+	// machine made from its live read and put on record: it creates the
+	// missing ones, and sets a decommission request on the surplus ones.
+	// The plan is made from the difference observed, so a step repeated
+	// once the count matches plans, and changes, nothing.
 	ScaleNodes(ctx context.Context, c ClusterTarget, desired int) error
 	// DeleteNodes deletes every GlusterNode of the cluster. NotFound and
 	// already-deleting objects are success.

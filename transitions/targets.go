@@ -1,6 +1,9 @@
 package transitions
 
-import "github.com/gluster/anthill/fsm"
+import (
+	"github.com/gluster/anthill/fsm"
+	"github.com/gluster/anthill/states"
+)
 
 // Peer metadata keys anthill owns. They carry no leading "_" (GD2 reserves
 // those) and stay small: GD2 caps a peer's metadata at 4 KiB.
@@ -103,6 +106,11 @@ type ClusterTarget struct {
 	// scaleNodes and deleteNodes order nodes for removal by
 	// (states.ScaleDownOrder).
 	Bricks map[string]int
+	// Scale is the plan of scaleNodes, made by the cluster machine from
+	// its live read before the step and put on record: the template of
+	// each GlusterNode to create and the nodes to ask to decommission
+	// (nil: nothing to scale, as for an external cluster).
+	Scale *states.ScaleOrder
 }
 
 // nodeState is the mirrored state value for a node state.

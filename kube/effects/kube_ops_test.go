@@ -349,7 +349,7 @@ func TestKubeOpsScaleNodesUpCreatesPerTemplateAndIsIdempotent(t *testing.T) {
 	c := fxScaleCluster(2, 1)
 	f := newFxKube(t, nil, c)
 	for i := range 2 {
-		fixtures.Must(t, f.ops.ScaleNodes(fixtures.Ctx, fixtures.ClusterTarget(c), 3), fmt.Sprintf("scale #%d", i+1))
+		fixtures.Must(t, f.ops.ScaleNodes(fixtures.Ctx, fxScaleTarget(t, f.ops, c), 3), fmt.Sprintf("scale #%d", i+1))
 	}
 	nodes := f.nodes(t)
 	// Nodes are created concurrently, so which suffix each drew varies;
@@ -382,7 +382,7 @@ func TestKubeOpsScaleNodesRandomSuffixIsFiveLowercaseAlphanumerics(t *testing.T)
 	c := fxScaleCluster(1, 0)
 	f := newFxKube(t, nil, c)
 	f.ops.NameSuffix = nil
-	fixtures.Must(t, f.ops.ScaleNodes(fixtures.Ctx, fixtures.ClusterTarget(c), 1), "scale")
+	fixtures.Must(t, f.ops.ScaleNodes(fixtures.Ctx, fxScaleTarget(t, f.ops, c), 1), "scale")
 	nodes := f.nodes(t)
 	if len(nodes) != 1 {
 		t.Fatalf("%d nodes", len(nodes))
@@ -475,7 +475,7 @@ func TestKubeOpsScaleNodesChoice(t *testing.T) {
 			}
 			f := newFxKube(t, nil, objs...)
 			for i := range 2 {
-				fixtures.Must(t, f.ops.ScaleNodes(fixtures.Ctx, fixtures.ClusterTarget(tt.cluster), 0), fmt.Sprintf("scale #%d", i+1))
+				fixtures.Must(t, f.ops.ScaleNodes(fixtures.Ctx, fxScaleTarget(t, f.ops, tt.cluster), 0), fmt.Sprintf("scale #%d", i+1))
 			}
 			nodes := f.nodes(t)
 			if got := fxDecommissioned(nodes); !slices.Equal(got, tt.wantDecommissioned) {
@@ -501,7 +501,7 @@ func TestKubeOpsScaleNodesAutomaticFollowsTheRecordedCountsWithinBounds(t *testi
 		{Name: z1.Name, Desired: 3}, {Name: z2.Name, Desired: 2},
 	}}
 	f := newFxKube(t, nil, c)
-	fixtures.Must(t, f.ops.ScaleNodes(fixtures.Ctx, fixtures.ClusterTarget(c), 9), "scale")
+	fixtures.Must(t, f.ops.ScaleNodes(fixtures.Ctx, fxScaleTarget(t, f.ops, c), 9), "scale")
 	per := map[string]int{}
 	for _, n := range f.nodes(t) {
 		per[n.Spec.Template]++

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -41,23 +42,31 @@ var suffixMu sync.Mutex
 // createParallelism bounds the GlusterNodes ScaleNodes creates at once.
 const createParallelism = 8
 
-// ScaleNodes makes each node template's count of GlusterNodes right.
-//
-// ClusterTarget carries only a total, so the plan comes from the live
-// cluster and its live GlusterNodes (the live object wins over desired,
-// which may be a sync old), with ct.Bricks: objects.ScalePlanOf, over
-// states.PlanScale, which decides which templates gain nodes (in manual
-// mode to nodeTemplates[].nodes; in automatic mode to the counts the
-// autoscaler recorded in status.autoscaling, within minNodes..maxNodes)
-// and which nodes are asked to leave (a template's surplus, the one whose
-// removal moves the least data first; never a node whose template is no
-// longer in the spec, or a node added by hand). The cluster machine runs
-// the same plan on the same live reads and the same brick counts, to
-// record the change in the ledger before this runs.
+// ScaleNodes carries out the plan ct.Scale: the cluster machine made it
+// (objects.ScalePlanOf over states.PlanScale, from the live cluster and
+// its live GlusterNodes, with the brick counts of its sync) and put it on
+// record before this runs. states.PlanScale decides which templates gain
+// nodes (in manual mode to nodeTemplates[].nodes; in automatic mode to
+// the counts the autoscaler recorded in status.autoscaling, within
+// minNodes..maxNodes) and which nodes are asked to leave (a template's
+// surplus, the one whose removal moves the least data first; never a node
+// whose template is no longer in the spec, or a node added by hand).
 //
 // Scale-down sets the decommission request on the nodes the plan names;
-// scale-up creates one GlusterNode per entry of the plan.
+// scale-up creates one GlusterNode per entry of the plan, from the
+// template of that name in the live cluster's spec.
 func (o *Kube) ScaleNodes(ctx context.Context, ct transitions.ClusterTarget, desired int) error {
+	if ct.Scale == nil {
+		return nil
+	}
+	for _, n := range ct.Scale.Decommission {
+		if err := o.requestDecommission(ctx, ct.Namespace, n.Name); err != nil {
+			return err
+		}
+	}
+	if len(ct.Scale.Create) == 0 {
+		return nil
+	}
 	c, err := o.getCluster(ctx, ct.Namespace, ct.Name)
 	if err != nil {
 		return err
@@ -65,17 +74,24 @@ func (o *Kube) ScaleNodes(ctx context.Context, ct transitions.ClusterTarget, des
 	if c.Spec.Mode == operatorv1alpha1.ClusterModeExternal {
 		return nil
 	}
-	nodes, err := o.clusterNodes(ctx, c.Namespace, c.Name)
+	templates, err := templatesNamed(c, ct.Scale.Create)
 	if err != nil {
 		return err
 	}
-	plan := objects.ScalePlanOf(c, nodes, ct.Bricks)
-	for _, n := range plan.Decommission {
-		if err := o.requestDecommission(ctx, n); err != nil {
-			return err
+	return o.createNodes(ctx, c, templates)
+}
+
+// templatesNamed are c's node templates of names, one entry per name.
+func templatesNamed(c *operatorv1alpha1.GlusterCluster, names []string) ([]*operatorv1alpha1.NodeTemplate, error) {
+	out := make([]*operatorv1alpha1.NodeTemplate, 0, len(names))
+	for _, name := range names {
+		i := slices.IndexFunc(c.Spec.NodeTemplates, func(t operatorv1alpha1.NodeTemplate) bool { return t.Name == name })
+		if i < 0 {
+			return nil, fmt.Errorf("scale %s/%s: node template %q is no longer in the spec", c.Namespace, c.Name, name)
 		}
+		out = append(out, &c.Spec.NodeTemplates[i])
 	}
-	return o.createNodes(ctx, c, plan.Create)
+	return out, nil
 }
 
 // createNodes creates one GlusterNode per entry of templates, up to
@@ -137,16 +153,16 @@ func (o *Kube) createNode(ctx context.Context, c *operatorv1alpha1.GlusterCluste
 
 // requestDecommission sets the decommission request with a merge patch, so
 // it neither races other writers of the object nor needs a resourceVersion.
-func (o *Kube) requestDecommission(ctx context.Context, n *operatorv1alpha1.GlusterNode) error {
+func (o *Kube) requestDecommission(ctx context.Context, namespace, name string) error {
 	patch, err := json.Marshal(map[string]any{
 		"metadata": map[string]any{"annotations": map[string]string{objects.AnnotationRequest: objects.RequestDecommission}},
 	})
 	if err != nil {
 		return fmt.Errorf("encode decommission request: %w", err)
 	}
-	_, err = o.Anthill.OperatorV1alpha1().GlusterNodes(n.Namespace).Patch(ctx, n.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	_, err = o.Anthill.OperatorV1alpha1().GlusterNodes(namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
 	if err != nil {
-		return fmt.Errorf("request decommission of GlusterNode %s/%s: %w", n.Namespace, n.Name, err)
+		return fmt.Errorf("request decommission of GlusterNode %s/%s: %w", namespace, name, err)
 	}
 	return nil
 }

@@ -182,7 +182,7 @@ func TestTLSNewNodeIsCreatedWithItsCertificate(t *testing.T) {
 	if _, err := f.crs.OperatorV1alpha1().GlusterClusters(fixtures.Namespace).Update(fixtures.Ctx, f.c, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	fixtures.Must(t, f.ops.ScaleNodes(fixtures.Ctx, fixtures.ClusterTarget(f.c), 3), "scale")
+	fixtures.Must(t, f.ops.ScaleNodes(fixtures.Ctx, fxScaleTarget(t, f.ops, f.c), 3), "scale")
 	f.reloadNodes(t)
 	found := false
 	for _, n := range f.nodes {

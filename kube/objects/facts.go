@@ -118,6 +118,19 @@ type ScalePlan struct {
 	Decommission []*operatorv1alpha1.GlusterNode
 }
 
+// Order is p as its ledger entries name it, and as the scaleNodes action
+// (transitions.ClusterTarget.Scale) takes it.
+func (p ScalePlan) Order() *states.ScaleOrder {
+	out := &states.ScaleOrder{}
+	for _, t := range p.Create {
+		out.Create = append(out.Create, t.Name)
+	}
+	for _, n := range p.Decommission {
+		out.Decommission = append(out.Decommission, states.LeavingNode{Name: n.Name, Peer: n.Status.PeerID, Template: n.Spec.Template, State: n.Status.State})
+	}
+	return out
+}
+
 // ScalePlanOf is states.PlanScale over c's templates and nodes, the
 // GlusterNodes of c, each node holding the bricks bricks counts on its
 // peer; the plan names the templates and nodes it chose as the API objects

@@ -163,9 +163,9 @@ func (s *Syncer) Gather(ctx context.Context, c *operatorv1alpha1.GlusterCluster,
 
 // GatherLive reads, for a scaleNodes step about to run, the cluster and
 // its GlusterNodes live and plans the scaling over them: the ledger puts
-// on record what the action, which reads them live too, is about to do,
-// and a step repeated while the cache lags plans (and records) nothing
-// more (engine.ReadsLive).
+// on record what the action, which takes this plan, is about to do, and a
+// step repeated while the cache lags plans (and records) nothing more
+// (engine.ReadsLive).
 func (s *Syncer) GatherLive(ctx context.Context, c *operatorv1alpha1.GlusterCluster, in *engine.Instance[*clusterFacts], d states.Decision) error {
 	if d.Step != states.ClusterScaleNodes || objects.IsExternal(c) {
 		return nil
@@ -184,20 +184,8 @@ func (s *Syncer) GatherLive(ctx context.Context, c *operatorv1alpha1.GlusterClus
 			nodes = append(nodes, &list.Items[i])
 		}
 	}
-	in.Facts.snap.Scale = scaleOrder(objects.ScalePlanOf(live, nodes, in.Facts.bricks))
+	in.Facts.snap.Scale = objects.ScalePlanOf(live, nodes, in.Facts.bricks).Order()
 	return nil
-}
-
-// scaleOrder is plan as its ledger entries name it.
-func scaleOrder(plan objects.ScalePlan) *states.ScaleOrder {
-	out := &states.ScaleOrder{}
-	for _, t := range plan.Create {
-		out.Create = append(out.Create, t.Name)
-	}
-	for _, n := range plan.Decommission {
-		out.Decommission = append(out.Decommission, states.LeavingNode{Name: n.Name, Peer: n.Status.PeerID, Template: n.Spec.Template, State: n.Status.State})
-	}
-	return out
 }
 
 // optionsToSet are the GD2 cluster options of spec.clusterOptions whose
@@ -244,7 +232,7 @@ func (s *Syncer) Act(ctx context.Context, c *operatorv1alpha1.GlusterCluster, in
 	if !ok {
 		return nil, nil
 	}
-	target := transitions.ClusterTarget{Namespace: c.Namespace, Name: c.Name, DesiredNodes: in.Facts.snap.DesiredNodes, Bricks: in.Facts.bricks}
+	target := transitions.ClusterTarget{Namespace: c.Namespace, Name: c.Name, DesiredNodes: in.Facts.snap.DesiredNodes, Bricks: in.Facts.bricks, Scale: in.Facts.snap.Scale}
 	ops := transitions.Ops{Kube: s.Kube, GD2: effects.NoGD2{}}
 	if d.Step == states.ClusterApplyOptions {
 		gc, err := s.GD2.For(ctx, c)
