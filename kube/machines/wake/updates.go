@@ -47,11 +47,15 @@ func sameMeta(om, nm metav1.ObjectMeta) bool {
 // history) or only status.upgrade does not wake every node of the
 // cluster. Anything else, and an add or delete, does.
 func ClusterChangeConcernsNodes(oldObj, newObj any) bool {
-	return clusterChangedBeyond(oldObj, newObj, func(st *operatorv1alpha1.GlusterClusterStatus) {
-		st.ObservedGeneration, st.Conditions, st.Nodes, st.Volumes = 0, nil, operatorv1alpha1.NodeCounts{}, nil
-		st.Disruption, st.Capacity, st.Autoscaling, st.History = nil, nil, nil, nil
-		st.Upgrade = nil
-	})
+	return clusterChangedIn(oldObj, newObj, NodeReads)
+}
+
+// NodeReads are the cluster-status fields every node's decision reads
+// (beside the spec and metadata): the schema, the phase and the ledger.
+// status.upgrade, which a node reads too, wakes only the nodes it
+// concerns (UpgradeConcernsNode). The node machine owns none of them.
+func NodeReads(st *operatorv1alpha1.GlusterClusterStatus) []any {
+	return []any{&st.StatusSchema, &st.Phase, &st.Ledger}
 }
 
 // UpgradeConcernsNode reports whether an update of a GlusterCluster
@@ -97,10 +101,15 @@ func upgradeSeenBy(up *operatorv1alpha1.UpgradeStatus, node string) upgradeView 
 // autoscaling) does not change. A node's transition, which may, wakes the
 // heal machine through the node's informer.
 func ClusterChangeConcernsHeal(oldObj, newObj any) bool {
-	return clusterChangedBeyond(oldObj, newObj, func(st *operatorv1alpha1.GlusterClusterStatus) {
-		st.ObservedGeneration, st.Nodes, st.Upgrade, st.Disruption = 0, operatorv1alpha1.NodeCounts{}, nil, nil
-		st.Capacity, st.Autoscaling = nil, nil
-	})
+	return clusterChangedIn(oldObj, newObj, HealReads)
+}
+
+// HealReads are the cluster-status fields a heal decision reads (beside
+// the spec and metadata): the schema, the phase, and what it writes
+// itself (status.volumes, the slice it owns), the conditions, the history
+// and the ledger.
+func HealReads(st *operatorv1alpha1.GlusterClusterStatus) []any {
+	return []any{&st.StatusSchema, &st.Phase, &st.Volumes, &st.Conditions, &st.History, &st.Ledger}
 }
 
 // ClusterChangeConcernsDisruption reports whether an update of a
@@ -109,25 +118,33 @@ func ClusterChangeConcernsHeal(oldObj, newObj any) bool {
 // are Healthy) and what it writes itself (status.disruption, the history
 // and the conditions); the nodes' states come from the nodes' informer.
 func ClusterChangeConcernsDisruption(oldObj, newObj any) bool {
-	return clusterChangedBeyond(oldObj, newObj, func(st *operatorv1alpha1.GlusterClusterStatus) {
-		st.ObservedGeneration, st.Nodes, st.Upgrade = 0, operatorv1alpha1.NodeCounts{}, nil
-		st.Capacity, st.Autoscaling, st.Ledger = nil, nil, nil
-	})
+	return clusterChangedIn(oldObj, newObj, DisruptionReads)
 }
 
-// clusterChangedBeyond reports whether an update of a GlusterCluster
-// changed its spec, its metadata or a part of its status that unread
-// does not clear. An add or a delete (no old object), or an object that
-// is not a cluster, always counts as a change.
-func clusterChangedBeyond(oldObj, newObj any, unread func(*operatorv1alpha1.GlusterClusterStatus)) bool {
+// DisruptionReads are the cluster-status fields a disruption decision
+// reads (beside the spec and metadata): the schema, the phase,
+// status.volumes (which volumes are Healthy), and what it writes itself
+// (status.disruption, the slice it owns), the conditions and the history.
+func DisruptionReads(st *operatorv1alpha1.GlusterClusterStatus) []any {
+	return []any{&st.StatusSchema, &st.Phase, &st.Volumes, &st.Disruption, &st.Conditions, &st.History}
+}
+
+// clusterChangedIn reports whether an update of a GlusterCluster changed
+// its spec, its metadata or a status field reads names. An add or a
+// delete (no old object), or an object that is not a cluster, always
+// counts as a change.
+func clusterChangedIn(oldObj, newObj any, reads func(*operatorv1alpha1.GlusterClusterStatus) []any) bool {
 	o, n, ok := both[*operatorv1alpha1.GlusterCluster](oldObj, newObj)
 	if !ok {
 		return true
 	}
-	os, ns := o.Status, n.Status
-	unread(&os)
-	unread(&ns)
-	return !equality.Semantic.DeepEqual(os, ns) || !sameMeta(o.ObjectMeta, n.ObjectMeta) || !equality.Semantic.DeepEqual(o.Spec, n.Spec)
+	before, after := reads(&o.Status), reads(&n.Status)
+	for i := range before {
+		if !equality.Semantic.DeepEqual(before[i], after[i]) {
+			return true
+		}
+	}
+	return !sameMeta(o.ObjectMeta, n.ObjectMeta) || !equality.Semantic.DeepEqual(o.Spec, n.Spec)
 }
 
 // VolumeReportsChanged returns the volumes whose record in an updated
