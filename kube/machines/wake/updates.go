@@ -253,3 +253,21 @@ func WokenByPool(n *operatorv1alpha1.GlusterNode) bool {
 	w, ok := NodeWait(n)
 	return ok && w.WokenBy(states.WakePool)
 }
+
+// Unread are the fields owns names that reads does not: a machine's wake
+// reads must cover the status slice it owns (none left), or a change of
+// its own slice would not wake it.
+func Unread(reads, owns func(*operatorv1alpha1.GlusterClusterStatus) []any) []any {
+	var st operatorv1alpha1.GlusterClusterStatus
+	read := map[any]bool{}
+	for _, f := range reads(&st) {
+		read[f] = true
+	}
+	var out []any
+	for _, f := range owns(&st) {
+		if !read[f] {
+			out = append(out, f)
+		}
+	}
+	return out
+}

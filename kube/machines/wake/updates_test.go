@@ -149,3 +149,10 @@ func TestUpgradeConcernsNode(t *testing.T) {
 		t.Error("a new target does not concern a node outside the batch")
 	}
 }
+
+func TestUnreadNamesAnOwnedFieldNotRead(t *testing.T) {
+	owns := func(st *operatorv1alpha1.GlusterClusterStatus) []any { return []any{&st.Capacity} }
+	if got := Unread(NodeReads, owns); len(got) != 1 {
+		t.Errorf("Unread = %v, want the capacity", got)
+	}
+}
