@@ -60,8 +60,7 @@ func UpgradeDefinition() *fsm.Definition {
 		Initial: UpgradeIdle,
 		States: []fsm.StateDoc{
 			{Name: UpgradeIdle, Doc: "Initial state, and entered by `settle` or `cancel`. Every server and client " +
-				"runs the cluster's version and template. Left by `requestUpgrade` when either changes (not while paused, " +
-				"and not for a template alone while `spec.automation.templateRollouts` is false: reason `AutomationOff`)."},
+				"runs the cluster's version and template. Left by `requestUpgrade` when either changes (not while paused)."},
 			{Name: UpgradeValidating, Doc: "Entered by `requestUpgrade`, `retry` or `unpause`. Checks that every " +
 				"running server version may reach the target per the compatibility table (one major release at a " +
 				"time, never backwards), that the CSI client is not newer than the oldest server, that no volume " +
@@ -142,9 +141,6 @@ type UpgradeSnapshot struct {
 
 	// Paused: spec.paused.
 	Paused bool
-	// Off: what spec.automation switched off (TemplateRollouts is the
-	// upgrade machine's).
-	Off AutomationOff
 	// TargetVersion: the version the cluster spec asks for.
 	TargetVersion string
 	// ActiveTarget: the target this run validated (status), "" if none.
