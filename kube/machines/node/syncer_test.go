@@ -170,6 +170,31 @@ func (f *nodeFixture) syncFailingStatusWrite(k int) {
 	}
 }
 
+// pickForUpgrade gives the fixture's node a StatefulSet at 4.1.0 and puts
+// it in the upgrade machine's batch to 4.1.1, as the upgrade machine's
+// pick does; it returns the StatefulSet.
+func (f *nodeFixture) pickForUpgrade() *appsv1.StatefulSet {
+	f.t.Helper()
+	sts := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: objects.NodeStatefulSetName("gc-z1-a")},
+		Spec: appsv1.StatefulSetSpec{Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{objects.AnnotationVersion: "4.1.0"}},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: objects.ContainerGD2, Image: "gluster/gd2:4.1.0"}}},
+		}},
+	}
+	if _, err := f.kube.AppsV1().StatefulSets("ns").Create(context.Background(), sts, metav1.CreateOptions{}); err != nil {
+		f.t.Fatal(err)
+	}
+	obj, _, _ := f.clusters.GetByKey("ns/gc")
+	cluster := obj.(*operatorv1alpha1.GlusterCluster).DeepCopy()
+	cluster.Status.Upgrade = &operatorv1alpha1.UpgradeStatus{State: string(states.UpgradeRollingServers),
+		FromVersion: "4.1.0", ToVersion: "4.1.1", CurrentNodes: []string{"gc-z1-a"}}
+	if err := f.clusters.Update(cluster); err != nil {
+		f.t.Fatal(err)
+	}
+	return sts
+}
+
 func (f *nodeFixture) node() *operatorv1alpha1.GlusterNode {
 	n, err := f.anthill.OperatorV1alpha1().GlusterNodes("ns").Get(context.Background(), "gc-z1-a", metav1.GetOptions{})
 	if err != nil {
@@ -446,23 +471,7 @@ func TestNodeSyncerPersistsRestartingBeforeStoppingThePod(t *testing.T) {
 	if s := f.node().Status.State; s != string(states.NodeOnline) {
 		t.Fatalf("state %s, want Online", s)
 	}
-	sts := &appsv1.StatefulSet{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: objects.NodeStatefulSetName("gc-z1-a")},
-		Spec: appsv1.StatefulSetSpec{Template: corev1.PodTemplateSpec{
-			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{objects.AnnotationVersion: "4.1.0"}},
-			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: objects.ContainerGD2, Image: "gluster/gd2:4.1.0"}}},
-		}},
-	}
-	if _, err := f.kube.AppsV1().StatefulSets("ns").Create(context.Background(), sts, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	obj, _, _ := f.clusters.GetByKey("ns/gc")
-	cluster := obj.(*operatorv1alpha1.GlusterCluster).DeepCopy()
-	cluster.Status.Upgrade = &operatorv1alpha1.UpgradeStatus{State: string(states.UpgradeRollingServers),
-		FromVersion: "4.1.0", ToVersion: "4.1.1", CurrentNodes: []string{"gc-z1-a"}}
-	if err := f.clusters.Update(cluster); err != nil {
-		t.Fatal(err)
-	}
+	sts := f.pickForUpgrade()
 	podDeletes := func() int {
 		n := 0
 		for _, a := range f.kube.Actions() {
@@ -578,23 +587,7 @@ func TestNodeSyncerStopsAPickedNodeInOneSync(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sts := &appsv1.StatefulSet{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: objects.NodeStatefulSetName("gc-z1-a")},
-		Spec: appsv1.StatefulSetSpec{Template: corev1.PodTemplateSpec{
-			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{objects.AnnotationVersion: "4.1.0"}},
-			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: objects.ContainerGD2, Image: "gluster/gd2:4.1.0"}}},
-		}},
-	}
-	if _, err := f.kube.AppsV1().StatefulSets("ns").Create(context.Background(), sts, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	obj, _, _ := f.clusters.GetByKey("ns/gc")
-	cluster := obj.(*operatorv1alpha1.GlusterCluster).DeepCopy()
-	cluster.Status.Upgrade = &operatorv1alpha1.UpgradeStatus{State: string(states.UpgradeRollingServers),
-		FromVersion: "4.1.0", ToVersion: "4.1.1", CurrentNodes: []string{"gc-z1-a"}}
-	if err := f.clusters.Update(cluster); err != nil {
-		t.Fatal(err)
-	}
+	f.pickForUpgrade()
 	from := len(f.anthill.Actions())
 	if _, err := f.sync(); err != nil {
 		t.Fatal(err)
