@@ -80,6 +80,10 @@ type SimOptions struct {
 	// UnmountedBrickStarts is the probability that a restarted pod's GD2
 	// starts its bricks unmounted (offline until force-start-bricks).
 	UnmountedBrickStarts float64
+	// Version is the glusterd-version GET /version reports on a host whose
+	// pod's image names no release (kubelink.BuildOfImage), such as the
+	// pinned nightly image; "" means none, as a GD2 built without one.
+	Version string
 }
 
 // orInstant maps a zero delay to sim.Instant: the simulator's own zero
@@ -102,6 +106,7 @@ func (cp *ControlPlane) StartGD2Sim(ctx context.Context, o SimOptions) (*GD2Sim,
 		Secret: secret, Seed: o.Seed, WriteRate: o.WriteRate, HealRate: o.HealRate,
 		DevicesPerPeer: o.DevicesPerPeer, DeviceSize: o.DeviceSize, StatePath: o.StatePath, StrictHosts: true,
 		LivenessTTL: orInstant(o.LivenessTTL), BrickReconnect: orInstant(o.BrickReconnect), UnmountedBrickStarts: o.UnmountedBrickStarts,
+		Version: o.Version,
 	})
 	if err != nil {
 		return nil, err

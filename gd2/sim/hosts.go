@@ -26,6 +26,10 @@ type HostSpec struct {
 	// host then has that id at first start, as the member id when it joins
 	// and again standalone after its peer is deleted.
 	PeerID string `json:"peerId,omitempty"`
+	// Version is the glusterd-version the host's GD2 binary was built
+	// with, what GET /version reports on it ("" = Config.Version). A
+	// restart on another build (a pod on a new image) changes it.
+	Version string `json:"version,omitempty"`
 }
 
 // HostInfo is a host as the admin API reports it.
@@ -176,6 +180,7 @@ func (s *Simulator) UpsertHost(spec HostSpec) error {
 	h := s.ensureHostLocked(spec.Name, spec.Address)
 	h.Unserving = spec.Unserving
 	h.EnvPeerID = strings.ToLower(spec.PeerID)
+	h.Version = spec.Version
 	s.setHostAliveLocked(h, spec.Alive, true)
 	return s.persistLocked()
 }

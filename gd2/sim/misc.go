@@ -8,7 +8,14 @@ import (
 func ping(*call) (int, any, error) { return http.StatusOK, nil, nil }
 
 func version(c *call) (int, any, error) {
-	return http.StatusOK, wireVersion{GlusterdVersion: c.s.cfg.Version, APIVersion: 1}, nil
+	// GD2 reports the version its own binary was built with
+	// (glusterd2@54ce5f6f: commands/version, version.GlusterdVersion set
+	// by scripts/build.sh), so each host answers with its build.
+	v := c.s.cfg.Version
+	if h := c.m.Hosts[routingOf(c.r).host]; h != nil && h.Version != "" {
+		v = h.Version
+	}
+	return http.StatusOK, wireVersion{GlusterdVersion: v, APIVersion: 1}, nil
 }
 
 // endpoints lists the GD2 routes with paths relative to /v1.

@@ -37,6 +37,9 @@ type host struct {
 	// LeaseUntil, while set, is when the liveness key of a crashed host
 	// expires: until then its peers still see it online.
 	LeaseUntil time.Time `json:",omitempty"`
+	// Version is the glusterd-version its GD2 binary was built with, what
+	// GET /version reports on it; "" = the simulator's Config.Version.
+	Version string `json:",omitempty"`
 }
 
 // physDevice is a disk a host offers, whether registered in GD2 or not.

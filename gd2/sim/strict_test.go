@@ -506,3 +506,19 @@ func TestV2NodeDownTextNamesNoNode(t *testing.T) {
 		}
 	}
 }
+
+// GD2 reports the version its own binary was built with: each host its
+// build, the simulator's Config.Version for a host started without one.
+func TestVersionIsEachHostsBuild(t *testing.T) {
+	h := newHarness(t, Config{Peers: 2, Version: "v6.0-sim"})
+	if err := h.sim.UpsertHost(HostSpec{Name: "gd2-2", Alive: true, Version: "v4.1.0-0"}); err != nil {
+		t.Fatal(err)
+	}
+	for host, want := range map[string]string{"gd2-1": "v6.0-sim", "gd2-2": "v4.1.0-0"} {
+		var v wireVersion
+		h.mustAt(host, 200, "GET", "/version", nil).decode(t, &v)
+		if v.GlusterdVersion != want || v.APIVersion != 1 {
+			t.Errorf("%s: %+v, want glusterd-version %s", host, v, want)
+		}
+	}
+}

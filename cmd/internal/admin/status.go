@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -152,9 +153,9 @@ func writeStatus(w io.Writer, c *operatorv1alpha1.GlusterCluster, nodes []operat
 	} else {
 		sorted := append([]operatorv1alpha1.GlusterNode(nil), nodes...)
 		sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
-		header := []string{"NAME", "ZONE", "STATE", "PEER", "MESSAGE"}
+		header := []string{"NAME", "ZONE", "STATE", "PEER", "GD2 VERSION", "MESSAGE"}
 		if wide {
-			header = []string{"NAME", "ZONE", "STATE", "PEER", "VERSION", "ADDRESS", "REQUEST", "MESSAGE"}
+			header = []string{"NAME", "ZONE", "STATE", "PEER", "VERSION", "GD2 VERSION", "ADDRESS", "REQUEST", "MESSAGE"}
 		}
 		table(&b, header, func(row func(...string)) {
 			for _, n := range sorted {
@@ -163,13 +164,14 @@ func writeStatus(w io.Writer, c *operatorv1alpha1.GlusterCluster, nodes []operat
 					state += " (deleting)"
 				}
 				if wide {
-					row(n.Name, n.Spec.Zone, state, orDash(n.Status.PeerID), orDash(n.Status.Version), orDash(n.Status.Address),
+					row(n.Name, n.Spec.Zone, state, orDash(n.Status.PeerID), orDash(n.Status.Version), gd2Version(n), orDash(n.Status.Address),
 						orDash(n.Annotations[objects.AnnotationRequest]), n.Status.Message)
 					continue
 				}
-				row(n.Name, n.Spec.Zone, state, orDash(n.Status.PeerID), n.Status.Message)
+				row(n.Name, n.Spec.Zone, state, orDash(n.Status.PeerID), gd2Version(n), n.Status.Message)
 			}
 		})
+		writeVersionMismatches(&b, sorted)
 	}
 
 	b.WriteString("\nVolumes:\n")
@@ -387,4 +389,40 @@ func writeStorageClasses(b *strings.Builder, c *operatorv1alpha1.GlusterCluster)
 			row(sc.Name, params, string(ptr.Deref(sc.ReclaimPolicy, "")), string(ptr.Deref(sc.VolumeBindingMode, "")), dflt)
 		}
 	})
+}
+
+// gd2Version is the node's GD2 VERSION cell: what its GD2 reports at
+// /version ("-" while unread, "(none)" for a build without one), with the
+// version anthill records when the two differ (VersionMatches False).
+func gd2Version(n operatorv1alpha1.GlusterNode) string {
+	r := n.Status.GD2Version
+	if r == nil {
+		return "-"
+	}
+	v := r.Reported
+	if v == "" {
+		v = "(none)"
+	}
+	if c := apimeta.FindStatusCondition(n.Status.Conditions, operatorv1alpha1.ConditionVersionMatches); c != nil && c.Status == metav1.ConditionFalse {
+		v += " (not " + n.Status.Version + ")"
+	}
+	return v
+}
+
+// writeVersionMismatches names the nodes whose GD2 reports another
+// release than the version anthill records for them (their VersionMatches
+// condition False), with that condition's message once.
+func writeVersionMismatches(b *strings.Builder, nodes []operatorv1alpha1.GlusterNode) {
+	var names []string
+	var msg string
+	for _, n := range nodes {
+		if c := apimeta.FindStatusCondition(n.Status.Conditions, operatorv1alpha1.ConditionVersionMatches); c != nil && c.Status == metav1.ConditionFalse {
+			names = append(names, n.Name)
+			msg = c.Message
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "  VersionMismatch on %d of %d: %s. %s\n", len(names), len(nodes), strings.Join(names, ", "), msg)
 }

@@ -52,13 +52,17 @@ func statusFixture() (*operatorv1alpha1.GlusterCluster, []operatorv1alpha1.Glust
 		},
 	}
 	n1 := *glusterNode("ns", "gluster-zone-1-0", "gluster")
-	n1.Status = operatorv1alpha1.GlusterNodeStatus{State: "Online", PeerID: "p-1", History: []operatorv1alpha1.TransitionRecord{
+	n1.Status = operatorv1alpha1.GlusterNodeStatus{State: "Online", PeerID: "p-1", Version: "4.2.0", History: []operatorv1alpha1.TransitionRecord{
 		record(time.Second, "node", "", "Joining", "Online", "joined", "PeerAlive", ""),
+	}, GD2Version: &operatorv1alpha1.GD2VersionStatus{Reported: "v4.2.0-0"}, Conditions: []metav1.Condition{
+		{Type: operatorv1alpha1.ConditionVersionMatches, Status: metav1.ConditionTrue, Reason: "VersionMatches"},
 	}}
 	n2 := *glusterNode("ns", "gluster-zone-2-0", "gluster")
 	n2.Spec.Zone = "zone-2"
-	n2.Status = operatorv1alpha1.GlusterNodeStatus{State: "Restarting", PeerID: "p-2", Message: "pod restarting at 4.2.0", History: []operatorv1alpha1.TransitionRecord{
+	n2.Status = operatorv1alpha1.GlusterNodeStatus{State: "Restarting", PeerID: "p-2", Version: "4.1.0", Message: "pod restarting at 4.2.0", History: []operatorv1alpha1.TransitionRecord{
 		record(4*time.Second, "node", "", "Quiescing", "Restarting", "quiesced", "Quiesced", "bricks stopped"),
+	}, GD2Version: &operatorv1alpha1.GD2VersionStatus{Reported: "v6.0-sim"}, Conditions: []metav1.Condition{
+		{Type: operatorv1alpha1.ConditionVersionMatches, Status: metav1.ConditionFalse, Reason: "VersionMismatch", Message: "GD2 reports v6.0-sim."},
 	}}
 	// Deliberately out of name order: the table sorts.
 	return c, []operatorv1alpha1.GlusterNode{n2, n1}
@@ -84,9 +88,10 @@ Conditions:
   Progressing  True    Upgrading
 
 Nodes: 1 online, 2 total, 2 desired
-  NAME              ZONE    STATE       PEER  MESSAGE
-  gluster-zone-1-0  zone-1  Online      p-1
-  gluster-zone-2-0  zone-2  Restarting  p-2   pod restarting at 4.2.0
+  NAME              ZONE    STATE       PEER  GD2 VERSION           MESSAGE
+  gluster-zone-1-0  zone-1  Online      p-1   v4.2.0-0
+  gluster-zone-2-0  zone-2  Restarting  p-2   v6.0-sim (not 4.1.0)  pod restarting at 4.2.0
+  VersionMismatch on 1 of 2: gluster-zone-2-0. GD2 reports v6.0-sim.
 
 Volumes:
   NAME  STATE    PENDING  SPLIT-BRAIN  MESSAGE

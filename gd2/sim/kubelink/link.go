@@ -3,6 +3,8 @@ package kubelink
 import (
 	"context"
 	"fmt"
+	"regexp"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -59,7 +61,45 @@ func HostFromPod(p *corev1.Pod) sim.HostSpec {
 		Name: name, Address: addr + ":24008", Alive: p.DeletionTimestamp == nil && podReady(p),
 		Unserving: p.Labels[ManagementLabel] == ManagementLeaving,
 		PeerID:    envPeerID(p),
+		Version:   BuildOfImage(gd2Image(p)),
 	}
+}
+
+// gd2Image is the image of the pod's GD2 container ("" without one).
+func gd2Image(p *corev1.Pod) string {
+	for _, c := range p.Spec.Containers {
+		if c.Name == GD2Container {
+			return c.Image
+		}
+	}
+	return ""
+}
+
+// releaseTag is a GD2 release tag as an image tag: 4.1.0, v4.1, v5; a
+// bare number (20190111, the nightly image's date tags) is not one.
+var releaseTag = regexp.MustCompile(`^(v[0-9]+|v?[0-9]+\.[0-9]+(\.[0-9]+)?)$`)
+
+// BuildOfImage is the glusterd-version the GD2 in image reports, as the
+// simulator models images: an image tagged with a release (repo:4.1.0)
+// runs GD2 built from that release's tag, which GD2's build writes as
+// v<release>-0 (glusterd2@54ce5f6f: scripts/pkg-version --full, release 0
+// for a tag); any other image (a digest, latest, a date) runs the build
+// the simulator was started with, "" here. No GD2 image was ever built
+// per release upstream (the nightly image is tagged by date): the rule
+// stands for images an admin builds per version.
+func BuildOfImage(image string) string {
+	if i := strings.IndexByte(image, '@'); i >= 0 {
+		return ""
+	}
+	i := strings.LastIndexByte(image, ':')
+	if i < 0 || strings.Contains(image[i+1:], "/") {
+		return ""
+	}
+	tag := image[i+1:]
+	if !releaseTag.MatchString(tag) {
+		return ""
+	}
+	return "v" + strings.TrimPrefix(tag, "v") + "-0"
 }
 
 // GD2Container is the name of the GD2 container in a Gluster pod, and

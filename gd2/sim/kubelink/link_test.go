@@ -59,3 +59,24 @@ func TestHostFromPodReadsGD2PeerID(t *testing.T) {
 		})
 	}
 }
+
+func TestHostFromPodReportsTheBuildOfItsImage(t *testing.T) {
+	for _, tc := range []struct{ image, want string }{
+		{"registry.example.com/gluster/glusterd2:4.1.0", "v4.1.0-0"},
+		{"registry.example.com:5000/gluster/glusterd2:v4.1", "v4.1-0"},
+		{"glusterd2:v5", "v5-0"},
+		{"glusterd2:5", ""},
+		{"docker.io/gluster/glusterd2-nightly@sha256:f964e1462b4a4a23a85c3e43d91857a1650f8dc10b08fa1deb86dcadbfcd75d2", ""},
+		{"docker.io/gluster/glusterd2-nightly:20190111", ""},
+		{"docker.io/gluster/glusterd2-nightly:latest", ""},
+		{"registry.example.com:5000/gluster/glusterd2", ""},
+		{"", ""},
+	} {
+		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: corev1.PodSpec{Containers: []corev1.Container{
+			{Name: "sidecar", Image: "registry.example.com/other:1.0"}, {Name: GD2Container, Image: tc.image},
+		}}}
+		if got := HostFromPod(&p).Version; got != tc.want {
+			t.Errorf("image %q: version %q, want %q", tc.image, got, tc.want)
+		}
+	}
+}

@@ -15,8 +15,18 @@ import (
 	"github.com/gluster/anthill/transitions"
 )
 
-// Record lands one outcome in the node's status.
+// Record lands one outcome in the node's status, then what the sync read
+// of the node's GD2 version (recordGD2Version), against the version the
+// outcome leaves recorded.
 func (s *Syncer) Record(node *operatorv1alpha1.GlusterNode, outs []engine.Outcome[*nodeFacts], now time.Time) {
+	s.recordOutcome(node, outs, now)
+	if out := outs[0]; out.Kind != engine.Unknown && out.Kind != engine.Refused && out.Facts.version != nil {
+		recordGD2Version(node, *out.Facts.version, now)
+	}
+}
+
+// recordOutcome lands the outcome of the node's decision.
+func (s *Syncer) recordOutcome(node *operatorv1alpha1.GlusterNode, outs []engine.Outcome[*nodeFacts], now time.Time) {
 	out := &outs[0]
 	st := &node.Status
 	f := out.Facts

@@ -95,6 +95,9 @@ type nodeFacts struct {
 	// gd2Err is why no GD2 client could be made (no auth secret, or one
 	// that cannot be read); the decision then goes without GD2.
 	gd2Err error
+	// version is what Gather learned of the node's own GD2 version; nil
+	// when it gathered nothing (no cluster, an external cluster).
+	version *gd2Version
 }
 
 // Sync runs one decision for the node named by key.
@@ -181,7 +184,14 @@ func (s *Syncer) Gather(ctx context.Context, node *operatorv1alpha1.GlusterNode,
 		f.gd2Err = err
 		s.log(node).Debug("no GD2 client yet", zap.Error(err))
 	}
-	return s.gatherFrom(ctx, node, cluster, in, reads)
+	if err := s.gatherFrom(ctx, node, cluster, in, reads); err != nil {
+		return err
+	}
+	if f.gd2Err == nil {
+		v := s.readGD2Version(ctx, node, cluster, f.snap.Now)
+		f.version = &v
+	}
+	return nil
 }
 
 // GatherLive reads the GD2 side again, live, when Gather read it from the

@@ -393,8 +393,9 @@ type GlusterServerSpec struct {
 	// (4.1.0, v4.1): the version anthill records for each server and that
 	// its upgrade machine compares. Raising it starts a rolling upgrade;
 	// lowering it below what the servers run is refused (no rolling
-	// downgrade). Unset means the operator reads the version from the
-	// running servers and never upgrades.
+	// downgrade). Unset means anthill records no version for the servers
+	// and never upgrades them; each GlusterNode's status.gd2Version still
+	// says what its GD2 reports.
 	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:XValidation:rule="isSemver(self, true)",message="gluster.version must be a semantic version such as 4.1.0 or v4.1"
 	// +optional

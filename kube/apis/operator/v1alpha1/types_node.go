@@ -21,6 +21,7 @@ import (
 // +kubebuilder:printcolumn:name="Desired",type=string,JSONPath=`.spec.desiredState`,priority=1
 // +kubebuilder:printcolumn:name="Peer",type=string,JSONPath=`.status.peerID`
 // +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.status.version`,priority=1
+// +kubebuilder:printcolumn:name="GD2",type=string,JSONPath=`.status.gd2Version.reported`,priority=1
 // +kubebuilder:printcolumn:name="Address",type=string,JSONPath=`.status.address`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type GlusterNode struct {
@@ -219,9 +220,19 @@ type GlusterNodeStatus struct {
 	// +optional
 	PeerID string `json:"peerID,omitempty"`
 
-	// version is the Gluster version the server runs.
+	// version is the Gluster version anthill records for the server: the
+	// version its ready pod was started at (the pod's
+	// operator.gluster.org/version, from spec.gluster.version). What the
+	// server's GD2 itself reports is gd2Version; the VersionMatches
+	// condition compares the two.
 	// +optional
 	Version string `json:"version,omitempty"`
+
+	// gd2Version is what the server's own GD2 reports at GET /version, read
+	// by the node machine once per pod (and hourly for a server anthill runs
+	// no pod for).
+	// +optional
+	GD2Version *GD2VersionStatus `json:"gd2Version,omitempty"`
 
 	// revision identifies the pod template the server runs, apart from its
 	// version: a hash of everything its template (image, resources, env,
@@ -237,7 +248,8 @@ type GlusterNodeStatus struct {
 	Address string `json:"address,omitempty"`
 
 	// conditions are the latest observations of the server: Ready,
-	// Progressing, Degraded.
+	// Progressing, Degraded, and VersionMatches (whether the version GD2
+	// reports, gd2Version, is the version anthill records, version).
 	// +listType=map
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=32
@@ -346,4 +358,22 @@ type BrickRef struct {
 	// path is the brick's path on its node.
 	// +kubebuilder:validation:MaxLength=4096
 	Path string `json:"path"`
+}
+
+// GD2VersionStatus is one reading of a server's GET /version.
+type GD2VersionStatus struct {
+	// reported is glusterd-version as GD2 sent it: the version its binary
+	// was built with, such as v4.1.0-0; empty when it was built without one.
+	// +kubebuilder:validation:MaxLength=128
+	// +optional
+	Reported string `json:"reported,omitempty"`
+
+	// pod is the UID of the pod whose GD2 was read; empty for a server
+	// anthill runs no pod for.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	Pod string `json:"pod,omitempty"`
+
+	// readTime is when it was read.
+	ReadTime metav1.Time `json:"readTime"`
 }

@@ -16,6 +16,9 @@ const (
 	// ConditionDegraded is True when the object works with reduced
 	// redundancy or needs an administrator (offline node, split brain).
 	ConditionDegraded = "Degraded"
+	// ConditionVersionMatches says, on a GlusterNode, whether the version
+	// the server's GD2 reports is the version anthill records for it.
+	ConditionVersionMatches = "VersionMatches"
 )
 
 // MaxHistory is the number of entries kept in a status history list. The
