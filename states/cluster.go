@@ -186,7 +186,8 @@ func ClusterDefinition() *fsm.Definition {
 				"value (400), and the step then fails with that reason and is retried with backoff. Idempotent: " +
 				"setting a value GD2 already has changes nothing. A key removed from the spec keeps the value GD2 " +
 				"has (GD2 cannot unset an option). Not run for an external cluster, whose pool anthill does not " +
-				"change, nor while the cluster is Upgrading or Scaling."},
+				"change, nor while the cluster is Upgrading or Scaling, paused (reason `Paused`) or " +
+				"`spec.automation.clusterOptions` is false (reason `AutomationOff`)."},
 			{Name: ClusterIssueCertificates, In: []fsm.State{ClusterProvisioning, ClusterReady, ClusterDegraded, ClusterScaling}, Doc: "Runs " +
 				"when `spec.caSecretRef` is set and a certificate is due (see docs/security.md): the trust bundle " +
 				"(`<cluster>-tls-trust`) lacks the current CA or still holds a previous one no server needs, or the " +
@@ -216,6 +217,9 @@ type ClusterSnapshot struct {
 
 	// Deleting: the GlusterCluster has a deletion timestamp.
 	Deleting bool
+	// Off: what spec.automation switched off (ClusterOptions is the
+	// cluster machine's).
+	Off AutomationOff
 	// Paused: spec.paused is set; the machine then creates, decommissions
 	// and deletes no GlusterNode (see ClusterDefinition).
 	Paused bool

@@ -91,12 +91,15 @@ func decideCluster(s ClusterSnapshot) Decision {
 		}
 		if len(s.OptionsDiffer) > 0 && !s.External {
 			setting := fmt.Sprintf("setting cluster option(s) %s in GD2", strings.Join(s.OptionsDiffer, ", "))
-			if !s.Paused {
+			if !s.Paused && !s.Off.ClusterOptions {
 				return step(ClusterApplyOptions, ReasonApplyingOptions, "S"+setting[1:]+".", pollShort)
 			}
 			// Health still moves the phase; a steady cluster says what waits.
 			if d := settle(s, ReasonPaused); !d.Waiting() {
 				return d
+			}
+			if !s.Paused {
+				return automationOff("clusterOptions", setting, pollLong)
 			}
 			return paused(setting, pollLong)
 		}

@@ -41,7 +41,9 @@ func DisruptionDefinition() *fsm.Definition {
 			"and only while every node holding bricks is Online and every volume with a brick in that zone is " +
 			"healed. A budget is either locked (`maxUnavailable: 0`) or open (`maxUnavailable: 1`); at most one " +
 			"zone is open. Pods of nodes that GD2 says hold no brick are labelled out of every budget, so an " +
-			"empty node never makes a drain hang. See docs/design/disruption-budgets.md.",
+			"empty node never makes a drain hang. With `spec.automation.disruptionBudgets` false the machine " +
+			"holds in its state (reason `AutomationOff`): no zone is opened or locked and no budget or pod label " +
+			"changed. See docs/design/disruption-budgets.md.",
 		Initial: DisruptionLocked,
 		States: []fsm.StateDoc{
 			{Name: DisruptionLocked, Doc: "Initial state, and entered by `lock` when the open zone must close for " +
@@ -139,6 +141,9 @@ type DisruptionSnapshot struct {
 	Zones []DisruptionZone
 	// BudgetsInSync: every budget and pod label already matches the state.
 	BudgetsInSync bool
+	// Off: what spec.automation switched off (DisruptionBudgets is the
+	// disruption machine's).
+	Off AutomationOff
 }
 
 // zone returns the named zone, if the cluster has it.

@@ -35,6 +35,9 @@ func DisruptionCandidate(s DisruptionSnapshot) string {
 // cluster should do next, about the zone it concerns (Decision.Subject):
 // the zone to open for openZone, the zone kept otherwise.
 func DecideDisruption(s DisruptionSnapshot) Decision {
+	if s.Off.DisruptionBudgets && DisruptionDefinition().HasState(s.State) {
+		return about(automationOff("disruptionBudgets", fmt.Sprintf("opening or locking a zone, or changing a PodDisruptionBudget or pod label (the machine stays %s; the budgets stay as they are)", s.State), 0), s.Zone)
+	}
 	switch s.State {
 	case DisruptionLocked:
 		return decideDisruptionLocked(s)

@@ -84,7 +84,8 @@ func HealDefinition() *fsm.Definition {
 				"before mounting them leaves them so), every peer of the volume is alive, and no node holding one of its " +
 				"bricks is being drained, stopped or restarted by an upgrade, held in maintenance or leaving. Action: start " +
 				"the volume with `force-start-bricks`, which mounts and starts the bricks that are not running (a started " +
-				"volume only; repeating it starts nothing new). Recorded in the history and the ledger with its reason."},
+				"volume only; repeating it starts nothing new). Recorded in the history and the ledger with its reason. " +
+				"Held with reason `AutomationOff` while `spec.automation.forceStartBricks` is false."},
 		},
 		Transitions: []fsm.Transition{
 			{Event: HealHealed, From: []fsm.State{HealUnknown, HealHealPending, HealHealing, HealSplitBrain}, To: HealHealthy},
@@ -139,4 +140,7 @@ type HealSnapshot struct {
 	// NotStarted: bricks GD2 left offline on a live peer, which the
 	// forceStartBricks step starts (DecideHeal, HealPending).
 	NotStarted BricksNotStarted
+	// Off: what spec.automation switched off (ForceStartBricks is the
+	// heal machine's).
+	Off AutomationOff
 }

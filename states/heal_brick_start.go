@@ -74,6 +74,10 @@ func decideBricksNotStarted(s HealSnapshot, pending string) (d Decision, ok bool
 		return wait(ReasonBrickDown, fmt.Sprintf("%s for %s; starting them with force-start-bricks after %s.", what, s.Now.Sub(since).Round(time.Second), b.Grace),
 			min(remaining(s.Now, since, b.Grace), pollShort)), true
 	}
+	if s.Off.ForceStartBricks {
+		return automationOff("forceStartBricks", fmt.Sprintf("starting the %d brick(s) GD2 left offline on live peer(s) %s with force-start-bricks (%s)",
+			b.Count, strings.Join(b.Peers, ", "), pending), pollLong), true
+	}
 	return step(HealForceStartBricks, ReasonBricksNotStarted, fmt.Sprintf("%s for %s or more: GD2 started the peer without them. Starting the volume's bricks (force-start-bricks).",
 		what, b.Grace), pollShort), true
 }

@@ -131,7 +131,10 @@ func NodeDefinition() *fsm.Definition {
 				"on an admin request, or `drain` on decommission or deletion. If the pod is stuck terminating on a " +
 				"lost Kubernetes node and its storage can move, the `evictLostPod` step lets it come back elsewhere; " +
 				"with node-local storage it waits. While paused, neither `markFailed`, `evictLostPod` nor `drain` " +
-				"runs (reason `Paused`); `peerRecovered` and `enterMaintenance` still do."},
+				"runs (reason `Paused`); `peerRecovered` and `enterMaintenance` still do. With " +
+				"`spec.automation.markFailed` false the node stays Offline past the downtime, and with " +
+				"`spec.automation.lostPodEviction` false its stuck pod is left to Kubernetes (reason `AutomationOff`, each " +
+				"holding only its own change)."},
 			{Name: NodeMaintenance, Doc: "Entered by `enterMaintenance` on the admin's `maintenance` request; its " +
 				"action disables the node's devices so no new bricks land on it. The node is exempt from failure " +
 				"handling however long it is down. If the peer was down when maintenance began, or its devices " +

@@ -116,6 +116,9 @@ type NodeSnapshot struct {
 	// Paused: the node's GlusterCluster has spec.paused set. The machine
 	// then starts nothing that changes the pool (see NodeDefinition).
 	Paused bool
+	// Off: what spec.automation switched off (LostPodEviction and
+	// MarkFailed are the node machine's).
+	Off AutomationOff
 	// OnlyPeer: this node's peer is the only member left in GD2's pool.
 	OnlyPeer bool
 	// DownSince: when the current outage began (see LivenessClocks). Zero

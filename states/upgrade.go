@@ -60,7 +60,8 @@ func UpgradeDefinition() *fsm.Definition {
 		Initial: UpgradeIdle,
 		States: []fsm.StateDoc{
 			{Name: UpgradeIdle, Doc: "Initial state, and entered by `settle` or `cancel`. Every server and client " +
-				"runs the cluster's version and template. Left by `requestUpgrade` when either changes (not while paused)."},
+				"runs the cluster's version and template. Left by `requestUpgrade` when either changes (not while paused, " +
+				"and not for a template alone while `spec.automation.templateRollouts` is false: reason `AutomationOff`)."},
 			{Name: UpgradeValidating, Doc: "Entered by `requestUpgrade`, `retry` or `unpause`. Checks that every " +
 				"running server version may reach the target per the compatibility table (one major release at a " +
 				"time, never backwards), that the CSI client is not newer than the oldest server, that no volume " +
@@ -141,6 +142,9 @@ type UpgradeSnapshot struct {
 
 	// Paused: spec.paused.
 	Paused bool
+	// Off: what spec.automation switched off (TemplateRollouts is the
+	// upgrade machine's).
+	Off AutomationOff
 	// TargetVersion: the version the cluster spec asks for.
 	TargetVersion string
 	// ActiveTarget: the target this run validated (status), "" if none.

@@ -23,6 +23,9 @@ func decideUpgrade(s UpgradeSnapshot) Decision {
 			return wait(ReasonPaused, "Upgrades are paused.", 0)
 		}
 		if s.needsUpgrade() {
+			if s.rolloutOff() {
+				return s.rolloutHeld()
+			}
 			return fire(UpgradeRequest, ReasonUpgradeRequested, s.requested())
 		}
 		return wait(ReasonSteady, "Everything runs the cluster's version.", 0)
@@ -33,6 +36,9 @@ func decideUpgrade(s UpgradeSnapshot) Decision {
 		}
 		if !s.needsUpgrade() {
 			return fire(UpgradeCancel, ReasonNothingToUpgrade, "Every server and client already runs "+s.target()+".")
+		}
+		if s.rolloutOff() {
+			return fire(UpgradeCancel, ReasonAutomationOff, "spec.automation.templateRollouts is false: the rollout of changed pod templates is called off before it rolls any server.")
 		}
 		if reason, msg := s.validationProblem(); reason != "" {
 			return fire(UpgradeBlock, reason, msg)
@@ -73,7 +79,8 @@ func decideUpgrade(s UpgradeSnapshot) Decision {
 		return wait(ReasonRollingClients, fmt.Sprintf("%d of %d CSI node plugins run %s (%d pinned by volumes in use).", s.CSINodesAtTarget, s.CSINodesTotal, s.ActiveTarget, s.CSINodesPinned), pollShort)
 
 	case UpgradeComplete:
-		if (s.TargetVersion != s.ActiveTarget || s.templatesStale()) && s.needsUpgrade() && !s.Paused {
+		// A rollout switched off is held in Idle, once this run settles.
+		if (s.TargetVersion != s.ActiveTarget || s.templatesStale()) && s.needsUpgrade() && !s.Paused && !s.rolloutOff() {
 			return fire(UpgradeRequest, ReasonUpgradeRequested, s.requested())
 		}
 		if s.Now.Sub(s.StateSince) >= s.CompleteHold {
@@ -159,6 +166,21 @@ func (s UpgradeSnapshot) target() string {
 		return "the spec's pod templates"
 	}
 	return s.TargetVersion
+}
+
+// rolloutOff reports whether what is stale is pod templates alone, whose
+// rollout spec.automation.templateRollouts switched off. A version to move
+// to still starts its run, which rolls the servers onto the spec's
+// templates too.
+func (s UpgradeSnapshot) rolloutOff() bool {
+	return s.Off.TemplateRollouts && !s.versionDiffers()
+}
+
+// rolloutHeld is the wait while a template rollout is switched off. It
+// polls, which also puts it on record in a status.upgrade that no run has
+// written yet.
+func (s UpgradeSnapshot) rolloutHeld() Decision {
+	return automationOff("templateRollouts", fmt.Sprintf("rolling %d server(s) onto changed pod templates (CSI images changed: %t)", s.ServersStaleTemplate, s.CSIImagesStale), pollLong)
 }
 
 // requested is the message of requestUpgrade.

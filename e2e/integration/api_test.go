@@ -509,6 +509,10 @@ func TestAPIDefaults(t *testing.T) {
 	if p := c.Spec.UpgradePolicy; p == nil || p.MaxParallel != 1 || p.HealTimeout == nil || p.HealTimeout.Duration != time.Hour {
 		t.Errorf("spec.upgradePolicy = %+v, want maxParallel 1 and healTimeout 1h", p)
 	}
+	if a := c.Spec.Automation; a == nil || !ptr.Deref(a.DisruptionBudgets, false) || !ptr.Deref(a.TemplateRollouts, false) || !ptr.Deref(a.ClusterOptions, false) ||
+		!ptr.Deref(a.LostPodEviction, false) || !ptr.Deref(a.MarkFailed, false) || !ptr.Deref(a.ForceStartBricks, false) {
+		t.Errorf("spec.automation = %+v, want every switch true", a)
+	}
 	for _, tmpl := range c.Spec.NodeTemplates {
 		if tmpl.Storage.DeviceCount != 1 {
 			t.Errorf("spec.nodeTemplates[%s].storage.deviceCount = %d, want 1", tmpl.Name, tmpl.Storage.DeviceCount)
@@ -895,6 +899,8 @@ func TestAPIRejectsInvalidObjects(t *testing.T) {
 			ops: []op{set("spec.nodeTemplates[1].zone", "zone-1"), set("spec.nodeTemplates[2].zone", "zone-1"),
 				set("spec.csi.storageClasses", map[string]any{"additional": []any{map[string]any{"name": "ta", "arbiterType": "thin", "arbiterPath": "ta.example.com:/ta"}}})},
 			field: "spec.csi.storageClasses.additional"},
+		{name: "an automation switch is not a boolean", resource: clusters,
+			ops: []op{set("spec.automation", map[string]any{"markFailed": "no"})}, field: "spec.automation.markFailed"},
 		{name: "a node plugin selector key is not a label key", resource: clusters,
 			ops: []op{set("spec.csi.nodeSelector", map[string]any{"storage client": "yes"})}, field: "spec.csi.nodeSelector"},
 		{name: "a node plugin selector value is longer than a label value", resource: clusters,

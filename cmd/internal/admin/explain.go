@@ -49,8 +49,11 @@ type explanation struct {
 	// Blockers lists, for a cluster, what keeps it from Ready and idle,
 	// deepest first.
 	Blockers []explainBlocker `json:"blockers,omitempty"`
-	History  []string         `json:"history,omitempty"`
-	Ledger   []string         `json:"ledger,omitempty"`
+	// SwitchedOff lists, for a cluster, the automations its
+	// spec.automation switches off and what each holds now.
+	SwitchedOff []explainSwitch `json:"switchedOff,omitempty"`
+	History     []string        `json:"history,omitempty"`
+	Ledger      []string        `json:"ledger,omitempty"`
 }
 
 // explainPersisted is the last decision as status holds it: the node's
@@ -344,6 +347,7 @@ func explainCluster(c *operatorv1alpha1.GlusterCluster, nodes []operatorv1alpha1
 		return bs[i].Object < bs[j].Object
 	})
 	e.Blockers = bs
+	e.SwitchedOff = switchedOff(c, nodes)
 	if len(bs) > 0 {
 		e.Waiting = bs[0].Object + " " + bs[0].State
 		if bs[0].Message != "" {
@@ -449,6 +453,7 @@ func writeExplanation(w io.Writer, e explanation, format string, now time.Time) 
 			b.WriteString("\n")
 		}
 	}
+	writeSwitchedOff(&b, e.SwitchedOff)
 	if len(e.Conditions) > 0 {
 		b.WriteString("\nConditions:\n")
 		for _, c := range e.Conditions {

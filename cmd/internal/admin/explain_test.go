@@ -6,12 +6,15 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/utils/ptr"
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	anthillfake "github.com/gluster/anthill/kube/client/clientset/versioned/fake"
@@ -130,3 +133,37 @@ func TestExplainRejectsWhatItCannotExplain(t *testing.T) {
 }
 
 func ptrTime(t metav1.Time) *metav1.Time { return &t }
+
+// A cluster's explanation lists each automation its spec switches off,
+// with the waits its machines persisted on it, and says so in the text.
+func TestExplainListsWhatEachSwitchedOffAutomationHolds(t *testing.T) {
+	c := glusterCluster("ns", "gluster", "zone-1")
+	c.Spec.Automation = &operatorv1alpha1.AutomationSpec{TemplateRollouts: ptr.To(false), MarkFailed: ptr.To(false), ClusterOptions: ptr.To(true)}
+	c.Status.Phase = "Ready"
+	c.Status.Upgrade = &operatorv1alpha1.UpgradeStatus{State: "Idle",
+		Message: "spec.automation.templateRollouts is false: not rolling 3 server(s) onto changed pod templates (CSI images changed: false) until it is set true."}
+	n := *glusterNode("ns", "gluster-zone-1-0", "gluster")
+	n.Status.State = "Offline"
+	n.Status.Message = "spec.automation.lostPodEviction is false: not force-deleting the pod stuck on lost Kubernetes node w-1 until it is set true."
+	e := explainCluster(c, []operatorv1alpha1.GlusterNode{n}, 0)
+	want := []explainSwitch{
+		{Field: "templateRollouts", Holding: []string{"upgrade Idle: " + c.Status.Upgrade.Message}},
+		{Field: "markFailed"},
+	}
+	if !reflect.DeepEqual(e.SwitchedOff, want) {
+		t.Fatalf("switched off %+v, want %+v", e.SwitchedOff, want)
+	}
+	var out bytes.Buffer
+	if err := writeExplanation(&out, e, "text", t0); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{
+		"Switched off (spec.automation):",
+		"  templateRollouts: holds upgrade Idle: spec.automation.templateRollouts is false",
+		"  markFailed: holds nothing now",
+	} {
+		if !strings.Contains(out.String(), line) {
+			t.Errorf("explain does not say %q:\n%s", line, out.String())
+		}
+	}
+}

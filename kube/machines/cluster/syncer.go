@@ -307,7 +307,7 @@ func (s *Syncer) Finish(ctx context.Context, c *operatorv1alpha1.GlusterCluster,
 // has GD2Reachable false, which is not an error.
 func (s *Syncer) snapshot(ctx context.Context, c *operatorv1alpha1.GlusterCluster, state fsm.State, f *clusterFacts) error {
 	f.snap = states.ClusterSnapshot{
-		State: state, Now: s.Clock.Now(), Deleting: c.DeletionTimestamp != nil, Paused: c.Spec.Paused,
+		State: state, Now: s.Clock.Now(), Deleting: c.DeletionTimestamp != nil, Paused: c.Spec.Paused, Off: objects.AutomationOff(c),
 		DesiredNodes: states.DesiredNodes(objects.TemplateFacts(c)), ProvisionGrace: DefaultProvisionGrace,
 		ClusterOptions: c.Spec.ClusterOptions,
 	}

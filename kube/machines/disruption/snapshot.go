@@ -26,7 +26,7 @@ import (
 // gather builds the snapshot. GD2 failing is not an error (the decision
 // locks); failing Kubernetes reads are.
 func (s *Syncer) gather(ctx context.Context, c *operatorv1alpha1.GlusterCluster, state fsm.State, zone string, since time.Time, live bool) (disruptionView, error) {
-	view := disruptionView{snap: states.DisruptionSnapshot{State: state, Zone: zone, Now: s.Clock.Now()}}
+	view := disruptionView{snap: states.DisruptionSnapshot{State: state, Zone: zone, Now: s.Clock.Now(), Off: objects.AutomationOff(c)}}
 	all, err := s.Nodes.GlusterNodes(c.Namespace).List(labels.Everything())
 	if err != nil {
 		return view, err

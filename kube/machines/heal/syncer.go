@@ -24,6 +24,7 @@ import (
 	"github.com/gluster/anthill/kube/engine"
 	"github.com/gluster/anthill/kube/machines/gather"
 	"github.com/gluster/anthill/kube/machines/machinestatus"
+	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/states"
 	"github.com/gluster/anthill/transitions"
 )
@@ -271,7 +272,7 @@ func (s *Syncer) Gather(_ context.Context, c *operatorv1alpha1.GlusterCluster, i
 		State: state, Now: now, Volume: in.Subject,
 		Redundant: r.redundant, Started: r.started, HealInfoOK: r.ok,
 		PendingEntries: r.pending, SplitBrainEntries: r.split, BricksUnreachable: r.down,
-		StallTimeout: s.stallTimeout(),
+		StallTimeout: s.stallTimeout(), Off: objects.AutomationOff(c),
 		// GD2 triggers a heal only when this option is "on" (it is off by
 		// default on replicate volumes).
 		SelfHealOff: r.vol.Options[gd2.OptionSelfHealDaemon] != "on",

@@ -57,6 +57,7 @@ func (s *Syncer) nodeSnapshot(ctx context.Context, node *operatorv1alpha1.Gluste
 		Deleting:           node.DeletionTimestamp != nil,
 		ClusterDeleting:    cluster.DeletionTimestamp != nil,
 		Paused:             cluster.Spec.Paused,
+		Off:                objects.AutomationOff(cluster),
 		Request:            states.NodeRequest(node.Annotations[objects.AnnotationRequest]),
 		Disabled:           node.Spec.DesiredState == operatorv1alpha1.NodeDisabled,
 		TargetVersion:      objects.ClusterVersion(cluster),

@@ -204,6 +204,7 @@ func (s *Syncer) snapshot(ctx context.Context, c *operatorv1alpha1.GlusterCluste
 	snap := states.UpgradeSnapshot{
 		State: state, Now: s.Clock.Now(),
 		Paused:        c.Spec.Paused,
+		Off:           objects.AutomationOff(c),
 		TargetVersion: objects.ClusterVersion(c),
 		StepTimeout:   DefaultHealTimeout,
 		CompleteHold:  DefaultUpgradeCompleteHold,

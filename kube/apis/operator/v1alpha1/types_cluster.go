@@ -188,6 +188,15 @@ type GlusterClusterSpec struct {
 	// +optional
 	Paused bool `json:"paused,omitempty"`
 
+	// automation switches off, one at a time, changes anthill otherwise
+	// makes on its own, where paused holds them all: each false holds its
+	// change with reason AutomationOff in the status of what waits
+	// (kubectl gluster explain shows it), and true lets it go on. Unset
+	// means every one on.
+	// +kubebuilder:default={}
+	// +optional
+	Automation *AutomationSpec `json:"automation,omitempty"`
+
 	// autoscaling tunes automatic mode's capacity-driven sizing: which
 	// directions it may scale in and how long it waits between two steps.
 	// Only when mode is automatic; unset means every default.
@@ -372,6 +381,56 @@ type AutoscalingSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') && duration(self) >= duration('0s')",message="autoscaling.cooldown must be a duration such as 10m or 1h30m"
 	// +optional
 	Cooldown *metav1.Duration `json:"cooldown,omitempty"`
+}
+
+// AutomationSpec switches anthill's own changes on and off, one at a time
+// (docs/user-guide.md, "Switching an automation off").
+type AutomationSpec struct {
+	// disruptionBudgets lets the disruption machine keep the
+	// PodDisruptionBudgets over the Gluster pods: open one zone to an
+	// eviction while it is safe and lock every zone when it is not. False
+	// holds the machine where it is: no zone is opened or locked and no
+	// budget or pod label is changed, so the budgets stay as they are.
+	// +kubebuilder:default=true
+	// +optional
+	DisruptionBudgets *bool `json:"disruptionBudgets,omitempty"`
+
+	// templateRollouts lets the upgrade machine roll the servers (and CSI
+	// clients) onto a changed pod template or image with the version
+	// unchanged. False holds such a rollout until it is set true (one
+	// still validating is called off); a version upgrade still runs, and
+	// rolls the servers onto the spec's templates with it.
+	// +kubebuilder:default=true
+	// +optional
+	TemplateRollouts *bool `json:"templateRollouts,omitempty"`
+
+	// clusterOptions lets the cluster machine set spec.clusterOptions in
+	// GD2. False leaves GD2's options as they are.
+	// +kubebuilder:default=true
+	// +optional
+	ClusterOptions *bool `json:"clusterOptions,omitempty"`
+
+	// lostPodEviction lets the node machine force-delete the pod of an
+	// Offline server stuck on a lost Kubernetes node, so that it starts
+	// again elsewhere (docs/node-loss.md). False leaves the pod to
+	// Kubernetes.
+	// +kubebuilder:default=true
+	// +optional
+	LostPodEviction *bool `json:"lostPodEviction,omitempty"`
+
+	// markFailed lets the node machine mark a server Failed (an alert)
+	// once it has been offline longer than
+	// failurePolicy.permissibleDowntime. False keeps it Offline.
+	// +kubebuilder:default=true
+	// +optional
+	MarkFailed *bool `json:"markFailed,omitempty"`
+
+	// forceStartBricks lets the heal machine start the bricks GD2 left
+	// offline on a live server (a volume start with force-start-bricks).
+	// False leaves them offline until an admin starts them.
+	// +kubebuilder:default=true
+	// +optional
+	ForceStartBricks *bool `json:"forceStartBricks,omitempty"`
 }
 
 // GlusterServerSpec selects the Gluster server software.
