@@ -74,6 +74,13 @@ realnode:
 gd2:
 	hack/build-glusterd2.sh
 
+## csi-driver: build the GD2-era CSI file driver (gluster/gluster-csi-driver from
+## ../shared/third_party/gluster-csi-driver) once into the per-user cache, for the tests that run the
+## real driver (docs/testing.md#the-real-csi-driver)
+.PHONY: csi-driver
+csi-driver:
+	hack/build-csi-driver.sh
+
 ## generate: regenerate deepcopy, clientset, listers, informers, CRD YAML and the state-machine docs,
 ## manifests/monitoring and the chart's rule groups, and refresh the chart's copies of the CRDs and RBAC rules
 ## and the OLM bundle (manifests/olm/bundle)
