@@ -1,6 +1,10 @@
 package objects
 
-import corev1 "k8s.io/api/core/v1"
+import (
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+)
 
 // Contracts: what each image anthill runs reads and needs, from its
 // sources, as data. The reference sheet is the project's
@@ -63,19 +67,39 @@ const claimDeviceDir = "/dev/anthill"
 // directory of the image's that nothing else uses.
 const loopDeviceDir = "/var/lib/anthill/devices"
 
-// gd2ConfigKeys are GD2's configuration keys; GD2 reads each as a flag
-// --<key> and as the variable GD2_<KEY> ("-" as "_").
-var gd2ConfigKeys = []string{
+// gd2FlagKeys are the configuration keys glusterd2 also takes as flags
+// --<key> (glusterd2@54ce5f6f: glusterd2/conf/config.go initFlags,
+// glusterd2/store/config.go InitFlags; the built program's --help lists
+// exactly these, and e2e/realgd2 holds the list to it).
+var gd2FlagKeys = []string{
 	"localstatedir", "rundir", "logdir", "logfile", "loglevel", "pidfile", "statedump", "profiling",
-	"clientaddress", "peeraddress", "cert-file", "key-file", "restauth",
-	"noembed", "etcdendpoints", "usetls", "etcd-client-cert-file", "etcd-client-key-file", "etcd-client-ca-file",
-	"etcdcurls", "etcdpurls", "etcdlogfile", "ca-file",
+	"clientaddress", "peeraddress", "cert-file", "key-file",
+	"noembed", "etcdendpoints", "etcd-client-cert-file", "etcd-client-key-file", "etcd-client-ca-file",
+	"etcdcurls", "etcdpurls",
+}
+
+// gd2FileKeys are the keys GD2 reads from its configuration only: the
+// TOML file or the variable GD2_<KEY> (viper's AutomaticEnv), never a
+// flag, so --restauth or --usetls would stop glusterd2 at start-up
+// (glusterd2@54ce5f6f: servers/rest/rest.go, store/config.go,
+// plugins/blockvolume/blockprovider/gluster-block/config.go). Not
+// etcdlogfile, which the reference sheet lists: store/config.go declares
+// it and nothing reads it, and the built program does not hold the name.
+var gd2FileKeys = []string{
+	"restauth", "usetls", "ca-file",
 	"gluster-block-hostaddr", "gluster-block-cacert", "gluster-block-user", "gluster-block-secret", "gluster-block-insecure",
 }
 
+// GD2FlagKeys and GD2FileKeys return the two lists, for the test that
+// reads the built program.
+func GD2FlagKeys() []string { return slices.Clone(gd2FlagKeys) }
+
+// GD2FileKeys: see GD2FlagKeys.
+func GD2FileKeys() []string { return slices.Clone(gd2FileKeys) }
+
 func gd2Flags() []string {
 	out := []string{"--config"}
-	for _, k := range gd2ConfigKeys {
+	for _, k := range gd2FlagKeys {
 		out = append(out, "--"+k)
 	}
 	return out
@@ -84,7 +108,7 @@ func gd2Flags() []string {
 func gd2ContractEnv() []string {
 	// Identity comes from the environment only (gdctx/id.go).
 	out := []string{"GD2_PEER_ID", "GD2_CLUSTER_ID"}
-	for _, k := range gd2ConfigKeys {
+	for _, k := range slices.Concat(gd2FlagKeys, gd2FileKeys) {
 		out = append(out, "GD2_"+envKey(k))
 	}
 	return out
