@@ -46,21 +46,22 @@ func (k keyMapper) forCluster(obj any) []engine.Key {
 }
 
 // forClusterUpdate is forCluster for the cluster informer's deliveries:
-// its nodes and its heal machine are woken only by a change their
-// decisions read (wake.ClusterChangeConcernsNodes,
-// wake.ClusterChangeConcernsHeal), and a node by the upgrade's batch only
-// when it joins or leaves it, or its batch or target changes
-// (wake.UpgradeConcernsNode); the cluster and upgrade machines,
-// which read most of the status, by every change. A change of what the
-// heal machine reports of a volume (wake.VolumeReportsChanged) wakes
-// the nodes whose wait it ends (wake.WokenByVolumes): a drain waiting
-// for its replacements to heal looks as soon as their heal is recorded.
+// each machine is woken only by a change of what its decisions read
+// (wake.ClusterChangeConcernsNodes, wake.ClusterChangeConcernsHeal,
+// wake.ClusterChangeConcernsCluster, wake.ClusterChangeConcernsUpgrade),
+// and a node by the upgrade's batch only when it joins or leaves it, or
+// its batch or target changes (wake.UpgradeConcernsNode). A change of
+// what the heal machine reports of a volume (wake.VolumeReportsChanged)
+// wakes the nodes whose wait it ends (wake.WokenByVolumes): a drain
+// waiting for its replacements to heal looks as soon as their heal is
+// recorded.
 func (k keyMapper) forClusterUpdate(oldObj, newObj any) []engine.Key {
 	keys := k.forCluster(newObj)
 	if oldObj == nil {
 		return keys
 	}
 	nodes, heal := wake.ClusterChangeConcernsNodes(oldObj, newObj), wake.ClusterChangeConcernsHeal(oldObj, newObj)
+	cluster, upgrade := wake.ClusterChangeConcernsCluster(oldObj, newObj), wake.ClusterChangeConcernsUpgrade(oldObj, newObj)
 	reported := wake.VolumeReportsChanged(oldObj, newObj)
 	return slices.DeleteFunc(keys, func(key engine.Key) bool {
 		switch key.Machine {
@@ -69,6 +70,10 @@ func (k keyMapper) forClusterUpdate(oldObj, newObj any) []engine.Key {
 				!k.nodeWokenBy(key, func(n *operatorv1alpha1.GlusterNode) bool { return wake.WokenByVolumes(n, reported) })
 		case states.HealMachine:
 			return !heal
+		case states.ClusterMachine:
+			return !cluster
+		case states.UpgradeMachine:
+			return !upgrade
 		}
 		return false
 	})

@@ -129,6 +129,41 @@ func DisruptionReads(st *operatorv1alpha1.GlusterClusterStatus) []any {
 	return []any{&st.StatusSchema, &st.Phase, &st.Volumes, &st.Disruption, &st.Conditions, &st.History}
 }
 
+// ClusterChangeConcernsCluster reports whether an update of a
+// GlusterCluster may change the cluster machine's decision: a change of
+// the spec, the metadata or a status field in ClusterReads.
+func ClusterChangeConcernsCluster(oldObj, newObj any) bool {
+	return clusterChangedIn(oldObj, newObj, ClusterReads)
+}
+
+// ClusterReads are the cluster-status fields the cluster machine reads
+// (beside the spec and metadata): the schema, what it writes itself (the
+// phase, node counts, capacity, autoscaler decision and observed
+// generation, the slice it owns), the conditions, the history and the
+// ledger, and the other machines' reports it summarises: status.volumes
+// and status.upgrade. Of the status it reads all but status.disruption.
+func ClusterReads(st *operatorv1alpha1.GlusterClusterStatus) []any {
+	return []any{&st.StatusSchema, &st.Phase, &st.Nodes, &st.Capacity, &st.Autoscaling, &st.ObservedGeneration,
+		&st.Conditions, &st.History, &st.Ledger, &st.Volumes, &st.Upgrade}
+}
+
+// ClusterChangeConcernsUpgrade reports whether an update of a
+// GlusterCluster may change the upgrade machine's decision: a change of
+// the spec, the metadata or a status field in UpgradeReads. The nodes'
+// states and versions come from the nodes' informer.
+func ClusterChangeConcernsUpgrade(oldObj, newObj any) bool {
+	return clusterChangedIn(oldObj, newObj, UpgradeReads)
+}
+
+// UpgradeReads are the cluster-status fields an upgrade decision reads
+// (beside the spec and metadata): the schema, what it writes itself
+// (status.upgrade, the slice it owns, with its run's history and cursor),
+// the conditions, the ledger, where the client roll goes on record, and
+// status.volumes (which volumes heal before the next batch).
+func UpgradeReads(st *operatorv1alpha1.GlusterClusterStatus) []any {
+	return []any{&st.StatusSchema, &st.Upgrade, &st.Conditions, &st.Ledger, &st.Volumes}
+}
+
 // clusterChangedIn reports whether an update of a GlusterCluster changed
 // its spec, its metadata or a status field reads names. An add or a
 // delete (no old object), or an object that is not a cluster, always

@@ -156,3 +156,47 @@ func TestUnreadNamesAnOwnedFieldNotRead(t *testing.T) {
 		t.Errorf("Unread = %v, want the capacity", got)
 	}
 }
+
+// The cluster and upgrade machines wake for a change of what they read,
+// not for the disruption machine's slice nor, for the upgrade machine,
+// the cluster machine's.
+func TestClusterChangeConcernsClusterAndUpgrade(t *testing.T) {
+	base := &operatorv1alpha1.GlusterCluster{}
+	changed := func(edit func(*operatorv1alpha1.GlusterClusterStatus)) *operatorv1alpha1.GlusterCluster {
+		c := base.DeepCopy()
+		edit(&c.Status)
+		return c
+	}
+	for _, tc := range []struct {
+		name             string
+		new              *operatorv1alpha1.GlusterCluster
+		cluster, upgrade bool
+	}{
+		{"a volume's heal", changed(func(st *operatorv1alpha1.GlusterClusterStatus) {
+			st.Volumes = []operatorv1alpha1.VolumeStatus{{Name: "v"}}
+		}), true, true},
+		{"an upgrade batch", changed(func(st *operatorv1alpha1.GlusterClusterStatus) {
+			st.Upgrade = &operatorv1alpha1.UpgradeStatus{State: "RollingServers"}
+		}), true, true},
+		{"the cluster's phase", changed(func(st *operatorv1alpha1.GlusterClusterStatus) { st.Phase = "Ready" }), true, false},
+		{"the capacity", changed(func(st *operatorv1alpha1.GlusterClusterStatus) { st.Capacity = &operatorv1alpha1.CapacityStatus{} }), true, false},
+		{"the disruption machine's state", changed(func(st *operatorv1alpha1.GlusterClusterStatus) {
+			st.Disruption = &operatorv1alpha1.DisruptionStatus{State: "Open"}
+		}), false, false},
+		{"the ledger", changed(func(st *operatorv1alpha1.GlusterClusterStatus) {
+			st.Ledger = []operatorv1alpha1.LedgerEntry{{Action: "x"}}
+		}), true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ClusterChangeConcernsCluster(base, tc.new); got != tc.cluster {
+				t.Errorf("ClusterChangeConcernsCluster = %t, want %t", got, tc.cluster)
+			}
+			if got := ClusterChangeConcernsUpgrade(base, tc.new); got != tc.upgrade {
+				t.Errorf("ClusterChangeConcernsUpgrade = %t, want %t", got, tc.upgrade)
+			}
+		})
+	}
+	if !ClusterChangeConcernsCluster(nil, base) || !ClusterChangeConcernsUpgrade(nil, base) {
+		t.Error("a cluster's add does not concern its cluster and upgrade machines")
+	}
+}
