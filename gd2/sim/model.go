@@ -120,6 +120,8 @@ type volume struct {
 	ShdStale  bool `json:",omitempty"`
 	Rebalance *rebalance
 	Created   time.Time
+	// SnapList names the volume's snapshots, oldest first.
+	SnapList []string `json:",omitempty"`
 }
 
 type subvol struct {
@@ -205,6 +207,7 @@ type model struct {
 	Peers          map[string]*peer
 	Devices        map[string]*device // key peerid + device path
 	Volumes        map[string]*volume
+	Snapshots      map[string]*snapshot `json:",omitempty"`
 	ClusterOptions map[string]string
 	Events         []event
 	Orphans        []orphanBrick `json:",omitempty"`

@@ -47,6 +47,14 @@ func (s *Simulator) routes() []route {
 		{name: "DeviceInfo", method: g, pattern: "/v1/devices/{peerid}/{device...}", h: deviceGet, desc: "get a device"},
 		{name: "DeviceEdit", method: p, pattern: "/v1/devices/{peerid}/{device...}", h: deviceEdit, desc: "enable or disable a device"},
 
+		{name: "SnapshotCreate", method: p, pattern: "/v1/snapshots", h: snapshotCreate, txnV1: true, desc: "take a snapshot of a volume"},
+		{name: "SnapshotListAll", method: g, pattern: "/v1/snapshots", h: snapshotList, desc: "list snapshots, all or ?volume="},
+		{name: "SnapshotInfo", method: g, pattern: "/v1/snapshots/{snapname}", h: snapshotInfo, desc: "get a snapshot"},
+		{name: "SnapshotDelete", method: d, pattern: "/v1/snapshots/{snapname}", h: snapshotDelete, txnV1: true, desc: "delete a snapshot"},
+		{name: "SnapshotActivate", method: p, pattern: "/v1/snapshots/{snapname}/activate", h: snapshotActivate, txnV1: true, desc: "start a snapshot's bricks"},
+		{name: "SnapshotDeactivate", method: p, pattern: "/v1/snapshots/{snapname}/deactivate", h: snapshotDeactivate, txnV1: true, desc: "stop a snapshot's bricks"},
+		{name: "SnapshotClone", method: p, pattern: "/v1/snapshots/{snapname}/clone", h: snapshotClone, txnV1: true, desc: "make a volume from a snapshot"},
+
 		{name: "ClusterOptionGet", method: g, pattern: "/v1/cluster/options", h: clusterOptionsGet, desc: "cluster options"},
 		{name: "ClusterOptionSet", method: p, pattern: "/v1/cluster/options", h: clusterOptionsSet, desc: "set cluster options"},
 		{name: "EventsList", method: g, pattern: "/v1/events", h: eventsList, desc: "recent events"},

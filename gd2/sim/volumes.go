@@ -71,7 +71,7 @@ func wireVolumeOf(v *volume) wireVolume {
 		Options:         cloneMap(v.Options),
 		State:           v.State,
 		Metadata:        cloneMap(v.Metadata),
-		SnapList:        []string{},
+		SnapList:        append([]string{}, v.SnapList...),
 		Capacity:        v.Capacity,
 		Subvols:         []wireSubvol{},
 	}
@@ -221,6 +221,9 @@ func volumeDelete(c *call) (int, any, error) {
 	if v.State == volStarted {
 		return 0, nil, errf(http.StatusBadRequest, msgVolDeleteStarted)
 	}
+	if len(v.SnapList) > 0 {
+		return 0, nil, errf(http.StatusFailedDependency, "cannot delete Volume %s ,as it has %d snapshots", v.Name, len(v.SnapList))
+	}
 	if err := c.lock(v.Name); err != nil {
 		return 0, nil, err
 	}
@@ -242,7 +245,9 @@ func (s *Simulator) releaseBrickLocked(b *brick) {
 	}
 	if d := s.m.Devices[deviceKey(b.PeerID, b.Device)]; d != nil {
 		delete(d.LVs, b.LV)
-		delete(d.LVs, b.Pool)
+		if !s.m.poolShared(b) {
+			delete(d.LVs, b.Pool)
+		}
 		d.give(b.TotalSize)
 	}
 }
