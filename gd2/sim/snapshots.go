@@ -243,11 +243,17 @@ func (s *Simulator) takeSnapshotLocked(v *volume, name, desc string, now time.Ti
 	return sn
 }
 
-func snapshotActivate(c *call) (int, any, error) {
+// lockedSnap takes the snapshot's lock, then finds it (activate and
+// deactivate lock before they look).
+func (c *call) lockedSnap() (*snapshot, error) {
 	if err := c.lock(c.pv("snapname")); err != nil {
-		return 0, nil, err
+		return nil, err
 	}
-	sn, err := c.snapArg()
+	return c.snapArg()
+}
+
+func snapshotActivate(c *call) (int, any, error) {
+	sn, err := c.lockedSnap()
 	if err != nil {
 		return 0, nil, err
 	}
@@ -269,10 +275,7 @@ func snapshotActivate(c *call) (int, any, error) {
 }
 
 func snapshotDeactivate(c *call) (int, any, error) {
-	if err := c.lock(c.pv("snapname")); err != nil {
-		return 0, nil, err
-	}
-	sn, err := c.snapArg()
+	sn, err := c.lockedSnap()
 	if err != nil {
 		return 0, nil, err
 	}
