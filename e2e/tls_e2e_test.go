@@ -197,7 +197,7 @@ func TestTLS(t *testing.T) {
 		if string(trust.Data["ca.crt"]) != string(ca.certPEM) {
 			t.Error("the trust bundle is not the CA")
 		}
-		want := []string{name + "-csi-tls", name + "-etcd-tls"}
+		want := []string{name + "-etcd-tls"}
 		for n := range nodes {
 			want = append(want, n+"-tls")
 		}

@@ -154,8 +154,7 @@ func (t *TLS) plan(ctx context.Context, c *operatorv1alpha1.GlusterCluster, node
 
 	if p.ca != nil {
 		p.items = append(p.items,
-			certItem{secret: objects.EtcdTLSSecretName(c.Name), req: objects.EtcdCertRequest(c)},
-			certItem{secret: objects.CSITLSSecretName(c.Name), req: objects.CSICertRequest(c)})
+			certItem{secret: objects.EtcdTLSSecretName(c.Name), req: objects.EtcdCertRequest(c)})
 		for _, n := range nodes {
 			if n.Spec.Cluster != c.Name || n.Spec.ExternalAddress != "" || n.DeletionTimestamp != nil {
 				continue

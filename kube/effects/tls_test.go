@@ -145,7 +145,7 @@ func TestTLSIssuesEverySecretOnceOwnedAndLabelled(t *testing.T) {
 	ca := caSecret(t, "gluster-ca", nil)
 	f := newFxTLS(t, []runtime.Object{ca})
 	ch := f.check(t)
-	want := []string{"gc-a-tls (missing)", "gc-b-tls (missing)", "gc-csi-tls (missing)", "gc-etcd-tls (missing)", "gc-tls-trust (missing)"}
+	want := []string{"gc-a-tls (missing)", "gc-b-tls (missing)", "gc-etcd-tls (missing)", "gc-tls-trust (missing)"}
 	if strings.Join(ch.Due, ",") != strings.Join(want, ",") || ch.Problem != "" {
 		t.Fatalf("due %v (problem %q), want %v", ch.Due, ch.Problem, want)
 	}
@@ -154,7 +154,7 @@ func TestTLSIssuesEverySecretOnceOwnedAndLabelled(t *testing.T) {
 	if ch := f.check(t); len(ch.Due) != 0 {
 		t.Fatalf("after issuing, still due: %v", ch.Due)
 	}
-	for _, name := range []string{"gc-a-tls", "gc-b-tls", "gc-csi-tls", "gc-etcd-tls", "gc-tls-trust"} {
+	for _, name := range []string{"gc-a-tls", "gc-b-tls", "gc-etcd-tls", "gc-tls-trust"} {
 		s := f.secret(t, name)
 		if len(s.OwnerReferences) != 1 || s.OwnerReferences[0].Name != "gc" || s.Labels[objects.LabelCluster] != "gc" || s.Labels[objects.LabelComponent] != objects.ComponentTLS {
 			t.Errorf("%s: owner %v labels %v", name, s.OwnerReferences, s.Labels)
@@ -219,7 +219,7 @@ func TestTLSRotationTrustsBothCAsUntilTheRollEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	ch := f.check(t)
-	if len(ch.Due) != 5 || !strings.Contains(strings.Join(ch.Due, ","), "gc-a-tls (signed by another CA)") {
+	if len(ch.Due) != 4 || !strings.Contains(strings.Join(ch.Due, ","), "gc-a-tls (signed by another CA)") {
 		t.Fatalf("after rotation due %v", ch.Due)
 	}
 	fixtures.Must(t, f.tls.IssueCertificates(fixtures.Ctx, f.c, f.nodes), "re-sign")

@@ -72,7 +72,7 @@ func TestCertificateCollectorExportsWhenEachIssuedCertificateEnds(t *testing.T) 
 	si := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
 	etcd, etcdEnd := issue(objects.EtcdTLSSecretName(c.Name), now)
 	node, nodeEnd := issue(objects.NodeTLSSecretName("c-abcde"), now.Add(time.Hour))
-	broken := objects.TLSSecret(c, objects.CSITLSSecretName(c.Name), pki.Issued{CertPEM: []byte("not PEM"), KeyPEM: []byte("x")}, ca.CertPEM)
+	broken := objects.TLSSecret(c, c.Name+"-broken-tls", pki.Issued{CertPEM: []byte("not PEM"), KeyPEM: []byte("x")}, ca.CertPEM)
 	foreign := etcd.DeepCopy()
 	foreign.Name, foreign.Labels = "someone-elses-tls", nil
 	for _, s := range []*corev1.Secret{etcd, node, broken, foreign, objects.TLSTrustSecret(c, ca.CertPEM)} {

@@ -14,8 +14,9 @@ import (
 // TLS: with spec.caSecretRef set the operator issues, from that CA key
 // pair, a certificate per Gluster node (GD2's REST server, and its client
 // certificate toward etcd), one for the etcd member (client and peer
-// port) and a client certificate for the CSI drivers, each in its own
-// Secret owned by the cluster; TLSTrustSecretName holds the CA bundle every
+// port), each in its own Secret owned by the cluster (none for the CSI
+// drivers: the 2019 driver cannot present a client certificate, and GD2
+// asks for none); TLSTrustSecretName holds the CA bundle every
 // client trusts. docs/security.md tells the whole story.
 
 // Data keys of an issued TLS Secret (type kubernetes.io/tls) and of the
@@ -67,9 +68,6 @@ func NodeTLSSecretName(node string) string { return node + "-tls" }
 // EtcdTLSSecretName is the Secret with the certificate of cluster's etcd.
 func EtcdTLSSecretName(cluster string) string { return EtcdName(cluster) + "-tls" }
 
-// CSITLSSecretName is the Secret with the CSI drivers' client certificate.
-func CSITLSSecretName(cluster string) string { return cluster + "-csi-tls" }
-
 // TLSTrustSecretName is the Secret with the CA bundle (key ca.crt) that
 // clients of cluster trust: the current CA and, during a rotation, the
 // previous one.
@@ -109,11 +107,6 @@ func EtcdCertRequest(c *operatorv1alpha1.GlusterCluster) pki.Request {
 	pod := fmt.Sprintf("%s.%s.%s.svc", NodePodName(name), name, c.Namespace)
 	svc := fmt.Sprintf("%s.%s.svc", name, c.Namespace)
 	return pki.Request{CommonName: name, DNSNames: []string{name, svc, svc + ".cluster.local", pod, pod + ".cluster.local"}, Usage: pki.Peer}
-}
-
-// CSICertRequest is the CSI drivers' client certificate.
-func CSICertRequest(c *operatorv1alpha1.GlusterCluster) pki.Request {
-	return pki.Request{CommonName: c.Name + "-csi", Usage: pki.Client}
 }
 
 // TLSSecret is an issued certificate of c as a Secret owned by c.

@@ -103,13 +103,15 @@ func toolboxFor(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.GlusterN
 	if secretFile == "" {
 		return toolboxInvocation{}, fmt.Errorf("the node's pod template does not mount the auth Secret %s", authName)
 	}
-	// GD2 listens on every address of its pod. Its certificate names the
-	// pod's stable DNS name, not localhost, so with TLS glustercli goes
-	// through that name.
-	endpoint := fmt.Sprintf("http://127.0.0.1:%d", objects.GD2ClientPort)
+	// GD2 binds only the address its client address names, the pod's
+	// stable DNS name (GD2_CLIENTADDRESS), not localhost; its certificate
+	// names the same, so glustercli goes through that name, with or
+	// without TLS.
+	scheme := "http"
 	if objects.TLSEnabled(c) {
-		endpoint = fmt.Sprintf("https://%s:%d", objects.NodePodHost(n.Namespace, c.Name, n.Name), objects.GD2ClientPort)
+		scheme = "https"
 	}
+	endpoint := fmt.Sprintf("%s://%s:%d", scheme, objects.NodePodHost(n.Namespace, c.Name, n.Name), objects.GD2ClientPort)
 	cliArgs := []string{glustercliCommand, "--endpoints", endpoint, "--user", glustercliUser, "--secret-file", secretFile}
 	if objects.TLSEnabled(c) {
 		if caFile == "" {

@@ -13,13 +13,15 @@ func TestToolboxRunsGlustercliWithTheClustersCredentials(t *testing.T) {
 	n.Status.State = "Online"
 	c := glusterCluster("gluster", "gluster", "zone-1")
 
+	// GD2 binds only its client address, the pod's DNS name: glustercli
+	// goes there, not to localhost, where nothing listens.
 	inv, err := toolboxFor(c, n, []string{"volume", "status"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := shellLine(append([]string{"kubectl"}, inv.kubectlArgs([]string{"--context=prod"}, true)...))
 	want := "kubectl --context=prod exec -i -t -n gluster gluster-zone-1-abcde-0 -c glusterd2 -- " +
-		"glustercli --endpoints http://127.0.0.1:24007 --user glustercli --secret-file /var/lib/glusterd2/auth volume status"
+		"glustercli --endpoints http://gluster-zone-1-abcde-0.gluster-nodes.gluster.svc:24007 --user glustercli --secret-file /var/lib/glusterd2/auth volume status"
 	if got != want {
 		t.Errorf("without TLS:\n%s\nwant\n%s", got, want)
 	}
