@@ -83,14 +83,14 @@ csi-driver:
 
 ## generate: regenerate deepcopy, clientset, listers, informers, CRD YAML and the state-machine docs,
 ## manifests/monitoring and the chart's rule groups, and refresh the chart's copies of the CRDs and RBAC rules
-## and the OLM bundle (manifests/olm/bundle)
+## and admission policy and the OLM bundle (manifests/olm/bundle)
 generate:
 	hack/update-codegen.sh
 	$(GO) run ./cmd/anthill diagram --write-docs docs/fsm
 	$(GO) run ./cmd/anthill monitoring --write-manifests manifests/monitoring
 	$(GO) run ./cmd/anthill monitoring --write-chart manifests/charts/anthill
 	cp manifests/crds/operator.gluster.org_*.yaml manifests/charts/anthill/crds/
-	cp manifests/rbac/cluster_role.yaml manifests/rbac/person_roles.yaml manifests/charts/anthill/files/
+	cp manifests/rbac/cluster_role.yaml manifests/rbac/person_roles.yaml manifests/admission/csi_driver_policy.yaml manifests/charts/anthill/files/
 	hack/olm.sh generate
 
 ## verify-generate: fail when committed generated files drift from their sources
@@ -101,6 +101,7 @@ verify-generate:
 	hack/olm.sh verify
 	@for f in manifests/crds/operator.gluster.org_*.yaml; do cmp -s "$$f" "manifests/charts/anthill/crds/$$(basename $$f)" || { echo "manifests/charts/anthill/crds is stale: run make generate"; exit 1; }; done
 	@for f in cluster_role.yaml person_roles.yaml; do cmp -s "manifests/rbac/$$f" "manifests/charts/anthill/files/$$f" || { echo "manifests/charts/anthill/files is stale: run make generate"; exit 1; }; done
+	@cmp -s manifests/admission/csi_driver_policy.yaml manifests/charts/anthill/files/csi_driver_policy.yaml || { echo "manifests/charts/anthill/files is stale: run make generate"; exit 1; }
 
 ## promtool: build promtool (for the alert tests) into the per-user tool cache
 promtool: $(PROMTOOL)

@@ -30,3 +30,10 @@ var RBAC embed.FS
 //
 //go:embed namespaced/cluster_role.yaml namespaced/watched/role.yaml
 var NamespacedRBAC embed.FS
+
+// Admission holds the ValidatingAdmissionPolicy and its binding that refuse
+// a GlusterCluster asking for the fixed-name CSI driver while another
+// cluster holds it (docs/csi.md).
+//
+//go:embed admission/csi_driver_policy.yaml
+var Admission embed.FS

@@ -28,8 +28,8 @@ func (o *Kube) EnsureCSIDrivers(ctx context.Context, ct transitions.ClusterTarge
 	if err != nil {
 		return err
 	}
-	if c.DeletionTimestamp != nil {
-		return nil // deleteInfra is about to remove them
+	if c.DeletionTimestamp != nil || !objects.CSIEnabled(c) {
+		return nil // deleteInfra is about to remove them, or none is asked for
 	}
 	version, err := o.csiCreateVersion(ctx, c)
 	if err != nil {

@@ -75,8 +75,18 @@ const (
 // CSIDriverKinds are the drivers c asks for: file. The API refuses block
 // (spec.drivers): no GD2-era block driver anthill could run exists
 // (docs/csi.md), so an object stored before that refusal gets file alone.
+// None when spec.csi.enabled is false.
 func CSIDriverKinds(c *operatorv1alpha1.GlusterCluster) []operatorv1alpha1.GlusterDriver {
+	if !CSIEnabled(c) {
+		return nil
+	}
 	return []operatorv1alpha1.GlusterDriver{operatorv1alpha1.GlusterDriverFile}
+}
+
+// CSIEnabled reports whether c runs the CSI driver: spec.csi.enabled, true
+// unless set false.
+func CSIEnabled(c *operatorv1alpha1.GlusterCluster) bool {
+	return c.Spec.CSI == nil || c.Spec.CSI.Enabled == nil || *c.Spec.CSI.Enabled
 }
 
 // CSIDriverName is the CSI driver name of kind: the name the driver
@@ -392,7 +402,11 @@ type CSIObjects struct {
 }
 
 // DesiredCSIObjects builds the CSI objects of c's drivers at version.
+// A cluster with spec.csi.enabled false asks for none.
 func DesiredCSIObjects(c *operatorv1alpha1.GlusterCluster, version string) CSIObjects {
+	if !CSIEnabled(c) {
+		return CSIObjects{}
+	}
 	o := CSIObjects{
 		ServiceAccounts:    CSIServiceAccounts(c),
 		ClusterRole:        CSIClusterRole(c),
@@ -422,8 +436,12 @@ func CSIClusterScopedSelector(namespace, cluster string) labels.Selector {
 // CSIDriverNames are the driver names whose volumes may be c's: the
 // driver's own, and the per-cluster names releases before it ran under
 // (a volume provisioned then still uses the cluster, and still pins its
-// node).
+// node). A cluster with spec.csi.enabled false has none: the field cannot
+// be turned off, so it never ran the driver.
 func CSIDriverNames(c *operatorv1alpha1.GlusterCluster) map[string]bool {
+	if !CSIEnabled(c) {
+		return map[string]bool{}
+	}
 	out := map[string]bool{CSIFileDriverName: true}
 	for _, n := range LegacyCSIDriverNames(c.Namespace, c.Name) {
 		out[n] = true

@@ -37,6 +37,9 @@ type CSIListers struct {
 // that do not exist. Only presence counts: what an existing object runs
 // is the upgrade machine's business.
 func (l CSIListers) missing(c *operatorv1alpha1.GlusterCluster) ([]string, error) {
+	if !objects.CSIEnabled(c) {
+		return nil, nil // spec.csi.enabled: false asks for no CSI object
+	}
 	if owner, err := l.driverTakenBy(c); err != nil || owner != "" {
 		// Another cluster runs the driver: nothing of c's is missing,
 		// and Record says why c gets none (warnCSIClash).
@@ -134,8 +137,12 @@ func (l CSIListers) storageClassDrift(c *operatorv1alpha1.GlusterCluster, want [
 const ReasonCSIDriverTaken = "CSIDriverTaken"
 
 // driverTakenBy names, as namespace/name, the other cluster whose CSIDriver
-// holds the driver's fixed name; "" when it is free or c's.
+// holds the driver's fixed name; "" when it is free or c's, or c does not
+// ask for it (spec.csi.enabled false).
 func (l CSIListers) driverTakenBy(c *operatorv1alpha1.GlusterCluster) (string, error) {
+	if !objects.CSIEnabled(c) {
+		return "", nil
+	}
 	d, err := l.CSIDrivers.Get(objects.CSIFileDriverName)
 	switch {
 	case apierrors.IsNotFound(err):

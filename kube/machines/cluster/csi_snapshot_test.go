@@ -78,3 +78,42 @@ func TestStorageClassDriftAndClashes(t *testing.T) {
 		})
 	}
 }
+
+// While another cluster's CSIDriver holds the driver's fixed name, a
+// cluster that asks for the driver (admitted in a race with the holder's
+// create) is told so by a CSIDriverTaken Event and creates nothing; one
+// with spec.csi.enabled false asks for nothing, so it has no clash, no
+// missing object, and counts no volume of the driver as its own.
+func TestADriverHeldElsewhereIsAClashOnlyForAClusterThatAsksForIt(t *testing.T) {
+	holder := fixtures.CSICluster("holder")
+	holder.Namespace = "elsewhere"
+	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	if err := idx.Add(objects.CSIDriverObject(holder, fixtures.FileDriver)); err != nil {
+		t.Fatal(err)
+	}
+	l := CSIListers{CSIDrivers: storagev1listers.NewCSIDriverLister(idx), StorageClasses: fxClassLister(t)}
+
+	wants := fixtures.CSICluster("gc")
+	clash, err := l.readCSIClash(wants)
+	if err != nil || clash.driverOwner != "elsewhere/holder" {
+		t.Errorf("a cluster asking for the held driver: clash %+v, %v; want the holder elsewhere/holder", clash, err)
+	}
+	if m, err := l.missing(wants); err != nil || len(m) != 0 {
+		t.Errorf("a cluster asking for the held driver misses %v, %v; want nothing (it creates nothing)", m, err)
+	}
+
+	off := fixtures.CSICluster("gc")
+	off.Spec.CSI = &operatorv1alpha1.CSISpec{Enabled: new(bool)}
+	if clash, err := l.readCSIClash(off); err != nil || clash.driverOwner != "" || len(clash.storageClasses) != 0 {
+		t.Errorf("spec.csi.enabled false: clash %+v, %v; want none", clash, err)
+	}
+	if m, err := l.missing(off); err != nil || len(m) != 0 {
+		t.Errorf("spec.csi.enabled false misses %v, %v; want nothing", m, err)
+	}
+	if o := objects.DesiredCSIObjects(off, "4.1.0"); o.ClusterRole != nil || len(o.ServiceAccounts)+len(o.Drivers)+len(o.Controllers)+len(o.NodePlugins)+len(o.StorageClasses) != 0 {
+		t.Errorf("spec.csi.enabled false asks for CSI objects %+v", o)
+	}
+	if n := objects.CSIDriverNames(off); len(n) != 0 {
+		t.Errorf("spec.csi.enabled false counts volumes of drivers %v as its own", n)
+	}
+}

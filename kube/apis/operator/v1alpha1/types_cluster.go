@@ -97,6 +97,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.mode == 'automatic' || !has(self.autoscaling)",message="spec.autoscaling may be set only when spec.mode is automatic",fieldPath=".autoscaling"
 // +kubebuilder:validation:XValidation:rule="!has(self.csi) || !has(self.csi.version) || !has(self.gluster) || !has(self.gluster.version) || !isSemver(self.csi.version, true) || !isSemver(self.gluster.version, true) || semver(self.csi.version, true).compareTo(semver(self.gluster.version, true)) <= 0",message="spec.csi.version must not be newer than spec.gluster.version: CSI clients may not run ahead of the servers",fieldPath=".csi.version"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.csi) || !has(oldSelf.csi.version) || !has(self.csi) || !has(self.csi.version) || !isSemver(oldSelf.csi.version, true) || !isSemver(self.csi.version, true) || semver(self.csi.version, true).compareTo(semver(oldSelf.csi.version, true)) >= 0 || (has(self.gluster) && has(self.gluster.version) && isSemver(self.gluster.version, true) && semver(self.csi.version, true).compareTo(semver(self.gluster.version, true)) >= 0)",message="spec.csi.version cannot be lowered: anthill never moves a CSI client back (docs/upgrades.md). Only an upgrade cancelled by setting spec.gluster.version back may take it back with it, as far as the new spec.gluster.version",fieldPath=".csi.version"
+// +kubebuilder:validation:XValidation:rule="!has(self.csi) || !has(self.csi.enabled) || self.csi.enabled || (has(oldSelf.csi) && has(oldSelf.csi.enabled) && !oldSelf.csi.enabled)",message="spec.csi.enabled cannot be turned off: removing the CSI driver would unmount the volumes of running pods; delete the cluster instead",fieldPath=".csi.enabled"
 // +kubebuilder:validation:XValidation:rule="(has(self.csi) && has(self.csi.nodeSelector)) == (has(oldSelf.csi) && has(oldSelf.csi.nodeSelector)) && (!has(self.csi) || !has(self.csi.nodeSelector) || self.csi.nodeSelector == oldSelf.csi.nodeSelector)",message="spec.csi.nodeSelector is fixed at creation: moving the node plugins would unmount the volumes of running pods",fieldPath=".csi.nodeSelector"
 // +kubebuilder:validation:XValidation:rule="self.mode == 'external' || !has(self.nodeTemplates) || !has(self.csi) || !has(self.csi.storageClasses) || !has(self.csi.storageClasses.file) || (!has(self.csi.storageClasses.file.brickType) || self.nodeTemplates.exists(t, (has(t.storage.provisioner) ? t.storage.provisioner : 'lvm') == self.csi.storageClasses.file.brickType))",message="csi.storageClasses.file.brickType must be the storage.provisioner (lvm unless set) of a node template: GD2 makes a class's bricks only on devices of its brickType",fieldPath=".csi.storageClasses.file.brickType"
 // +kubebuilder:validation:XValidation:rule="self.mode == 'external' || !has(self.nodeTemplates) || !has(self.csi) || !has(self.csi.storageClasses) || !has(self.csi.storageClasses.additional) || self.csi.storageClasses.additional.all(s, (!has(s.brickType) || self.nodeTemplates.exists(t, (has(t.storage.provisioner) ? t.storage.provisioner : 'lvm') == s.brickType)))",message="csi.storageClasses.additional[].brickType must be the storage.provisioner (lvm unless set) of a node template: GD2 makes a class's bricks only on devices of its brickType",fieldPath=".csi.storageClasses.additional"
@@ -462,7 +463,21 @@ type GlusterServerSpec struct {
 }
 
 // CSISpec selects the CSI drivers.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.enabled) || self.enabled || (!has(self.fileImage) && !has(self.nodeSelector) && !has(self.storageClasses))",message="spec.csi.enabled is false, so no driver runs: spec.csi.fileImage, nodeSelector and storageClasses would do nothing; remove them",fieldPath=".enabled"
 type CSISpec struct {
+	// enabled deploys the file CSI driver for this cluster: its CSIDriver,
+	// controller, node plugins and StorageClasses. Unset means true. The
+	// driver's name, org.gluster.glusterfs, is fixed in its code, so one
+	// GlusterCluster per Kubernetes cluster can run it: a cluster that asks
+	// for it while another holds it is refused at admission (the
+	// ValidatingAdmissionPolicy anthill-csi-driver-holder; docs/csi.md).
+	// Set false to run a cluster without CSI beside the one that has it.
+	// It can be turned on later, but not off: removing the driver would
+	// unmount the volumes of running pods.
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+
 	// fileImage is the container image of the Gluster file CSI driver.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
