@@ -76,7 +76,8 @@ func (o *Kube) syncEndpointSlices(ctx context.Context, c *operatorv1alpha1.Glust
 	for i := range list.Items {
 		have[list.Items[i].Name] = &list.Items[i]
 	}
-	for _, want := range objects.ExternalEndpointSlices(c) {
+	names := objects.ResolveExternalNames(ctx, o.resolver(), c)
+	for _, want := range objects.ExternalEndpointSlices(c, names) {
 		h, ok := have[want.Name]
 		delete(have, want.Name)
 		switch {

@@ -3,6 +3,7 @@ package effects
 import (
 	"context"
 	"fmt"
+	"net"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -10,6 +11,7 @@ import (
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/client/clientset/versioned"
+	"github.com/gluster/anthill/kube/objects"
 	"github.com/gluster/anthill/transitions"
 )
 
@@ -25,6 +27,17 @@ type Kube struct {
 	// TLS issues certificates for clusters with spec.caSecretRef; nil
 	// builds one from Client and Anthill.
 	TLS *TLS
+	// Resolver looks up an external cluster's host names; nil is
+	// net.DefaultResolver.
+	Resolver objects.HostResolver
+}
+
+// resolver is o.Resolver, or net.DefaultResolver.
+func (o *Kube) resolver() objects.HostResolver {
+	if o.Resolver != nil {
+		return o.Resolver
+	}
+	return net.DefaultResolver
 }
 
 func (o *Kube) tls() *TLS {

@@ -2,10 +2,12 @@ package objects
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"net"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -18,8 +20,10 @@ import (
 // addresses as the cluster's management Service — the same name and port
 // 24007 as in the other modes, so the CSI driver finds GD2 the same way —
 // without a selector, backed by EndpointSlices that anthill writes from
-// spec.external.nodes: one slice per address type (IPv4, IPv6, FQDN for
-// host names), each endpoint carrying its zone.
+// spec.external.nodes: one slice per address family (IPv4, IPv6), each
+// endpoint carrying its zone. A host name goes in as the addresses it
+// resolves to: kube-proxy programs no FQDN slice, so a Service backed by
+// one would route nowhere (ResolveExternalNames).
 
 // EndpointSliceManagedBy is the value of endpointslice.kubernetes.io/managed-by
 // on the slices anthill writes; the EndpointSlice controller leaves slices
@@ -103,27 +107,89 @@ func addressType(addr string) (discoveryv1.AddressType, string) {
 	}
 }
 
+// HostResolver looks host names up (net.DefaultResolver is one).
+type HostResolver interface {
+	LookupHost(ctx context.Context, host string) ([]string, error)
+}
+
+// ExternalNames are the host names of spec.external.nodes as resolved
+// once: the addresses of each name that resolved, and the names that did
+// not, with why.
+type ExternalNames struct {
+	Addresses  map[string][]string
+	Unresolved []string
+}
+
+// externalLookupTimeout bounds one host name's lookup: a DNS server that
+// does not answer must not hold the cluster's sync.
+const externalLookupTimeout = 2 * time.Second
+
+// ResolveExternalNames looks up every host name of c's external nodes
+// (IP addresses need no lookup) with r.
+func ResolveExternalNames(ctx context.Context, r HostResolver, c *operatorv1alpha1.GlusterCluster) ExternalNames {
+	out := ExternalNames{Addresses: map[string][]string{}}
+	if c.Spec.External == nil {
+		return out
+	}
+	for _, n := range c.Spec.External.Nodes {
+		if t, _ := addressType(n.Address); t != discoveryv1.AddressTypeFQDN {
+			continue
+		}
+		if _, done := out.Addresses[n.Address]; done {
+			continue
+		}
+		lctx, cancel := context.WithTimeout(ctx, externalLookupTimeout)
+		addrs, err := r.LookupHost(lctx, n.Address)
+		cancel()
+		if err == nil && len(addrs) == 0 {
+			err = fmt.Errorf("no address")
+		}
+		if err != nil {
+			out.Unresolved = append(out.Unresolved, fmt.Sprintf("%s (%v)", n.Address, err))
+			continue
+		}
+		out.Addresses[n.Address] = addrs
+	}
+	return out
+}
+
 // ExternalEndpointSlices are the EndpointSlices of c's management Service:
-// one per address type present in spec.external.nodes, endpoints sorted by
-// address, each Ready (GD2 reachability is the cluster machine's concern,
-// not the Service's) and in its zone.
-func ExternalEndpointSlices(c *operatorv1alpha1.GlusterCluster) []*discoveryv1.EndpointSlice {
+// one per address family present in spec.external.nodes, a host name's
+// endpoints being the addresses names resolved it to (none while it does
+// not resolve), endpoints sorted by address, an address listed once, each
+// Ready (GD2 reachability is the cluster machine's concern, not the
+// Service's) and in its node's zone.
+func ExternalEndpointSlices(c *operatorv1alpha1.GlusterCluster, names ExternalNames) []*discoveryv1.EndpointSlice {
 	byType := map[discoveryv1.AddressType][]discoveryv1.Endpoint{}
+	seen := map[string]bool{}
+	add := func(address, zone string) {
+		t, addr := addressType(address)
+		if t == discoveryv1.AddressTypeFQDN || seen[addr] {
+			return
+		}
+		seen[addr] = true
+		ep := discoveryv1.Endpoint{
+			Addresses:  []string{addr},
+			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)},
+		}
+		if zone != "" {
+			ep.Zone = ptr.To(zone)
+		}
+		byType[t] = append(byType[t], ep)
+	}
 	if c.Spec.External != nil {
 		for _, n := range c.Spec.External.Nodes {
-			t, addr := addressType(n.Address)
-			ep := discoveryv1.Endpoint{
-				Addresses:  []string{addr},
-				Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)},
+			if t, _ := addressType(n.Address); t != discoveryv1.AddressTypeFQDN {
+				add(n.Address, n.Zone)
+				continue
 			}
-			if n.Zone != "" {
-				ep.Zone = ptr.To(n.Zone)
+			for _, a := range names.Addresses[n.Address] {
+				add(a, n.Zone)
 			}
-			byType[t] = append(byType[t], ep)
 		}
 	}
 	var out []*discoveryv1.EndpointSlice
-	for _, t := range []discoveryv1.AddressType{discoveryv1.AddressTypeIPv4, discoveryv1.AddressTypeIPv6, discoveryv1.AddressTypeFQDN} {
+	for _, t := range []discoveryv1.AddressType{discoveryv1.AddressTypeIPv4, discoveryv1.AddressTypeIPv6} {
 		eps := byType[t]
 		if len(eps) == 0 {
 			continue

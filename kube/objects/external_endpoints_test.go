@@ -1,7 +1,10 @@
 package objects
 
 import (
+	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -12,12 +15,31 @@ import (
 	"github.com/gluster/anthill/kube/internal/fixtures"
 )
 
-func TestExternalEndpointSlicesOnePerAddressTypeWithZones(t *testing.T) {
+// hosts is a HostResolver of fixed answers; a name it lacks does not
+// resolve.
+type hosts map[string][]string
+
+func (h hosts) LookupHost(_ context.Context, name string) ([]string, error) {
+	if a, ok := h[name]; ok {
+		return a, nil
+	}
+	return nil, fmt.Errorf("lookup %s: no such host", name)
+}
+
+// A host name is published as the addresses it resolves to, in its
+// node's zone: kube-proxy programs IPv4 and IPv6 slices only, so an FQDN
+// slice would leave the CSI driver's Service routing nowhere.
+func TestExternalEndpointSlicesOnePerAddressFamilyWithZones(t *testing.T) {
 	c := fixtures.External("gc", 24010,
 		fixtures.ExternalNode("192.0.2.2", "rack-2"), fixtures.ExternalNode("gluster-1.storage.example.com", "rack-1"),
-		fixtures.ExternalNode("2001:0db8:0:0::1", "rack-3"), fixtures.ExternalNode("192.0.2.1", ""))
+		fixtures.ExternalNode("2001:0db8:0:0::1", "rack-3"), fixtures.ExternalNode("192.0.2.1", ""),
+		fixtures.ExternalNode("gluster-9.storage.example.com", "rack-9"))
+	names := ResolveExternalNames(context.Background(), hosts{"gluster-1.storage.example.com": {"192.0.2.11", "2001:db8::11"}}, c)
+	if len(names.Unresolved) != 1 || !strings.HasPrefix(names.Unresolved[0], "gluster-9.storage.example.com (") {
+		t.Errorf("unresolved %q, want gluster-9.storage.example.com with why", names.Unresolved)
+	}
 	var got []string
-	for _, s := range ExternalEndpointSlices(c) {
+	for _, s := range ExternalEndpointSlices(c, names) {
 		got = append(got, fixtures.SliceView(s))
 		l := s.Labels
 		if l[discoveryv1.LabelServiceName] != "gc-mgmt" || l[discoveryv1.LabelManagedBy] != EndpointSliceManagedBy ||
@@ -34,9 +56,8 @@ func TestExternalEndpointSlicesOnePerAddressTypeWithZones(t *testing.T) {
 		}
 	}
 	want := []string{
-		"gc-mgmt-ipv4 IPv4 192.0.2.1@,192.0.2.2@rack-2 gd2:24010",
-		"gc-mgmt-ipv6 IPv6 2001:db8::1@rack-3 gd2:24010",
-		"gc-mgmt-fqdn FQDN gluster-1.storage.example.com@rack-1 gd2:24010",
+		"gc-mgmt-ipv4 IPv4 192.0.2.1@,192.0.2.11@rack-1,192.0.2.2@rack-2 gd2:24010",
+		"gc-mgmt-ipv6 IPv6 2001:db8::1@rack-3,2001:db8::11@rack-1 gd2:24010",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("slices\n got %q\nwant %q", got, want)

@@ -3,6 +3,7 @@ package cluster
 import (
 	"fmt"
 	"maps"
+	"net"
 	"slices"
 	"strings"
 
@@ -30,9 +31,34 @@ type EndpointsView struct {
 	Diff string
 }
 
+// ReasonExternalNameUnresolved is the reason of the Warning Event that
+// names the host names of spec.external.nodes that did not resolve.
+const ReasonExternalNameUnresolved = "ExternalNameUnresolved"
+
+// resolver is s.Resolver, or net.DefaultResolver.
+func (s *Syncer) resolver() objects.HostResolver {
+	if s.Resolver != nil {
+		return s.Resolver
+	}
+	return net.DefaultResolver
+}
+
+// warnUnresolved records a Warning Event on c naming the external host
+// names that did not resolve: the management Service (and so the CSI
+// driver) does not reach those servers until they do.
+func (s *Syncer) warnUnresolved(c *operatorv1alpha1.GlusterCluster, unresolved []string) {
+	if len(unresolved) == 0 {
+		return
+	}
+	s.Log.Warn(c, ReasonExternalNameUnresolved, fmt.Sprintf(
+		"spec.external.nodes: %s did not resolve: the management Service, through which the CSI driver reaches GD2, lists only the addresses names resolve to (kube-proxy routes no host name), so it leaves these servers out until they resolve.",
+		strings.Join(unresolved, ", ")))
+}
+
 // ObserveEndpoints compares c's management Service and EndpointSlices, as
-// the listers see them, with what the spec asks for.
-func ObserveEndpoints(c *operatorv1alpha1.GlusterCluster, services corev1listers.ServiceLister, slicesL discoveryv1listers.EndpointSliceLister) (EndpointsView, error) {
+// the listers see them, with what the spec asks for, its host names
+// resolved as names says.
+func ObserveEndpoints(c *operatorv1alpha1.GlusterCluster, names objects.ExternalNames, services corev1listers.ServiceLister, slicesL discoveryv1listers.EndpointSliceLister) (EndpointsView, error) {
 	var v EndpointsView
 	var diffs []string
 	svc, err := services.Services(c.Namespace).Get(objects.ManagementServiceName(c.Name))
@@ -54,7 +80,7 @@ func ObserveEndpoints(c *operatorv1alpha1.GlusterCluster, services corev1listers
 	if len(have) > 0 {
 		v.AnyExists = true
 	}
-	diffs = append(diffs, diffEndpoints(have, objects.ExternalEndpointSlices(c))...)
+	diffs = append(diffs, diffEndpoints(have, objects.ExternalEndpointSlices(c, names))...)
 	v.InSync = len(diffs) == 0
 	v.Diff = summarize(diffs, 6)
 	return v, nil

@@ -1,6 +1,8 @@
 package cluster
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -28,11 +30,26 @@ type endpointsFixture struct {
 	ops  *effects.Kube
 	kube *k8sfake.Clientset
 	crs  *anthillfake.Clientset
+	// hosts is the DNS both the effects and the view resolve host names
+	// with: gluster-1.example.com is 192.0.2.11 until a test changes it.
+	hosts hosts
+}
+
+// hosts is a HostResolver of fixed answers; a name it lacks does not
+// resolve.
+type hosts map[string][]string
+
+func (h hosts) LookupHost(_ context.Context, name string) ([]string, error) {
+	if a, ok := h[name]; ok {
+		return a, nil
+	}
+	return nil, fmt.Errorf("lookup %s: no such host", name)
 }
 
 func newEndpointsFixture(crObjs ...runtime.Object) *endpointsFixture {
-	f := &endpointsFixture{kube: k8sfake.NewClientset(), crs: anthillfake.NewSimpleClientset(crObjs...)}
-	f.ops = &effects.Kube{Client: f.kube, Anthill: f.crs}
+	f := &endpointsFixture{kube: k8sfake.NewClientset(), crs: anthillfake.NewSimpleClientset(crObjs...),
+		hosts: hosts{"gluster-1.example.com": {"192.0.2.11"}}}
+	f.ops = &effects.Kube{Client: f.kube, Anthill: f.crs, Resolver: f.hosts}
 	return f
 }
 
@@ -54,7 +71,8 @@ func (f *endpointsFixture) observe(t *testing.T, c *operatorv1alpha1.GlusterClus
 	for i := range el.Items {
 		fixtures.Must(t, eps.Add(&el.Items[i]), "index EndpointSlice")
 	}
-	v, err := ObserveEndpoints(c, corev1listers.NewServiceLister(svcs), discoveryv1listers.NewEndpointSliceLister(eps))
+	names := objects.ResolveExternalNames(fixtures.Ctx, f.hosts, c)
+	v, err := ObserveEndpoints(c, names, corev1listers.NewServiceLister(svcs), discoveryv1listers.NewEndpointSliceLister(eps))
 	fixtures.Must(t, err, "observe")
 	return v
 }
@@ -110,15 +128,22 @@ func TestSyncEndpointsFollowsTheAddresses(t *testing.T) {
 		{"a zone changes", func(c *operatorv1alpha1.GlusterCluster) {
 			c.Spec.External.Nodes[1].Zone = "b2"
 		}, `zone of 192.0.2.2 "b" -> "b2"`, []string{"gc-mgmt-ipv4 IPv4 192.0.2.1@a,192.0.2.2@b2,192.0.2.3@c gd2:24007"}},
+		// kube-proxy programs no FQDN slice: a host name is published as
+		// what it resolves to, and followed when that changes.
 		{"an address becomes a host name", func(c *operatorv1alpha1.GlusterCluster) {
 			c.Spec.External.Nodes[0] = fixtures.ExternalNode("gluster-1.example.com", "a")
-		}, "add gluster-1.example.com, remove 192.0.2.1", []string{
-			"gc-mgmt-fqdn FQDN gluster-1.example.com@a gd2:24007",
-			"gc-mgmt-ipv4 IPv4 192.0.2.2@b2,192.0.2.3@c gd2:24007",
+		}, "add 192.0.2.11, remove 192.0.2.1", []string{
+			"gc-mgmt-ipv4 IPv4 192.0.2.11@a,192.0.2.2@b2,192.0.2.3@c gd2:24007",
+		}},
+		{"the host name resolves elsewhere", func(*operatorv1alpha1.GlusterCluster) {
+			f.hosts["gluster-1.example.com"] = []string{"192.0.2.12", "2001:db8::12"}
+		}, "add 192.0.2.12, add 2001:db8::12, remove 192.0.2.11", []string{
+			"gc-mgmt-ipv4 IPv4 192.0.2.12@a,192.0.2.2@b2,192.0.2.3@c gd2:24007",
+			"gc-mgmt-ipv6 IPv6 2001:db8::12@a gd2:24007",
 		}},
 		{"the last host name is removed", func(c *operatorv1alpha1.GlusterCluster) {
 			c.Spec.External.Nodes = c.Spec.External.Nodes[1:]
-		}, "remove gluster-1.example.com", []string{"gc-mgmt-ipv4 IPv4 192.0.2.2@b2,192.0.2.3@c gd2:24007"}},
+		}, "remove 192.0.2.12, remove 2001:db8::12", []string{"gc-mgmt-ipv4 IPv4 192.0.2.2@b2,192.0.2.3@c gd2:24007"}},
 		{"the port changes", func(c *operatorv1alpha1.GlusterCluster) {
 			c.Spec.External.Port = 24010
 		}, "correct the management Service, rewrite EndpointSlice gc-mgmt-ipv4", []string{"gc-mgmt-ipv4 IPv4 192.0.2.2@b2,192.0.2.3@c gd2:24010"}},
@@ -165,7 +190,7 @@ func TestSyncEndpointsRepairsHandEdits(t *testing.T) {
 	sl.Ports[0].Port = ptr.To[int32](1)
 	_, err = f.kube.DiscoveryV1().EndpointSlices(fixtures.Namespace).Update(fixtures.Ctx, sl, metav1.UpdateOptions{})
 	fixtures.Must(t, err, "edit slice")
-	stray := objects.ExternalEndpointSlices(c)[0]
+	stray := objects.ExternalEndpointSlices(c, objects.ExternalNames{})[0]
 	stray.Name, stray.AddressType = "gc-mgmt-ipv6", discoveryv1.AddressTypeIPv6
 	stray.Endpoints = []discoveryv1.Endpoint{{Addresses: []string{"2001:db8::9"}}}
 	_, err = f.kube.DiscoveryV1().EndpointSlices(fixtures.Namespace).Create(fixtures.Ctx, stray, metav1.CreateOptions{})

@@ -61,8 +61,11 @@ type Syncer struct {
 	CSI CSIListers
 	// EndpointSlices are an external cluster's published addresses.
 	EndpointSlices discoveryv1listers.EndpointSliceLister
-	Anthill        versioned.Interface
-	Kube           transitions.KubeOps
+	// Resolver looks up an external cluster's host names; nil is
+	// net.DefaultResolver.
+	Resolver objects.HostResolver
+	Anthill  versioned.Interface
+	Kube     transitions.KubeOps
 	// Audit logs every configuration-altering call of the actions.
 	Audit effects.Audit
 	GD2   *effects.GD2Clients
@@ -110,6 +113,9 @@ type clusterFacts struct {
 	// csiClash is what of the cluster's CSI objects another owner holds:
 	// Record warns of it.
 	csiClash csiClash
+	// unresolved are the external nodes' host names that did not
+	// resolve: Record warns of them.
+	unresolved []string
 }
 
 // Definition is the cluster machine.
@@ -259,6 +265,7 @@ func (s *Syncer) Message(c *operatorv1alpha1.GlusterCluster, _ string) string {
 func (s *Syncer) Record(c *operatorv1alpha1.GlusterCluster, outs []engine.Outcome[*clusterFacts], now time.Time) {
 	out := &outs[0]
 	s.warnCSIClash(c, out.Facts.csiClash)
+	s.warnUnresolved(c, out.Facts.unresolved)
 	for _, e := range out.Facts.nodeLedger {
 		c.Status.Ledger = machinestatus.AppendBounded(c.Status.Ledger, e, operatorv1alpha1.MaxLedger)
 	}
@@ -320,10 +327,12 @@ func (s *Syncer) snapshot(ctx context.Context, c *operatorv1alpha1.GlusterCluste
 	if objects.IsExternal(c) {
 		// No etcd, secret or headless Service: the management Service and
 		// its EndpointSlices are all the infrastructure there is.
-		v, err := ObserveEndpoints(c, s.Services, s.EndpointSlices)
+		names := objects.ResolveExternalNames(ctx, s.resolver(), c)
+		v, err := ObserveEndpoints(c, names, s.Services, s.EndpointSlices)
 		if err != nil {
 			return err
 		}
+		f.unresolved = names.Unresolved
 		snap.External = true
 		snap.InfraCreated, snap.InfraReady, snap.InfraExists = v.ServiceExists, v.ServiceExists, v.AnyExists
 		snap.EndpointsInSync, snap.EndpointsDiff = v.InSync, v.Diff
