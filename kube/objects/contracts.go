@@ -23,6 +23,10 @@ type Contract struct {
 	// Command is what the container's command must be: nil means the
 	// image's own entrypoint, and a container must then set none.
 	Command []string
+	// Preludes are the scripts a container may run from the image's shell
+	// before Command: its command is then Shell, "-c", Script, then
+	// Command and its flags, which the script execs.
+	Preludes []Prelude
 	// Flags are the flags the program accepts (an unknown flag makes each
 	// of these programs exit at start); Required must be given.
 	Flags, Required []string
@@ -49,6 +53,19 @@ type Contract struct {
 	// Departures say where anthill runs the image differently from the
 	// GD2-era deployments, and why.
 	Departures []string
+}
+
+// Prelude is a script run from an image's own shell before the image's
+// program, which it execs with the container's remaining arguments ($0
+// and "$@"), so that the program still receives the container's signals.
+type Prelude struct {
+	// Shell is the image's shell.
+	Shell string
+	// Script is the whole script, ending in exec "$0" "$@".
+	Script string
+	// Source cites what the script's commands are in the image and why
+	// they are needed.
+	Source string
 }
 
 // GD2 command line: glusterd2 itself as the container's command (not the
@@ -134,6 +151,7 @@ var GD2Contract = Contract{
 		"extras/systemd/glusterd2.service, glusterd2/conf/config.go, glusterd2/gdctx/id.go, pkg/lvmutils/utils.go; " +
 		"gcs@c3693f3: deploy/templates/gcs-manifests/gcs-gd2.yml.j2)",
 	Command:  []string{gd2Binary},
+	Preludes: []Prelude{GD2LVMPrelude},
 	Flags:    gd2Flags(),
 	Required: []string{"--config", "--logfile"},
 	Env:      gd2ContractEnv(),
@@ -156,6 +174,9 @@ var GD2Contract = Contract{
 		"--logfile=stdout: the log goes to the container log, so GCS's rsyslog sidecar and /var/log/glusterd2 mount are not needed",
 		"no hostNetwork, as GCS; the state directory is a claim (or a host directory per node), not /var/lib/glusterd2 of the host",
 		"brick claims appear at /dev/anthill/brick-<n>, a path no host has (sheet §6), instead of GCS's host /dev",
+		"on LVM claims, /bin/sh activates the volume groups on the node's claims and makes their /dev/<vg>/<lv> nodes " +
+			"(vgchange --activate y, vgmknodes) before it execs glusterd2: GD2 mounts the recorded /dev/<vg>/<lv> at start and " +
+			"makes no nodes, and with udev off a restarted container's own /dev has none (GCS's host /dev kept them)",
 		"GD2_RESTAUTH=true with a shared secret, where GCS ran without REST auth",
 		"the pod shares its process namespace: glusterd2 reaps none of the daemons it starts, so the pause " +
 			"process is PID 1 and reaps them, where GCS had systemd as PID 1",

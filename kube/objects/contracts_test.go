@@ -105,14 +105,15 @@ func contractViolations(ctr corev1.Container, k *Contract) []string {
 		bad("has no image")
 	}
 	args := slices.Clone(ctr.Args)
+	command := withoutPrelude(ctr.Command, k)
 	switch {
 	case k.Command == nil && len(ctr.Command) > 0:
 		bad("replaces the image's entrypoint with %q", ctr.Command)
 	case k.Command != nil:
-		if len(ctr.Command) < len(k.Command) || !slices.Equal(ctr.Command[:len(k.Command)], k.Command) {
-			bad("command %q, want it to start %q", ctr.Command, k.Command)
+		if len(command) < len(k.Command) || !slices.Equal(command[:len(k.Command)], k.Command) {
+			bad("command %q, want it to start %q (or one of its preludes)", ctr.Command, k.Command)
 		} else {
-			args = append(slices.Clone(ctr.Command[len(k.Command):]), args...)
+			args = append(slices.Clone(command[len(k.Command):]), args...)
 		}
 	}
 	expanded := map[string]bool{}
@@ -188,6 +189,17 @@ func contractViolations(ctr corev1.Container, k *Contract) []string {
 		}
 	}
 	return v
+}
+
+// withoutPrelude is command without the leading shell, "-c" and script
+// of one of k's preludes, if it starts with one.
+func withoutPrelude(command []string, k *Contract) []string {
+	for _, p := range k.Preludes {
+		if len(command) > 3 && command[0] == p.Shell && command[1] == "-c" && command[2] == p.Script {
+			return command[3:]
+		}
+	}
+	return command
 }
 
 func envRead(read []string, name string) bool {

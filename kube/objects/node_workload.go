@@ -107,8 +107,9 @@ func nodeStatefulSet(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.Glu
 		// glusterd2 itself, not the image's systemd, so that every GD2_*
 		// variable reaches it (systemd passes five), it stops on SIGTERM
 		// and the kubelet restarts it when it exits; its packaged
-		// configuration, and its log on stdout (GD2Contract).
-		Command: []string{gd2Binary, "--config=" + gd2ConfigFile, "--logfile=stdout"},
+		// configuration, and its log on stdout (GD2Contract); behind the
+		// LVM prelude on LVM claims (lvm_claims.go).
+		Command: gd2Command(n),
 		Env: []corev1.EnvVar{
 			{Name: "GD2_PEERADDRESS", Value: fmt.Sprintf("%s:%d", host, GD2PeerPort)},
 			{Name: "GD2_CLIENTADDRESS", Value: fmt.Sprintf("%s:%d", host, GD2ClientPort)},
