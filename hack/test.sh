@@ -77,6 +77,21 @@ else
 	echo "test: building glusterd2 failed"
 	exit 1
 fi
+# The GD2-era CSI driver for ./e2e/csidriver (docs/testing.md#the-real-csi-driver),
+# which runs with the other packages below: built once into the tool cache
+# from ../shared/third_party/gluster-csi-driver (hack/build-csi-driver.sh
+# exits 2 where that source is absent, and its tests skip and say why).
+built=$(date +%s)
+if csibin=$(GO="${GO}" hack/build-csi-driver.sh 2>"${dir}/csi-driver.log"); then
+	export ANTHILL_CSI_DRIVER_BIN="${csibin}"
+	echo "test: the CSI driver ready in $(($(date +%s) - built))s"
+elif [[ $? -eq 2 ]]; then
+	echo "test: no CSI driver, e2e/csidriver skips: $(tail -1 "${dir}/csi-driver.log")"
+else
+	cat "${dir}/csi-driver.log"
+	echo "test: building the CSI driver failed"
+	exit 1
+fi
 alone=()
 for set in alone-nodes alone-releases alone-csi; do
 	(

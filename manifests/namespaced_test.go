@@ -23,6 +23,7 @@ func fileGrants(t *testing.T, file string) map[grant]bool {
 var clusterScoped = map[string]bool{
 	"persistentvolumes": true, "nodes": true, "csidrivers": true, "storageclasses": true, "csinodes": true,
 	"clusterroles": true, "clusterrolebindings": true, "events": true,
+	"volumesnapshotclasses": true, "volumesnapshotcontents": true, "volumesnapshotcontents/status": true,
 }
 
 // TestNamespacedInstallGrantsWhatTheDefaultGrants: manifests/namespaced

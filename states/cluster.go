@@ -101,7 +101,7 @@ func ClusterDefinition() *fsm.Definition {
 				"`delete`. While paused a different node count does not fire `scale`: the cluster waits with " +
 				"reason `Paused` (health still moves it to Degraded). The `ensureDrivers` step recreates a missing CSI driver object, or adds the block " +
 				"driver when `block` joins `spec.drivers`; it also creates, updates, recreates or deletes the cluster's " +
-				"StorageClasses until they match `spec.csi.storageClasses` (see docs/csi.md). The `issueCertificates` step renews or re-signs due TLS certificates (never while Upgrading). The `applyOptions` step sets `spec.clusterOptions` " +
+				"StorageClasses until they match `spec.csi.storageClasses` (see docs/csi.md), and the VolumeSnapshotClass of `spec.csi.snapshots` once Kubernetes serves the snapshot API; until it does, a steady cluster waits with a Warning, reason `SnapshotAPIMissing`, and looks again every minute. The `issueCertificates` step renews or re-signs due TLS certificates (never while Upgrading). The `applyOptions` step sets `spec.clusterOptions` " +
 				"in GD2 where GD2's value differs (not while paused). External mode: GD2 answers at one of " +
 				"`spec.external.nodes` and every volume is Healthy (there are no nodes to count); left by " +
 				"`reconfigure` when the EndpointSlices differ from the addresses, never by `scale`."},
@@ -302,6 +302,10 @@ type ClusterSnapshot struct {
 	// spec, as "StorageClass name (what differs)", sorted; ensureDrivers
 	// creates or reconciles them.
 	DriversMissing []string
+	// SnapshotAPIMissing: with spec.csi.snapshots.enabled, the resources
+	// of snapshot.storage.k8s.io/v1 Kubernetes does not serve (read live),
+	// in the order objects.SnapshotResources lists them.
+	SnapshotAPIMissing []string
 	// UpgradeActive: the upgrade machine is neither Idle nor Complete.
 	UpgradeActive bool
 

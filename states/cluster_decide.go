@@ -156,6 +156,14 @@ func decideCluster(s ClusterSnapshot) Decision {
 	return unknownState(ClusterMachine, s.State)
 }
 
+// snapshotAPIMissingMessage says what a cluster that asks for snapshots
+// waits for: the snapshot API, which the admin installs.
+func snapshotAPIMissingMessage(s ClusterSnapshot) string {
+	return fmt.Sprintf("The cluster is ready, but spec.csi.snapshots.enabled asks for snapshots and Kubernetes does not serve "+
+		"snapshot.storage.k8s.io/v1 %s: install the VolumeSnapshot CRDs and the snapshot-controller (docs/csi.md#snapshots); "+
+		"the VolumeSnapshotClass is created once they are served.", strings.Join(s.SnapshotAPIMissing, ", "))
+}
+
 // maxNamedCertificates bounds how many certificates a message names.
 const maxNamedCertificates = 5
 
@@ -249,6 +257,9 @@ func (s ClusterSnapshot) healthy() bool {
 // according to health, or stays when already there.
 func settle(s ClusterSnapshot, reason string) Decision {
 	if s.healthy() {
+		if s.State == ClusterReady && len(s.SnapshotAPIMissing) > 0 {
+			return warn(ReasonSnapshotAPIMissing, snapshotAPIMissingMessage(s), pollLong)
+		}
 		if s.State == ClusterReady {
 			return wait(ReasonSteady, "The cluster is ready.", 0)
 		}

@@ -98,6 +98,12 @@ func TestDecideCluster(t *testing.T) {
 			s.GD2Reachable, s.GD2Untrusted = false, "x"
 		}), wantReason: ReasonGD2Untrusted},
 		{name: "a ready cluster stays ready", state: ClusterReady, wantReason: ReasonSteady},
+		{name: "a ready cluster that asks for snapshots Kubernetes cannot serve stays ready and warns", state: ClusterReady,
+			mutate: func(s *ClusterSnapshot) { s.SnapshotAPIMissing = []string{"volumesnapshotclasses", "volumesnapshots"} }, wantReason: ReasonSnapshotAPIMissing},
+		{name: "a degraded cluster that asks for snapshots converges first", state: ClusterDegraded,
+			mutate: func(s *ClusterSnapshot) { s.SnapshotAPIMissing = []string{"volumesnapshots"} }, wantEvent: ClusterConverged},
+		{name: "a missing snapshot class is created like a missing driver object", state: ClusterReady,
+			mutate: func(s *ClusterSnapshot) { s.DriversMissing = []string{"VolumeSnapshotClass gc-file"} }, wantStep: ClusterEnsureDrivers, wantReason: ReasonCreatingDrivers},
 		{name: "a ready cluster with a failed node is degraded", state: ClusterReady, mutate: func(s *ClusterSnapshot) { s.NodesOnline, s.NodesUnhealthy = 2, 1 }, wantEvent: ClusterDegrade},
 		{name: "a ready cluster with an unhealthy volume is degraded", state: ClusterReady, mutate: func(s *ClusterSnapshot) { s.VolumesUnhealthy = 1 }, wantEvent: ClusterDegrade},
 		{name: "a ready cluster with a node in maintenance is still ready", state: ClusterReady, mutate: func(s *ClusterSnapshot) { s.NodesOnline, s.NodesMaintenance = 2, 1 }, wantReason: ReasonSteady},
@@ -253,6 +259,20 @@ func TestDecideCluster(t *testing.T) {
 		})
 	}
 	checkCoverage(t, def, seen)
+}
+
+func TestDecideClusterSaysWhatToInstallForSnapshots(t *testing.T) {
+	s := readyCluster(ClusterReady)
+	s.SnapshotAPIMissing = []string{"volumesnapshotclasses", "volumesnapshots", "volumesnapshotcontents"}
+	d := DecideCluster(s)
+	if !d.Warning || d.RequeueAfter != pollLong {
+		t.Errorf("want a Warning that looks again after %v: %+v", pollLong, d)
+	}
+	for _, want := range []string{"spec.csi.snapshots.enabled", "volumesnapshotcontents", "snapshot-controller", "docs/csi.md#snapshots"} {
+		if !strings.Contains(d.Message, want) {
+			t.Errorf("message %q does not name %q", d.Message, want)
+		}
+	}
 }
 
 func TestDecideClusterNamesThePVsThatHoldDeletion(t *testing.T) {

@@ -130,6 +130,9 @@ const (
 	ReasonDeletedCleanly  = "Deleted"
 	ReasonProvisionSlow   = "ProvisioningSlow"
 	ReasonCreatingDrivers = "CreatingCSIDrivers"
+	// ReasonSnapshotAPIMissing: spec.csi.snapshots.enabled, and Kubernetes
+	// does not serve the snapshot API the snapshotter needs.
+	ReasonSnapshotAPIMissing = "SnapshotAPIMissing"
 
 	// ReasonApplyingOptions: the cluster sets spec.clusterOptions in GD2.
 	ReasonApplyingOptions = "ApplyingOptions"

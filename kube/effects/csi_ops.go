@@ -78,7 +78,10 @@ func (o *Kube) EnsureCSIDrivers(ctx context.Context, ct transitions.ClusterTarge
 		}
 	}
 	// Last, so that a class never names a driver that is not deployed.
-	return o.syncStorageClasses(ctx, c)
+	if err := o.syncStorageClasses(ctx, c); err != nil {
+		return err
+	}
+	return o.ensureSnapshotClass(ctx, c)
 }
 
 // csiCreateVersion is the version a newly created CSI object runs:
@@ -117,7 +120,11 @@ func (o *Kube) deleteCSI(ctx context.Context, ns, cluster string) error {
 	bg := metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}
 	apps := o.Client.AppsV1()
 
-	// StorageClasses first: no new claim should reach a driver being removed.
+	// The classes first: no new claim or snapshot should reach a driver
+	// being removed.
+	if err := o.deleteSnapshotClasses(ctx, ns, cluster); err != nil {
+		return err
+	}
 	scs, err := o.Client.StorageV1().StorageClasses().List(ctx, csl)
 	if err != nil {
 		return fmt.Errorf("list StorageClasses: %w", err)

@@ -30,6 +30,9 @@ type Kube struct {
 	// Resolver looks up an external cluster's host names; nil is
 	// net.DefaultResolver.
 	Resolver objects.HostResolver
+	// Snapshots reads and writes the snapshot API for clusters with
+	// spec.csi.snapshots; nil leaves their VolumeSnapshotClasses alone.
+	Snapshots *SnapshotAPI
 }
 
 // resolver is o.Resolver, or net.DefaultResolver.

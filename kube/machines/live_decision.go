@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
@@ -37,6 +38,9 @@ type LiveReads struct {
 	SyncTimeout time.Duration
 	// Clock is "now" for the decision; nil is the real clock.
 	Clock clock.Clock
+	// Dynamic reads a cluster's VolumeSnapshotClass; nil reads only
+	// whether the snapshot API is served.
+	Dynamic dynamic.Interface
 }
 
 // DefaultLiveSyncTimeout bounds the lists of a live decision.
@@ -151,7 +155,8 @@ func LiveClusterDecision(ctx context.Context, r LiveReads, ns, name string) (Liv
 		// Anthill reads the cluster and its GlusterNodes live when the
 		// decision scales (GatherLive); nothing here writes.
 		Anthill: r.Anthill, GD2: r.gd2(), Log: liveLog(), Clock: r.clock(),
-		TLS: &effects.TLS{Client: r.Kube, Anthill: r.Anthill, Now: r.clock().Now},
+		TLS:       &effects.TLS{Client: r.Kube, Anthill: r.Anthill, Now: r.clock().Now},
+		Snapshots: &effects.SnapshotAPI{Discovery: r.Kube.Discovery(), Dynamic: r.Dynamic},
 	}
 	p, out, err := decideLive(ctx, s, c.DeepCopy(), states.ClusterMachine)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	appsv1informers "k8s.io/client-go/informers/apps/v1"
 	corev1informers "k8s.io/client-go/informers/core/v1"
@@ -114,6 +115,9 @@ type WireConfig struct {
 	// MaxWait bounds every machine's timed wait (engine.DispatcherConfig);
 	// 0 keeps each machine's own.
 	MaxWait time.Duration
+	// Dynamic reads and writes the snapshot API (VolumeSnapshotClasses of
+	// clusters with spec.csi.snapshots); nil leaves them alone.
+	Dynamic dynamic.Interface
 }
 
 // factories are the informer factories the syncers' listers come from.
@@ -292,7 +296,11 @@ func Wire(cfg WireConfig) (*Machines, error) {
 		Metrics: cfg.Metrics, Timeout: cfg.GD2Timeout, Log: cfg.Log,
 	}
 	tlsIssuer := &effects.TLS{Client: cfg.Kube, Anthill: cfg.Anthill, Now: cfg.Clock.Now, Cache: secretCache}
-	kops := &effects.Kube{Client: cfg.Kube, Anthill: cfg.Anthill, TLS: tlsIssuer}
+	var snapshots *effects.SnapshotAPI
+	if cfg.Dynamic != nil {
+		snapshots = &effects.SnapshotAPI{Discovery: cfg.Kube.Discovery(), Dynamic: cfg.Dynamic}
+	}
+	kops := &effects.Kube{Client: cfg.Kube, Anthill: cfg.Anthill, TLS: tlsIssuer, Snapshots: snapshots}
 	audit := effects.Audit{Log: cfg.Log}
 	watch := &node.PeerWatch{
 		Clusters: clusterLister, Nodes: nodeLister, GD2: gd2c, Enqueue: d.Enqueue,
@@ -306,7 +314,7 @@ func Wire(cfg WireConfig) (*Machines, error) {
 	d.Register(states.ClusterMachine, &cluster.Syncer{
 		Clusters: clusterLister, Nodes: nodeLister, Secrets: corev1listers.NewSecretLister(secrets.indexer), Services: corev1listers.NewServiceLister(services.indexer),
 		StatefulSets: appsv1listers.NewStatefulSetLister(sts.indexer), PVs: pvIndex, CSI: csiL, Anthill: cfg.Anthill, Kube: kops, GD2: gd2c, Log: tlog, Clock: cfg.Clock,
-		EndpointSlices: discoveryv1listers.NewEndpointSliceLister(eps.indexer), TLS: tlsIssuer, Audit: audit,
+		EndpointSlices: discoveryv1listers.NewEndpointSliceLister(eps.indexer), TLS: tlsIssuer, Audit: audit, Snapshots: snapshots,
 	})
 	d.Register(states.UpgradeMachine, &upgrade.Syncer{
 		Clusters: clusterLister, Nodes: nodeLister, CSI: effects.CSIReader{DaemonSets: csiL.DaemonSets, Deployments: csiL.Deployments, Pods: podLister, Pinned: kops.PinnedNodes},

@@ -277,6 +277,30 @@ var RegistrarContract = Contract{
 	Mounts:   []string{csiSocketDir, "/registration"},
 }
 
+// SnapshotterContract is external-snapshotter v8.2.0's csi-snapshotter
+// sidecar: it reads VolumeSnapshotContents of the driver's name and calls
+// the driver's CreateSnapshot, DeleteSnapshot and ListSnapshots; it needs
+// the snapshot.storage.k8s.io/v1 CRDs and the snapshot-controller, which
+// it does not install. CSI spec 1.0.0 is its minimum (README), what the
+// 2019 driver speaks.
+var SnapshotterContract = Contract{
+	Component: "csi-snapshotter",
+	Source: "external-snapshotter@0f215370 (v8.2.0): cmd/csi-snapshotter/main.go, README.md (Compatibility), " +
+		"deploy/kubernetes/csi-snapshotter/rbac-csi-snapshotter.yaml",
+	Flags: []string{
+		"--csi-address", "--timeout", "--kubeconfig", "--resync-period", "--snapshot-name-prefix", "--snapshot-name-uuid-length",
+		"--worker-threads", "--extra-create-metadata", "--leader-election", "--leader-election-namespace",
+		"--http-endpoint", "--metrics-path", "--retry-interval-start", "--retry-interval-max", "--node-deployment",
+		"--feature-gates", "--v",
+	},
+	Required: []string{"--csi-address"},
+	Mounts:   []string{csiSocketDir},
+	Departures: []string{
+		"v8.2.0 and the snapshot.storage.k8s.io/v1 API beside the 2019 driver, where GCS ran quay.io/k8scsi csi-snapshotter v1.0.1 " +
+			"and the v1alpha1 API (CSI v1 both; the pairing is untested upstream)",
+	},
+}
+
 // BlockTargetContract is what gluster-blockd would need: there is no image
 // of it to run (it ships only inside the GD1 gluster/gluster-centos image
 // and requires GD1's glusterd), so nothing may be built around it.
@@ -305,6 +329,8 @@ func ContractOf(container string, nodePlugin bool) *Contract {
 		return &ProvisionerContract
 	case containerRegistrar:
 		return &RegistrarContract
+	case containerSnapshotter:
+		return &SnapshotterContract
 	}
 	return nil
 }

@@ -60,9 +60,18 @@ func contractCases() []contractCase {
 			contractCase{"external with a CA " + d, withCA(withDrivers(fixtures.External("gc", 0, fixtures.ExternalNode("10.0.0.1", "zone-1")), drivers)), nil},
 		)
 	}
+	snapshots := func(c *operatorv1alpha1.GlusterCluster) *operatorv1alpha1.GlusterCluster {
+		if c.Spec.CSI == nil {
+			c.Spec.CSI = &operatorv1alpha1.CSISpec{}
+		}
+		c.Spec.CSI.Snapshots = &operatorv1alpha1.CSISnapshots{Enabled: true}
+		return c
+	}
 	out = append(out,
 		contractCase{"automatic", automatic(), servers},
 		contractCase{"automatic with a CA", withCA(automatic()), servers},
+		contractCase{"manual with snapshots", snapshots(fixtures.CSICluster("gc", fixtures.FileDriver)), servers},
+		contractCase{"external with snapshots and a CA", snapshots(withCA(withDrivers(fixtures.External("gc", 0, fixtures.ExternalNode("10.0.0.1", "zone-1")), nil))), nil},
 	)
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -58,10 +59,12 @@ const (
 	containerCSIDriver = "csi-driver"
 	containerRegistrar = "node-driver-registrar"
 	containerProvision = "csi-provisioner"
-	volumeSocketDir    = "socket-dir"
-	volumeRegistration = "registration-dir"
-	volumePodsMount    = "pods-mount-dir"
-	volumeCA           = "gd2-ca"
+	// containerSnapshotter runs only with spec.csi.snapshots.enabled.
+	containerSnapshotter = "csi-snapshotter"
+	volumeSocketDir      = "socket-dir"
+	volumeRegistration   = "registration-dir"
+	volumePodsMount      = "pods-mount-dir"
+	volumeCA             = "gd2-ca"
 	// envRESTSecret carries the GD2 secret for Kubernetes to expand into
 	// the driver's --restsecret (the driver reads no variable but
 	// CSI_ENDPOINT).
@@ -264,7 +267,8 @@ func csiWorkload(c *operatorv1alpha1.GlusterCluster, name, component string, kin
 }
 
 // CSIControllerDeployment is the controller of kind: the driver and the
-// external provisioner sharing a socket. The driver has no attach step
+// external provisioner sharing a socket, and the external snapshotter with
+// spec.csi.snapshots.enabled. The driver has no attach step
 // (FUSE mounts happen on the node), so there is no attacher. One replica
 // with the Recreate strategy, so two provisioners never run at once and no
 // leader election is needed.
@@ -278,6 +282,9 @@ func CSIControllerDeployment(c *operatorv1alpha1.GlusterCluster, kind operatorv1
 			csiSidecar(containerProvision, images.CSIProvisioner, []string{"--timeout=3m"}),
 		},
 		Volumes: []corev1.Volume{{Name: volumeSocketDir, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+	}
+	if SnapshotsEnabled(c) {
+		spec.Containers = append(spec.Containers, snapshotterContainer())
 	}
 	return csiWorkload(c, CSIControllerName(c.Name, kind), ComponentCSIController, kind, version, spec).
 		deployment(1, appsv1.RecreateDeploymentStrategyType)
@@ -368,9 +375,13 @@ var csiProvisionerRules = []rbacv1.PolicyRule{
 
 // CSIClusterRole is the provisioners' ClusterRole (both drivers share it).
 func CSIClusterRole(c *operatorv1alpha1.GlusterCluster) *rbacv1.ClusterRole {
-	rules := make([]rbacv1.PolicyRule, len(csiProvisionerRules))
-	for i := range csiProvisionerRules {
-		rules[i] = *csiProvisionerRules[i].DeepCopy()
+	want := csiProvisionerRules
+	if SnapshotsEnabled(c) {
+		want = append(slices.Clone(want), csiSnapshotRules...)
+	}
+	rules := make([]rbacv1.PolicyRule, len(want))
+	for i := range want {
+		rules[i] = *want[i].DeepCopy()
 	}
 	return &rbacv1.ClusterRole{ObjectMeta: csiClusterMeta(c, CSIClusterRoleName(c.Namespace, c.Name), ""), Rules: rules}
 }

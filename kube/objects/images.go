@@ -35,6 +35,10 @@ type Images struct {
 	// CSIProvisioner and CSINodeRegistrar are the kubernetes-csi sidecars
 	// (sheet §5).
 	CSIProvisioner, CSINodeRegistrar string
+	// CSISnapshotter is the kubernetes-csi external snapshotter, run beside
+	// the provisioner when a cluster enables spec.csi.snapshots
+	// (SnapshotterContract).
+	CSISnapshotter string
 }
 
 // DefaultImages are the images anthill runs unless a cluster names others.
@@ -44,6 +48,7 @@ var DefaultImages = Images{
 	CSIFile:          "docker.io/gluster/gluster-csi-driver@sha256:5540df795371972b9a49bc8034c42876793d0cc1a54e2752ade3f99ae2afd68b",
 	CSIProvisioner:   "registry.k8s.io/sig-storage/csi-provisioner:v5.2.0",
 	CSINodeRegistrar: "registry.k8s.io/sig-storage/csi-node-driver-registrar:v2.13.0",
+	CSISnapshotter:   "registry.k8s.io/sig-storage/csi-snapshotter:v8.2.0",
 }
 
 // images are the images the builders use: DefaultImages unless the
@@ -79,6 +84,7 @@ func (i Images) Named() [][2]string {
 		{"glusterfs-csi-driver", i.CSIFile},
 		{"csi-provisioner", i.CSIProvisioner},
 		{"csi-node-driver-registrar", i.CSINodeRegistrar},
+		{"csi-snapshotter", i.CSISnapshotter},
 	}
 }
 
@@ -96,6 +102,8 @@ func (i *Images) Field(name string) (*string, bool) {
 		return &i.CSIProvisioner, true
 	case "csi-node-driver-registrar":
 		return &i.CSINodeRegistrar, true
+	case "csi-snapshotter":
+		return &i.CSISnapshotter, true
 	}
 	return nil, false
 }

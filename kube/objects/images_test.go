@@ -16,6 +16,7 @@ func TestUseImagesReachesTheBuilders(t *testing.T) {
 		CSIFile:          "mirror.example/gluster-csi-driver@sha256:00",
 		CSIProvisioner:   "mirror.example/csi-provisioner:v5.2.0",
 		CSINodeRegistrar: "mirror.example/csi-node-driver-registrar:v2.13.0",
+		CSISnapshotter:   "mirror.example/csi-snapshotter:v8.2.0",
 	}
 	if err := UseImages(mirror); err != nil {
 		t.Fatal(err)
@@ -23,6 +24,7 @@ func TestUseImagesReachesTheBuilders(t *testing.T) {
 	c := &operatorv1alpha1.GlusterCluster{}
 	c.Name, c.Namespace = "g", "ns"
 	c.Spec.Gluster = &operatorv1alpha1.GlusterServerSpec{Image: "gd2", Version: "4.1.0"}
+	c.Spec.CSI = &operatorv1alpha1.CSISpec{Snapshots: &operatorv1alpha1.CSISnapshots{Enabled: true}}
 	file := operatorv1alpha1.GlusterDriverFile
 	got := map[string]string{}
 	for name, img := range ContainerImages(EtcdStatefulSet(c).Spec.Template.Spec) {
@@ -35,11 +37,12 @@ func TestUseImagesReachesTheBuilders(t *testing.T) {
 		got["node/"+name] = img
 	}
 	want := map[string]string{
-		"etcd/" + containerEtcd:            mirror.Etcd,
-		"controller/" + containerCSIDriver: mirror.CSIFile,
-		"controller/" + containerProvision: mirror.CSIProvisioner,
-		"node/" + containerCSIDriver:       mirror.CSIFile,
-		"node/" + containerRegistrar:       mirror.CSINodeRegistrar,
+		"etcd/" + containerEtcd:              mirror.Etcd,
+		"controller/" + containerCSIDriver:   mirror.CSIFile,
+		"controller/" + containerProvision:   mirror.CSIProvisioner,
+		"controller/" + containerSnapshotter: mirror.CSISnapshotter,
+		"node/" + containerCSIDriver:         mirror.CSIFile,
+		"node/" + containerRegistrar:         mirror.CSINodeRegistrar,
 	}
 	for k, w := range want {
 		if got[k] != w {

@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/zap"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -138,8 +139,12 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	if err != nil {
 		return err
 	}
+	dyn, err := dynamic.NewForConfig(rc)
+	if err != nil {
+		return err
+	}
 	wired, err := machines.Wire(machines.WireConfig{
-		Kube: kc, Anthill: ac, Resync: cfg.ResyncPeriod, Workers: cfg.Workers,
+		Kube: kc, Anthill: ac, Dynamic: dyn, Resync: cfg.ResyncPeriod, Workers: cfg.Workers,
 		Metrics: metrics, Log: log, GD2Timeout: cfg.GD2Timeout, PoolViewTTL: cfg.GD2ListInterval,
 		Namespaces: cfg.Namespaces, HealInterval: cfg.HealInterval, MaxWait: cfg.MaxWait,
 		LostNodeGrace: cfg.LostNodeGrace,

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -263,4 +264,47 @@ func (l CSIListers) fillCSI(c *operatorv1alpha1.GlusterCluster, missing *[]strin
 	}
 	*infraExists = left
 	return nil
+}
+
+// readSnapshotClass reads, live and only for a cluster with
+// spec.csi.snapshots.enabled that is not being deleted, which snapshot API
+// resources Kubernetes does not serve (SnapshotAPIMissing) and whether its
+// VolumeSnapshotClass is missing (one more object ensureDrivers creates)
+// or taken by an object anthill did not make for it.
+func (s *Syncer) readSnapshotClass(ctx context.Context, c *operatorv1alpha1.GlusterCluster, f *clusterFacts) error {
+	if s.Snapshots == nil || !objects.SnapshotsEnabled(c) || c.DeletionTimestamp != nil {
+		return nil
+	}
+	if owner, err := s.CSI.driverTakenBy(c); err != nil || owner != "" {
+		// Another cluster runs the driver: c gets no CSI objects.
+		return err
+	}
+	st, err := s.Snapshots.ClassState(ctx, c)
+	if err != nil {
+		return err
+	}
+	f.snap.SnapshotAPIMissing = st.APIMissing
+	name := objects.VolumeSnapshotClassName(c)
+	switch {
+	case st.Missing:
+		f.snap.DriversMissing = append(f.snap.DriversMissing, "VolumeSnapshotClass "+name)
+		slices.Sort(f.snap.DriversMissing)
+	case st.Taken:
+		f.snapshotClassTaken = name
+	}
+	return nil
+}
+
+// ReasonSnapshotClassNameTaken is the reason of the Warning Event that
+// names a VolumeSnapshotClass a cluster wants whose name is taken.
+const ReasonSnapshotClassNameTaken = "SnapshotClassNameTaken"
+
+// warnSnapshotClassTaken records a Warning Event on c naming the
+// VolumeSnapshotClass it wants that exists without being anthill's for c.
+func (s *Syncer) warnSnapshotClassTaken(c *operatorv1alpha1.GlusterCluster, name string) {
+	if name == "" {
+		return
+	}
+	s.Log.Warn(c, ReasonSnapshotClassNameTaken, fmt.Sprintf(
+		"VolumeSnapshotClass %s exists but was not created by anthill for this cluster: it is left as it is; set spec.csi.snapshots.className to another name when creating the cluster.", name))
 }

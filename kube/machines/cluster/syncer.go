@@ -71,9 +71,12 @@ type Syncer struct {
 	GD2   *effects.GD2Clients
 	// TLS checks spec.caSecretRef and the certificates issued from it; nil
 	// leaves TLS out of the facts (tests of other concerns).
-	TLS   *effects.TLS
-	Log   *engine.TransitionLog
-	Clock clock.Clock
+	TLS *effects.TLS
+	// Snapshots reads the snapshot API live for clusters with
+	// spec.csi.snapshots.enabled; nil leaves snapshots out of the facts.
+	Snapshots *effects.SnapshotAPI
+	Log       *engine.TransitionLog
+	Clock     clock.Clock
 
 	machinestatus.OnCluster[*clusterFacts]
 }
@@ -116,6 +119,9 @@ type clusterFacts struct {
 	// unresolved are the external nodes' host names that did not
 	// resolve: Record warns of them.
 	unresolved []string
+	// snapshotClassTaken names the VolumeSnapshotClass the cluster wants
+	// when an object anthill did not make for it holds the name.
+	snapshotClassTaken string
 }
 
 // Definition is the cluster machine.
@@ -266,6 +272,7 @@ func (s *Syncer) Record(c *operatorv1alpha1.GlusterCluster, outs []engine.Outcom
 	out := &outs[0]
 	s.warnCSIClash(c, out.Facts.csiClash)
 	s.warnUnresolved(c, out.Facts.unresolved)
+	s.warnSnapshotClassTaken(c, out.Facts.snapshotClassTaken)
 	for _, e := range out.Facts.nodeLedger {
 		c.Status.Ledger = machinestatus.AppendBounded(c.Status.Ledger, e, operatorv1alpha1.MaxLedger)
 	}
@@ -344,6 +351,9 @@ func (s *Syncer) snapshot(ctx context.Context, c *operatorv1alpha1.GlusterCluste
 		snap.InfraCreated, snap.InfraReady, snap.InfraExists = infra.created, infra.ready, infra.exists
 	}
 	if err := s.CSI.fillCSI(c, &snap.DriversMissing, &snap.InfraExists); err != nil {
+		return err
+	}
+	if err := s.readSnapshotClass(ctx, c, f); err != nil {
 		return err
 	}
 	nodes, err := s.Nodes.GlusterNodes(c.Namespace).List(labels.Everything())

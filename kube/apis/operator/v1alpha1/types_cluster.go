@@ -98,6 +98,8 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.csi) || !has(self.csi.version) || !has(self.gluster) || !has(self.gluster.version) || !isSemver(self.csi.version, true) || !isSemver(self.gluster.version, true) || semver(self.csi.version, true).compareTo(semver(self.gluster.version, true)) <= 0",message="spec.csi.version must not be newer than spec.gluster.version: CSI clients may not run ahead of the servers",fieldPath=".csi.version"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.csi) || !has(oldSelf.csi.version) || !has(self.csi) || !has(self.csi.version) || !isSemver(oldSelf.csi.version, true) || !isSemver(self.csi.version, true) || semver(self.csi.version, true).compareTo(semver(oldSelf.csi.version, true)) >= 0 || (has(self.gluster) && has(self.gluster.version) && isSemver(self.gluster.version, true) && semver(self.csi.version, true).compareTo(semver(self.gluster.version, true)) >= 0)",message="spec.csi.version cannot be lowered: anthill never moves a CSI client back (docs/upgrades.md). Only an upgrade cancelled by setting spec.gluster.version back may take it back with it, as far as the new spec.gluster.version",fieldPath=".csi.version"
 // +kubebuilder:validation:XValidation:rule="!has(self.csi) || !has(self.csi.enabled) || self.csi.enabled || (has(oldSelf.csi) && has(oldSelf.csi.enabled) && !oldSelf.csi.enabled)",message="spec.csi.enabled cannot be turned off: removing the CSI driver would unmount the volumes of running pods; delete the cluster instead",fieldPath=".csi.enabled"
+// +kubebuilder:validation:XValidation:rule="(has(self.csi) && has(self.csi.snapshots)) == (has(oldSelf.csi) && has(oldSelf.csi.snapshots)) && (!has(self.csi) || !has(self.csi.snapshots) || self.csi.snapshots == oldSelf.csi.snapshots)",message="spec.csi.snapshots is fixed at creation: the CSI controller Deployment and its RBAC are made once (docs/csi.md)",fieldPath=".csi.snapshots"
+// +kubebuilder:validation:XValidation:rule="self.mode == 'external' || !has(self.nodeTemplates) || !has(self.csi) || !has(self.csi.snapshots) || !self.csi.snapshots.enabled || self.nodeTemplates.exists(t, (has(t.storage.provisioner) ? t.storage.provisioner : 'lvm') == 'lvm')",message="spec.csi.snapshots.enabled needs a node template whose storage.provisioner is lvm (the default): GD2 takes snapshots of bricks on LVM thin volumes only and refuses loop bricks (snapshot not supported)",fieldPath=".csi.snapshots.enabled"
 // +kubebuilder:validation:XValidation:rule="(has(self.csi) && has(self.csi.nodeSelector)) == (has(oldSelf.csi) && has(oldSelf.csi.nodeSelector)) && (!has(self.csi) || !has(self.csi.nodeSelector) || self.csi.nodeSelector == oldSelf.csi.nodeSelector)",message="spec.csi.nodeSelector is fixed at creation: moving the node plugins would unmount the volumes of running pods",fieldPath=".csi.nodeSelector"
 // +kubebuilder:validation:XValidation:rule="self.mode == 'external' || !has(self.nodeTemplates) || !has(self.csi) || !has(self.csi.storageClasses) || !has(self.csi.storageClasses.file) || (!has(self.csi.storageClasses.file.brickType) || self.nodeTemplates.exists(t, (has(t.storage.provisioner) ? t.storage.provisioner : 'lvm') == self.csi.storageClasses.file.brickType))",message="csi.storageClasses.file.brickType must be the storage.provisioner (lvm unless set) of a node template: GD2 makes a class's bricks only on devices of its brickType",fieldPath=".csi.storageClasses.file.brickType"
 // +kubebuilder:validation:XValidation:rule="self.mode == 'external' || !has(self.nodeTemplates) || !has(self.csi) || !has(self.csi.storageClasses) || !has(self.csi.storageClasses.additional) || self.csi.storageClasses.additional.all(s, (!has(s.brickType) || self.nodeTemplates.exists(t, (has(t.storage.provisioner) ? t.storage.provisioner : 'lvm') == s.brickType)))",message="csi.storageClasses.additional[].brickType must be the storage.provisioner (lvm unless set) of a node template: GD2 makes a class's bricks only on devices of its brickType",fieldPath=".csi.storageClasses.additional"
@@ -464,7 +466,7 @@ type GlusterServerSpec struct {
 
 // CSISpec selects the CSI drivers.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.enabled) || self.enabled || (!has(self.fileImage) && !has(self.nodeSelector) && !has(self.storageClasses))",message="spec.csi.enabled is false, so no driver runs: spec.csi.fileImage, nodeSelector and storageClasses would do nothing; remove them",fieldPath=".enabled"
+// +kubebuilder:validation:XValidation:rule="!has(self.enabled) || self.enabled || (!has(self.fileImage) && !has(self.nodeSelector) && !has(self.storageClasses) && !has(self.snapshots))",message="spec.csi.enabled is false, so no driver runs: spec.csi.fileImage, nodeSelector, storageClasses and snapshots would do nothing; remove them",fieldPath=".enabled"
 type CSISpec struct {
 	// enabled deploys the file CSI driver for this cluster: its CSIDriver,
 	// controller, node plugins and StorageClasses. Unset means true. The
@@ -520,6 +522,39 @@ type CSISpec struct {
 	// driver with the defaults of StorageClassSpec.
 	// +optional
 	StorageClasses *CSIStorageClasses `json:"storageClasses,omitempty"`
+
+	// snapshots configure CSI volume snapshots of the file driver: with
+	// enabled, the controller runs the external snapshotter beside the
+	// provisioner, and anthill keeps a VolumeSnapshotClass for the driver
+	// once the snapshot API (the VolumeSnapshot CRDs, a cluster add-on the
+	// admin installs with its snapshot-controller) is served. GD2 takes
+	// snapshots of bricks on LVM thin volumes only (docs/csi.md). Fixed at
+	// creation: the controller Deployment and its RBAC are made once.
+	// +optional
+	Snapshots *CSISnapshots `json:"snapshots,omitempty"`
+}
+
+// CSISnapshots configure CSI volume snapshots of the file driver.
+type CSISnapshots struct {
+	// enabled runs the snapshotter and keeps the VolumeSnapshotClass.
+	// +kubebuilder:default=false
+	// +optional
+	Enabled bool `json:"enabled"`
+
+	// className is the name of the VolumeSnapshotClass; unset means
+	// <cluster>-file.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +optional
+	ClassName string `json:"className,omitempty"`
+
+	// deletionPolicy is the class's: Delete removes the GD2 snapshot with
+	// its VolumeSnapshot; Retain keeps it (and so the volume it was taken
+	// of, which GD2 does not delete while it has snapshots).
+	// +kubebuilder:validation:Enum=Delete;Retain
+	// +kubebuilder:default=Delete
+	// +optional
+	DeletionPolicy string `json:"deletionPolicy,omitempty"`
 }
 
 // CSIStorageClasses configure the StorageClass of each driver.
