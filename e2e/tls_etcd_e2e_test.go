@@ -96,23 +96,7 @@ func TestTLSEtcdRunsWithTheOperatorsFlags(t *testing.T) {
 	if !strings.Contains(strings.Join(args, " "), "--listen-metrics-urls") {
 		t.Fatalf("no metrics listener in %v", args)
 	}
-	cmd := exec.Command(filepath.Join(bin, "etcd"), args...)
-	logf, err := os.Create(filepath.Join(dir, "etcd.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			b, _ := os.ReadFile(filepath.Join(dir, "etcd.log"))
-			t.Logf("etcd log:\n%s", b)
-		}
-	})
+	framework.StartLogged(t, exec.Command(filepath.Join(bin, "etcd"), args...), filepath.Join(dir, "etcd.log"), "etcd")
 
 	roots := x509.NewCertPool()
 	roots.AppendCertsFromPEM(ca.certPEM)

@@ -167,25 +167,8 @@ func driverArgs(t *testing.T, dir, restURL string) []string {
 
 // startDriver runs the driver and connects to its socket.
 func startDriver(t *testing.T, bin string, args []string, sock string) *grpc.ClientConn {
-	log, err := os.Create(filepath.Join(t.TempDir(), "driver.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			if b, err := os.ReadFile(log.Name()); err == nil {
-				t.Logf("driver log:\n%s", b)
-			}
-		}
-	})
-	err = framework.WaitFor(context.Background(), time.Minute, func(context.Context) (bool, error) {
+	framework.StartLogged(t, exec.Command(bin, args...), filepath.Join(t.TempDir(), "driver.log"), "driver")
+	err := framework.WaitFor(context.Background(), time.Minute, func(context.Context) (bool, error) {
 		if _, err := os.Stat(sock); err != nil {
 			return false, fmt.Errorf("no socket yet: %v", err)
 		}

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"testing"
 )
 
 // RealCSIDriverEnv names the built GD2-era CSI file driver binary; make
@@ -24,7 +25,13 @@ func RealCSIDriver() (string, error) {
 		}
 		return p, nil
 	}
-	cmd := exec.Command(filepath.Join(RepoRoot(), "hack", "build-csi-driver.sh"), "path")
+	return builtPath("build-csi-driver.sh")
+}
+
+// builtPath asks a hack/build-*.sh script where it built what it builds
+// (its path action), or why it has not: the reason it printed last.
+func builtPath(script string) (string, error) {
+	cmd := exec.Command(filepath.Join(RepoRoot(), "hack", script), "path")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -36,4 +43,27 @@ func RealCSIDriver() (string, error) {
 		return "", errors.New(reason)
 	}
 	return strings.TrimSpace(string(out)), nil
+}
+
+// StartLogged starts cmd with its output in the file log, kills it when
+// the test ends, and prints the file when the test failed.
+func StartLogged(t testing.TB, cmd *exec.Cmd, log, what string) {
+	t.Helper()
+	f, err := os.Create(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		_ = f.Close()
+		if t.Failed() {
+			b, _ := os.ReadFile(log)
+			t.Logf("%s log:\n%s", what, b)
+		}
+	})
 }

@@ -66,18 +66,7 @@ func RealGD2Bin() (string, error) {
 		}
 		return d, nil
 	}
-	cmd := exec.Command(filepath.Join(RepoRoot(), "hack", "build-glusterd2.sh"), "path")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		reason := strings.TrimSpace(stderr.String())
-		if reason == "" {
-			reason = err.Error()
-		}
-		return "", errors.New(reason)
-	}
-	return strings.TrimSpace(string(out)), nil
+	return builtPath("build-glusterd2.sh")
 }
 
 // glfshealDir is where Debian installs glfsheal, which GD2 runs for
