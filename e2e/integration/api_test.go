@@ -915,12 +915,23 @@ func TestAPIRejectsInvalidObjects(t *testing.T) {
 			ops: []op{set("spec.management.endpoint", "ftp://gd2.gluster.svc/")}, field: "spec.management.endpoint"},
 		{name: "the CA secret reference has no name", resource: clusters,
 			ops: []op{set("spec.caSecretRef", map[string]any{"key": "ca.crt"})}, field: "spec.caSecretRef.name"},
+		{name: "snapshots are asked for with no LVM node template", resource: clusters,
+			ops: []op{
+				set("spec.nodeTemplates[0].storage.provisioner", "loop"), set("spec.nodeTemplates[1].storage.provisioner", "loop"),
+				set("spec.nodeTemplates[2].storage.provisioner", "loop"), set("spec.csi.snapshots", map[string]any{"enabled": true}),
+			}, field: "spec.csi.snapshots.enabled"},
+		{name: "the snapshot class keeps its snapshots some other way", resource: clusters,
+			ops: []op{set("spec.csi.snapshots", map[string]any{"enabled": true, "deletionPolicy": "Keep"})}, field: "spec.csi.snapshots.deletionPolicy"},
+		{name: "the snapshot class name is not a DNS subdomain", resource: clusters,
+			ops: []op{set("spec.csi.snapshots", map[string]any{"enabled": true, "className": "Gluster_Snaps"})}, field: "spec.csi.snapshots.className"},
 
 		// GlusterCluster, on update.
 		{name: "the mode changes from manual to external", resource: clusters, update: true,
 			ops: external, field: "spec.mode"},
 		{name: "the node plugins get a selector after creation", resource: clusters, update: true,
 			ops: []op{set("spec.csi.nodeSelector", map[string]any{"example.com/storage-client": "true"})}, field: "spec.csi.nodeSelector"},
+		{name: "snapshots are turned on after creation", resource: clusters, update: true,
+			ops: []op{set("spec.csi.snapshots", map[string]any{"enabled": true})}, field: "spec.csi.snapshots"},
 		{name: "a template's zone changes", resource: clusters, update: true,
 			ops: []op{set("spec.nodeTemplates[0].zone", "zone-9")}, field: "spec.nodeTemplates[0].zone"},
 		{name: "the server version is lowered with no upgrade under way", resource: clusters, update: true,
