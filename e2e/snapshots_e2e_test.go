@@ -36,7 +36,12 @@ func snapshotCRDs() []*apiextensionsv1.CustomResourceDefinition {
 	}}
 	crd := func(plural, kind string, scope apiextensionsv1.ResourceScope) *apiextensionsv1.CustomResourceDefinition {
 		return &apiextensionsv1.CustomResourceDefinition{
-			ObjectMeta: metav1.ObjectMeta{Name: plural + "." + objects.SnapshotGroupVersion.Group},
+			ObjectMeta: metav1.ObjectMeta{
+				Name: plural + "." + objects.SnapshotGroupVersion.Group,
+				// A *.k8s.io group needs its API review named; the
+				// add-on's CRDs name theirs.
+				Annotations: map[string]string{"api-approved.kubernetes.io": "https://github.com/kubernetes-csi/external-snapshotter/pull/814"},
+			},
 			Spec: apiextensionsv1.CustomResourceDefinitionSpec{
 				Group: objects.SnapshotGroupVersion.Group, Scope: scope,
 				Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: plural, Kind: kind, ListKind: kind + "List"},
@@ -187,6 +192,9 @@ func TestCSISnapshots(t *testing.T) {
 	})
 
 	t.Run("deleting the cluster removes the class", func(t *testing.T) {
+		if _, err := classes.Get(ctx, name+"-file", metav1.GetOptions{}); err != nil {
+			t.Fatalf("no class to see removed: %v", err)
+		}
 		if err := anthill.OperatorV1alpha1().GlusterClusters(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
