@@ -3,9 +3,11 @@ package gd2_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -156,6 +158,25 @@ func (e *env) start(name string) {
 	e.t.Helper()
 	_, err := e.c.StartVolume(context.Background(), name, false)
 	e.must(err, "start "+name)
+}
+
+// snapshot takes a snapshot of a started volume through GD2's snapshot
+// API, which the client has no call for (anthill takes none; the CSI
+// driver does).
+func (e *env) snapshot(vol, snap string) {
+	e.t.Helper()
+	body := strings.NewReader(`{"volname":"` + vol + `","snapname":"` + snap + `"}`)
+	req, err := http.NewRequest(http.MethodPost, e.url+"/v1/snapshots", body)
+	e.must(err, "snapshot request")
+	tok, err := sim.Token(contractSecret, req.Method, req.URL.Path, e.clock.Now(), time.Minute)
+	e.must(err, "token")
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := http.DefaultClient.Do(req)
+	e.must(err, "snapshot "+vol)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		e.t.Fatalf("snapshot %s: status %d", vol, resp.StatusCode)
+	}
 }
 
 // enableSelfHeal turns on the (advanced) self-heal daemon option that GD2

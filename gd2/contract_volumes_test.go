@@ -304,6 +304,19 @@ func TestContractVolumes(t *testing.T) {
 			op:    gd2.OpVolumesDelete, status: 400, want: gd2.ErrVolumeNotStopped,
 		},
 		{
+			name: "deleting a stopped volume that has a snapshot fails its dependency (424)",
+			setup: func(t *testing.T, e *env) {
+				e.addDevices()
+				e.smartReplica3("vol1", GiB)
+				e.start("vol1")
+				e.snapshot("vol1", "snap1")
+				_, err := e.c.StopVolume(bg, "vol1")
+				e.must(err, "stop vol1")
+			},
+			call: func(t *testing.T, e *env) error { return e.c.DeleteVolume(bg, "vol1") },
+			op:   gd2.OpVolumesDelete, status: 424, want: gd2.ErrHasSnapshots,
+		},
+		{
 			name: "deleting an unknown volume is 404",
 			call: func(t *testing.T, e *env) error { return e.c.DeleteVolume(bg, "nope") },
 			op:   gd2.OpVolumesDelete, status: 404, want: gd2.ErrNotFound,
