@@ -1,15 +1,23 @@
 package cluster
 
 import (
+	"context"
 	"slices"
 	"testing"
 
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	fakediscovery "k8s.io/client-go/discovery/fake"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	kubefake "k8s.io/client-go/kubernetes/fake"
 	storagev1listers "k8s.io/client-go/listers/storage/v1"
 	"k8s.io/client-go/tools/cache"
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
+	"github.com/gluster/anthill/kube/effects"
 	"github.com/gluster/anthill/kube/internal/fixtures"
 	"github.com/gluster/anthill/kube/objects"
 )
@@ -115,5 +123,49 @@ func TestADriverHeldElsewhereIsAClashOnlyForAClusterThatAsksForIt(t *testing.T) 
 	}
 	if n := objects.CSIDriverNames(off); len(n) != 0 {
 		t.Errorf("spec.csi.enabled false counts volumes of drivers %v as its own", n)
+	}
+}
+
+// The snapshot facts of a cluster with spec.csi.snapshots.enabled: what
+// Kubernetes does not serve, a missing class as one more object for
+// ensureDrivers, and a class of the name someone else made as a clash
+// Record warns of (SnapshotClassNameTaken), never as missing.
+func TestSnapshotClassFacts(t *testing.T) {
+	c := fixtures.CSICluster("gc", fixtures.FileDriver)
+	c.Spec.CSI = &operatorv1alpha1.CSISpec{Snapshots: &operatorv1alpha1.CSISnapshots{Enabled: true}}
+	served := &metav1.APIResourceList{GroupVersion: objects.SnapshotGroupVersion.String()}
+	for _, r := range objects.SnapshotResources {
+		served.APIResources = append(served.APIResources, metav1.APIResource{Name: r})
+	}
+	someoneElses := &unstructured.Unstructured{}
+	someoneElses.SetAPIVersion(objects.SnapshotGroupVersion.String())
+	someoneElses.SetKind("VolumeSnapshotClass")
+	someoneElses.SetName("gc-file")
+	for _, tc := range []struct {
+		name        string
+		resources   []*metav1.APIResourceList
+		objs        []runtime.Object
+		wantAPI     []string
+		wantMissing []string
+		wantTaken   string
+	}{
+		{"no snapshot API", nil, nil, objects.SnapshotResources, nil, ""},
+		{"served, no class", []*metav1.APIResourceList{served}, nil, nil, []string{"VolumeSnapshotClass gc-file"}, ""},
+		{"served, the name taken", []*metav1.APIResourceList{served}, []runtime.Object{someoneElses}, nil, nil, "gc-file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			disc := kubefake.NewClientset().Discovery().(*fakediscovery.FakeDiscovery)
+			disc.Resources = tc.resources
+			dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+				map[schema.GroupVersionResource]string{objects.VolumeSnapshotClassResource: "VolumeSnapshotClassList"}, tc.objs...)
+			idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+			s := &Syncer{CSI: CSIListers{CSIDrivers: storagev1listers.NewCSIDriverLister(idx)}, Snapshots: &effects.SnapshotAPI{Discovery: disc, Dynamic: dyn}}
+			f := &clusterFacts{}
+			fixtures.Must(t, s.readSnapshotClass(context.Background(), c, f), "read")
+			if !slices.Equal(f.snap.SnapshotAPIMissing, tc.wantAPI) || !slices.Equal(f.snap.DriversMissing, tc.wantMissing) || f.snapshotClassTaken != tc.wantTaken {
+				t.Errorf("api missing %v, drivers missing %v, taken %q; want %v, %v, %q",
+					f.snap.SnapshotAPIMissing, f.snap.DriversMissing, f.snapshotClassTaken, tc.wantAPI, tc.wantMissing, tc.wantTaken)
+			}
+		})
 	}
 }
