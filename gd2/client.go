@@ -86,6 +86,9 @@ type Client struct {
 	observer Observer
 	retry    RetryPolicy
 	now      func() time.Time
+	// hedgeAfter says when a read that has not answered is sent again
+	// beside the first (deadlines.go); tests shorten it.
+	hedgeAfter func(Operation) time.Duration
 }
 
 // New validates opts and builds a Client. It does not contact GD2.
@@ -113,15 +116,16 @@ func New(opts Options) (*Client, error) {
 		hc = &http.Client{Transport: tr}
 	}
 	c := &Client{
-		base:     base,
-		dialAddr: opts.DialAddress,
-		user:     opts.User,
-		secret:   opts.Secret,
-		http:     hc,
-		timeout:  opts.Timeout,
-		observer: opts.Observer,
-		retry:    DefaultRetryPolicy,
-		now:      opts.Now,
+		base:       base,
+		dialAddr:   opts.DialAddress,
+		user:       opts.User,
+		secret:     opts.Secret,
+		http:       hc,
+		timeout:    opts.Timeout,
+		observer:   opts.Observer,
+		retry:      DefaultRetryPolicy,
+		now:        opts.Now,
+		hedgeAfter: hedgeAfter,
 	}
 	if c.user == "" {
 		c.user = DefaultUser
@@ -233,9 +237,29 @@ func (c *Client) do(ctx context.Context, req request) error {
 	}
 }
 
-// attempt performs exactly one HTTP exchange.
+// attempt performs one attempt of req: for a GET, an exchange hedged by a
+// second after hedgeAfter; otherwise one exchange, bounded by
+// attemptTimeout. It decodes the answer once, from the exchange that won.
 func (c *Client) attempt(ctx context.Context, req request, payload []byte) error {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	var data []byte
+	var err error
+	if req.method == http.MethodGet {
+		data, err = c.hedged(ctx, req, c.hedgeAfter(req.op))
+	} else {
+		data, err = c.exchange(ctx, req, payload)
+	}
+	if err != nil {
+		return err
+	}
+	if err := decodeBody(data, req.out, req.allowEmpty); err != nil {
+		return fmt.Errorf("gd2 %s (%s %s): %w: %w", req.op, req.method, req.path, ErrBadResponse, err)
+	}
+	return nil
+}
+
+// exchange performs exactly one HTTP exchange and returns the 2xx body.
+func (c *Client) exchange(ctx context.Context, req request, payload []byte) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.attemptTimeout(req.method, req.op))
 	defer cancel()
 
 	u := *c.base
@@ -247,7 +271,7 @@ func (c *Client) attempt(ctx context.Context, req request, payload []byte) error
 	}
 	hreq, err := http.NewRequestWithContext(ctx, req.method, u.String(), body)
 	if err != nil {
-		return fmt.Errorf("gd2 %s: build request: %w", req.op, err)
+		return nil, fmt.Errorf("gd2 %s: build request: %w", req.op, err)
 	}
 	hreq.Header.Set("Accept", "application/json")
 	if payload != nil {
@@ -256,7 +280,7 @@ func (c *Client) attempt(ctx context.Context, req request, payload []byte) error
 	if c.secret != "" && !req.noAuth {
 		tok, err := c.token(req.method, req.path)
 		if err != nil {
-			return fmt.Errorf("gd2 %s: %w", req.op, err)
+			return nil, fmt.Errorf("gd2 %s: %w", req.op, err)
 		}
 		hreq.Header.Set("Authorization", "bearer "+tok)
 	}
@@ -265,21 +289,18 @@ func (c *Client) attempt(ctx context.Context, req request, payload []byte) error
 	resp, err := c.http.Do(hreq)
 	if err != nil {
 		c.observer.ObserveRequest(req.op, 0, time.Since(start))
-		return &noResponseError{op: req.op, method: req.method, path: req.path, err: err}
+		return nil, &noResponseError{op: req.op, method: req.method, path: req.path, err: err}
 	}
 	data, rerr := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
 	_ = resp.Body.Close()
 	c.observer.ObserveRequest(req.op, resp.StatusCode, time.Since(start))
 	if rerr != nil {
-		return &noResponseError{op: req.op, method: req.method, path: req.path, err: rerr}
+		return nil, &noResponseError{op: req.op, method: req.method, path: req.path, err: rerr}
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return decodeError(req.op, req.method, req.path, resp.StatusCode, data)
+		return nil, decodeError(req.op, req.method, req.path, resp.StatusCode, data)
 	}
-	if err := decodeBody(data, req.out, req.allowEmpty); err != nil {
-		return fmt.Errorf("gd2 %s (%s %s): %w: %w", req.op, req.method, req.path, ErrBadResponse, err)
-	}
-	return nil
+	return data, nil
 }
 
 // noResponseError is a failed exchange: no status code to classify.

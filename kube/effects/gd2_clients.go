@@ -307,6 +307,15 @@ func (o gd2Observer) ObserveRequest(op gd2.Operation, code int, d time.Duration)
 	o.m.GD2Duration.WithLabelValues(string(op)).Observe(d.Seconds())
 }
 
+// ObserveHedge counts one GD2 read sent again beside a first that had
+// not answered in time.
+func (o gd2Observer) ObserveHedge(op gd2.Operation) {
+	if o.m == nil {
+		return
+	}
+	o.m.GD2Hedges.WithLabelValues(string(op)).Inc()
+}
+
 // ObserveError counts one failed GD2 request attempt by its class.
 func (o gd2Observer) ObserveError(op gd2.Operation, class gd2.ErrorClass) {
 	if o.m == nil {

@@ -25,6 +25,9 @@ type Metrics struct {
 	// GD2Errors counts failed GD2 request attempts by operation and
 	// gd2.ErrorClass (a fixed set), never by message.
 	GD2Errors *prometheus.CounterVec
+	// GD2Hedges counts the GD2 reads sent a second time because the
+	// first had not answered in time, by operation.
+	GD2Hedges *prometheus.CounterVec
 	// TransitionEventsSuppressed counts transitions the per-object rate
 	// limit kept from becoming Events (the log line is still written);
 	// TransitionEventErrors those whose Event the API server refused.
@@ -64,6 +67,10 @@ func NewMetrics() *Metrics {
 			Name: "anthill_gd2_errors_total",
 			Help: "Failed GD2 REST request attempts, by operation and error class (node_down, lock_conflict, not_found, auth, txn_step, timeout, refused, server, transport, bad_response, canceled, other).",
 		}, []string{"operation", "class"}),
+		GD2Hedges: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "anthill_gd2_hedged_reads_total",
+			Help: "GD2 REST reads sent a second time, beside the first, because the first had not answered in time, by operation.",
+		}, []string{"operation"}),
 		GD2Duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "anthill_gd2_request_duration_seconds",
 			Help:    "GD2 REST request latency, by operation.",
@@ -82,7 +89,7 @@ func NewMetrics() *Metrics {
 			Help: "Requests to the Kubernetes API server, by verb (get: reads of one object or a list; watch: each watch started) and resource (plural, with /subresource; other: discovery and paths naming none).",
 		}, []string{"verb", "resource"}),
 	}
-	reg.MustRegister(m.TransitionEventsSuppressed, m.TransitionEventErrors, m.Transitions, m.SyncDuration, m.SyncErrors, m.GD2Requests, m.GD2Duration, m.GD2Errors, m.KubeRequests,
+	reg.MustRegister(m.TransitionEventsSuppressed, m.TransitionEventErrors, m.Transitions, m.SyncDuration, m.SyncErrors, m.GD2Requests, m.GD2Duration, m.GD2Errors, m.GD2Hedges, m.KubeRequests,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
