@@ -395,7 +395,9 @@ func snapshotClone(c *call) (int, any, error) {
 	})
 	nv.Options = cloneMap(sn.ParentOptions)
 	c.m.Volumes[nv.Name] = nv
-	c.header.Set("Location", "/v1/volumes/"+nv.Name)
+	// GD2 appends the new name to the request's URL, as for every
+	// created resource: here that is the clone route, not the volume's.
+	c.header.Set("Location", c.r.URL.String()+"/"+nv.Name)
 	return http.StatusCreated, wireVolumeOf(nv), nil
 }
 

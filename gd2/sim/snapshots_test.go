@@ -128,6 +128,9 @@ func TestSnapshotLifecycleAsTheCSIDriverDrivesIt(t *testing.T) {
 	wantErr(t, h.do("POST", "/v1/snapshots/snap-1/clone", wireSnapCloneReq{CloneName: "pvc-1"}), 400, msgCloneNameExists)
 	wantErr(t, h.do("POST", "/v1/snapshots/nope/clone", wireSnapCloneReq{CloneName: "pvc-9"}), 500, msgSnapNotFound)
 	r = h.must(201, "POST", "/v1/snapshots/snap-1/clone", wireSnapCloneReq{CloneName: "pvc-2"})
+	if loc := r.header.Get("Location"); loc != "/v1/snapshots/snap-1/clone/pvc-2" {
+		t.Errorf("clone Location %q", loc)
+	}
 	var clone wireVolume
 	r.decode(t, &clone)
 	if clone.State != volCreated || clone.Capacity != parent.Capacity || clone.Metadata["VolumeOwner"] != "org.gluster.glusterfs" ||
