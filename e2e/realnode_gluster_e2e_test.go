@@ -51,147 +51,12 @@ import (
 // moved by replace-brick to a new pod of its zone and healed there, the
 // data read back.
 func TestGlusterPodsOnARealNode(t *testing.T) {
-	onRealNode(t, "installs anthill cluster-wide and runs a kubelet; the GlusterCluster's GD2 and etcd pods run on it")
-	if os.Getenv("ANTHILL_E2E_REAL_GLUSTER") == "" {
-		// Until it passes end to end on this machine it stays out of make
-		// test's real-node set (docs/testing.md says how far it gets).
-		t.Skip("ANTHILL_E2E_REAL_GLUSTER is unset: the GlusterCluster's own pods on the real node run only when asked")
-	}
+	onRealGluster(t, "installs anthill cluster-wide and runs a kubelet; the GlusterCluster's GD2 and etcd pods run on it")
 	ctx := context.Background()
-	root := framework.RepoRoot()
-	begin := time.Now()
-	step := func(format string, args ...any) {
-		t.Logf("%6.1fs  %s", time.Since(begin).Seconds(), fmt.Sprintf(format, args...))
-	}
-
-	images := buildTestImages(t, root)
-	operator := buildOperatorImage(t, root)
-	step("images built: %s, %s", images["glusterd2"].ref, images["etcd"].ref)
-
-	// The local volumes' directories outlive the node's pods: made before
-	// the node, removed after it stopped.
-	volumes := t.TempDir()
-	// GD2's planner puts a replica set's bricks in distinct zones (the
-	// peer's _zone, which the operator sets from the server's zone at
-	// join and GD2 lets nobody change), and a Kubernetes node has one
-	// zone: three real nodes on this one machine, a zone each, one GD2
-	// pod on each.
-	zones := []string{"real-a", "real-b", "real-c"}
-	realNodes := map[string]*framework.RealNode{}
-	var nodeList []*framework.RealNode
-	for _, z := range zones {
-		node, err := env.StartRealNode(ctx, framework.RealNodeOptions{Name: z, Untainted: true, ClusterDNS: true})
-		if err != nil {
-			t.Fatalf("start the real node %s: %v", z, err)
-		}
-		t.Cleanup(func() {
-			node.Stop()
-			if err := node.Leftovers(); err != nil {
-				t.Errorf("the stopped real node %s left behind: %v", node.Name, err)
-			}
-		})
-		realNodes[node.Name] = node
-		nodeList = append(nodeList, node)
-		patchNodeLabel(t, node.Name, objects.ZoneLabel, z)
-		for _, archive := range []string{operator.archive, images["glusterd2"].archive, images["etcd"].archive} {
-			if err := node.ImportImage(ctx, archive); err != nil {
-				t.Fatal(err)
-			}
-		}
-		step("real node %s Ready, images imported", node.Name)
-	}
-	// The etcd pod takes no placement from the spec: with the kwok nodes
-	// cordoned the real node is the scheduler's only choice.
-	cordonKwokNodes(t)
-
-	kustomizeInstall(t, root, operator, "apply", "--etcd-image="+images["etcd"].ref, "--max-wait=5s", "--heal-interval=3s", "--gd2-timeout=10s")
-	t.Cleanup(func() { kustomizeInstall(t, root, operator, "delete") })
-
-	ns := env.Namespace(t)
-	// Per node: etcd's claim, a GD2 pod's state and brick claims, and
-	// those of the GD2 pod that replaces a decommissioned one in its zone.
-	class := localVolumes(t, nodeList, volumes, 5, "2Gi")
-	const name = "real"
-	c := &operatorv1alpha1.GlusterCluster{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: operatorv1alpha1.GlusterClusterSpec{
-			Mode:          operatorv1alpha1.ClusterModeManual,
-			Gluster:       &operatorv1alpha1.GlusterServerSpec{Version: "4.1.0", Image: images["glusterd2"].ref},
-			NodeTemplates: templatesPerZone(zones, class),
-			// A brick offline on a live peer is force-started by the
-			// heal machine after the offline grace (30 s by default).
-			FailurePolicy: &operatorv1alpha1.FailurePolicy{OfflineGrace: &metav1.Duration{Duration: 5 * time.Second}},
-		},
-	}
-	err := framework.WaitFor(ctx, time.Minute, func(ctx context.Context) (bool, error) {
-		_, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Create(ctx, c, metav1.CreateOptions{})
-		return err == nil, err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The cluster goes while the operator still runs (its finalizer is
-	// the operator's), before the operator is uninstalled.
-	t.Cleanup(func() {
-		ctx := context.Background()
-		start := time.Now()
-		_ = anthill.OperatorV1alpha1().GlusterClusters(ns).Delete(ctx, name, metav1.DeleteOptions{})
-		err := framework.WaitFor(ctx, 2*time.Minute, func(ctx context.Context) (bool, error) {
-			_, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, name, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
-				return true, nil
-			}
-			_, desc, _ := nodeStates(ctx, ns, name)
-			return false, fmt.Errorf("cluster %s still there (%v), nodes %s", name, err, desc)
-		})
-		if err != nil {
-			dumpNamespace(t, ns)
-			t.Errorf("delete the cluster: %v", err)
-			return
-		}
-		step("cluster deleted in %.1fs", time.Since(start).Seconds())
-	})
-	// Online: the pod runs, the peer joined and its devices are added.
-	// The cluster's phase is not awaited: its CSI pods have no image on
-	// this node (the driver on the real node is issue 50's item 4).
-	nodes := waitOnline(t, ns, name, 3, 4*time.Minute)
-	step("3 GD2 pods and etcd running; through the operator the 3 peers joined and their devices were added")
-
-	pods, err := env.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var gd2Pods []corev1.Pod
-	for _, p := range pods.Items {
-		comp := p.Labels[objects.LabelComponent]
-		if comp != objects.ComponentGlusterNode && comp != objects.ComponentEtcd {
-			continue
-		}
-		if realNodes[p.Spec.NodeName] == nil {
-			t.Errorf("pod %s runs on %q, not a real node", p.Name, p.Spec.NodeName)
-		}
-		if comp == objects.ComponentGlusterNode {
-			gd2Pods = append(gd2Pods, p)
-		}
-	}
-	if len(gd2Pods) != 3 {
-		t.Fatalf("%d GD2 pods, want 3", len(gd2Pods))
-	}
-	secret, err := env.Client.CoreV1().Secrets(ns).Get(ctx, objects.AuthSecretName(name), metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := realGD2(t, ns, name, secret.Data[objects.AuthSecretKey], "")
-	peers, err := g.ListPeers(ctx, gd2.Filter{})
-	if err != nil || len(peers) != 3 {
-		t.Fatalf("GD2 peers %d (%v), want 3", len(peers), err)
-	}
-	for _, n := range nodes {
-		devs, err := g.ListDevices(ctx, n.Status.PeerID)
-		if err != nil || len(devs) != 1 || devs[0].Provisioner != objects.ProvisionerLoop {
-			t.Errorf("node %s's devices %+v (%v): want its one loop device", n.Name, devs, err)
-		}
-	}
+	rc := startRealCluster(t, realClusterOptions{name: "real"})
+	ns, name, c, step := rc.ns, rc.name, rc.c, rc.step
+	realNodes, nodes, gd2Pods, secret, g := rc.realNodes, rc.nodes, rc.gd2Pods, rc.secret, rc.g
+	images := rc.images
 
 	const vol = "data"
 	if _, err := g.CreateVolume(ctx, gd2.VolumeCreateRequest{Name: vol, Size: 512 << 20, Replica: 3, Provisioner: objects.ProvisionerLoop}); err != nil {
@@ -202,7 +67,7 @@ func TestGlusterPodsOnARealNode(t *testing.T) {
 	// time, and a brick of a volume still there has nowhere to move.
 	t.Cleanup(func() {
 		ctx := context.Background()
-		g := realGD2(t, ns, name, secret.Data[objects.AuthSecretKey], "")
+		g := realGD2(t, ns, name, secret, "")
 		if _, err := g.StopVolume(ctx, vol); err != nil {
 			t.Errorf("stop volume %s: %v", vol, err)
 		}
@@ -246,7 +111,7 @@ func TestGlusterPodsOnARealNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	step("SIGKILLed glusterd2 (pid %d) of %s", gpid, victim.Name)
-	err = framework.WaitFor(ctx, 3*time.Minute, func(ctx context.Context) (bool, error) {
+	err := framework.WaitFor(ctx, 3*time.Minute, func(ctx context.Context) (bool, error) {
 		p, err := env.Client.CoreV1().Pods(ns).Get(ctx, victim.Name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -341,7 +206,203 @@ func TestGlusterPodsOnARealNode(t *testing.T) {
 	// the same host, the drain moves each brick there by GD2
 	// replace-brick and heals it (healReplacement: self-heal on, a full
 	// heal), then deletes the peer, the pod and its claims.
-	decommissionMostBricks(t, g, realNodes, ns, name, vol, secret.Data[objects.AuthSecretKey], mnt, written, step)
+	decommissionMostBricks(t, g, realNodes, ns, name, vol, secret, mnt, written, step)
+}
+
+// onRealGluster skips the test unless it runs in the real-node set
+// (onRealNode) and ANTHILL_E2E_REAL_GLUSTER is set: until the tests of a
+// GlusterCluster's own pods on real nodes pass end to end on CI's machine
+// they stay out of make test's real-node set (docs/testing.md says how far
+// they get).
+func onRealGluster(t *testing.T, why string) {
+	t.Helper()
+	onRealNode(t, why)
+	if os.Getenv("ANTHILL_E2E_REAL_GLUSTER") == "" {
+		t.Skip("ANTHILL_E2E_REAL_GLUSTER is unset: the GlusterCluster's own pods on the real node run only when asked")
+	}
+}
+
+// realCluster is a GlusterCluster whose GD2 and etcd pods run on three
+// real nodes, one per zone, Online: its peers joined and their loop
+// devices added through the operator.
+type realCluster struct {
+	ns, name  string
+	c         *operatorv1alpha1.GlusterCluster
+	images    map[string]testImage
+	realNodes map[string]*framework.RealNode
+	nodes     map[string]operatorv1alpha1.GlusterNode
+	gd2Pods   []corev1.Pod
+	secret    []byte
+	g         *gd2.Client
+	step      func(format string, args ...any)
+}
+
+// realClusterOptions shape startRealCluster's cluster.
+type realClusterOptions struct {
+	// name is the GlusterCluster's.
+	name string
+	// images are imported into each node beside the GD2, etcd and
+	// operator images.
+	images map[string]testImage
+	// operatorArgs are passed to the operator after the test's own.
+	operatorArgs []string
+	// csi is the cluster's spec.csi.
+	csi *operatorv1alpha1.CSISpec
+}
+
+// startRealCluster starts three real nodes, installs the operator's image
+// on them as users do (kustomize), and makes a GlusterCluster of one GD2
+// pod per node's zone on local volumes, its servers on GD2's loop
+// provisioner (this kernel has no device-mapper for LVM); it returns once
+// the three nodes are Online. Everything goes when the test ends: the
+// cluster (while the operator still runs: its finalizer is the
+// operator's), the operator, the nodes.
+func startRealCluster(t *testing.T, opts realClusterOptions) *realCluster {
+	t.Helper()
+	ctx := context.Background()
+	root := framework.RepoRoot()
+	begin := time.Now()
+	rc := &realCluster{name: opts.name}
+	rc.step = func(format string, args ...any) {
+		t.Logf("%6.1fs  %s", time.Since(begin).Seconds(), fmt.Sprintf(format, args...))
+	}
+	step := rc.step
+
+	rc.images = buildTestImages(t, root, "gluster")
+	images := rc.images
+	operator := buildOperatorImage(t, root)
+	step("images built: %s, %s", images["glusterd2"].ref, images["etcd"].ref)
+	archives := []string{operator.archive, images["glusterd2"].archive, images["etcd"].archive}
+	for _, im := range opts.images {
+		archives = append(archives, im.archive)
+	}
+
+	// The local volumes' directories outlive the node's pods: made before
+	// the node, removed after it stopped.
+	volumes := t.TempDir()
+	// GD2's planner puts a replica set's bricks in distinct zones (the
+	// peer's _zone, which the operator sets from the server's zone at
+	// join and GD2 lets nobody change), and a Kubernetes node has one
+	// zone: three real nodes on this one machine, a zone each, one GD2
+	// pod on each.
+	zones := []string{"real-a", "real-b", "real-c"}
+	rc.realNodes = map[string]*framework.RealNode{}
+	var nodeList []*framework.RealNode
+	for _, z := range zones {
+		node, err := env.StartRealNode(ctx, framework.RealNodeOptions{Name: z, Untainted: true, ClusterDNS: true})
+		if err != nil {
+			t.Fatalf("start the real node %s: %v", z, err)
+		}
+		t.Cleanup(func() {
+			node.Stop()
+			if err := node.Leftovers(); err != nil {
+				t.Errorf("the stopped real node %s left behind: %v", node.Name, err)
+			}
+		})
+		rc.realNodes[node.Name] = node
+		nodeList = append(nodeList, node)
+		patchNodeLabel(t, node.Name, objects.ZoneLabel, z)
+		for _, archive := range archives {
+			if err := node.ImportImage(ctx, archive); err != nil {
+				t.Fatal(err)
+			}
+		}
+		step("real node %s Ready, images imported", node.Name)
+	}
+	// The etcd pod takes no placement from the spec: with the kwok nodes
+	// cordoned the real node is the scheduler's only choice.
+	cordonKwokNodes(t)
+
+	args := append([]string{"--etcd-image=" + images["etcd"].ref, "--max-wait=5s", "--heal-interval=3s", "--gd2-timeout=10s"}, opts.operatorArgs...)
+	kustomizeInstall(t, root, operator, "apply", args...)
+	t.Cleanup(func() { kustomizeInstall(t, root, operator, "delete") })
+
+	ns := env.Namespace(t)
+	rc.ns = ns
+	name := rc.name
+	// Per node: etcd's claim, a GD2 pod's state and brick claims, and
+	// those of the GD2 pod that replaces a decommissioned one in its zone.
+	class := localVolumes(t, nodeList, volumes, 5, "2Gi")
+	rc.c = &operatorv1alpha1.GlusterCluster{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: operatorv1alpha1.GlusterClusterSpec{
+			Mode:          operatorv1alpha1.ClusterModeManual,
+			Gluster:       &operatorv1alpha1.GlusterServerSpec{Version: "4.1.0", Image: images["glusterd2"].ref},
+			NodeTemplates: templatesPerZone(zones, class),
+			// A brick offline on a live peer is force-started by the
+			// heal machine after the offline grace (30 s by default).
+			FailurePolicy: &operatorv1alpha1.FailurePolicy{OfflineGrace: &metav1.Duration{Duration: 5 * time.Second}},
+			CSI:           opts.csi,
+		},
+	}
+	err := framework.WaitFor(ctx, time.Minute, func(ctx context.Context) (bool, error) {
+		_, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Create(ctx, rc.c, metav1.CreateOptions{})
+		return err == nil, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The cluster goes while the operator still runs (its finalizer is
+	// the operator's), before the operator is uninstalled.
+	t.Cleanup(func() {
+		ctx := context.Background()
+		start := time.Now()
+		_ = anthill.OperatorV1alpha1().GlusterClusters(ns).Delete(ctx, name, metav1.DeleteOptions{})
+		err := framework.WaitFor(ctx, 2*time.Minute, func(ctx context.Context) (bool, error) {
+			_, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return true, nil
+			}
+			_, desc, _ := nodeStates(ctx, ns, name)
+			return false, fmt.Errorf("cluster %s still there (%v), nodes %s", name, err, desc)
+		})
+		if err != nil {
+			dumpNamespace(t, ns)
+			t.Errorf("delete the cluster: %v", err)
+			return
+		}
+		step("cluster deleted in %.1fs", time.Since(start).Seconds())
+	})
+	// Online: the pod runs, the peer joined and its devices are added.
+	rc.nodes = waitOnline(t, ns, name, 3, 4*time.Minute)
+	step("3 GD2 pods and etcd running; through the operator the 3 peers joined and their devices were added")
+
+	pods, err := env.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		comp := p.Labels[objects.LabelComponent]
+		if comp != objects.ComponentGlusterNode && comp != objects.ComponentEtcd {
+			continue
+		}
+		if rc.realNodes[p.Spec.NodeName] == nil {
+			t.Errorf("pod %s runs on %q, not a real node", p.Name, p.Spec.NodeName)
+		}
+		if comp == objects.ComponentGlusterNode {
+			rc.gd2Pods = append(rc.gd2Pods, p)
+		}
+	}
+	if len(rc.gd2Pods) != 3 {
+		t.Fatalf("%d GD2 pods, want 3", len(rc.gd2Pods))
+	}
+	secret, err := env.Client.CoreV1().Secrets(ns).Get(ctx, objects.AuthSecretName(name), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc.secret = secret.Data[objects.AuthSecretKey]
+	rc.g = realGD2(t, ns, name, rc.secret, "")
+	peers, err := rc.g.ListPeers(ctx, gd2.Filter{})
+	if err != nil || len(peers) != 3 {
+		t.Fatalf("GD2 peers %d (%v), want 3", len(peers), err)
+	}
+	for _, n := range rc.nodes {
+		devs, err := rc.g.ListDevices(ctx, n.Status.PeerID)
+		if err != nil || len(devs) != 1 || devs[0].Provisioner != objects.ProvisionerLoop {
+			t.Errorf("node %s's devices %+v (%v): want its one loop device", n.Name, devs, err)
+		}
+	}
+	return rc
 }
 
 // decommissionMostBricks decommissions the node of cluster with the most
@@ -369,12 +430,29 @@ func decommissionMostBricks(t *testing.T, g *gd2.Client, realNodes map[string]*f
 			victim = n
 		}
 	}
+	decommissionNode(t, g, realNodes, ns, cluster, vol, victim, count[nodes[victim].Status.PeerID], secret, mnt, written, step)
+}
+
+// decommissionNode decommissions victim, a node of cluster holding bricks
+// of vol's, through the request annotation, as an admin does: its zone's
+// template makes a new node on the same host, the drain moves each brick
+// there by GD2 replace-brick and heals it (healReplacement: self-heal on,
+// a full heal), then deletes the peer, the pod and its claims. Every
+// brick, the replacements included, must then hold the files written,
+// and the mount mnt read them back.
+func decommissionNode(t *testing.T, g *gd2.Client, realNodes map[string]*framework.RealNode, ns, cluster, vol, victim string, bricks int, secret []byte, mnt string, written []writtenFile, step func(string, ...any)) {
+	t.Helper()
+	ctx := context.Background()
+	nodes, _, err := nodeStates(ctx, ns, cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
 	peer, zone := nodes[victim].Status.PeerID, nodes[victim].Spec.Zone
 	// GD2 is asked through a pod that stays.
 	g = realGD2(t, ns, cluster, secret, objects.NodePodName(victim))
 	start := time.Now()
 	requestOnNode(t, ns, victim, objects.RequestDecommission)
-	step("decommission requested on %s (zone %s, %d brick(s) of %s)", victim, zone, count[peer], vol)
+	step("decommission requested on %s (zone %s, %d brick(s) of %s)", victim, zone, bricks, vol)
 	waitNodeState(t, ns, victim, "", 6*time.Minute)
 	step("%s drained and removed in %.1fs", victim, time.Since(start).Seconds())
 
@@ -401,8 +479,8 @@ func decommissionMostBricks(t *testing.T, g *gd2.Client, realNodes map[string]*f
 			moved++
 		}
 	}
-	if moved != count[peer] {
-		t.Errorf("%d brick(s) on the new node %s, want the %d moved", moved, added, count[peer])
+	if moved != bricks {
+		t.Errorf("%d brick(s) on the new node %s, want the %d moved", moved, added, bricks)
 	}
 	c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, cluster, metav1.GetOptions{})
 	if err != nil {
@@ -586,11 +664,13 @@ func templatesPerZone(zones []string, class string) []operatorv1alpha1.NodeTempl
 
 type testImage struct{ ref, archive string }
 
-// buildTestImages runs hack/build-test-images.sh; the test skips with its
-// reason when the machine lacks an input.
-func buildTestImages(t *testing.T, root string) map[string]testImage {
+// buildTestImages runs hack/build-test-images.sh for one set of images
+// (gluster: glusterd2 and etcd; csi: the CSI driver and its sidecars),
+// by name; the test skips with its reason when the machine lacks an
+// input.
+func buildTestImages(t *testing.T, root, set string) map[string]testImage {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(root, "hack", "build-test-images.sh"))
+	cmd := exec.Command(filepath.Join(root, "hack", "build-test-images.sh"), set)
 	cmd.Dir = root
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -609,8 +689,8 @@ func buildTestImages(t *testing.T, root string) map[string]testImage {
 			images[f[0]] = testImage{ref: f[1], archive: f[2]}
 		}
 	}
-	if images["glusterd2"].ref == "" || images["etcd"].ref == "" {
-		t.Fatalf("hack/build-test-images.sh printed %q", out)
+	if len(images) == 0 {
+		t.Fatalf("hack/build-test-images.sh %s printed %q", set, out)
 	}
 	return images
 }

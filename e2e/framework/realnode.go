@@ -246,7 +246,7 @@ func (cp *ControlPlane) StartRealNode(ctx context.Context, opts RealNodeOptions)
 	if err := n.start("kubelet", filepath.Join(bin, "kubelet"),
 		"--config="+filepath.Join(n.Dir, "kubelet.yaml"),
 		"--kubeconfig="+filepath.Join(n.Dir, "kubeconfig"),
-		"--root-dir="+filepath.Join(n.Dir, "kubelet"),
+		"--root-dir="+kubeletRootDir,
 		"--hostname-override="+n.Name, "--node-ip="+n.NodeIP,
 		"--node-labels="+RealNodeLabel+"=true", "--v=2",
 	); err != nil {
@@ -270,18 +270,29 @@ func (cp *ControlPlane) StartRealNode(ctx context.Context, opts RealNodeOptions)
 	return n, nil
 }
 
+// kubeletRootDir is the kubelet's root directory in the node's mount
+// namespace: the path of a production node, which CSI node plugins take
+// as a hostPath (their registration directory, kubelet's pod directory).
+const kubeletRootDir = "/var/lib/kubelet"
+
 // startHolder starts the process that holds the node's network and mount
 // namespaces. In its mount namespace (private, so nothing propagates to
 // the host) tmpfs covers the directories containerd and the CNI plugins
 // write outside their configured ones: /run/netns (the pods' network
-// namespaces) and /var/lib/cni (the plugins' result cache).
+// namespaces) and /var/lib/cni (the plugins' result cache); and the
+// node's kubelet directory is bound at kubeletRootDir, a shared mount
+// (a peer group of the node's alone), so that a container mounting
+// kubelet's pod directory Bidirectional (a CSI node plugin) is allowed
+// to, and its mounts reach the kubelet and the pods.
 func (n *RealNode) startHolder(ctx context.Context) error {
 	ready := filepath.Join(n.Dir, "holder-ready")
 	lines := []string{
 		"set -e",
-		"mkdir -p /run/netns /var/lib/cni",
+		"mkdir -p /run/netns /var/lib/cni " + kubeletRootDir,
 		"mount -t tmpfs -o mode=755 anthill-rn /run/netns",
 		"mount -t tmpfs -o mode=755 anthill-rn /var/lib/cni",
+		"mount --bind " + filepath.Join(n.Dir, "kubelet") + " " + kubeletRootDir,
+		"mount --make-rshared " + kubeletRootDir,
 	}
 	// The kubelet sets these kernel tunables to its liking (overcommit
 	// always, reboot 10 s after a panic, panic on an oops); they are not

@@ -72,7 +72,7 @@ func StorageClassObject(c *operatorv1alpha1.GlusterCluster, kind operatorv1alpha
 // storageClassObject is the StorageClass name of c that s asks for:
 // provisioned by kind's driver (the name it registers), with the
 // parameters s sets (StorageClassParameters; none means the driver's
-// defaults, replica 3 on thin LVM), reclaimPolicy Delete unless Retain is
+// defaults, replica 3 on thin LVM), StorageClassMountOptions, reclaimPolicy Delete unless Retain is
 // asked for, and no expansion, since the drivers run no resizer. With
 // allowedZones, allowedTopologies on CSIZoneTopologyKey and binding
 // WaitForFirstConsumer, so the scheduler picks the first pod's node in an
@@ -86,6 +86,7 @@ func storageClassObject(c *operatorv1alpha1.GlusterCluster, kind operatorv1alpha
 		ReclaimPolicy:        ptr.To(cmp.Or(s.ReclaimPolicy, corev1.PersistentVolumeReclaimDelete)),
 		AllowVolumeExpansion: ptr.To(false),
 		VolumeBindingMode:    ptr.To(storagev1.VolumeBindingImmediate),
+		MountOptions:         StorageClassMountOptions(c),
 	}
 	if s.IsDefault {
 		sc.Annotations = map[string]string{AnnotationDefaultStorageClass: "true"}
@@ -99,6 +100,26 @@ func storageClassObject(c *operatorv1alpha1.GlusterCluster, kind operatorv1alpha
 		}}}
 	}
 	return sc
+}
+
+// MountOptionBackupVolfileServers is Gluster's FUSE mount option
+// (mount.glusterfs) naming, ':'-separated, the servers a client fetches
+// the volume's file from when the server of the mount source does not
+// answer.
+const MountOptionBackupVolfileServers = "backup-volfile-servers"
+
+// StorageClassMountOptions are the mount options of every class of c:
+// the management Service as a backup volfile server. The 2019 driver
+// mounts <glusterserver>:<volume>, glusterserver being the name of the
+// GD2 pod that was GD2's first peer when the volume was made, fixed in the
+// PersistentVolume; once that pod is gone (decommissioned or replaced) the
+// name resolves no more, and every new mount of the volume would fail.
+// The provisioner copies the class's mount options into the volume, the
+// kubelet hands them to the driver and the driver to mount, so the client
+// then fetches the volume's file through the Service from any GD2 pod
+// that runs (docs/csi.md).
+func StorageClassMountOptions(c *operatorv1alpha1.GlusterCluster) []string {
+	return []string{MountOptionBackupVolfileServers + "=" + ManagementHost(c)}
 }
 
 // The StorageClass parameters the file driver reads (CSIFileParameters),

@@ -67,8 +67,13 @@ func TestStorageClassObjectDefaults(t *testing.T) {
 	if !StorageClassOf(sc, fixtures.Namespace, "gc") || StorageClassOf(sc, "elsewhere", "gc") || StorageClassOf(sc, fixtures.Namespace, "other") {
 		t.Error("StorageClassOf does not recognise exactly its own cluster's class")
 	}
-	if len(sc.Parameters) != 0 || len(sc.MountOptions) != 0 || len(sc.Annotations) != 0 {
-		t.Errorf("parameters %v, mount options %v, annotations %v: want none", sc.Parameters, sc.MountOptions, sc.Annotations)
+	if len(sc.Parameters) != 0 || len(sc.Annotations) != 0 {
+		t.Errorf("parameters %v, annotations %v: want none", sc.Parameters, sc.Annotations)
+	}
+	// The management Service, for mounts of a volume whose
+	// glusterserver's pod is gone.
+	if want := []string{"backup-volfile-servers=" + ManagementHost(c)}; !slices.Equal(sc.MountOptions, want) {
+		t.Errorf("mount options %v, want %v", sc.MountOptions, want)
 	}
 	if *sc.ReclaimPolicy != corev1.PersistentVolumeReclaimDelete || *sc.VolumeBindingMode != storagev1.VolumeBindingImmediate || *sc.AllowVolumeExpansion {
 		t.Errorf("reclaim %s, binding %s, expansion %t: want Delete, Immediate, false", *sc.ReclaimPolicy, *sc.VolumeBindingMode, *sc.AllowVolumeExpansion)
