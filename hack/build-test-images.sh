@@ -120,6 +120,20 @@ rootfs() {
 		while read -r f; do if [[ -e ${f} || -L ${f} ]]; then printf '%s\n' "${f#/}"; fi; done >"${list}"
 	tar -C / --no-recursion -cf - -T "${list}" | tar -C "${fs}" --keep-directory-symlink -xf -
 	rm -f "${list}"
+	# Debian's alternatives (awk -> mawk, which mount.glusterfs runs to
+	# parse backup-volfile-servers): links no package lists, made here for
+	# each alternative whose chosen file the image holds.
+	mkdir -p "${fs}/etc/alternatives"
+	local alt name target link
+	for alt in /etc/alternatives/*; do
+		name=${alt##*/}
+		target=$(readlink "${alt}") || continue
+		[[ -e ${fs}${target} ]] || continue
+		link=$(update-alternatives --query "${name}" 2>/dev/null | sed -n 's/^Link: //p') || continue
+		[[ -n ${link} && -d ${fs}$(dirname "${link}") ]] || continue
+		ln -sfn "${target}" "${fs}/etc/alternatives/${name}"
+		ln -sfn "/etc/alternatives/${name}" "${fs}${link}"
+	done
 	mkdir -p "${fs}"/run "${fs}"/tmp "${fs}"/dev "${fs}"/proc "${fs}"/sys "${fs}"/root "${fs}"/usr/local/sbin
 	chmod 1777 "${fs}/tmp"
 	ln -sfn ../run "${fs}/var/run"
