@@ -162,6 +162,11 @@ func TestCSISnapshots(t *testing.T) {
 	t.Run("without the snapshot API the cluster is ready and says what to install", func(t *testing.T) {
 		waitEvent(t, ns, name, states.ReasonSnapshotAPIMissing, "volumesnapshotclasses")
 		waitExplain(t, ns, "glustercluster/"+name, 2*time.Minute, states.ReasonSnapshotAPIMissing, "snapshot-controller")
+		out, errOut, err := runPlugin(ctx, t, ns, "status", name)
+		if err != nil || !strings.Contains(out, "Snapshots: VolumeSnapshotClass "+name+"-file (driver org.gluster.glusterfs, deletionPolicy Delete)") ||
+			!strings.Contains(out, "not created yet:") {
+			t.Errorf("kubectl gluster status does not say the class waits for the snapshot API: %v %s\n%s", err, errOut, out)
+		}
 		c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)

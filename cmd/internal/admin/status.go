@@ -186,6 +186,7 @@ func writeStatus(w io.Writer, c *operatorv1alpha1.GlusterCluster, nodes []operat
 	}
 
 	writeStorageClasses(&b, c)
+	writeSnapshots(&b, c)
 
 	if u := c.Status.Upgrade; u != nil && u.State != "" {
 		fmt.Fprintf(&b, "\nUpgrade:  %s", u.State)
@@ -389,6 +390,24 @@ func writeStorageClasses(b *strings.Builder, c *operatorv1alpha1.GlusterCluster)
 			row(sc.Name, params, string(ptr.Deref(sc.ReclaimPolicy, "")), string(ptr.Deref(sc.VolumeBindingMode, "")), dflt)
 		}
 	})
+}
+
+// writeSnapshots says, for a cluster with spec.csi.snapshots.enabled,
+// the VolumeSnapshotClass it keeps and, while a condition says the
+// snapshot API is not served (reason SnapshotAPIMissing), that it waits
+// for it.
+func writeSnapshots(b *strings.Builder, c *operatorv1alpha1.GlusterCluster) {
+	if !objects.SnapshotsEnabled(c) {
+		return
+	}
+	vsc := objects.VolumeSnapshotClassObject(c)
+	fmt.Fprintf(b, "\nSnapshots: VolumeSnapshotClass %s (driver %s, deletionPolicy %s)\n", vsc.GetName(), vsc.Object["driver"], vsc.Object["deletionPolicy"])
+	for _, cond := range c.Status.Conditions {
+		if cond.Reason == states.ReasonSnapshotAPIMissing {
+			fmt.Fprintf(b, "  not created yet: %s\n", cond.Message)
+			return
+		}
+	}
 }
 
 // gd2Version is the node's GD2 VERSION cell: what its GD2 reports at

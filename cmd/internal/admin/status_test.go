@@ -327,3 +327,29 @@ func TestStatusPrintsNamesAndJSONPathAsKubectlWould(t *testing.T) {
 		}
 	}
 }
+
+func TestWriteStatusSaysWhereSnapshotsStand(t *testing.T) {
+	c := glusterCluster("ns", "gluster", "zone-1")
+	c.Spec.CSI = &operatorv1alpha1.CSISpec{Snapshots: &operatorv1alpha1.CSISnapshots{Enabled: true, DeletionPolicy: "Retain"}}
+	c.Status.Conditions = []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: "SnapshotAPIMissing",
+		Message: "Kubernetes does not serve snapshot.storage.k8s.io/v1 volumesnapshotclasses"}}
+	var out bytes.Buffer
+	if err := writeStatus(&out, c, nil, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	want := `
+Snapshots: VolumeSnapshotClass gluster-file (driver org.gluster.glusterfs, deletionPolicy Retain)
+  not created yet: Kubernetes does not serve snapshot.storage.k8s.io/v1 volumesnapshotclasses
+`
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("output\n%s\nwant it to contain\n%s", out.String(), want)
+	}
+	c.Spec.CSI.Snapshots.Enabled = false
+	out.Reset()
+	if err := writeStatus(&out, c, nil, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "Snapshots:") {
+		t.Errorf("a cluster without snapshots lists them:\n%s", out.String())
+	}
+}
