@@ -3,6 +3,7 @@ module github.com/gluster/anthill
 go 1.26.0
 
 require (
+	github.com/BurntSushi/toml v0.3.1
 	github.com/container-storage-interface/spec v1.11.0
 	github.com/creack/pty v1.1.24
 	github.com/go-logr/zapr v1.3.0

@@ -65,9 +65,9 @@ func monitoringCmd(args []string, stdout, stderr io.Writer) error {
 	thresholds := keyValues{}
 	fs.Var(thresholds, "threshold", "NAME=VALUE, repeatable: an alert threshold ("+strings.Join(monitoring.ThresholdNames(), ", ")+")")
 	var m monitoring.ObjectMeta
-	fs.StringVar(&m.Namespace, "namespace", monitoring.DefaultNamespace, "the namespace of the ServiceMonitor, PrometheusRule and dashboards")
+	fs.StringVar(&m.Namespace, "namespace", monitoring.DefaultNamespace, "the namespace of the ServiceMonitor, PodMonitor, PrometheusRule and dashboards")
 	labels := keyValues{}
-	fs.Var(labels, "label", "KEY=VALUE, repeatable: a label of the ServiceMonitor and PrometheusRule (e.g. release=kube-prometheus-stack, for its selectors)")
+	fs.Var(labels, "label", "KEY=VALUE, repeatable: a label of the ServiceMonitor, PodMonitor and PrometheusRule (e.g. release=kube-prometheus-stack, for its selectors)")
 	operatorNS := fs.String("operator-namespace", monitoring.OperatorNamespace, "the namespace the operator runs in (the ServiceMonitor selects its Service there)")
 	if err := fs.Parse(args); err != nil {
 		return err

@@ -73,6 +73,27 @@ func Dashboards() []Dashboard {
 					{Expr: "time() - max by (node) (anthill_node_up_since_timestamp_seconds{" + sel + "})", Legend: "{{node}}"}}},
 			},
 		},
+		// From gluster-exporter beside each GD2 (spec.gluster.metricsExporter):
+		// GD2's volume profile, brick status and process figures.
+		{
+			UID: "anthill-gluster-data-path", Title: "anthill / Gluster data path",
+			Panels: []Panel{
+				{Title: "Brick reads", Kind: "timeseries", Unit: "Bps", Queries: []Query{
+					{Expr: "anthill:gluster_brick_read_bytes:rate5m{" + sel + "}", Legend: "{{volume}} {{host}}:{{brick}}"}}},
+				{Title: "Brick writes", Kind: "timeseries", Unit: "Bps", Queries: []Query{
+					{Expr: "anthill:gluster_brick_write_bytes:rate5m{" + sel + "}", Legend: "{{volume}} {{host}}:{{brick}}"}}},
+				{Title: "Volume operations by kind", Kind: "timeseries", Unit: "ops", Queries: []Query{
+					{Expr: "sum by (volume, fop) (anthill:gluster_brick_fops:rate5m{" + sel + "})", Legend: "{{volume}} {{fop}}"}}},
+				{Title: "Average latency since brick start (slowest 10)", Kind: "timeseries", Unit: "µs", Queries: []Query{
+					{Expr: "topk(10, max by (volume, brick, fop) (gluster_volume_profile_fop_avg_latency{" + sel + "}))", Legend: "{{volume}} {{brick}} {{fop}}"}}},
+				{Title: "Bricks down (exporter)", Kind: "timeseries", Unit: "short", Queries: []Query{
+					{Expr: "count by (volume) (max by (volume, hostname, brick_path) (gluster_brick_up{" + sel + "}) == 0)", Legend: "{{volume}}"}}},
+				{Title: "Gluster process CPU", Kind: "timeseries", Unit: "percent", Queries: []Query{
+					{Expr: "max by (pod, name, volume, brick_path) (gluster_cpu_percentage{" + sel + "})", Legend: "{{pod}} {{name}} {{brick_path}}"}}},
+				{Title: "Gluster process resident memory", Kind: "timeseries", Unit: "bytes", Queries: []Query{
+					{Expr: "max by (pod, name, volume, brick_path) (gluster_resident_memory_bytes{" + sel + "})", Legend: "{{pod}} {{name}} {{brick_path}}"}}},
+			},
+		},
 		{
 			UID: "anthill-operator", Title: "anthill / operator",
 			Panels: []Panel{

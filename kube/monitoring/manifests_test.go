@@ -15,7 +15,7 @@ func TestManifestsPlaceTheObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sm, pr, k struct {
+	var sm, pm, pr, k struct {
 		Metadata struct {
 			Namespace string            `json:"namespace"`
 			Labels    map[string]string `json:"labels"`
@@ -28,7 +28,7 @@ func TestManifestsPlaceTheObjects(t *testing.T) {
 			} `json:"namespaceSelector"`
 		} `json:"spec"`
 	}
-	for name, into := range map[string]any{ServiceMonitorFile: &sm, PrometheusRuleFile: &pr, KustomizationFile: &k} {
+	for name, into := range map[string]any{ServiceMonitorFile: &sm, PodMonitorFile: &pm, PrometheusRuleFile: &pr, KustomizationFile: &k} {
 		if err := yaml.Unmarshal(files[name], into); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -36,7 +36,7 @@ func TestManifestsPlaceTheObjects(t *testing.T) {
 	for name, o := range map[string]struct {
 		ns     string
 		labels map[string]string
-	}{ServiceMonitorFile: {sm.Metadata.Namespace, sm.Metadata.Labels}, PrometheusRuleFile: {pr.Metadata.Namespace, pr.Metadata.Labels}} {
+	}{ServiceMonitorFile: {sm.Metadata.Namespace, sm.Metadata.Labels}, PodMonitorFile: {pm.Metadata.Namespace, pm.Metadata.Labels}, PrometheusRuleFile: {pr.Metadata.Namespace, pr.Metadata.Labels}} {
 		if o.ns != "monitoring" || o.labels["release"] != "kps" || o.labels["app.kubernetes.io/name"] != "anthill" {
 			t.Errorf("%s: namespace %q labels %v", name, o.ns, o.labels)
 		}
@@ -44,7 +44,7 @@ func TestManifestsPlaceTheObjects(t *testing.T) {
 	if got := sm.Spec.NamespaceSelector.MatchNames; len(got) != 1 || got[0] != "storage" {
 		t.Errorf("the ServiceMonitor selects namespaces %v, want [storage]", got)
 	}
-	if k.Namespace != "monitoring" || strings.Join(k.Resources, ",") != "servicemonitor.yaml,prometheusrule.yaml,dashboards.yaml" {
+	if k.Namespace != "monitoring" || strings.Join(k.Resources, ",") != "servicemonitor.yaml,podmonitor.yaml,prometheusrule.yaml,dashboards.yaml" {
 		t.Errorf("kustomization namespace %q resources %v", k.Namespace, k.Resources)
 	}
 	if !strings.Contains(string(files[DashboardsFile]), "grafana_dashboard") {
@@ -55,7 +55,7 @@ func TestManifestsPlaceTheObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{ServiceMonitorFile, PrometheusRuleFile, KustomizationFile} {
+	for _, f := range []string{ServiceMonitorFile, PodMonitorFile, PrometheusRuleFile, KustomizationFile} {
 		if !strings.Contains(string(def[f]), "namespace: "+DefaultNamespace) {
 			t.Errorf("%s does not default to %s:\n%s", f, DefaultNamespace, def[f])
 		}

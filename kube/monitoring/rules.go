@@ -150,6 +150,21 @@ func groups(p params) []Group {
 					Description: "anthill renews the certificates it issues 30 days before they end; this one was not renewed (the CA secret unusable, or the cluster machine failing), or the CA that signs it ends first. When it ends, GD2, etcd and the CSI drivers of the cluster refuse each other's connections."},
 			},
 		},
+		// Gluster's own exporter (spec.gluster.metricsExporter): its
+		// profile figures are cumulative gauges per brick, reported by
+		// the cluster's first online peer; a new first peer reports the
+		// same series for the exporter's two-minute TTL, hence max by.
+		{
+			Name: "gluster.rules",
+			Records: []Record{
+				{Name: "anthill:gluster_brick_read_bytes:rate5m",
+					Expr: "max by (namespace, cluster, volume, brick, host) (rate(gluster_volume_profile_total_reads[5m]))"},
+				{Name: "anthill:gluster_brick_write_bytes:rate5m",
+					Expr: "max by (namespace, cluster, volume, brick, host) (rate(gluster_volume_profile_total_writes[5m]))"},
+				{Name: "anthill:gluster_brick_fops:rate5m",
+					Expr: "max by (namespace, cluster, volume, brick, host, fop) (rate(gluster_volume_profile_fop_total_hits_on_aggregated_fops[5m]))"},
+			},
+		},
 	}
 }
 

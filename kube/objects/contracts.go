@@ -321,6 +321,8 @@ func ContractOf(container string, nodePlugin bool) *Contract {
 	switch container {
 	case ContainerGD2:
 		return &GD2Contract
+	case ContainerGlusterExporter:
+		return &GlusterExporterContract
 	case containerEtcd:
 		return &EtcdContract
 	case containerCSIDriver:

@@ -67,7 +67,13 @@ func contractCases() []contractCase {
 		c.Spec.CSI.Snapshots = &operatorv1alpha1.CSISnapshots{Enabled: true}
 		return c
 	}
+	exporter := func(c *operatorv1alpha1.GlusterCluster) *operatorv1alpha1.GlusterCluster {
+		c.Spec.Gluster.MetricsExporter = ptr.To(true)
+		return c
+	}
 	out = append(out,
+		contractCase{"manual with gluster-exporter", exporter(fixtures.CSICluster("gc")), servers},
+		contractCase{"manual with gluster-exporter and a CA", exporter(withCA(fixtures.CSICluster("gc"))), servers},
 		contractCase{"automatic", automatic(), servers},
 		contractCase{"automatic with a CA", withCA(automatic()), servers},
 		contractCase{"manual with snapshots", snapshots(fixtures.CSICluster("gc", fixtures.FileDriver)), servers},

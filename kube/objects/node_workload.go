@@ -217,6 +217,12 @@ func nodeStatefulSet(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.Glu
 		}
 	}
 
+	containers := []corev1.Container{ctr}
+	if MetricsExporterEnabled(c) {
+		exp, v := glusterExporterContainer(c, image, host)
+		containers = append(containers, exp)
+		volumes = append(volumes, v)
+	}
 	annotations := map[string]string{AnnotationVersion: version}
 	if h := n.Annotations[AnnotationCertificate]; h != "" && TLSEnabled(c) {
 		annotations[AnnotationCertificate] = h
@@ -238,7 +244,7 @@ func nodeStatefulSet(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.Glu
 			// succeeds) and never starts it again. With the pod's process
 			// namespace shared, the pause process is PID 1 and reaps them.
 			ShareProcessNamespace: ptr.To(true),
-			Containers:            []corev1.Container{ctr},
+			Containers:            containers,
 			Volumes:               volumes,
 			Affinity:              affinity,
 			Tolerations:           tolerations,

@@ -92,6 +92,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.mode != 'automatic' || !has(self.nodeTemplates) || self.nodeTemplates.all(t, !has(t.nodes))",message="spec.nodeTemplates[].nodes applies only when spec.mode is manual; in automatic mode each template is scaled between minNodes and maxNodes",fieldPath=".nodeTemplates"
 // +kubebuilder:validation:XValidation:rule="self.mode == 'automatic' || !has(self.nodeTemplates) || self.nodeTemplates.all(t, !has(t.maxStorage) && !has(t.freeStorageMin) && !has(t.freeStorageMax))",message="spec.nodeTemplates[].maxStorage, freeStorageMin and freeStorageMax apply only when spec.mode is automatic",fieldPath=".nodeTemplates"
 // +kubebuilder:validation:XValidation:rule="self.mode != 'external' || has(self.external)",message="spec.external.nodes must list the addresses of the pool when spec.mode is external",fieldPath=".external"
+// +kubebuilder:validation:XValidation:rule="self.mode != 'external' || !has(self.gluster) || !has(self.gluster.metricsExporter) || !self.gluster.metricsExporter",message="spec.gluster.metricsExporter: an external cluster runs no server pods for the exporter to run beside; run gluster-exporter on the external servers",fieldPath=".gluster.metricsExporter"
 // +kubebuilder:validation:XValidation:rule="self.mode == 'external' || !has(self.external)",message="spec.external may be set only when spec.mode is external",fieldPath=".external"
 // +kubebuilder:validation:XValidation:rule="has(self.caSecretRef) == has(oldSelf.caSecretRef) && (!has(self.caSecretRef) || self.caSecretRef.name == oldSelf.caSecretRef.name)",message="spec.caSecretRef is fixed at creation: TLS cannot be switched on or off on a running cluster, and a CA is rotated by changing the Secret's content",fieldPath=".caSecretRef"
 // +kubebuilder:validation:XValidation:rule="self.mode == 'automatic' || !has(self.autoscaling)",message="spec.autoscaling may be set only when spec.mode is automatic",fieldPath=".autoscaling"
@@ -462,6 +463,20 @@ type GlusterServerSpec struct {
 	// +kubebuilder:validation:XValidation:rule="isSemver(self, true)",message="gluster.version must be a semantic version such as 4.1.0 or v4.1"
 	// +optional
 	Version string `json:"version,omitempty"`
+
+	// metricsExporter runs Gluster's own Prometheus exporter,
+	// gluster-exporter of the gluster-prometheus project, which the pinned
+	// GD2 image carries, in a second container of every server pod: brick
+	// and volume I/O from GD2's volume profile (fop counts and latencies,
+	// bytes read and written), brick and peer status, and the CPU and
+	// memory of GD2's processes, on port 8080 (docs/observability.md). It
+	// turns volume profiling on for every volume that does not set
+	// debug/io-stats.count-fop-hits. The image must carry the exporter:
+	// the real-node test image does not. Unset means false. Not available
+	// in external mode, where anthill runs no server pods. Changing it
+	// rolls the servers like any change of their pod template.
+	// +optional
+	MetricsExporter *bool `json:"metricsExporter,omitempty"`
 }
 
 // CSISpec selects the CSI drivers.

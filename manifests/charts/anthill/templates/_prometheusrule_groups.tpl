@@ -211,4 +211,12 @@ groups:
     for: 15m
     labels:
       severity: warning
+- name: gluster.rules
+  rules:
+  - expr: max by (namespace, cluster, volume, brick, host) (rate(gluster_volume_profile_total_reads[5m]))
+    record: anthill:gluster_brick_read_bytes:rate5m
+  - expr: max by (namespace, cluster, volume, brick, host) (rate(gluster_volume_profile_total_writes[5m]))
+    record: anthill:gluster_brick_write_bytes:rate5m
+  - expr: max by (namespace, cluster, volume, brick, host, fop) (rate(gluster_volume_profile_fop_total_hits_on_aggregated_fops[5m]))
+    record: anthill:gluster_brick_fops:rate5m
 {{- end }}
