@@ -452,6 +452,12 @@ func waitBrickHolds(ctx context.Context, t *testing.T, n *framework.GD2Node, pat
 // and returns how many were.
 func bricksOnline(ctx context.Context, t *testing.T, c *gd2.Client, count int, limit time.Duration) int {
 	t.Helper()
+	return volumeBricksOnline(ctx, c, volume, count, limit)
+}
+
+// volumeBricksOnline waits up to limit for count bricks of the named
+// volume online and returns how many were.
+func volumeBricksOnline(ctx context.Context, c *gd2.Client, volume string, count int, limit time.Duration) int {
 	deadline := time.Now().Add(limit)
 	for {
 		st, err := c.BricksStatus(ctx, volume)

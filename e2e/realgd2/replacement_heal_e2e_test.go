@@ -209,17 +209,7 @@ func TestDrainCountsAReplacementHealedOnlyWhenItsDataIsThere(t *testing.T) {
 // logs each stage.
 func replica3Pool(ctx context.Context, t *testing.T, options map[string]string, step func(string, ...any)) (*framework.GD2Pool, map[*framework.GD2Node]string, *gd2.Volume) {
 	t.Helper()
-	pool, err := framework.StartGD2Pool(ctx, framework.GD2PoolOptions{Nodes: 4, Log: logWriter{t}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			pool.KeepDir = true
-			t.Logf("kept the pool's directory %s", pool.Dir)
-		}
-		pool.Stop()
-	})
+	pool := startPool(ctx, t)
 	step("4 glusterd2 nodes up, etcd %s", pool.EtcdURL)
 	c1 := client(t, pool.Nodes[0])
 	ids, err := pool.Join(ctx)
@@ -275,6 +265,24 @@ func replica3Pool(ctx context.Context, t *testing.T, options map[string]string, 
 		t.Fatalf("options: %v", err)
 	}
 	return pool, ids, vol
+}
+
+// startPool starts a pool of 4 real GD2 nodes, not joined, stopped when
+// the test ends (its directory kept when the test failed).
+func startPool(ctx context.Context, t *testing.T) *framework.GD2Pool {
+	t.Helper()
+	pool, err := framework.StartGD2Pool(ctx, framework.GD2PoolOptions{Nodes: 4, Log: logWriter{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			pool.KeepDir = true
+			t.Logf("kept the pool's directory %s", pool.Dir)
+		}
+		pool.Stop()
+	})
+	return pool
 }
 
 func nodeOf(pool *framework.GD2Pool, ids map[*framework.GD2Node]string, peer string) *framework.GD2Node {
