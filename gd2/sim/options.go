@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"sort"
@@ -200,12 +201,19 @@ func volumeOptionsSet(c *call) (int, any, error) {
 	return http.StatusOK, wireVolumeOf(v), nil
 }
 
-func optionGet(v *volume, d *optionDef) wireVolOptionGet {
-	val, set := v.Options[d.Key]
-	if !set {
-		val = d.Default
+// optionGet is one option as GD2 reports it, under the name it was asked
+// by: modified whenever the volume's options hold a key ending in that
+// name (a value set at its default, or put there at create, counts), and
+// then with that key's value; else its default.
+func optionGet(v *volume, d *optionDef, name string) wireVolOptionGet {
+	out := wireVolOptionGet{Name: name, Value: d.Default, DefaultValue: d.Default, OptionLevel: d.Level}
+	for _, k := range slices.Sorted(maps.Keys(v.Options)) {
+		if strings.HasSuffix(k, name) {
+			out.Value, out.Modified = v.Options[k], true
+			break
+		}
 	}
-	return wireVolOptionGet{Name: d.Key, Value: val, Modified: set && val != d.Default, DefaultValue: d.Default, OptionLevel: d.Level}
+	return out
 }
 
 func volumeOptionsGet(c *call) (int, any, error) {
@@ -215,7 +223,7 @@ func volumeOptionsGet(c *call) (int, any, error) {
 	}
 	out := make([]wireVolOptionGet, 0, len(volumeOptionDefs))
 	for i := range volumeOptionDefs {
-		out = append(out, optionGet(v, &volumeOptionDefs[i]))
+		out = append(out, optionGet(v, &volumeOptionDefs[i], volumeOptionDefs[i].Key))
 	}
 	return http.StatusOK, out, nil
 }
@@ -225,7 +233,7 @@ func volumeOptionGet(c *call, v *volume, name string) (int, any, error) {
 	if d == nil {
 		return 0, nil, errf(http.StatusNotFound, "option not found: %s", name)
 	}
-	return http.StatusOK, optionGet(v, d), nil
+	return http.StatusOK, optionGet(v, d, name), nil
 }
 
 func volumeOptionsReset(c *call) (int, any, error) {

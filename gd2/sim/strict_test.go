@@ -157,6 +157,36 @@ func TestOptionGetAcceptsSlashes(t *testing.T) {
 	h.must(200, "GET", "/v1/volumes/v/info-summary/heal-info", nil)
 }
 
+// GD2 (volume-options-get.go at 54ce5f6f) answers one option under the
+// name it was asked by, modified whenever the volume's options hold a key
+// ending in it, even at the option's default; held against real GD2 by
+// e2e/realgd2's TestSimulatorAnswersTheScenarioAsRealGD2Does.
+func TestOptionGetIsModifiedWhenTheVolumeHoldsIt(t *testing.T) {
+	h := gateSetup(t)
+	get := func(name string) wireVolOptionGet {
+		var o wireVolOptionGet
+		h.must(200, "GET", "/v1/volumes/v/options/"+name, nil).decode(t, &o)
+		return o
+	}
+	if o := get("replicate.self-heal-daemon"); o.Name != "replicate.self-heal-daemon" || o.Value != "off" || !o.Modified {
+		t.Errorf("self-heal daemon as created (off): %+v", o)
+	}
+	h.must(200, "POST", "/v1/volumes/v/options", wireVolOptionReq{Options: map[string]string{optSelfHeal: "on"}, AllowAdvancedOptions: true})
+	if o := get("replicate.self-heal-daemon"); o.Value != "on" || o.DefaultValue != "on" || !o.Modified {
+		t.Errorf("self-heal daemon set on, its default: %+v", o)
+	}
+	if o := get("replicate.favorite-child-policy"); o.Name != "replicate.favorite-child-policy" || o.Value != "none" || o.Modified {
+		t.Errorf("an option never set: %+v", o)
+	}
+	var all []wireVolOptionGet
+	h.must(200, "GET", "/v1/volumes/v/options", nil).decode(t, &all)
+	for _, o := range all {
+		if o.Name == optSelfHeal && (!o.Modified || o.Value != "on") {
+			t.Errorf("the option list's self-heal daemon: %+v", o)
+		}
+	}
+}
+
 func TestDefaultOptionProfiles(t *testing.T) {
 	h := newHarness(t, Config{Peers: 3, Zones: 3})
 	h.registerAll()
