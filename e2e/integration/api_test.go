@@ -209,6 +209,10 @@ func TestAPIGlusterClusterRoundTrip(t *testing.T) {
 		OfflineGrace: &metav1.Duration{Duration: 45 * time.Second}, RecoveryWindow: &metav1.Duration{Duration: 5 * time.Minute}}
 	want.Spec.DrainPolicy = &operatorv1alpha1.DrainPolicy{MaxParallelMoves: 3}
 	want.Spec.Paused = true
+	want.Spec.Automation = &operatorv1alpha1.AutomationSpec{
+		DisruptionBudgets: ptr.To(true), TemplateRollouts: ptr.To(false), ClusterOptions: ptr.To(true),
+		LostPodEviction: ptr.To(false), MarkFailed: ptr.To(true), ForceStartBricks: ptr.To(false),
+	}
 	want.Spec.Management = &operatorv1alpha1.ManagementSpec{
 		Endpoint:      "https://gd2.gluster.svc:24007",
 		AuthSecretRef: &operatorv1alpha1.SecretReference{Name: "gluster-gd2", Key: "secret"},
