@@ -243,7 +243,8 @@ func TestKubectlGlusterToolbox(t *testing.T) {
 
 	setState("Online")
 	pod := node.Name + "-0"
-	glustercli := "glustercli --endpoints http://127.0.0.1:24007 --user glustercli --secret-file /var/lib/glusterd2/auth"
+	// GD2 binds only its client address, the pod's DNS name.
+	glustercli := "glustercli --endpoints http://" + pod + ".gluster-nodes." + ns + ".svc:24007 --user glustercli --secret-file /var/lib/glusterd2/auth"
 	r = cli.run(ctx, nil, "toolbox", node.Name, "-n", ns, kc, "--print", "--", "peer", "list")
 	want := "kubectl " + kc + " exec -i -t -n " + ns + " " + pod + " -c glusterd2 -- " + glustercli + " peer list\n"
 	if r.err != nil || r.stdout != want {
