@@ -12,6 +12,10 @@ const stepPrepareBricks = "brick-replace.PrepareBricks"
 // lvcreate; mkfs's for the size-0 brick, as observed on a real GD2).
 const (
 	msgBrickSizeZero = "size 0 of data subvolume is too small"
+	// msgMkdirNoPath: with no source matched the new brick's path is
+	// empty, and PrepareBricks' first act, making the mount directory
+	// (both provisioners), fails on "".
+	msgMkdirNoPath = "mkdir : no such file or directory"
 	msgLVExists      = "Logical Volume \"%s\" already exists in volume group \"%s\""
 	msgMkfsMounted   = "mkfs.xfs: %s contains a mounted filesystem"
 )
@@ -20,7 +24,9 @@ const (
 // path, another zone, a full heal backlog. It follows GD2's handler:
 //
 //   - the source is matched by peer id and the raw path string; without a
-//     match GD2 goes on with subvol 0 brick 0 and an empty source (size 0);
+//     match GD2 goes on with subvol 0 brick 0 and an empty source (size 0,
+//     path ""), and PrepareBricks fails making a mount directory of ""
+//     before it creates anything;
 //   - every zone of the volume's bricks is excluded (only the source's
 //     subvol's with subvolume-zones-overlap), so the source's own zone is
 //     always used;
@@ -132,6 +138,9 @@ find:
 	}
 
 	// PrepareBricks, on the new brick's node.
+	if !matched {
+		return reject(txnErr(chosen.PeerID, stepPrepareBricks, msgMkdirNoPath))
+	}
 	d := c.m.Devices[deviceKey(chosen.PeerID, chosen.Device)]
 	vg := "gluster" + strings.ReplaceAll(chosen.Device, "/", "-")
 	lv := fmt.Sprintf("brick_%s_s%d_b%d", v.Name, svIdx, bIdx)

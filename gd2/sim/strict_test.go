@@ -464,9 +464,11 @@ func TestReplaceBrickMatchesTheRawPath(t *testing.T) {
 	h.must(201, "POST", "/v1/volumes", wireVolCreateReq{Name: "v", Size: 1 << 30, Replica: 2})
 	src := h.volume("v").Subvols[0].Bricks[0]
 	// A trailing slash is another string: no match, GD2 falls back to
-	// subvol 0 brick 0 with an empty source, sized 0.
+	// subvol 0 brick 0 with an empty source (path ""), and the new brick's
+	// mount directory cannot be made (as real GD2 answered in e2e/realgd2's
+	// TestSimulatorAnswersTheScenarioAsRealGD2Does).
 	r := h.doAt(src.Host, "POST", "/v1/volumes/v/replacebrick", wireReplaceBrickReq{SrcPeerID: src.PeerID, SrcBrickPath: src.Path + "/"})
-	wantCode2(t, r, stepPrepareBricks, msgBrickSizeZero)
+	wantCode2(t, r, stepPrepareBricks, msgMkdirNoPath)
 }
 
 func TestReplaceBrickZones(t *testing.T) {
