@@ -16,8 +16,8 @@ const (
 	// empty, and PrepareBricks' first act, making the mount directory
 	// (both provisioners), fails on "".
 	msgMkdirNoPath = "mkdir : no such file or directory"
-	msgLVExists      = "Logical Volume \"%s\" already exists in volume group \"%s\""
-	msgMkfsMounted   = "mkfs.xfs: %s contains a mounted filesystem"
+	msgLVExists    = "Logical Volume \"%s\" already exists in volume group \"%s\""
+	msgMkfsMounted = "mkfs.xfs: %s contains a mounted filesystem"
 )
 
 // replaceBrick moves one brick to a device chosen by the planner: same
