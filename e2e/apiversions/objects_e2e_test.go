@@ -96,6 +96,25 @@ func fullClusters() []operatorv1alpha1.GlusterCluster {
 		}
 		s.External.Port = 24007
 		s.External.Nodes[0].Address = "gd2-1.example.com"
+		// Snapshots need an LVM template (GD2 snapshots thin LVs): the
+		// manual cluster's templates are LVM, its classes' bricks too;
+		// the others take none. The exporter runs beside anthill's own
+		// servers only.
+		s.CSI.Snapshots.DeletionPolicy = "Delete"
+		switch mode {
+		case operatorv1alpha1.ClusterModeManual:
+			for i := range s.NodeTemplates {
+				s.NodeTemplates[i].Storage.Provisioner = "lvm"
+			}
+			for _, sc := range []*operatorv1alpha1.StorageClassSpec{s.CSI.StorageClasses.File, &s.CSI.StorageClasses.Additional[0]} {
+				sc.BrickType = "lvm"
+			}
+		default:
+			s.CSI.Snapshots = nil
+		}
+		if mode == operatorv1alpha1.ClusterModeExternal {
+			s.Gluster.MetricsExporter = nil
+		}
 		switch mode {
 		case operatorv1alpha1.ClusterModeManual:
 			s.CSI.StorageClasses.File.IsDefault = true

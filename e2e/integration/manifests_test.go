@@ -70,6 +70,18 @@ func TestKustomizeDefaultApplies(t *testing.T) {
 		} `json:"spec"`
 	}
 	for _, doc := range strings.Split(string(mon), "\n---\n") {
+		// Each document into an empty value: Unmarshal merges into what
+		// an earlier one (the PodMonitor's selector) left.
+		sm = struct {
+			Kind string `json:"kind"`
+			Spec struct {
+				Selector  metav1.LabelSelector `json:"selector"`
+				Endpoints []struct {
+					Port string `json:"port"`
+					Path string `json:"path"`
+				} `json:"endpoints"`
+			} `json:"spec"`
+		}{}
 		if err := yaml.Unmarshal([]byte(doc), &sm); err != nil {
 			t.Fatal(err)
 		}
