@@ -118,7 +118,7 @@ func TestCSIVolumeOnARealNode(t *testing.T) {
 		t.Fatalf("glusterserver %s does not resolve while its pod runs: %v", server, err)
 	}
 	g := realGD2(t, ns, rc.name, rc.secret, objects.NodePodName(victim))
-	decommissionNode(t, g, rc.realNodes, ns, rc.name, vol, victim, 1, rc.secret, mnt, written, step)
+	decommissionNode(t, rc.realNodes, ns, rc.name, vol, victim, 1, rc.secret, mnt, written, step)
 	checkMarkerAgain(t, mnt, marker)
 	// The name the PV mounts from is gone with its pod: the mount below
 	// fetches the volume file through the backup volfile server.

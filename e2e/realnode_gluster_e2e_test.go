@@ -430,7 +430,7 @@ func decommissionMostBricks(t *testing.T, g *gd2.Client, realNodes map[string]*f
 			victim = n
 		}
 	}
-	decommissionNode(t, g, realNodes, ns, cluster, vol, victim, count[nodes[victim].Status.PeerID], secret, mnt, written, step)
+	decommissionNode(t, realNodes, ns, cluster, vol, victim, count[nodes[victim].Status.PeerID], secret, mnt, written, step)
 }
 
 // decommissionNode decommissions victim, a node of cluster holding bricks
@@ -440,7 +440,7 @@ func decommissionMostBricks(t *testing.T, g *gd2.Client, realNodes map[string]*f
 // a full heal), then deletes the peer, the pod and its claims. Every
 // brick, the replacements included, must then hold the files written,
 // and the mount mnt read them back.
-func decommissionNode(t *testing.T, g *gd2.Client, realNodes map[string]*framework.RealNode, ns, cluster, vol, victim string, bricks int, secret []byte, mnt string, written []writtenFile, step func(string, ...any)) {
+func decommissionNode(t *testing.T, realNodes map[string]*framework.RealNode, ns, cluster, vol, victim string, bricks int, secret []byte, mnt string, written []writtenFile, step func(string, ...any)) {
 	t.Helper()
 	ctx := context.Background()
 	nodes, _, err := nodeStates(ctx, ns, cluster)
@@ -449,7 +449,7 @@ func decommissionNode(t *testing.T, g *gd2.Client, realNodes map[string]*framewo
 	}
 	peer, zone := nodes[victim].Status.PeerID, nodes[victim].Spec.Zone
 	// GD2 is asked through a pod that stays.
-	g = realGD2(t, ns, cluster, secret, objects.NodePodName(victim))
+	g := realGD2(t, ns, cluster, secret, objects.NodePodName(victim))
 	start := time.Now()
 	requestOnNode(t, ns, victim, objects.RequestDecommission)
 	step("decommission requested on %s (zone %s, %d brick(s) of %s)", victim, zone, bricks, vol)
