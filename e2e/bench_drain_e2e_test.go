@@ -30,9 +30,6 @@ import (
 func BenchmarkDrain(b *testing.B) {
 	// One operator over every namespace, with production timers, as users run it.
 	watchEveryNamespace(b)
-	// zone-1's two servers and the replacement that joins while one
-	// drains, each on a host of its own (servers on LVM claims).
-	hostsForLVMClaims(b, 3)
 	for i := range b.N {
 		for run, parallel := range []int32{12, 12, 12, 1} {
 			elapsed, slowest := drainOnce(b, fmt.Sprintf("bench-drain-%d-%d-%d", i, run, parallel), parallel)

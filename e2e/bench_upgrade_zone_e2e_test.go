@@ -33,7 +33,6 @@ func BenchmarkUpgradeZoneBatched(b *testing.B) {
 	const writeRate, healRate = framework.SandboxWriteRate, framework.SandboxHealRate
 	const startup = 3 * time.Second
 	const perZone, zones = 10, 3
-	hostsForLVMClaims(b, perZone)
 	for i := range b.N {
 		ns := newNamespace(b)
 		name := fmt.Sprintf("bench-zones-%d", i)

@@ -85,9 +85,6 @@ func TestChaosSoak(t *testing.T) {
 	t.Logf("chaos soak for %s, seed %d", dur, seed)
 
 	growLocalStorage(t)
-	// Two servers per zone, three while a zone is scaled up, and a
-	// replacement joining beside a drain, each on a host of its own.
-	hostsForLVMClaims(t, 4)
 	l := newLifecycle(t, "soak", sim.ChaosFaults())
 
 	var (

@@ -177,9 +177,6 @@ var GD2Contract = Contract{
 		"on LVM claims, /bin/sh activates the volume groups on the node's claims and makes their /dev/<vg>/<lv> nodes " +
 			"(vgchange --activate y, vgmknodes) before it execs glusterd2: GD2 mounts the recorded /dev/<vg>/<lv> at start and " +
 			"makes no nodes, and with udev off a restarted container's own /dev has none (GCS's host /dev kept them)",
-		"pods on LVM claims of one cluster keep to distinct hosts (required anti-affinity on kubernetes.io/hostname): GD2 " +
-			"names a volume group after its device path, the same /dev/anthill/brick-0 in every such pod, and a privileged " +
-			"container sees its host's other devices (GCS pinned one pod per host)",
 		"GD2_RESTAUTH=true with a shared secret, where GCS ran without REST auth",
 		"the pod shares its process namespace: glusterd2 reaps none of the daemons it starts, so the pause " +
 			"process is PID 1 and reaps them, where GCS had systemd as PID 1",

@@ -1,9 +1,6 @@
 package objects
 
 import (
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 )
 
@@ -19,21 +16,6 @@ import (
 // MountLocalBricks) and never activates a volume group. So the container
 // first activates the volume groups on its claims and makes their nodes
 // (lvmPrelude), then execs glusterd2.
-//
-// And every such node's first claim is /dev/anthill/brick-0 in its
-// container, so every such node's first volume group has the same name,
-// and a privileged container sees the devices of every other pod on its
-// host. Two such pods on one host would hold two volume groups of one name
-// (and share the kernel's device-mapper names): a cluster's are kept on
-// distinct hosts (lvmClaimsPlacement).
-
-// LabelLVMClaims marks the pod of a node whose bricks are LVM volume
-// groups on claims at claimDeviceDir; only such pods carry it, and those
-// of one cluster keep apart by it.
-const (
-	LabelLVMClaims = "operator.gluster.org/lvm-claims"
-	LVMClaimsTrue  = "true"
-)
 
 // lvmOnClaims reports whether node n's bricks are LVM volume groups on its
 // claims: claims (no host devices) and the lvm provisioner.
@@ -88,29 +70,4 @@ func gd2Command(n *operatorv1alpha1.GlusterNode) []string {
 		return cmd
 	}
 	return append([]string{GD2LVMPrelude.Shell, "-c", GD2LVMPrelude.Script}, cmd...)
-}
-
-// lvmClaimsPlacement labels an lvmOnClaims node's pod and keeps it off
-// every host that runs another such pod of its cluster. Other pods keep
-// their placement (several loop or host-device pods share a host). Pods
-// of two clusters may still share a host, and collide (GD2's volume group
-// names hold no cluster name): keeping every cluster's pods apart would
-// cap a host at one such pod of all clusters, docs/user-guide.md.
-func lvmClaimsPlacement(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.GlusterNode, labels map[string]string, affinity *corev1.Affinity) *corev1.Affinity {
-	if !lvmOnClaims(n) {
-		return affinity
-	}
-	labels[LabelLVMClaims] = LVMClaimsTrue
-	if affinity == nil {
-		affinity = &corev1.Affinity{}
-	}
-	apart := ClusterSelectorLabels(c.Name, ComponentGlusterNode)
-	apart[LabelLVMClaims] = LVMClaimsTrue
-	affinity.PodAntiAffinity = &corev1.PodAntiAffinity{
-		RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
-			LabelSelector: &metav1.LabelSelector{MatchLabels: apart},
-			TopologyKey:   HostnameLabel,
-		}},
-	}
-	return affinity
 }

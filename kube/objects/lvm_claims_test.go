@@ -11,8 +11,6 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
 	operatorv1alpha1 "github.com/gluster/anthill/kube/apis/operator/v1alpha1"
 	"github.com/gluster/anthill/kube/internal/fixtures"
@@ -134,54 +132,5 @@ func TestLVMPreludeExecsGlusterd2WithItsFlags(t *testing.T) {
 				t.Errorf("stderr %q, want %q", stderr.String(), tc.logged)
 			}
 		})
-	}
-}
-
-// Pods on LVM claims of one cluster never share a host; loop and
-// host-device pods keep their placement (several per host) and match none
-// of it, nor do another cluster's pods.
-func TestGD2PodsOnLVMClaimsKeepToDistinctHosts(t *testing.T) {
-	c := fixtures.CSICluster("gc")
-	lvm, loop, host := storageKinds()
-	lvm.Spec.Zone = "zone-1"
-	tmpl, _ := gd2Container(t, c, lvm)
-	a := tmpl.Spec.Affinity
-	if a == nil || a.PodAntiAffinity == nil || len(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) != 1 {
-		t.Fatalf("LVM claims pod: affinity %+v, want one required pod anti-affinity term", a)
-	}
-	if a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
-		t.Errorf("LVM claims pod lost its zone: %+v", a.NodeAffinity)
-	}
-	term := a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[0]
-	if term.TopologyKey != HostnameLabel {
-		t.Errorf("topology key %q, want %q", term.TopologyKey, HostnameLabel)
-	}
-	if term.NamespaceSelector != nil || len(term.Namespaces) > 0 {
-		t.Errorf("namespaces %v %+v, want the pod's own (its cluster's)", term.Namespaces, term.NamespaceSelector)
-	}
-	sel, err := metav1.LabelSelectorAsSelector(term.LabelSelector)
-	if err != nil {
-		t.Fatal(err)
-	}
-	second := fixtures.Node("gc", "gc-z1-lvm2", fixtures.PVCStorage(1))
-	secondTmpl, _ := gd2Container(t, c, second)
-	for what, l := range map[string]map[string]string{"itself": tmpl.Labels, "its cluster's other LVM claims pod": secondTmpl.Labels} {
-		if !sel.Matches(labels.Set(l)) {
-			t.Errorf("anti-affinity %s does not match %s (%v)", sel, what, l)
-		}
-	}
-	other := fixtures.Node("gc2", "gc2-z1-lvm", fixtures.PVCStorage(1))
-	otherTmpl, _ := gd2Container(t, fixtures.CSICluster("gc2"), other)
-	if sel.Matches(labels.Set(otherTmpl.Labels)) {
-		t.Errorf("anti-affinity %s matches another cluster's pod %v", sel, otherTmpl.Labels)
-	}
-	for _, n := range []*operatorv1alpha1.GlusterNode{loop, host} {
-		tmpl, _ := gd2Container(t, c, n)
-		if sel.Matches(labels.Set(tmpl.Labels)) {
-			t.Errorf("node %s: the LVM anti-affinity %s matches its pod %v", n.Name, sel, tmpl.Labels)
-		}
-		if a := tmpl.Spec.Affinity; a != nil && a.PodAntiAffinity != nil {
-			t.Errorf("node %s: pod anti-affinity %+v, want none", n.Name, a.PodAntiAffinity)
-		}
 	}
 }

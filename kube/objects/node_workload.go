@@ -206,8 +206,6 @@ func nodeStatefulSet(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.Glu
 		ctr.LivenessProbe.HTTPGet.Scheme = corev1.URISchemeHTTPS
 	}
 	affinity, tolerations := nodePlacement(c, n)
-	podLbls := withZone(podLabels(labels), n.Spec.Zone)
-	affinity = lvmClaimsPlacement(c, n, podLbls, affinity)
 	if t := NodeTemplateOf(c, n.Spec.Template); t != nil {
 		if t.Resources != nil {
 			ctr.Resources = *t.Resources.DeepCopy()
@@ -235,7 +233,7 @@ func nodeStatefulSet(c *operatorv1alpha1.GlusterCluster, n *operatorv1alpha1.Glu
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(n, glusterNodeKind)},
 		},
 		selector: nodeSelectorLabels(c.Name, n.Name),
-		pod: podTemplate(podLbls, annotations, corev1.PodSpec{
+		pod: podTemplate(withZone(podLabels(labels), n.Spec.Zone), annotations, corev1.PodSpec{
 			// glusterd2 reaps none of the processes it starts: its bricks,
 			// self-heal daemon and the FUSE client of every volume status
 			// daemonize and end up children of the container's PID 1. As
