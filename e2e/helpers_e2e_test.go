@@ -11,6 +11,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/gluster/anthill/e2e/framework"
@@ -204,11 +205,13 @@ func setTemplateNodes(t testing.TB, ns, cluster string, counts map[string]int32)
 
 // editCluster changes a GlusterCluster's spec as an admin's edit would:
 // the operator writes status all the time, so the edit retries on
-// conflict exactly like kubectl edit would have to.
+// conflict exactly like kubectl edit would have to. Several machines
+// write a cluster's status, in bursts on a loaded machine, so the retries
+// back off for seconds (editBackoff), not client-go's 50 ms in all.
 func editCluster(t testing.TB, ns, name string, edit func(*operatorv1alpha1.GlusterCluster)) {
 	t.Helper()
 	ctx := context.Background()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	err := retry.RetryOnConflict(editBackoff, func() error {
 		c, err := anthill.OperatorV1alpha1().GlusterClusters(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -222,11 +225,15 @@ func editCluster(t testing.TB, ns, name string, edit func(*operatorv1alpha1.Glus
 	}
 }
 
+// editBackoff is how an edit retries on conflict: up to 12 tries over
+// about 10 s.
+var editBackoff = wait.Backoff{Steps: 12, Duration: 20 * time.Millisecond, Factor: 2, Jitter: 0.5, Cap: 2 * time.Second}
+
 // editNode changes a GlusterNode's spec as an admin's edit would.
 func editNode(t testing.TB, ns, name string, edit func(*operatorv1alpha1.GlusterNode)) {
 	t.Helper()
 	ctx := context.Background()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	err := retry.RetryOnConflict(editBackoff, func() error {
 		n, err := anthill.OperatorV1alpha1().GlusterNodes(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
