@@ -97,7 +97,7 @@ echo "release: chart and krew archives ($((SECONDS - step))s)" >&2
 # (REPO:TAG@DIGEST: the tag says which release, the digest what runs).
 step=${SECONDS}
 mkdir -p "${out}/manifests" "${out}/olm"
-cp -r manifests/crds manifests/rbac manifests/operator manifests/monitoring manifests/default manifests/namespaced "${out}/manifests/"
+cp -r manifests/crds manifests/rbac manifests/operator manifests/admission manifests/monitoring manifests/default manifests/namespaced "${out}/manifests/"
 cp -r manifests/olm/bundle "${out}/olm/"
 pinned=0
 while IFS= read -r f; do
