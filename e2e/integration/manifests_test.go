@@ -59,7 +59,7 @@ func TestKustomizeDefaultApplies(t *testing.T) {
 	if err != nil {
 		t.Fatalf("kubectl kustomize manifests/monitoring: %v\n%s", err, mon)
 	}
-	var sm struct {
+	type monitor struct {
 		Kind string `json:"kind"`
 		Spec struct {
 			Selector  metav1.LabelSelector `json:"selector"`
@@ -69,19 +69,11 @@ func TestKustomizeDefaultApplies(t *testing.T) {
 			} `json:"endpoints"`
 		} `json:"spec"`
 	}
+	var sm monitor
 	for _, doc := range strings.Split(string(mon), "\n---\n") {
 		// Each document into an empty value: Unmarshal merges into what
 		// an earlier one (the PodMonitor's selector) left.
-		sm = struct {
-			Kind string `json:"kind"`
-			Spec struct {
-				Selector  metav1.LabelSelector `json:"selector"`
-				Endpoints []struct {
-					Port string `json:"port"`
-					Path string `json:"path"`
-				} `json:"endpoints"`
-			} `json:"spec"`
-		}{}
+		sm = monitor{}
 		if err := yaml.Unmarshal([]byte(doc), &sm); err != nil {
 			t.Fatal(err)
 		}
